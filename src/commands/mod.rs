@@ -1,0 +1,33 @@
+//! One file per command, each with its `Args` and a `run` function.
+
+pub mod inbox;
+pub mod init;
+pub mod join;
+pub mod ls;
+pub mod plan;
+pub mod recv;
+pub mod send;
+pub mod shutdown;
+pub mod status;
+pub mod watch;
+
+use crate::cli::{Cli, Command};
+use crate::context::Context;
+use crate::error::Result;
+
+pub fn dispatch(cli: Cli) -> Result<()> {
+    let global = cli.global;
+    let ctx = Context::new(global.home, global.team, global.agent, global.json)?;
+    match cli.command {
+        Command::Init(args) => init::run(&ctx, args),
+        Command::Join(args) => join::run(&ctx, args),
+        Command::Ls(args) => ls::run(&ctx, args),
+        Command::Status(args) => status::run(&ctx, args),
+        Command::Send(args) => send::run(&ctx, args),
+        Command::Inbox(args) => inbox::run(&ctx, args),
+        Command::Recv(args) => recv::run(&ctx, args),
+        Command::Watch(args) => watch::run(&ctx, args),
+        Command::Shutdown(command) => shutdown::run(&ctx, command),
+        Command::Plan(command) => plan::run(&ctx, command),
+    }
+}

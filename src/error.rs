@@ -1,0 +1,218 @@
+//! One error type for the whole program. Its kind decides the exit status (DESIGN §5); its message is
+//! one line for stderr, optionally followed by a hint that says what to do.
+
+use std::fmt;
+use std::io;
+use std::path::Path;
+
+use nix::errno::Errno;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Exit 1: something failed at run time.
+    Runtime,
+    /// Exit 2: bad input, usage, or a protocol rule refused.
+    Usage,
+    /// Exit 3: a team, member, request or peer does not exist.
+    NotFound,
+    /// Exit 4: a `--wait` or `--timeout` ran out.
+    Timeout,
+}
+
+impl ErrorKind {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Self::Runtime => 1,
+            Self::Usage => 2,
+            Self::NotFound => 3,
+            Self::Timeout => 4,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    hint: Option<String>,
+    io: Option<io::ErrorKind>,
+}
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            hint: None,
+            io: None,
+        }
+    }
+
+    pub fn runtime(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Runtime, message)
+    }
+
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Usage, message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::NotFound, message)
+    }
+
+    pub fn timeout(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Timeout, message)
+    }
+
+    /// A failure the command already explained on stdout (a rejected plan, a member that failed):
+    /// only the exit status is left to report.
+    pub fn silent(kind: ErrorKind) -> Self {
+        Self::new(kind, String::new())
+    }
+
+    /// An OS error while doing `action` on `path`, with a hint chosen from the errno.
+    pub fn io(action: &str, path: &Path, err: io::Error) -> Self {
+        let hint = errno_hint(&err, path);
+        Self {
+            kind: ErrorKind::Runtime,
+            message: format!("cannot {action} {}: {}", path.display(), describe(&err)),
+            hint,
+            io: Some(err.kind()),
+        }
+    }
+
+    /// An OS error with no single path involved (a pipe, a socket pair, a child process).
+    pub fn os(action: &str, err: io::Error) -> Self {
+        let hint = errno_hint(&err, Path::new(""));
+        Self {
+            kind: ErrorKind::Runtime,
+            message: format!("cannot {action}: {}", describe(&err)),
+            hint,
+            io: Some(err.kind()),
+        }
+    }
+
+    #[must_use]
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    #[must_use]
+    pub fn with_kind(mut self, kind: ErrorKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    pub fn hint(&self) -> Option<&str> {
+        self.hint.as_deref()
+    }
+
+    /// Writing to a closed pipe (`swarm inbox | head -1`) is not an error worth reporting.
+    pub fn is_broken_pipe(&self) -> bool {
+        self.io == Some(io::ErrorKind::BrokenPipe)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Writing to stdout is the one place an io error carries no path.
+impl From<io::Error> for Error {
+    fn from(err: io::Error) -> Self {
+        Self::os("write output", err)
+    }
+}
+
+fn describe(err: &io::Error) -> String {
+    // `Display` for io::Error appends "(os error N)"; the errno name is more useful to a person.
+    match err.raw_os_error() {
+        Some(code) => {
+            let errno = Errno::from_raw(code);
+            format!("{} ({errno:?})", errno.desc())
+        }
+        None => err.to_string(),
+    }
+}
+
+fn errno_hint(err: &io::Error, path: &Path) -> Option<String> {
+    let errno = Errno::from_raw(err.raw_os_error()?);
+    let shown = path.display();
+    let hint = match errno {
+        Errno::EACCES | Errno::EPERM => {
+            format!(
+                "check that you own {shown} and may write to it, or point --home/SWARM_HOME elsewhere"
+            )
+        }
+        Errno::ENOSPC => "the file system is full; free some space and retry".to_owned(),
+        Errno::EDQUOT => "your disk quota is used up; free some space and retry".to_owned(),
+        Errno::EROFS => format!(
+            "{shown} is on a read-only file system; point --home/SWARM_HOME at a writable directory"
+        ),
+        Errno::EMFILE => {
+            "this process has too many open files; raise the limit with `ulimit -n`".to_owned()
+        }
+        Errno::ENFILE => {
+            "the system has too many open files; raise fs.file-max with sysctl".to_owned()
+        }
+        Errno::ENAMETOOLONG => format!(
+            "{shown} is too long for a Unix socket (108 bytes); set XDG_RUNTIME_DIR to a shorter directory"
+        ),
+        Errno::ENOTDIR => format!("a component of {shown} is a file, not a directory"),
+        Errno::ECONNREFUSED => {
+            "no process is listening there any more; `swarm peers` lists live peers".to_owned()
+        }
+        _ => return None,
+    };
+    Some(hint)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_map_to_documented_exit_statuses() {
+        assert_eq!(ErrorKind::Runtime.exit_code(), 1);
+        assert_eq!(ErrorKind::Usage.exit_code(), 2);
+        assert_eq!(ErrorKind::NotFound.exit_code(), 3);
+        assert_eq!(ErrorKind::Timeout.exit_code(), 4);
+    }
+
+    #[test]
+    fn errno_becomes_an_actionable_hint() {
+        let err = Error::io(
+            "write",
+            Path::new("/x/y"),
+            io::Error::from_raw_os_error(libc_enospc()),
+        );
+        assert!(err.message().contains("/x/y"), "{}", err.message());
+        assert!(err.message().contains("ENOSPC"), "{}", err.message());
+        assert!(err.hint().unwrap().contains("free some space"));
+    }
+
+    fn libc_enospc() -> i32 {
+        Errno::ENOSPC as i32
+    }
+
+    #[test]
+    fn broken_pipe_is_recognised() {
+        let err = Error::from(io::Error::from(io::ErrorKind::BrokenPipe));
+        assert!(err.is_broken_pipe());
+    }
+}

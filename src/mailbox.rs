@@ -1,0 +1,323 @@
+//! One member's inbox (`inboxes/<name>.json`) and history (`history/<name>.jsonl`).
+//!
+//! Every change goes through [`Mailbox::update`]: both locks, an exclusive create of `[]` when the file
+//! is missing, repair of a corrupt file or invalid elements (moved aside, never dropped), then an
+//! atomic, durable rewrite (DESIGN §4).
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::clock;
+use crate::error::{Error, Result};
+use crate::fsutil::{self, append_durably, atomic_write, create_dir_all, create_exclusive};
+use crate::home::TeamPaths;
+use crate::lock::FileLock;
+use crate::message::InboxMessage;
+use crate::names::path_component;
+
+#[derive(Debug, Clone)]
+pub struct Mailbox {
+    inbox: PathBuf,
+    history: PathBuf,
+}
+
+/// Files moved aside from an inbox, for `status` to report.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SetAside {
+    pub path: PathBuf,
+    pub reason: &'static str,
+}
+
+impl Mailbox {
+    pub fn new(team: &TeamPaths, member: &str) -> Self {
+        let component = path_component(member);
+        Self {
+            inbox: team.inboxes().join(format!("{component}.json")),
+            history: team.history().join(format!("{component}.jsonl")),
+        }
+    }
+
+    pub fn inbox_path(&self) -> &Path {
+        &self.inbox
+    }
+
+    pub fn history_path(&self) -> &Path {
+        &self.history
+    }
+
+    /// The inbox's file name, which is what the directory watcher reports.
+    pub fn file_name(&self) -> &std::ffi::OsStr {
+        self.inbox.file_name().unwrap_or_default()
+    }
+
+    /// Creates the inbox as `[]` unless it exists.
+    pub fn ensure(&self) -> Result<()> {
+        create_dir_all(fsutil::parent(&self.inbox))?;
+        create_exclusive(&self.inbox, b"[]").map(drop)
+    }
+
+    /// Adds messages to the end of the inbox. Durable when it returns.
+    pub fn append(&self, messages: &[InboxMessage]) -> Result<()> {
+        self.update(|unread| {
+            unread.extend_from_slice(messages);
+            Ok(((), true))
+        })
+    }
+
+    /// Removes up to `max` unread messages that `pick` accepts, oldest first, after appending them to
+    /// history. A crash between the two delivers them again with the same `msg_id`; it never loses one.
+    pub fn consume(
+        &self,
+        max: Option<usize>,
+        mut pick: impl FnMut(&InboxMessage) -> bool,
+    ) -> Result<Vec<InboxMessage>> {
+        self.update(|unread| {
+            let mut taken = Vec::new();
+            unread.retain(|message| {
+                let take = max.is_none_or(|max| taken.len() < max) && pick(message);
+                if take {
+                    taken.push(message.clone());
+                }
+                !take
+            });
+            if taken.is_empty() {
+                return Ok((taken, false));
+            }
+            self.record_history(&taken)?;
+            Ok((taken, true))
+        })
+    }
+
+    /// The unread messages, read without taking the lock (writers replace the file atomically).
+    /// A file that does not parse, or holds invalid elements, is repaired under the lock first.
+    pub fn peek(&self) -> Result<Vec<InboxMessage>> {
+        let Some(bytes) = fsutil::read_if_exists(&self.inbox)? else {
+            return Ok(Vec::new());
+        };
+        if let Some(unread) = parse_clean(&bytes) {
+            return Ok(unread);
+        }
+        // A foreign writer may have been mid-write; decide under the lock.
+        self.update(|unread| Ok((unread.clone(), false)))
+    }
+
+    /// Messages already delivered, oldest first. Lines that do not parse are skipped with a warning;
+    /// history is append-only and a torn last line is possible after a crash.
+    pub fn history(&self) -> Result<Vec<InboxMessage>> {
+        let Some(bytes) = fsutil::read_if_exists(&self.history)? else {
+            return Ok(Vec::new());
+        };
+        let mut delivered = Vec::new();
+        for (index, line) in bytes.split(|b| *b == b'\n').enumerate() {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match serde_json::from_slice::<InboxMessage>(line) {
+                Ok(message) => delivered.push(message),
+                Err(err) => tracing::warn!(
+                    file = %self.history.display(),
+                    line = index + 1,
+                    "skipping unreadable history line: {err}"
+                ),
+            }
+        }
+        Ok(delivered)
+    }
+
+    /// Corrupt files and invalid elements that were moved aside from this inbox.
+    pub fn set_aside(&self) -> Vec<SetAside> {
+        let dir = fsutil::parent(&self.inbox);
+        let prefix = format!("{}.", self.file_name().to_string_lossy());
+        let Ok(entries) = fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut found: Vec<SetAside> = entries
+            .filter_map(|entry| {
+                let name = entry.ok()?.file_name().into_string().ok()?;
+                let rest = name.strip_prefix(&prefix)?;
+                let reason = if rest.starts_with("corrupt-") {
+                    "corrupt inbox file"
+                } else if rest.starts_with("invalid-") {
+                    "invalid messages"
+                } else {
+                    return None;
+                };
+                Some(SetAside {
+                    path: dir.join(&name),
+                    reason,
+                })
+            })
+            .collect();
+        found.sort_by(|a, b| a.path.cmp(&b.path));
+        found
+    }
+
+    /// The one read-modify-write of an inbox. `change` returns its result and whether it changed
+    /// the messages; the file is rewritten only when something changed or was repaired.
+    pub fn update<R>(
+        &self,
+        change: impl FnOnce(&mut Vec<InboxMessage>) -> Result<(R, bool)>,
+    ) -> Result<R> {
+        create_dir_all(fsutil::parent(&self.inbox))?;
+        let _lock = FileLock::acquire(&self.inbox)?;
+        create_exclusive(&self.inbox, b"[]")?;
+        let bytes = fs::read(&self.inbox).map_err(|err| Error::io("read", &self.inbox, err))?;
+        let (mut unread, repaired) = self.load_repairing(&bytes)?;
+        let (result, changed) = change(&mut unread)?;
+        if changed || repaired {
+            write_inbox(&self.inbox, &unread)?;
+        }
+        Ok(result)
+    }
+
+    /// Parses inbox bytes held under the lock, moving aside whatever cannot be kept.
+    fn load_repairing(&self, bytes: &[u8]) -> Result<(Vec<InboxMessage>, bool)> {
+        let Ok(elements) = serde_json::from_slice::<Vec<Value>>(bytes) else {
+            let aside = self.aside_path("corrupt");
+            fs::rename(&self.inbox, &aside)
+                .map_err(|err| Error::io("move aside corrupt inbox", &self.inbox, err))?;
+            tracing::error!(
+                inbox = %self.inbox.display(),
+                moved_to = %aside.display(),
+                "inbox was not a JSON array; moved it aside and started a fresh one"
+            );
+            create_exclusive(&self.inbox, b"[]")?;
+            return Ok((Vec::new(), false));
+        };
+        let mut unread = Vec::with_capacity(elements.len());
+        let mut invalid = Vec::new();
+        for element in elements {
+            match InboxMessage::from_value(element) {
+                Ok(message) => unread.push(message),
+                Err(element) => invalid.push(element),
+            }
+        }
+        if invalid.is_empty() {
+            return Ok((unread, false));
+        }
+        let aside = self.aside_path("invalid");
+        atomic_write(&aside, |out| {
+            serde_json::to_writer_pretty(&mut *out, &invalid)?;
+            Ok(())
+        })?;
+        tracing::error!(
+            inbox = %self.inbox.display(),
+            moved_to = %aside.display(),
+            count = invalid.len(),
+            "inbox held messages without string from/text/timestamp; moved them aside"
+        );
+        Ok((unread, true))
+    }
+
+    /// `<name>.json.<what>-<ms>`, never an existing file.
+    fn aside_path(&self, what: &str) -> PathBuf {
+        let base = format!("{}.{what}-{}", self.inbox.display(), clock::now_ms());
+        let mut candidate = PathBuf::from(&base);
+        let mut n = 1;
+        while candidate.exists() {
+            candidate = PathBuf::from(format!("{base}.{n}"));
+            n += 1;
+        }
+        candidate
+    }
+
+    fn record_history(&self, delivered: &[InboxMessage]) -> Result<()> {
+        create_dir_all(fsutil::parent(&self.history))?;
+        let mut lines = Vec::new();
+        for message in delivered {
+            serde_json::to_writer(&mut lines, message)
+                .map_err(|err| Error::runtime(err.to_string()))?;
+            lines.push(b'\n');
+        }
+        append_durably(&self.history, &lines)
+    }
+}
+
+/// Unread messages if the bytes are a well-formed inbox with only valid elements.
+fn parse_clean(bytes: &[u8]) -> Option<Vec<InboxMessage>> {
+    serde_json::from_slice::<Vec<Value>>(bytes)
+        .ok()?
+        .into_iter()
+        .map(|element| InboxMessage::from_value(element).ok())
+        .collect()
+}
+
+/// Pretty-printed with a 2-space indent, as Claude Code writes it.
+fn write_inbox(path: &Path, unread: &[InboxMessage]) -> Result<()> {
+    atomic_write(path, |out: &mut dyn Write| {
+        serde_json::to_writer_pretty(out, unread)?;
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::home::Home;
+
+    fn mailbox() -> (tempfile::TempDir, Mailbox) {
+        let dir = tempfile::tempdir().unwrap();
+        let team = Home::new(dir.path().to_path_buf()).team("t");
+        let mailbox = Mailbox::new(&team, "bob");
+        (dir, mailbox)
+    }
+
+    #[test]
+    fn append_then_consume_moves_messages_to_history() {
+        let (_dir, mailbox) = mailbox();
+        let first = InboxMessage::new("a", "one", None, None);
+        let second = InboxMessage::new("a", "two", None, None);
+        mailbox.append(&[first.clone(), second.clone()]).unwrap();
+        assert_eq!(mailbox.peek().unwrap(), [first.clone(), second.clone()]);
+        let taken = mailbox.consume(Some(1), |_| true).unwrap();
+        assert_eq!(taken, std::slice::from_ref(&first));
+        assert_eq!(mailbox.peek().unwrap(), [second]);
+        assert_eq!(mailbox.history().unwrap(), [first]);
+    }
+
+    #[test]
+    fn written_inbox_is_pretty_with_two_spaces() {
+        let (_dir, mailbox) = mailbox();
+        mailbox
+            .append(&[InboxMessage::new("a", "x", None, None)])
+            .unwrap();
+        let text = fs::read_to_string(mailbox.inbox_path()).unwrap();
+        assert!(text.starts_with("[\n  {\n    \"from\": \"a\""), "{text}");
+    }
+
+    #[test]
+    fn corrupt_inbox_is_moved_aside_not_emptied() {
+        let (_dir, mailbox) = mailbox();
+        mailbox.ensure().unwrap();
+        fs::write(mailbox.inbox_path(), "{ not json").unwrap();
+        assert!(mailbox.peek().unwrap().is_empty());
+        let aside = mailbox.set_aside();
+        assert_eq!(aside.len(), 1);
+        assert_eq!(fs::read_to_string(&aside[0].path).unwrap(), "{ not json");
+        assert_eq!(fs::read_to_string(mailbox.inbox_path()).unwrap(), "[]");
+    }
+
+    #[test]
+    fn invalid_elements_are_moved_aside_and_valid_ones_kept() {
+        let (_dir, mailbox) = mailbox();
+        mailbox.ensure().unwrap();
+        fs::write(
+            mailbox.inbox_path(),
+            r#"[{"from":"a","text":"ok","timestamp":"t"}, {"from":"a"}, 7]"#,
+        )
+        .unwrap();
+        let unread = mailbox.peek().unwrap();
+        assert_eq!(unread.len(), 1);
+        assert_eq!(unread[0].text(), "ok");
+        let aside = mailbox.set_aside();
+        assert_eq!(aside[0].reason, "invalid messages");
+        let moved: Vec<Value> = serde_json::from_slice(&fs::read(&aside[0].path).unwrap()).unwrap();
+        assert_eq!(
+            moved,
+            vec![serde_json::json!({"from":"a"}), serde_json::json!(7)]
+        );
+    }
+}

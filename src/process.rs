@@ -1,0 +1,40 @@
+//! Processes and process groups: liveness checks and signals.
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+
+/// Whether a process with this pid exists (it may belong to another user).
+pub fn alive(pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    matches!(kill(Pid::from_raw(pid), None), Ok(()) | Err(Errno::EPERM))
+}
+
+/// Whether any process of the group still exists.
+pub fn group_alive(pgid: i32) -> bool {
+    if pgid <= 1 {
+        return false;
+    }
+    matches!(
+        killpg(Pid::from_raw(pgid), None),
+        Ok(()) | Err(Errno::EPERM)
+    )
+}
+
+/// Signals a whole process group; a group that is already gone is not an error.
+pub fn signal_group(pgid: i32, signal: Signal) -> bool {
+    if pgid <= 1 {
+        return false;
+    }
+    killpg(Pid::from_raw(pgid), signal).is_ok()
+}
+
+/// Signals one process; a process that is already gone is not an error.
+pub fn signal(pid: i32, signal: Signal) -> bool {
+    if pid <= 1 {
+        return false;
+    }
+    kill(Pid::from_raw(pid), signal).is_ok()
+}

@@ -1,0 +1,469 @@
+//! The test harness: every test gets its own directory, home and runtime dir, and runs the real
+//! binary with a scrubbed environment (no TMUX, no TMUX_PANE, no SWARM_* from the developer's shell).
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// Generous enough for a loaded 2-core machine; tests never assert how fast something was.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_swarm")
+}
+
+/// An isolated directory with a swarm home in it.
+pub struct Sandbox {
+    dir: TempDir,
+    env: BTreeMap<String, OsString>,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        // Short prefix: tmux and peer sockets must fit in 108 bytes.
+        let dir = tempfile::Builder::new()
+            .prefix("sw")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let root = dir.path();
+        for sub in ["home", "user", "run", "work"] {
+            fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        fs::set_permissions(
+            root.join("run"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .unwrap();
+        let mut env = BTreeMap::new();
+        env.insert(
+            "PATH".to_owned(),
+            std::env::var_os("PATH").unwrap_or_default(),
+        );
+        env.insert("HOME".to_owned(), root.join("user").into_os_string());
+        env.insert("SWARM_HOME".to_owned(), root.join("home").into_os_string());
+        env.insert(
+            "XDG_RUNTIME_DIR".to_owned(),
+            root.join("run").into_os_string(),
+        );
+        env.insert("LANG".to_owned(), "C.UTF-8".into());
+        env.insert("TERM".to_owned(), "xterm-256color".into());
+        Self { dir, env }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.root().join("home")
+    }
+
+    pub fn work(&self) -> PathBuf {
+        self.root().join("work")
+    }
+
+    pub fn team_dir(&self, team: &str) -> PathBuf {
+        self.home().join("teams").join(team)
+    }
+
+    pub fn inbox_path(&self, team: &str, member: &str) -> PathBuf {
+        self.team_dir(team)
+            .join("inboxes")
+            .join(format!("{member}.json"))
+    }
+
+    /// The raw JSON array in an inbox file.
+    pub fn inbox(&self, team: &str, member: &str) -> Vec<Value> {
+        let text = fs::read_to_string(self.inbox_path(team, member)).unwrap();
+        serde_json::from_str(&text)
+            .unwrap_or_else(|err| panic!("inbox is not JSON ({err}): {text}"))
+    }
+
+    pub fn config(&self, team: &str) -> Value {
+        let text = fs::read_to_string(self.team_dir(team).join("config.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    pub fn member(&self, team: &str, name: &str) -> Value {
+        let config = self.config(team);
+        config["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} is not in {config:#}"))
+    }
+
+    /// Writes a file under the sandbox's work directory and returns its path.
+    pub fn write(&self, relative: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.work().join(relative);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, contents).unwrap();
+        path
+    }
+
+    /// Sets a variable for every command of this sandbox.
+    pub fn set_env(&mut self, key: &str, value: impl Into<OsString>) {
+        self.env.insert(key.to_owned(), value.into());
+    }
+
+    pub fn env_value(&self, key: &str) -> Option<&OsString> {
+        self.env.get(key)
+    }
+
+    /// A `swarm` invocation with the sandbox's environment.
+    pub fn swarm(&self) -> Swarm {
+        let mut command = Command::new(bin());
+        command.env_clear().envs(&self.env).current_dir(self.work());
+        Swarm {
+            command,
+            stdin: None,
+        }
+    }
+
+    /// Another program with the sandbox's environment.
+    pub fn command(&self, program: &str) -> Command {
+        let mut command = Command::new(program);
+        command.env_clear().envs(&self.env).current_dir(self.work());
+        command
+    }
+
+    /// `swarm init` of a team with a lead and the given teammates, all generic.
+    pub fn team(&self, name: &str, teammates: &[&str]) {
+        use std::fmt::Write as _;
+        let mut toml = format!("name = \"{name}\"\n");
+        for teammate in teammates {
+            let _ = writeln!(
+                toml,
+                "[[member]]\nname = \"{teammate}\"\ncommand = [\"true\"]"
+            );
+        }
+        let file = self.write(&format!("{name}.toml"), toml);
+        self.swarm().args(["init"]).arg(file).run().success();
+    }
+}
+
+/// A fluent builder for one run of the binary.
+pub struct Swarm {
+    command: Command,
+    stdin: Option<Vec<u8>>,
+}
+
+impl Swarm {
+    pub fn arg(mut self, arg: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.command.arg(arg);
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.command.args(args);
+        self
+    }
+
+    /// Acts as member `name` (`SWARM_AGENT`).
+    pub fn as_(self, name: &str) -> Self {
+        self.env("SWARM_AGENT", name)
+    }
+
+    pub fn team(self, team: &str) -> Self {
+        self.env("SWARM_TEAM", team)
+    }
+
+    pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.command.env(key, value);
+        self
+    }
+
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.command.env_remove(key);
+        self
+    }
+
+    pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.command.current_dir(dir);
+        self
+    }
+
+    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+        self.stdin = Some(bytes.into());
+        self
+    }
+
+    pub fn run(mut self) -> Outcome {
+        self.command
+            .stdin(if self.stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let description = format!("{:?}", self.command);
+        let mut child = self
+            .command
+            .spawn()
+            .unwrap_or_else(|err| panic!("cannot run {description}: {err}"));
+        if let Some(bytes) = self.stdin.take() {
+            let mut stdin = child.stdin.take().unwrap();
+            thread::spawn(move || {
+                let _ = stdin.write_all(&bytes);
+            });
+        }
+        let output = wait_output(child, PATIENCE, &description);
+        Outcome {
+            description,
+            status: output.0,
+            stdout: output.1,
+            stderr: output.2,
+        }
+    }
+
+    /// Starts the command in the background with stdout piped, for commands that stream.
+    pub fn spawn(mut self) -> Background {
+        self.command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let description = format!("{:?}", self.command);
+        let mut child = self.command.spawn().unwrap();
+        let lines = LineReader::new(child.stdout.take().unwrap());
+        Background {
+            child: Some(child),
+            lines,
+            description,
+        }
+    }
+
+    pub fn into_command(self) -> Command {
+        self.command
+    }
+}
+
+fn wait_output(
+    mut child: Child,
+    patience: Duration,
+    description: &str,
+) -> (ExitStatus, String, String) {
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = stdout.read_to_end(&mut text);
+        text
+    });
+    let err = thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = stderr.read_to_end(&mut text);
+        text
+    });
+    let deadline = Instant::now() + patience;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{description} did not finish within {patience:?}");
+        }
+        thread::sleep(Duration::from_millis(5));
+    };
+    let stdout = String::from_utf8_lossy(&out.join().unwrap()).into_owned();
+    let stderr = String::from_utf8_lossy(&err.join().unwrap()).into_owned();
+    (status, stdout, stderr)
+}
+
+/// What a finished run printed, with assertions that explain themselves on failure.
+pub struct Outcome {
+    pub description: String,
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Outcome {
+    #[track_caller]
+    pub fn success(self) -> Self {
+        self.code(0)
+    }
+
+    #[track_caller]
+    pub fn code(self, code: i32) -> Self {
+        assert_eq!(
+            self.status.code(),
+            Some(code),
+            "{}\nexpected exit {code}\n--- stdout\n{}\n--- stderr\n{}",
+            self.description,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn stdout_has(self, needle: &str) -> Self {
+        assert!(
+            self.stdout.contains(needle),
+            "stdout lacks {needle:?}:\n{}\nstderr:\n{}",
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn stderr_has(self, needle: &str) -> Self {
+        assert!(
+            self.stderr.contains(needle),
+            "stderr lacks {needle:?}:\n{}",
+            self.stderr
+        );
+        self
+    }
+
+    /// A refusal is one line (plus an optional hint line) on stderr, nothing on stdout.
+    #[track_caller]
+    pub fn refused(self, code: i32, needle: &str) -> Self {
+        let outcome = self.code(code).stderr_has(needle);
+        let lines: Vec<&str> = outcome.stderr.lines().collect();
+        assert!(
+            (1..=2).contains(&lines.len())
+                && lines[0].starts_with("swarm: ")
+                && lines.get(1).is_none_or(|l| l.starts_with("hint: ")),
+            "a refusal should be one line and an optional hint:\n{}",
+            outcome.stderr
+        );
+        assert!(
+            outcome.stdout.is_empty(),
+            "a refusal printed to stdout:\n{}",
+            outcome.stdout
+        );
+        outcome
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|err| panic!("stdout is not JSON ({err}):\n{}", self.stdout))
+    }
+
+    pub fn stdout_line(&self) -> String {
+        self.stdout.trim_end().to_owned()
+    }
+}
+
+/// Reads a child's stdout line by line on a thread, so tests can wait for a line with a deadline.
+pub struct LineReader {
+    lines: mpsc::Receiver<String>,
+}
+
+impl LineReader {
+    pub fn new(stdout: ChildStdout) -> Self {
+        let (sender, lines) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self { lines }
+    }
+
+    /// The next line, or `None` at end of output or after `patience`.
+    pub fn next_within(&self, patience: Duration) -> Option<String> {
+        self.lines.recv_timeout(patience).ok()
+    }
+
+    #[track_caller]
+    pub fn next(&self) -> String {
+        self.next_within(PATIENCE)
+            .expect("no line within the deadline")
+    }
+}
+
+/// A background `swarm` process, killed when dropped.
+pub struct Background {
+    child: Option<Child>,
+    pub lines: LineReader,
+    pub description: String,
+}
+
+impl Background {
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    #[track_caller]
+    pub fn next_line(&self) -> String {
+        self.lines
+            .next_within(PATIENCE)
+            .unwrap_or_else(|| panic!("{} printed no line within {PATIENCE:?}", self.description))
+    }
+
+    #[track_caller]
+    pub fn next_json(&self) -> Value {
+        let line = self.next_line();
+        serde_json::from_str(&line).unwrap_or_else(|err| panic!("not a JSON line ({err}): {line}"))
+    }
+
+    /// Waits for the process to exit and returns its status and stderr.
+    pub fn finish(mut self) -> (ExitStatus, String) {
+        let mut child = self.child.take().unwrap();
+        let mut stderr = child.stderr.take().unwrap();
+        let deadline = Instant::now() + PATIENCE;
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} did not exit",
+                self.description
+            );
+            thread::sleep(Duration::from_millis(10));
+        };
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        (status, text)
+    }
+
+    pub fn signal(&self, signal: nix::sys::signal::Signal) {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.pid()).unwrap());
+        let _ = nix::sys::signal::kill(pid, signal);
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Polls `condition` until it holds or the deadline passes; for state owned by other processes.
+#[track_caller]
+pub fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        thread::sleep(Duration::from_millis(20));
+    }
+}

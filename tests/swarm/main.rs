@@ -1,0 +1,8 @@
+//! Integration tests: the real binary, real files, real processes (and real tmux servers).
+
+mod claude_format;
+mod concurrency;
+mod harness;
+mod messaging;
+mod protocol_rules;
+mod teams;

@@ -1,0 +1,469 @@
+//! send, inbox, recv and watch, as a user runs them.
+
+use std::time::Duration;
+
+use crate::harness::{PATIENCE, Sandbox, eventually};
+
+#[test]
+fn send_then_recv_delivers_once_with_id_and_sender() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    let id = sandbox
+        .swarm()
+        .args(["send", "bob", "start on task 1"])
+        .team("t")
+        .as_("team-lead")
+        .run()
+        .success()
+        .stdout_line();
+    assert_eq!(id.len(), 36, "send prints the msg_id: {id}");
+    let stored = sandbox.inbox("t", "bob");
+    assert_eq!(stored[0]["msg_id"], id.as_str());
+    assert_eq!(stored[0]["from"], "team-lead");
+    assert_eq!(stored[0]["summary"], "start on task 1");
+    assert_eq!(stored[0]["read"], false);
+    assert!(stored[0]["timestamp"].as_str().unwrap().ends_with('Z'));
+
+    sandbox
+        .swarm()
+        .args(["recv"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success()
+        .stdout_has(&format!("{id}  team-lead  start on task 1"));
+    assert!(sandbox.inbox("t", "bob").is_empty());
+    let again = sandbox
+        .swarm()
+        .args(["recv"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success();
+    assert!(again.stdout.is_empty(), "delivered twice: {}", again.stdout);
+    let history = std::fs::read_to_string(sandbox.team_dir("t").join("history/bob.jsonl")).unwrap();
+    assert!(history.contains(&id));
+}
+
+#[test]
+fn text_comes_from_stdin_and_summary_can_be_given() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    sandbox
+        .swarm()
+        .args(["send", "bob", "-"])
+        .team("t")
+        .stdin("line one\nline two\n")
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["send", "bob", "--summary", "short"])
+        .team("t")
+        .stdin("from stdin")
+        .run()
+        .success();
+    let stored = sandbox.inbox("t", "bob");
+    assert_eq!(stored[0]["text"], "line one\nline two\n");
+    assert_eq!(stored[0]["summary"], "line one");
+    assert_eq!(stored[1]["text"], "from stdin");
+    assert_eq!(stored[1]["summary"], "short");
+}
+
+#[test]
+fn outside_a_team_the_sender_is_user() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    sandbox
+        .swarm()
+        .args(["send", "bob", "hi"])
+        .team("t")
+        .env_remove("SWARM_AGENT")
+        .run()
+        .success();
+    assert_eq!(sandbox.inbox("t", "bob")[0]["from"], "user");
+    sandbox
+        .swarm()
+        .args(["recv"])
+        .team("t")
+        .run()
+        .refused(3, "user is not a member");
+}
+
+#[test]
+fn broadcast_reaches_everyone_but_the_sender_once() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["a", "b", "c"]);
+    let id = sandbox
+        .swarm()
+        .args(["send", "*", "standup"])
+        .team("t")
+        .as_("a")
+        .run()
+        .success()
+        .stdout_line();
+    for member in ["team-lead", "b", "c"] {
+        let inbox = sandbox.inbox("t", member);
+        assert_eq!(inbox.len(), 1, "{member}");
+        assert_eq!(inbox[0]["msg_id"], id.as_str());
+    }
+    assert!(
+        sandbox.inbox("t", "a").is_empty(),
+        "the sender gets no copy"
+    );
+}
+
+#[test]
+fn unknown_recipient_is_refused_listing_the_roster() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    sandbox
+        .swarm()
+        .args(["send", "ghost", "hi"])
+        .team("t")
+        .run()
+        .refused(2, "roster: team-lead, bob");
+    assert!(
+        !sandbox.inbox_path("t", "ghost").exists(),
+        "no phantom inbox"
+    );
+}
+
+#[test]
+fn oversized_text_is_refused_and_nothing_written() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    let exact = "x".repeat(1024 * 1024);
+    sandbox
+        .swarm()
+        .args(["send", "bob", "-"])
+        .team("t")
+        .stdin(exact.clone())
+        .run()
+        .success();
+    // Linux caps one argument at 128 KiB, so text this large only ever arrives on stdin.
+    let over = format!("{exact}y");
+    sandbox
+        .swarm()
+        .args(["send", "bob", "-"])
+        .team("t")
+        .stdin(over.clone())
+        .run()
+        .refused(2, "1 MiB");
+    sandbox
+        .swarm()
+        .args(["send", "*"])
+        .team("t")
+        .stdin(over.clone())
+        .run()
+        .refused(2, "1 MiB");
+    sandbox
+        .swarm()
+        .args(["plan", "submit", "-"])
+        .team("t")
+        .as_("bob")
+        .stdin(over)
+        .run()
+        .refused(2, "1 MiB");
+    assert_eq!(sandbox.inbox("t", "bob").len(), 1);
+    assert!(sandbox.inbox("t", "team-lead").is_empty());
+}
+
+#[test]
+fn inbox_looks_without_consuming_and_all_adds_history() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    sandbox
+        .swarm()
+        .args(["send", "bob", "first"])
+        .team("t")
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["recv"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["send", "bob", "second"])
+        .team("t")
+        .run()
+        .success();
+    for _ in 0..2 {
+        let unread = sandbox
+            .swarm()
+            .args(["inbox", "bob", "--json"])
+            .team("t")
+            .run()
+            .success()
+            .json();
+        assert_eq!(unread.as_array().unwrap().len(), 1);
+        assert_eq!(unread[0]["text"], "second");
+    }
+    let all = sandbox
+        .swarm()
+        .args(["inbox", "bob", "--all", "--json"])
+        .team("t")
+        .run()
+        .success()
+        .json();
+    let states: Vec<(&str, &str)> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["text"].as_str().unwrap(), m["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(states, [("first", "delivered"), ("second", "unread")]);
+    sandbox
+        .swarm()
+        .args(["inbox", "nobody"])
+        .team("t")
+        .run()
+        .refused(3, "nobody is not a member");
+}
+
+#[test]
+fn recv_max_takes_the_oldest() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    for text in ["1", "2", "3"] {
+        sandbox
+            .swarm()
+            .args(["send", "bob", text])
+            .team("t")
+            .run()
+            .success();
+    }
+    let taken = sandbox
+        .swarm()
+        .args(["recv", "--max", "2", "--json"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success()
+        .json();
+    let texts: Vec<&str> = taken
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["1", "2"]);
+    assert_eq!(sandbox.inbox("t", "bob").len(), 1);
+}
+
+#[test]
+fn recv_wait_blocks_until_a_message_lands() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    let waiting = sandbox
+        .swarm()
+        .args(["recv", "--wait", "--json"])
+        .team("t")
+        .as_("bob")
+        .spawn();
+    // The receiver is already blocked when the message is sent.
+    std::thread::sleep(Duration::from_millis(200));
+    let id = sandbox
+        .swarm()
+        .args(["send", "bob", "wake up"])
+        .team("t")
+        .run()
+        .success()
+        .stdout_line();
+    let (status, stderr) = {
+        let line = waiting.next_line();
+        assert!(
+            line.trim() == "[",
+            "pretty JSON document expected, got {line}"
+        );
+        let mut document = line;
+        while let Some(more) = waiting.lines.next_within(PATIENCE) {
+            document.push_str(&more);
+        }
+        let received: serde_json::Value = serde_json::from_str(&document).unwrap();
+        assert_eq!(received[0]["msg_id"], id.as_str());
+        waiting.finish()
+    };
+    assert!(status.success(), "{stderr}");
+}
+
+#[test]
+fn recv_wait_times_out_with_status_4() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    sandbox
+        .swarm()
+        .args(["recv", "--wait", "--timeout", "0.5"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .refused(4, "no message arrived for bob");
+    sandbox
+        .swarm()
+        .args(["recv", "--timeout", "1"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .code(2);
+}
+
+#[test]
+fn watch_follows_one_inbox_without_consuming() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob", "carol"]);
+    sandbox
+        .swarm()
+        .args(["send", "bob", "already here"])
+        .team("t")
+        .run()
+        .success();
+    let watch = sandbox
+        .swarm()
+        .args(["watch", "bob", "--json"])
+        .team("t")
+        .spawn();
+    assert_eq!(watch.next_json()["text"], "already here");
+    sandbox
+        .swarm()
+        .args(["send", "carol", "not for bob"])
+        .team("t")
+        .run()
+        .success();
+    let id = sandbox
+        .swarm()
+        .args(["send", "bob", "fresh"])
+        .team("t")
+        .as_("carol")
+        .run()
+        .success()
+        .stdout_line();
+    let arrived = watch.next_json();
+    assert_eq!(arrived["msg_id"], id.as_str());
+    assert_eq!(arrived["from"], "carol");
+    assert_eq!(arrived["to"], "bob");
+    assert_eq!(sandbox.inbox("t", "bob").len(), 2, "watch does not consume");
+}
+
+#[test]
+fn watch_all_follows_every_inbox_and_consume_takes_your_own() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob", "carol"]);
+    let all = sandbox.swarm().args(["watch", "--all"]).team("t").spawn();
+    sandbox
+        .swarm()
+        .args(["send", "bob", "to bob"])
+        .team("t")
+        .as_("carol")
+        .run()
+        .success();
+    assert!(all.next_line().contains("carol → bob  to bob"));
+    sandbox
+        .swarm()
+        .args(["send", "carol", "to carol"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success();
+    assert!(all.next_line().contains("bob → carol  to carol"));
+
+    sandbox
+        .swarm()
+        .args(["watch", "bob", "--consume"])
+        .team("t")
+        .as_("carol")
+        .run()
+        .refused(2, "your own inbox only");
+    sandbox
+        .swarm()
+        .args(["watch", "--all", "--consume"])
+        .team("t")
+        .as_("carol")
+        .run()
+        .refused(2, "your own inbox only");
+    let consuming = sandbox
+        .swarm()
+        .args(["watch", "--consume", "--json"])
+        .team("t")
+        .as_("carol")
+        .spawn();
+    assert_eq!(consuming.next_json()["text"], "to carol");
+    eventually("carol's inbox to be consumed", || {
+        sandbox.inbox("t", "carol").is_empty()
+    });
+    sandbox
+        .swarm()
+        .args(["send", "carol", "next"])
+        .team("t")
+        .run()
+        .success();
+    assert_eq!(consuming.next_json()["text"], "next");
+    eventually("carol's inbox to be consumed", || {
+        sandbox.inbox("t", "carol").is_empty()
+    });
+}
+
+#[test]
+fn broken_pipe_is_quiet() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    for n in 0..200 {
+        sandbox
+            .swarm()
+            .args(["send", "bob"])
+            .arg(format!("message {n}"))
+            .team("t")
+            .run()
+            .success();
+    }
+    let mut inbox = sandbox
+        .swarm()
+        .args(["inbox", "bob"])
+        .team("t")
+        .into_command();
+    inbox
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = inbox.spawn().unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn team_is_chosen_by_flag_env_or_being_the_only_one() {
+    let sandbox = Sandbox::new();
+    sandbox.team("alpha", &["bob"]);
+    sandbox
+        .swarm()
+        .args(["send", "bob", "only team"])
+        .run()
+        .success();
+    sandbox.team("beta", &["bob"]);
+    sandbox
+        .swarm()
+        .args(["send", "bob", "which?"])
+        .run()
+        .refused(2, "alpha, beta");
+    sandbox
+        .swarm()
+        .args(["--team", "beta", "send", "bob", "by flag"])
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["send", "bob", "by env"])
+        .team("beta")
+        .run()
+        .success();
+    assert_eq!(sandbox.inbox("alpha", "bob").len(), 1);
+    assert_eq!(sandbox.inbox("beta", "bob").len(), 2);
+}
