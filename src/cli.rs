@@ -75,6 +75,12 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Start a team from a TOML team file: the lead's pane, then one pane per member
+    Up(commands::up::Args),
+
+    /// Add a teammate pane to the running team (lead only)
+    Spawn(commands::spawn::Args),
+
     /// Create a team from a TOML team file without launching anything
     Init(commands::init::Args),
 
@@ -86,6 +92,21 @@ pub enum Command {
 
     /// Show each member: pane, pid, state, exit code, unread count, last activity
     Status(commands::status::Args),
+
+    /// Show a member's full record: command, environment keys, pane, pids, times, worktree, log
+    Info(commands::info::Args),
+
+    /// Print the last lines a member's pane printed; -f follows
+    Log(commands::log::Args),
+
+    /// Block until a member ends and print its completion notice
+    Wait(commands::wait::Args),
+
+    /// Stop a member now (or all of them): SIGTERM, a grace period, SIGKILL, pane killed
+    Stop(commands::stop::Args),
+
+    /// Shut the whole team down gracefully, then remove what is left
+    Down(commands::down::Args),
 
     /// Send a message to a member, to everyone ('*'), or to a uds: peer
     Send(commands::send::Args),
@@ -106,6 +127,9 @@ pub enum Command {
     /// Submit a plan for the lead's approval, or answer one
     #[command(subcommand)]
     Plan(commands::plan::Command),
+
+    /// The pane supervisor: tmux starts it in each member's pane; not run by hand
+    Run(crate::supervisor::Args),
 }
 
 /// Seconds as a duration: `30`, `0.5`.

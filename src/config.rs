@@ -1,7 +1,6 @@
 //! `teams/<team>/config.json`: the team and its members, in Claude Code's field names, plus swarm's
 //! own fields. Fields swarm does not know survive every rewrite (DESIGN §2).
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -151,6 +150,9 @@ pub struct Member {
     pub socket: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_file: Option<String>,
+    /// Set by `stop` and `down` before they signal the supervisor: why it should end the program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_requested: Option<String>,
     /// The last completion notice, for `swarm wait`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<TaskNotification>,
@@ -395,8 +397,19 @@ impl Team {
             Err(err) if err.kind() == io::ErrorKind::NotFound => None,
             Err(err) => return Err(Error::io("read", &path, err)),
         };
+        let before = existing
+            .as_ref()
+            .map(serde_json::to_value)
+            .transpose()
+            .map_err(|err| Error::runtime(err.to_string()))?;
         let (result, replacement) = change(existing)?;
-        if let Some(config) = replacement {
+        // An unchanged config is not rewritten: every rewrite wakes everyone watching the file.
+        let unchanged = |config: &TeamConfig| {
+            before
+                .as_ref()
+                .is_some_and(|before| serde_json::to_value(config).ok().as_ref() == Some(before))
+        };
+        if let Some(config) = replacement.filter(|config| !unchanged(config)) {
             atomic_write(&path, |out| {
                 serde_json::to_writer_pretty(&mut *out, &config)?;
                 Ok(())
@@ -433,11 +446,6 @@ pub fn list_teams(home: &Home) -> Result<Vec<String>> {
         .collect();
     teams.sort();
     Ok(teams)
-}
-
-/// Environment keys a member was given, sorted for display.
-pub fn sorted_keys(env: &BTreeMap<String, String>) -> Vec<String> {
-    env.keys().cloned().collect()
 }
 
 #[cfg(test)]

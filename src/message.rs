@@ -77,6 +77,11 @@ impl InboxMessage {
         }
     }
 
+    /// Replaces the `msg_id`, for messages whose id is derived from what they record.
+    pub fn set_id(&mut self, id: &str) {
+        self.0.insert("msg_id".into(), id.into());
+    }
+
     /// The protocol message inside `text`, if it is one.
     pub fn structured(&self) -> Option<Structured> {
         Structured::parse(self.text())

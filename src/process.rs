@@ -38,3 +38,15 @@ pub fn signal(pid: i32, signal: Signal) -> bool {
     }
     kill(Pid::from_raw(pid), signal).is_ok()
 }
+
+/// Whether `pid` is the `swarm run NAME` supervisor of `name`, so a recycled pid is never signalled.
+pub fn is_supervisor(pid: i32, name: &str) -> bool {
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let args: Vec<&[u8]> = cmdline
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .collect();
+    args.iter().any(|a| *a == b"run") && args.last() == Some(&name.as_bytes())
+}

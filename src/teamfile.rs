@@ -122,11 +122,14 @@ impl TeamFile {
             Error::io("read team file", path, err).with_kind(kind)
         })?;
         let path = absolute(path)?;
-        Self::parse(&path, &text)
+        let here =
+            std::env::current_dir().map_err(|err| Error::os("find the current directory", err))?;
+        Self::parse(&path, &text, &here)
     }
 
-    /// Parses `text`; relative `cwd`s resolve against the directory of `path`.
-    pub fn parse(path: &Path, text: &str) -> Result<Self> {
+    /// Parses `text`. Members work in `here` (where `swarm up` runs) unless the file sets `cwd`;
+    /// a relative `cwd` is relative to the team file's own directory.
+    pub fn parse(path: &Path, text: &str, here: &Path) -> Result<Self> {
         let shown = path.display();
         let raw: RawTeam = toml::from_str(text).map_err(|err| {
             let line = err
@@ -138,7 +141,10 @@ impl TeamFile {
         })?;
         let invalid = |what: String| Error::usage(format!("{shown}: {what}"));
         let base = crate::fsutil::parent(path).to_path_buf();
-        let team_cwd = resolve(&base, raw.cwd.as_deref());
+        let team_cwd = raw
+            .cwd
+            .as_deref()
+            .map_or_else(|| here.to_path_buf(), |cwd| resolve(&base, Some(cwd)));
 
         let name =
             Name::parse("team", &raw.name).map_err(|err| invalid(err.message().to_owned()))?;
@@ -170,7 +176,11 @@ impl TeamFile {
             }),
             profile: lead_profile,
             env: checked_env(raw.lead.env, "lead", &invalid)?,
-            cwd: resolve(&team_cwd, raw.lead.cwd.as_deref()),
+            cwd: raw
+                .lead
+                .cwd
+                .as_deref()
+                .map_or_else(|| team_cwd.clone(), |cwd| resolve(&base, Some(cwd))),
         };
         for flag in &lead.inherit {
             if !flag.starts_with('-') || flag.contains('=') {
@@ -200,7 +210,10 @@ impl TeamFile {
             }
             members.push(MemberSpec {
                 env: checked_env(member.env, name.as_str(), &invalid)?,
-                cwd: resolve(&team_cwd, member.cwd.as_deref()),
+                cwd: member
+                    .cwd
+                    .as_deref()
+                    .map_or_else(|| team_cwd.clone(), |cwd| resolve(&base, Some(cwd))),
                 name,
                 command,
                 profile,
@@ -231,8 +244,23 @@ impl TeamFile {
 fn resolve(base: &Path, cwd: Option<&Path>) -> PathBuf {
     match cwd {
         None => base.to_path_buf(),
-        Some(cwd) => std::path::absolute(base.join(cwd)).unwrap_or_else(|_| base.join(cwd)),
+        Some(cwd) => normalize(&base.join(cwd)),
     }
+}
+
+/// `/repo/teams/..` → `/repo`, without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 fn argv(
@@ -275,7 +303,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<TeamFile> {
-        TeamFile::parse(Path::new("/teams/t.toml"), text)
+        TeamFile::parse(Path::new("/repo/teams/t.toml"), text, Path::new("/work"))
     }
 
     #[test]
@@ -312,7 +340,12 @@ cwd = "sub"
         assert_eq!(file.lead.profile, Profile::Claude);
         let member = &file.members[0];
         assert_eq!(member.isolation, Isolation::Worktree);
-        assert_eq!(member.cwd, Path::new("/teams/sub"));
+        assert_eq!(member.cwd, Path::new("/repo/teams/sub"));
+        assert_eq!(
+            file.lead.cwd,
+            Path::new("/work"),
+            "members default to where swarm up runs"
+        );
         assert_eq!(member.env["RUST_LOG"], "info");
     }
 
@@ -322,7 +355,7 @@ cwd = "sub"
             .unwrap_err();
         assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
         assert!(
-            err.message().starts_with("/teams/t.toml:6:"),
+            err.message().starts_with("/repo/teams/t.toml:6:"),
             "{}",
             err.message()
         );
@@ -344,6 +377,13 @@ cwd = "sub"
             let err = parse(text).unwrap_err();
             assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{text}");
         }
+    }
+
+    #[test]
+    fn relative_cwd_is_relative_to_the_team_file() {
+        let file = parse("name = \"t\"\ncwd = \"..\"\n[[member]]\nname = \"a\"\ncommand = \"x\"\ncwd = \"../other\"").unwrap();
+        assert_eq!(file.lead.cwd, Path::new("/repo"));
+        assert_eq!(file.members[0].cwd, Path::new("/repo/other"));
     }
 
     #[test]

@@ -467,3 +467,112 @@ pub fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
         thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A private tmux server for one test (`tmux -S <sandbox>/tmux.sock -f /dev/null`), started from
+/// the sandbox's scrubbed environment and killed when dropped.
+pub struct TmuxServer {
+    socket: PathBuf,
+    env: BTreeMap<String, OsString>,
+}
+
+impl TmuxServer {
+    pub fn start(sandbox: &Sandbox) -> Self {
+        let socket = sandbox.root().join("tmux.sock");
+        let status = sandbox
+            .command("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .args([
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "fixture",
+                "-x",
+                "200",
+                "-y",
+                "60",
+            ])
+            .status()
+            .expect("tmux must be installed to run these tests");
+        assert!(status.success(), "cannot start a private tmux server");
+        Self {
+            socket,
+            env: sandbox.env.clone(),
+        }
+    }
+
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// Runs a tmux command on this server and returns its stdout.
+    pub fn run(&self, args: &[&str]) -> String {
+        let output = Command::new("tmux")
+            .env_clear()
+            .envs(&self.env)
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    pub fn panes(&self) -> Vec<String> {
+        self.run(&["list-panes", "-a", "-F", "#{pane_id}"])
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// `#{format}` of one pane.
+    pub fn pane_format(&self, pane: &str, format: &str) -> String {
+        self.run(&["display-message", "-p", "-t", pane, format])
+            .trim()
+            .to_owned()
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .env_clear()
+            .envs(&self.env)
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// Processes whose process group is one of `groups` or whose pid is one of `pids`, from `ps`.
+pub fn processes_in(pids: &[i64], groups: &[i64]) -> Vec<String> {
+    let output = Command::new("ps")
+        .args(["-eo", "pid=,pgid=,stat=,args="])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter(|line| {
+            let mut fields = line.split_whitespace();
+            let pid: i64 = fields.next().and_then(|f| f.parse().ok()).unwrap_or(0);
+            let pgid: i64 = fields.next().and_then(|f| f.parse().ok()).unwrap_or(0);
+            let zombie = fields.next().is_some_and(|stat| stat.starts_with('Z'));
+            !zombie && (pids.contains(&pid) || groups.contains(&pgid))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The repository's own files (teams/, scripts/).
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}

@@ -3,6 +3,7 @@
 mod claude_format;
 mod concurrency;
 mod harness;
+mod launcher;
 mod messaging;
 mod protocol_rules;
 mod teams;

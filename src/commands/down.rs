@@ -1,0 +1,121 @@
+//! `swarm down [TEAM]`: a graceful shutdown of the whole team. Every live teammate is asked to shut
+//! down; those that have not ended by the timeout are stopped, the lead last; then their panes go.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::cli::parse_seconds;
+use crate::clock;
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::exchange;
+use crate::liveness;
+use crate::output;
+use crate::protocol::{ShutdownRequest, Structured, shutdown_request_id};
+use crate::stopper;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The team [default: --team, SWARM_TEAM, or the only team]
+    #[arg(value_name = "TEAM")]
+    pub team: Option<String>,
+
+    /// How long teammates get to answer and exit before they are stopped
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds, default_value = "20")]
+    pub timeout: Duration,
+
+    /// Skip the shutdown requests and stop everyone at once
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn run(ctx: &Context, args: Args) -> Result<()> {
+    let team = ctx.team_or(args.team.as_deref())?;
+    let config = team.load()?;
+    let lead = config.lead_name().to_owned();
+    let me = ctx.agent()?;
+    if me.as_str() != lead && config.member(me.as_str()).is_some() {
+        return Err(Error::usage(
+            "teammates cannot take the team down; ask the lead",
+        ));
+    }
+    let panes = liveness::live_panes(&config);
+    let live: Vec<String> = config
+        .members
+        .iter()
+        .filter(|m| liveness::seen(m, panes.as_ref()).is_live())
+        .map(|m| m.name.clone())
+        .collect();
+    // Run from the lead's own program, stopping the lead would stop this command too: the lead
+    // ends when its program exits.
+    let caller_is_lead = config
+        .member(&lead)
+        .and_then(|m| m.pid)
+        .is_some_and(|pid| nix::unistd::getpgrp().as_raw() == pid);
+    let teammates: Vec<String> = live.iter().filter(|n| **n != lead).cloned().collect();
+
+    if !args.force && !teammates.is_empty() {
+        for name in &teammates {
+            let request = Structured::ShutdownRequest(ShutdownRequest {
+                request_id: shutdown_request_id(clock::now_ms(), name),
+                from: lead.clone(),
+                reason: Some("the team is shutting down".to_owned()),
+                timestamp: clock::timestamp_now(),
+            });
+            exchange::send(&team, &config, &lead, name, &request)?;
+        }
+        let deadline = Instant::now() + args.timeout;
+        liveness::wait_for_endings(&team, &teammates, Some(deadline), |member, seen| {
+            report(ctx, &liveness::ending_line(member, seen))
+        })?;
+    }
+
+    let config = team.load()?;
+    let panes = liveness::live_panes(&config);
+    let mut remaining: Vec<String> = config
+        .members
+        .iter()
+        .filter(|m| m.name != lead && liveness::seen(m, panes.as_ref()).is_live())
+        .map(|m| m.name.clone())
+        .collect();
+    if !caller_is_lead && live.contains(&lead) {
+        remaining.push(lead.clone());
+    }
+    let stopped = stopper::stop(&team, &remaining, "shutdown")?;
+    for (name, state) in &stopped {
+        report(ctx, &format!("{name} stopped: {state}"))?;
+    }
+    // Panes of members that ended on their own close with their supervisors; any left go now.
+    let config = team.load()?;
+    if let Some(placement) = &config.tmux {
+        let tmux = crate::tmux::Tmux::at(&placement.socket);
+        for member in &config.members {
+            if member.name == lead && caller_is_lead {
+                continue;
+            }
+            if !member.tmux_pane_id.is_empty() {
+                tmux.kill_pane(&member.tmux_pane_id)?;
+            }
+        }
+    }
+    if ctx.json {
+        return output::json_line(&json!({"team": config.name, "down": true}));
+    }
+    if caller_is_lead {
+        output::line(format!(
+            "team {} is down; the lead ends when its program exits",
+            config.name
+        ))
+    } else {
+        output::line(format!("team {} is down", config.name))
+    }
+}
+
+fn report(ctx: &Context, line: &str) -> Result<()> {
+    if ctx.json {
+        output::json_line(&json!({"event": line}))
+    } else {
+        output::line(line)
+    }
+}

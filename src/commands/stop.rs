@@ -1,0 +1,59 @@
+//! `swarm stop NAME|all`: stop members now. SIGTERM to the program's process group, a grace
+//! period, SIGKILL, and the pane killed; the member is recorded as killed and the lead notified.
+
+use serde_json::json;
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::liveness;
+use crate::names::Name;
+use crate::output;
+use crate::stopper;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The member to stop, or `all` for every running member but the lead
+    #[arg(value_name = "NAME|all")]
+    pub name: String,
+}
+
+pub fn run(ctx: &Context, args: Args) -> Result<()> {
+    let team = ctx.team()?;
+    let config = team.load()?;
+    let me = ctx.agent()?;
+    let lead = config.lead_name().to_owned();
+    if me.as_str() != lead && config.member(me.as_str()).is_some() {
+        return Err(Error::usage("teammates cannot stop members; ask the lead"));
+    }
+    let panes = liveness::live_panes(&config);
+    let names: Vec<String> = if args.name == "all" {
+        config
+            .members
+            .iter()
+            .filter(|m| m.name != lead && liveness::seen(m, panes.as_ref()).is_live())
+            .map(|m| m.name.clone())
+            .collect()
+    } else {
+        let name = Name::parse("member", &args.name)?;
+        let member = config.require_member(name.as_str())?;
+        let seen = liveness::seen(member, panes.as_ref());
+        if !seen.is_live() {
+            return Err(Error::usage(format!(
+                "{name} is not running ({})",
+                seen.label()
+            )));
+        }
+        vec![member.name.clone()]
+    };
+    let stopped = stopper::stop(&team, &names, "stop")?;
+    let config = team.load()?;
+    for (name, state) in &stopped {
+        let notice = config.member(name).and_then(|m| m.notice.clone());
+        if ctx.json {
+            output::json_line(&json!({"name": name, "state": state, "notice": notice}))?;
+        } else {
+            output::line(notice.map_or_else(|| format!("{name} {state}"), |n| n.summary))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,222 @@
+//! `swarm up TEAMFILE`: create the team and start its panes, the lead's first.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::cli::parse_seconds;
+use crate::config::Isolation;
+use crate::config::Team;
+use crate::context::Context;
+use crate::error::{Error, ErrorKind, Result};
+use crate::launcher::{self, DEFAULT_LAYOUT, Destination};
+use crate::liveness::{self, Seen};
+use crate::output;
+use crate::setup::{self, PanePlan};
+use crate::teamfile::TeamFile;
+use crate::worktree;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The TOML team file (see teams/ for examples)
+    #[arg(value_name = "TEAMFILE")]
+    pub teamfile: PathBuf,
+
+    /// Print each member's exact argv and environment; start nothing
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Attach to the team's session (or switch to its window inside tmux) once it is up
+    #[arg(long, conflicts_with = "detach")]
+    pub attach: bool,
+
+    /// Inside tmux, create the team's window without switching to it
+    #[arg(long)]
+    pub detach: bool,
+
+    /// Block until every member has ended, printing each result; exit 1 if any did not complete
+    #[arg(long, conflicts_with = "attach")]
+    pub wait: bool,
+
+    /// Give up waiting after SECS seconds (exit status 4)
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds, requires = "wait")]
+    pub timeout: Option<Duration>,
+
+    /// Put the team on a private tmux server: a name (tmux -L) or a socket path (tmux -S)
+    #[arg(long, value_name = "NAME", env = "SWARM_TMUX_SOCKET")]
+    pub socket: Option<String>,
+}
+
+pub fn run(ctx: &Context, args: Args) -> Result<()> {
+    let file = TeamFile::load(&args.teamfile)?;
+    let prepared = setup::prepare(&ctx.home, &file, &|key| std::env::var(key).ok());
+    for member in &file.members {
+        if member.isolation == Isolation::Worktree {
+            worktree::require_repo(&member.cwd, member.name.as_str())?;
+        }
+    }
+    if args.dry_run {
+        return print_plans(ctx, file.name.as_str(), &prepared.panes);
+    }
+
+    let destination = Destination::choose(args.socket.as_deref());
+    destination.tmux.check_version()?;
+    refuse_if_running(ctx, file.name.as_str())?;
+    archive_previous_run(ctx, file.name.as_str())?;
+    let team = setup::create(&ctx.home, &prepared.config, true)?;
+    let layout = file.layout.as_deref().unwrap_or(DEFAULT_LAYOUT);
+    let placement =
+        launcher::start_team(&destination, &team, &prepared.panes, layout, !args.detach)?;
+    let attach = crate::tmux::Tmux::at(&placement.socket).attach_command(&placement.session);
+
+    if ctx.json {
+        output::json(&json!({
+            "team": team.name(),
+            "session": placement.session,
+            "window": placement.window,
+            "socket": placement.socket,
+            "members": prepared.panes.iter().map(|p| &p.name).collect::<Vec<_>>(),
+            "attach": attach,
+        }))?;
+    } else {
+        output::line(format!(
+            "team {} is up: {} panes in window {} of session {}",
+            team.name(),
+            prepared.panes.len(),
+            placement.window,
+            placement.session
+        ))?;
+        if !destination.inside {
+            output::line(format!("attach with: {}", attach.join(" ")))?;
+        }
+        output::line(format!(
+            "follow it with: swarm status {} · swarm watch --all --team {}",
+            team.name(),
+            team.name()
+        ))?;
+    }
+
+    if args.attach {
+        let tmux = crate::tmux::Tmux::at(&placement.socket);
+        return if destination.inside {
+            tmux.switch_to(&placement.window)
+        } else {
+            tmux.attach(&placement.session)
+        };
+    }
+    if args.wait {
+        let names: Vec<String> = prepared.panes.iter().map(|p| p.name.clone()).collect();
+        return wait_all(ctx, &team, &names, args.timeout);
+    }
+    Ok(())
+}
+
+/// A team with live members is not started twice.
+fn refuse_if_running(ctx: &Context, name: &str) -> Result<()> {
+    let Ok(team) = Team::open(&ctx.home, name) else {
+        return Ok(());
+    };
+    let Ok(config) = team.load() else {
+        return Ok(());
+    };
+    let panes = liveness::live_panes(&config);
+    let live: Vec<&str> = config
+        .members
+        .iter()
+        .filter(|m| liveness::seen(m, panes.as_ref()).is_live())
+        .map(|m| m.name.as_str())
+        .collect();
+    if live.is_empty() {
+        return Ok(());
+    }
+    Err(Error::usage(format!(
+        "team {name} is already running ({})",
+        live.join(", ")
+    ))
+    .with_hint(format!("stop it first with `swarm down {name}`")))
+}
+
+/// A team that ran before starts fresh: what its members left unread moves to their history.
+/// A team only created by `init` keeps its inboxes, so messages queued before the first launch wait.
+fn archive_previous_run(ctx: &Context, name: &str) -> Result<()> {
+    let Ok(team) = Team::open(&ctx.home, name) else {
+        return Ok(());
+    };
+    let Ok(config) = team.load() else {
+        return Ok(());
+    };
+    if config.members.iter().all(|m| m.state.is_none()) {
+        return Ok(());
+    }
+    for member in &config.members {
+        let archived = team.mailbox(&member.name).consume(None, |_| true)?;
+        if !archived.is_empty() {
+            tracing::info!(
+                "moved {} unread messages of {} from the previous run to history",
+                archived.len(),
+                member.name
+            );
+        }
+    }
+    Ok(())
+}
+
+fn print_plans(ctx: &Context, team: &str, plans: &[PanePlan]) -> Result<()> {
+    if ctx.json {
+        return output::json(&json!({"team": team, "panes": plans}));
+    }
+    for plan in plans {
+        output::line(format!("{}:", plan.name))?;
+        output::line(format!("  cwd  {}", plan.cwd.display()))?;
+        output::line(format!("  argv {}", shell_words(&plan.argv)))?;
+        for (key, value) in &plan.env {
+            output::line(format!("  env  {key}={value}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// An argv as a person would type it.
+pub fn shell_words(argv: &[String]) -> String {
+    shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| format!("{argv:?}"))
+}
+
+/// Waits for every member, printing each ending; exit 1 unless all completed, 4 on timeout.
+pub fn wait_all(
+    ctx: &Context,
+    team: &Team,
+    names: &[String],
+    timeout: Option<Duration>,
+) -> Result<()> {
+    let deadline = timeout.map(|timeout| Instant::now() + timeout);
+    let mut all_well = true;
+    let left = liveness::wait_for_endings(team, names, deadline, |member, seen: Seen| {
+        all_well &= liveness::ended_well(seen);
+        if ctx.json {
+            output::json_line(
+                &json!({"name": member.name, "state": seen.label(), "exitCode": member.exit_code, "notice": member.notice}),
+            )
+        } else {
+            output::line(liveness::ending_line(member, seen))
+        }
+    })?;
+    if !left.is_empty() {
+        return Err(Error::timeout(format!(
+            "still running: {}",
+            left.join(", ")
+        )));
+    }
+    if all_well {
+        Ok(())
+    } else {
+        Err(Error::silent(ErrorKind::Runtime))
+    }
+}
+
+pub fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf> {
+    match cwd {
+        Some(dir) => crate::home::absolute(dir),
+        None => std::env::current_dir().map_err(|err| Error::os("find the current directory", err)),
+    }
+}

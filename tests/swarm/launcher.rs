@@ -1,0 +1,616 @@
+//! up, spawn, status, down and the supervisor, on a private tmux server per test.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::harness::{Sandbox, TmuxServer, eventually, processes_in, repo};
+
+fn up(sandbox: &Sandbox, server: &TmuxServer, file: &Path) -> crate::harness::Outcome {
+    sandbox
+        .swarm()
+        .arg("up")
+        .arg(file)
+        .arg("--socket")
+        .arg(server.socket())
+        .run()
+}
+
+fn state(sandbox: &Sandbox, team: &str, name: &str) -> String {
+    sandbox.member(team, name)["state"]
+        .as_str()
+        .unwrap_or("-")
+        .to_owned()
+}
+
+#[test]
+fn up_starts_one_pane_per_member_and_records_panes_and_pids() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let file = sandbox.write(
+        "three.toml",
+        r#"
+name = "three"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "a"
+command = ["sleep", "1000"]
+[[member]]
+name = "b"
+command = ["sleep", "1000"]
+[[member]]
+name = "c"
+command = ["sleep", "1000"]
+"#,
+    );
+    up(&sandbox, &server, &file)
+        .success()
+        .stdout_has("team three is up: 4 panes")
+        .stdout_has(&format!(
+            "attach with: tmux -S {} attach -t swarm-three",
+            server.socket().display()
+        ));
+    for name in ["team-lead", "a", "b", "c"] {
+        eventually(&format!("{name} to run"), || {
+            state(&sandbox, "three", name) == "running"
+        });
+    }
+    let config = sandbox.config("three");
+    assert_eq!(config["tmux"]["session"], "swarm-three");
+    let panes = server.panes();
+    for member in config["members"].as_array().unwrap() {
+        let pane = member["tmuxPaneId"].as_str().unwrap();
+        assert!(
+            panes.contains(&pane.to_owned()),
+            "{pane} is not a live pane"
+        );
+        // The pane's process is the supervisor; the recorded pid is its child, the member's program.
+        let pane_pid: i64 = server.pane_format(pane, "#{pane_pid}").parse().unwrap();
+        assert_eq!(member["supervisorPid"].as_i64(), Some(pane_pid));
+        let pid = member["pid"].as_i64().unwrap();
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let fields: Vec<&str> = stat
+            .rsplit(')')
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        assert_eq!(
+            fields[1].parse::<i64>().unwrap(),
+            pane_pid,
+            "the program's parent is the supervisor"
+        );
+        assert_eq!(
+            fields[2].parse::<i64>().unwrap(),
+            pid,
+            "the program leads its own process group"
+        );
+        assert_eq!(
+            server.pane_format(pane, "#{pane_title}"),
+            member["name"].as_str().unwrap()
+        );
+    }
+    let a_pane = sandbox.member("three", "a")["tmuxPaneId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let b_pane = sandbox.member("three", "b")["tmuxPaneId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(server.pane_format(&a_pane, "#{@swarm-color}"), "red");
+    assert_eq!(server.pane_format(&b_pane, "#{@swarm-color}"), "blue");
+    let border = server.run(&["show-options", "-wv", "-t", &a_pane, "pane-border-format"]);
+    assert!(border.contains("#{@swarm-color}"), "{border}");
+    assert_eq!(
+        server
+            .run(&["show-options", "-gwv", "pane-border-status"])
+            .trim(),
+        "off",
+        "no global option changed"
+    );
+    assert!(
+        !server.run(&["show-options", "-gw"]).contains("swarm"),
+        "no global option changed"
+    );
+
+    let status = sandbox
+        .swarm()
+        .args(["status", "three", "--json"])
+        .run()
+        .success()
+        .json();
+    for member in status["members"].as_array().unwrap() {
+        assert_eq!(member["state"], "running");
+        assert!(member["pid"].as_i64().is_some());
+    }
+    sandbox
+        .swarm()
+        .arg("up")
+        .arg(&file)
+        .arg("--socket")
+        .arg(server.socket())
+        .run()
+        .refused(2, "already running");
+    sandbox
+        .swarm()
+        .args(["down", "three", "--timeout", "1"])
+        .run()
+        .success();
+}
+
+#[test]
+fn the_demo_team_runs_to_completion() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let outcome = sandbox
+        .swarm()
+        .arg("up")
+        .arg(repo().join("teams/demo.toml"))
+        .args(["--wait", "--timeout", "120", "--socket"])
+        .arg(server.socket())
+        .run()
+        .success();
+    for line in [
+        "alice completed (exit 0)",
+        "bob completed (exit 0)",
+        "team-lead completed (exit 0)",
+    ] {
+        assert!(outcome.stdout.contains(line), "{}", outcome.stdout);
+    }
+    let lead_log = fs::read_to_string(sandbox.team_dir("demo").join("logs/team-lead.log")).unwrap();
+    for step in [
+        "alice says hello",
+        "bob says hello",
+        "approving alice's plan",
+        "alice reports",
+        "bob reports",
+        "alice approved shutdown-",
+        "bob approved shutdown-",
+        "all done",
+    ] {
+        assert!(
+            lead_log.contains(step),
+            "the lead's log lacks {step:?}:\n{lead_log}"
+        );
+    }
+    let alice_log = fs::read_to_string(sandbox.team_dir("demo").join("logs/alice.log")).unwrap();
+    assert!(
+        alice_log.contains("permission mode: acceptEdits"),
+        "{alice_log}"
+    );
+    let lead = sandbox.inbox("demo", "team-lead");
+    assert_eq!(
+        lead.len(),
+        2,
+        "the lead holds one completion notice per teammate"
+    );
+    assert!(server.panes().len() == 1, "only the fixture's pane is left");
+}
+
+const CLAUDE_TEAM: &str = r#"
+name = "cc"
+[lead]
+command = ["claude", "--model", "opus", "--permission-mode", "acceptEdits", "--dangerously-skip-permissions", "--settings", "s.json"]
+[[member]]
+name = "researcher"
+agent_type = "explorer"
+[[member]]
+name = "security"
+agent_type = "reviewer"
+model = "sonnet"
+plan_mode_required = true
+"#;
+
+fn dry_run(sandbox: &Sandbox) -> Value {
+    let file = sandbox.write("cc.toml", CLAUDE_TEAM);
+    let plan = sandbox
+        .swarm()
+        .args(["up", "--dry-run", "--json"])
+        .arg(&file)
+        .env("HTTPS_PROXY", "http://proxy:3128")
+        .env("ANTHROPIC_API_KEY", "sk-secret")
+        .run()
+        .success()
+        .json();
+    assert!(
+        !sandbox.team_dir("cc").exists(),
+        "--dry-run creates nothing"
+    );
+    plan
+}
+
+fn pane<'a>(plan: &'a Value, name: &str) -> &'a Value {
+    plan["panes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap()
+}
+
+fn argv(pane: &Value) -> Vec<String> {
+    pane["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn dry_run_shows_the_claude_profiles_exact_argv_and_environment() {
+    let sandbox = Sandbox::new();
+    let plan = dry_run(&sandbox);
+    let lead = argv(pane(&plan, "team-lead"));
+    assert_eq!(
+        &lead[..9],
+        [
+            "claude",
+            "--model",
+            "opus",
+            "--permission-mode",
+            "acceptEdits",
+            "--dangerously-skip-permissions",
+            "--settings",
+            "s.json",
+            "--session-id"
+        ]
+    );
+    let session = lead[9].clone();
+
+    let researcher = argv(pane(&plan, "researcher"));
+    assert_eq!(
+        researcher,
+        [
+            "claude",
+            "--model",
+            "opus",
+            "--permission-mode",
+            "acceptEdits",
+            "--settings",
+            "s.json",
+            "--dangerously-skip-permissions",
+            "--agent-id",
+            "researcher@cc",
+            "--agent-name",
+            "researcher",
+            "--team-name",
+            "cc",
+            "--agent-color",
+            "red",
+            "--parent-session-id",
+            &session,
+            "--agent-type",
+            "explorer",
+        ]
+    );
+    let security = argv(pane(&plan, "security"));
+    assert_eq!(
+        security,
+        [
+            "claude",
+            "--settings",
+            "s.json",
+            "--model",
+            "sonnet",
+            "--agent-id",
+            "security@cc",
+            "--agent-name",
+            "security",
+            "--team-name",
+            "cc",
+            "--agent-color",
+            "blue",
+            "--parent-session-id",
+            &session,
+            "--plan-mode-required",
+            "--agent-type",
+            "reviewer",
+        ],
+        "member model overrides the inherited one; plan mode drops every permission flag"
+    );
+    for name in ["researcher", "security"] {
+        let env = &pane(&plan, name)["env"];
+        assert_eq!(env["CLAUDECODE"], "1");
+        assert_eq!(env["CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"], "1");
+        assert_eq!(env["HTTPS_PROXY"], "http://proxy:3128");
+        assert_eq!(env["SWARM_AGENT"], name);
+        assert_eq!(env["SWARM_TEAM"], "cc");
+        assert_eq!(env["SWARM_LEAD"], "team-lead");
+        assert!(
+            env.get("ANTHROPIC_API_KEY").is_none(),
+            "API keys are never forwarded"
+        );
+        assert!(!env.to_string().contains("sk-secret"));
+    }
+    let text = sandbox
+        .swarm()
+        .args(["up", "--dry-run"])
+        .arg(sandbox.work().join("cc.toml"))
+        .run()
+        .success();
+    assert!(text.stdout.contains("security:\n"), "{}", text.stdout);
+    assert!(
+        text.stdout
+            .contains("  argv claude --settings s.json --model sonnet"),
+        "{}",
+        text.stdout
+    );
+}
+
+/// A `claude` on PATH that records what it was started with, then waits.
+fn fake_claude(sandbox: &Sandbox) -> std::path::PathBuf {
+    let bin = sandbox.root().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("claude");
+    fs::write(
+        &script,
+        "#!/bin/sh\nout=\"$FAKE_CLAUDE_DIR/$SWARM_AGENT\"\nprintf '%s\\n' \"$@\" > \"$out.argv.tmp\" && mv \"$out.argv.tmp\" \"$out.argv\"\nenv > \"$out.env\"\nexec sleep 1000\n",
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+#[test]
+fn a_real_pane_receives_exactly_the_dry_run_argv() {
+    let mut sandbox = Sandbox::new();
+    let bin = fake_claude(&sandbox);
+    let record = sandbox.root().join("record");
+    fs::create_dir_all(&record).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        sandbox.env_value("PATH").unwrap().to_string_lossy()
+    );
+    sandbox.set_env("PATH", path);
+    sandbox.set_env("FAKE_CLAUDE_DIR", &record);
+    let plan = dry_run(&sandbox);
+    let server = TmuxServer::start(&sandbox);
+    up(&sandbox, &server, &sandbox.work().join("cc.toml")).success();
+    let config = sandbox.config("cc");
+    let session = config["leadSessionId"].as_str().unwrap().to_owned();
+    for name in ["team-lead", "researcher", "security"] {
+        let file = record.join(format!("{name}.argv"));
+        eventually(&format!("{name}'s fake claude to start"), || file.exists());
+        let received: Vec<String> = fs::read_to_string(&file)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        let mut expected = argv(pane(&plan, name));
+        // The dry run made its own session id; the real launch uses the team's.
+        for arg in &mut expected {
+            if arg.len() == 36 && arg.matches('-').count() == 4 {
+                arg.clone_from(&session);
+            }
+        }
+        assert_eq!(received[..], expected[1..], "{name}");
+        assert_eq!(
+            sandbox.member("cc", name)["argv"].as_array().unwrap().len(),
+            expected.len()
+        );
+    }
+    let env = fs::read_to_string(record.join("security.env")).unwrap();
+    assert!(
+        env.contains("CLAUDECODE=1") && env.contains("SWARM_AGENT_ID=security@cc"),
+        "{env}"
+    );
+    sandbox
+        .swarm()
+        .args(["down", "cc", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn only_the_lead_spawns_and_names_are_unique() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let file = sandbox.write("s.toml", "name = \"s\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n");
+    up(&sandbox, &server, &file).success();
+    sandbox
+        .swarm()
+        .args(["spawn", "b", "--", "sleep", "1000"])
+        .team("s")
+        .as_("a")
+        .run()
+        .refused(2, "teammates cannot spawn teammates");
+    sandbox
+        .swarm()
+        .args(["spawn", "b", "--", "sleep", "1000"])
+        .team("s")
+        .run()
+        .refused(2, "only the lead");
+    let spawned = sandbox
+        .swarm()
+        .args(["spawn", "b", "--prompt", "hi b", "--", "sleep", "1000"])
+        .team("s")
+        .as_("team-lead")
+        .run()
+        .success();
+    let pane = spawned.stdout.trim().rsplit(' ').next().unwrap().to_owned();
+    assert!(server.panes().contains(&pane), "{pane}");
+    eventually("b to run", || state(&sandbox, "s", "b") == "running");
+    assert_eq!(sandbox.member("s", "b")["color"], "blue");
+    assert_eq!(sandbox.inbox("s", "b")[0]["text"], "hi b");
+    sandbox
+        .swarm()
+        .args(["spawn", "b", "--", "true"])
+        .team("s")
+        .as_("team-lead")
+        .run()
+        .refused(2, "already a member");
+    sandbox
+        .swarm()
+        .args(["down", "s", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn down_leaves_no_pane_and_no_process() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let polite = repo().join("scripts/demo/lib.sh");
+    let file = sandbox.write(
+        "d.toml",
+        format!(
+            r#"
+name = "d"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "polite"
+command = ["bash", "-c", ". {lib}; await_shutdown"]
+[[member]]
+name = "stubborn"
+command = ["bash", "-c", "trap '' TERM HUP; sleep 1000 & sleep 1000 & wait"]
+[[member]]
+name = "plain"
+command = ["sh", "-c", "sleep 1000"]
+"#,
+            lib = polite.display()
+        ),
+    );
+    up(&sandbox, &server, &file).success();
+    for name in ["team-lead", "polite", "stubborn", "plain"] {
+        eventually(&format!("{name} to run"), || {
+            state(&sandbox, "d", name) == "running"
+        });
+    }
+    let config = sandbox.config("d");
+    let pids: Vec<i64> = config["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| {
+            [
+                m["pid"].as_i64().unwrap(),
+                m["supervisorPid"].as_i64().unwrap(),
+            ]
+        })
+        .collect();
+    let groups: Vec<i64> = config["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["pid"].as_i64().unwrap())
+        .collect();
+    let team_panes: Vec<String> = config["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["tmuxPaneId"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!processes_in(&pids, &groups).is_empty());
+
+    let down = sandbox
+        .swarm()
+        .args(["down", "d", "--timeout", "5"])
+        .run()
+        .success();
+    assert!(
+        down.stdout.contains("polite completed (exit 0)"),
+        "{}",
+        down.stdout
+    );
+    assert!(down.stdout.contains("team d is down"), "{}", down.stdout);
+    eventually("every process of the team to be gone", || {
+        processes_in(&pids, &groups).is_empty()
+    });
+    let panes = server.panes();
+    for pane in &team_panes {
+        assert!(!panes.contains(pane), "pane {pane} survived down");
+    }
+    assert_eq!(state(&sandbox, "d", "polite"), "exited");
+    for name in ["stubborn", "plain", "team-lead"] {
+        assert_eq!(state(&sandbox, "d", name), "killed", "{name}");
+        assert_eq!(sandbox.member("d", name)["reason"], "shutdown");
+    }
+    assert!(
+        sandbox.team_dir("d").join("history/polite.jsonl").exists(),
+        "history stays"
+    );
+    assert!(
+        sandbox.team_dir("d").join("logs/stubborn.log").exists(),
+        "logs stay"
+    );
+}
+
+#[test]
+fn a_pane_closed_from_tmux_ends_its_program_and_is_recorded_killed() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let file = sandbox.write("k.toml", "name = \"k\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"a\"\ncommand = [\"bash\", \"-c\", \"trap '' HUP; sleep 1000\"]\n");
+    up(&sandbox, &server, &file).success();
+    eventually("a to run", || state(&sandbox, "k", "a") == "running");
+    let member = sandbox.member("k", "a");
+    let pid = member["pid"].as_i64().unwrap();
+    server.run(&["kill-pane", "-t", member["tmuxPaneId"].as_str().unwrap()]);
+    eventually("a to be recorded killed", || {
+        state(&sandbox, "k", "a") == "killed"
+    });
+    assert_eq!(sandbox.member("k", "a")["reason"], "hangup");
+    eventually("a's processes to be gone", || {
+        processes_in(&[pid], &[pid]).is_empty()
+    });
+    let notice = &sandbox.inbox("k", "team-lead")[0];
+    let body: Value = serde_json::from_str(notice["text"].as_str().unwrap()).unwrap();
+    assert_eq!(body["type"], "task_notification");
+    assert_eq!(body["status"], "killed");
+    sandbox
+        .swarm()
+        .args(["down", "k", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn status_shows_a_vanished_member_as_vanished() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let file = sandbox.write("v.toml", "name = \"v\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n");
+    up(&sandbox, &server, &file).success();
+    eventually("a to run", || state(&sandbox, "v", "a") == "running");
+    let member = sandbox.member("v", "a");
+    let supervisor = i32::try_from(member["supervisorPid"].as_i64().unwrap()).unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(supervisor),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    eventually("a to show as vanished", || {
+        let status = sandbox
+            .swarm()
+            .args(["status", "v", "--json"])
+            .run()
+            .success()
+            .json();
+        let a = status["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "a")
+            .unwrap()
+            .clone();
+        a["state"] == "vanished" || a["state"] == "pane-gone"
+    });
+    let text = sandbox.swarm().args(["status", "v"]).run().success();
+    let row = text
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("a "))
+        .unwrap()
+        .to_owned();
+    assert!(!row.contains("running"), "{row}");
+    sandbox
+        .swarm()
+        .args(["down", "v", "--force"])
+        .run()
+        .success();
+}
