@@ -40,10 +40,10 @@ impl FileLock {
 
 impl Drop for FileLock {
     fn drop(&mut self) {
-        // Forget the record before the directory goes, so a crash in between can never leave a
-        // record naming some later writer's directory.
-        self.flock.forget_dir();
+        // Directory first, record second: a record left by a crash in between names a directory
+        // (device, inode, mtime to the nanosecond) that no later directory can match.
         let _ = fs::remove_dir(&self.dir.path);
+        self.flock.forget_dir();
     }
 }
 
