@@ -40,6 +40,10 @@ pub struct TeamConfig {
     /// Where the team's panes live.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tmux: Option<TmuxPlacement>,
+    /// `up` is still placing panes: a supervisor whose program already ended keeps its pane until
+    /// then, so the team's window cannot vanish under the launcher.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub launching: bool,
 
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -333,7 +337,7 @@ impl Team {
             name: config.name.clone(),
             paths,
         };
-        team.update_raw(|existing| {
+        team.update_raw(|()| Ok(()), |existing| {
             if existing.is_some() && !replace {
                 return Err(Error::usage(format!("team {} already exists", config.name)).with_hint(
                     "pick another name, or remove it with `swarm down` and delete its directory",
@@ -372,8 +376,18 @@ impl Team {
 
     /// The one read-modify-write of config.json, under both locks, written atomically.
     pub fn update<R>(&self, change: impl FnOnce(&mut TeamConfig) -> Result<R>) -> Result<R> {
+        self.update_then(change, |_| Ok(()))
+    }
+
+    /// Like [`Team::update`], then runs `after_write` once the new config is on disk, still under
+    /// the lock, so what it does is never seen before the change it follows.
+    pub fn update_then<R>(
+        &self,
+        change: impl FnOnce(&mut TeamConfig) -> Result<R>,
+        after_write: impl FnOnce(&R) -> Result<()>,
+    ) -> Result<R> {
         let path = self.paths.config();
-        self.update_raw(|existing| {
+        self.update_raw(after_write, |existing| {
             let mut config = existing.ok_or_else(|| {
                 Error::not_found(format!(
                     "team {} has no config.json at {}",
@@ -388,6 +402,7 @@ impl Team {
 
     fn update_raw<R>(
         &self,
+        after_write: impl FnOnce(&R) -> Result<()>,
         change: impl FnOnce(Option<TeamConfig>) -> Result<(R, Option<TeamConfig>)>,
     ) -> Result<R> {
         let path = self.paths.config();
@@ -415,6 +430,7 @@ impl Team {
                 Ok(())
             })?;
         }
+        after_write(&result)?;
         Ok(result)
     }
 }

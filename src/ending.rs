@@ -75,57 +75,65 @@ impl Ending {
 
 /// Records the ending and notifies the lead; `None` if this ending was already recorded.
 pub fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<TaskNotification>> {
-    team.update(|config| {
-        let lead = config.lead_name().to_owned();
-        let team_name = config.name.clone();
-        let member = config.member_mut(name).ok_or_else(|| {
-            Error::not_found(format!("{name} is no longer a member of team {team_name}"))
-        })?;
-        if member.state.is_some_and(State::is_final) {
-            return Ok(None);
-        }
-        let now = clock::now_ms();
-        let started = member.started_at.unwrap_or(now);
-        let duration = Duration::from_millis(now.saturating_sub(started));
-        let notice = TaskNotification {
-            task_id: member.agent_id.clone(),
-            status: ending.status(),
-            exit_code: ending.exit_code,
-            summary: summary(name, ending, duration),
-            output_file: member.log_file.clone(),
-            duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
-            worktree_path: ending.worktree.clone(),
-            reason: ending.reason.clone(),
-            timestamp: clock::timestamp_now(),
-        };
-        member.state = Some(ending.state);
-        member.exit_code = ending.exit_code;
-        member.reason.clone_from(&ending.reason);
-        member.ended_at = Some(now);
-        member.is_active = Some(false);
-        member.worktree_path.clone_from(&ending.worktree);
-        member.notice = Some(notice.clone());
-        let color = member.color.clone();
-        if name != lead {
-            let text = Structured::TaskNotification(notice.clone()).to_text();
-            let mut message =
-                InboxMessage::new(name, &text, Some(&notice.summary), color.as_deref());
+    let recorded = team.update_then(
+        |config| {
+            let lead = config.lead_name().to_owned();
+            let team_name = config.name.clone();
+            let member = config.member_mut(name).ok_or_else(|| {
+                Error::not_found(format!("{name} is no longer a member of team {team_name}"))
+            })?;
+            if member.state.is_some_and(State::is_final) {
+                return Ok(None);
+            }
+            let now = clock::now_ms();
+            let started = member.started_at.unwrap_or(now);
+            let duration = Duration::from_millis(now.saturating_sub(started));
+            let notice = TaskNotification {
+                task_id: member.agent_id.clone(),
+                status: ending.status(),
+                exit_code: ending.exit_code,
+                summary: summary(name, ending, duration),
+                output_file: member.log_file.clone(),
+                duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+                worktree_path: ending.worktree.clone(),
+                reason: ending.reason.clone(),
+                timestamp: clock::timestamp_now(),
+            };
+            member.state = Some(ending.state);
+            member.exit_code = ending.exit_code;
+            member.reason.clone_from(&ending.reason);
+            member.ended_at = Some(now);
+            member.is_active = Some(false);
+            member.worktree_path.clone_from(&ending.worktree);
+            member.notice = Some(notice.clone());
             // One id per ending, so a retried write can be recognised.
             let id = Uuid::new_v5(
                 &Uuid::NAMESPACE_OID,
                 format!("{}\0{started}", notice.task_id).as_bytes(),
-            );
-            message.set_id(&id.to_string());
-            team.mailbox(&lead).update(|unread| {
-                if unread.iter().any(|m| m.id() == id.to_string()) {
+            )
+            .to_string();
+            let to = (name != lead).then_some(lead);
+            Ok(Some((notice, member.color.clone(), id, to)))
+        },
+        // The notice goes out once the final state is on disk, still under the config lock.
+        |recorded| {
+            let Some((notice, color, id, Some(lead))) = recorded else {
+                return Ok(());
+            };
+            let text = Structured::TaskNotification(notice.clone()).to_text();
+            let mut message =
+                InboxMessage::new(name, &text, Some(&notice.summary), color.as_deref());
+            message.set_id(id);
+            team.mailbox(lead).update(|unread| {
+                if unread.iter().any(|m| m.id() == id.as_str()) {
                     return Ok(((), false));
                 }
                 unread.push(message);
                 Ok(((), true))
-            })?;
-        }
-        Ok(Some(notice))
-    })
+            })
+        },
+    )?;
+    Ok(recorded.map(|(notice, ..)| notice))
 }
 
 /// "bob completed (exit 0) after 12.3s", "bob was killed (timeout) after 30.0s".

@@ -145,7 +145,14 @@ fn settle(tmux: &Tmux, team: &Team, name: &str, info: &PaneInfo) -> Result<()> {
         Ok(member.color.clone())
     })?;
     let tmux_color = color.as_deref().and_then(Color::parse).map(Color::tmux);
-    tmux.decorate(&info.pane, &info.window, name, tmux_color)
+    match tmux.decorate(&info.pane, &info.window, name, tmux_color) {
+        // A program that ended at once takes its pane with it; its ending is recorded all the same.
+        Err(err) if crate::tmux::is_gone(err.message()) => {
+            tracing::debug!("{name}'s pane closed before it was decorated");
+            Ok(())
+        }
+        other => other,
+    }
 }
 
 fn spec<'a>(plan: &'a PanePlan, argv: &'a [OsString]) -> PaneSpec<'a> {

@@ -111,6 +111,7 @@ pub fn prepare(
             extra: serde_json::Map::new(),
         }),
         tmux: None,
+        launching: false,
         extra: serde_json::Map::new(),
     };
     Prepared { config, panes }

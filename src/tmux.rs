@@ -386,9 +386,11 @@ fn parse_pane(out: &str) -> Result<PaneInfo> {
     }
 }
 
-/// tmux's ways of saying the server, session or pane does not exist.
-fn is_gone(message: &str) -> bool {
+/// tmux's ways of saying the server, session, window or pane does not exist.
+pub fn is_gone(message: &str) -> bool {
     [
+        "no such pane",
+        "no such window",
         "no server running",
         "can't find",
         "error connecting",

@@ -170,7 +170,29 @@ impl Supervisor {
         });
         self.announce(&ending, started.elapsed());
         ending::record(&self.team, &self.name, &ending)?;
+        self.hold_pane_while_launching();
         Ok(())
+    }
+
+    /// While `up` is still placing the team, the pane stays: it may be all that keeps the team's
+    /// window alive for the panes still to come.
+    fn hold_pane_while_launching(&self) {
+        let launching = || {
+            Ok(self
+                .team
+                .load()
+                .map_or(true, |config| !config.launching)
+                .then_some(()))
+        };
+        if matches!(launching(), Ok(Some(()))) {
+            return;
+        }
+        let Ok(watcher) = Watcher::arm(self.team.paths().dir()) else {
+            return;
+        };
+        let config_file = std::ffi::OsStr::new(crate::home::CONFIG_FILE);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let _ = watcher.wait_for(Some(deadline), &|file| file == config_file, launching);
     }
 
     /// Captures everything the pane shows into `logs/<name>.log`.
@@ -286,7 +308,9 @@ impl Supervisor {
             worktree: None,
         };
         self.announce(&ending, Duration::ZERO);
-        ending::record(&self.team, &self.name, &ending).map(drop)
+        ending::record(&self.team, &self.name, &ending)?;
+        self.hold_pane_while_launching();
+        Ok(())
     }
 
     /// Prints the ending in the pane and waits until it has reached the log, so `swarm log` after

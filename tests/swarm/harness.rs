@@ -90,6 +90,17 @@ impl Sandbox {
             .unwrap_or_else(|err| panic!("inbox is not JSON ({err}): {text}"))
     }
 
+    /// Rewrites an inbox the way Claude Code's writers do: in place, holding `<name>.json.lock`.
+    pub fn write_inbox_as_claude(&self, team: &str, member: &str, messages: &[Value]) {
+        let inbox = self.inbox_path(team, member);
+        let lock = inbox.with_file_name(format!("{member}.json.lock"));
+        eventually("the inbox lock directory to be free", || {
+            fs::create_dir(&lock).is_ok()
+        });
+        fs::write(&inbox, serde_json::to_vec_pretty(messages).unwrap()).unwrap();
+        fs::remove_dir(&lock).unwrap();
+    }
+
     pub fn config(&self, team: &str) -> Value {
         let text = fs::read_to_string(self.team_dir(team).join("config.json")).unwrap();
         serde_json::from_str(&text).unwrap()

@@ -4,6 +4,7 @@ mod claude_format;
 mod concurrency;
 mod harness;
 mod launcher;
+mod lifecycle;
 mod messaging;
 mod protocol_rules;
 mod teams;

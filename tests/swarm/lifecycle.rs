@@ -1,0 +1,670 @@
+//! Completion notices, wait/info/log/stop, run timeouts, the concurrency limit, worktrees, the
+//! wrapper protocol and paste delivery, on a private tmux server per test.
+
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use serde_json::Value;
+
+use crate::harness::{PATIENCE, Sandbox, TmuxServer, eventually, processes_in};
+
+fn up(sandbox: &Sandbox, server: &TmuxServer, name: &str, toml: &str) {
+    let file = sandbox.write(&format!("{name}.toml"), toml);
+    sandbox
+        .swarm()
+        .arg("up")
+        .arg(file)
+        .arg("--socket")
+        .arg(server.socket())
+        .run()
+        .success();
+}
+
+fn state(sandbox: &Sandbox, team: &str, name: &str) -> String {
+    sandbox.member(team, name)["state"]
+        .as_str()
+        .unwrap_or("-")
+        .to_owned()
+}
+
+/// The task_notification the lead received about `name`.
+fn notices(sandbox: &Sandbox, team: &str, name: &str) -> Vec<Value> {
+    sandbox
+        .inbox(team, "team-lead")
+        .iter()
+        .filter(|m| m["from"] == name)
+        .map(|m| serde_json::from_str::<Value>(m["text"].as_str().unwrap()).unwrap())
+        .filter(|n| n["type"] == "task_notification")
+        .collect()
+}
+
+fn notice(sandbox: &Sandbox, team: &str, name: &str) -> Value {
+    eventually(&format!("a notice about {name}"), || {
+        !notices(sandbox, team, name).is_empty()
+    });
+    let all = notices(sandbox, team, name);
+    assert_eq!(all.len(), 1, "one notice per ending: {all:#?}");
+    all[0].clone()
+}
+
+const LEAD: &str = "[lead]\ncommand = [\"sleep\", \"1000\"]\n";
+
+#[test]
+fn notices_report_completion_failure_and_stops() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "n",
+        &format!(
+            "name = \"n\"\n{LEAD}[[member]]\nname = \"ok\"\ncommand = [\"sh\", \"-c\", \"echo fine\"]\n[[member]]\nname = \"three\"\ncommand = [\"sh\", \"-c\", \"exit 3\"]\n[[member]]\nname = \"long\"\ncommand = [\"sleep\", \"1000\"]\n"
+        ),
+    );
+    let ok = notice(&sandbox, "n", "ok");
+    assert_eq!(ok["taskId"], "ok@n");
+    assert_eq!(ok["status"], "completed");
+    assert_eq!(ok["exitCode"], 0);
+    assert!(ok["durationMs"].as_u64().is_some());
+    assert!(
+        ok["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("ok completed (exit 0) after")
+    );
+    assert!(!ok["summary"].as_str().unwrap().contains('\n'));
+    assert!(ok["timestamp"].is_string());
+    let log = ok["outputFile"].as_str().unwrap();
+    assert!(
+        Path::new(log).ends_with("logs/ok.log")
+            && fs::read_to_string(log).unwrap().contains("fine")
+    );
+    assert!(ok.get("worktreePath").is_none());
+
+    let three = notice(&sandbox, "n", "three");
+    assert_eq!(three["status"], "failed");
+    assert_eq!(three["exitCode"], 3);
+    assert_eq!(state(&sandbox, "n", "three"), "failed");
+
+    eventually("long to run", || state(&sandbox, "n", "long") == "running");
+    let pane = sandbox.member("n", "long")["tmuxPaneId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    sandbox
+        .swarm()
+        .args(["stop", "long"])
+        .team("n")
+        .run()
+        .success()
+        .stdout_has("long was killed (stop)");
+    let long = notice(&sandbox, "n", "long");
+    assert_eq!(long["status"], "killed");
+    assert_eq!(long["reason"], "stop");
+    assert_eq!(long["exitCode"], 128 + 15);
+    assert!(
+        !server.panes().contains(&pane),
+        "the stopped member's pane is gone"
+    );
+    sandbox
+        .swarm()
+        .args(["stop", "long"])
+        .team("n")
+        .run()
+        .refused(2, "long is not running");
+    sandbox
+        .swarm()
+        .args(["stop", "ghost"])
+        .team("n")
+        .run()
+        .refused(3, "ghost is not a member");
+    sandbox
+        .swarm()
+        .args(["down", "n", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn wait_blocks_until_the_end_and_times_out() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "w",
+        &format!(
+            "name = \"w\"\n{LEAD}[[member]]\nname = \"slow\"\ncommand = [\"sh\", \"-c\", \"sleep 2; exit 5\"]\n[[member]]\nname = \"forever\"\ncommand = [\"sleep\", \"1000\"]\n"
+        ),
+    );
+    sandbox
+        .swarm()
+        .args(["wait", "forever", "--timeout", "0.5"])
+        .team("w")
+        .run()
+        .refused(4, "forever is still running");
+    sandbox
+        .swarm()
+        .args(["wait", "nobody"])
+        .team("w")
+        .run()
+        .refused(3, "nobody is not a member");
+    let waited = sandbox
+        .swarm()
+        .args(["wait", "slow"])
+        .team("w")
+        .run()
+        .code(1);
+    assert!(
+        waited.stdout.starts_with("slow failed (exit 5) after"),
+        "{}",
+        waited.stdout
+    );
+    let json = sandbox
+        .swarm()
+        .args(["wait", "slow", "--json"])
+        .team("w")
+        .run()
+        .code(1)
+        .json();
+    assert_eq!(json["status"], "failed");
+    assert_eq!(json["exitCode"], 5);
+    sandbox
+        .swarm()
+        .args(["down", "w", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn log_prints_the_last_lines_and_follows() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let flag = sandbox.root().join("go");
+    up(
+        &sandbox,
+        &server,
+        "l",
+        &format!(
+            "name = \"l\"\n{LEAD}[[member]]\nname = \"talker\"\ncommand = [\"sh\", \"-c\", \"for i in 1 2 3 4 5; do echo line $i; done; while [ ! -e {flag} ]; do sleep 0.05; done; echo after the flag; sleep 1000\"]\n",
+            flag = flag.display()
+        ),
+    );
+    let log = sandbox.team_dir("l").join("logs/talker.log");
+    eventually("the lines to be captured", || {
+        fs::read_to_string(&log).is_ok_and(|l| l.contains("line 5"))
+    });
+    let last = sandbox
+        .swarm()
+        .args(["log", "talker", "-n", "3"])
+        .team("l")
+        .run()
+        .success();
+    assert_eq!(last.stdout, "line 3\nline 4\nline 5\n");
+    let follow = sandbox
+        .swarm()
+        .args(["log", "talker", "-f", "-n", "1"])
+        .team("l")
+        .spawn();
+    assert_eq!(follow.next_line(), "line 5");
+    fs::write(&flag, "").unwrap();
+    assert_eq!(follow.next_line(), "after the flag");
+    sandbox
+        .swarm()
+        .args(["log", "lead"])
+        .team("l")
+        .run()
+        .refused(3, "lead is not a member");
+    sandbox
+        .swarm()
+        .args(["down", "l", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn info_shows_the_full_record() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "i",
+        &format!(
+            "name = \"i\"\n{LEAD}[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\nenv = {{ RUST_LOG = \"info\" }}\n"
+        ),
+    );
+    eventually("a to run", || state(&sandbox, "i", "a") == "running");
+    let member = sandbox.member("i", "a");
+    let text = sandbox
+        .swarm()
+        .args(["info", "a"])
+        .team("i")
+        .run()
+        .success();
+    for (label, value) in [
+        ("argv", "sleep 1000".to_owned()),
+        (
+            "env keys",
+            "RUST_LOG SWARM_AGENT SWARM_AGENT_ID SWARM_COLOR SWARM_HOME SWARM_LEAD SWARM_TEAM"
+                .to_owned(),
+        ),
+        ("pane", member["tmuxPaneId"].as_str().unwrap().to_owned()),
+        ("pid", member["pid"].to_string()),
+        ("state", "running".to_owned()),
+        (
+            "log",
+            sandbox
+                .team_dir("i")
+                .join("logs/a.log")
+                .display()
+                .to_string(),
+        ),
+    ] {
+        let line = text
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no {label}: {}", text.stdout));
+        assert!(line.ends_with(&value), "{line:?} should end with {value:?}");
+    }
+    assert!(
+        text.stdout
+            .lines()
+            .any(|l| l.starts_with("started") && l.contains('T'))
+    );
+    let json = sandbox
+        .swarm()
+        .args(["info", "a", "--json"])
+        .team("i")
+        .run()
+        .success()
+        .json();
+    assert_eq!(json["argv"], serde_json::json!(["sleep", "1000"]));
+    assert_eq!(json["shownState"], "running");
+    sandbox
+        .swarm()
+        .args(["down", "i", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn run_timeout_stops_the_member() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "t",
+        &format!(
+            "name = \"t\"\n{LEAD}[[member]]\nname = \"sleepy\"\ncommand = [\"sleep\", \"1000\"]\nrun_timeout_s = 1\n"
+        ),
+    );
+    let sleepy = notice(&sandbox, "t", "sleepy");
+    assert_eq!(sleepy["status"], "killed");
+    assert_eq!(sleepy["reason"], "timeout");
+    assert_eq!(sandbox.member("t", "sleepy")["reason"], "timeout");
+    sandbox
+        .swarm()
+        .args(["down", "t", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn max_concurrent_queues_members_in_file_order() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let slots = sandbox.root().join("slots");
+    fs::create_dir_all(&slots).unwrap();
+    let violation = sandbox.root().join("violation");
+    let worker = |secs: &str| {
+        format!(
+            "[\"sh\", \"-c\", \"mkdir {slots}/$SWARM_AGENT; [ $(ls {slots} | wc -l) -le 2 ] || touch {violation}; sleep {secs}; rmdir {slots}/$SWARM_AGENT\"]",
+            slots = slots.display(),
+            violation = violation.display()
+        )
+    };
+    // No lead command: the team is driven from this test, as a script would.
+    up(
+        &sandbox,
+        &server,
+        "q",
+        &format!(
+            "name = \"q\"\nmax_concurrent = 2\n[[member]]\nname = \"w1\"\ncommand = {}\n[[member]]\nname = \"w2\"\ncommand = {}\n[[member]]\nname = \"w3\"\ncommand = {}\n[[member]]\nname = \"w4\"\ncommand = {}\n",
+            worker("0.5"),
+            worker("3"),
+            worker("0.5"),
+            worker("0.5")
+        ),
+    );
+    let names = ["w1", "w2", "w3", "w4"];
+    let mut saw_queued = false;
+    let deadline = std::time::Instant::now() + PATIENCE;
+    loop {
+        let status = sandbox
+            .swarm()
+            .args(["status", "q", "--json"])
+            .run()
+            .success()
+            .json();
+        let states: Vec<String> = status["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["name"] != "team-lead")
+            .map(|m| m["state"].as_str().unwrap().to_owned())
+            .collect();
+        let running = states
+            .iter()
+            .filter(|s| *s == "running" || *s == "starting")
+            .count();
+        assert!(running <= 2, "more than 2 running: {states:?}");
+        saw_queued |= states.iter().any(|s| s == "queued");
+        if states.iter().all(|s| s == "exited") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not all finished: {states:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(saw_queued, "some member should have been seen queued");
+    assert!(!violation.exists(), "a member saw more than 2 running");
+    let started = |name: &str| sandbox.member("q", name)["startedAt"].as_u64().unwrap();
+    let ended = |name: &str| sandbox.member("q", name)["endedAt"].as_u64().unwrap();
+    assert!(started("w3") >= ended("w1"), "w3 waits for a slot");
+    assert!(
+        started("w3") < started("w4"),
+        "queued members start in file order"
+    );
+    for name in names {
+        assert_eq!(notice(&sandbox, "q", name)["status"], "completed");
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn worktrees_are_kept_when_changed_and_removed_when_clean() {
+    let mut sandbox = Sandbox::new();
+    for (key, value) in [
+        ("GIT_AUTHOR_NAME", "t"),
+        ("GIT_AUTHOR_EMAIL", "t@t"),
+        ("GIT_COMMITTER_NAME", "t"),
+        ("GIT_COMMITTER_EMAIL", "t@t"),
+    ] {
+        sandbox.set_env(key, value);
+    }
+    let repo = sandbox.work();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    fs::write(repo.join("README"), "hi\n").unwrap();
+    git(&repo, &["add", "README"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    let server = TmuxServer::start(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "wt",
+        &format!(
+            "name = \"wt\"\n{LEAD}[[member]]\nname = \"clean\"\ncommand = [\"sh\", \"-c\", \"pwd > /dev/null\"]\nisolation = \"worktree\"\n[[member]]\nname = \"dirty\"\ncommand = [\"sh\", \"-c\", \"echo change >> README\"]\nisolation = \"worktree\"\n[[member]]\nname = \"committer\"\ncommand = [\"sh\", \"-c\", \"echo new > f && git add f && git commit -qm work\"]\nisolation = \"worktree\"\n"
+        ),
+    );
+    let clean = notice(&sandbox, "wt", "clean");
+    assert_eq!(clean["status"], "completed");
+    assert!(clean.get("worktreePath").is_none(), "{clean:#}");
+    assert!(!repo.join(".swarm/worktrees/wt-clean").exists());
+    assert!(
+        git(&repo, &["branch", "--list", "swarm/wt/clean"])
+            .trim()
+            .is_empty(),
+        "the clean branch is deleted"
+    );
+
+    for name in ["dirty", "committer"] {
+        let kept = notice(&sandbox, "wt", name);
+        let path = repo.join(format!(".swarm/worktrees/wt-{name}"));
+        assert_eq!(kept["worktreePath"], path.display().to_string(), "{kept:#}");
+        assert!(path.is_dir());
+        assert!(
+            !git(&repo, &["branch", "--list", &format!("swarm/wt/{name}")])
+                .trim()
+                .is_empty()
+        );
+    }
+    assert_eq!(
+        fs::read_to_string(repo.join(".swarm/worktrees/wt-committer/f")).unwrap(),
+        "new\n"
+    );
+    assert_eq!(
+        fs::read_to_string(repo.join("README")).unwrap(),
+        "hi\n",
+        "the main checkout is untouched"
+    );
+    let status = git(&repo, &["status", "--porcelain", "--untracked-files=all"]);
+    assert!(
+        !status.contains(".swarm"),
+        ".swarm/ is excluded from status:\n{status}"
+    );
+    sandbox
+        .swarm()
+        .args(["down", "wt", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn worktree_isolation_outside_a_repository_is_refused_before_anything_starts() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let file = sandbox.write("nr.toml", format!("name = \"nr\"\n{LEAD}[[member]]\nname = \"a\"\ncommand = [\"true\"]\nisolation = \"worktree\"\n"));
+    sandbox
+        .swarm()
+        .arg("up")
+        .arg(&file)
+        .arg("--socket")
+        .arg(server.socket())
+        .run()
+        .refused(2, "is not inside a git repository");
+    assert!(!sandbox.team_dir("nr").exists());
+    assert_eq!(server.panes().len(), 1);
+}
+
+#[test]
+fn paste_delivery_types_messages_into_the_pane_byte_for_byte() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let received = sandbox.root().join("received.txt");
+    up(
+        &sandbox,
+        &server,
+        "p",
+        &format!(
+            "name = \"p\"\n{LEAD}[[member]]\nname = \"typist\"\ncommand = [\"sh\", \"-c\", \"cat > {}\"]\ndelivery = \"paste\"\n",
+            received.display()
+        ),
+    );
+    eventually("typist to run", || {
+        state(&sandbox, "p", "typist") == "running"
+    });
+    let text = "a;b \"double\" 'single'\nsecond line é ü";
+    sandbox
+        .swarm()
+        .args(["send", "typist", text])
+        .team("p")
+        .as_("team-lead")
+        .run()
+        .success();
+    let expected = format!("[from team-lead] {text}\n");
+    eventually("the paste to arrive", || {
+        fs::read_to_string(&received).is_ok_and(|got| got == expected)
+    });
+    assert!(
+        sandbox.inbox("p", "typist").is_empty(),
+        "a pasted message moves to history"
+    );
+    let history = fs::read_to_string(sandbox.team_dir("p").join("history/typist.jsonl")).unwrap();
+    assert!(history.contains("second line"));
+    sandbox
+        .swarm()
+        .args(["down", "p", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn a_wrapper_member_approves_shutdown_on_its_programs_behalf() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "wr",
+        &format!(
+            "name = \"wr\"\n{LEAD}[[member]]\nname = \"legacy\"\ncommand = [\"sleep\", \"1000\"]\nprotocol = \"wrapper\"\n"
+        ),
+    );
+    eventually("legacy to run", || {
+        state(&sandbox, "wr", "legacy") == "running"
+    });
+    let pid = sandbox.member("wr", "legacy")["pid"].as_i64().unwrap();
+    let answer = sandbox
+        .swarm()
+        .args(["shutdown", "request", "legacy", "--wait", "--timeout", "30"])
+        .team("wr")
+        .as_("team-lead")
+        .run()
+        .success();
+    assert!(
+        answer.stdout.starts_with("legacy approved shutdown-"),
+        "{}",
+        answer.stdout
+    );
+    let ended = notice(&sandbox, "wr", "legacy");
+    assert_eq!(ended["status"], "killed");
+    assert_eq!(ended["reason"], "shutdown");
+    eventually("the program to be gone", || {
+        processes_in(&[pid], &[pid]).is_empty()
+    });
+    sandbox
+        .swarm()
+        .args(["down", "wr", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn plan_mode_reaches_a_generic_member() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "pm",
+        &format!(
+            "name = \"pm\"\n{LEAD}[[member]]\nname = \"careful\"\ncommand = [\"sh\", \"-c\", \"echo mode=$SWARM_PLAN_MODE\"]\nplan_mode_required = true\n"
+        ),
+    );
+    notice(&sandbox, "pm", "careful");
+    let log = fs::read_to_string(sandbox.team_dir("pm").join("logs/careful.log")).unwrap();
+    assert!(log.contains("mode=required"), "{log}");
+    sandbox
+        .swarm()
+        .args(["down", "pm", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn a_program_that_cannot_start_is_recorded_as_failed() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "ns",
+        &format!(
+            "name = \"ns\"\n{LEAD}[[member]]\nname = \"ghost\"\ncommand = [\"no-such-program-xyz\"]\n"
+        ),
+    );
+    let ghost = notice(&sandbox, "ns", "ghost");
+    assert_eq!(ghost["status"], "failed");
+    assert_eq!(ghost["exitCode"], 127);
+    assert!(
+        ghost["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no-such-program-xyz")
+    );
+    sandbox
+        .swarm()
+        .args(["down", "ns", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn the_notice_is_written_once_even_under_a_signal_storm() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "st",
+        &format!(
+            "name = \"st\"\n{LEAD}[[member]]\nname = \"stoic\"\ncommand = [\"bash\", \"-c\", \"trap '' TERM HUP INT; sleep 1.5; exit 0\"]\n"
+        ),
+    );
+    eventually("stoic to run", || {
+        state(&sandbox, "st", "stoic") == "running"
+    });
+    let supervisor = i32::try_from(
+        sandbox.member("st", "stoic")["supervisorPid"]
+            .as_i64()
+            .unwrap(),
+    )
+    .unwrap();
+    let pid = nix::unistd::Pid::from_raw(supervisor);
+    let mut sent = 0;
+    while nix::sys::signal::kill(pid, None).is_ok() && sent < 2000 {
+        for signal in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+            let _ = nix::sys::signal::kill(pid, signal);
+        }
+        sent += 1;
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let stoic = notice(&sandbox, "st", "stoic");
+    assert_eq!(stoic["status"], "killed");
+    // Whichever signal the supervisor acted on first is the recorded reason.
+    assert!(
+        ["signal", "hangup"].contains(&stoic["reason"].as_str().unwrap()),
+        "{stoic:#}"
+    );
+    assert_eq!(state(&sandbox, "st", "stoic"), "killed");
+    sandbox
+        .swarm()
+        .args(["down", "st", "--force"])
+        .run()
+        .success();
+}
