@@ -37,7 +37,8 @@ pub struct Error {
     kind: ErrorKind,
     message: String,
     hint: Option<String>,
-    io: Option<io::ErrorKind>,
+    /// Set only for failures writing swarm's own output, where a closed pipe is not an error.
+    output: Option<io::ErrorKind>,
 }
 
 impl Error {
@@ -46,7 +47,7 @@ impl Error {
             kind,
             message: message.into(),
             hint: None,
-            io: None,
+            output: None,
         }
     }
 
@@ -79,7 +80,7 @@ impl Error {
             kind: ErrorKind::Runtime,
             message: format!("cannot {action} {}: {}", path.display(), describe(&err)),
             hint,
-            io: Some(err.kind()),
+            output: None,
         }
     }
 
@@ -90,7 +91,7 @@ impl Error {
             kind: ErrorKind::Runtime,
             message: format!("cannot {action}: {}", describe(&err)),
             hint,
-            io: Some(err.kind()),
+            output: None,
         }
     }
 
@@ -118,9 +119,10 @@ impl Error {
         self.hint.as_deref()
     }
 
-    /// Writing to a closed pipe (`swarm inbox | head -1`) is not an error worth reporting.
+    /// Writing output to a closed pipe (`swarm inbox | head -1`) is not an error worth reporting.
+    /// A broken pipe anywhere else (a peer that hung up) is.
     pub fn is_broken_pipe(&self) -> bool {
-        self.io == Some(io::ErrorKind::BrokenPipe)
+        self.output == Some(io::ErrorKind::BrokenPipe)
     }
 }
 
@@ -132,10 +134,14 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// Writing to stdout is the one place an io error carries no path.
+/// Writing to stdout is the one place an io error converts without context.
 impl From<io::Error> for Error {
     fn from(err: io::Error) -> Self {
-        Self::os("write output", err)
+        let kind = err.kind();
+        Self {
+            output: Some(kind),
+            ..Self::os("write output", err)
+        }
     }
 }
 
@@ -211,8 +217,14 @@ mod tests {
     }
 
     #[test]
-    fn broken_pipe_is_recognised() {
+    fn only_a_broken_output_pipe_is_quiet() {
         let err = Error::from(io::Error::from(io::ErrorKind::BrokenPipe));
         assert!(err.is_broken_pipe());
+        let peer = Error::io(
+            "send to",
+            Path::new("/s"),
+            io::Error::from(io::ErrorKind::BrokenPipe),
+        );
+        assert!(!peer.is_broken_pipe(), "a peer hanging up is an error");
     }
 }

@@ -1,5 +1,7 @@
 //! Diagnostics on stderr through `tracing`. `-v`/`-q` pick the level; `RUST_LOG` overrides it.
 
+use std::io::IsTerminal;
+
 use tracing_subscriber::EnvFilter;
 
 pub fn init(verbose: u8, quiet: u8) {
@@ -17,6 +19,7 @@ pub fn init(verbose: u8, quiet: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .without_time()
         .try_init();
