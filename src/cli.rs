@@ -128,6 +128,12 @@ pub enum Command {
     #[command(subcommand)]
     Plan(commands::plan::Command),
 
+    /// Open a peer socket in this terminal and print what arrives (uds: messages)
+    Listen(commands::listen::Args),
+
+    /// List live peers; stale entries are removed
+    Peers(commands::peers::Args),
+
     /// The pane supervisor: tmux starts it in each member's pane; not run by hand
     Run(crate::supervisor::Args),
 }

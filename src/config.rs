@@ -299,6 +299,7 @@ impl Member {
 pub struct Team {
     name: String,
     paths: TeamPaths,
+    home: Home,
 }
 
 impl Team {
@@ -309,6 +310,7 @@ impl Team {
             return Ok(Self {
                 name: name.to_owned(),
                 paths,
+                home: home.clone(),
             });
         }
         let known = list_teams(home)?;
@@ -336,6 +338,7 @@ impl Team {
         let team = Self {
             name: config.name.clone(),
             paths,
+            home: home.clone(),
         };
         team.update_raw(|()| Ok(()), |existing| {
             if existing.is_some() && !replace {
@@ -357,6 +360,10 @@ impl Team {
 
     pub fn paths(&self) -> &TeamPaths {
         &self.paths
+    }
+
+    pub fn home(&self) -> &Home {
+        &self.home
     }
 
     pub fn mailbox(&self, member: &str) -> Mailbox {

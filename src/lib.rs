@@ -20,6 +20,7 @@ pub mod mailbox;
 pub mod message;
 pub mod names;
 pub mod output;
+pub mod peer;
 pub mod process;
 pub mod profile;
 pub mod protocol;

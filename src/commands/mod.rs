@@ -5,8 +5,10 @@ pub mod inbox;
 pub mod info;
 pub mod init;
 pub mod join;
+pub mod listen;
 pub mod log;
 pub mod ls;
+pub mod peers;
 pub mod plan;
 pub mod recv;
 pub mod send;
@@ -33,6 +35,8 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Log(args) => log::run(&ctx, args),
         Command::Wait(args) => wait::run(&ctx, args),
         Command::Stop(args) => stop::run(&ctx, args),
+        Command::Listen(args) => listen::run(&ctx, args),
+        Command::Peers(args) => peers::run(&ctx, args),
         Command::Run(args) => crate::supervisor::run(&ctx, args),
         Command::Init(args) => init::run(&ctx, args),
         Command::Join(args) => join::run(&ctx, args),

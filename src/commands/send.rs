@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::message::{InboxMessage, check_text_size, derive_summary};
 use crate::names::Name;
 use crate::output;
+use crate::peer;
 use crate::protocol::{Classified, Structured};
 use crate::rules::{self, Recipient};
 
@@ -51,7 +52,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<()> {
         )));
     }
     if matches!(recipient, Recipient::Peer) {
-        return Err(Error::usage("uds: peers are not supported yet"));
+        return send_to_peer(ctx, &args.to, &text, args.summary.as_deref());
     }
 
     let team = ctx.team()?;
@@ -101,6 +102,28 @@ pub fn run(ctx: &Context, args: Args) -> Result<()> {
         return output::json(&json!({"msg_id": message.id(), "from": me.as_str(), "to": targets}));
     }
     output::line(message.id())
+}
+
+/// `send uds:PATH`: one line to a peer socket, acknowledged once the receiver has it.
+fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> Result<()> {
+    let path = peer::address_path(to).ok_or_else(|| {
+        Error::usage("a peer address is uds:PATH, e.g. uds:/run/user/1000/swarm/4242.sock")
+    })?;
+    let label = match (std::env::var("SWARM_AGENT"), std::env::var("SWARM_TEAM")) {
+        (Ok(agent), Ok(team)) if !agent.is_empty() && !team.is_empty() => format!("{agent}@{team}"),
+        _ => crate::context::OUTSIDE_SENDER.to_owned(),
+    };
+    let request = peer::Request {
+        from: peer::own_address(&ctx.home, &label),
+        text: text.to_owned(),
+        summary: summary.map(str::to_owned),
+        msg_id: uuid::Uuid::new_v4().to_string(),
+    };
+    let msg_id = peer::deliver(std::path::Path::new(path), &request)?;
+    if ctx.json {
+        return output::json(&json!({"msg_id": msg_id, "from": request.from, "to": to}));
+    }
+    output::line(msg_id)
 }
 
 /// Protocol messages are checked; JSON that claims a protocol type without its fields is refused.

@@ -14,6 +14,7 @@ mod signals;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
@@ -24,8 +25,11 @@ use crate::context::Context;
 use crate::ending::{self, Ending};
 use crate::error::{Error, Result};
 use crate::launcher;
+use crate::message::{InboxMessage, check_text_size, derive_summary};
 use crate::names::Name;
+use crate::peer::{Incoming, Listener, Sink};
 use crate::process;
+use crate::protocol::{Classified, Structured};
 use crate::tmux::Tmux;
 use crate::watcher::{Watcher, named};
 use crate::worktree::{self, Worktree};
@@ -90,8 +94,17 @@ impl Supervisor {
         child::ignore_terminal_stops();
         let mut signals = Signals::install()?;
         self.capture_output();
+        let peer = self.open_peer_socket();
+        let _server = peer.as_ref().map(|listener| {
+            let listener = Arc::clone(listener);
+            let sink = self.inbox_sink();
+            AbortOnDrop(tokio::spawn(async move { listener.serve(sink).await }))
+        });
+        let socket = peer
+            .as_ref()
+            .map(|listener| listener.socket().to_path_buf());
         let queued = self.max_concurrent.is_some() && self.name != self.lead;
-        self.register(queued)?;
+        self.register(queued, socket.as_deref())?;
 
         if let Some(max) = self.max_concurrent.filter(|_| queued)
             && let queue::Slot::Interrupted(reason) =
@@ -111,7 +124,11 @@ impl Supervisor {
             _ => (PathBuf::from(&self.member.cwd), None),
         };
         let argv = self.member.argv.clone().unwrap_or_default();
-        let mut child = match child::spawn(&argv, &cwd, &Self::child_env(worktree.as_ref())) {
+        let mut child = match child::spawn(
+            &argv,
+            &cwd,
+            &Self::child_env(worktree.as_ref(), socket.as_deref()),
+        ) {
             Ok(child) => child,
             Err(err) => return self.fail_to_start(&err),
         };
@@ -205,9 +222,56 @@ impl Supervisor {
         }
     }
 
+    /// The member's peer socket: a message sent to it is stored in the member's inbox.
+    fn open_peer_socket(&self) -> Option<Arc<Listener>> {
+        match Listener::bind(
+            self.team.home(),
+            None,
+            Some(self.team.name().to_owned()),
+            Some(self.name.clone()),
+        ) {
+            Ok(listener) => Some(Arc::new(listener)),
+            Err(err) => {
+                tracing::warn!("{} has no peer socket: {err}", self.name);
+                None
+            }
+        }
+    }
+
+    /// Stores what arrives on the peer socket in the member's inbox, durably, before the sender
+    /// is acknowledged. Protocol messages stay inside the team and are refused here.
+    fn inbox_sink(&self) -> Sink {
+        let team = self.team.clone();
+        let name = self.name.clone();
+        Arc::new(move |incoming: &Incoming| {
+            if !matches!(Structured::classify(&incoming.text), Classified::Plain) {
+                return Err(Error::usage(
+                    "protocol messages cannot arrive over a peer socket",
+                ));
+            }
+            check_text_size(&incoming.text)?;
+            let summary = incoming
+                .summary
+                .clone()
+                .unwrap_or_else(|| derive_summary(&incoming.text));
+            let mut message =
+                InboxMessage::new(&incoming.from, &incoming.text, Some(&summary), None);
+            message.set_id(&incoming.msg_id);
+            team.mailbox(&name).update(|unread| {
+                // A sender that retries after a lost acknowledgement must not duplicate the message.
+                if unread.iter().any(|m| m.id() == incoming.msg_id.as_str()) {
+                    return Ok(((), false));
+                }
+                unread.push(message);
+                Ok(((), true))
+            })
+        })
+    }
+
     /// Records this supervisor and clears what a previous run of the member left.
-    fn register(&self, queued: bool) -> Result<()> {
+    fn register(&self, queued: bool, socket: Option<&Path>) -> Result<()> {
         let pane = self.pane.clone();
+        let socket = socket.map(|s| s.display().to_string());
         let log = self.log.display().to_string();
         self.team.update(|config| {
             let member = config
@@ -218,6 +282,7 @@ impl Supervisor {
                 member.tmux_pane_id = pane;
             }
             member.log_file = Some(log);
+            member.socket = socket;
             member.state = Some(if queued {
                 State::Queued
             } else {
@@ -249,8 +314,11 @@ impl Supervisor {
     }
 
     /// The member's environment on top of the pane's: `swarm` itself first on PATH.
-    fn child_env(worktree: Option<&Worktree>) -> Vec<(String, String)> {
+    fn child_env(worktree: Option<&Worktree>, socket: Option<&Path>) -> Vec<(String, String)> {
         let mut env = Vec::new();
+        if let Some(socket) = socket {
+            env.push(("SWARM_SOCKET".to_owned(), socket.display().to_string()));
+        }
         if let Some(dir) = launcher::exe_dir() {
             let path = std::env::var("PATH").unwrap_or_default();
             env.push(("PATH".to_owned(), format!("{}:{path}", dir.display())));
@@ -358,6 +426,15 @@ impl Stopping {
         process::signal_group(pgid, signal);
         self.kill_at
             .get_or_insert(tokio::time::Instant::now() + GRACE);
+    }
+}
+
+/// A background task that ends with the scope holding it.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

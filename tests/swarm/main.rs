@@ -6,5 +6,6 @@ mod harness;
 mod launcher;
 mod lifecycle;
 mod messaging;
+mod peers;
 mod protocol_rules;
 mod teams;

@@ -1,0 +1,63 @@
+//! `swarm listen [--label L]`: open a peer socket in this terminal and print what arrives, until
+//! interrupted. The socket and its registry entry are removed on exit, Ctrl-C included.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::output;
+use crate::peer::{Incoming, Listener, Sink};
+use crate::render;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A name for this peer, shown by `swarm peers`
+    #[arg(long, value_name = "L")]
+    pub label: Option<String>,
+}
+
+pub fn run(ctx: &Context, args: Args) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| Error::os("start the listener's runtime", err))?;
+    runtime.block_on(listen(ctx, args))
+}
+
+async fn listen(ctx: &Context, args: Args) -> Result<()> {
+    let team = std::env::var("SWARM_TEAM").ok().filter(|t| !t.is_empty());
+    let agent = std::env::var("SWARM_AGENT").ok().filter(|a| !a.is_empty());
+    let listener = Listener::bind(&ctx.home, args.label, team, agent)?;
+    {
+        let mut stderr = std::io::stderr().lock();
+        let _ = writeln!(stderr, "swarm: listening on {}", listener.address());
+        let _ = writeln!(
+            stderr,
+            "hint: sends from this terminal are signed with it; elsewhere, export SWARM_SOCKET={}",
+            listener.socket().display()
+        );
+    }
+    let json = ctx.json;
+    let sink: Sink = Arc::new(move |message: &Incoming| {
+        if json {
+            output::json_line(message)
+        } else {
+            output::line(render::pasted(&message.from, &message.text))
+        }
+    });
+    let mut terminate = signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut hangup = signal(tokio::signal::unix::SignalKind::hangup())?;
+    tokio::select! {
+        () = listener.serve(sink) => {}
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate.recv() => {}
+        _ = hangup.recv() => {}
+    }
+    drop(listener);
+    Ok(())
+}
+
+fn signal(kind: tokio::signal::unix::SignalKind) -> Result<tokio::signal::unix::Signal> {
+    tokio::signal::unix::signal(kind).map_err(|err| Error::os("install a signal handler", err))
+}

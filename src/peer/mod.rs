@@ -1,0 +1,60 @@
+//! `uds:` peers: Unix sockets that reach a swarm process in another terminal, session or team
+//! (DESIGN §7). The wire format is one JSON object per line each way.
+
+mod client;
+mod registry;
+mod runtime;
+mod server;
+
+pub use client::{deliver, own_address};
+pub use registry::{PeerEntry, Registration, live_peers};
+pub use runtime::runtime_dir;
+pub use server::{Incoming, Listener, Sink};
+
+use serde::{Deserialize, Serialize};
+
+/// The longest line a peer reads or writes.
+pub const MAX_LINE_BYTES: usize = 1024 * 1024;
+
+/// What a sender writes: `{"from": "uds:…", "text": …, "summary"?: …, "msg_id": …}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Request {
+    pub from: String,
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    pub msg_id: String,
+}
+
+/// What a receiver answers: `{"ok": true, "msg_id": …}` or `{"ok": false, "error": …}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Ack {
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msg_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Ack {
+    pub fn accepted(msg_id: &str) -> Self {
+        Self {
+            ok: true,
+            msg_id: Some(msg_id.to_owned()),
+            error: None,
+        }
+    }
+
+    pub fn refused(error: impl Into<String>) -> Self {
+        Self {
+            ok: false,
+            msg_id: None,
+            error: Some(error.into()),
+        }
+    }
+}
+
+/// `uds:/path` → `/path`.
+pub fn address_path(address: &str) -> Option<&str> {
+    address.strip_prefix("uds:").filter(|path| !path.is_empty())
+}

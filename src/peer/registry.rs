@@ -1,0 +1,134 @@
+//! `<home>/peers/<pid>.json`: who is listening where, so `swarm peers` can list live peers and a
+//! sender can find its own address. An entry whose process is gone is stale and removed.
+
+use std::fs;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock;
+use crate::error::{Error, Result};
+use crate::fsutil::{atomic_write, create_dir_all};
+use crate::home::Home;
+use crate::process;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PeerEntry {
+    pub pid: i32,
+    pub socket: PathBuf,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    pub cwd: PathBuf,
+    pub started_at: u64,
+    /// The terminal the peer runs on, so a `send` from the same terminal signs with its address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tty: Option<String>,
+}
+
+impl PeerEntry {
+    pub fn address(&self) -> String {
+        format!("uds:{}", self.socket.display())
+    }
+}
+
+/// A registry entry and its socket, removed when dropped.
+#[derive(Debug)]
+pub struct Registration {
+    entry_path: PathBuf,
+    socket: PathBuf,
+}
+
+impl Registration {
+    pub fn write(home: &Home, entry: &PeerEntry) -> Result<Self> {
+        let dir = home.peers_dir();
+        create_dir_all(&dir)?;
+        let entry_path = dir.join(format!("{}.json", entry.pid));
+        atomic_write(&entry_path, |out| {
+            serde_json::to_writer_pretty(&mut *out, entry)?;
+            Ok(())
+        })?;
+        Ok(Self {
+            entry_path,
+            socket: entry.socket.clone(),
+        })
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.socket);
+        let _ = fs::remove_file(&self.entry_path);
+    }
+}
+
+/// Live peers, oldest first. Entries of processes that are gone are removed with their sockets.
+pub fn live_peers(home: &Home) -> Result<Vec<PeerEntry>> {
+    let dir = home.peers_dir();
+    let entries = match fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) => return Err(Error::io("list", &dir, err)),
+    };
+    let mut live = Vec::new();
+    for entry in entries.filter_map(std::result::Result::ok) {
+        let path = entry.path();
+        if path.extension().is_none_or(|ext| ext != "json") {
+            continue;
+        }
+        let parsed = fs::read(&path)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<PeerEntry>(&bytes).ok());
+        match parsed {
+            Some(peer) if process::alive(peer.pid) && is_socket(&peer.socket) => live.push(peer),
+            Some(peer) => {
+                tracing::info!(pid = peer.pid, "removing stale peer entry");
+                if is_socket(&peer.socket) {
+                    let _ = fs::remove_file(&peer.socket);
+                }
+                let _ = fs::remove_file(&path);
+            }
+            None => {
+                tracing::warn!("removing unreadable peer entry {}", path.display());
+                let _ = fs::remove_file(&path);
+            }
+        }
+    }
+    live.sort_by_key(|peer| (peer.started_at, peer.pid));
+    Ok(live)
+}
+
+fn is_socket(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_socket())
+}
+
+/// The entry for a peer of this process.
+pub fn entry(
+    socket: PathBuf,
+    label: Option<String>,
+    team: Option<String>,
+    agent: Option<String>,
+) -> PeerEntry {
+    PeerEntry {
+        pid: i32::try_from(std::process::id()).unwrap_or(0),
+        socket,
+        label,
+        team,
+        agent,
+        cwd: std::env::current_dir().unwrap_or_default(),
+        started_at: clock::now_ms(),
+        tty: own_tty(),
+    }
+}
+
+/// The terminal on stdin, if any.
+pub fn own_tty() -> Option<String> {
+    nix::unistd::ttyname(std::io::stdin())
+        .ok()
+        .map(|path| path.display().to_string())
+}

@@ -1,0 +1,49 @@
+//! Where peer sockets live: `$XDG_RUNTIME_DIR/swarm`, else `/tmp/swarm-<uid>`. The directory is
+//! private (0700) and must be ours; a directory someone else could write to is refused, since a
+//! socket there could be swapped for a stranger's.
+
+use std::fs;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::PathBuf;
+
+use nix::unistd::getuid;
+
+use crate::error::{Error, Result};
+
+pub fn runtime_dir() -> Result<PathBuf> {
+    let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
+        Some(base) => PathBuf::from(base).join("swarm"),
+        None => PathBuf::from(format!("/tmp/swarm-{}", getuid())),
+    };
+    match fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(err) => return Err(Error::io("create the peer socket directory", &dir, err)),
+    }
+    let meta = fs::symlink_metadata(&dir).map_err(|err| Error::io("inspect", &dir, err))?;
+    let uid = getuid().as_raw();
+    let unsafe_dir = |why: String| {
+        Error::runtime(format!(
+            "refusing to use {} for peer sockets: {why}",
+            dir.display()
+        ))
+        .with_hint(format!(
+            "remove it, or `chmod 700 {}` if it is yours",
+            dir.display()
+        ))
+    };
+    if !meta.is_dir() {
+        return Err(unsafe_dir("it is not a directory".into()));
+    }
+    if meta.uid() != uid {
+        return Err(unsafe_dir(format!(
+            "it belongs to uid {}, not {uid}",
+            meta.uid()
+        )));
+    }
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(unsafe_dir(format!("its mode is {mode:03o}, not 700")));
+    }
+    Ok(dir)
+}

@@ -1,0 +1,176 @@
+//! The peer server. It accepts only connections whose `SO_PEERCRED` uid is its own, reads one
+//! JSON line at a time (at most 1 MiB, within 5 s), hands each message to its sink and answers.
+//! A bad client gets `{"ok": false, "error"}` and is closed; the listener and the other
+//! connections carry on.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+
+use super::registry::{self, Registration};
+use super::runtime::runtime_dir;
+use super::{Ack, MAX_LINE_BYTES, Request};
+use crate::error::{Error, Result};
+use crate::home::Home;
+
+/// How long a client may stay silent before it is answered with an error and closed.
+pub const IDLE: Duration = Duration::from_secs(5);
+
+/// What happens to an accepted message: stored in an inbox, or printed. It runs on a blocking
+/// thread and must finish (durably, for an inbox) before the sender is acknowledged.
+pub type Sink = Arc<dyn Fn(&Incoming) -> Result<()> + Send + Sync>;
+
+/// A message that arrived on the socket.
+pub type Incoming = Request;
+
+/// A bound peer socket with its registry entry; both are removed when it is dropped.
+pub struct Listener {
+    unix: UnixListener,
+    socket: PathBuf,
+    _registration: Registration,
+}
+
+impl Listener {
+    /// Binds `<runtime>/<pid>.sock` (mode 0600) and registers it under `home`.
+    pub fn bind(
+        home: &Home,
+        label: Option<String>,
+        team: Option<String>,
+        agent: Option<String>,
+    ) -> Result<Self> {
+        let socket = runtime_dir()?.join(format!("{}.sock", std::process::id()));
+        // A socket file left by an earlier process with this pid is stale: that process is gone.
+        let _ = std::fs::remove_file(&socket);
+        let listener =
+            UnixListener::bind(&socket).map_err(|err| Error::io("listen on", &socket, err))?;
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
+            .map_err(|err| Error::io("restrict", &socket, err))?;
+        let registration =
+            Registration::write(home, &registry::entry(socket.clone(), label, team, agent))?;
+        Ok(Self {
+            unix: listener,
+            socket,
+            _registration: registration,
+        })
+    }
+
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    pub fn address(&self) -> String {
+        format!("uds:{}", self.socket.display())
+    }
+
+    /// Serves connections until the task is dropped.
+    pub async fn serve(&self, sink: Sink) {
+        let own_uid = nix::unistd::getuid().as_raw();
+        loop {
+            match self.unix.accept().await {
+                Ok((stream, _)) => {
+                    tokio::spawn(handle(stream, Arc::clone(&sink), own_uid));
+                }
+                Err(err) => {
+                    tracing::warn!("accepting a peer connection failed: {err}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }
+    }
+}
+
+async fn handle(stream: UnixStream, sink: Sink, own_uid: u32) {
+    match stream.peer_cred() {
+        Ok(cred) if cred.uid() == own_uid => {}
+        Ok(cred) => {
+            tracing::warn!(
+                "refused a peer connection from uid {} (pid {}): only uid {own_uid} may send here",
+                cred.uid(),
+                cred.pid()
+                    .map_or_else(|| "?".to_owned(), |pid| pid.to_string())
+            );
+            return;
+        }
+        Err(err) => {
+            tracing::warn!("refused a peer connection whose credentials cannot be read: {err}");
+            return;
+        }
+    }
+    let (read, mut write) = stream.into_split();
+    let mut reader = BufReader::new(read);
+    loop {
+        let line = match tokio::time::timeout(IDLE, read_line(&mut reader)).await {
+            Err(_) => Err(format!("nothing arrived within {}s", IDLE.as_secs())),
+            Ok(Ok(None)) => return,
+            Ok(Ok(Some(line))) => Ok(line),
+            Ok(Err(problem)) => Err(problem),
+        };
+        let outcome = match line.and_then(|line| parse(&line)) {
+            Ok(request) => {
+                let sink = Arc::clone(&sink);
+                let stored =
+                    tokio::task::spawn_blocking(move || sink(&request).map(|()| request.msg_id))
+                        .await;
+                match stored {
+                    Ok(Ok(msg_id)) => Ok(msg_id),
+                    Ok(Err(err)) => Err(err.message().to_owned()),
+                    Err(err) => Err(format!("the message could not be handled: {err}")),
+                }
+            }
+            Err(problem) => Err(problem),
+        };
+        let (ack, keep_going) = match outcome {
+            Ok(msg_id) => (Ack::accepted(&msg_id), true),
+            Err(problem) => (Ack::refused(problem), false),
+        };
+        let mut reply = serde_json::to_vec(&ack).unwrap_or_default();
+        reply.push(b'\n');
+        if write.write_all(&reply).await.is_err() || !keep_going {
+            return;
+        }
+    }
+}
+
+/// One line without its newline; `None` at a clean end of input. Refuses lines over the limit.
+async fn read_line(reader: &mut (impl AsyncBufRead + Unpin)) -> Result<Option<Vec<u8>>, String> {
+    let mut line = Vec::new();
+    loop {
+        let available = reader
+            .fill_buf()
+            .await
+            .map_err(|err| format!("read failed: {err}"))?;
+        if available.is_empty() {
+            return Ok((!line.is_empty()).then_some(line));
+        }
+        let (chunk, found) = match available.iter().position(|b| *b == b'\n') {
+            Some(end) => (&available[..end], Some(end + 1)),
+            None => (available, None),
+        };
+        if line.len() + chunk.len() > MAX_LINE_BYTES {
+            return Err(format!(
+                "line is over the limit of {MAX_LINE_BYTES} bytes (1 MiB)"
+            ));
+        }
+        line.extend_from_slice(chunk);
+        let used = found.unwrap_or(available.len());
+        reader.consume(used);
+        if found.is_some() {
+            return Ok(Some(line));
+        }
+    }
+}
+
+fn parse(line: &[u8]) -> Result<Request, String> {
+    let value: serde_json::Value =
+        serde_json::from_slice(line).map_err(|err| format!("invalid JSON: {err}"))?;
+    let request: Request =
+        serde_json::from_value(value).map_err(|err| format!("invalid message: {err}"))?;
+    if request.from.is_empty() || request.msg_id.is_empty() {
+        return Err("invalid message: from and msg_id must not be empty".to_owned());
+    }
+    Ok(request)
+}
