@@ -134,6 +134,12 @@ pub enum Command {
     /// List live peers; stale entries are removed
     Peers(commands::peers::Args),
 
+    /// Print a shell completion script
+    Completions(commands::completions::Args),
+
+    /// Write the man pages into a directory
+    Man(commands::man::Args),
+
     /// The pane supervisor: tmux starts it in each member's pane; not run by hand
     Run(crate::supervisor::Args),
 }

@@ -17,6 +17,7 @@ pub mod liveness;
 pub mod lock;
 mod logging;
 pub mod mailbox;
+pub mod manual;
 pub mod message;
 pub mod names;
 pub mod output;

@@ -32,9 +32,19 @@ pub struct FileLock {
 
 impl FileLock {
     pub fn acquire(target: &Path) -> Result<Self> {
-        let mut flock = Flock::acquire(&flock_path(target))?;
+        let mut flock = Flock::acquire(&flock_path(target), true)?
+            .ok_or_else(|| Error::runtime(format!("cannot lock {}", target.display())))?;
         let dir = LockDir::acquire(lock_dir_path(target), wait_bound(), &mut flock)?;
         Ok(Self { dir, flock })
+    }
+
+    /// Both locks if no other swarm process holds the flock right now; `None` if one does.
+    pub fn try_acquire(target: &Path) -> Result<Option<Self>> {
+        let Some(mut flock) = Flock::acquire(&flock_path(target), false)? else {
+            return Ok(None);
+        };
+        let dir = LockDir::acquire(lock_dir_path(target), wait_bound(), &mut flock)?;
+        Ok(Some(Self { dir, flock }))
     }
 }
 
@@ -76,7 +86,8 @@ struct Flock {
 }
 
 impl Flock {
-    fn acquire(path: &Path) -> Result<Self> {
+    /// Waits for the lock when `wait` is set; otherwise returns `None` if it is held.
+    fn acquire(path: &Path, wait: bool) -> Result<Option<Self>> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -85,8 +96,16 @@ impl Flock {
             .mode(PRIVATE_FILE_MODE)
             .open(path)
             .map_err(|err| Error::io("open lock file", path, err))?;
-        file.lock().map_err(|err| Error::io("lock", path, err))?;
-        Ok(Self { file })
+        if wait {
+            file.lock().map_err(|err| Error::io("lock", path, err))?;
+        } else {
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(fs::TryLockError::WouldBlock) => return Ok(None),
+                Err(fs::TryLockError::Error(err)) => return Err(Error::io("lock", path, err)),
+            }
+        }
+        Ok(Some(Self { file }))
     }
 }
 
@@ -297,7 +316,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let held = dir.path().join("bob.json.lock");
         fs::create_dir(&held).unwrap();
-        let mut flock = Flock::acquire(&dir.path().join(".bob.flock")).unwrap();
+        let mut flock = Flock::acquire(&dir.path().join(".bob.flock"), true)
+            .unwrap()
+            .unwrap();
         let err =
             LockDir::acquire(held.clone(), Duration::from_millis(50), &mut flock).unwrap_err();
         assert!(err.message().contains("bob.json.lock"), "{}", err.message());
@@ -326,14 +347,14 @@ mod tests {
         {
             // A writer killed inside its locked section: the kernel drops its flock, nothing
             // removes its directory or its record.
-            let mut flock = Flock::acquire(&flock_path(&target)).unwrap();
+            let mut flock = Flock::acquire(&flock_path(&target), true).unwrap().unwrap();
             let _dir = LockDir::acquire(held.clone(), Duration::ZERO, &mut flock).unwrap();
         }
         assert!(held.is_dir());
         let again = LockDir::acquire(
             held.clone(),
             Duration::ZERO,
-            &mut Flock::acquire(&flock_path(&target)).unwrap(),
+            &mut Flock::acquire(&flock_path(&target), true).unwrap().unwrap(),
         );
         assert!(
             again.is_ok(),
@@ -348,7 +369,7 @@ mod tests {
         drop(FileLock::acquire(&target).unwrap());
         // Claude Code creates its own directory at the same path.
         fs::create_dir(lock_dir_path(&target)).unwrap();
-        let mut flock = Flock::acquire(&flock_path(&target)).unwrap();
+        let mut flock = Flock::acquire(&flock_path(&target), true).unwrap().unwrap();
         assert!(
             LockDir::acquire(
                 lock_dir_path(&target),

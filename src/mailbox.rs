@@ -3,6 +3,12 @@
 //! Every change goes through [`Mailbox::update`]: both locks, an exclusive create of `[]` when the file
 //! is missing, repair of a corrupt file or invalid elements (moved aside, never dropped), then an
 //! atomic, durable rewrite (DESIGN §4).
+//!
+//! Concurrent writers share rewrites (group commit). A writer that finds the inbox locked makes its
+//! messages durable in a spool file (`inboxes/.spool/<name>/`) while it waits; whoever holds the lock
+//! merges every spooled message into its one rewrite, then removes the spool files. A writer whose
+//! messages were merged by another only has to see that; it still returns only once they are in the
+//! inbox. A spool file left by a writer that died is merged by the next update.
 
 use std::fs;
 use std::io::Write;
@@ -22,6 +28,7 @@ use crate::names::path_component;
 pub struct Mailbox {
     inbox: PathBuf,
     history: PathBuf,
+    spool: PathBuf,
 }
 
 /// Files moved aside from an inbox, for `status` to report.
@@ -37,6 +44,7 @@ impl Mailbox {
         Self {
             inbox: team.inboxes().join(format!("{component}.json")),
             history: team.history().join(format!("{component}.jsonl")),
+            spool: team.inboxes().join(".spool").join(&component),
         }
     }
 
@@ -59,12 +67,76 @@ impl Mailbox {
         create_exclusive(&self.inbox, b"[]").map(drop)
     }
 
-    /// Adds messages to the end of the inbox. Durable when it returns.
+    /// Adds messages to the end of the inbox. Durable, and in the inbox, when it returns.
     pub fn append(&self, messages: &[InboxMessage]) -> Result<()> {
-        self.update(|unread| {
-            unread.extend_from_slice(messages);
-            Ok(((), true))
-        })
+        create_dir_all(fsutil::parent(&self.inbox))?;
+        if let Some(lock) = FileLock::try_acquire(&self.inbox)? {
+            return self.update_locked(lock, |unread| {
+                unread.extend_from_slice(messages);
+                Ok(((), true))
+            });
+        }
+        // Another writer holds the inbox: spool, so one rewrite can commit us both.
+        self.spool(messages)?;
+        self.update(|_| Ok(((), false)))
+    }
+
+    /// Writes messages to a spool file of their own, atomically (a merger never sees part of it)
+    /// but without syncing it: the writer returns only once its messages are in the durably
+    /// rewritten inbox, so the spool file never has to survive a crash on its own.
+    fn spool(&self, messages: &[InboxMessage]) -> Result<()> {
+        create_dir_all(&self.spool)?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_nanos());
+        let unique = format!(
+            "{nanos:024}-{}-{}.json",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        );
+        let staging = self.spool.join(format!(".{unique}"));
+        let bytes = serde_json::to_vec(messages).map_err(|err| Error::runtime(err.to_string()))?;
+        fs::write(&staging, bytes).map_err(|err| Error::io("write", &staging, err))?;
+        let path = self.spool.join(unique);
+        fs::rename(&staging, &path).map_err(|err| Error::io("rename", &path, err))
+    }
+
+    /// Moves every spooled message not already unread into `unread`, oldest spool file first.
+    /// Returns the files merged, to remove once the inbox is durable.
+    fn merge_spool(&self, unread: &mut Vec<InboxMessage>) -> Result<Vec<PathBuf>> {
+        let entries = match fs::read_dir(&self.spool) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => return Err(Error::io("list", &self.spool, err)),
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(std::result::Result::ok)
+            .map(|entry| entry.path())
+            // Temporary files of writers still spooling start with a dot.
+            .filter(|path| {
+                path.file_name()
+                    .is_some_and(|n| !n.to_string_lossy().starts_with('.'))
+            })
+            .collect();
+        files.sort();
+        let mut present: std::collections::HashSet<String> =
+            unread.iter().map(|m| m.id().into_owned()).collect();
+        for file in &files {
+            let bytes = fs::read(file).map_err(|err| Error::io("read", file, err))?;
+            let Ok(messages) = serde_json::from_slice::<Vec<InboxMessage>>(&bytes) else {
+                tracing::error!(
+                    "spool file {} is unreadable; leaving it in place",
+                    file.display()
+                );
+                continue;
+            };
+            for message in messages {
+                if present.insert(message.id().into_owned()) {
+                    unread.push(message);
+                }
+            }
+        }
+        Ok(files)
     }
 
     /// Removes up to `max` unread messages that `pick` accepts, oldest first, after appending them to
@@ -162,13 +234,26 @@ impl Mailbox {
         change: impl FnOnce(&mut Vec<InboxMessage>) -> Result<(R, bool)>,
     ) -> Result<R> {
         create_dir_all(fsutil::parent(&self.inbox))?;
-        let _lock = FileLock::acquire(&self.inbox)?;
+        self.update_locked(FileLock::acquire(&self.inbox)?, change)
+    }
+
+    fn update_locked<R>(
+        &self,
+        _lock: FileLock,
+        change: impl FnOnce(&mut Vec<InboxMessage>) -> Result<(R, bool)>,
+    ) -> Result<R> {
         create_exclusive(&self.inbox, b"[]")?;
         let bytes = fs::read(&self.inbox).map_err(|err| Error::io("read", &self.inbox, err))?;
         let (mut unread, repaired) = self.load_repairing(&bytes)?;
+        let merged = self.merge_spool(&mut unread)?;
         let (result, changed) = change(&mut unread)?;
-        if changed || repaired {
+        if changed || repaired || !merged.is_empty() {
             write_inbox(&self.inbox, &unread)?;
+        }
+        // Only now are the spooled messages durable in the inbox. A crash before these removals
+        // merges them again next time; their ids keep them from appearing twice.
+        for file in merged {
+            let _ = fs::remove_file(file);
         }
         Ok(result)
     }
@@ -286,6 +371,43 @@ mod tests {
             .unwrap();
         let text = fs::read_to_string(mailbox.inbox_path()).unwrap();
         assert!(text.starts_with("[\n  {\n    \"from\": \"a\""), "{text}");
+    }
+
+    #[test]
+    fn a_contended_append_is_spooled_and_merged_once() {
+        let (_dir, mailbox) = mailbox();
+        mailbox.ensure().unwrap();
+        let held = FileLock::acquire(mailbox.inbox_path()).unwrap();
+        let message = InboxMessage::new("a", "while locked", None, None);
+        let writer = {
+            let mailbox = mailbox.clone();
+            let message = message.clone();
+            std::thread::spawn(move || mailbox.append(&[message]).unwrap())
+        };
+        // The writer cannot take the lock, so its message waits durably in the spool.
+        let spool = mailbox.spool.clone();
+        while fs::read_dir(&spool).map_or(0, Iterator::count) == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        drop(held);
+        writer.join().unwrap();
+        assert_eq!(mailbox.peek().unwrap(), [message]);
+        assert_eq!(
+            fs::read_dir(&spool).unwrap().count(),
+            0,
+            "merged spool files are removed"
+        );
+    }
+
+    #[test]
+    fn a_spool_file_left_by_a_dead_writer_is_merged_without_duplicates() {
+        let (_dir, mailbox) = mailbox();
+        let message = InboxMessage::new("a", "orphan", None, None);
+        mailbox.spool(std::slice::from_ref(&message)).unwrap();
+        mailbox.spool(std::slice::from_ref(&message)).unwrap();
+        let later = InboxMessage::new("b", "later", None, None);
+        mailbox.append(std::slice::from_ref(&later)).unwrap();
+        assert_eq!(mailbox.peek().unwrap(), [message, later]);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! One file per command, each with its `Args` and a `run` function.
 
+pub mod completions;
 pub mod down;
 pub mod inbox;
 pub mod info;
@@ -8,6 +9,7 @@ pub mod join;
 pub mod listen;
 pub mod log;
 pub mod ls;
+pub mod man;
 pub mod peers;
 pub mod plan;
 pub mod recv;
@@ -37,6 +39,8 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Stop(args) => stop::run(&ctx, args),
         Command::Listen(args) => listen::run(&ctx, args),
         Command::Peers(args) => peers::run(&ctx, args),
+        Command::Completions(args) => completions::run(&ctx, args),
+        Command::Man(args) => man::run(&ctx, args),
         Command::Run(args) => crate::supervisor::run(&ctx, args),
         Command::Init(args) => init::run(&ctx, args),
         Command::Join(args) => join::run(&ctx, args),

@@ -2,6 +2,7 @@
 
 mod claude_format;
 mod concurrency;
+mod docs;
 mod harness;
 mod launcher;
 mod lifecycle;

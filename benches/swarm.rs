@@ -1,0 +1,891 @@
+//! swarm's benchmark harness (run it with `scripts/bench`). It measures delivery latency through the
+//! CLI and the library, throughput with concurrent writers, send latency against inbox size, team
+//! start on a private tmux server, and a polling reader as the baseline, all in one run. It prints a
+//! table and writes the same figures to target/bench/results.json (and, with --record, to
+//! BENCHMARKS.md). Nothing here asserts a time: the figures are reported, and compared with targets.
+
+#![allow(clippy::print_stdout, clippy::cast_precision_loss)]
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use swarm::home::Home;
+use swarm::mailbox::Mailbox;
+use swarm::message::InboxMessage;
+use swarm::watcher::{Watcher, named};
+
+const SWARM: &str = env!("CARGO_BIN_EXE_swarm");
+const TEAM: &str = "bench";
+const WAIT: Duration = Duration::from_secs(60);
+
+struct Options {
+    quick: bool,
+    record: bool,
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(at) = args.iter().position(|a| a == "--writer") {
+        return writer_process(&args[at + 1..]);
+    }
+    let options = Options {
+        quick: args.iter().any(|a| a == "--quick"),
+        record: args.iter().any(|a| a == "--record"),
+    };
+    let scale = |full: usize, quick: usize| if options.quick { quick } else { full };
+    let started = Instant::now();
+    let mut report = Report::default();
+
+    println!(
+        "swarm benchmarks: {} cores; {} samples per latency figure",
+        cores(),
+        scale(1000, 200)
+    );
+
+    let bench = Bench::new();
+    report.latency(
+        "a",
+        "CLI delivery: swarm send exec → swarm watch prints",
+        bench.cli_latency(scale(1000, 200)),
+    );
+    report.latency(
+        "b",
+        "library delivery: Mailbox::append → watcher sees it",
+        bench.library_latency(scale(2000, 400)),
+    );
+    for writers in [1, 4, 16] {
+        let total = scale(480, 160);
+        let each = total / writers;
+        report.throughput(
+            "c",
+            &format!("CLI throughput, {writers} writer processes"),
+            writers,
+            writers * each,
+            bench.cli_throughput(writers, each),
+        );
+    }
+    for writers in [1, 4, 16] {
+        let total = scale(4800, 960);
+        let each = total / writers;
+        report.throughput(
+            "c",
+            &format!("long-lived writer processes: {writers}"),
+            writers,
+            writers * each,
+            bench.process_throughput(writers, each),
+        );
+    }
+    for threads in [1, 4, 16] {
+        let total = scale(4800, 960);
+        let each = total / threads;
+        report.throughput(
+            "c",
+            &format!("library throughput, {threads} writer threads"),
+            threads,
+            threads * each,
+            bench.library_throughput(threads, each),
+        );
+    }
+    for unread in [10, 100, 1000, 10_000] {
+        let samples = scale(40, 10);
+        report.latency(
+            "d",
+            &format!("swarm send with {unread} unread"),
+            bench.send_with_unread(unread, samples),
+        );
+    }
+    for members in [1, 4, 8, 16] {
+        report.latency(
+            "e",
+            &format!("team start: up → {members} members running"),
+            team_start(members, scale(5, 2)),
+        );
+    }
+    report.latency(
+        "f",
+        "polling baseline: re-read every 1000 ms",
+        bench.polling_latency(Duration::from_millis(1000), scale(20, 6)),
+    );
+    report.latency(
+        "f",
+        "polling baseline: re-read every 100 ms",
+        bench.polling_latency(Duration::from_millis(100), scale(100, 20)),
+    );
+
+    report.finish(started.elapsed(), &options);
+}
+
+/// One sandboxed home with a team whose member `sink` receives everything.
+struct Bench {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+}
+
+impl Bench {
+    fn new() -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("swbench")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let home = dir.path().join("home");
+        let file = dir.path().join("bench.toml");
+        fs::write(
+            &file,
+            format!("name = \"{TEAM}\"\n[[member]]\nname = \"sink\"\ncommand = [\"true\"]\n"),
+        )
+        .unwrap();
+        let bench = Self { _dir: dir, home };
+        let status = bench
+            .swarm()
+            .arg("init")
+            .arg(&file)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "swarm init failed");
+        bench
+    }
+
+    fn swarm(&self) -> Command {
+        let mut command = Command::new(SWARM);
+        command
+            .env("SWARM_HOME", &self.home)
+            .env("SWARM_TEAM", TEAM)
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE");
+        command
+    }
+
+    fn mailbox(&self) -> Mailbox {
+        Mailbox::new(&Home::new(self.home.clone()).team(TEAM), "sink")
+    }
+
+    fn send(&self, text: &str) {
+        let status = self
+            .swarm()
+            .args(["send", "sink", text])
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "swarm send failed");
+    }
+
+    fn drain(&self) {
+        self.mailbox().consume(None, |_| true).unwrap();
+    }
+
+    /// (a) A `swarm watch` is already waiting; time from just before `swarm send` is exec'd to the
+    /// moment the watcher's line is read here.
+    fn cli_latency(&self, samples: usize) -> Vec<Duration> {
+        self.drain();
+        let watch = self
+            .swarm()
+            .args(["watch", "sink", "--json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let (arrivals, _reader) = read_lines(watch);
+        self.send("warm-up");
+        wait_for_text(&arrivals, "warm-up");
+        let mut latencies = Vec::with_capacity(samples);
+        for i in 0..samples {
+            let text = format!("a-{i}");
+            let start = Instant::now();
+            self.send(&text);
+            latencies.push(wait_for_text(&arrivals, &text).duration_since(start));
+            if i % 50 == 49 {
+                self.drain();
+            }
+        }
+        latencies
+    }
+
+    /// (b) Append through the library; time until a library watcher has read the message.
+    fn library_latency(&self, samples: usize) -> Vec<Duration> {
+        self.drain();
+        let seen = LibraryWatcher::start(self.mailbox());
+        let mailbox = self.mailbox();
+        let mut latencies = Vec::with_capacity(samples);
+        for i in 0..samples {
+            let message = InboxMessage::new("bench", &format!("b-{i}"), None, None);
+            let id = message.id().into_owned();
+            let start = Instant::now();
+            mailbox.append(&[message]).unwrap();
+            latencies.push(seen.wait_for(&id).duration_since(start));
+            if i % 50 == 49 {
+                self.drain();
+            }
+        }
+        latencies
+    }
+
+    /// (c) `writers` processes each run `swarm send` `each` times while a `swarm watch --consume`
+    /// drains the inbox; the figure counts messages delivered to the consumer.
+    fn cli_throughput(&self, writers: usize, each: usize) -> (usize, Duration) {
+        self.drain();
+        let consumer = self
+            .swarm()
+            .args(["watch", "--consume", "--json"])
+            .env("SWARM_AGENT", "sink")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let (arrivals, _reader) = read_lines(consumer);
+        self.send("warm-up");
+        wait_for_text(&arrivals, "warm-up");
+        let start = Instant::now();
+        let threads: Vec<_> = (0..writers)
+            .map(|w| {
+                let home = self.home.clone();
+                thread::spawn(move || {
+                    for n in 0..each {
+                        let status = Command::new(SWARM)
+                            .env("SWARM_HOME", &home)
+                            .env("SWARM_TEAM", TEAM)
+                            .args(["send", "sink", &format!("c-{w}-{n}")])
+                            .stdout(Stdio::null())
+                            .status()
+                            .unwrap();
+                        assert!(status.success());
+                    }
+                })
+            })
+            .collect();
+        let delivered = count_distinct(&arrivals, writers * each, "c-");
+        let elapsed = start.elapsed();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        (delivered, elapsed)
+    }
+
+    /// (c) `writers` long-lived processes, each appending `each` messages one durable append at a
+    /// time, with a consuming watcher draining concurrently.
+    fn process_throughput(&self, writers: usize, each: usize) -> (usize, Duration) {
+        let exe = std::env::current_exe().unwrap();
+        self.with_consumer(writers * each, || {
+            let children: Vec<_> = (0..writers)
+                .map(|_| {
+                    Command::new(&exe)
+                        .arg("--writer")
+                        .arg(&self.home)
+                        .arg(each.to_string())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect();
+            for mut child in children {
+                assert!(child.wait().unwrap().success(), "a writer process failed");
+            }
+        })
+    }
+
+    /// (c) The same through the library: `threads` appenders and one consuming watcher.
+    fn library_throughput(&self, threads: usize, each: usize) -> (usize, Duration) {
+        self.with_consumer(threads * each, || {
+            let writers: Vec<_> = (0..threads)
+                .map(|_| {
+                    let mailbox = self.mailbox();
+                    thread::spawn(move || {
+                        for n in 0..each {
+                            mailbox
+                                .append(&[InboxMessage::new(
+                                    "bench",
+                                    &format!("l-{n}"),
+                                    None,
+                                    None,
+                                )])
+                                .unwrap();
+                        }
+                    })
+                })
+                .collect();
+            for writer in writers {
+                writer.join().unwrap();
+            }
+        })
+    }
+
+    /// Runs `write` while a library watcher consumes the sink's inbox; returns how many messages
+    /// the consumer received and the time until it had them all.
+    fn with_consumer(&self, total: usize, write: impl FnOnce()) -> (usize, Duration) {
+        self.drain();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (delivered_tx, delivered_rx) = mpsc::channel();
+        let consumer = {
+            let mailbox = self.mailbox();
+            let dir = mailbox.inbox_path().parent().unwrap().to_path_buf();
+            let stop = Arc::clone(&stop);
+            let watcher = Watcher::arm(&dir).unwrap();
+            thread::spawn(move || {
+                let file = mailbox.file_name().to_owned();
+                let mut count = 0;
+                while !stop.load(Ordering::Relaxed) && count < total {
+                    count += mailbox.consume(None, |_| true).unwrap().len();
+                    if count < total {
+                        watcher
+                            .wait(
+                                Some(Instant::now() + Duration::from_millis(200)),
+                                &named(&file),
+                            )
+                            .unwrap();
+                    }
+                }
+                let _ = delivered_tx.send(count);
+            })
+        };
+        let start = Instant::now();
+        write();
+        let delivered = delivered_rx.recv_timeout(WAIT).unwrap_or(0);
+        let elapsed = start.elapsed();
+        stop.store(true, Ordering::Relaxed);
+        consumer.join().unwrap();
+        (delivered, elapsed)
+    }
+
+    /// (d) Wall time of one `swarm send` while the receiver has `unread` messages waiting.
+    fn send_with_unread(&self, unread: usize, samples: usize) -> Vec<Duration> {
+        self.drain();
+        let mailbox = self.mailbox();
+        let backlog: Vec<InboxMessage> = (0..unread)
+            .map(|n| {
+                InboxMessage::new(
+                    "bench",
+                    &format!("backlog message number {n}, about as long as a short instruction"),
+                    Some("backlog"),
+                    None,
+                )
+            })
+            .collect();
+        mailbox.append(&backlog).unwrap();
+        let mut latencies = Vec::with_capacity(samples);
+        for i in 0..samples {
+            let text = format!("d-{unread}-{i}");
+            let start = Instant::now();
+            self.send(&text);
+            latencies.push(start.elapsed());
+            // Keep the backlog at exactly `unread` for the next sample.
+            mailbox.consume(None, |m| m.text() == text).unwrap();
+        }
+        self.drain();
+        latencies
+    }
+
+    /// (f) A reader that re-reads the inbox every `interval`, as polling tools do; time from just
+    /// before `swarm send` to the poll that sees the message. Sends start at random phases.
+    fn polling_latency(&self, interval: Duration, samples: usize) -> Vec<Duration> {
+        self.drain();
+        let (seen_tx, seen_rx) = mpsc::channel::<(String, Instant)>();
+        let stop = Arc::new(AtomicBool::new(false));
+        let poller = {
+            let mailbox = self.mailbox();
+            let stop = Arc::clone(&stop);
+            thread::spawn(move || {
+                let mut known = HashSet::new();
+                while !stop.load(Ordering::Relaxed) {
+                    thread::sleep(interval);
+                    for message in mailbox.peek().unwrap() {
+                        if known.insert(message.id().into_owned()) {
+                            let _ = seen_tx.send((message.text().to_owned(), Instant::now()));
+                        }
+                    }
+                }
+            })
+        };
+        let mut latencies = Vec::with_capacity(samples);
+        let mut phase = 0x2545_f491_4f6c_dd1d_u64;
+        for i in 0..samples {
+            phase ^= phase << 13;
+            phase ^= phase >> 7;
+            phase ^= phase << 17;
+            thread::sleep(Duration::from_millis(
+                phase % u64::try_from(interval.as_millis()).unwrap_or(1),
+            ));
+            let text = format!("f-{i}");
+            let start = Instant::now();
+            self.send(&text);
+            loop {
+                let (seen, at) = seen_rx
+                    .recv_timeout(WAIT)
+                    .expect("the poller never saw the message");
+                if seen == text {
+                    latencies.push(at.duration_since(start));
+                    break;
+                }
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        poller.join().unwrap();
+        latencies
+    }
+}
+
+/// A writer process of the throughput figure: `each` appends of one message, each durable.
+fn writer_process(args: &[String]) {
+    let home = PathBuf::from(&args[0]);
+    let each: usize = args[1].parse().unwrap();
+    let mailbox = Mailbox::new(&Home::new(home).team(TEAM), "sink");
+    let pid = std::process::id();
+    for n in 0..each {
+        mailbox
+            .append(&[InboxMessage::new(
+                "bench",
+                &format!("p-{pid}-{n}"),
+                None,
+                None,
+            )])
+            .unwrap();
+    }
+}
+
+/// A library watcher on the sink's inbox that reports when each message id is first seen.
+struct LibraryWatcher {
+    seen: mpsc::Receiver<(String, Instant)>,
+}
+
+impl LibraryWatcher {
+    fn start(mailbox: Mailbox) -> Self {
+        let dir = mailbox.inbox_path().parent().unwrap().to_path_buf();
+        let watcher = Watcher::arm(&dir).unwrap();
+        let (sender, seen) = mpsc::channel();
+        thread::spawn(move || {
+            let file = mailbox.file_name().to_owned();
+            let mut known = HashSet::new();
+            loop {
+                for message in mailbox.peek().unwrap() {
+                    if known.insert(message.id().into_owned())
+                        && sender
+                            .send((message.id().into_owned(), Instant::now()))
+                            .is_err()
+                    {
+                        return;
+                    }
+                }
+                watcher.wait(None, &named(&file)).unwrap();
+            }
+        });
+        Self { seen }
+    }
+
+    fn wait_for(&self, id: &str) -> Instant {
+        loop {
+            let (seen, at) = self
+                .seen
+                .recv_timeout(WAIT)
+                .expect("the watcher never saw the message");
+            if seen == id {
+                return at;
+            }
+        }
+    }
+}
+
+/// Reads a child's JSON lines on a thread, timestamping each as it is read.
+fn read_lines(mut child: std::process::Child) -> (mpsc::Receiver<(Value, Instant)>, ChildGuard) {
+    let stdout = child.stdout.take().unwrap();
+    let (sender, lines) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let at = Instant::now();
+            let Ok(value) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if sender.send((value, at)).is_err() {
+                break;
+            }
+        }
+    });
+    (lines, ChildGuard(child))
+}
+
+struct ChildGuard(std::process::Child);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn wait_for_text(lines: &mpsc::Receiver<(Value, Instant)>, text: &str) -> Instant {
+    loop {
+        let (value, at) = lines
+            .recv_timeout(WAIT)
+            .unwrap_or_else(|_| panic!("{text} never arrived"));
+        if value["text"] == text {
+            return at;
+        }
+    }
+}
+
+fn count_distinct(
+    lines: &mpsc::Receiver<(Value, Instant)>,
+    expected: usize,
+    prefix: &str,
+) -> usize {
+    let mut ids = HashSet::new();
+    while ids.len() < expected {
+        let Ok((value, _)) = lines.recv_timeout(WAIT) else {
+            break;
+        };
+        if value["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with(prefix))
+        {
+            ids.insert(value["msg_id"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    ids.len()
+}
+
+/// (e) From `swarm up` of `members` generic members to every supervisor reporting `running`, on a
+/// private tmux server.
+fn team_start(members: usize, samples: usize) -> Vec<Duration> {
+    let mut times = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let dir = tempfile::Builder::new()
+            .prefix("swstart")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let socket = dir.path().join("tmux.sock");
+        let tmux = |args: &[&str]| {
+            Command::new("tmux")
+                .env_remove("TMUX")
+                .env_remove("TMUX_PANE")
+                .arg("-S")
+                .arg(&socket)
+                .args(args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false)
+        };
+        assert!(
+            tmux(&[
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "fixture",
+                "-x",
+                "250",
+                "-y",
+                "80"
+            ]),
+            "tmux is needed for the team-start figures"
+        );
+        let mut file = String::from("name = \"start\"\nlayout = \"tiled\"\n");
+        for n in 0..members {
+            let _ = writeln!(
+                file,
+                "[[member]]\nname = \"m{n}\"\ncommand = [\"sleep\", \"1000\"]"
+            );
+        }
+        let team_file = dir.path().join("start.toml");
+        fs::write(&team_file, file).unwrap();
+        let home = dir.path().join("home");
+        let swarm = || {
+            let mut command = Command::new(SWARM);
+            command
+                .env("SWARM_HOME", &home)
+                .env_remove("TMUX")
+                .env_remove("TMUX_PANE")
+                .stdout(Stdio::null());
+            command
+        };
+        let team_dir = home.join("teams/start");
+        let start = Instant::now();
+        let status = swarm()
+            .arg("up")
+            .arg(&team_file)
+            .arg("--socket")
+            .arg(&socket)
+            .status()
+            .unwrap();
+        assert!(status.success(), "swarm up failed");
+        let watcher = Watcher::arm(&team_dir).unwrap();
+        let config_file = std::ffi::OsStr::new("config.json");
+        let running = watcher
+            .wait_for(Some(Instant::now() + WAIT), &|f| f == config_file, || {
+                let config: Value =
+                    serde_json::from_slice(&fs::read(team_dir.join("config.json")).unwrap())
+                        .unwrap();
+                let all = config["members"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|m| m["state"] == "running")
+                    .count()
+                    == members;
+                Ok(all.then(Instant::now))
+            })
+            .unwrap()
+            .expect("members did not all start");
+        times.push(running.duration_since(start));
+        let _ = swarm()
+            .args(["down", "start", "--force"])
+            .stderr(Stdio::null())
+            .status();
+        tmux(&["kill-server"]);
+    }
+    times
+}
+
+fn cores() -> usize {
+    thread::available_parallelism().map_or(1, std::num::NonZero::get)
+}
+
+#[derive(Default)]
+struct Report {
+    rows: Vec<Value>,
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+impl Report {
+    fn latency(&mut self, id: &str, name: &str, mut samples: Vec<Duration>) {
+        samples.sort();
+        let at = |q: f64| {
+            samples[((q * samples.len() as f64).ceil() as usize).clamp(1, samples.len()) - 1]
+        };
+        let row = json!({
+            "id": id, "name": name, "kind": "latency", "samples": samples.len(),
+            "median_ms": millis(at(0.5)), "p99_ms": millis(at(0.99)), "max_ms": millis(*samples.last().unwrap()),
+        });
+        println!(
+            "  {id}  {name:<55} median {:>8.2} ms  p99 {:>8.2} ms  max {:>8.2} ms  (n={})",
+            millis(at(0.5)),
+            millis(at(0.99)),
+            millis(*samples.last().unwrap()),
+            samples.len()
+        );
+        self.rows.push(row);
+    }
+
+    fn throughput(
+        &mut self,
+        id: &str,
+        name: &str,
+        writers: usize,
+        expected: usize,
+        (delivered, elapsed): (usize, Duration),
+    ) {
+        let rate = delivered as f64 / elapsed.as_secs_f64();
+        println!(
+            "  {id}  {name:<55} {rate:>8.0} msg/s     ({delivered} delivered in {:.2} s)",
+            elapsed.as_secs_f64()
+        );
+        self.rows.push(json!({
+            "id": id, "name": name, "kind": "throughput", "writers": writers,
+            "delivered": delivered, "expected": expected, "seconds": elapsed.as_secs_f64(), "per_second": rate,
+        }));
+    }
+
+    fn find(&self, name: &str) -> Option<&Value> {
+        self.rows.iter().find(|row| row["name"] == name)
+    }
+
+    /// The issue's targets, checked against this run's figures.
+    fn targets(&self) -> Vec<Value> {
+        let value = |name: &str, field: &str| {
+            self.find(name)
+                .and_then(|row| row[field].as_f64())
+                .unwrap_or(f64::NAN)
+        };
+        let cli = "CLI delivery: swarm send exec → swarm watch prints";
+        let lib = "library delivery: Mailbox::append → watcher sees it";
+        let four = "long-lived writer processes: 4";
+        let ratio = value("swarm send with 1000 unread", "median_ms")
+            / value("swarm send with 10 unread", "median_ms");
+        let eight = value("team start: up → 8 members running", "median_ms");
+        let all_delivered = self
+            .find(four)
+            .is_some_and(|row| row["delivered"] == row["expected"]);
+        vec![
+            target(
+                "a",
+                "CLI p50 ≤ 5 ms and p99 ≤ 20 ms",
+                format!(
+                    "p50 {:.2} ms, p99 {:.2} ms",
+                    value(cli, "median_ms"),
+                    value(cli, "p99_ms")
+                ),
+                value(cli, "median_ms") <= 5.0 && value(cli, "p99_ms") <= 20.0,
+            ),
+            target(
+                "b",
+                "library p50 ≤ 1 ms",
+                format!("p50 {:.3} ms", value(lib, "median_ms")),
+                value(lib, "median_ms") <= 1.0,
+            ),
+            target(
+                "c",
+                "≥ 1,000 msg/s from 4 writer processes, all delivered",
+                format!(
+                    "{:.0} msg/s, {}/{} delivered",
+                    value(four, "per_second"),
+                    value(four, "delivered"),
+                    value(four, "expected")
+                ),
+                value(four, "per_second") >= 1000.0 && all_delivered,
+            ),
+            target(
+                "d",
+                "send at 1,000 unread ≤ 3× send at 10 unread",
+                format!("{ratio:.2}×"),
+                ratio <= 3.0,
+            ),
+            target(
+                "e",
+                "8 members running in ≤ 1 s",
+                format!("median {eight:.0} ms"),
+                eight <= 1000.0,
+            ),
+        ]
+    }
+
+    fn finish(&self, took: Duration, options: &Options) {
+        let targets = self.targets();
+        println!("\ntargets:");
+        for target in &targets {
+            println!(
+                "  {}  {:<52} {:<28} {}",
+                target["id"].as_str().unwrap(),
+                target["target"].as_str().unwrap(),
+                target["measured"].as_str().unwrap(),
+                if target["met"] == true {
+                    "met"
+                } else {
+                    "MISSED"
+                }
+            );
+        }
+        println!("\nfinished in {:.0} s", took.as_secs_f64());
+        let machine = machine();
+        let results = json!({"machine": machine, "quick": options.quick, "seconds": took.as_secs_f64(), "figures": self.rows, "targets": targets});
+        let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
+        fs::create_dir_all(&out).unwrap();
+        fs::write(
+            out.join("results.json"),
+            serde_json::to_string_pretty(&results).unwrap(),
+        )
+        .unwrap();
+        println!("wrote {}", out.join("results.json").display());
+        if options.record {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("BENCHMARKS.md");
+            fs::write(&path, self.markdown(&results)).unwrap();
+            println!("wrote {}", path.display());
+        }
+    }
+
+    fn markdown(&self, results: &Value) -> String {
+        let machine = &results["machine"];
+        let mut md = String::from("# Benchmarks\n\n");
+        let _ = writeln!(
+            md,
+            "Produced by `scripts/bench --record` (`cargo bench --bench swarm -- --record`); the same figures are in `target/bench/results.json`.\n"
+        );
+        let _ = writeln!(
+            md,
+            "Machine: {} cores, {}, Linux {}, {}, swarm {}. Run on {} in {:.0} s.\n",
+            machine["cores"],
+            machine["cpu"].as_str().unwrap_or("?"),
+            machine["kernel"].as_str().unwrap_or("?"),
+            machine["tmux"].as_str().unwrap_or("?"),
+            machine["swarm"].as_str().unwrap_or("?"),
+            machine["date"].as_str().unwrap_or("?"),
+            results["seconds"].as_f64().unwrap_or(0.0)
+        );
+        md.push_str("| | figure | median | p99 | max | samples |\n|---|---|---:|---:|---:|---:|\n");
+        for row in self.rows.iter().filter(|r| r["kind"] == "latency") {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {:.2} ms | {:.2} ms | {:.2} ms | {} |",
+                row["id"].as_str().unwrap(),
+                row["name"].as_str().unwrap(),
+                row["median_ms"].as_f64().unwrap(),
+                row["p99_ms"].as_f64().unwrap(),
+                row["max_ms"].as_f64().unwrap(),
+                row["samples"]
+            );
+        }
+        md.push_str(
+            "\n| | throughput | messages/s | delivered | seconds |\n|---|---|---:|---:|---:|\n",
+        );
+        for row in self.rows.iter().filter(|r| r["kind"] == "throughput") {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {:.0} | {} | {:.2} |",
+                row["id"].as_str().unwrap(),
+                row["name"].as_str().unwrap(),
+                row["per_second"].as_f64().unwrap(),
+                row["delivered"],
+                row["seconds"].as_f64().unwrap()
+            );
+        }
+        md.push_str("\n| | target | measured | |\n|---|---|---|---|\n");
+        for target in results["targets"].as_array().unwrap() {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} |",
+                target["id"].as_str().unwrap(),
+                target["target"].as_str().unwrap(),
+                target["measured"].as_str().unwrap(),
+                if target["met"] == true {
+                    "met"
+                } else {
+                    "missed"
+                }
+            );
+        }
+        md
+    }
+}
+
+fn target(id: &str, what: &str, measured: String, met: bool) -> Value {
+    json!({"id": id, "target": what, "measured": measured, "met": met})
+}
+
+fn machine() -> Value {
+    let cpu = fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_owned());
+    let output = |program: &str, args: &[&str]| {
+        Command::new(program)
+            .args(args)
+            .output()
+            .ok()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .unwrap_or_default()
+    };
+    json!({
+        "cores": cores(),
+        "cpu": cpu,
+        "kernel": output("uname", &["-r"]),
+        "tmux": output("tmux", &["-V"]),
+        "swarm": env!("CARGO_PKG_VERSION"),
+        "date": output("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+    })
+}

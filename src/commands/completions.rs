@@ -1,0 +1,28 @@
+//! `swarm completions SHELL`: print a completion script for bash, zsh, fish, elvish or PowerShell.
+
+use std::io::Write;
+
+use clap::CommandFactory;
+use clap_complete::Shell;
+
+use crate::cli::Cli;
+use crate::context::Context;
+use crate::error::Result;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The shell to complete for
+    #[arg(value_name = "SHELL")]
+    pub shell: Shell,
+}
+
+pub fn run(_ctx: &Context, args: Args) -> Result<()> {
+    // Rendered into memory first: clap_complete panics on a failed write, and a closed pipe
+    // must stay a quiet exit.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), "swarm", &mut script);
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(&script)?;
+    stdout.flush()?;
+    Ok(())
+}

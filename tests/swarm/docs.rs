@@ -1,0 +1,152 @@
+//! The committed man pages match the code, and completion scripts work in their shells.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+use crate::harness::{Sandbox, repo};
+
+fn pages(dir: &Path) -> BTreeMap<String, String> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            (
+                entry.file_name().into_string().unwrap(),
+                fs::read_to_string(entry.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn committed_man_pages_match_the_command_line() {
+    let sandbox = Sandbox::new();
+    let fresh = sandbox.root().join("man");
+    sandbox.swarm().arg("man").arg(&fresh).run().success();
+    let generated = pages(&fresh);
+    let committed = pages(&repo().join("man"));
+    let names = |pages: &BTreeMap<String, String>| pages.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(
+        names(&committed),
+        names(&generated),
+        "run `cargo run -- man man` and commit the result"
+    );
+    for (name, page) in &generated {
+        assert_eq!(
+            &committed[name], page,
+            "man/{name} is stale: run `cargo run -- man man` and commit the result"
+        );
+    }
+}
+
+#[test]
+fn the_top_page_documents_exit_statuses_environment_files_and_examples() {
+    // roff escapes every dash.
+    let page = fs::read_to_string(repo().join("man/swarm.1"))
+        .unwrap()
+        .replace("\\-", "-");
+    for section in ["EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES"] {
+        assert!(
+            page.contains(&format!(".SH \"{section}\""))
+                || page.contains(&format!(".SH {section}")),
+            "no {section} section"
+        );
+    }
+    for needle in [
+        "SWARM_HOME",
+        "SWARM_AGENT",
+        "inboxes/<name>.json",
+        "history/<name>.jsonl",
+        "swarm up teams/demo.toml --wait",
+    ] {
+        assert!(page.contains(needle), "the top page lacks {needle}");
+    }
+    for command in [
+        "send",
+        "recv",
+        "up",
+        "down",
+        "listen",
+        "peers",
+        "shutdown-request",
+        "plan-submit",
+    ] {
+        assert!(
+            repo().join(format!("man/swarm-{command}.1")).exists(),
+            "no page for {command}"
+        );
+    }
+}
+
+#[test]
+fn bash_completion_completes_commands_and_flags() {
+    let sandbox = Sandbox::new();
+    let script = sandbox
+        .swarm()
+        .args(["completions", "bash"])
+        .run()
+        .success()
+        .stdout;
+    let file = sandbox.write("swarm.bash", &script);
+    let probe = format!(
+        "source {}; complete -p swarm; COMP_WORDS=(swarm sh); COMP_CWORD=1; _swarm swarm sh swarm; echo \"${{COMPREPLY[@]}}\"; \
+         COMP_WORDS=(swarm up --d); COMP_CWORD=2; _swarm swarm --d up; echo \"${{COMPREPLY[@]}}\"",
+        file.display()
+    );
+    let output = sandbox
+        .command("bash")
+        .args(["--norc", "-c", &probe])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(said.contains("-F _swarm swarm"), "{said}");
+    assert!(said.contains("shutdown"), "commands complete: {said}");
+    assert!(
+        said.contains("--dry-run") && said.contains("--detach"),
+        "flags complete: {said}"
+    );
+}
+
+#[test]
+fn zsh_and_fish_completions_are_generated() {
+    let sandbox = Sandbox::new();
+    for (shell, marker, checker) in [
+        ("zsh", "#compdef swarm", "zsh"),
+        ("fish", "complete -c swarm", "fish"),
+    ] {
+        let script = sandbox
+            .swarm()
+            .args(["completions", shell])
+            .run()
+            .success()
+            .stdout;
+        assert!(
+            script.contains(marker),
+            "{shell}: {}",
+            &script[..script.len().min(200)]
+        );
+        for command in ["listen", "shutdown", "spawn"] {
+            assert!(script.contains(command), "{shell} completes {command}");
+        }
+        // Where the shell is installed, the script must at least parse.
+        if let Ok(output) = sandbox
+            .command(checker)
+            .arg("-n")
+            .arg(sandbox.write(&format!("swarm.{shell}"), &script))
+            .output()
+        {
+            assert!(
+                output.status.success(),
+                "{shell} -n: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+    }
+    sandbox.swarm().args(["completions", "tcsh"]).run().code(2);
+}
