@@ -113,7 +113,7 @@ fn main() {
     report.latency(
         "f",
         "polling baseline: re-read every 1000 ms",
-        bench.polling_latency(Duration::from_millis(1000), scale(20, 6)),
+        bench.polling_latency(Duration::from_secs(1), scale(20, 6)),
     );
     report.latency(
         "f",
@@ -570,8 +570,7 @@ fn team_start(members: usize, samples: usize) -> Vec<Duration> {
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status()
-                .map(|s| s.success())
-                .unwrap_or(false)
+                .is_ok_and(|s| s.success())
         };
         assert!(
             tmux(&[
@@ -661,17 +660,21 @@ fn millis(duration: Duration) -> f64 {
 impl Report {
     fn latency(&mut self, id: &str, name: &str, mut samples: Vec<Duration>) {
         samples.sort();
-        let at = |q: f64| {
-            samples[((q * samples.len() as f64).ceil() as usize).clamp(1, samples.len()) - 1]
+        // The nearest-rank percentile, in thousandths.
+        let at = |permille: usize| {
+            samples[(samples.len() * permille)
+                .div_ceil(1000)
+                .clamp(1, samples.len())
+                - 1]
         };
         let row = json!({
             "id": id, "name": name, "kind": "latency", "samples": samples.len(),
-            "median_ms": millis(at(0.5)), "p99_ms": millis(at(0.99)), "max_ms": millis(*samples.last().unwrap()),
+            "median_ms": millis(at(500)), "p99_ms": millis(at(990)), "max_ms": millis(*samples.last().unwrap()),
         });
         println!(
             "  {id}  {name:<55} median {:>8.2} ms  p99 {:>8.2} ms  max {:>8.2} ms  (n={})",
-            millis(at(0.5)),
-            millis(at(0.99)),
+            millis(at(500)),
+            millis(at(990)),
             millis(*samples.last().unwrap()),
             samples.len()
         );

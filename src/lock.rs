@@ -38,6 +38,18 @@ impl FileLock {
         Ok(Self { dir, flock })
     }
 
+    /// Waits for the flock, then takes the lock directory too, unless `done` says (under the flock,
+    /// where no other swarm writer can be at work) that there is nothing left to do.
+    pub fn acquire_unless(target: &Path, done: impl FnOnce() -> bool) -> Result<Option<Self>> {
+        let mut flock = Flock::acquire(&flock_path(target), true)?
+            .ok_or_else(|| Error::runtime(format!("cannot lock {}", target.display())))?;
+        if done() {
+            return Ok(None);
+        }
+        let dir = LockDir::acquire(lock_dir_path(target), wait_bound(), &mut flock)?;
+        Ok(Some(Self { dir, flock }))
+    }
+
     /// Both locks if no other swarm process holds the flock right now; `None` if one does.
     pub fn try_acquire(target: &Path) -> Result<Option<Self>> {
         let Some(mut flock) = Flock::acquire(&flock_path(target), false)? else {

@@ -76,15 +76,19 @@ impl Mailbox {
                 Ok(((), true))
             });
         }
-        // Another writer holds the inbox: spool, so one rewrite can commit us both.
-        self.spool(messages)?;
-        self.update(|_| Ok(((), false)))
+        // Another writer holds the inbox: spool, so one rewrite can commit us both. If the holder
+        // has merged our spool file by the time we get the flock, our messages are durable already.
+        let spooled = self.spool(messages)?;
+        match FileLock::acquire_unless(&self.inbox, || !spooled.exists())? {
+            Some(lock) => self.update_locked(lock, |_| Ok(((), false))),
+            None => Ok(()),
+        }
     }
 
     /// Writes messages to a spool file of their own, atomically (a merger never sees part of it)
     /// but without syncing it: the writer returns only once its messages are in the durably
     /// rewritten inbox, so the spool file never has to survive a crash on its own.
-    fn spool(&self, messages: &[InboxMessage]) -> Result<()> {
+    fn spool(&self, messages: &[InboxMessage]) -> Result<PathBuf> {
         create_dir_all(&self.spool)?;
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -98,7 +102,8 @@ impl Mailbox {
         let bytes = serde_json::to_vec(messages).map_err(|err| Error::runtime(err.to_string()))?;
         fs::write(&staging, bytes).map_err(|err| Error::io("write", &staging, err))?;
         let path = self.spool.join(unique);
-        fs::rename(&staging, &path).map_err(|err| Error::io("rename", &path, err))
+        fs::rename(&staging, &path).map_err(|err| Error::io("rename", &path, err))?;
+        Ok(path)
     }
 
     /// Moves every spooled message not already unread into `unread`, oldest spool file first.
