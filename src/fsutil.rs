@@ -68,17 +68,36 @@ pub fn create_exclusive(path: &Path, contents: &[u8]) -> Result<bool> {
     }
 }
 
-/// Appends `bytes` to `path` and syncs it, creating the file when missing.
-pub fn append_durably(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Appends newline-terminated `lines` to `path` and syncs it, creating the file when missing.
+/// A last line torn by a crash is ended first, so it cannot swallow the first new line.
+pub fn append_lines_durably(path: &Path, lines: &[u8]) -> Result<()> {
     let mut file = OpenOptions::new()
+        .read(true)
         .append(true)
         .create(true)
         .mode(PRIVATE_FILE_MODE)
         .open(path)
         .map_err(|err| Error::io("open", path, err))?;
-    file.write_all(bytes)
+    let torn = ends_without_newline(&file).map_err(|err| Error::io("read", path, err))?;
+    let mut bytes = Vec::with_capacity(lines.len() + 1);
+    if torn {
+        bytes.push(b'\n');
+    }
+    bytes.extend_from_slice(lines);
+    file.write_all(&bytes)
         .and_then(|()| file.sync_data())
         .map_err(|err| Error::io("append to", path, err))
+}
+
+fn ends_without_newline(file: &File) -> io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(false);
+    }
+    let mut last = [0u8];
+    file.read_exact_at(&mut last, len - 1)?;
+    Ok(last[0] != b'\n')
 }
 
 pub fn create_dir_all(dir: &Path) -> Result<()> {
@@ -119,6 +138,24 @@ mod tests {
         );
         let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "temporary files left behind");
+    }
+
+    #[test]
+    fn a_torn_last_line_does_not_swallow_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.jsonl");
+        fs::write(&path, "{\"a\":1}\n{\"torn").unwrap();
+        append_lines_durably(&path, b"{\"b\":2}\n").unwrap();
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "{\"a\":1}\n{\"torn\n{\"b\":2}\n"
+        );
+        append_lines_durably(&path, b"{\"c\":3}\n").unwrap();
+        assert!(
+            fs::read_to_string(&path)
+                .unwrap()
+                .ends_with("2}\n{\"c\":3}\n")
+        );
     }
 
     #[test]

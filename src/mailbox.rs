@@ -18,7 +18,9 @@ use serde_json::Value;
 
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::fsutil::{self, append_durably, atomic_write, create_dir_all, create_exclusive};
+use crate::fsutil::{
+    self, append_lines_durably, atomic_write, create_dir_all, create_exclusive,
+};
 use crate::home::TeamPaths;
 use crate::lock::FileLock;
 use crate::message::InboxMessage;
@@ -322,7 +324,7 @@ impl Mailbox {
                 .map_err(|err| Error::runtime(err.to_string()))?;
             lines.push(b'\n');
         }
-        append_durably(&self.history, &lines)
+        append_lines_durably(&self.history, &lines)
     }
 }
 
