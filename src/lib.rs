@@ -10,6 +10,7 @@ pub mod context;
 pub mod ending;
 pub mod error;
 pub mod exchange;
+pub mod follow;
 pub mod fsutil;
 pub mod home;
 pub mod launcher;

@@ -18,9 +18,7 @@ use serde_json::Value;
 
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::fsutil::{
-    self, append_lines_durably, atomic_write, create_dir_all, create_exclusive,
-};
+use crate::fsutil::{self, append_lines_durably, atomic_write, create_dir_all, create_exclusive};
 use crate::home::TeamPaths;
 use crate::lock::FileLock;
 use crate::message::InboxMessage;
@@ -186,11 +184,44 @@ impl Mailbox {
     /// Messages already delivered, oldest first. Lines that do not parse are skipped with a warning;
     /// history is append-only and a torn last line is possible after a crash.
     pub fn history(&self) -> Result<Vec<InboxMessage>> {
-        let Some(bytes) = fsutil::read_if_exists(&self.history)? else {
-            return Ok(Vec::new());
+        self.history_since(0).map(|(delivered, _)| delivered)
+    }
+
+    /// The history file's length now: where [`Mailbox::history_since`] picks up later.
+    pub fn history_len(&self) -> Result<u64> {
+        match fs::metadata(&self.history) {
+            Ok(meta) => Ok(meta.len()),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(0),
+            Err(err) => Err(Error::io("read", &self.history, err)),
+        }
+    }
+
+    /// Messages delivered since byte `offset` of the history file, and the offset to resume from.
+    /// Only complete lines count: a line still being appended is read next time.
+    pub fn history_since(&self, offset: u64) -> Result<(Vec<InboxMessage>, u64)> {
+        let mut file = match fs::File::open(&self.history) {
+            Ok(file) => file,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
+            Err(err) => return Err(Error::io("open", &self.history, err)),
         };
+        let len = file
+            .metadata()
+            .map_err(|err| Error::io("read", &self.history, err))?
+            .len();
+        // A history file replaced by a shorter one starts over from its end.
+        if len < offset {
+            return Ok((Vec::new(), len));
+        }
+        let mut bytes = Vec::new();
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(offset))
+            .and_then(|_| std::io::Read::read_to_end(&mut file, &mut bytes))
+            .map_err(|err| Error::io("read", &self.history, err))?;
+        let complete = bytes
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |end| end + 1);
         let mut delivered = Vec::new();
-        for (index, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        for line in bytes[..complete].split(|b| *b == b'\n') {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
@@ -198,12 +229,11 @@ impl Mailbox {
                 Ok(message) => delivered.push(message),
                 Err(err) => tracing::warn!(
                     file = %self.history.display(),
-                    line = index + 1,
                     "skipping unreadable history line: {err}"
                 ),
             }
         }
-        Ok(delivered)
+        Ok((delivered, offset + complete as u64))
     }
 
     /// Corrupt files and invalid elements that were moved aside from this inbox.

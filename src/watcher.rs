@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 pub const SAFETY_RESCAN: Duration = Duration::from_secs(2);
 
 pub struct Watcher {
-    dir: PathBuf,
+    dirs: Vec<PathBuf>,
     signals: Receiver<Signal>,
     _inner: RecommendedWatcher,
 }
@@ -43,6 +43,13 @@ pub enum Wake {
 impl Watcher {
     /// Starts watching `dir` (which must exist). Call before the first read.
     pub fn arm(dir: &Path) -> Result<Self> {
+        Self::arm_all(&[dir])
+    }
+
+    /// Starts watching several directories (which must exist) through one inotify instance.
+    /// Filters see file names only, so a name shared by two of the directories wakes both readers.
+    pub fn arm_all(dirs: &[&Path]) -> Result<Self> {
+        let shown = dirs.first().copied().unwrap_or(Path::new("."));
         let (sender, signals) = mpsc::channel();
         let mut inner = notify::recommended_watcher(move |event: notify::Result<Event>| {
             let signal = match event {
@@ -62,19 +69,22 @@ impl Watcher {
                 let _ = sender.send(signal);
             }
         })
-        .map_err(|err| translate(err, dir))?;
-        inner
-            .watch(dir, RecursiveMode::NonRecursive)
-            .map_err(|err| translate(err, dir))?;
+        .map_err(|err| translate(err, shown))?;
+        for dir in dirs {
+            inner
+                .watch(dir, RecursiveMode::NonRecursive)
+                .map_err(|err| translate(err, dir))?;
+        }
         Ok(Self {
-            dir: dir.to_path_buf(),
+            dirs: dirs.iter().map(|dir| dir.to_path_buf()).collect(),
             signals,
             _inner: inner,
         })
     }
 
-    pub fn dir(&self) -> &Path {
-        &self.dir
+    /// The first directory watched, for messages.
+    fn shown(&self) -> &Path {
+        self.dirs.first().map_or(Path::new("."), PathBuf::as_path)
     }
 
     /// Blocks until a file that `relevant` accepts changes, a rescan is due, or `deadline` passes.
@@ -91,10 +101,10 @@ impl Watcher {
                 Ok(Signal::Touched(name)) if relevant(&name) => return self.drained(),
                 Ok(Signal::Touched(_)) => {}
                 Ok(Signal::Rescan) => {
-                    tracing::debug!(dir = %self.dir.display(), "event queue overflowed; rescanning");
+                    tracing::debug!(dir = %self.shown().display(), "event queue overflowed; rescanning");
                     return self.drained();
                 }
-                Ok(Signal::Failed(err)) => return Err(translate(err, &self.dir)),
+                Ok(Signal::Failed(err)) => return Err(translate(err, self.shown())),
                 Err(RecvTimeoutError::Timeout) => {
                     return Ok(
                         if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
@@ -107,7 +117,7 @@ impl Watcher {
                 Err(RecvTimeoutError::Disconnected) => {
                     return Err(Error::runtime(format!(
                         "the file watcher on {} stopped",
-                        self.dir.display()
+                        self.shown().display()
                     )));
                 }
             }
@@ -136,7 +146,7 @@ impl Watcher {
     fn drained(&self) -> Result<Wake> {
         while let Ok(signal) = self.signals.try_recv() {
             if let Signal::Failed(err) = signal {
-                return Err(translate(err, &self.dir));
+                return Err(translate(err, self.shown()));
             }
         }
         Ok(Wake::LookAgain)

@@ -407,6 +407,65 @@ fn watch_all_follows_every_inbox_and_consume_takes_your_own() {
 }
 
 #[test]
+fn watch_sees_every_message_exactly_once_however_fast_it_is_consumed() {
+    const MESSAGES: usize = 200;
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    let observer = sandbox
+        .swarm()
+        .args(["watch", "bob", "--json"])
+        .team("t")
+        .spawn();
+    let everyone = sandbox
+        .swarm()
+        .args(["watch", "--all", "--json"])
+        .team("t")
+        .spawn();
+    // bob takes each message the moment it lands, racing both watchers.
+    let consumer = sandbox
+        .swarm()
+        .args(["watch", "--consume", "--json"])
+        .team("t")
+        .as_("bob")
+        .spawn();
+    let mut sent = std::collections::HashSet::new();
+    for n in 0..MESSAGES {
+        let id = sandbox
+            .swarm()
+            .args(["send", "bob"])
+            .arg(format!("m{n}"))
+            .team("t")
+            .run()
+            .success()
+            .stdout_line();
+        sent.insert(id);
+    }
+    for (name, watcher) in [
+        ("watch bob", &observer),
+        ("watch --all", &everyone),
+        ("watch --consume", &consumer),
+    ] {
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..MESSAGES {
+            let id = watcher.next_json()["msg_id"].as_str().unwrap().to_owned();
+            assert!(seen.insert(id.clone()), "{name} showed {id} twice");
+        }
+        assert_eq!(seen, sent, "{name} missed messages");
+        assert!(
+            watcher
+                .lines
+                .next_within(Duration::from_millis(300))
+                .is_none(),
+            "{name} showed more than was sent"
+        );
+    }
+    assert!(
+        sandbox.inbox("t", "bob").is_empty(),
+        "bob consumed everything"
+    );
+}
+
+#[test]
 fn broken_pipe_is_quiet() {
     let sandbox = Sandbox::new();
     sandbox.team("t", &["bob"]);
