@@ -2,9 +2,15 @@
 //! whose supervisor or pane has vanished since is shown as vanished, never as running.
 
 use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::path::PathBuf;
+use std::time::Instant;
 
-use crate::config::{Member, State};
+use crate::config::{Member, State, Team};
+use crate::error::Result;
+use crate::follow::{Arrival, Follower};
 use crate::process;
+use crate::watcher::{Wake, Watcher};
 
 /// A member's state as `status` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,19 +75,61 @@ pub fn live_panes(config: &crate::config::TeamConfig) -> Option<HashSet<String>>
     }
 }
 
+/// What happens while waiting for members to end.
+#[derive(Debug, Clone, Copy)]
+pub enum Event<'a> {
+    /// A message arrived somewhere in the team (only with a transcript).
+    Arrived(&'a Arrival),
+    /// A member ended or vanished.
+    Ended(&'a Member, Seen),
+}
+
 /// Blocks until every member named has ended or vanished, calling `ended` once for each, in the
 /// order they end. Returns the members still live when the deadline passed.
 pub fn wait_for_endings(
-    team: &crate::config::Team,
+    team: &Team,
     names: &[String],
-    deadline: Option<std::time::Instant>,
-    mut ended: impl FnMut(&Member, Seen) -> crate::error::Result<()>,
-) -> crate::error::Result<Vec<String>> {
-    let watcher = crate::watcher::Watcher::arm(team.paths().dir())?;
-    let config_file = std::ffi::OsStr::new(crate::home::CONFIG_FILE);
+    deadline: Option<Instant>,
+    mut ended: impl FnMut(&Member, Seen) -> Result<()>,
+) -> Result<Vec<String>> {
+    follow_endings(team, names, deadline, None, |event| match event {
+        Event::Ended(member, seen) => ended(member, seen),
+        Event::Arrived(_) => Ok(()),
+    })
+}
+
+/// [`wait_for_endings`], also reporting every message the `transcript` follower sees arrive,
+/// through the same watcher. A member's last messages are reported before its ending.
+pub fn follow_endings(
+    team: &Team,
+    names: &[String],
+    deadline: Option<Instant>,
+    mut transcript: Option<&mut Follower<'_>>,
+    mut on: impl FnMut(Event<'_>) -> Result<()>,
+) -> Result<Vec<String>> {
+    let team_dir = team.paths().dir().to_path_buf();
+    let followed = transcript.as_ref().map(|follower| follower.dirs());
+    let mut dirs = vec![team_dir.as_path()];
+    dirs.extend(followed.iter().flatten().map(PathBuf::as_path));
+    let watcher = Watcher::arm_all(&dirs)?;
+    let config_file = OsStr::new(crate::home::CONFIG_FILE);
+    let scope = transcript.as_ref().map(|follower| follower.scope().clone());
+    let relevant =
+        |file: &OsStr| file == config_file || scope.as_ref().is_some_and(|s| s.covers(file));
+
+    let mut report_arrivals = |on: &mut dyn FnMut(Event<'_>) -> Result<()>| -> Result<()> {
+        if let Some(follower) = transcript.as_deref_mut() {
+            for arrival in follower.arrivals()? {
+                on(Event::Arrived(&arrival))?;
+            }
+        }
+        Ok(())
+    };
     let mut reported = HashSet::new();
     let mut still_live = Vec::new();
-    watcher.wait_for(deadline, &|file| file == config_file, || {
+    let mut out_of_time = false;
+    loop {
+        report_arrivals(&mut on)?;
         let config = team.load()?;
         let panes = live_panes(&config);
         still_live.clear();
@@ -94,12 +142,16 @@ pub fn wait_for_endings(
             if seen.is_live() || seen == Seen::NotStarted {
                 still_live.push(name.clone());
             } else if reported.insert(name.clone()) {
-                ended(member, seen)?;
+                on(Event::Ended(member, seen))?;
             }
         }
-        Ok(still_live.is_empty().then_some(()))
-    })?;
-    Ok(still_live)
+        if still_live.is_empty() || out_of_time {
+            // Messages written just before the last ending was recorded.
+            report_arrivals(&mut on)?;
+            return Ok(still_live);
+        }
+        out_of_time = watcher.wait(deadline, &relevant)? == Wake::Deadline;
+    }
 }
 
 /// One line for a member that has ended: its notice's summary, or what became of it.

@@ -10,9 +10,12 @@ use crate::config::Isolation;
 use crate::config::Team;
 use crate::context::Context;
 use crate::error::{Error, ErrorKind, Result};
+use crate::follow::{Follower, Scope};
 use crate::launcher::{self, DEFAULT_LAYOUT, Destination};
-use crate::liveness::{self, Seen};
+use crate::liveness::{self, Event};
 use crate::output;
+use crate::protocol::Structured;
+use crate::render;
 use crate::setup::{self, PanePlan};
 use crate::teamfile::TeamFile;
 use crate::worktree;
@@ -35,7 +38,8 @@ pub struct Args {
     #[arg(long)]
     pub detach: bool,
 
-    /// Block until every member has ended, printing each result; exit 1 if any did not complete
+    /// Block until every member has ended, printing the messages they exchange and each result;
+    /// exit 1 if any did not complete
     #[arg(long, conflicts_with = "attach")]
     pub wait: bool,
 
@@ -65,20 +69,35 @@ pub fn run(ctx: &Context, args: Args) -> Result<()> {
     refuse_if_running(ctx, file.name.as_str())?;
     archive_previous_run(ctx, file.name.as_str())?;
     let team = setup::create(&ctx.home, &prepared.config, true)?;
+    // Following starts before the first pane, so the transcript misses nothing the team says.
+    let mut transcript = if args.wait {
+        Some(Follower::start(&team, &team.load()?, Scope::All, false)?)
+    } else {
+        None
+    };
     let layout = file.layout.as_deref().unwrap_or(DEFAULT_LAYOUT);
     let placement =
         launcher::start_team(&destination, &team, &prepared.panes, layout, !args.detach)?;
     let attach = crate::tmux::Tmux::at(&placement.socket).attach_command(&placement.session);
 
     if ctx.json {
-        output::json(&json!({
-            "team": team.name(),
-            "session": placement.session,
-            "window": placement.window,
-            "socket": placement.socket,
-            "members": prepared.panes.iter().map(|p| &p.name).collect::<Vec<_>>(),
-            "attach": attach,
-        }))?;
+        let mut placed = serde_json::Map::new();
+        // With --wait the output is a stream of events, each one line.
+        if args.wait {
+            placed.insert("event".into(), json!("up"));
+        }
+        placed.insert("team".into(), json!(team.name()));
+        placed.insert("session".into(), json!(placement.session));
+        placed.insert("window".into(), json!(placement.window));
+        placed.insert("socket".into(), json!(placement.socket));
+        let members: Vec<&String> = prepared.panes.iter().map(|p| &p.name).collect();
+        placed.insert("members".into(), json!(members));
+        placed.insert("attach".into(), json!(attach));
+        if args.wait {
+            output::json_line(&placed)?;
+        } else {
+            output::json(&placed)?;
+        }
     } else {
         output::line(format!(
             "team {} is up: {} panes in window {} of session {}",
@@ -105,9 +124,9 @@ pub fn run(ctx: &Context, args: Args) -> Result<()> {
             tmux.attach(&placement.session)
         };
     }
-    if args.wait {
+    if let Some(transcript) = &mut transcript {
         let names: Vec<String> = prepared.panes.iter().map(|p| p.name.clone()).collect();
-        return wait_all(ctx, &team, &names, args.timeout);
+        return wait_all(ctx, &team, &names, args.timeout, transcript);
     }
     Ok(())
 }
@@ -182,23 +201,44 @@ pub fn shell_words(argv: &[String]) -> String {
     shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| format!("{argv:?}"))
 }
 
-/// Waits for every member, printing each ending; exit 1 unless all completed, 4 on timeout.
-pub fn wait_all(
+/// Waits for every member, printing the messages they exchange and each ending; exit 1 unless
+/// all completed, 4 on timeout.
+fn wait_all(
     ctx: &Context,
     team: &Team,
     names: &[String],
     timeout: Option<Duration>,
+    transcript: &mut Follower<'_>,
 ) -> Result<()> {
     let deadline = timeout.map(|timeout| Instant::now() + timeout);
     let mut all_well = true;
-    let left = liveness::wait_for_endings(team, names, deadline, |member, seen: Seen| {
-        all_well &= liveness::ended_well(seen);
-        if ctx.json {
-            output::json_line(
-                &json!({"name": member.name, "state": seen.label(), "exitCode": member.exit_code, "notice": member.notice}),
-            )
-        } else {
-            output::line(liveness::ending_line(member, seen))
+    let left = liveness::follow_endings(team, names, deadline, Some(transcript), |event| {
+        match event {
+            // The ending line below says what the completion notice says.
+            Event::Arrived(arrival)
+                if matches!(
+                    arrival.message.structured(),
+                    Some(Structured::TaskNotification(_))
+                ) =>
+            {
+                Ok(())
+            }
+            Event::Arrived(arrival) if ctx.json => output::json_line(&render::json(
+                &arrival.message,
+                &[("event", json!("message")), ("to", json!(arrival.to))],
+            )),
+            Event::Arrived(arrival) => output::line(render::arrival(&arrival.message, &arrival.to)),
+            Event::Ended(member, seen) => {
+                all_well &= liveness::ended_well(seen);
+                if ctx.json {
+                    output::json_line(&json!({
+                        "event": "ended", "name": member.name, "state": seen.label(),
+                        "exitCode": member.exit_code, "notice": member.notice,
+                    }))
+                } else {
+                    output::line(liveness::ending_line(member, seen))
+                }
+            }
         }
     })?;
     if !left.is_empty() {

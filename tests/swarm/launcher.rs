@@ -161,6 +161,37 @@ fn the_demo_team_runs_to_completion() {
     ] {
         assert!(outcome.stdout.contains(line), "{}", outcome.stdout);
     }
+    // The transcript: every message the team exchanged, each once, a member's last message
+    // before its ending.
+    let position = |needle: &str| {
+        let found: Vec<usize> = outcome
+            .stdout
+            .match_indices(needle)
+            .map(|(at, _)| at)
+            .collect();
+        assert_eq!(
+            found.len(),
+            1,
+            "{needle:?} should appear once:\n{}",
+            outcome.stdout
+        );
+        found[0]
+    };
+    position("team-lead → alice  standup: say hello");
+    position("team-lead → bob  standup: say hello");
+    position("alice → team-lead  hello from alice");
+    let plan = position("alice → team-lead  plan_approval_request plan_approval-");
+    let approval = position("team-lead → alice  plan_approval_response plan_approval-");
+    assert!(plan < approval, "{}", outcome.stdout);
+    position("bob → team-lead  result: the change looks good");
+    let approved = position("alice → team-lead  shutdown_approved shutdown-");
+    let ended = position("alice completed (exit 0)");
+    assert!(approved < ended, "{}", outcome.stdout);
+    assert!(
+        !outcome.stdout.contains("task_notification"),
+        "endings are shown once, as ending lines:\n{}",
+        outcome.stdout
+    );
     let lead_log = fs::read_to_string(sandbox.team_dir("demo").join("logs/team-lead.log")).unwrap();
     for step in [
         "alice says hello",
@@ -189,6 +220,54 @@ fn the_demo_team_runs_to_completion() {
         "the lead holds one completion notice per teammate"
     );
     assert!(server.panes().len() == 1, "only the fixture's pane is left");
+}
+
+#[test]
+fn up_wait_json_is_a_stream_of_one_line_events() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let file = sandbox.write(
+        "pair.toml",
+        r#"
+name = "pair"
+[lead]
+command = ["sh", "-c", "swarm recv --wait --timeout 60 >/dev/null"]
+[[member]]
+name = "worker"
+command = ["sh", "-c", "swarm send team-lead 'finished: 42'; exit 3"]
+"#,
+    );
+    let outcome = sandbox
+        .swarm()
+        .arg("up")
+        .arg(&file)
+        .args(["--wait", "--timeout", "120", "--json", "--socket"])
+        .arg(server.socket())
+        .run()
+        .code(1);
+    let events: Vec<Value> = outcome
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|err| panic!("{err}: {line}")))
+        .collect();
+    assert_eq!(events[0]["event"], "up", "{}", outcome.stdout);
+    assert_eq!(
+        events[0]["members"],
+        serde_json::json!(["team-lead", "worker"])
+    );
+    let message = events
+        .iter()
+        .find(|e| e["event"] == "message")
+        .unwrap_or_else(|| panic!("no message event:\n{}", outcome.stdout));
+    assert_eq!(message["from"], "worker");
+    assert_eq!(message["to"], "team-lead");
+    assert_eq!(message["text"], "finished: 42");
+    let ended: Vec<&Value> = events.iter().filter(|e| e["event"] == "ended").collect();
+    assert_eq!(ended.len(), 2, "{}", outcome.stdout);
+    let worker = ended.iter().find(|e| e["name"] == "worker").unwrap();
+    assert_eq!(worker["state"], "failed");
+    assert_eq!(worker["exitCode"], 3);
+    assert_eq!(worker["notice"]["status"], "failed");
 }
 
 const CLAUDE_TEAM: &str = r#"
