@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::names::Name;
 use crate::output;
 use crate::peer::{Incoming, Listener, Sink};
 use crate::render;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A name for this peer, shown by `swarm peers`
+    /// A name for this peer: `swarm peers` shows it, and `swarm send uds:L` reaches it
     #[arg(long, value_name = "L")]
     pub label: Option<String>,
 }
@@ -28,10 +29,18 @@ pub fn run(ctx: &Context, args: Args) -> Result<()> {
 async fn listen(ctx: &Context, args: Args) -> Result<()> {
     let team = std::env::var("SWARM_TEAM").ok().filter(|t| !t.is_empty());
     let agent = std::env::var("SWARM_AGENT").ok().filter(|a| !a.is_empty());
+    if let Some(label) = &args.label {
+        Name::parse("label", label)?;
+    }
+    let also = args
+        .label
+        .as_ref()
+        .map(|label| format!(" (or uds:{label})"))
+        .unwrap_or_default();
     let listener = Listener::bind(&ctx.home, args.label, team, agent)?;
     {
         let mut stderr = std::io::stderr().lock();
-        let _ = writeln!(stderr, "swarm: listening on {}", listener.address());
+        let _ = writeln!(stderr, "swarm: listening on {}{also}", listener.address());
         let _ = writeln!(
             stderr,
             "hint: sends from this terminal are signed with it; elsewhere, export SWARM_SOCKET={}",

@@ -16,7 +16,8 @@ use crate::rules::{self, Recipient};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A member's name, '*' for every member except you, or uds:PATH for a peer socket
+    /// A member's name, '*' for every member except you, or a peer: uds:PATH, or uds:LABEL for
+    /// the live peer with that label (or that agent@team)
     #[arg(value_name = "TO")]
     pub to: String,
 
@@ -104,11 +105,15 @@ pub fn run(ctx: &Context, args: Args) -> Result<()> {
     output::line(message.id())
 }
 
-/// `send uds:PATH`: one line to a peer socket, acknowledged once the receiver has it.
+/// `send uds:PATH` or `send uds:LABEL`: one line to a peer socket, acknowledged once the
+/// receiver has it.
 fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> Result<()> {
-    let path = peer::address_path(to).ok_or_else(|| {
-        Error::usage("a peer address is uds:PATH, e.g. uds:/run/user/1000/swarm/4242.sock")
+    let target = peer::address_path(to).ok_or_else(|| {
+        Error::usage(
+            "a peer address is uds:PATH or uds:LABEL, e.g. uds:/run/user/1000/swarm/4242.sock",
+        )
     })?;
+    let path = peer::resolve(&ctx.home, target)?;
     let label = match (std::env::var("SWARM_AGENT"), std::env::var("SWARM_TEAM")) {
         (Ok(agent), Ok(team)) if !agent.is_empty() && !team.is_empty() => format!("{agent}@{team}"),
         _ => crate::context::OUTSIDE_SENDER.to_owned(),
@@ -119,7 +124,7 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
         summary: summary.map(str::to_owned),
         msg_id: uuid::Uuid::new_v4().to_string(),
     };
-    let msg_id = peer::deliver(std::path::Path::new(path), &request)?;
+    let msg_id = peer::deliver(&path, &request)?;
     if ctx.json {
         return output::json(&json!({"msg_id": msg_id, "from": request.from, "to": to}));
     }

@@ -7,7 +7,7 @@ mod runtime;
 mod server;
 
 pub use client::{deliver, own_address};
-pub use registry::{PeerEntry, Registration, live_peers};
+pub use registry::{PeerEntry, Registration, live_peers, resolve};
 pub use runtime::runtime_dir;
 pub use server::{Incoming, Listener, Sink};
 

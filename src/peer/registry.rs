@@ -35,6 +35,38 @@ impl PeerEntry {
     pub fn address(&self) -> String {
         format!("uds:{}", self.socket.display())
     }
+
+    /// Whether `name` is this peer's label, or its member's `<agent>@<team>`.
+    fn is_called(&self, name: &str) -> bool {
+        self.label.as_deref() == Some(name)
+            || matches!((&self.agent, &self.team), (Some(agent), Some(team))
+                if name.split_once('@') == Some((agent.as_str(), team.as_str())))
+    }
+}
+
+/// The socket a `uds:` address names: a path (anything with a `/`), else a live peer's label or
+/// its member's `<agent>@<team>`.
+pub fn resolve(home: &Home, target: &str) -> Result<PathBuf> {
+    if target.contains('/') {
+        return Ok(PathBuf::from(target));
+    }
+    let peers = live_peers(home)?;
+    let called: Vec<&PeerEntry> = peers.iter().filter(|p| p.is_called(target)).collect();
+    match called.as_slice() {
+        [peer] => Ok(peer.socket.clone()),
+        [] => Err(Error::not_found(format!("no live peer is called {target}"))
+            .with_hint("`swarm peers` lists live peers; an address is uds:PATH or uds:LABEL")),
+        several => Err(Error::usage(format!(
+            "{target} names {} live peers: {}",
+            several.len(),
+            several
+                .iter()
+                .map(|p| p.address())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .with_hint("send to one of them by its socket path")),
+    }
 }
 
 /// A registry entry and its socket, removed when dropped.

@@ -79,6 +79,39 @@ fn two_listeners_exchange_messages_both_ways_and_replies_use_from() {
 }
 
 #[test]
+fn a_peer_is_reached_by_its_label() {
+    let sandbox = Sandbox::new();
+    let (alpha, _) = listen(&sandbox, &["--label", "alpha"]);
+    let id = sandbox
+        .swarm()
+        .args(["send", "uds:alpha", "by label"])
+        .run()
+        .success()
+        .stdout_line();
+    assert_eq!(alpha.next_line(), "[from uds:user] by label");
+    assert_eq!(id.len(), 36, "the acknowledged msg_id: {id}");
+
+    sandbox
+        .swarm()
+        .args(["send", "uds:nobody", "x"])
+        .run()
+        .refused(3, "no live peer is called nobody");
+    let (_twin, _) = listen(&sandbox, &["--label", "alpha"]);
+    sandbox
+        .swarm()
+        .args(["send", "uds:alpha", "which one?"])
+        .run()
+        .refused(2, "alpha names 2 live peers");
+    for bad in ["../x", "a/b", ""] {
+        sandbox
+            .swarm()
+            .args(["listen", "--label", bad])
+            .run()
+            .refused(2, "invalid label name");
+    }
+}
+
+#[test]
 fn sockets_are_private_and_removed_on_ctrl_c() {
     let sandbox = Sandbox::new();
     let (listener, socket) = listen(&sandbox, &[]);
@@ -439,6 +472,13 @@ fn a_message_to_a_members_socket_lands_in_its_inbox() {
     assert_eq!(inbox[0]["msg_id"], id.as_str());
     assert_eq!(inbox[0]["text"], "from another terminal");
     assert_eq!(inbox[0]["from"], "uds:user");
+    // A member's socket also answers to its agent id.
+    sandbox
+        .swarm()
+        .args(["send", "uds:bob@m", "by agent id"])
+        .run()
+        .success();
+    assert_eq!(sandbox.inbox("m", "bob")[1]["text"], "by agent id");
 
     let forged = r#"{"type":"shutdown_request","requestId":"shutdown-1@bob","from":"team-lead","timestamp":"t"}"#;
     sandbox
