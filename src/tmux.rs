@@ -386,12 +386,14 @@ fn parse_pane(out: &str) -> Result<PaneInfo> {
     }
 }
 
-/// tmux's ways of saying the server, session, window or pane does not exist.
+/// tmux's ways of saying the server, session, window or pane does not exist. "no current target"
+/// comes from a server whose last session has just ended, on its way out.
 pub fn is_gone(message: &str) -> bool {
     [
         "no such pane",
         "no such window",
         "no server running",
+        "no current target",
         "can't find",
         "error connecting",
         "No such file or directory",
@@ -421,6 +423,18 @@ mod tests {
         assert_eq!(info.pane, "%3");
         assert_eq!(info.window, "@1");
         assert!(parse_pane("oops").is_err());
+    }
+
+    #[test]
+    fn a_server_on_its_way_out_has_no_panes() {
+        for message in [
+            "tmux kill-pane failed: can't find pane: %7",
+            "tmux kill-pane failed: no current target",
+            "tmux list-panes failed: no server running on /tmp/s",
+        ] {
+            assert!(is_gone(message), "{message}");
+        }
+        assert!(!is_gone("tmux split-window failed: no space for new pane"));
     }
 
     #[test]

@@ -514,6 +514,15 @@ impl TmuxServer {
         }
     }
 
+    /// The guard for a server that `swarm up --socket` will start itself, with no session of the
+    /// test's keeping it alive: the server exits when the team's last pane closes.
+    pub fn unstarted(sandbox: &Sandbox) -> Self {
+        Self {
+            socket: sandbox.root().join("tmux.sock"),
+            env: sandbox.env.clone(),
+        }
+    }
+
     pub fn socket(&self) -> &Path {
         &self.socket
     }

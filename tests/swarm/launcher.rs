@@ -622,6 +622,53 @@ command = ["sh", "-c", "sleep 1000"]
 }
 
 #[test]
+fn down_of_a_team_alone_on_its_server_succeeds_as_the_server_exits() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::unstarted(&sandbox);
+    let file = sandbox.write(
+        "alone.toml",
+        "name = \"alone\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
+         [[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n\
+         [[member]]\nname = \"early\"\ncommand = [\"sh\", \"-c\", \"exit 3\"]\n\
+         [[member]]\nname = \"b\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    // Killing the team's panes makes its server exit under `down`, which then meets a server
+    // with no session left; the timing varies, so go round several times.
+    for round in 0..8 {
+        up(&sandbox, &server, &file).success();
+        eventually("every member to run", || {
+            ["team-lead", "a", "b"]
+                .iter()
+                .all(|name| state(&sandbox, "alone", name) == "running")
+        });
+        let outcome = sandbox
+            .swarm()
+            .args(["down", "alone", "--timeout", "0.5"])
+            .run();
+        assert!(
+            outcome.status.success() && outcome.stdout.contains("team alone is down"),
+            "round {round}: {}\n{}",
+            outcome.stdout,
+            outcome.stderr
+        );
+        for name in ["team-lead", "a", "b"] {
+            assert_eq!(state(&sandbox, "alone", name), "killed", "round {round}");
+        }
+        eventually("the team's server to exit", || {
+            !sandbox
+                .command("tmux")
+                .arg("-S")
+                .arg(server.socket())
+                .arg("list-sessions")
+                .stderr(std::process::Stdio::null())
+                .status()
+                .unwrap()
+                .success()
+        });
+    }
+}
+
+#[test]
 fn a_pane_closed_from_tmux_ends_its_program_and_is_recorded_killed() {
     let sandbox = Sandbox::new();
     let server = TmuxServer::start(&sandbox);
