@@ -6,7 +6,7 @@ use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::config::{Member, State, Team};
+use crate::config::{Member, State, Team, TeamConfig};
 use crate::error::Result;
 use crate::follow::{Arrival, Follower};
 use crate::process;
@@ -62,9 +62,62 @@ pub fn seen(member: &Member, panes: Option<&HashSet<String>>) -> Seen {
     Seen::Recorded(state)
 }
 
+/// A team's config and what its members are doing, observed together.
+///
+/// Processes and panes are checked after config.json is read, so a member whose program ended in
+/// between would look vanished. A supervisor records the ending before it exits, so a member that
+/// looks vanished is judged again on a fresh read: only one still unrecorded has really vanished.
+#[derive(Debug, Clone)]
+pub struct Observed {
+    pub config: TeamConfig,
+    panes: Option<HashSet<String>>,
+}
+
+impl Observed {
+    pub fn take(team: &Team) -> Result<Self> {
+        let mut config = team.load()?;
+        let panes = live_panes(&config);
+        let looks_vanished: Vec<String> = config
+            .members
+            .iter()
+            .filter(|m| {
+                matches!(
+                    seen(m, panes.as_ref()),
+                    Seen::ProcessVanished | Seen::PaneVanished
+                )
+            })
+            .map(|m| m.name.clone())
+            .collect();
+        if !looks_vanished.is_empty() {
+            let fresh = team.load()?;
+            for name in &looks_vanished {
+                if let (Some(now), Some(then)) = (fresh.member(name), config.member_mut(name))
+                    && now.state.is_some_and(State::is_final)
+                {
+                    *then = now.clone();
+                }
+            }
+        }
+        Ok(Self { config, panes })
+    }
+
+    pub fn seen(&self, member: &Member) -> Seen {
+        seen(member, self.panes.as_ref())
+    }
+
+    /// Names of the members whose programs may still be running.
+    pub fn live(&self) -> impl Iterator<Item = &str> {
+        self.config
+            .members
+            .iter()
+            .filter(|m| self.seen(m).is_live())
+            .map(|m| m.name.as_str())
+    }
+}
+
 /// Pane ids alive on the team's tmux server, or `None` when the team has no panes to check.
 /// A server that is no longer running has no panes.
-pub fn live_panes(config: &crate::config::TeamConfig) -> Option<HashSet<String>> {
+fn live_panes(config: &TeamConfig) -> Option<HashSet<String>> {
     let placement = config.tmux.as_ref()?;
     match crate::tmux::Tmux::at(&placement.socket).panes() {
         Ok(panes) => Some(panes.unwrap_or_default()),
@@ -126,27 +179,35 @@ pub fn follow_endings(
         Ok(())
     };
     let mut reported = HashSet::new();
-    let mut still_live = Vec::new();
     let mut out_of_time = false;
     loop {
         report_arrivals(&mut on)?;
-        let config = team.load()?;
-        let panes = live_panes(&config);
-        still_live.clear();
+        let observed = Observed::take(team)?;
+        let mut still_live = Vec::new();
+        let mut ended = Vec::new();
         for name in names {
-            let Some(member) = config.member(name) else {
+            let Some(member) = observed.config.member(name) else {
                 reported.insert(name.clone());
                 continue;
             };
-            let seen = seen(member, panes.as_ref());
+            let seen = observed.seen(member);
             if seen.is_live() || seen == Seen::NotStarted {
                 still_live.push(name.clone());
             } else if reported.insert(name.clone()) {
+                ended.push((member, seen));
+            }
+        }
+        if !ended.is_empty() {
+            // Whatever a member sent is on disk before its ending is: show it first.
+            report_arrivals(&mut on)?;
+            for (member, seen) in ended {
                 on(Event::Ended(member, seen))?;
             }
         }
-        if still_live.is_empty() || out_of_time {
-            // Messages written just before the last ending was recorded.
+        if still_live.is_empty() {
+            return Ok(still_live);
+        }
+        if out_of_time {
             report_arrivals(&mut on)?;
             return Ok(still_live);
         }

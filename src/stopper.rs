@@ -13,7 +13,7 @@ use crate::config::{Member, State, Team};
 use crate::ending::{self, Ending};
 use crate::error::Result;
 use crate::home::CONFIG_FILE;
-use crate::liveness;
+use crate::liveness::Observed;
 use crate::process;
 use crate::supervisor::GRACE;
 use crate::tmux::Tmux;
@@ -108,15 +108,12 @@ pub fn stop(team: &Team, names: &[String], reason: &str) -> Result<BTreeMap<Stri
             }
         }
     }
-    let panes = liveness::live_panes(&config);
+    let observed = Observed::take(team)?;
     Ok(names
         .iter()
         .filter_map(|name| {
-            let member = config.member(name)?;
-            Some((
-                name.clone(),
-                liveness::seen(member, panes.as_ref()).label().to_owned(),
-            ))
+            let member = observed.config.member(name)?;
+            Some((name.clone(), observed.seen(member).label().to_owned()))
         })
         .collect())
 }

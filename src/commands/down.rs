@@ -10,7 +10,7 @@ use crate::clock;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::exchange;
-use crate::liveness;
+use crate::liveness::{self, Observed};
 use crate::output;
 use crate::protocol::{ShutdownRequest, Structured, shutdown_request_id};
 use crate::stopper;
@@ -32,7 +32,8 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: Args) -> Result<()> {
     let team = ctx.team_or(args.team.as_deref())?;
-    let config = team.load()?;
+    let observed = Observed::take(&team)?;
+    let config = &observed.config;
     let lead = config.lead_name().to_owned();
     let me = ctx.agent()?;
     if me.as_str() != lead && config.member(me.as_str()).is_some() {
@@ -40,13 +41,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<()> {
             "teammates cannot take the team down; ask the lead",
         ));
     }
-    let panes = liveness::live_panes(&config);
-    let live: Vec<String> = config
-        .members
-        .iter()
-        .filter(|m| liveness::seen(m, panes.as_ref()).is_live())
-        .map(|m| m.name.clone())
-        .collect();
+    let live: Vec<String> = observed.live().map(str::to_owned).collect();
     // Run from the lead's own program, stopping the lead would stop this command too: the lead
     // ends when its program exits.
     let caller_is_lead = config
@@ -63,7 +58,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<()> {
                 reason: Some("the team is shutting down".to_owned()),
                 timestamp: clock::timestamp_now(),
             });
-            exchange::send(&team, &config, &lead, name, &request)?;
+            exchange::send(&team, config, &lead, name, &request)?;
         }
         let deadline = Instant::now() + args.timeout;
         liveness::wait_for_endings(&team, &teammates, Some(deadline), |member, seen| {
@@ -71,13 +66,10 @@ pub fn run(ctx: &Context, args: Args) -> Result<()> {
         })?;
     }
 
-    let config = team.load()?;
-    let panes = liveness::live_panes(&config);
-    let mut remaining: Vec<String> = config
-        .members
-        .iter()
-        .filter(|m| m.name != lead && liveness::seen(m, panes.as_ref()).is_live())
-        .map(|m| m.name.clone())
+    let mut remaining: Vec<String> = Observed::take(&team)?
+        .live()
+        .filter(|name| *name != lead)
+        .map(str::to_owned)
         .collect();
     if !caller_is_lead && live.contains(&lead) {
         remaining.push(lead.clone());

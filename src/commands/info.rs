@@ -4,7 +4,7 @@
 use crate::clock;
 use crate::context::Context;
 use crate::error::Result;
-use crate::liveness;
+use crate::liveness::Observed;
 use crate::names::Name;
 use crate::output;
 
@@ -18,10 +18,9 @@ pub struct Args {
 pub fn run(ctx: &Context, args: Args) -> Result<()> {
     let name = Name::parse("member", &args.name)?;
     let team = ctx.team()?;
-    let config = team.load()?;
-    let member = config.require_member(name.as_str())?;
-    let panes = liveness::live_panes(&config);
-    let seen = liveness::seen(member, panes.as_ref());
+    let observed = Observed::take(&team)?;
+    let member = observed.config.require_member(name.as_str())?;
+    let seen = observed.seen(member);
     let log = member
         .log_file
         .clone()

@@ -1,7 +1,6 @@
 //! `swarm status [TEAM]`: every member with its pane, pid, state, exit code, unread count and last
 //! activity, plus anything moved aside from an inbox.
 
-use std::collections::HashSet;
 use std::fs;
 use std::path::Path;
 
@@ -11,7 +10,7 @@ use crate::clock;
 use crate::config::{Member, Team, TeamConfig};
 use crate::context::Context;
 use crate::error::Result;
-use crate::liveness::{self, Seen};
+use crate::liveness::{self, Observed, Seen};
 use crate::mailbox::SetAside;
 use crate::output::{self, Table};
 
@@ -39,12 +38,12 @@ pub struct MemberStatus {
 
 pub fn run(ctx: &Context, args: Args) -> Result<()> {
     let team = ctx.team_or(args.team.as_deref())?;
-    let config = team.load()?;
-    let panes = liveness::live_panes(&config);
+    let observed = Observed::take(&team)?;
+    let config = &observed.config;
     let rows = config
         .members
         .iter()
-        .map(|member| member_status(&team, member, panes.as_ref()))
+        .map(|member| member_status(&team, member, observed.seen(member)))
         .collect::<Result<Vec<_>>>()?;
     if ctx.json {
         return output::json(&serde_json::json!({
@@ -54,14 +53,10 @@ pub fn run(ctx: &Context, args: Args) -> Result<()> {
             "members": rows,
         }));
     }
-    print(&config, &rows)
+    print(config, &rows)
 }
 
-pub fn member_status(
-    team: &Team,
-    member: &Member,
-    panes: Option<&HashSet<String>>,
-) -> Result<MemberStatus> {
+pub fn member_status(team: &Team, member: &Member, seen: Seen) -> Result<MemberStatus> {
     let mailbox = team.mailbox(&member.name);
     let unread = mailbox.peek()?.len();
     let file_times = [
@@ -74,7 +69,6 @@ pub fn member_status(
     let record_times = [Some(member.joined_at), member.started_at, member.ended_at]
         .into_iter()
         .flatten();
-    let seen = liveness::seen(member, panes);
     Ok(MemberStatus {
         name: member.name.clone(),
         agent_id: member.agent_id.clone(),

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::liveness;
+use crate::liveness::Observed;
 use crate::names::Name;
 use crate::output;
 use crate::stopper;
@@ -19,24 +19,23 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: Args) -> Result<()> {
     let team = ctx.team()?;
-    let config = team.load()?;
+    let observed = Observed::take(&team)?;
+    let config = &observed.config;
     let me = ctx.agent()?;
     let lead = config.lead_name().to_owned();
     if me.as_str() != lead && config.member(me.as_str()).is_some() {
         return Err(Error::usage("teammates cannot stop members; ask the lead"));
     }
-    let panes = liveness::live_panes(&config);
     let names: Vec<String> = if args.name == "all" {
-        config
-            .members
-            .iter()
-            .filter(|m| m.name != lead && liveness::seen(m, panes.as_ref()).is_live())
-            .map(|m| m.name.clone())
+        observed
+            .live()
+            .filter(|name| *name != lead)
+            .map(str::to_owned)
             .collect()
     } else {
         let name = Name::parse("member", &args.name)?;
         let member = config.require_member(name.as_str())?;
-        let seen = liveness::seen(member, panes.as_ref());
+        let seen = observed.seen(member);
         if !seen.is_live() {
             return Err(Error::usage(format!(
                 "{name} is not running ({})",

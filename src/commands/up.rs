@@ -12,7 +12,7 @@ use crate::context::Context;
 use crate::error::{Error, ErrorKind, Result};
 use crate::follow::{Follower, Scope};
 use crate::launcher::{self, DEFAULT_LAYOUT, Destination};
-use crate::liveness::{self, Event};
+use crate::liveness::{self, Event, Observed};
 use crate::output;
 use crate::protocol::Structured;
 use crate::render;
@@ -136,16 +136,10 @@ fn refuse_if_running(ctx: &Context, name: &str) -> Result<()> {
     let Ok(team) = Team::open(&ctx.home, name) else {
         return Ok(());
     };
-    let Ok(config) = team.load() else {
+    let Ok(observed) = Observed::take(&team) else {
         return Ok(());
     };
-    let panes = liveness::live_panes(&config);
-    let live: Vec<&str> = config
-        .members
-        .iter()
-        .filter(|m| liveness::seen(m, panes.as_ref()).is_live())
-        .map(|m| m.name.as_str())
-        .collect();
+    let live: Vec<&str> = observed.live().collect();
     if live.is_empty() {
         return Ok(());
     }
