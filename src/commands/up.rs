@@ -54,7 +54,7 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: Args) -> Result<()> {
     let file = TeamFile::load(&args.teamfile)?;
-    let prepared = setup::prepare(&ctx.home, &file, &|key| std::env::var(key).ok());
+    let mut prepared = setup::prepare(&ctx.home, &file, &|key| std::env::var(key).ok());
     for member in &file.members {
         if member.isolation == Isolation::Worktree {
             worktree::require_repo(&member.cwd, member.name.as_str())?;
@@ -68,6 +68,9 @@ pub fn run(ctx: &Context, args: Args) -> Result<()> {
     destination.tmux.check_version()?;
     refuse_if_running(ctx, file.name.as_str())?;
     archive_previous_run(ctx, file.name.as_str())?;
+    // Written before the first pane starts: until every pane is placed, a member whose program
+    // ends at once keeps its pane, so the team's window cannot close under the launcher.
+    prepared.config.launching = true;
     let team = setup::create(&ctx.home, &prepared.config, true)?;
     // Following starts before the first pane, so the transcript misses nothing the team says.
     let mut transcript = if args.wait {
@@ -76,8 +79,10 @@ pub fn run(ctx: &Context, args: Args) -> Result<()> {
         None
     };
     let layout = file.layout.as_deref().unwrap_or(DEFAULT_LAYOUT);
-    let placement =
-        launcher::start_team(&destination, &team, &prepared.panes, layout, !args.detach)?;
+    let placement = {
+        let _launching = Launching(&team);
+        launcher::start_team(&destination, &team, &prepared.panes, layout, !args.detach)?
+    };
     let attach = crate::tmux::Tmux::at(&placement.socket).attach_command(&placement.session);
 
     if ctx.json {
@@ -129,6 +134,22 @@ pub fn run(ctx: &Context, args: Args) -> Result<()> {
         return wait_all(ctx, &team, &names, args.timeout, transcript);
     }
     Ok(())
+}
+
+/// Clears the team's `launching` mark once `up` has placed every pane, or given up.
+struct Launching<'a>(&'a Team);
+
+impl Drop for Launching<'_> {
+    fn drop(&mut self) {
+        let cleared = self.0.update(|config| {
+            config.launching = false;
+            Ok(())
+        });
+        if let Err(err) = cleared {
+            // Supervisors stop holding their panes after a bound of their own.
+            tracing::warn!("cannot mark team {} as placed: {err}", self.0.name());
+        }
+    }
 }
 
 /// A team with live members is not started twice.

@@ -194,22 +194,23 @@ impl Supervisor {
     /// While `up` is still placing the team, the pane stays: it may be all that keeps the team's
     /// window alive for the panes still to come.
     fn hold_pane_while_launching(&self) {
-        let launching = || {
+        let placed = || {
             Ok(self
                 .team
                 .load()
                 .map_or(true, |config| !config.launching)
                 .then_some(()))
         };
-        if matches!(launching(), Ok(Some(()))) {
+        if matches!(placed(), Ok(Some(()))) {
             return;
         }
         let Ok(watcher) = Watcher::arm(self.team.paths().dir()) else {
             return;
         };
         let config_file = std::ffi::OsStr::new(crate::home::CONFIG_FILE);
+        // `up` clears the mark when it is done; the bound covers an `up` that was killed.
         let deadline = Instant::now() + Duration::from_secs(30);
-        let _ = watcher.wait_for(Some(deadline), &|file| file == config_file, launching);
+        let _ = watcher.wait_for(Some(deadline), &|file| file == config_file, placed);
     }
 
     /// Captures everything the pane shows into `logs/<name>.log`.
