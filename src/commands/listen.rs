@@ -4,6 +4,8 @@
 use std::io::Write;
 use std::sync::Arc;
 
+use tokio::signal::unix::{Signal, SignalKind};
+
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::names::Name;
@@ -32,6 +34,10 @@ async fn listen(ctx: &Context, args: Args) -> Result<()> {
     if let Some(label) = &args.label {
         Name::parse("label", label)?;
     }
+    // Handlers first: a Ctrl-C the moment the socket exists must still remove it.
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
     let also = args
         .label
         .as_ref()
@@ -55,11 +61,9 @@ async fn listen(ctx: &Context, args: Args) -> Result<()> {
             output::line(render::pasted(&message.from, &message.text))
         }
     });
-    let mut terminate = signal(tokio::signal::unix::SignalKind::terminate())?;
-    let mut hangup = signal(tokio::signal::unix::SignalKind::hangup())?;
     tokio::select! {
         () = listener.serve(sink) => {}
-        _ = tokio::signal::ctrl_c() => {}
+        _ = interrupt.recv() => {}
         _ = terminate.recv() => {}
         _ = hangup.recv() => {}
     }
@@ -67,6 +71,6 @@ async fn listen(ctx: &Context, args: Args) -> Result<()> {
     Ok(())
 }
 
-fn signal(kind: tokio::signal::unix::SignalKind) -> Result<tokio::signal::unix::Signal> {
+fn signal(kind: SignalKind) -> Result<Signal> {
     tokio::signal::unix::signal(kind).map_err(|err| Error::os("install a signal handler", err))
 }

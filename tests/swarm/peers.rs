@@ -18,11 +18,17 @@ fn socket_of(sandbox: &Sandbox, pid: u32) -> PathBuf {
     sandbox.root().join("run/swarm").join(format!("{pid}.sock"))
 }
 
-/// A `swarm listen` whose socket is ready.
+/// A `swarm listen` that is ready: its socket bound and its registry entry written (in that order).
 fn listen(sandbox: &Sandbox, args: &[&str]) -> (Background, PathBuf) {
     let listener = sandbox.swarm().arg("listen").args(args).spawn();
     let socket = socket_of(sandbox, listener.pid());
-    eventually("the listener's socket", || socket.exists());
+    let entry = sandbox
+        .home()
+        .join("peers")
+        .join(format!("{}.json", listener.pid()));
+    eventually("the listener's socket and registry entry", || {
+        socket.exists() && entry.exists()
+    });
     (listener, socket)
 }
 
