@@ -32,8 +32,7 @@ pub struct FileLock {
 
 impl FileLock {
     pub fn acquire(target: &Path) -> Result<Self> {
-        let mut flock = Flock::acquire(&flock_path(target), true)?
-            .ok_or_else(|| Error::runtime(format!("cannot lock {}", target.display())))?;
+        let mut flock = Flock::wait(&flock_path(target))?;
         let dir = LockDir::acquire(lock_dir_path(target), wait_bound(), &mut flock)?;
         Ok(Self { dir, flock })
     }
@@ -41,8 +40,7 @@ impl FileLock {
     /// Waits for the flock, then takes the lock directory too, unless `done` says (under the flock,
     /// where no other swarm writer can be at work) that there is nothing left to do.
     pub fn acquire_unless(target: &Path, done: impl FnOnce() -> bool) -> Result<Option<Self>> {
-        let mut flock = Flock::acquire(&flock_path(target), true)?
-            .ok_or_else(|| Error::runtime(format!("cannot lock {}", target.display())))?;
+        let mut flock = Flock::wait(&flock_path(target))?;
         if done() {
             return Ok(None);
         }
@@ -93,11 +91,17 @@ fn wait_bound() -> Duration {
 
 /// An exclusive `flock`, held until drop. The kernel releases it if the process dies.
 #[derive(Debug)]
-struct Flock {
+pub struct Flock {
     file: File,
 }
 
 impl Flock {
+    /// Waits for the lock on `path`, creating the file when missing.
+    pub fn wait(path: &Path) -> Result<Self> {
+        Self::acquire(path, true)?
+            .ok_or_else(|| Error::runtime(format!("cannot lock {}", path.display())))
+    }
+
     /// Waits for the lock when `wait` is set; otherwise returns `None` if it is held.
     fn acquire(path: &Path, wait: bool) -> Result<Option<Self>> {
         let file = OpenOptions::new()

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::error::{Error, Result};
+use crate::lock::Flock;
 
 #[derive(Debug, Clone)]
 pub struct Worktree {
@@ -34,6 +35,7 @@ pub fn require_repo(dir: &Path, member: &str) -> Result<PathBuf> {
 /// Creates (or reuses, after an earlier run kept it) the member's worktree.
 pub fn create(dir: &Path, team: &str, member: &str) -> Result<Worktree> {
     let repo = require_repo(dir, member)?;
+    let _serial = lock_repo(&repo)?;
     let branch = format!("swarm/{team}/{member}");
     let path = repo
         .join(".swarm")
@@ -71,6 +73,7 @@ impl Worktree {
     /// Removes the worktree and its branch when nothing was committed or changed; returns the path
     /// when it is kept.
     pub fn finish(&self) -> Result<Option<PathBuf>> {
+        let _serial = lock_repo(&self.repo)?;
         let head = git(&self.path, ["rev-parse", "HEAD"])?.trim().to_owned();
         let changes = git(
             &self.path,
@@ -86,10 +89,22 @@ impl Worktree {
     }
 }
 
+/// swarm's git commands on one repository run one at a time, across supervisors. git fails rather
+/// than waits on a lock another git process holds, and `branch -D` reads every worktree, including
+/// one that a concurrent `worktree add` has only half created.
+fn lock_repo(repo: &Path) -> Result<Flock> {
+    Flock::wait(&common_dir(repo)?.join("swarm-worktrees.lock"))
+}
+
+/// The git directory that the repository's worktrees share.
+fn common_dir(repo: &Path) -> Result<PathBuf> {
+    let common = git(repo, ["rev-parse", "--git-common-dir"])?;
+    Ok(repo.join(common.trim()))
+}
+
 /// Keeps `.swarm/` out of the main worktree's `git status`.
 fn exclude_swarm_dir(repo: &Path) -> Result<()> {
-    let common = git(repo, ["rev-parse", "--git-common-dir"])?;
-    let common = repo.join(common.trim());
+    let common = common_dir(repo)?;
     let exclude = common.join("info").join("exclude");
     let current = fs::read_to_string(&exclude).unwrap_or_default();
     if current.lines().any(|line| line.trim() == "/.swarm/") {

@@ -1,6 +1,7 @@
 //! Completion notices, wait/info/log/stop, run timeouts, the concurrency limit, worktrees, the
 //! wrapper protocol and paste delivery, on a private tmux server per test.
 
+use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 use std::time::Duration;
@@ -406,6 +407,8 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+const CLEAN: [&str; 4] = ["clean", "clean2", "clean3", "clean4"];
+
 #[test]
 fn worktrees_are_kept_when_changed_and_removed_when_clean() {
     let mut sandbox = Sandbox::new();
@@ -423,24 +426,39 @@ fn worktrees_are_kept_when_changed_and_removed_when_clean() {
     git(&repo, &["add", "README"]);
     git(&repo, &["commit", "-qm", "start"]);
     let server = TmuxServer::start(&sandbox);
+    // Several members end at once: their supervisors' git commands on the one repository race.
+    let clean = CLEAN.iter().fold(String::new(), |mut toml, name| {
+        let _ = write!(
+            toml,
+            "[[member]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", \"pwd > /dev/null\"]\nisolation = \"worktree\"\n"
+        );
+        toml
+    });
     up(
         &sandbox,
         &server,
         "wt",
         &format!(
-            "name = \"wt\"\n{LEAD}[[member]]\nname = \"clean\"\ncommand = [\"sh\", \"-c\", \"pwd > /dev/null\"]\nisolation = \"worktree\"\n[[member]]\nname = \"dirty\"\ncommand = [\"sh\", \"-c\", \"echo change >> README\"]\nisolation = \"worktree\"\n[[member]]\nname = \"committer\"\ncommand = [\"sh\", \"-c\", \"echo new > f && git add f && git commit -qm work\"]\nisolation = \"worktree\"\n"
+            "name = \"wt\"\n{LEAD}{clean}[[member]]\nname = \"dirty\"\ncommand = [\"sh\", \"-c\", \"echo change >> README\"]\nisolation = \"worktree\"\n[[member]]\nname = \"committer\"\ncommand = [\"sh\", \"-c\", \"echo new > f && git add f && git commit -qm work\"]\nisolation = \"worktree\"\n"
         ),
     );
-    let clean = notice(&sandbox, "wt", "clean");
-    assert_eq!(clean["status"], "completed");
-    assert!(clean.get("worktreePath").is_none(), "{clean:#}");
-    assert!(!repo.join(".swarm/worktrees/wt-clean").exists());
-    assert!(
-        git(&repo, &["branch", "--list", "swarm/wt/clean"])
-            .trim()
-            .is_empty(),
-        "the clean branch is deleted"
-    );
+    for name in CLEAN {
+        let clean = notice(&sandbox, "wt", name);
+        assert_eq!(clean["status"], "completed");
+        assert!(
+            clean.get("worktreePath").is_none(),
+            "{clean:#}\n{name}'s pane:\n{}",
+            fs::read_to_string(sandbox.team_dir("wt").join(format!("logs/{name}.log")))
+                .unwrap_or_default()
+        );
+        assert!(!repo.join(format!(".swarm/worktrees/wt-{name}")).exists());
+        assert!(
+            git(&repo, &["branch", "--list", &format!("swarm/wt/{name}")])
+                .trim()
+                .is_empty(),
+            "the clean branch is deleted"
+        );
+    }
 
     for name in ["dirty", "committer"] {
         let kept = notice(&sandbox, "wt", name);
