@@ -411,6 +411,14 @@ fn watch_sees_every_message_exactly_once_however_fast_it_is_consumed() {
     const MESSAGES: usize = 200;
     let sandbox = Sandbox::new();
     sandbox.team("t", &["bob"]);
+    // An unread message each watcher prints once it is following: history from before a watch
+    // started is not news to it, so nothing may be sent and consumed before then.
+    sandbox
+        .swarm()
+        .args(["send", "bob", "ready"])
+        .team("t")
+        .run()
+        .success();
     let observer = sandbox
         .swarm()
         .args(["watch", "bob", "--json"])
@@ -421,6 +429,8 @@ fn watch_sees_every_message_exactly_once_however_fast_it_is_consumed() {
         .args(["watch", "--all", "--json"])
         .team("t")
         .spawn();
+    assert_eq!(observer.next_json()["text"], "ready");
+    assert_eq!(everyone.next_json()["text"], "ready");
     // bob takes each message the moment it lands, racing both watchers.
     let consumer = sandbox
         .swarm()
@@ -428,6 +438,7 @@ fn watch_sees_every_message_exactly_once_however_fast_it_is_consumed() {
         .team("t")
         .as_("bob")
         .spawn();
+    assert_eq!(consumer.next_json()["text"], "ready");
     let mut sent = std::collections::HashSet::new();
     for n in 0..MESSAGES {
         let id = sandbox
