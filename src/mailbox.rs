@@ -10,6 +10,7 @@
 //! messages were merged by another only has to see that; it still returns only once they are in the
 //! inbox. A spool file left by a writer that died is merged by the next update.
 
+use std::collections::HashSet;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -124,8 +125,7 @@ impl Mailbox {
             })
             .collect();
         files.sort();
-        let mut present: std::collections::HashSet<String> =
-            unread.iter().map(|m| m.id().into_owned()).collect();
+        let mut present: HashSet<String> = unread.iter().map(|m| m.id().into_owned()).collect();
         for file in &files {
             let bytes = fs::read(file).map_err(|err| Error::io("read", file, err))?;
             let Ok(messages) = serde_json::from_slice::<Vec<InboxMessage>>(&bytes) else {
@@ -146,25 +146,38 @@ impl Mailbox {
 
     /// Removes up to `max` unread messages that `pick` accepts, oldest first, after appending them to
     /// history. A crash between the two delivers them again with the same `msg_id`; it never loses one.
+    ///
+    /// The messages are chosen from a lock-free read and recorded in history before the lock is
+    /// taken, so writers do not wait out the history fsync; under the lock, only the chosen messages
+    /// still unread are removed and returned. A message that another consumer of the same inbox took
+    /// in between is then in history twice, with one `msg_id`: the at-least-once contract.
     pub fn consume(
         &self,
         max: Option<usize>,
         mut pick: impl FnMut(&InboxMessage) -> bool,
     ) -> Result<Vec<InboxMessage>> {
+        let chosen: Vec<InboxMessage> = self
+            .peek()?
+            .into_iter()
+            .filter(|message| pick(message))
+            .take(max.unwrap_or(usize::MAX))
+            .collect();
+        if chosen.is_empty() {
+            return Ok(chosen);
+        }
+        self.record_history(&chosen)?;
+        let ids: HashSet<String> = chosen.iter().map(|m| m.id().into_owned()).collect();
         self.update(|unread| {
             let mut taken = Vec::new();
             unread.retain(|message| {
-                let take = max.is_none_or(|max| taken.len() < max) && pick(message);
+                let take = ids.contains(message.id().as_ref());
                 if take {
                     taken.push(message.clone());
                 }
                 !take
             });
-            if taken.is_empty() {
-                return Ok((taken, false));
-            }
-            self.record_history(&taken)?;
-            Ok((taken, true))
+            let changed = !taken.is_empty();
+            Ok((taken, changed))
         })
     }
 
