@@ -388,6 +388,48 @@ fn max_concurrent_queues_members_in_file_order() {
     }
 }
 
+#[test]
+fn spawn_honours_max_concurrent() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let release = sandbox.root().join("release");
+    up(
+        &sandbox,
+        &server,
+        "sq",
+        &format!(
+            "name = \"sq\"\nmax_concurrent = 1\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"long\"\ncommand = [\"sh\", \"-c\", \"while [ ! -e {} ]; do sleep 0.1; done\"]\n",
+            release.display()
+        ),
+    );
+    eventually("long to run", || state(&sandbox, "sq", "long") == "running");
+    sandbox
+        .swarm()
+        .args(["spawn", "extra", "--", "true"])
+        .team("sq")
+        .as_("team-lead")
+        .run()
+        .success();
+    eventually("extra to queue", || {
+        state(&sandbox, "sq", "extra") == "queued"
+    });
+    assert_eq!(
+        state(&sandbox, "sq", "long"),
+        "running",
+        "the slot is taken"
+    );
+    fs::write(&release, "").unwrap();
+    assert_eq!(notice(&sandbox, "sq", "extra")["status"], "completed");
+    let started = sandbox.member("sq", "extra")["startedAt"].as_u64().unwrap();
+    let freed = sandbox.member("sq", "long")["endedAt"].as_u64().unwrap();
+    assert!(started >= freed, "extra waited for long's slot");
+    sandbox
+        .swarm()
+        .args(["down", "sq", "--force"])
+        .run()
+        .success();
+}
+
 fn git(dir: &Path, args: &[&str]) -> String {
     let output = std::process::Command::new("git")
         .arg("-C")
