@@ -117,6 +117,45 @@ fn a_peer_is_reached_by_its_label() {
     }
 }
 
+/// A peer that reads one line and answers it with `reply` (or hangs up, for `None`).
+fn scripted_peer(socket: &Path, reply: Option<&'static str>) -> thread::JoinHandle<String> {
+    let listener = std::os::unix::net::UnixListener::bind(socket).unwrap();
+    thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut line = String::new();
+        BufReader::new(&stream).read_line(&mut line).unwrap();
+        if let Some(reply) = reply {
+            (&stream).write_all(reply.as_bytes()).unwrap();
+        }
+        line
+    })
+}
+
+#[test]
+fn a_receiver_that_refuses_answers_garbage_or_hangs_up_fails_the_send() {
+    let sandbox = Sandbox::new();
+    for (reply, expected) in [
+        (
+            Some("{\"ok\": false, \"error\": \"inbox full\"}\n"),
+            "refused the message: inbox full",
+        ),
+        (Some("HTTP/1.1 400 Bad Request\n"), "answered garbage"),
+        (None, "closed the connection without acknowledging"),
+    ] {
+        let socket = sandbox.root().join("fake.sock");
+        let _ = std::fs::remove_file(&socket);
+        let peer = scripted_peer(&socket, reply);
+        sandbox
+            .swarm()
+            .args(["send", &address(&socket), "are you there?"])
+            .run()
+            .refused(1, expected);
+        let sent: Value = serde_json::from_str(&peer.join().unwrap()).unwrap();
+        assert_eq!(sent["text"], "are you there?");
+        assert!(sent["msg_id"].is_string() && sent["from"].as_str().unwrap().starts_with("uds:"));
+    }
+}
+
 #[test]
 fn sockets_are_private_and_removed_on_ctrl_c() {
     let sandbox = Sandbox::new();
