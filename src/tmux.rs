@@ -418,6 +418,20 @@ mod tests {
     }
 
     #[test]
+    fn attach_names_the_server_as_it_was_chosen() {
+        let attach = |server| Tmux::new(server).attach_command("swarm-demo").join(" ");
+        assert_eq!(attach(Server::Default), "tmux attach -t swarm-demo");
+        assert_eq!(
+            attach(Server::Named("team".into())),
+            "tmux -L team attach -t swarm-demo"
+        );
+        assert_eq!(
+            attach(Server::Path("/tmp/s".into())),
+            "tmux -S /tmp/s attach -t swarm-demo"
+        );
+    }
+
+    #[test]
     fn pane_format_is_parsed() {
         let info = parse_pane("%3\t@1\tswarm-demo\t/tmp/s\n").unwrap();
         assert_eq!(info.pane, "%3");

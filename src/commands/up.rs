@@ -83,7 +83,8 @@ pub fn run(ctx: &Context, args: Args) -> Result<()> {
         let _launching = Launching(&team);
         launcher::start_team(&destination, &team, &prepared.panes, layout, !args.detach)?
     };
-    let attach = crate::tmux::Tmux::at(&placement.socket).attach_command(&placement.session);
+    // Named as the user chose the server: plain `tmux attach` for the default one.
+    let attach = destination.tmux.attach_command(&placement.session);
 
     if ctx.json {
         let mut placed = serde_json::Map::new();
