@@ -35,13 +35,14 @@ pub fn require_repo(dir: &Path, member: &str) -> Result<PathBuf> {
 /// Creates (or reuses, after an earlier run kept it) the member's worktree.
 pub fn create(dir: &Path, team: &str, member: &str) -> Result<Worktree> {
     let repo = require_repo(dir, member)?;
-    let _serial = lock_repo(&repo)?;
+    let common = common_dir(&repo)?;
+    let _serial = lock_repo(&common)?;
     let branch = format!("swarm/{team}/{member}");
     let path = repo
         .join(".swarm")
         .join("worktrees")
         .join(format!("{team}-{member}"));
-    exclude_swarm_dir(&repo)?;
+    exclude_swarm_dir(&common)?;
     if !path.join(".git").exists() {
         let branch_exists = git(
             &repo,
@@ -73,7 +74,7 @@ impl Worktree {
     /// Removes the worktree and its branch when nothing was committed or changed; returns the path
     /// when it is kept.
     pub fn finish(&self) -> Result<Option<PathBuf>> {
-        let _serial = lock_repo(&self.repo)?;
+        let _serial = lock_repo(&common_dir(&self.repo)?)?;
         let head = git(&self.path, ["rev-parse", "HEAD"])?.trim().to_owned();
         let changes = git(
             &self.path,
@@ -92,8 +93,8 @@ impl Worktree {
 /// swarm's git commands on one repository run one at a time, across supervisors. git fails rather
 /// than waits on a lock another git process holds, and `branch -D` reads every worktree, including
 /// one that a concurrent `worktree add` has only half created.
-fn lock_repo(repo: &Path) -> Result<Flock> {
-    Flock::wait(&common_dir(repo)?.join("swarm-worktrees.lock"))
+fn lock_repo(common_dir: &Path) -> Result<Flock> {
+    Flock::wait(&common_dir.join("swarm-worktrees.lock"))
 }
 
 /// The git directory that the repository's worktrees share.
@@ -103,9 +104,8 @@ fn common_dir(repo: &Path) -> Result<PathBuf> {
 }
 
 /// Keeps `.swarm/` out of the main worktree's `git status`.
-fn exclude_swarm_dir(repo: &Path) -> Result<()> {
-    let common = common_dir(repo)?;
-    let exclude = common.join("info").join("exclude");
+fn exclude_swarm_dir(common_dir: &Path) -> Result<()> {
+    let exclude = common_dir.join("info").join("exclude");
     let current = fs::read_to_string(&exclude).unwrap_or_default();
     if current.lines().any(|line| line.trim() == "/.swarm/") {
         return Ok(());

@@ -74,7 +74,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<()> {
     let team = setup::create(&ctx.home, &prepared.config, true)?;
     // Following starts before the first pane, so the transcript misses nothing the team says.
     let mut transcript = if args.wait {
-        Some(Follower::start(&team, &team.load()?, Scope::All, false)?)
+        Some(Follower::start(&team, &prepared.config, Scope::All, false)?)
     } else {
         None
     };
