@@ -18,14 +18,15 @@ fn socket_of(sandbox: &Sandbox, pid: u32) -> PathBuf {
     sandbox.root().join("run/swarm").join(format!("{pid}.sock"))
 }
 
+fn entry_of(sandbox: &Sandbox, pid: u32) -> PathBuf {
+    sandbox.home().join("peers").join(format!("{pid}.json"))
+}
+
 /// A `swarm listen` that is ready: its socket bound and its registry entry written (in that order).
 fn listen(sandbox: &Sandbox, args: &[&str]) -> (Background, PathBuf) {
     let listener = sandbox.swarm().arg("listen").args(args).spawn();
     let socket = socket_of(sandbox, listener.pid());
-    let entry = sandbox
-        .home()
-        .join("peers")
-        .join(format!("{}.json", listener.pid()));
+    let entry = entry_of(sandbox, listener.pid());
     eventually("the listener's socket and registry entry", || {
         socket.exists() && entry.exists()
     });
@@ -169,10 +170,7 @@ fn sockets_are_private_and_removed_on_ctrl_c() {
         std::fs::metadata(&socket).unwrap().permissions().mode() & 0o777,
         0o600
     );
-    let entry = sandbox
-        .home()
-        .join("peers")
-        .join(format!("{}.json", listener.pid()));
+    let entry = entry_of(&sandbox, listener.pid());
     assert!(entry.exists());
     listener.signal(Signal::SIGINT);
     let (status, _) = listener.finish();
@@ -224,10 +222,7 @@ fn sending_to_a_dead_socket_is_not_found() {
 fn peers_cleans_up_entries_whose_process_is_gone() {
     let sandbox = Sandbox::new();
     let (listener, socket) = listen(&sandbox, &["--label", "doomed"]);
-    let entry = sandbox
-        .home()
-        .join("peers")
-        .join(format!("{}.json", listener.pid()));
+    let entry = entry_of(&sandbox, listener.pid());
     listener.signal(Signal::SIGKILL);
     let _ = listener.finish();
     assert!(
