@@ -18,10 +18,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use swarm::home::Home;
-use swarm::mailbox::Mailbox;
-use swarm::message::InboxMessage;
-use swarm::watcher::{Watcher, named};
+use swarm::{Home, InboxMessage, Mailbox, Watcher, named};
 
 const SWARM: &str = env!("CARGO_BIN_EXE_swarm");
 const TEAM: &str = "bench";
@@ -234,7 +231,7 @@ impl Bench {
         (0..samples)
             .map(|_| {
                 let start = Instant::now();
-                swarm::fsutil::atomic_write(&target, |out| out.write_all(&bytes)).unwrap();
+                swarm::atomic_write(&target, |out| out.write_all(&bytes)).unwrap();
                 start.elapsed()
             })
             .collect()

@@ -10,7 +10,7 @@ use nix::errno::Errno;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
+pub(crate) enum ErrorKind {
     /// Exit 1: something failed at run time.
     Runtime,
     /// Exit 2: bad input, usage, or a protocol rule refused.
@@ -22,7 +22,7 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    pub fn exit_code(self) -> u8 {
+    pub(crate) fn exit_code(self) -> u8 {
         match self {
             Self::Runtime => 1,
             Self::Usage => 2,
@@ -42,7 +42,7 @@ pub struct Error {
 }
 
 impl Error {
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Self {
             kind,
             message: message.into(),
@@ -51,30 +51,30 @@ impl Error {
         }
     }
 
-    pub fn runtime(message: impl Into<String>) -> Self {
+    pub(crate) fn runtime(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Runtime, message)
     }
 
-    pub fn usage(message: impl Into<String>) -> Self {
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Usage, message)
     }
 
-    pub fn not_found(message: impl Into<String>) -> Self {
+    pub(crate) fn not_found(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::NotFound, message)
     }
 
-    pub fn timeout(message: impl Into<String>) -> Self {
+    pub(crate) fn timeout(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Timeout, message)
     }
 
     /// A failure the command already explained on stdout (a rejected plan, a member that failed):
     /// only the exit status is left to report.
-    pub fn silent(kind: ErrorKind) -> Self {
+    pub(crate) fn silent(kind: ErrorKind) -> Self {
         Self::new(kind, String::new())
     }
 
     /// An OS error while doing `action` on `path`, with a hint chosen from the errno.
-    pub fn io(action: &str, path: &Path, err: io::Error) -> Self {
+    pub(crate) fn io(action: &str, path: &Path, err: io::Error) -> Self {
         let hint = errno_hint(&err, path);
         Self {
             kind: ErrorKind::Runtime,
@@ -85,7 +85,7 @@ impl Error {
     }
 
     /// An OS error with no single path involved (a pipe, a socket pair, a child process).
-    pub fn os(action: &str, err: io::Error) -> Self {
+    pub(crate) fn os(action: &str, err: io::Error) -> Self {
         let hint = errno_hint(&err, Path::new(""));
         Self {
             kind: ErrorKind::Runtime,
@@ -96,32 +96,32 @@ impl Error {
     }
 
     #[must_use]
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+    pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
     }
 
     #[must_use]
-    pub fn with_kind(mut self, kind: ErrorKind) -> Self {
+    pub(crate) fn with_kind(mut self, kind: ErrorKind) -> Self {
         self.kind = kind;
         self
     }
 
-    pub fn kind(&self) -> ErrorKind {
+    pub(crate) fn kind(&self) -> ErrorKind {
         self.kind
     }
 
-    pub fn message(&self) -> &str {
+    pub(crate) fn message(&self) -> &str {
         &self.message
     }
 
-    pub fn hint(&self) -> Option<&str> {
+    pub(crate) fn hint(&self) -> Option<&str> {
         self.hint.as_deref()
     }
 
     /// Writing output to a closed pipe (`swarm inbox | head -1`) is not an error worth reporting.
     /// A broken pipe anywhere else (a peer that hung up) is.
-    pub fn is_broken_pipe(&self) -> bool {
+    pub(crate) fn is_broken_pipe(&self) -> bool {
         self.output == Some(io::ErrorKind::BrokenPipe)
     }
 }

@@ -8,14 +8,14 @@ use std::time::Duration;
 use super::registry::{live_peers, own_tty};
 use super::{Ack, MAX_LINE_BYTES, Request};
 use crate::error::{Error, ErrorKind, Result};
-use crate::home::Home;
+use crate::store::paths::Home;
 
 /// How long to wait for the receiver's acknowledgement (it may be storing the message durably).
 const ACK_WAIT: Duration = Duration::from_secs(30);
 
 /// The address a sender signs with, so the receiver can answer it: `SWARM_SOCKET` (set in every
 /// member's pane), else a `swarm listen` running on this same terminal, else just a label.
-pub fn own_address(home: &Home, label: &str) -> String {
+pub(crate) fn own_address(home: &Home, label: &str) -> String {
     if let Some(socket) = std::env::var_os("SWARM_SOCKET").filter(|s| !s.is_empty()) {
         return format!("uds:{}", socket.to_string_lossy());
     }
@@ -46,7 +46,7 @@ fn hung_up(path: &Path, action: &str, err: std::io::Error) -> Error {
 }
 
 /// Delivers one message and returns its id once the receiver has acknowledged it.
-pub fn deliver(path: &Path, request: &Request) -> Result<String> {
+pub(crate) fn deliver(path: &Path, request: &Request) -> Result<String> {
     let mut line = serde_json::to_vec(request).map_err(|err| Error::runtime(err.to_string()))?;
     if line.len() > MAX_LINE_BYTES {
         return Err(Error::usage(format!(

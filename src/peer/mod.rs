@@ -6,38 +6,37 @@ mod registry;
 mod runtime;
 mod server;
 
-pub use client::{deliver, own_address};
-pub use registry::{PeerEntry, Registration, live_peers, resolve};
-pub use runtime::runtime_dir;
-pub use server::{Incoming, Listener, Sink};
+pub(crate) use client::{deliver, own_address};
+pub(crate) use registry::{live_peers, resolve};
+pub(crate) use server::{Incoming, Listener, Sink};
 
 use serde::{Deserialize, Serialize};
 
 /// The longest line a peer reads or writes.
-pub const MAX_LINE_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_LINE_BYTES: usize = 1024 * 1024;
 
 /// What a sender writes: `{"from": "uds:…", "text": …, "summary"?: …, "msg_id": …}`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Request {
-    pub from: String,
-    pub text: String,
+pub(crate) struct Request {
+    pub(crate) from: String,
+    pub(crate) text: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub summary: Option<String>,
-    pub msg_id: String,
+    pub(crate) summary: Option<String>,
+    pub(crate) msg_id: String,
 }
 
 /// What a receiver answers: `{"ok": true, "msg_id": …}` or `{"ok": false, "error": …}`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Ack {
-    pub ok: bool,
+pub(crate) struct Ack {
+    pub(crate) ok: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub msg_id: Option<String>,
+    pub(crate) msg_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
 }
 
 impl Ack {
-    pub fn accepted(msg_id: &str) -> Self {
+    pub(crate) fn accepted(msg_id: &str) -> Self {
         Self {
             ok: true,
             msg_id: Some(msg_id.to_owned()),
@@ -45,7 +44,7 @@ impl Ack {
         }
     }
 
-    pub fn refused(error: impl Into<String>) -> Self {
+    pub(crate) fn refused(error: impl Into<String>) -> Self {
         Self {
             ok: false,
             msg_id: None,
@@ -55,6 +54,6 @@ impl Ack {
 }
 
 /// `uds:/path` → `/path`.
-pub fn address_path(address: &str) -> Option<&str> {
+pub(crate) fn address_path(address: &str) -> Option<&str> {
     address.strip_prefix("uds:").filter(|path| !path.is_empty())
 }

@@ -7,32 +7,32 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::clock;
+use crate::base::clock;
+use crate::base::process;
 use crate::error::{Error, Result};
-use crate::fsutil::{atomic_write, create_dir_all};
-use crate::home::Home;
-use crate::process;
+use crate::store::durable::{atomic_write, create_dir_all};
+use crate::store::paths::Home;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PeerEntry {
-    pub pid: i32,
-    pub socket: PathBuf,
+pub(crate) struct PeerEntry {
+    pub(crate) pid: i32,
+    pub(crate) socket: PathBuf,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub team: Option<String>,
+    pub(crate) team: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
-    pub cwd: PathBuf,
-    pub started_at: u64,
+    pub(crate) agent: Option<String>,
+    pub(crate) cwd: PathBuf,
+    pub(crate) started_at: u64,
     /// The terminal the peer runs on, so a `send` from the same terminal signs with its address.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tty: Option<String>,
+    pub(crate) tty: Option<String>,
 }
 
 impl PeerEntry {
-    pub fn address(&self) -> String {
+    pub(crate) fn address(&self) -> String {
         format!("uds:{}", self.socket.display())
     }
 
@@ -46,7 +46,7 @@ impl PeerEntry {
 
 /// The socket a `uds:` address names: a path (anything with a `/`), else a live peer's label or
 /// its member's `<agent>@<team>`.
-pub fn resolve(home: &Home, target: &str) -> Result<PathBuf> {
+pub(crate) fn resolve(home: &Home, target: &str) -> Result<PathBuf> {
     if target.contains('/') {
         return Ok(PathBuf::from(target));
     }
@@ -71,16 +71,16 @@ pub fn resolve(home: &Home, target: &str) -> Result<PathBuf> {
 
 /// A registry entry and its socket, removed when dropped.
 #[derive(Debug)]
-pub struct Registration {
+pub(crate) struct Registration {
     entry_path: PathBuf,
     socket: PathBuf,
 }
 
 impl Registration {
-    pub fn write(home: &Home, entry: &PeerEntry) -> Result<Self> {
+    pub(crate) fn write(home: &Home, entry: &PeerEntry) -> Result<Self> {
         let dir = home.peers_dir();
         create_dir_all(&dir)?;
-        let entry_path = dir.join(format!("{}.json", entry.pid));
+        let entry_path = home.peer_entry(entry.pid);
         atomic_write(&entry_path, |out| {
             serde_json::to_writer_pretty(&mut *out, entry)?;
             Ok(())
@@ -100,7 +100,7 @@ impl Drop for Registration {
 }
 
 /// Live peers, oldest first. Entries of processes that are gone are removed with their sockets.
-pub fn live_peers(home: &Home) -> Result<Vec<PeerEntry>> {
+pub(crate) fn live_peers(home: &Home) -> Result<Vec<PeerEntry>> {
     let dir = home.peers_dir();
     let entries = match fs::read_dir(&dir) {
         Ok(entries) => entries,
@@ -110,7 +110,7 @@ pub fn live_peers(home: &Home) -> Result<Vec<PeerEntry>> {
     let mut live = Vec::new();
     for entry in entries.filter_map(std::result::Result::ok) {
         let path = entry.path();
-        if path.extension().is_none_or(|ext| ext != "json") {
+        if !Home::is_peer_entry(&path) {
             continue;
         }
         let parsed = fs::read(&path)
@@ -140,7 +140,7 @@ fn is_socket(path: &Path) -> bool {
 }
 
 /// The entry for a peer of this process.
-pub fn entry(
+pub(crate) fn entry(
     socket: PathBuf,
     label: Option<String>,
     team: Option<String>,
@@ -159,7 +159,7 @@ pub fn entry(
 }
 
 /// The terminal on stdin, if any.
-pub fn own_tty() -> Option<String> {
+pub(crate) fn own_tty() -> Option<String> {
     nix::unistd::ttyname(std::io::stdin())
         .ok()
         .map(|path| path.display().to_string())

@@ -10,7 +10,7 @@ use nix::unistd::getuid;
 
 use crate::error::{Error, Result};
 
-pub fn runtime_dir() -> Result<PathBuf> {
+pub(crate) fn runtime_dir() -> Result<PathBuf> {
     let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
         Some(base) => PathBuf::from(base).join("swarm"),
         None => PathBuf::from(format!("/tmp/swarm-{}", getuid())),

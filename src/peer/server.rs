@@ -15,20 +15,20 @@ use super::registry::{self, Registration};
 use super::runtime::runtime_dir;
 use super::{Ack, MAX_LINE_BYTES, Request};
 use crate::error::{Error, Result};
-use crate::home::Home;
+use crate::store::paths::Home;
 
 /// How long a client may stay silent before it is answered with an error and closed.
-pub const IDLE: Duration = Duration::from_secs(5);
+pub(crate) const IDLE: Duration = Duration::from_secs(5);
 
 /// What happens to an accepted message: stored in an inbox, or printed. It runs on a blocking
 /// thread and must finish (durably, for an inbox) before the sender is acknowledged.
-pub type Sink = Arc<dyn Fn(&Incoming) -> Result<()> + Send + Sync>;
+pub(crate) type Sink = Arc<dyn Fn(&Incoming) -> Result<()> + Send + Sync>;
 
 /// A message that arrived on the socket.
-pub type Incoming = Request;
+pub(crate) type Incoming = Request;
 
 /// A bound peer socket with its registry entry; both are removed when it is dropped.
-pub struct Listener {
+pub(crate) struct Listener {
     unix: UnixListener,
     socket: PathBuf,
     _registration: Registration,
@@ -36,7 +36,7 @@ pub struct Listener {
 
 impl Listener {
     /// Binds `<runtime>/<pid>.sock` (mode 0600) and registers it under `home`.
-    pub fn bind(
+    pub(crate) fn bind(
         home: &Home,
         label: Option<String>,
         team: Option<String>,
@@ -58,16 +58,16 @@ impl Listener {
         })
     }
 
-    pub fn socket(&self) -> &Path {
+    pub(crate) fn socket(&self) -> &Path {
         &self.socket
     }
 
-    pub fn address(&self) -> String {
+    pub(crate) fn address(&self) -> String {
         format!("uds:{}", self.socket.display())
     }
 
     /// Serves connections until the task is dropped.
-    pub async fn serve(&self, sink: Sink) {
+    pub(crate) async fn serve(&self, sink: Sink) {
         let own_uid = nix::unistd::getuid().as_raw();
         loop {
             match self.unix.accept().await {

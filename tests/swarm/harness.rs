@@ -17,20 +17,20 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 /// Generous enough for a loaded 2-core machine; tests never assert how fast something was.
-pub const PATIENCE: Duration = Duration::from_secs(60);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(60);
 
-pub fn bin() -> &'static str {
+pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_swarm")
 }
 
 /// An isolated directory with a swarm home in it.
-pub struct Sandbox {
+pub(crate) struct Sandbox {
     dir: TempDir,
     env: BTreeMap<String, OsString>,
 }
 
 impl Sandbox {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         // Short prefix: tmux and peer sockets must fit in 108 bytes.
         let dir = tempfile::Builder::new()
             .prefix("sw")
@@ -61,37 +61,37 @@ impl Sandbox {
         Self { dir, env }
     }
 
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         self.dir.path()
     }
 
-    pub fn home(&self) -> PathBuf {
+    pub(crate) fn home(&self) -> PathBuf {
         self.root().join("home")
     }
 
-    pub fn work(&self) -> PathBuf {
+    pub(crate) fn work(&self) -> PathBuf {
         self.root().join("work")
     }
 
-    pub fn team_dir(&self, team: &str) -> PathBuf {
+    pub(crate) fn team_dir(&self, team: &str) -> PathBuf {
         self.home().join("teams").join(team)
     }
 
-    pub fn inbox_path(&self, team: &str, member: &str) -> PathBuf {
+    pub(crate) fn inbox_path(&self, team: &str, member: &str) -> PathBuf {
         self.team_dir(team)
             .join("inboxes")
             .join(format!("{member}.json"))
     }
 
     /// The raw JSON array in an inbox file.
-    pub fn inbox(&self, team: &str, member: &str) -> Vec<Value> {
+    pub(crate) fn inbox(&self, team: &str, member: &str) -> Vec<Value> {
         let text = fs::read_to_string(self.inbox_path(team, member)).unwrap();
         serde_json::from_str(&text)
             .unwrap_or_else(|err| panic!("inbox is not JSON ({err}): {text}"))
     }
 
     /// Rewrites an inbox the way Claude Code's writers do: in place, holding `<name>.json.lock`.
-    pub fn write_inbox_as_claude(&self, team: &str, member: &str, messages: &[Value]) {
+    pub(crate) fn write_inbox_as_claude(&self, team: &str, member: &str, messages: &[Value]) {
         let inbox = self.inbox_path(team, member);
         let lock = inbox.with_file_name(format!("{member}.json.lock"));
         eventually("the inbox lock directory to be free", || {
@@ -101,12 +101,12 @@ impl Sandbox {
         fs::remove_dir(&lock).unwrap();
     }
 
-    pub fn config(&self, team: &str) -> Value {
+    pub(crate) fn config(&self, team: &str) -> Value {
         let text = fs::read_to_string(self.team_dir(team).join("config.json")).unwrap();
         serde_json::from_str(&text).unwrap()
     }
 
-    pub fn member(&self, team: &str, name: &str) -> Value {
+    pub(crate) fn member(&self, team: &str, name: &str) -> Value {
         let config = self.config(team);
         config["members"]
             .as_array()
@@ -118,7 +118,7 @@ impl Sandbox {
     }
 
     /// Writes a file under the sandbox's work directory and returns its path.
-    pub fn write(&self, relative: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+    pub(crate) fn write(&self, relative: &str, contents: impl AsRef<[u8]>) -> PathBuf {
         let path = self.work().join(relative);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(&path, contents).unwrap();
@@ -126,16 +126,16 @@ impl Sandbox {
     }
 
     /// Sets a variable for every command of this sandbox.
-    pub fn set_env(&mut self, key: &str, value: impl Into<OsString>) {
+    pub(crate) fn set_env(&mut self, key: &str, value: impl Into<OsString>) {
         self.env.insert(key.to_owned(), value.into());
     }
 
-    pub fn env_value(&self, key: &str) -> Option<&OsString> {
+    pub(crate) fn env_value(&self, key: &str) -> Option<&OsString> {
         self.env.get(key)
     }
 
     /// A `swarm` invocation with the sandbox's environment.
-    pub fn swarm(&self) -> Swarm {
+    pub(crate) fn swarm(&self) -> Swarm {
         let mut command = Command::new(bin());
         command.env_clear().envs(&self.env).current_dir(self.work());
         Swarm {
@@ -145,14 +145,14 @@ impl Sandbox {
     }
 
     /// Another program with the sandbox's environment.
-    pub fn command(&self, program: &str) -> Command {
+    pub(crate) fn command(&self, program: &str) -> Command {
         let mut command = Command::new(program);
         command.env_clear().envs(&self.env).current_dir(self.work());
         command
     }
 
     /// `swarm init` of a team with a lead and the given teammates, all generic.
-    pub fn team(&self, name: &str, teammates: &[&str]) {
+    pub(crate) fn team(&self, name: &str, teammates: &[&str]) {
         use std::fmt::Write as _;
         let mut toml = format!("name = \"{name}\"\n");
         for teammate in teammates {
@@ -167,18 +167,18 @@ impl Sandbox {
 }
 
 /// A fluent builder for one run of the binary.
-pub struct Swarm {
+pub(crate) struct Swarm {
     command: Command,
     stdin: Option<Vec<u8>>,
 }
 
 impl Swarm {
-    pub fn arg(mut self, arg: impl AsRef<std::ffi::OsStr>) -> Self {
+    pub(crate) fn arg(mut self, arg: impl AsRef<std::ffi::OsStr>) -> Self {
         self.command.arg(arg);
         self
     }
 
-    pub fn args<I, S>(mut self, args: I) -> Self
+    pub(crate) fn args<I, S>(mut self, args: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: AsRef<std::ffi::OsStr>,
@@ -188,35 +188,35 @@ impl Swarm {
     }
 
     /// Acts as member `name` (`SWARM_AGENT`).
-    pub fn as_(self, name: &str) -> Self {
+    pub(crate) fn as_(self, name: &str) -> Self {
         self.env("SWARM_AGENT", name)
     }
 
-    pub fn team(self, team: &str) -> Self {
+    pub(crate) fn team(self, team: &str) -> Self {
         self.env("SWARM_TEAM", team)
     }
 
-    pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
+    pub(crate) fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
         self.command.env(key, value);
         self
     }
 
-    pub fn env_remove(mut self, key: &str) -> Self {
+    pub(crate) fn env_remove(mut self, key: &str) -> Self {
         self.command.env_remove(key);
         self
     }
 
-    pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
+    pub(crate) fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.command.current_dir(dir);
         self
     }
 
-    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+    pub(crate) fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
         self.stdin = Some(bytes.into());
         self
     }
 
-    pub fn run(mut self) -> Outcome {
+    pub(crate) fn run(mut self) -> Outcome {
         self.command
             .stdin(if self.stdin.is_some() {
                 Stdio::piped()
@@ -246,7 +246,7 @@ impl Swarm {
     }
 
     /// Starts the command in the background with stdout piped, for commands that stream.
-    pub fn spawn(mut self) -> Background {
+    pub(crate) fn spawn(mut self) -> Background {
         self.command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -261,7 +261,7 @@ impl Swarm {
         }
     }
 
-    pub fn into_command(self) -> Command {
+    pub(crate) fn into_command(self) -> Command {
         self.command
     }
 }
@@ -300,21 +300,21 @@ fn wait_output(
 }
 
 /// What a finished run printed, with assertions that explain themselves on failure.
-pub struct Outcome {
-    pub description: String,
-    pub status: ExitStatus,
-    pub stdout: String,
-    pub stderr: String,
+pub(crate) struct Outcome {
+    pub(crate) description: String,
+    pub(crate) status: ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 impl Outcome {
     #[track_caller]
-    pub fn success(self) -> Self {
+    pub(crate) fn success(self) -> Self {
         self.code(0)
     }
 
     #[track_caller]
-    pub fn code(self, code: i32) -> Self {
+    pub(crate) fn code(self, code: i32) -> Self {
         assert_eq!(
             self.status.code(),
             Some(code),
@@ -327,7 +327,7 @@ impl Outcome {
     }
 
     #[track_caller]
-    pub fn stdout_has(self, needle: &str) -> Self {
+    pub(crate) fn stdout_has(self, needle: &str) -> Self {
         assert!(
             self.stdout.contains(needle),
             "stdout lacks {needle:?}:\n{}\nstderr:\n{}",
@@ -338,7 +338,7 @@ impl Outcome {
     }
 
     #[track_caller]
-    pub fn stderr_has(self, needle: &str) -> Self {
+    pub(crate) fn stderr_has(self, needle: &str) -> Self {
         assert!(
             self.stderr.contains(needle),
             "stderr lacks {needle:?}:\n{}",
@@ -349,7 +349,7 @@ impl Outcome {
 
     /// A refusal is one line (plus an optional hint line) on stderr, nothing on stdout.
     #[track_caller]
-    pub fn refused(self, code: i32, needle: &str) -> Self {
+    pub(crate) fn refused(self, code: i32, needle: &str) -> Self {
         let outcome = self.code(code).stderr_has(needle);
         let lines: Vec<&str> = outcome.stderr.lines().collect();
         assert!(
@@ -367,23 +367,23 @@ impl Outcome {
         outcome
     }
 
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|err| panic!("stdout is not JSON ({err}):\n{}", self.stdout))
     }
 
-    pub fn stdout_line(&self) -> String {
+    pub(crate) fn stdout_line(&self) -> String {
         self.stdout.trim_end().to_owned()
     }
 }
 
 /// Reads a child's stdout line by line on a thread, so tests can wait for a line with a deadline.
-pub struct LineReader {
+pub(crate) struct LineReader {
     lines: mpsc::Receiver<String>,
 }
 
 impl LineReader {
-    pub fn new(stdout: ChildStdout) -> Self {
+    pub(crate) fn new(stdout: ChildStdout) -> Self {
         let (sender, lines) = mpsc::channel();
         thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -397,44 +397,44 @@ impl LineReader {
     }
 
     /// The next line, or `None` at end of output or after `patience`.
-    pub fn next_within(&self, patience: Duration) -> Option<String> {
+    pub(crate) fn next_within(&self, patience: Duration) -> Option<String> {
         self.lines.recv_timeout(patience).ok()
     }
 
     #[track_caller]
-    pub fn next(&self) -> String {
+    pub(crate) fn next(&self) -> String {
         self.next_within(PATIENCE)
             .expect("no line within the deadline")
     }
 }
 
 /// A background `swarm` process, killed when dropped.
-pub struct Background {
+pub(crate) struct Background {
     child: Option<Child>,
-    pub lines: LineReader,
-    pub description: String,
+    pub(crate) lines: LineReader,
+    pub(crate) description: String,
 }
 
 impl Background {
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.as_ref().unwrap().id()
     }
 
     #[track_caller]
-    pub fn next_line(&self) -> String {
+    pub(crate) fn next_line(&self) -> String {
         self.lines
             .next_within(PATIENCE)
             .unwrap_or_else(|| panic!("{} printed no line within {PATIENCE:?}", self.description))
     }
 
     #[track_caller]
-    pub fn next_json(&self) -> Value {
+    pub(crate) fn next_json(&self) -> Value {
         let line = self.next_line();
         serde_json::from_str(&line).unwrap_or_else(|err| panic!("not a JSON line ({err}): {line}"))
     }
 
     /// Waits for the process to exit and returns its status and stderr.
-    pub fn finish(mut self) -> (ExitStatus, String) {
+    pub(crate) fn finish(mut self) -> (ExitStatus, String) {
         let mut child = self.child.take().unwrap();
         let mut stderr = child.stderr.take().unwrap();
         let deadline = Instant::now() + PATIENCE;
@@ -454,7 +454,7 @@ impl Background {
         (status, text)
     }
 
-    pub fn signal(&self, signal: nix::sys::signal::Signal) {
+    pub(crate) fn signal(&self, signal: nix::sys::signal::Signal) {
         let pid = nix::unistd::Pid::from_raw(i32::try_from(self.pid()).unwrap());
         let _ = nix::sys::signal::kill(pid, signal);
     }
@@ -471,7 +471,7 @@ impl Drop for Background {
 
 /// Polls `condition` until it holds or the deadline passes; for state owned by other processes.
 #[track_caller]
-pub fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+pub(crate) fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
     let deadline = Instant::now() + PATIENCE;
     while !condition() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
@@ -481,13 +481,13 @@ pub fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
 
 /// A private tmux server for one test (`tmux -S <sandbox>/tmux.sock -f /dev/null`), started from
 /// the sandbox's scrubbed environment and killed when dropped.
-pub struct TmuxServer {
+pub(crate) struct TmuxServer {
     socket: PathBuf,
     env: BTreeMap<String, OsString>,
 }
 
 impl TmuxServer {
-    pub fn start(sandbox: &Sandbox) -> Self {
+    pub(crate) fn start(sandbox: &Sandbox) -> Self {
         let socket = sandbox.root().join("tmux.sock");
         let status = sandbox
             .command("tmux")
@@ -516,19 +516,19 @@ impl TmuxServer {
 
     /// The guard for a server that `swarm up --socket` will start itself, with no session of the
     /// test's keeping it alive: the server exits when the team's last pane closes.
-    pub fn unstarted(sandbox: &Sandbox) -> Self {
+    pub(crate) fn unstarted(sandbox: &Sandbox) -> Self {
         Self {
             socket: sandbox.root().join("tmux.sock"),
             env: sandbox.env.clone(),
         }
     }
 
-    pub fn socket(&self) -> &Path {
+    pub(crate) fn socket(&self) -> &Path {
         &self.socket
     }
 
     /// Runs a tmux command on this server and returns its stdout.
-    pub fn run(&self, args: &[&str]) -> String {
+    pub(crate) fn run(&self, args: &[&str]) -> String {
         let output = Command::new("tmux")
             .env_clear()
             .envs(&self.env)
@@ -545,7 +545,7 @@ impl TmuxServer {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
-    pub fn panes(&self) -> Vec<String> {
+    pub(crate) fn panes(&self) -> Vec<String> {
         self.run(&["list-panes", "-a", "-F", "#{pane_id}"])
             .lines()
             .map(str::to_owned)
@@ -553,7 +553,7 @@ impl TmuxServer {
     }
 
     /// `#{format}` of one pane.
-    pub fn pane_format(&self, pane: &str, format: &str) -> String {
+    pub(crate) fn pane_format(&self, pane: &str, format: &str) -> String {
         self.run(&["display-message", "-p", "-t", pane, format])
             .trim()
             .to_owned()
@@ -574,7 +574,7 @@ impl Drop for TmuxServer {
 }
 
 /// Processes whose process group is one of `groups` or whose pid is one of `pids`, from `ps`.
-pub fn processes_in(pids: &[i64], groups: &[i64]) -> Vec<String> {
+pub(crate) fn processes_in(pids: &[i64], groups: &[i64]) -> Vec<String> {
     let output = Command::new("ps")
         .args(["-eo", "pid=,pgid=,stat=,args="])
         .output()
@@ -593,6 +593,6 @@ pub fn processes_in(pids: &[i64], groups: &[i64]) -> Vec<String> {
 }
 
 /// The repository's own files (teams/, scripts/).
-pub fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }

@@ -1,0 +1,132 @@
+//! Team and member names. A name typed on the command line must match
+//! `[A-Za-z0-9][A-Za-z0-9_-]{0,63}`, so it can never escape the directory it names (DESIGN §2).
+
+use std::fmt;
+
+use crate::error::{Error, Result};
+
+pub(crate) const MAX_NAME_LEN: usize = 64;
+
+/// A validated team or member name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct Name(String);
+
+impl Name {
+    /// Validates `raw` as the name of a `what` ("team", "member").
+    pub(crate) fn parse(what: &str, raw: &str) -> Result<Self> {
+        match problem(raw) {
+            None => Ok(Self(raw.to_owned())),
+            Some(problem) => Err(Error::usage(format!(
+                "invalid {what} name {}: {problem}",
+                quoted(raw)
+            ))
+            .with_hint("names are 1-64 characters of letters, digits, '_' and '-', starting with a letter or digit")),
+        }
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for Name {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+fn problem(raw: &str) -> Option<&'static str> {
+    let Some(first) = raw.chars().next() else {
+        return Some("it is empty");
+    };
+    if raw.contains('\0') {
+        return Some("it contains a NUL byte");
+    }
+    if raw.contains('/') {
+        return Some("it contains '/'");
+    }
+    if raw.len() > MAX_NAME_LEN {
+        return Some("it is longer than 64 characters");
+    }
+    if !first.is_ascii_alphanumeric() {
+        return Some("it must start with a letter or digit");
+    }
+    if !raw
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Some("only letters, digits, '_' and '-' are allowed");
+    }
+    None
+}
+
+/// The path component for a name another tool wrote (Claude Code derives it the same way):
+/// every character outside `[A-Za-z0-9_-]` becomes `-`.
+pub(crate) fn path_component(name: &str) -> String {
+    let component: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if component.is_empty() {
+        "-".to_owned()
+    } else {
+        component
+    }
+}
+
+/// A name shown inside an error message: quoted, with control characters escaped.
+pub(crate) fn quoted(raw: &str) -> String {
+    format!("{raw:?}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_ordinary_names() {
+        for ok in ["a", "team-lead", "bob_2", "A1", &"x".repeat(64)] {
+            assert!(Name::parse("member", ok).is_ok(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn refuses_paths_and_oddities() {
+        for bad in [
+            "",
+            "../x",
+            "a/b",
+            "a\0b",
+            "-lead",
+            "_x",
+            ".hidden",
+            "a b",
+            "é",
+            &"x".repeat(65),
+        ] {
+            let err = Name::parse("member", bad).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{bad:?}");
+            assert!(err.message().starts_with("invalid member name"), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn path_components_of_foreign_names_are_flattened() {
+        assert_eq!(path_component("my team"), "my-team");
+        assert_eq!(path_component("../etc"), "---etc");
+        assert_eq!(path_component("ok_name-1"), "ok_name-1");
+        assert_eq!(path_component(""), "-");
+    }
+}

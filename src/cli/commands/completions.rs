@@ -1,0 +1,27 @@
+//! `swarm completions SHELL`: print a completion script for bash, zsh, fish, elvish or PowerShell.
+
+use std::io::Write;
+
+use clap_complete::Shell;
+
+use crate::cli::context::Context;
+use crate::error::Result;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The shell to complete for
+    #[arg(value_name = "SHELL")]
+    pub(crate) shell: Shell,
+}
+
+/// `command` is the whole command line, which the script completes.
+pub(crate) fn run(_ctx: &Context, args: Args, mut command: clap::Command) -> Result<()> {
+    // Rendered into memory first: clap_complete panics on a failed write, and a closed pipe
+    // must stay a quiet exit.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut command, "swarm", &mut script);
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(&script)?;
+    stdout.flush()?;
+    Ok(())
+}

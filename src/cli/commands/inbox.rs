@@ -1,0 +1,66 @@
+//! `swarm inbox [NAME] [--all]`: look at unread messages without consuming them.
+
+use serde_json::{Value, json};
+
+use crate::base::names::Name;
+use crate::cli::context::Context;
+use crate::cli::output;
+use crate::cli::render;
+use crate::error::Result;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Whose inbox [default: yours]
+    #[arg(value_name = "NAME")]
+    pub(crate) name: Option<String>,
+
+    /// Include delivered messages from history, oldest first
+    #[arg(long)]
+    pub(crate) all: bool,
+}
+
+pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
+    let team = ctx.team()?;
+    let config = team.load()?;
+    let name = match &args.name {
+        Some(name) => Name::parse("member", name)?,
+        None => ctx.member_of(&config)?,
+    };
+    let member = config.require_member(name.as_str())?;
+    let mailbox = team.mailbox(&member.name);
+    let delivered = if args.all {
+        mailbox.history()?
+    } else {
+        Vec::new()
+    };
+    let unread = mailbox.peek()?;
+
+    if ctx.json {
+        let tagged = |state: &str| json!(state);
+        let all: Vec<Value> = delivered
+            .iter()
+            .map(|m| render::json(m, &[("state", tagged("delivered"))]))
+            .chain(
+                unread
+                    .iter()
+                    .map(|m| render::json(m, &[("state", tagged("unread"))])),
+            )
+            .collect();
+        return output::json(&all);
+    }
+    if args.all {
+        output::line(format!(
+            "# delivered to {} ({})",
+            member.name,
+            delivered.len()
+        ))?;
+        for message in &delivered {
+            output::line(render::line(message))?;
+        }
+        output::line(format!("# unread ({})", unread.len()))?;
+    }
+    for message in &unread {
+        output::line(render::line(message))?;
+    }
+    Ok(())
+}

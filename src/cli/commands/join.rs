@@ -1,0 +1,56 @@
+//! `swarm join NAME`: add a member with no pane, such as a person in another terminal.
+
+use serde_json::json;
+
+use crate::base::clock;
+use crate::base::names::Name;
+use crate::cli::context::Context;
+use crate::cli::output;
+use crate::error::{Error, Result};
+use crate::format::config::Member;
+use crate::format::settings::Color;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The new member's name
+    #[arg(value_name = "NAME")]
+    pub(crate) name: String,
+
+    /// Its colour [default: the next one in the team's rotation]
+    #[arg(long, value_name = "COLOR")]
+    pub(crate) color: Option<Color>,
+}
+
+pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
+    let name = Name::parse("member", &args.name)?;
+    let team = ctx.team()?;
+    let cwd = std::env::current_dir()
+        .map(|dir| dir.display().to_string())
+        .unwrap_or_default();
+    let color = team.update(|config| {
+        if config.member(name.as_str()).is_some() {
+            return Err(Error::usage(format!(
+                "{name} is already a member of team {}",
+                config.name
+            )));
+        }
+        let teammates = config.members.len().saturating_sub(1);
+        let color = args.color.unwrap_or_else(|| Color::round_robin(teammates));
+        let mut member = Member::new(name.as_str(), &config.name, clock::now_ms());
+        member.color = Some(color.as_str().to_owned());
+        member.cwd = cwd;
+        config.members.push(member);
+        Ok(color)
+    })?;
+    team.mailbox(name.as_str()).ensure()?;
+    if ctx.json {
+        return output::json(
+            &json!({"team": team.name(), "name": name.as_str(), "color": color.as_str()}),
+        );
+    }
+    output::line(format!("{name} joined team {}", team.name()))?;
+    output::line(format!(
+        "act as it with: export SWARM_TEAM={} SWARM_AGENT={name}",
+        team.name()
+    ))
+}

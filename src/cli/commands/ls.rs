@@ -1,0 +1,72 @@
+//! `swarm ls`: the teams under home.
+
+use serde::Serialize;
+
+use crate::base::clock;
+use crate::cli::context::Context;
+use crate::cli::output::{self, Table};
+use crate::error::Result;
+use crate::member::liveness;
+use crate::store::team::{Team, list_teams};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TeamSummary {
+    name: String,
+    description: Option<String>,
+    members: usize,
+    live: usize,
+    created_at: u64,
+    dir: std::path::PathBuf,
+}
+
+pub(crate) fn run(ctx: &Context, _args: Args) -> Result<()> {
+    let mut teams = Vec::new();
+    for name in list_teams(&ctx.home)? {
+        let team = Team::open(&ctx.home, &name)?;
+        let config = match team.load() {
+            Ok(config) => config,
+            Err(err) => {
+                tracing::warn!("skipping team {name}: {err}");
+                continue;
+            }
+        };
+        teams.push(TeamSummary {
+            live: config
+                .members
+                .iter()
+                .filter(|m| liveness::seen(m, None).is_live())
+                .count(),
+            members: config.members.len(),
+            description: config.description,
+            created_at: config.created_at,
+            dir: team.paths().dir().to_path_buf(),
+            name,
+        });
+    }
+    if ctx.json {
+        return output::json(&teams);
+    }
+    if teams.is_empty() {
+        return output::line(format!("no teams under {}", ctx.home.teams_dir().display()));
+    }
+    let now = clock::now_ms();
+    let mut table = Table::new(&["TEAM", "MEMBERS", "LIVE", "CREATED", "DESCRIPTION"]);
+    for team in &teams {
+        table.row(vec![
+            team.name.clone(),
+            team.members.to_string(),
+            team.live.to_string(),
+            if team.created_at > 0 {
+                clock::ago(team.created_at, now)
+            } else {
+                "-".into()
+            },
+            team.description.clone().unwrap_or_default(),
+        ]);
+    }
+    table.print()
+}

@@ -1,0 +1,26 @@
+//! `swarm man DIR`: write the man pages (swarm.1 and one page per command) into DIR.
+
+use std::path::PathBuf;
+
+use crate::cli::context::Context;
+use crate::cli::{manual, output};
+use crate::error::Result;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The directory to write the pages into (created if missing)
+    #[arg(value_name = "DIR")]
+    pub(crate) dir: PathBuf,
+}
+
+/// `command` is the whole command line, whose pages are written.
+pub(crate) fn run(ctx: &Context, args: Args, command: clap::Command) -> Result<()> {
+    let written = manual::write_pages(command, &args.dir)?;
+    if ctx.json {
+        return output::json(&written);
+    }
+    for page in written {
+        output::line(page.display().to_string())?;
+    }
+    Ok(())
+}

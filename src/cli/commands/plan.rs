@@ -1,0 +1,212 @@
+//! `swarm plan submit|approve|reject`: a teammate asks the lead to approve its plan; the lead answers.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::base::clock;
+use crate::cli::args::parse_seconds;
+use crate::cli::context::Context;
+use crate::cli::output;
+use crate::error::{Error, ErrorKind, Result};
+use crate::format::message::MAX_TEXT_BYTES;
+use crate::format::settings::PermissionMode;
+use crate::format::structured::{
+    PlanApprovalRequest, PlanApprovalResponse, Structured, plan_request_id, request_subject,
+};
+use crate::protocol::exchange::{self, AnswerWatch};
+
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum Command {
+    /// Send your plan to the lead for approval; prints the request id
+    Submit(SubmitArgs),
+    /// Approve a teammate's plan (lead only)
+    Approve(ApproveArgs),
+    /// Reject a teammate's plan (lead only)
+    Reject(RejectArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct SubmitArgs {
+    /// The plan: a file, or '-' for stdin
+    #[arg(value_name = "FILE|-")]
+    pub(crate) file: String,
+
+    /// Block until the lead answers: exit 0 if approved, 1 if rejected
+    #[arg(long)]
+    pub(crate) wait: bool,
+
+    /// Give up waiting after SECS seconds (exit status 4)
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds, requires = "wait")]
+    pub(crate) timeout: Option<Duration>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ApproveArgs {
+    /// The request id, as in `plan_approval-<ms>@<name>@<team>`
+    #[arg(value_name = "REQUEST_ID")]
+    pub(crate) request_id: String,
+
+    /// The permission mode the teammate may continue in
+    #[arg(long, value_name = "M")]
+    pub(crate) permission_mode: Option<PermissionMode>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct RejectArgs {
+    /// The request id, as in `plan_approval-<ms>@<name>@<team>`
+    #[arg(value_name = "REQUEST_ID")]
+    pub(crate) request_id: String,
+
+    /// What to change, shown to the teammate
+    #[arg(long, value_name = "F")]
+    pub(crate) feedback: Option<String>,
+}
+
+pub(crate) fn run(ctx: &Context, command: Command) -> Result<()> {
+    match command {
+        Command::Submit(args) => submit(ctx, args),
+        Command::Approve(args) => respond(
+            ctx,
+            &args.request_id,
+            true,
+            args.permission_mode.map(|mode| mode.as_str().to_owned()),
+            None,
+        ),
+        Command::Reject(args) => respond(ctx, &args.request_id, false, None, args.feedback),
+    }
+}
+
+fn submit(ctx: &Context, args: SubmitArgs) -> Result<()> {
+    let team = ctx.team()?;
+    let config = team.load()?;
+    let me = ctx.member_of(&config)?;
+    let lead = config.lead_name().to_owned();
+    if me.as_str() == lead {
+        return Err(Error::usage(
+            "the lead approves plans; it does not submit them",
+        ));
+    }
+    let (plan_file_path, plan_content) = read_plan(&args.file)?;
+    let request_id = plan_request_id(clock::now_ms(), me.as_str(), team.name());
+    let message = Structured::PlanApprovalRequest(PlanApprovalRequest {
+        from: me.to_string(),
+        timestamp: clock::timestamp_now(),
+        plan_file_path,
+        plan_content,
+        request_id: request_id.clone(),
+    });
+    let watch = if args.wait {
+        Some(AnswerWatch::arm(&team, me.as_str())?)
+    } else {
+        None
+    };
+    exchange::send(&team, &config, me.as_str(), &lead, &message)?;
+    let Some(watch) = watch else {
+        return if ctx.json {
+            output::json(&json!({"requestId": request_id}))
+        } else {
+            output::line(&request_id)
+        };
+    };
+
+    let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
+    // Only the lead's answer counts; anything else claiming to answer stays unread.
+    let answer = watch.wait(deadline, |envelope, s| {
+        envelope.from() == lead
+            && matches!(s, Structured::PlanApprovalResponse(r) if r.request_id == request_id)
+    })?;
+    let Some((_, Structured::PlanApprovalResponse(response))) = answer else {
+        return Err(Error::timeout(format!(
+            "the lead did not answer plan request {request_id} in time"
+        )));
+    };
+    let mode = response.permission_mode.as_deref().unwrap_or("default");
+    if ctx.json {
+        output::json(&response)?;
+    } else if response.approved {
+        output::line(format!("approved {request_id}; permission mode: {mode}"))?;
+    } else {
+        let feedback = response.feedback.as_deref().unwrap_or("no feedback given");
+        output::line(format!("rejected {request_id}: {feedback}"))?;
+    }
+    if response.approved {
+        Ok(())
+    } else {
+        Err(Error::silent(ErrorKind::Runtime))
+    }
+}
+
+fn respond(
+    ctx: &Context,
+    request_id: &str,
+    approved: bool,
+    permission_mode: Option<String>,
+    feedback: Option<String>,
+) -> Result<()> {
+    let team = ctx.team()?;
+    let config = team.load()?;
+    let me = ctx.require_lead(&config, "answer a plan")?;
+    let subject = request_subject(request_id)
+        .filter(|_| request_id.starts_with("plan_approval-"))
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "{request_id:?} is not a plan request id (plan_approval-<ms>@<name>@<team>)"
+            ))
+        })?
+        .to_owned();
+    let message = Structured::PlanApprovalResponse(PlanApprovalResponse {
+        request_id: request_id.to_owned(),
+        approved,
+        feedback,
+        timestamp: clock::timestamp_now(),
+        permission_mode,
+    });
+    exchange::send(&team, &config, me.as_str(), &subject, &message)?;
+    exchange::retire(&team, me.as_str(), request_id)?;
+    let verdict = if approved { "approved" } else { "rejected" };
+    if ctx.json {
+        return output::json(
+            &json!({"requestId": request_id, "approved": approved, "to": subject}),
+        );
+    }
+    output::line(format!("{verdict} {request_id} for {subject}"))
+}
+
+/// The plan's path (`-` for stdin) and content, within the message size limit.
+fn read_plan(file: &str) -> Result<(String, String)> {
+    let limit = MAX_TEXT_BYTES as u64 + 1;
+    let (path, bytes) = if file == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .lock()
+            .take(limit)
+            .read_to_end(&mut bytes)
+            .map_err(|err| Error::os("read the plan from stdin", err))?;
+        ("-".to_owned(), bytes)
+    } else {
+        let path = crate::store::paths::absolute(&PathBuf::from(file))?;
+        let mut bytes = Vec::new();
+        std::fs::File::open(&path)
+            .and_then(|f| f.take(limit).read_to_end(&mut bytes))
+            .map_err(|err| {
+                let kind = if err.kind() == std::io::ErrorKind::NotFound {
+                    ErrorKind::NotFound
+                } else {
+                    ErrorKind::Runtime
+                };
+                Error::io("read plan", &path, err).with_kind(kind)
+            })?;
+        (path.display().to_string(), bytes)
+    };
+    if bytes.len() > MAX_TEXT_BYTES {
+        return Err(Error::usage(format!(
+            "the plan is over the message limit of {MAX_TEXT_BYTES} bytes (1 MiB)"
+        )));
+    }
+    let content =
+        String::from_utf8(bytes).map_err(|_| Error::usage("the plan is not valid UTF-8"))?;
+    Ok((path, content))
+}

@@ -1,0 +1,70 @@
+//! `swarm recv [--wait]`: consume messages from your own inbox. Each is appended to your history
+//! before it leaves the inbox, so a crash can repeat a message but never lose one.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::cli::args::parse_seconds;
+use crate::cli::context::Context;
+use crate::cli::output;
+use crate::cli::render;
+use crate::error::{Error, Result};
+use crate::format::message::InboxMessage;
+use crate::store::watcher::{Watcher, named};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Block until at least one message arrives
+    #[arg(long)]
+    pub(crate) wait: bool,
+
+    /// Give up waiting after SECS seconds (exit status 4)
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds, requires = "wait")]
+    pub(crate) timeout: Option<Duration>,
+
+    /// Consume at most N messages, oldest first
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max: Option<u64>,
+}
+
+pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
+    let team = ctx.team()?;
+    let config = team.load()?;
+    let me = ctx.member_of(&config)?;
+    let mailbox = team.mailbox(me.as_str());
+    let max = args
+        .max
+        .map(|max| usize::try_from(max).unwrap_or(usize::MAX));
+    let consume = || mailbox.consume(max, |_| true);
+
+    let messages = if args.wait {
+        mailbox.ensure()?;
+        let watcher = Watcher::arm(&team.paths().inboxes())?;
+        let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
+        let found = watcher.wait_for(deadline, &named(mailbox.file_name()), || {
+            let messages = consume()?;
+            Ok((!messages.is_empty()).then_some(messages))
+        })?;
+        found.ok_or_else(|| {
+            Error::timeout(format!(
+                "no message arrived for {me} within {}s",
+                args.timeout.unwrap_or_default().as_secs_f64()
+            ))
+        })?
+    } else {
+        consume()?
+    };
+    print(ctx, &messages)
+}
+
+pub(crate) fn print(ctx: &Context, messages: &[InboxMessage]) -> Result<()> {
+    if ctx.json {
+        let all: Vec<Value> = messages.iter().map(|m| render::json(m, &[])).collect();
+        return output::json(&all);
+    }
+    for message in messages {
+        output::line(render::line(message))?;
+    }
+    Ok(())
+}

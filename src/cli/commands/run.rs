@@ -1,0 +1,19 @@
+//! `swarm run NAME`: the pane supervisor. tmux starts it in each member's pane; it is not run by
+//! hand. The supervisor itself lives in `member::supervisor`.
+
+use crate::base::names::Name;
+use crate::cli::context::Context;
+use crate::error::Result;
+use crate::member::supervisor;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The member whose program this pane runs
+    #[arg(value_name = "NAME")]
+    pub(crate) name: String,
+}
+
+pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
+    let name = Name::parse("member", &args.name)?;
+    supervisor::run(ctx.team()?, name)
+}

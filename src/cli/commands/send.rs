@@ -1,0 +1,161 @@
+//! `swarm send TO [TEXT|-]`: a message to a member, to every member but yourself (`*`), or to a
+//! `uds:` peer. Text that is a protocol message obeys the protocol rules.
+
+use std::io::Read;
+
+use serde_json::json;
+
+use crate::base::names::Name;
+use crate::base::text::derive_summary;
+use crate::cli::context::Context;
+use crate::cli::output;
+use crate::error::{Error, Result};
+use crate::format::message::{InboxMessage, check_text_size};
+use crate::format::structured::{Classified, Structured};
+use crate::peer;
+use crate::protocol::rules::{self, Recipient};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// A member's name, '*' for every member except you, or a peer: uds:PATH, or uds:LABEL for
+    /// the live peer with that label (or that agent@team)
+    #[arg(value_name = "TO")]
+    pub(crate) to: String,
+
+    /// The message; '-' or nothing reads it from stdin
+    #[arg(value_name = "TEXT")]
+    pub(crate) text: Option<String>,
+
+    /// A short preview shown by agents and `swarm watch` [default: derived from the text]
+    #[arg(long, value_name = "S")]
+    pub(crate) summary: Option<String>,
+}
+
+pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
+    let text = match args.text.as_deref() {
+        None | Some("-") => read_stdin()?,
+        Some(text) => text.to_owned(),
+    };
+    check_text_size(&text)?;
+    let structured = classify(&text)?;
+
+    let recipient = if args.to == "*" {
+        Recipient::Broadcast
+    } else if args.to.starts_with("uds:") {
+        Recipient::Peer
+    } else {
+        Name::parse("member", &args.to)?;
+        Recipient::Member(&args.to)
+    };
+    if let (Recipient::Peer, Some(message)) = (recipient, &structured) {
+        return Err(Error::usage(format!(
+            "{} cannot be sent to a uds: peer; protocol messages stay inside a team",
+            message.kind()
+        )));
+    }
+    if matches!(recipient, Recipient::Peer) {
+        return send_to_peer(ctx, &args.to, &text, args.summary.as_deref());
+    }
+
+    let team = ctx.team()?;
+    let config = team.load()?;
+    let me = ctx.agent()?;
+    if let Some(message) = &structured {
+        rules::check(&team, &config, me.as_str(), recipient, message)?;
+    }
+    let targets: Vec<String> = match recipient {
+        Recipient::Member(to) => {
+            let member = config.member(to).ok_or_else(|| {
+                Error::usage(format!(
+                    "{to} is not on team {}'s roster: {}",
+                    config.name,
+                    config.roster().join(", ")
+                ))
+            })?;
+            vec![member.name.clone()]
+        }
+        Recipient::Broadcast => config
+            .members
+            .iter()
+            .filter(|m| m.name != me.as_str())
+            .map(|m| m.name.clone())
+            .collect(),
+        Recipient::Peer => unreachable!("handled above"),
+    };
+    if targets.is_empty() {
+        return Err(Error::usage(format!(
+            "team {} has no other member to broadcast to",
+            config.name
+        )));
+    }
+
+    let summary = match (&args.summary, &structured) {
+        (Some(summary), _) => Some(summary.clone()),
+        (None, None) => Some(derive_summary(&text)),
+        (None, Some(_)) => None,
+    };
+    let color = config.member(me.as_str()).and_then(|m| m.color.clone());
+    let message = InboxMessage::new(me.as_str(), &text, summary.as_deref(), color.as_deref());
+    for target in &targets {
+        team.mailbox(target)
+            .append(std::slice::from_ref(&message))?;
+    }
+    if ctx.json {
+        return output::json(&json!({"msg_id": message.id(), "from": me.as_str(), "to": targets}));
+    }
+    output::line(message.id())
+}
+
+/// `send uds:PATH` or `send uds:LABEL`: one line to a peer socket, acknowledged once the
+/// receiver has it.
+fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> Result<()> {
+    let target = peer::address_path(to).ok_or_else(|| {
+        Error::usage(
+            "a peer address is uds:PATH or uds:LABEL, e.g. uds:/run/user/1000/swarm/4242.sock",
+        )
+    })?;
+    let path = peer::resolve(&ctx.home, target)?;
+    let label = match (std::env::var("SWARM_AGENT"), std::env::var("SWARM_TEAM")) {
+        (Ok(agent), Ok(team)) if !agent.is_empty() && !team.is_empty() => format!("{agent}@{team}"),
+        _ => crate::cli::context::OUTSIDE_SENDER.to_owned(),
+    };
+    let request = peer::Request {
+        from: peer::own_address(&ctx.home, &label),
+        text: text.to_owned(),
+        summary: summary.map(str::to_owned),
+        msg_id: uuid::Uuid::new_v4().to_string(),
+    };
+    let msg_id = peer::deliver(&path, &request)?;
+    if ctx.json {
+        return output::json(&json!({"msg_id": msg_id, "from": request.from, "to": to}));
+    }
+    output::line(msg_id)
+}
+
+/// Protocol messages are checked; JSON that claims a protocol type without its fields is refused.
+fn classify(text: &str) -> Result<Option<Structured>> {
+    match Structured::classify(text) {
+        Classified::Plain => Ok(None),
+        Classified::Structured(message) => Ok(Some(*message)),
+        Classified::Malformed { kind, reason } => Err(Error::usage(format!(
+            "the text claims to be a {kind} message but is not a valid one: {reason}"
+        ))),
+    }
+}
+
+fn read_stdin() -> Result<String> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(crate::format::message::MAX_TEXT_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| Error::os("read the message from stdin", err))?;
+    if bytes.len() > crate::format::message::MAX_TEXT_BYTES {
+        return Err(Error::usage(format!(
+            "message text on stdin is over the limit of {} bytes (1 MiB)",
+            crate::format::message::MAX_TEXT_BYTES
+        ))
+        .with_hint("write large content to a file and send its path instead"));
+    }
+    String::from_utf8(bytes).map_err(|_| Error::usage("the message on stdin is not valid UTF-8"))
+}

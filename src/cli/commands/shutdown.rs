@@ -1,0 +1,173 @@
+//! `swarm shutdown request|approve|reject`: the lead asks a teammate to stop; the teammate answers.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::base::clock;
+use crate::base::names::Name;
+use crate::cli::args::parse_seconds;
+use crate::cli::context::Context;
+use crate::cli::output;
+use crate::error::{Error, ErrorKind, Result};
+use crate::format::structured::{
+    ShutdownApproved, ShutdownRejected, ShutdownRequest, Structured, request_subject,
+    shutdown_request_id,
+};
+use crate::protocol::exchange::{self, AnswerWatch};
+
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum Command {
+    /// Ask a teammate to shut down (lead only); prints the request id
+    Request(RequestArgs),
+    /// Approve a shutdown request addressed to you, then exit
+    Approve(ApproveArgs),
+    /// Reject a shutdown request addressed to you, and keep working
+    Reject(RejectArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct RequestArgs {
+    /// The teammate to stop
+    #[arg(value_name = "NAME")]
+    pub(crate) name: String,
+
+    /// Why, shown to the teammate
+    #[arg(long, value_name = "R")]
+    pub(crate) reason: Option<String>,
+
+    /// Block until the teammate answers: exit 0 if it approved, 1 if it rejected
+    #[arg(long)]
+    pub(crate) wait: bool,
+
+    /// Give up waiting after SECS seconds (exit status 4)
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds, requires = "wait")]
+    pub(crate) timeout: Option<Duration>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ApproveArgs {
+    /// The request id, as in `shutdown-<ms>@<you>`
+    #[arg(value_name = "REQUEST_ID")]
+    pub(crate) request_id: String,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct RejectArgs {
+    /// The request id, as in `shutdown-<ms>@<you>`
+    #[arg(value_name = "REQUEST_ID")]
+    pub(crate) request_id: String,
+
+    /// Why you keep working, shown to the lead
+    #[arg(long, value_name = "R", required = true)]
+    pub(crate) reason: String,
+}
+
+pub(crate) fn run(ctx: &Context, command: Command) -> Result<()> {
+    match command {
+        Command::Request(args) => request(ctx, args),
+        Command::Approve(args) => answer(ctx, &args.request_id, None),
+        Command::Reject(args) => answer(ctx, &args.request_id, Some(args.reason)),
+    }
+}
+
+fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
+    let name = Name::parse("member", &args.name)?;
+    let team = ctx.team()?;
+    let config = team.load()?;
+    let me = ctx.agent()?;
+    let request_id = shutdown_request_id(clock::now_ms(), name.as_str());
+    let message = Structured::ShutdownRequest(ShutdownRequest {
+        request_id: request_id.clone(),
+        from: me.to_string(),
+        reason: args.reason,
+        timestamp: clock::timestamp_now(),
+    });
+    let watch = if args.wait {
+        Some(AnswerWatch::arm(&team, me.as_str())?)
+    } else {
+        None
+    };
+    exchange::send(&team, &config, me.as_str(), name.as_str(), &message)?;
+    let Some(watch) = watch else {
+        return if ctx.json {
+            output::json(&json!({"requestId": request_id}))
+        } else {
+            output::line(&request_id)
+        };
+    };
+
+    let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
+    let answer = watch.wait(deadline, |_, s| {
+        matches!(
+            s,
+            Structured::ShutdownApproved(_) | Structured::ShutdownRejected(_)
+        ) && s.request_id() == Some(request_id.as_str())
+    })?;
+    let Some((_, answer)) = answer else {
+        return Err(Error::timeout(format!(
+            "{name} did not answer shutdown request {request_id} in time"
+        )));
+    };
+    let approved = matches!(answer, Structured::ShutdownApproved(_));
+    if ctx.json {
+        output::json(&json!({"requestId": request_id, "approved": approved, "answer": answer}))?;
+    } else {
+        output::line(match &answer {
+            Structured::ShutdownRejected(rejected) => {
+                format!("{name} rejected {request_id}: {}", rejected.reason)
+            }
+            _ => format!("{name} approved {request_id}"),
+        })?;
+    }
+    if approved {
+        Ok(())
+    } else {
+        Err(Error::silent(ErrorKind::Runtime))
+    }
+}
+
+fn answer(ctx: &Context, request_id: &str, rejection: Option<String>) -> Result<()> {
+    let team = ctx.team()?;
+    let config = team.load()?;
+    let me = ctx.agent()?;
+    if request_subject(request_id).is_none() || !request_id.starts_with("shutdown-") {
+        return Err(Error::usage(format!(
+            "{request_id:?} is not a shutdown request id (shutdown-<ms>@<name>)"
+        )));
+    }
+    let lead = config.lead_name().to_owned();
+    let timestamp = clock::timestamp_now();
+    let message = match &rejection {
+        Some(reason) => Structured::ShutdownRejected(ShutdownRejected {
+            request_id: request_id.to_owned(),
+            from: me.to_string(),
+            reason: reason.clone(),
+            timestamp,
+        }),
+        None => {
+            let pane = config
+                .member(me.as_str())
+                .map(|m| m.tmux_pane_id.clone())
+                .filter(|p| !p.is_empty());
+            Structured::ShutdownApproved(ShutdownApproved {
+                request_id: request_id.to_owned(),
+                from: me.to_string(),
+                timestamp,
+                backend_type: pane.as_ref().map(|_| "tmux".to_owned()),
+                pane_id: pane,
+            })
+        }
+    };
+    exchange::send(&team, &config, me.as_str(), &lead, &message)?;
+    exchange::retire(&team, me.as_str(), request_id)?;
+    let verdict = if rejection.is_some() {
+        "rejected"
+    } else {
+        "approved"
+    };
+    if ctx.json {
+        return output::json(&json!({"requestId": request_id, "approved": rejection.is_none()}));
+    }
+    output::line(format!("{verdict} {request_id}"))
+}

@@ -1,0 +1,143 @@
+//! `swarm status [TEAM]`: every member with its pane, pid, state, exit code, unread count and last
+//! activity, plus anything moved aside from an inbox.
+
+use std::fs;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::base::clock;
+use crate::cli::context::Context;
+use crate::cli::output::{self, Table};
+use crate::error::Result;
+use crate::format::config::{Member, TeamConfig};
+use crate::member::liveness::{self, Observed, Seen};
+use crate::store::mailbox::SetAside;
+use crate::store::team::Team;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The team [default: --team, SWARM_TEAM, or the only team]
+    #[arg(value_name = "TEAM")]
+    pub(crate) team: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct MemberStatus {
+    pub(crate) name: String,
+    pub(crate) agent_id: String,
+    pub(crate) pane: String,
+    pub(crate) pid: Option<i32>,
+    pub(crate) state: &'static str,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) unread: usize,
+    /// Epoch milliseconds of the last message, output or state change.
+    pub(crate) last_activity: Option<u64>,
+    pub(crate) set_aside: Vec<SetAside>,
+}
+
+pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
+    let team = ctx.team_or(args.team.as_deref())?;
+    let observed = Observed::take(&team)?;
+    let config = &observed.config;
+    let rows = config
+        .members
+        .iter()
+        .map(|member| member_status(&team, member, observed.seen(member)))
+        .collect::<Result<Vec<_>>>()?;
+    if ctx.json {
+        return output::json(&serde_json::json!({
+            "team": config.name,
+            "description": config.description,
+            "lead": config.lead_name(),
+            "members": rows,
+        }));
+    }
+    print(config, &rows)
+}
+
+pub(crate) fn member_status(team: &Team, member: &Member, seen: Seen) -> Result<MemberStatus> {
+    let mailbox = team.mailbox(&member.name);
+    let unread = mailbox.peek()?.len();
+    let file_times = [
+        mailbox.inbox_path().to_path_buf(),
+        mailbox.history_path().to_path_buf(),
+        team.paths().log(&member.name),
+    ]
+    .into_iter()
+    .filter_map(|path| modified_ms(&path));
+    let record_times = [Some(member.joined_at), member.started_at, member.ended_at]
+        .into_iter()
+        .flatten();
+    Ok(MemberStatus {
+        name: member.name.clone(),
+        agent_id: member.agent_id.clone(),
+        pane: member.tmux_pane_id.clone(),
+        pid: member.pid,
+        state: seen.label(),
+        exit_code: member.exit_code,
+        unread,
+        last_activity: file_times.chain(record_times).filter(|ms| *ms > 0).max(),
+        set_aside: mailbox.set_aside(),
+    })
+}
+
+fn modified_ms(path: &Path) -> Option<u64> {
+    fs::metadata(path).ok()?.modified().ok().map(clock::to_ms)
+}
+
+fn print(config: &TeamConfig, rows: &[MemberStatus]) -> Result<()> {
+    let live = config
+        .members
+        .iter()
+        .filter(|m| liveness::seen(m, None) != Seen::NotStarted)
+        .count();
+    let mut heading = format!("team {} · {} members", config.name, rows.len());
+    if live > 0 {
+        heading = format!("{heading} · {live} launched");
+    }
+    if let Some(description) = &config.description {
+        heading = format!("{heading} · {description}");
+    }
+    output::line(heading)?;
+    let now = clock::now_ms();
+    let mut table = Table::new(&[
+        "NAME",
+        "PANE",
+        "PID",
+        "STATE",
+        "EXIT",
+        "UNREAD",
+        "LAST ACTIVITY",
+    ]);
+    for row in rows {
+        table.row(vec![
+            row.name.clone(),
+            if row.pane.is_empty() {
+                "-".into()
+            } else {
+                row.pane.clone()
+            },
+            row.pid.map_or_else(|| "-".into(), |pid| pid.to_string()),
+            row.state.to_owned(),
+            row.exit_code
+                .map_or_else(|| "-".into(), |code| code.to_string()),
+            row.unread.to_string(),
+            row.last_activity
+                .map_or_else(|| "-".into(), |ms| clock::ago(ms, now)),
+        ]);
+    }
+    table.print()?;
+    for row in rows {
+        for aside in &row.set_aside {
+            output::line(format!(
+                "! {}: {} moved aside to {}",
+                row.name,
+                aside.reason,
+                aside.path.display()
+            ))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,58 @@
+//! `swarm stop NAME|all`: stop members now. SIGTERM to the program's process group, a grace
+//! period, SIGKILL, and the pane killed; the member is recorded as killed and the lead notified.
+
+use serde_json::json;
+
+use crate::base::names::Name;
+use crate::cli::context::Context;
+use crate::cli::output;
+use crate::error::{Error, Result};
+use crate::member::liveness::Observed;
+use crate::member::stop;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The member to stop, or `all` for every running member but the lead
+    #[arg(value_name = "NAME|all")]
+    pub(crate) name: String,
+}
+
+pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
+    let team = ctx.team()?;
+    let observed = Observed::take(&team)?;
+    let config = &observed.config;
+    let me = ctx.agent()?;
+    let lead = config.lead_name().to_owned();
+    if me.as_str() != lead && config.member(me.as_str()).is_some() {
+        return Err(Error::usage("teammates cannot stop members; ask the lead"));
+    }
+    let names: Vec<String> = if args.name == "all" {
+        observed
+            .live()
+            .filter(|name| *name != lead)
+            .map(str::to_owned)
+            .collect()
+    } else {
+        let name = Name::parse("member", &args.name)?;
+        let member = config.require_member(name.as_str())?;
+        let seen = observed.seen(member);
+        if !seen.is_live() {
+            return Err(Error::usage(format!(
+                "{name} is not running ({})",
+                seen.label()
+            )));
+        }
+        vec![member.name.clone()]
+    };
+    let stopped = stop::stop(&team, &names, "stop")?;
+    let config = team.load()?;
+    for (name, state) in &stopped {
+        let notice = config.member(name).and_then(|m| m.notice.clone());
+        if ctx.json {
+            output::json_line(&json!({"name": name, "state": state, "notice": notice}))?;
+        } else {
+            output::line(notice.map_or_else(|| format!("{name} {state}"), |n| n.summary))?;
+        }
+    }
+    Ok(())
+}

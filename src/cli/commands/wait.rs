@@ -1,0 +1,57 @@
+//! `swarm wait NAME`: block until a member ends and print its completion notice.
+//! Exit 0 if it completed, 1 if it failed or was killed, 4 on timeout, 3 for an unknown member.
+
+use std::time::{Duration, Instant};
+
+use crate::base::names::Name;
+use crate::cli::args::parse_seconds;
+use crate::cli::context::Context;
+use crate::cli::output;
+use crate::error::{Error, ErrorKind, Result};
+use crate::member::liveness;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The member to wait for
+    #[arg(value_name = "NAME")]
+    pub(crate) name: String,
+
+    /// Give up after SECS seconds (exit status 4)
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    pub(crate) timeout: Option<Duration>,
+}
+
+pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
+    let name = Name::parse("member", &args.name)?;
+    let team = ctx.team()?;
+    let config = team.load()?;
+    let member = config.require_member(name.as_str())?.clone();
+    let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
+    let mut well = false;
+    let left = liveness::wait_for_endings(
+        &team,
+        std::slice::from_ref(&member.name),
+        deadline,
+        |member, seen| {
+            well = liveness::ended_well(seen);
+            match (&member.notice, ctx.json) {
+                (Some(notice), true) => output::json(notice),
+                (_, true) => output::json(
+                    &serde_json::json!({"taskId": member.agent_id, "state": seen.label()}),
+                ),
+                (_, false) => output::line(liveness::ending_line(member, seen)),
+            }
+        },
+    )?;
+    if !left.is_empty() {
+        let limit = args.timeout.unwrap_or_default().as_secs_f64();
+        return Err(Error::timeout(format!(
+            "{name} is still running after {limit}s"
+        )));
+    }
+    if well {
+        Ok(())
+    } else {
+        Err(Error::silent(ErrorKind::Runtime))
+    }
+}

@@ -1,0 +1,75 @@
+//! `swarm watch [NAME|--all]`: follow messages as they arrive, until interrupted. It only looks,
+//! unless `--consume` is given for your own inbox.
+
+use serde_json::json;
+
+use crate::base::names::Name;
+use crate::cli::context::Context;
+use crate::cli::output;
+use crate::cli::render;
+use crate::error::{Error, Result};
+use crate::store::follow::{Arrival, Follower, Scope};
+use crate::store::watcher::Watcher;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Whose inbox to follow [default: yours]
+    #[arg(value_name = "NAME", conflicts_with = "all")]
+    pub(crate) name: Option<String>,
+
+    /// Follow every inbox of the team
+    #[arg(long)]
+    pub(crate) all: bool,
+
+    /// Consume what arrives (your own inbox only), as `recv` does
+    #[arg(long)]
+    pub(crate) consume: bool,
+}
+
+pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
+    let team = ctx.team()?;
+    let config = team.load()?;
+    let me = ctx.agent()?;
+    let target = match (&args.name, args.all) {
+        (_, true) => None,
+        (Some(name), false) => Some(Name::parse("member", name)?),
+        (None, false) => Some(ctx.member_of(&config)?),
+    };
+    if args.consume && target.as_ref() != Some(&me) {
+        return Err(
+            Error::usage("--consume applies to your own inbox only").with_hint(
+                "drop --consume to follow someone else's inbox without taking their messages",
+            ),
+        );
+    }
+    let scope = match &target {
+        Some(name) => {
+            let member = config.require_member(name.as_str())?;
+            team.mailbox(&member.name).ensure()?;
+            Scope::One(member.name.clone())
+        }
+        None => Scope::All,
+    };
+
+    let mut follower = Follower::start(&team, &config, scope, args.consume)?;
+    let [inboxes, history] = follower.dirs();
+    let watcher = Watcher::arm_all(&[&inboxes, &history])?;
+    let scope = follower.scope().clone();
+    loop {
+        for arrival in follower.arrivals()? {
+            show(ctx, &arrival)?;
+        }
+        watcher.wait(None, &|file| scope.covers(file))?;
+    }
+}
+
+fn show(ctx: &Context, arrival: &Arrival) -> Result<()> {
+    if ctx.json {
+        output::json_line(&render::json(
+            &arrival.message,
+            &[("to", json!(arrival.to))],
+        ))
+    } else {
+        output::line(render::arrival(&arrival.message, &arrival.to))
+    }
+}

@@ -1,0 +1,102 @@
+//! Who is running a command, for which team, under which home: resolved once from the global
+//! options and the `SWARM_*` environment the launcher sets in every pane (DESIGN §5).
+
+use std::path::PathBuf;
+
+use crate::base::names::Name;
+use crate::error::{Error, Result};
+use crate::format::config::TeamConfig;
+use crate::store::paths::Home;
+use crate::store::team::{Team, list_teams};
+
+/// The sender's name outside a team.
+pub(crate) const OUTSIDE_SENDER: &str = "user";
+
+#[derive(Debug, Clone)]
+pub(crate) struct Context {
+    pub(crate) home: Home,
+    pub(crate) json: bool,
+    team: Option<String>,
+    agent: Option<String>,
+}
+
+impl Context {
+    pub(crate) fn new(
+        home: Option<PathBuf>,
+        team: Option<String>,
+        agent: Option<String>,
+        json: bool,
+    ) -> Result<Self> {
+        let nonempty = |value: Option<String>| value.filter(|value| !value.is_empty());
+        Ok(Self {
+            home: Home::resolve(home.filter(|home| !home.as_os_str().is_empty()))?,
+            json,
+            team: nonempty(team),
+            agent: nonempty(agent),
+        })
+    }
+
+    /// The team named by `--team`/`SWARM_TEAM`, else the only team under home.
+    pub(crate) fn team(&self) -> Result<Team> {
+        self.team_or(None)
+    }
+
+    /// Like [`Context::team`], but a positional TEAM argument wins.
+    pub(crate) fn team_or(&self, positional: Option<&str>) -> Result<Team> {
+        let name = self.team_name(positional)?;
+        Team::open(&self.home, name.as_str())
+    }
+
+    pub(crate) fn team_name(&self, positional: Option<&str>) -> Result<Name> {
+        if let Some(name) = positional.or(self.team.as_deref()) {
+            return Name::parse("team", name);
+        }
+        let teams = list_teams(&self.home)?;
+        match teams.as_slice() {
+            [only] => Name::parse("team", only),
+            [] => Err(Error::not_found(format!(
+                "there are no teams under {}",
+                self.home.teams_dir().display()
+            ))
+            .with_hint("create one with `swarm init TEAMFILE` or `swarm up TEAMFILE`")),
+            several => Err(Error::usage(format!(
+                "which team? pass --team or set SWARM_TEAM (teams: {})",
+                several.join(", ")
+            ))),
+        }
+    }
+
+    /// The caller's member name: `--as`/`SWARM_AGENT`, else `user`.
+    pub(crate) fn agent(&self) -> Result<Name> {
+        Name::parse("member", self.agent.as_deref().unwrap_or(OUTSIDE_SENDER))
+    }
+
+    /// The caller's name, required to be on the team's roster (for reading one's own inbox).
+    pub(crate) fn member_of(&self, config: &TeamConfig) -> Result<Name> {
+        let me = self.agent()?;
+        if config.member(me.as_str()).is_none() {
+            let hint = if self.agent.is_none() {
+                format!(
+                    "pass --as NAME or set SWARM_AGENT, or add yourself with `swarm join {OUTSIDE_SENDER}`"
+                )
+            } else {
+                format!("add it with `swarm join {me}`")
+            };
+            return Err(config.unknown_member(me.as_str()).with_hint(hint));
+        }
+        Ok(me)
+    }
+
+    /// Refuses unless the caller is the team's lead.
+    pub(crate) fn require_lead(&self, config: &TeamConfig, action: &str) -> Result<Name> {
+        let me = self.agent()?;
+        let lead = config.lead_name();
+        if me.as_str() != lead {
+            return Err(
+                Error::usage(format!("only the lead ({lead}) may {action}; you are {me}"))
+                    .with_hint(format!("run it from the lead, or pass --as {lead}")),
+            );
+        }
+        Ok(me)
+    }
+}

@@ -1,0 +1,86 @@
+//! Everything swarm prints to stdout goes through here, so a closed pipe (`swarm inbox | head -1`)
+//! surfaces as an error the caller turns into a quiet exit, and `--json` stays in one place.
+
+#![allow(clippy::print_stdout)]
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::error::Result;
+
+/// One line of text.
+pub(crate) fn line(text: impl AsRef<str>) -> Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_ref().as_bytes())?;
+    out.write_all(b"\n")?;
+    out.flush()?;
+    Ok(())
+}
+
+/// One JSON document, pretty-printed.
+pub(crate) fn json(value: &impl Serialize) -> Result<()> {
+    let mut out = io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value).map_err(io::Error::from)?;
+    out.write_all(b"\n")?;
+    out.flush()?;
+    Ok(())
+}
+
+/// One JSON object on one line, flushed at once: the element of a stream.
+pub(crate) fn json_line(value: &impl Serialize) -> Result<()> {
+    let mut buffer = serde_json::to_vec(value).map_err(io::Error::from)?;
+    buffer.push(b'\n');
+    let mut out = io::stdout().lock();
+    out.write_all(&buffer)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Aligned columns for people; `--json` bypasses it.
+pub(crate) struct Table {
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub(crate) fn new(header: &[&str]) -> Self {
+        Self {
+            rows: vec![header.iter().map(|cell| (*cell).to_owned()).collect()],
+        }
+    }
+
+    pub(crate) fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    pub(crate) fn print(&self) -> Result<()> {
+        let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
+        let widths: Vec<usize> = (0..columns)
+            .map(|column| {
+                self.rows
+                    .iter()
+                    .filter_map(|row| row.get(column))
+                    .map(|cell| cell.chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut out = String::new();
+        for row in &self.rows {
+            let mut line = String::new();
+            for (column, cell) in row.iter().enumerate() {
+                line.push_str(cell);
+                if column + 1 < row.len() {
+                    let pad = widths[column] - cell.chars().count() + 2;
+                    line.extend(std::iter::repeat_n(' ', pad));
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        let mut stdout = io::stdout().lock();
+        stdout.write_all(out.as_bytes())?;
+        stdout.flush()?;
+        Ok(())
+    }
+}

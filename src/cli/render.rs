@@ -1,0 +1,48 @@
+//! How a message looks on stdout: one line of text for people and `read`, or its JSON object.
+
+use serde_json::{Map, Value};
+
+use crate::format::message::InboxMessage;
+
+/// The body as a person reads it: a protocol message described in one line, else the text.
+pub(crate) fn body(message: &InboxMessage) -> String {
+    match message.structured() {
+        Some(structured) => structured.describe(),
+        None => message.text().to_owned(),
+    }
+}
+
+/// `<msg_id>  <from>  <body>`: what `recv` and `inbox` print, easy to split with `read -r id from body`.
+pub(crate) fn line(message: &InboxMessage) -> String {
+    format!("{}  {}  {}", message.id(), message.from(), body(message))
+}
+
+/// `08:43:40  bob → alice  <body>`: what `watch` prints.
+pub(crate) fn arrival(message: &InboxMessage, to: &str) -> String {
+    let time = message
+        .timestamp()
+        .get(11..19)
+        .filter(|time| time.len() == 8)
+        .unwrap_or("--:--:--");
+    format!("{time}  {} → {to}  {}", message.from(), body(message))
+}
+
+/// The message's own JSON object, with `msg_id` filled in and extra keys first.
+pub(crate) fn json(message: &InboxMessage, extra: &[(&str, Value)]) -> Value {
+    let mut object = Map::new();
+    for (key, value) in extra {
+        object.insert((*key).to_owned(), value.clone());
+    }
+    for (key, value) in message.fields() {
+        object.insert(key.clone(), value.clone());
+    }
+    object
+        .entry("msg_id")
+        .or_insert_with(|| Value::String(message.id().into_owned()));
+    Value::Object(object)
+}
+
+/// An argv as a person would type it.
+pub(crate) fn shell_words(argv: &[String]) -> String {
+    shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| format!("{argv:?}"))
+}

@@ -1,0 +1,263 @@
+//! The schema of `teams/<team>/config.json`: the team and its members, in Claude Code's field
+//! names, plus swarm's own fields. Fields swarm does not know survive every rewrite. Reading and
+//! writing the file under its locks is `store::team`.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::base::names::path_component;
+use crate::error::{Error, Result};
+use crate::format::settings::{Delivery, Isolation, Profile, Protocol};
+use crate::format::structured::TaskNotification;
+
+pub(crate) const DEFAULT_LEAD: &str = "team-lead";
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TeamConfig {
+    pub(crate) name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) description: Option<String>,
+    #[serde(default)]
+    pub(crate) created_at: u64,
+    #[serde(default)]
+    pub(crate) lead_agent_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) lead_session_id: Option<String>,
+    #[serde(default)]
+    pub(crate) members: Vec<Member>,
+
+    // swarm's own fields.
+    /// Launcher settings from the team file, kept for `spawn`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) launch: Option<LaunchSettings>,
+    /// Where the team's panes live.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tmux: Option<TmuxPlacement>,
+    /// `up` is still placing panes: a supervisor whose program already ended keeps its pane until
+    /// then, so the team's window cannot vanish under the launcher.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) launching: bool,
+
+    #[serde(flatten)]
+    pub(crate) extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct LaunchSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) layout: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) max_concurrent: Option<u32>,
+    /// The lead's profile and the flags its teammates inherit.
+    #[serde(default)]
+    pub(crate) profile: Profile,
+    #[serde(default)]
+    pub(crate) inherit: Vec<String>,
+    /// The directory relative `cwd`s in the team file were resolved against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) base_dir: Option<PathBuf>,
+    #[serde(flatten)]
+    pub(crate) extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TmuxPlacement {
+    /// Absolute path of the server socket, so commands run anywhere reach the same server.
+    pub(crate) socket: PathBuf,
+    pub(crate) session: String,
+    pub(crate) window: String,
+    #[serde(flatten)]
+    pub(crate) extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Member {
+    #[serde(default)]
+    pub(crate) agent_id: String,
+    pub(crate) name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) agent_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) prompt: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) color: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) plan_mode_required: Option<bool>,
+    #[serde(default)]
+    pub(crate) joined_at: u64,
+    #[serde(default)]
+    pub(crate) tmux_pane_id: String,
+    #[serde(default)]
+    pub(crate) cwd: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) worktree_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) session_id: Option<String>,
+    #[serde(default)]
+    pub(crate) subscriptions: Vec<Value>,
+    #[serde(default = "tmux_backend")]
+    pub(crate) backend_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) is_active: Option<bool>,
+
+    // swarm's own fields.
+    /// The member's program (its process group leader).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) pid: Option<i32>,
+    /// The `swarm run` supervisor in the member's pane.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) supervisor_pid: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) state: Option<State>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) exit_code: Option<i32>,
+    /// Why swarm ended the program, when it did: stop, timeout, shutdown, hangup, signal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reason: Option<String>,
+    /// The exact command the member runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) argv: Option<Vec<String>>,
+    /// Names of the variables set in the member's environment by the launcher.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) env_keys: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) started_at: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ended_at: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) profile: Option<Profile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) protocol: Option<Protocol>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) delivery: Option<Delivery>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) run_timeout_s: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) isolation: Option<Isolation>,
+    /// Position in the start queue when the team's `max_concurrent` is reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) queue_seq: Option<u64>,
+    /// The member's peer socket (`uds:` address without the prefix).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) socket: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) log_file: Option<String>,
+    /// Set by `stop` and `down` before they signal the supervisor: why it should end the program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) stop_requested: Option<String>,
+    /// The last completion notice, for `swarm wait`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) notice: Option<TaskNotification>,
+
+    #[serde(flatten)]
+    pub(crate) extra: Map<String, Value>,
+}
+
+fn tmux_backend() -> String {
+    "tmux".to_owned()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum State {
+    Queued,
+    Starting,
+    Running,
+    Idle,
+    Exited,
+    Failed,
+    Killed,
+}
+
+impl State {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Starting => "starting",
+            Self::Running => "running",
+            Self::Idle => "idle",
+            Self::Exited => "exited",
+            Self::Failed => "failed",
+            Self::Killed => "killed",
+        }
+    }
+
+    /// The program has ended (or never will start).
+    pub(crate) fn is_final(self) -> bool {
+        matches!(self, Self::Exited | Self::Failed | Self::Killed)
+    }
+}
+
+impl TeamConfig {
+    pub(crate) fn lead_name(&self) -> &str {
+        self.lead_agent_id
+            .split_once('@')
+            .map_or(DEFAULT_LEAD, |(name, _)| name)
+    }
+
+    pub(crate) fn member(&self, name: &str) -> Option<&Member> {
+        self.members.iter().find(|m| m.name == name).or_else(|| {
+            self.members
+                .iter()
+                .find(|m| path_component(&m.name) == name)
+        })
+    }
+
+    pub(crate) fn member_mut(&mut self, name: &str) -> Option<&mut Member> {
+        let index = self
+            .members
+            .iter()
+            .position(|m| m.name == name)
+            .or_else(|| {
+                self.members
+                    .iter()
+                    .position(|m| path_component(&m.name) == name)
+            })?;
+        self.members.get_mut(index)
+    }
+
+    /// A member, or a "not found" error that lists the roster.
+    pub(crate) fn require_member(&self, name: &str) -> Result<&Member> {
+        self.member(name).ok_or_else(|| self.unknown_member(name))
+    }
+
+    pub(crate) fn unknown_member(&self, name: &str) -> Error {
+        Error::not_found(format!(
+            "{name} is not a member of team {}; members: {}",
+            self.name,
+            self.roster().join(", ")
+        ))
+    }
+
+    pub(crate) fn roster(&self) -> Vec<&str> {
+        self.members.iter().map(|m| m.name.as_str()).collect()
+    }
+}
+
+impl Member {
+    pub(crate) fn new(name: &str, team: &str, now_ms: u64) -> Self {
+        Self {
+            agent_id: format!("{name}@{team}"),
+            name: name.to_owned(),
+            joined_at: now_ms,
+            backend_type: tmux_backend(),
+            ..Self::default()
+        }
+    }
+
+    pub(crate) fn protocol(&self) -> Protocol {
+        self.protocol.unwrap_or_default()
+    }
+
+    pub(crate) fn delivery(&self) -> Delivery {
+        self.delivery.unwrap_or_default()
+    }
+}

@@ -1,0 +1,8 @@
+//! The formats swarm shares with Claude Code: config.json's schema, an inbox message, the
+//! structured protocol messages inside it, and the typed choices a member is made with. Data and
+//! its rules only; no file is read or written here.
+
+pub(crate) mod config;
+pub(crate) mod message;
+pub(crate) mod settings;
+pub(crate) mod structured;

@@ -1,0 +1,159 @@
+//! The typed choices a member is made with: profile, colour, protocol, delivery, isolation, and
+//! the permission modes a plan approval may grant. Each type is the one source of its spellings:
+//! serde reads and writes them in team files and config.json, clap offers them as values.
+
+use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
+
+/// Declares a choice: an enum whose every value has one spelling, shared by serde (team files,
+/// config.json), clap (flags) and `as_str` (output).
+macro_rules! choice {
+    ($(#[$meta:meta])* $name:ident {
+        $($(#[$variant_meta:meta])* $variant:ident = $text:literal,)+
+    }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+        pub(crate) enum $name {
+            $($(#[$variant_meta])* #[serde(rename = $text)] #[value(name = $text)] $variant,)+
+        }
+
+        impl $name {
+            pub(crate) fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $text,)+
+                }
+            }
+        }
+    };
+}
+
+choice! {
+    #[derive(Default)]
+    Profile {
+        /// Claude Code: teammate identity flags and environment, as Claude Code's own teammates get
+        Claude = "claude",
+        /// Any other program: identity in SWARM_* variables only
+        #[default]
+        Generic = "generic",
+    }
+}
+
+choice! {
+    Color {
+        Red = "red",
+        Blue = "blue",
+        Green = "green",
+        Yellow = "yellow",
+        Purple = "purple",
+        Orange = "orange",
+        Pink = "pink",
+        Cyan = "cyan",
+    }
+}
+
+choice! {
+    #[derive(Default)]
+    Protocol {
+        /// The program reads its own inbox and answers requests itself
+        #[default]
+        Native = "native",
+        /// The supervisor answers shutdown requests on the program's behalf
+        Wrapper = "wrapper",
+    }
+}
+
+choice! {
+    #[derive(Default)]
+    Delivery {
+        /// The program runs `swarm recv`
+        #[default]
+        Pull = "pull",
+        /// The supervisor pastes arriving messages into the pane
+        Paste = "paste",
+    }
+}
+
+choice! {
+    #[derive(Default)]
+    Isolation {
+        /// The member works in its directory as it is
+        #[default]
+        None = "none",
+        /// The member works in its own git worktree
+        Worktree = "worktree",
+    }
+}
+
+choice! {
+    /// The permission modes Claude Code understands, which a plan approval may grant.
+    PermissionMode {
+        Default = "default",
+        AcceptEdits = "acceptEdits",
+        BypassPermissions = "bypassPermissions",
+        Plan = "plan",
+        DontAsk = "dontAsk",
+    }
+}
+
+impl Color {
+    /// The `index`-th teammate's colour.
+    pub(crate) fn round_robin(index: usize) -> Self {
+        let all = Self::value_variants();
+        all[index % all.len()]
+    }
+
+    /// A colour as config.json records it; another tool may have written a name swarm lacks.
+    pub(crate) fn parse(raw: &str) -> Option<Self> {
+        Self::from_str(raw, false).ok()
+    }
+
+    /// The colour's name in tmux.
+    pub(crate) fn tmux(self) -> &'static str {
+        match self {
+            Self::Purple => "magenta",
+            Self::Orange => "colour208",
+            Self::Pink => "colour205",
+            other => other.as_str(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// serde and clap must spell every value alike, or a team file and a flag would disagree.
+    fn same_spelling<T: ValueEnum + Serialize>() {
+        for value in T::value_variants() {
+            let clap = value.to_possible_value().unwrap().get_name().to_owned();
+            let serde = serde_json::to_value(value).unwrap();
+            assert_eq!(serde, serde_json::Value::String(clap.clone()));
+            assert_eq!(
+                serde_json::to_value(value).unwrap().as_str(),
+                Some(clap.as_str())
+            );
+        }
+    }
+
+    #[test]
+    fn serde_and_clap_agree() {
+        same_spelling::<Profile>();
+        same_spelling::<Color>();
+        same_spelling::<Protocol>();
+        same_spelling::<Delivery>();
+        same_spelling::<Isolation>();
+        same_spelling::<PermissionMode>();
+        assert_eq!(PermissionMode::AcceptEdits.as_str(), "acceptEdits");
+    }
+
+    #[test]
+    fn colours_cycle_and_map_to_tmux_names() {
+        assert_eq!(Color::round_robin(0), Color::Red);
+        assert_eq!(Color::round_robin(9), Color::Blue);
+        assert_eq!(Color::Purple.tmux(), "magenta");
+        assert_eq!(Color::Orange.tmux(), "colour208");
+        assert_eq!(Color::Pink.tmux(), "colour205");
+        assert_eq!(Color::parse("cyan"), Some(Color::Cyan));
+        assert_eq!(Color::parse("mauve"), None);
+    }
+}

@@ -1,0 +1,9 @@
+//! Starting members: the team file, each member's exact argv and environment, the team on disk,
+//! the panes, the tmux driver and worktrees.
+
+pub(crate) mod argv;
+pub(crate) mod panes;
+pub(crate) mod prepare;
+pub(crate) mod teamfile;
+pub(crate) mod tmux;
+pub(crate) mod worktree;

@@ -1,0 +1,401 @@
+//! The TOML team file (DESIGN §6). Unknown keys are refused with the line they are on, and every
+//! value is checked before anything is created.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::base::names::Name;
+use crate::error::{Error, Result};
+use crate::format::config::DEFAULT_LEAD;
+use crate::format::settings::{Color, Profile};
+use crate::format::settings::{Delivery, Isolation, Protocol};
+use crate::launch::argv::{default_inherit, detect_profile};
+use crate::store::paths::absolute;
+
+#[derive(Debug, Clone)]
+pub(crate) struct TeamFile {
+    pub(crate) path: PathBuf,
+    pub(crate) name: Name,
+    pub(crate) description: Option<String>,
+    pub(crate) layout: Option<String>,
+    pub(crate) max_concurrent: Option<u32>,
+    pub(crate) lead: LeadSpec,
+    pub(crate) members: Vec<MemberSpec>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct LeadSpec {
+    pub(crate) name: Name,
+    /// Absent when the lead is whoever runs `swarm` from their own terminal or script.
+    pub(crate) command: Option<Vec<String>>,
+    pub(crate) profile: Profile,
+    pub(crate) inherit: Vec<String>,
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) cwd: PathBuf,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct MemberSpec {
+    pub(crate) name: Name,
+    pub(crate) command: Option<Vec<String>>,
+    pub(crate) profile: Profile,
+    pub(crate) agent_type: Option<String>,
+    pub(crate) model: Option<String>,
+    pub(crate) color: Option<Color>,
+    pub(crate) plan_mode_required: bool,
+    pub(crate) isolation: Isolation,
+    pub(crate) prompt: Option<String>,
+    pub(crate) protocol: Protocol,
+    pub(crate) delivery: Delivery,
+    pub(crate) run_timeout_s: u64,
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) cwd: PathBuf,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTeam {
+    name: String,
+    description: Option<String>,
+    layout: Option<String>,
+    max_concurrent: Option<u32>,
+    cwd: Option<PathBuf>,
+    #[serde(default)]
+    lead: RawLead,
+    #[serde(default)]
+    member: Vec<RawMember>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawLead {
+    name: Option<String>,
+    command: Option<Command>,
+    profile: Option<Profile>,
+    inherit: Option<Vec<String>>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMember {
+    name: String,
+    command: Option<Command>,
+    profile: Option<Profile>,
+    agent_type: Option<String>,
+    model: Option<String>,
+    color: Option<Color>,
+    #[serde(default)]
+    plan_mode_required: bool,
+    #[serde(default)]
+    isolation: Isolation,
+    prompt: Option<String>,
+    #[serde(default)]
+    protocol: Protocol,
+    #[serde(default)]
+    delivery: Delivery,
+    #[serde(default)]
+    run_timeout_s: u64,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+}
+
+/// `command = ["claude", "--model", "opus"]`, or one string split the way a shell would.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Command {
+    Argv(Vec<String>),
+    Line(String),
+}
+
+impl TeamFile {
+    pub(crate) fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|err| {
+            let kind = if err.kind() == std::io::ErrorKind::NotFound {
+                crate::error::ErrorKind::NotFound
+            } else {
+                crate::error::ErrorKind::Runtime
+            };
+            Error::io("read team file", path, err).with_kind(kind)
+        })?;
+        let path = absolute(path)?;
+        let here =
+            std::env::current_dir().map_err(|err| Error::os("find the current directory", err))?;
+        Self::parse(&path, &text, &here)
+    }
+
+    /// Parses `text`. Members work in `here` (where `swarm up` runs) unless the file sets `cwd`;
+    /// a relative `cwd` is relative to the team file's own directory.
+    pub(crate) fn parse(path: &Path, text: &str, here: &Path) -> Result<Self> {
+        let shown = path.display();
+        let raw: RawTeam = toml::from_str(text).map_err(|err| {
+            let line = err
+                .span()
+                .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+            let message = err.message().trim_end().replace('\n', " ");
+            let at = line.map_or_else(|| shown.to_string(), |line| format!("{shown}:{line}"));
+            Error::usage(format!("{at}: {message}"))
+        })?;
+        let invalid = |what: String| Error::usage(format!("{shown}: {what}"));
+        let base = crate::store::durable::parent(path).to_path_buf();
+        let team_cwd = raw
+            .cwd
+            .as_deref()
+            .map_or_else(|| here.to_path_buf(), |cwd| resolve(&base, Some(cwd)));
+
+        let name =
+            Name::parse("team", &raw.name).map_err(|err| invalid(err.message().to_owned()))?;
+        if raw.max_concurrent == Some(0) {
+            return Err(invalid("max_concurrent must be at least 1".into()));
+        }
+        if let Some(layout) = &raw.layout
+            && layout.trim().is_empty()
+        {
+            return Err(invalid("layout must not be empty".into()));
+        }
+
+        let lead_command = argv(raw.lead.command, "lead", &invalid)?;
+        let lead_profile = raw
+            .lead
+            .profile
+            .or_else(|| detect_profile(lead_command.as_deref()))
+            .unwrap_or_default();
+        let lead = LeadSpec {
+            name: Name::parse("lead", raw.lead.name.as_deref().unwrap_or(DEFAULT_LEAD))
+                .map_err(|err| invalid(err.message().to_owned()))?,
+            command: lead_command,
+            inherit: raw.lead.inherit.unwrap_or_else(|| {
+                default_inherit(lead_profile)
+                    .iter()
+                    .map(|f| (*f).to_owned())
+                    .collect()
+            }),
+            profile: lead_profile,
+            env: checked_env(raw.lead.env, "lead", &invalid)?,
+            cwd: raw
+                .lead
+                .cwd
+                .as_deref()
+                .map_or_else(|| team_cwd.clone(), |cwd| resolve(&base, Some(cwd))),
+        };
+        for flag in &lead.inherit {
+            if !flag.starts_with('-') || flag.contains('=') {
+                return Err(invalid(format!(
+                    "inherit entries are flag names like \"--model\", not {flag:?}"
+                )));
+            }
+        }
+
+        let mut seen = BTreeSet::from([lead.name.clone()]);
+        let mut members = Vec::with_capacity(raw.member.len());
+        for member in raw.member {
+            let name = Name::parse("member", &member.name)
+                .map_err(|err| invalid(err.message().to_owned()))?;
+            if !seen.insert(name.clone()) {
+                return Err(invalid(format!("member name {name} is used twice")));
+            }
+            let command = argv(member.command, name.as_str(), &invalid)?;
+            let profile = member
+                .profile
+                .or_else(|| detect_profile(command.as_deref()))
+                .unwrap_or(lead_profile);
+            if command.is_none() && profile == Profile::Generic {
+                return Err(invalid(format!(
+                    "member {name} needs a command: the generic profile has no default program"
+                )));
+            }
+            members.push(MemberSpec {
+                env: checked_env(member.env, name.as_str(), &invalid)?,
+                cwd: member
+                    .cwd
+                    .as_deref()
+                    .map_or_else(|| team_cwd.clone(), |cwd| resolve(&base, Some(cwd))),
+                name,
+                command,
+                profile,
+                agent_type: member.agent_type,
+                model: member.model,
+                color: member.color,
+                plan_mode_required: member.plan_mode_required,
+                isolation: member.isolation,
+                prompt: member.prompt,
+                protocol: member.protocol,
+                delivery: member.delivery,
+                run_timeout_s: member.run_timeout_s,
+            });
+        }
+
+        Ok(Self {
+            path: path.to_path_buf(),
+            name,
+            description: raw.description,
+            layout: raw.layout,
+            max_concurrent: raw.max_concurrent,
+            lead,
+            members,
+        })
+    }
+}
+
+fn resolve(base: &Path, cwd: Option<&Path>) -> PathBuf {
+    match cwd {
+        None => base.to_path_buf(),
+        Some(cwd) => normalize(&base.join(cwd)),
+    }
+}
+
+/// `/repo/teams/..` → `/repo`, without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn argv(
+    command: Option<Command>,
+    who: &str,
+    invalid: &dyn Fn(String) -> Error,
+) -> Result<Option<Vec<String>>> {
+    let argv = match command {
+        None => return Ok(None),
+        Some(Command::Argv(argv)) => argv,
+        Some(Command::Line(line)) => shlex::split(&line)
+            .ok_or_else(|| invalid(format!("the command of {who} has unbalanced quotes")))?,
+    };
+    if argv.first().is_none_or(String::is_empty) {
+        return Err(invalid(format!("the command of {who} is empty")));
+    }
+    if argv.iter().any(|arg| arg.contains('\0')) {
+        return Err(invalid(format!("the command of {who} contains a NUL byte")));
+    }
+    Ok(Some(argv))
+}
+
+fn checked_env(
+    env: BTreeMap<String, String>,
+    who: &str,
+    invalid: &dyn Fn(String) -> Error,
+) -> Result<BTreeMap<String, String>> {
+    for (key, value) in &env {
+        if key.is_empty() || key.contains(['=', '\0']) || value.contains('\0') {
+            return Err(invalid(format!(
+                "the env of {who} has an invalid variable {key:?}"
+            )));
+        }
+    }
+    Ok(env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<TeamFile> {
+        TeamFile::parse(Path::new("/repo/teams/t.toml"), text, Path::new("/work"))
+    }
+
+    #[test]
+    fn full_example_parses() {
+        let file = parse(
+            r#"
+name = "review"
+description = "two reviewers and a fixer"
+layout = "main-vertical"
+max_concurrent = 8
+
+[lead]
+command = ["claude", "--model", "opus", "--permission-mode", "acceptEdits"]
+profile = "claude"
+inherit = ["--model", "--permission-mode", "--settings", "--plugin-dir"]
+
+[[member]]
+name = "security"
+agent_type = "reviewer"
+model = "sonnet"
+plan_mode_required = true
+isolation = "worktree"
+prompt = "Review the auth changes for injection risks."
+protocol = "native"
+delivery = "pull"
+run_timeout_s = 0
+env = { RUST_LOG = "info" }
+cwd = "sub"
+"#,
+        )
+        .unwrap();
+        assert_eq!(file.name.as_str(), "review");
+        assert_eq!(file.lead.name.as_str(), "team-lead");
+        assert_eq!(file.lead.profile, Profile::Claude);
+        let member = &file.members[0];
+        assert_eq!(member.isolation, Isolation::Worktree);
+        assert_eq!(member.cwd, Path::new("/repo/teams/sub"));
+        assert_eq!(
+            file.lead.cwd,
+            Path::new("/work"),
+            "members default to where swarm up runs"
+        );
+        assert_eq!(member.env["RUST_LOG"], "info");
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_with_their_line() {
+        let err = parse("name = \"t\"\n\n[[member]]\nname = \"a\"\ncommand = \"x\"\nbogus = 1\n")
+            .unwrap_err();
+        assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
+        assert!(
+            err.message().starts_with("/repo/teams/t.toml:6:"),
+            "{}",
+            err.message()
+        );
+        assert!(err.message().contains("bogus"), "{}", err.message());
+        assert!(!err.message().contains('\n'));
+    }
+
+    #[test]
+    fn bad_names_and_duplicates_are_refused() {
+        for text in [
+            "name = \"../x\"",
+            "name = \"t\"\n[[member]]\nname = \"a/b\"\ncommand = \"x\"",
+            "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"x\"\n[[member]]\nname = \"a\"\ncommand = \"x\"",
+            "name = \"t\"\n[[member]]\nname = \"team-lead\"\ncommand = \"x\"",
+            "name = \"t\"\n[lead]\nprofile = \"generic\"\n[[member]]\nname = \"a\"",
+            "name = \"t\"\nmax_concurrent = 0",
+            "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = []",
+        ] {
+            let err = parse(text).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{text}");
+        }
+    }
+
+    #[test]
+    fn relative_cwd_is_relative_to_the_team_file() {
+        let file = parse("name = \"t\"\ncwd = \"..\"\n[[member]]\nname = \"a\"\ncommand = \"x\"\ncwd = \"../other\"").unwrap();
+        assert_eq!(file.lead.cwd, Path::new("/repo"));
+        assert_eq!(file.members[0].cwd, Path::new("/repo/other"));
+    }
+
+    #[test]
+    fn command_strings_split_like_a_shell() {
+        let file = parse(
+            "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"bash -c 'echo hi; exit 3'\"",
+        )
+        .unwrap();
+        assert_eq!(
+            file.members[0].command.as_deref().unwrap(),
+            ["bash", "-c", "echo hi; exit 3"]
+        );
+    }
+}

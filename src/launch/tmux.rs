@@ -1,0 +1,472 @@
+//! The one place swarm runs tmux. It passes argv lists, never shell strings; learns pane ids with
+//! `-P -F`; targets panes by id; passes the environment with `-e`; and changes no global or session
+//! option of the user's server, only options of the panes and window it creates (DESIGN §6).
+
+use std::collections::{BTreeMap, HashSet};
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::error::{Error, Result};
+
+/// Which tmux server to talk to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Server {
+    /// The server of `$TMUX` inside tmux, else tmux's default socket.
+    Default,
+    /// `tmux -L NAME`: a private server by name.
+    Named(String),
+    /// `tmux -S PATH`: a server by socket path.
+    Path(PathBuf),
+}
+
+impl Server {
+    /// `--socket NAME` names a private server; a value with a `/` is a socket path.
+    pub(crate) fn from_arg(arg: Option<&str>) -> Self {
+        match arg {
+            None | Some("") => Self::Default,
+            Some(arg) if arg.contains('/') => Self::Path(PathBuf::from(arg)),
+            Some(name) => Self::Named(name.to_owned()),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Tmux {
+    server: Server,
+}
+
+/// What a new pane runs.
+#[derive(Debug, Clone)]
+pub(crate) struct PaneSpec<'a> {
+    pub(crate) cwd: &'a Path,
+    pub(crate) env: &'a BTreeMap<String, String>,
+    pub(crate) argv: &'a [OsString],
+}
+
+/// A pane tmux created, and where it lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PaneInfo {
+    pub(crate) pane: String,
+    pub(crate) window: String,
+    pub(crate) session: String,
+    pub(crate) socket: PathBuf,
+}
+
+/// Where the first pane of a team goes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Placement<'a> {
+    /// A new window in the current session (inside tmux); `select` makes it the current window.
+    NewWindow { name: &'a str, select: bool },
+    /// A new detached session (outside tmux, or on a private server).
+    NewSession { session: &'a str, window: &'a str },
+}
+
+/// A member's name in its colour on its pane's top border; other panes keep their title.
+pub(crate) const BORDER_FORMAT: &str =
+    " #[fg=#{@swarm-color},bold]#{?@swarm-member,#{@swarm-member},#{pane_title}}#[default] ";
+
+const PANE_FORMAT: &str = "#{pane_id}\t#{window_id}\t#{session_name}\t#{socket_path}";
+
+/// A detached session's size; attaching resizes it to the client.
+const DETACHED_SIZE: (&str, &str) = ("240", "70");
+
+impl Tmux {
+    pub(crate) fn new(server: Server) -> Self {
+        Self { server }
+    }
+
+    /// The server whose socket is at `path`.
+    pub(crate) fn at(path: &Path) -> Self {
+        Self::new(Server::Path(path.to_path_buf()))
+    }
+
+    /// The server this process runs under: `$TMUX` names its socket.
+    pub(crate) fn current() -> Option<Self> {
+        let tmux = std::env::var_os("TMUX").filter(|v| !v.is_empty())?;
+        let socket = tmux.to_string_lossy().split(',').next()?.to_owned();
+        Some(Self::at(Path::new(&socket)))
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new("tmux");
+        match &self.server {
+            Server::Default => {}
+            Server::Named(name) => {
+                command.arg("-L").arg(name);
+            }
+            Server::Path(path) => {
+                command.arg("-S").arg(path);
+            }
+        }
+        command.stdin(Stdio::null());
+        command
+    }
+
+    /// Runs one tmux command and returns its stdout.
+    fn run(&self, args: &[OsString]) -> Result<String> {
+        let mut command = self.command();
+        command.args(args);
+        let output = command.output().map_err(|err| {
+            if err.kind() == std::io::ErrorKind::NotFound {
+                Error::runtime("tmux is not installed")
+                    .with_hint("install it, e.g. `apt-get install tmux`")
+            } else {
+                Error::os("run tmux", err)
+            }
+        })?;
+        if output.status.success() {
+            return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr)
+            .trim()
+            .replace('\n', "; ");
+        let verb = args
+            .first()
+            .map(|a| a.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let error = Error::runtime(format!("tmux {verb} failed: {stderr}"));
+        Err(
+            if stderr.contains("no space for new pane") || stderr.contains("too small") {
+                error.with_hint("the window has no room for another pane; use a larger terminal or layout = \"tiled\"")
+            } else {
+                error
+            },
+        )
+    }
+
+    /// Refuses tmux older than 3.2, which lacks `new-session -e` and per-pane options.
+    pub(crate) fn check_version(&self) -> Result<String> {
+        let version = self.run(&args(["-V"]))?.trim().to_owned();
+        let number = version
+            .trim_start_matches("tmux ")
+            .trim_start_matches("next-");
+        let mut parts = number
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|p| !p.is_empty());
+        let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        if (major, minor) < (3, 2) && major != 0 {
+            return Err(
+                Error::runtime(format!("swarm needs tmux 3.2 or later; found {version}"))
+                    .with_hint("upgrade tmux"),
+            );
+        }
+        Ok(version)
+    }
+
+    /// Creates a team's first pane.
+    pub(crate) fn first_pane(
+        &self,
+        placement: Placement<'_>,
+        spec: &PaneSpec<'_>,
+    ) -> Result<PaneInfo> {
+        let mut argv = match placement {
+            Placement::NewWindow { name, select } => {
+                let mut argv = args(["new-window", "-P", "-F", PANE_FORMAT, "-n", name]);
+                if !select {
+                    argv.push("-d".into());
+                }
+                argv
+            }
+            Placement::NewSession { session, window } => args([
+                "new-session",
+                "-d",
+                "-P",
+                "-F",
+                PANE_FORMAT,
+                "-s",
+                session,
+                "-n",
+                window,
+                "-x",
+                DETACHED_SIZE.0,
+                "-y",
+                DETACHED_SIZE.1,
+            ]),
+        };
+        push_spec(&mut argv, spec);
+        parse_pane(&self.run(&argv)?)
+    }
+
+    /// Splits another pane into `window`, leaving the current pane selected.
+    pub(crate) fn split(&self, window: &str, spec: &PaneSpec<'_>) -> Result<PaneInfo> {
+        let mut argv = args(["split-window", "-d", "-P", "-F", PANE_FORMAT, "-t", window]);
+        push_spec(&mut argv, spec);
+        parse_pane(&self.run(&argv)?)
+    }
+
+    pub(crate) fn select_layout(&self, window: &str, layout: &str) -> Result<()> {
+        self.run(&args(["select-layout", "-t", window, layout]))
+            .map(drop)
+    }
+
+    /// Titles a member's pane and shows its name, in its colour, on the pane's border. tmux keeps
+    /// border styles per window, so the colour travels in a pane option the border format reads.
+    pub(crate) fn decorate(
+        &self,
+        pane: &str,
+        window: &str,
+        name: &str,
+        color: Option<&str>,
+    ) -> Result<()> {
+        self.run(&args(["select-pane", "-t", pane, "-T", name]))?;
+        self.run(&args([
+            "set-option",
+            "-p",
+            "-t",
+            pane,
+            "@swarm-member",
+            name,
+        ]))?;
+        self.run(&args([
+            "set-option",
+            "-p",
+            "-t",
+            pane,
+            "@swarm-color",
+            color.unwrap_or("default"),
+        ]))?;
+        self.run(&args([
+            "set-option",
+            "-w",
+            "-t",
+            window,
+            "pane-border-status",
+            "top",
+        ]))?;
+        self.run(&args([
+            "set-option",
+            "-w",
+            "-t",
+            window,
+            "pane-border-format",
+            BORDER_FORMAT,
+        ]))
+        .map(drop)
+    }
+
+    /// Kills a pane; a pane that is already gone is not an error.
+    pub(crate) fn kill_pane(&self, pane: &str) -> Result<bool> {
+        match self.run(&args(["kill-pane", "-t", pane])) {
+            Ok(_) => Ok(true),
+            Err(err) if is_gone(err.message()) => Ok(false),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Ids of every pane on the server; `None` when no server is running there.
+    pub(crate) fn panes(&self) -> Result<Option<HashSet<String>>> {
+        match self.run(&args(["list-panes", "-a", "-F", "#{pane_id}"])) {
+            Ok(out) => Ok(Some(out.lines().map(str::to_owned).collect())),
+            Err(err) if is_gone(err.message()) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Appends everything the pane prints to `log`. pipe-pane only takes a shell command, so the
+    /// path is shell-quoted, and `#` doubled because tmux expands formats in it.
+    pub(crate) fn pipe_pane(&self, pane: &str, log: &Path) -> Result<()> {
+        let path = log.to_string_lossy();
+        let quoted = shlex::try_quote(&path).map_err(|_| {
+            Error::runtime(format!(
+                "cannot capture output to {}: the path has a NUL byte",
+                log.display()
+            ))
+        })?;
+        let command = format!("exec cat >> {}", quoted.replace('#', "##"));
+        self.run(&args(["pipe-pane", "-t", pane, &command]))
+            .map(drop)
+    }
+
+    /// Pastes `text` into a pane exactly as given, then presses Enter. The text travels through a
+    /// named buffer on stdin, so no byte of it is interpreted by tmux or a shell.
+    pub(crate) fn paste(&self, pane: &str, buffer: &str, text: &[u8]) -> Result<()> {
+        let mut load = self.command();
+        load.args(["load-buffer", "-b", buffer, "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = load
+            .spawn()
+            .map_err(|err| Error::os("run tmux load-buffer", err))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin
+                .write_all(text)
+                .map_err(|err| Error::os("write to tmux load-buffer", err))?;
+        }
+        let output = child
+            .wait_with_output()
+            .map_err(|err| Error::os("run tmux load-buffer", err))?;
+        if !output.status.success() {
+            return Err(Error::runtime(format!(
+                "tmux load-buffer failed: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            )));
+        }
+        // -p: bracketed paste when the program asked for it; -r: newlines stay newlines.
+        self.run(&args([
+            "paste-buffer",
+            "-d",
+            "-p",
+            "-r",
+            "-b",
+            buffer,
+            "-t",
+            pane,
+        ]))?;
+        self.run(&args(["send-keys", "-t", pane, "Enter"]))
+            .map(drop)
+    }
+
+    /// How a person attaches to `session` on this server.
+    pub(crate) fn attach_command(&self, session: &str) -> Vec<String> {
+        let mut argv = vec!["tmux".to_owned()];
+        match &self.server {
+            Server::Default => {}
+            Server::Named(name) => argv.extend(["-L".to_owned(), name.clone()]),
+            Server::Path(path) => argv.extend(["-S".to_owned(), path.display().to_string()]),
+        }
+        argv.extend(["attach".to_owned(), "-t".to_owned(), session.to_owned()]);
+        argv
+    }
+
+    /// Runs `tmux attach` in the foreground, returning when the user detaches.
+    pub(crate) fn attach(&self, session: &str) -> Result<()> {
+        let mut command = self.command();
+        command
+            .args(["attach", "-t", session])
+            .stdin(Stdio::inherit());
+        let status = command
+            .status()
+            .map_err(|err| Error::os("run tmux attach", err))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(Error::runtime(format!("tmux attach -t {session} failed")))
+        }
+    }
+
+    /// Switches the current client to `window` (inside tmux).
+    pub(crate) fn switch_to(&self, window: &str) -> Result<()> {
+        self.run(&args(["switch-client", "-t", window])).map(drop)
+    }
+}
+
+fn args<const N: usize>(items: [&str; N]) -> Vec<OsString> {
+    items.iter().map(OsString::from).collect()
+}
+
+fn push_spec(argv: &mut Vec<OsString>, spec: &PaneSpec<'_>) {
+    argv.push("-c".into());
+    argv.push(spec.cwd.as_os_str().to_owned());
+    for (key, value) in spec.env {
+        argv.push("-e".into());
+        argv.push(format!("{key}={value}").into());
+    }
+    argv.push("--".into());
+    argv.extend(spec.argv.iter().cloned());
+}
+
+fn parse_pane(out: &str) -> Result<PaneInfo> {
+    let line = out.lines().next().unwrap_or_default();
+    let mut fields = line.split('\t');
+    let mut next = || fields.next().filter(|f| !f.is_empty()).map(str::to_owned);
+    match (next(), next(), next(), next()) {
+        (Some(pane), Some(window), Some(session), Some(socket)) if pane.starts_with('%') => {
+            Ok(PaneInfo {
+                pane,
+                window,
+                session,
+                socket: PathBuf::from(socket),
+            })
+        }
+        _ => Err(Error::runtime(format!("tmux printed no pane id: {line:?}"))),
+    }
+}
+
+/// tmux's ways of saying the server, session, window or pane does not exist. "no current target"
+/// comes from a server whose last session has just ended, on its way out.
+pub(crate) fn is_gone(message: &str) -> bool {
+    [
+        "no such pane",
+        "no such window",
+        "no server running",
+        "no current target",
+        "can't find",
+        "error connecting",
+        "No such file or directory",
+        "server exited",
+    ]
+    .iter()
+    .any(|needle| message.contains(needle))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn socket_argument_is_a_name_or_a_path() {
+        assert_eq!(Server::from_arg(None), Server::Default);
+        assert_eq!(Server::from_arg(Some("team")), Server::Named("team".into()));
+        assert_eq!(
+            Server::from_arg(Some("/tmp/x/sock")),
+            Server::Path("/tmp/x/sock".into())
+        );
+    }
+
+    #[test]
+    fn attach_names_the_server_as_it_was_chosen() {
+        let attach = |server| Tmux::new(server).attach_command("swarm-demo").join(" ");
+        assert_eq!(attach(Server::Default), "tmux attach -t swarm-demo");
+        assert_eq!(
+            attach(Server::Named("team".into())),
+            "tmux -L team attach -t swarm-demo"
+        );
+        assert_eq!(
+            attach(Server::Path("/tmp/s".into())),
+            "tmux -S /tmp/s attach -t swarm-demo"
+        );
+    }
+
+    #[test]
+    fn pane_format_is_parsed() {
+        let info = parse_pane("%3\t@1\tswarm-demo\t/tmp/s\n").unwrap();
+        assert_eq!(info.pane, "%3");
+        assert_eq!(info.window, "@1");
+        assert!(parse_pane("oops").is_err());
+    }
+
+    #[test]
+    fn a_server_on_its_way_out_has_no_panes() {
+        for message in [
+            "tmux kill-pane failed: can't find pane: %7",
+            "tmux kill-pane failed: no current target",
+            "tmux list-panes failed: no server running on /tmp/s",
+        ] {
+            assert!(is_gone(message), "{message}");
+        }
+        assert!(!is_gone("tmux split-window failed: no space for new pane"));
+    }
+
+    #[test]
+    fn pane_commands_are_argv_lists() {
+        let env = BTreeMap::from([("A".to_owned(), "x y; z".to_owned())]);
+        let argv = [OsString::from("prog"), OsString::from("it's")];
+        let mut out = Vec::new();
+        push_spec(
+            &mut out,
+            &PaneSpec {
+                cwd: Path::new("/w"),
+                env: &env,
+                argv: &argv,
+            },
+        );
+        assert_eq!(
+            out,
+            args(["-c", "/w", "-e", "A=x y; z", "--", "prog", "it's"])
+        );
+    }
+}

@@ -1,0 +1,232 @@
+//! What state a member is really in. config.json records what the supervisor last wrote; a member
+//! whose supervisor or pane has vanished since is shown as vanished, never as running.
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::base::process;
+use crate::error::Result;
+use crate::format::config::{Member, State, TeamConfig};
+use crate::store::follow::{Arrival, Follower};
+use crate::store::paths::TeamPaths;
+use crate::store::team::Team;
+use crate::store::watcher::{Wake, Watcher};
+
+/// A member's state as `status` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Seen {
+    /// Never launched: a member added by `init` or `join`.
+    NotStarted,
+    Recorded(State),
+    /// Recorded as live, but its supervisor process is gone.
+    ProcessVanished,
+    /// Recorded as live, but its tmux pane is gone.
+    PaneVanished,
+}
+
+impl Seen {
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Self::NotStarted => "-",
+            Self::Recorded(state) => state.as_str(),
+            Self::ProcessVanished => "vanished",
+            Self::PaneVanished => "pane-gone",
+        }
+    }
+
+    /// The member's program may still be running.
+    pub(crate) fn is_live(self) -> bool {
+        matches!(self, Self::Recorded(state) if !state.is_final())
+    }
+}
+
+/// `panes` is the set of live pane ids on the team's tmux server, when it could be listed.
+pub(crate) fn seen(member: &Member, panes: Option<&HashSet<String>>) -> Seen {
+    let Some(state) = member.state else {
+        return Seen::NotStarted;
+    };
+    if state.is_final() {
+        return Seen::Recorded(state);
+    }
+    if let Some(pid) = member.supervisor_pid
+        && !process::alive(pid)
+    {
+        return Seen::ProcessVanished;
+    }
+    if let Some(panes) = panes
+        && !member.tmux_pane_id.is_empty()
+        && !panes.contains(&member.tmux_pane_id)
+    {
+        return Seen::PaneVanished;
+    }
+    Seen::Recorded(state)
+}
+
+/// A team's config and what its members are doing, observed together.
+///
+/// Processes and panes are checked after config.json is read, so a member whose program ended in
+/// between would look vanished. A supervisor records the ending before it exits, so a member that
+/// looks vanished is judged again on a fresh read: only one still unrecorded has really vanished.
+#[derive(Debug, Clone)]
+pub(crate) struct Observed {
+    pub(crate) config: TeamConfig,
+    panes: Option<HashSet<String>>,
+}
+
+impl Observed {
+    pub(crate) fn take(team: &Team) -> Result<Self> {
+        let mut config = team.load()?;
+        let panes = live_panes(&config);
+        let looks_vanished: Vec<String> = config
+            .members
+            .iter()
+            .filter(|m| {
+                matches!(
+                    seen(m, panes.as_ref()),
+                    Seen::ProcessVanished | Seen::PaneVanished
+                )
+            })
+            .map(|m| m.name.clone())
+            .collect();
+        if !looks_vanished.is_empty() {
+            let fresh = team.load()?;
+            for name in &looks_vanished {
+                if let (Some(now), Some(then)) = (fresh.member(name), config.member_mut(name))
+                    && now.state.is_some_and(State::is_final)
+                {
+                    *then = now.clone();
+                }
+            }
+        }
+        Ok(Self { config, panes })
+    }
+
+    pub(crate) fn seen(&self, member: &Member) -> Seen {
+        seen(member, self.panes.as_ref())
+    }
+
+    /// Names of the members whose programs may still be running.
+    pub(crate) fn live(&self) -> impl Iterator<Item = &str> {
+        self.config
+            .members
+            .iter()
+            .filter(|m| self.seen(m).is_live())
+            .map(|m| m.name.as_str())
+    }
+}
+
+/// Pane ids alive on the team's tmux server, or `None` when the team has no panes to check.
+/// A server that is no longer running has no panes.
+fn live_panes(config: &TeamConfig) -> Option<HashSet<String>> {
+    let placement = config.tmux.as_ref()?;
+    match crate::launch::tmux::Tmux::at(&placement.socket).panes() {
+        Ok(panes) => Some(panes.unwrap_or_default()),
+        Err(err) => {
+            tracing::debug!("cannot list panes: {err}");
+            None
+        }
+    }
+}
+
+/// What happens while waiting for members to end.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Event<'a> {
+    /// A message arrived somewhere in the team (only with a transcript).
+    Arrived(&'a Arrival),
+    /// A member ended or vanished.
+    Ended(&'a Member, Seen),
+}
+
+/// Blocks until every member named has ended or vanished, calling `ended` once for each, in the
+/// order they end. Returns the members still live when the deadline passed.
+pub(crate) fn wait_for_endings(
+    team: &Team,
+    names: &[String],
+    deadline: Option<Instant>,
+    mut ended: impl FnMut(&Member, Seen) -> Result<()>,
+) -> Result<Vec<String>> {
+    follow_endings(team, names, deadline, None, |event| match event {
+        Event::Ended(member, seen) => ended(member, seen),
+        Event::Arrived(_) => Ok(()),
+    })
+}
+
+/// [`wait_for_endings`], also reporting every message the `transcript` follower sees arrive,
+/// through the same watcher. A member's last messages are reported before its ending.
+pub(crate) fn follow_endings(
+    team: &Team,
+    names: &[String],
+    deadline: Option<Instant>,
+    mut transcript: Option<&mut Follower<'_>>,
+    mut on: impl FnMut(Event<'_>) -> Result<()>,
+) -> Result<Vec<String>> {
+    let team_dir = team.paths().dir().to_path_buf();
+    let followed = transcript.as_ref().map(|follower| follower.dirs());
+    let mut dirs = vec![team_dir.as_path()];
+    dirs.extend(followed.iter().flatten().map(PathBuf::as_path));
+    let watcher = Watcher::arm_all(&dirs)?;
+    let scope = transcript.as_ref().map(|follower| follower.scope().clone());
+    let relevant =
+        |file: &OsStr| TeamPaths::is_config(file) || scope.as_ref().is_some_and(|s| s.covers(file));
+
+    let mut report_arrivals = |on: &mut dyn FnMut(Event<'_>) -> Result<()>| -> Result<()> {
+        if let Some(follower) = transcript.as_deref_mut() {
+            for arrival in follower.arrivals()? {
+                on(Event::Arrived(&arrival))?;
+            }
+        }
+        Ok(())
+    };
+    let mut reported = HashSet::new();
+    let mut out_of_time = false;
+    loop {
+        report_arrivals(&mut on)?;
+        let observed = Observed::take(team)?;
+        let mut still_live = Vec::new();
+        let mut ended = Vec::new();
+        for name in names {
+            let Some(member) = observed.config.member(name) else {
+                reported.insert(name.clone());
+                continue;
+            };
+            let seen = observed.seen(member);
+            if seen.is_live() || seen == Seen::NotStarted {
+                still_live.push(name.clone());
+            } else if reported.insert(name.clone()) {
+                ended.push((member, seen));
+            }
+        }
+        if !ended.is_empty() {
+            // Whatever a member sent is on disk before its ending is: show it first.
+            report_arrivals(&mut on)?;
+            for (member, seen) in ended {
+                on(Event::Ended(member, seen))?;
+            }
+        }
+        if still_live.is_empty() {
+            return Ok(still_live);
+        }
+        if out_of_time {
+            report_arrivals(&mut on)?;
+            return Ok(still_live);
+        }
+        out_of_time = watcher.wait(deadline, &relevant)? == Wake::Deadline;
+    }
+}
+
+/// One line for a member that has ended: its notice's summary, or what became of it.
+pub(crate) fn ending_line(member: &Member, seen: Seen) -> String {
+    match (&member.notice, seen) {
+        (Some(notice), Seen::Recorded(_)) => notice.summary.clone(),
+        (_, Seen::ProcessVanished) => format!("{} vanished: its supervisor is gone", member.name),
+        (_, Seen::PaneVanished) => format!("{} vanished: its pane is gone", member.name),
+        _ => format!("{} {}", member.name, seen.label()),
+    }
+}
+
+/// Whether a member ended well: completed with exit 0.
+pub(crate) fn ended_well(seen: Seen) -> bool {
+    seen == Seen::Recorded(State::Exited)
+}

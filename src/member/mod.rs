@@ -1,0 +1,12 @@
+//! A member's life once launched: the supervisor in its pane, what state it is really in, how it
+//! ends, and how it is stopped from outside.
+
+use std::time::Duration;
+
+pub(crate) mod ending;
+pub(crate) mod liveness;
+pub(crate) mod stop;
+pub(crate) mod supervisor;
+
+/// How long a program has to exit after SIGTERM before its group gets SIGKILL.
+pub(crate) const GRACE: Duration = Duration::from_secs(5);

@@ -1,0 +1,122 @@
+//! Ending members from outside their panes, for `stop` and `down`. The supervisor is asked first
+//! (SIGUSR1, with the reason in config.json), so it records the ending and notifies the lead as it
+//! always does. A member whose supervisor is gone or does not respond has its process group killed
+//! and its ending recorded here instead. Either way its pane is killed.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+
+use crate::base::process;
+use crate::error::Result;
+use crate::format::config::{Member, State};
+use crate::launch::tmux::Tmux;
+use crate::member::GRACE;
+use crate::member::ending::{self, Ending};
+use crate::member::liveness::Observed;
+use crate::store::paths::TeamPaths;
+use crate::store::team::Team;
+use crate::store::watcher::Watcher;
+
+/// Stops the named members at once; returns each one's final state label.
+pub(crate) fn stop(
+    team: &Team,
+    names: &[String],
+    reason: &str,
+) -> Result<BTreeMap<String, String>> {
+    let watcher = Watcher::arm(team.paths().dir())?;
+    let targets: Vec<Member> = team.update(|config| {
+        let mut targets = Vec::new();
+        for name in names {
+            if let Some(member) = config.member_mut(name)
+                && member.state.is_some_and(|state| !state.is_final())
+            {
+                member.stop_requested = Some(reason.to_owned());
+                targets.push(member.clone());
+            }
+        }
+        Ok(targets)
+    })?;
+
+    for member in &targets {
+        match member
+            .supervisor_pid
+            .filter(|pid| process::is_supervisor(*pid, &member.name))
+        {
+            Some(supervisor) => {
+                process::signal(supervisor, Signal::SIGUSR1);
+            }
+            None => {
+                if let Some(pid) = member.pid {
+                    process::signal_group(pid, Signal::SIGTERM);
+                }
+            }
+        }
+    }
+
+    // The supervisors send SIGKILL after their grace period; allow a little more for them to record.
+    let pending = |names: &[String]| -> Result<Vec<String>> {
+        let config = team.load()?;
+        Ok(names
+            .iter()
+            .filter(|name| {
+                config
+                    .member(name)
+                    .is_some_and(|m| m.state.is_some_and(|s| !s.is_final()))
+            })
+            .cloned()
+            .collect())
+    };
+    let waiting_for: Vec<String> = targets.iter().map(|m| m.name.clone()).collect();
+    let deadline = Instant::now() + GRACE + Duration::from_secs(3);
+    let left = watcher
+        .wait_for(Some(deadline), &TeamPaths::is_config, || {
+            let left = pending(&waiting_for)?;
+            Ok(left.is_empty().then_some(()))
+        })?
+        .map_or_else(|| pending(&waiting_for), |()| Ok(Vec::new()))?;
+
+    for name in &left {
+        let Some(member) = targets.iter().find(|m| &m.name == name) else {
+            continue;
+        };
+        tracing::warn!("the supervisor of {name} did not record its end; killing its processes");
+        if let Some(pid) = member.pid {
+            process::signal_group(pid, Signal::SIGKILL);
+        }
+        if let Some(supervisor) = member
+            .supervisor_pid
+            .filter(|pid| process::is_supervisor(*pid, name))
+        {
+            process::signal(supervisor, Signal::SIGKILL);
+        }
+        let ending = Ending {
+            state: State::Killed,
+            exit_code: None,
+            reason: Some(reason.to_owned()),
+            worktree: member.worktree_path.clone(),
+        };
+        ending::record(team, name, &ending)?;
+    }
+
+    let config = team.load()?;
+    if let Some(placement) = &config.tmux {
+        let tmux = Tmux::at(&placement.socket);
+        for name in names {
+            if let Some(member) = config.member(name)
+                && !member.tmux_pane_id.is_empty()
+            {
+                tmux.kill_pane(&member.tmux_pane_id)?;
+            }
+        }
+    }
+    let observed = Observed::take(team)?;
+    Ok(names
+        .iter()
+        .filter_map(|name| {
+            let member = observed.config.member(name)?;
+            Some((name.clone(), observed.seen(member).label().to_owned()))
+        })
+        .collect())
+}

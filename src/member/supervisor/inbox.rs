@@ -1,0 +1,157 @@
+//! What the supervisor does with the member's inbox: for `protocol = "wrapper"` it answers the
+//! lead's shutdown request on the program's behalf; for `delivery = "paste"` it pastes each plain
+//! message into the pane as `[from <sender>] <text>` and moves it to history.
+
+use std::collections::HashSet;
+use std::thread;
+
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+
+use crate::base::clock;
+use crate::error::Result;
+use crate::format::settings::{Delivery, Protocol};
+use crate::format::structured::{ShutdownApproved, Structured};
+use crate::protocol::exchange;
+use crate::store::watcher::{Watcher, named};
+
+use super::Supervisor;
+
+pub(crate) struct InboxFeed {
+    changes: Option<UnboundedReceiver<()>>,
+    wrapper: bool,
+    paste: bool,
+}
+
+impl InboxFeed {
+    /// Starts following the inbox if the member needs it. The watch is armed before the first look.
+    pub(crate) fn start(supervisor: &Supervisor) -> Result<Self> {
+        let wrapper = supervisor.member.protocol() == Protocol::Wrapper;
+        let paste = supervisor.member.delivery() == Delivery::Paste
+            && supervisor.pane.is_some()
+            && supervisor.tmux.is_some();
+        if supervisor.member.delivery() == Delivery::Paste && !paste {
+            tracing::warn!(
+                "{} has delivery = \"paste\" but runs outside tmux; messages stay in its inbox",
+                supervisor.name
+            );
+        }
+        if !wrapper && !paste {
+            return Ok(Self {
+                changes: None,
+                wrapper,
+                paste,
+            });
+        }
+        let mailbox = supervisor.team.mailbox(&supervisor.name);
+        mailbox.ensure()?;
+        let watcher = Watcher::arm(&supervisor.team.paths().inboxes())?;
+        let file = mailbox.file_name().to_owned();
+        let (sender, changes) = unbounded_channel();
+        let _ = sender.send(());
+        thread::spawn(move || {
+            loop {
+                match watcher.wait(None, &named(&file)) {
+                    Ok(_) => {
+                        if sender.send(()).is_err() {
+                            break;
+                        }
+                    }
+                    Err(err) => {
+                        tracing::warn!("stopped following the inbox: {err}");
+                        break;
+                    }
+                }
+            }
+        });
+        Ok(Self {
+            changes: Some(changes),
+            wrapper,
+            paste,
+        })
+    }
+
+    /// Resolves when the inbox may have changed; never, if the member needs no inbox handling.
+    pub(crate) async fn changed(&mut self) -> Option<()> {
+        let Some(changes) = &mut self.changes else {
+            return std::future::pending().await;
+        };
+        let change = changes.recv().await;
+        if change.is_none() {
+            self.changes = None;
+        }
+        change
+    }
+
+    /// Handles what arrived; returns a reason when the program must now end.
+    pub(crate) fn handle(&self, supervisor: &Supervisor) -> Option<String> {
+        match self.try_handle(supervisor) {
+            Ok(reason) => reason,
+            Err(err) => {
+                tracing::warn!("inbox of {}: {err}", supervisor.name);
+                None
+            }
+        }
+    }
+
+    fn try_handle(&self, supervisor: &Supervisor) -> Result<Option<String>> {
+        let mailbox = supervisor.team.mailbox(&supervisor.name);
+        if self.wrapper {
+            let lead = supervisor.lead.as_str();
+            let requests = mailbox.consume(Some(1), |m| {
+                m.from() == lead && matches!(m.structured(), Some(Structured::ShutdownRequest(_)))
+            })?;
+            if let Some(Structured::ShutdownRequest(request)) = requests
+                .first()
+                .and_then(crate::format::message::InboxMessage::structured)
+            {
+                let config = supervisor.team.load()?;
+                let answer = Structured::ShutdownApproved(ShutdownApproved {
+                    request_id: request.request_id.clone(),
+                    from: supervisor.name.clone(),
+                    timestamp: clock::timestamp_now(),
+                    pane_id: supervisor.pane.clone(),
+                    backend_type: Some("tmux".to_owned()),
+                });
+                exchange::send(&supervisor.team, &config, &supervisor.name, lead, &answer)?;
+                supervisor.say(&format!(
+                    "approved {} on behalf of {}; ending it",
+                    request.request_id, supervisor.name
+                ));
+                return Ok(Some("shutdown".to_owned()));
+            }
+        }
+        if self.paste
+            && let (Some(tmux), Some(pane)) = (&supervisor.tmux, &supervisor.pane)
+        {
+            let plain: Vec<_> = mailbox
+                .peek()?
+                .into_iter()
+                .filter(|m| m.structured().is_none())
+                .collect();
+            let buffer = format!("swarm-{}-{}", supervisor.team.name(), supervisor.name);
+            let mut pasted = HashSet::new();
+            let mut failure = None;
+            for message in &plain {
+                match tmux.paste(
+                    pane,
+                    &buffer,
+                    crate::format::message::framed(message.from(), message.text()).as_bytes(),
+                ) {
+                    Ok(()) => {
+                        pasted.insert(message.id().into_owned());
+                    }
+                    Err(err) => {
+                        failure = Some(err);
+                        break;
+                    }
+                }
+            }
+            // Whatever reached the pane leaves the inbox, even if a later paste failed.
+            mailbox.consume(None, |m| pasted.contains(m.id().as_ref()))?;
+            if let Some(err) = failure {
+                return Err(err);
+            }
+        }
+        Ok(None)
+    }
+}

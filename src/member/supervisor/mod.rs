@@ -1,0 +1,459 @@
+//! `swarm run NAME`: the supervisor tmux starts in each member's pane (DESIGN §6).
+//!
+//! It records itself in config.json, captures the pane's output, waits for a slot under the team's
+//! `max_concurrent`, prepares a worktree, and runs the member's program as a child in its own
+//! process group on the pane's terminal. While the program runs it forwards signals, enforces
+//! `run_timeout_s`, honours stop requests, answers shutdown requests for `protocol = "wrapper"`
+//! members and pastes messages for `delivery = "paste"` members. When the program ends it records
+//! the ending and notifies the lead, exactly once.
+
+mod child;
+mod inbox;
+mod queue;
+mod signals;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+
+use crate::base::clock;
+use crate::base::names::Name;
+use crate::base::process;
+use crate::base::text::derive_summary;
+use crate::error::{Error, Result};
+use crate::format::config::{Member, State};
+use crate::format::message::{InboxMessage, check_text_size};
+use crate::format::settings::Isolation;
+use crate::format::structured::{Classified, Structured};
+use crate::launch::panes;
+use crate::launch::tmux::Tmux;
+use crate::launch::worktree::{self, Worktree};
+use crate::member::GRACE;
+use crate::member::ending::{self, Ending};
+use crate::peer::{Incoming, Listener, Sink};
+use crate::store::paths::TeamPaths;
+use crate::store::team::Team;
+use crate::store::watcher::{Watcher, named};
+
+use self::inbox::InboxFeed;
+use self::signals::{Caught, Signals};
+
+/// Runs member `name` of `team` in this pane until its program ends and the ending is recorded.
+pub(crate) fn run(team: Team, name: Name) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| Error::os("start the supervisor's runtime", err))?;
+    let supervisor = Supervisor::new(team, name)?;
+    runtime.block_on(supervisor.run())
+}
+
+struct Supervisor {
+    team: Team,
+    name: String,
+    lead: String,
+    member: Member,
+    max_concurrent: Option<u32>,
+    pane: Option<String>,
+    tmux: Option<Tmux>,
+    log: PathBuf,
+    /// The pane's terminal is gone; nothing more can be printed to it.
+    hung_up: bool,
+}
+
+impl Supervisor {
+    fn new(team: Team, name: Name) -> Result<Self> {
+        let config = team.load()?;
+        let member = config.require_member(name.as_str())?.clone();
+        Ok(Self {
+            log: team.paths().log(&member.name),
+            lead: config.lead_name().to_owned(),
+            max_concurrent: config.launch.as_ref().and_then(|l| l.max_concurrent),
+            pane: std::env::var("TMUX_PANE")
+                .ok()
+                .filter(|p| p.starts_with('%')),
+            tmux: Tmux::current(),
+            name: member.name.clone(),
+            member,
+            team,
+            hung_up: false,
+        })
+    }
+
+    async fn run(mut self) -> Result<()> {
+        child::ignore_terminal_stops();
+        let mut signals = Signals::install()?;
+        self.capture_output();
+        let peer = self.open_peer_socket();
+        let _server = peer.as_ref().map(|listener| {
+            let listener = Arc::clone(listener);
+            let sink = self.inbox_sink();
+            AbortOnDrop(tokio::spawn(async move { listener.serve(sink).await }))
+        });
+        let socket = peer
+            .as_ref()
+            .map(|listener| listener.socket().to_path_buf());
+        let queued = self.max_concurrent.is_some() && self.name != self.lead;
+        self.register(queued, socket.as_deref())?;
+
+        if let Some(max) = self.max_concurrent.filter(|_| queued)
+            && let queue::Slot::Interrupted(reason) =
+                queue::wait_for_slot(&self, max, &mut signals).await?
+        {
+            self.hung_up |= reason == "hangup";
+            return self.end_unstarted(State::Killed, None, Some(reason));
+        }
+
+        let (cwd, worktree) = match self.member.isolation {
+            Some(Isolation::Worktree) => {
+                match worktree::create(Path::new(&self.member.cwd), self.team.name(), &self.name) {
+                    Ok(worktree) => (worktree.path.clone(), Some(worktree)),
+                    Err(err) => return self.fail_to_start(&err),
+                }
+            }
+            _ => (PathBuf::from(&self.member.cwd), None),
+        };
+        let argv = self.member.argv.clone().unwrap_or_default();
+        let mut child = match child::spawn(
+            &argv,
+            &cwd,
+            &Self::child_env(worktree.as_ref(), socket.as_deref()),
+        ) {
+            Ok(child) => child,
+            Err(err) => return self.fail_to_start(&err),
+        };
+        let started = Instant::now();
+        self.record_running(child.pid, worktree.as_ref())?;
+
+        let mut feed = InboxFeed::start(&self)?;
+        let timeout = self
+            .member
+            .run_timeout_s
+            .map(|secs| tokio::time::Instant::now() + Duration::from_secs(secs));
+        let pid = child.pid;
+        let mut stopping = Stopping::default();
+        let status = loop {
+            tokio::select! {
+                status = child.wait() => break status?,
+                caught = signals.next() => match caught {
+                    Caught::Interrupt => { process::signal_group(pid, Signal::SIGINT); }
+                    Caught::Terminate => stopping.begin(pid, "signal", Signal::SIGTERM),
+                    Caught::Hangup => {
+                        self.hung_up = true;
+                        stopping.begin(pid, "hangup", Signal::SIGHUP);
+                    }
+                    Caught::Stop => {
+                        let why = self.stop_reason();
+                        self.say(&format!("stopping {} ({why})", self.name));
+                        stopping.begin(pid, &why, Signal::SIGTERM);
+                    }
+                },
+                () = at(timeout), if stopping.reason.is_none() => {
+                    self.say(&format!("run_timeout_s of {}s expired; stopping {}", self.member.run_timeout_s.unwrap_or(0), self.name));
+                    stopping.begin(pid, "timeout", Signal::SIGTERM);
+                }
+                () = at(stopping.kill_at) => {
+                    process::signal_group(pid, Signal::SIGKILL);
+                    stopping.kill_at = None;
+                }
+                Some(()) = feed.changed() => {
+                    if let Some(why) = feed.handle(&self) {
+                        stopping.begin(pid, &why, Signal::SIGTERM);
+                    }
+                }
+            }
+        };
+        drop(feed);
+        child::reclaim_terminal();
+        sweep_group(pid).await;
+
+        let mut ending = Ending::from_status(status, stopping.reason);
+        ending.worktree = worktree.and_then(|worktree| match worktree.finish() {
+            Ok(kept) => kept.map(|path| path.display().to_string()),
+            Err(err) => {
+                tracing::warn!("keeping worktree {}: {err}", worktree.path.display());
+                Some(worktree.path.display().to_string())
+            }
+        });
+        self.announce(&ending, started.elapsed());
+        ending::record(&self.team, &self.name, &ending)?;
+        self.hold_pane_while_launching();
+        Ok(())
+    }
+
+    /// While `up` is still placing the team, the pane stays: it may be all that keeps the team's
+    /// window alive for the panes still to come.
+    fn hold_pane_while_launching(&self) {
+        let placed = || {
+            Ok(self
+                .team
+                .load()
+                .map_or(true, |config| !config.launching)
+                .then_some(()))
+        };
+        if matches!(placed(), Ok(Some(()))) {
+            return;
+        }
+        let Ok(watcher) = Watcher::arm(self.team.paths().dir()) else {
+            return;
+        };
+        // `up` clears the mark when it is done; the bound covers an `up` that was killed.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let _ = watcher.wait_for(Some(deadline), &TeamPaths::is_config, placed);
+    }
+
+    /// Captures everything the pane shows into `logs/<name>.log`.
+    fn capture_output(&self) {
+        if let (Some(tmux), Some(pane)) = (&self.tmux, &self.pane) {
+            let _ = crate::store::durable::create_dir_all(crate::store::durable::parent(&self.log));
+            if let Err(err) = tmux.pipe_pane(pane, &self.log) {
+                tracing::warn!("output of {} is not captured: {err}", self.name);
+            }
+        }
+    }
+
+    /// The member's peer socket: a message sent to it is stored in the member's inbox.
+    fn open_peer_socket(&self) -> Option<Arc<Listener>> {
+        match Listener::bind(
+            self.team.home(),
+            None,
+            Some(self.team.name().to_owned()),
+            Some(self.name.clone()),
+        ) {
+            Ok(listener) => Some(Arc::new(listener)),
+            Err(err) => {
+                tracing::warn!("{} has no peer socket: {err}", self.name);
+                None
+            }
+        }
+    }
+
+    /// Stores what arrives on the peer socket in the member's inbox, durably, before the sender
+    /// is acknowledged. Protocol messages stay inside the team and are refused here.
+    fn inbox_sink(&self) -> Sink {
+        let team = self.team.clone();
+        let name = self.name.clone();
+        Arc::new(move |incoming: &Incoming| {
+            if !matches!(Structured::classify(&incoming.text), Classified::Plain) {
+                return Err(Error::usage(
+                    "protocol messages cannot arrive over a peer socket",
+                ));
+            }
+            check_text_size(&incoming.text)?;
+            let summary = incoming
+                .summary
+                .clone()
+                .unwrap_or_else(|| derive_summary(&incoming.text));
+            let mut message =
+                InboxMessage::new(&incoming.from, &incoming.text, Some(&summary), None);
+            message.set_id(&incoming.msg_id);
+            team.mailbox(&name).update(|unread| {
+                // A sender that retries after a lost acknowledgement must not duplicate the message.
+                if unread.iter().any(|m| m.id() == incoming.msg_id.as_str()) {
+                    return Ok(((), false));
+                }
+                unread.push(message);
+                Ok(((), true))
+            })
+        })
+    }
+
+    /// Records this supervisor and clears what a previous run of the member left.
+    fn register(&self, queued: bool, socket: Option<&Path>) -> Result<()> {
+        let pane = self.pane.clone();
+        let socket = socket.map(|s| s.display().to_string());
+        let log = self.log.display().to_string();
+        self.team.update(|config| {
+            let member = config
+                .member_mut(&self.name)
+                .ok_or_else(|| Error::not_found(format!("{} is no longer a member", self.name)))?;
+            member.supervisor_pid = Some(i32::try_from(std::process::id()).unwrap_or(0));
+            if let Some(pane) = pane {
+                member.tmux_pane_id = pane;
+            }
+            member.log_file = Some(log);
+            member.socket = socket;
+            member.state = Some(if queued {
+                State::Queued
+            } else {
+                State::Starting
+            });
+            member.is_active = Some(true);
+            member.pid = None;
+            member.exit_code = None;
+            member.reason = None;
+            member.started_at = None;
+            member.ended_at = None;
+            member.notice = None;
+            member.stop_requested = None;
+            Ok(())
+        })
+    }
+
+    fn record_running(&self, pid: i32, worktree: Option<&Worktree>) -> Result<()> {
+        self.team.update(|config| {
+            let member = config
+                .member_mut(&self.name)
+                .ok_or_else(|| Error::not_found(format!("{} is no longer a member", self.name)))?;
+            member.pid = Some(pid);
+            member.state = Some(State::Running);
+            member.started_at = Some(clock::now_ms());
+            member.worktree_path = worktree.map(|w| w.path.display().to_string());
+            Ok(())
+        })
+    }
+
+    /// The member's environment on top of the pane's: `swarm` itself first on PATH.
+    fn child_env(worktree: Option<&Worktree>, socket: Option<&Path>) -> Vec<(String, String)> {
+        let mut env = Vec::new();
+        if let Some(socket) = socket {
+            env.push(("SWARM_SOCKET".to_owned(), socket.display().to_string()));
+        }
+        if let Some(dir) = panes::exe_dir() {
+            let path = std::env::var("PATH").unwrap_or_default();
+            env.push(("PATH".to_owned(), format!("{}:{path}", dir.display())));
+        }
+        if let Some(worktree) = worktree {
+            env.push((
+                "SWARM_WORKTREE".to_owned(),
+                worktree.path.display().to_string(),
+            ));
+        }
+        env
+    }
+
+    /// Why `stop` or `down` asked for the program to end.
+    fn stop_reason(&self) -> String {
+        self.team
+            .load()
+            .ok()
+            .and_then(|config| {
+                config
+                    .member(&self.name)
+                    .and_then(|m| m.stop_requested.clone())
+            })
+            .unwrap_or_else(|| "stop".to_owned())
+    }
+
+    /// The program could not start: say why in the pane, record it, tell the lead.
+    fn fail_to_start(&self, err: &Error) -> Result<()> {
+        self.say(&format!("cannot start {}: {}", self.name, err.message()));
+        if let Some(hint) = err.hint() {
+            self.say(&format!("hint: {hint}"));
+        }
+        let code = if err.kind() == crate::error::ErrorKind::NotFound {
+            127
+        } else {
+            126
+        };
+        self.end_unstarted(
+            State::Failed,
+            Some(code),
+            Some(format!("start: {}", err.message())),
+        )
+    }
+
+    fn end_unstarted(
+        &self,
+        state: State,
+        exit_code: Option<i32>,
+        reason: Option<String>,
+    ) -> Result<()> {
+        let ending = Ending {
+            state,
+            exit_code,
+            reason,
+            worktree: None,
+        };
+        self.announce(&ending, Duration::ZERO);
+        ending::record(&self.team, &self.name, &ending)?;
+        self.hold_pane_while_launching();
+        Ok(())
+    }
+
+    /// Prints the ending in the pane and waits until it has reached the log, so `swarm log` after
+    /// `swarm wait` shows the member's last lines.
+    fn announce(&self, ending: &Ending, ran: Duration) {
+        let line = ending::summary(&self.name, ending, ran);
+        if self.hung_up || self.pane.is_none() {
+            return;
+        }
+        let marker = format!("[swarm] {line}");
+        let watcher = Watcher::arm(crate::store::durable::parent(&self.log)).ok();
+        self.say(&line);
+        let Some(watcher) = watcher else { return };
+        let file = self.log.file_name().unwrap_or_default().to_owned();
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let _ = watcher.wait_for(Some(deadline), &named(&file), || {
+            Ok(std::fs::read(&self.log)
+                .ok()
+                .filter(|bytes| contains(bytes, marker.as_bytes()))
+                .map(drop))
+        });
+    }
+
+    /// A line in the pane from swarm itself. A vanished pane makes this fail; that is fine.
+    fn say(&self, text: &str) {
+        if !self.hung_up {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "[swarm] {text}");
+            let _ = stdout.flush();
+        }
+    }
+}
+
+/// swarm is ending the program: why, and when its group gets SIGKILL if it has not exited.
+#[derive(Default)]
+struct Stopping {
+    reason: Option<String>,
+    kill_at: Option<tokio::time::Instant>,
+}
+
+impl Stopping {
+    /// Signals the group; the first reason given is the one recorded.
+    fn begin(&mut self, pgid: i32, why: &str, signal: Signal) {
+        self.reason.get_or_insert_with(|| why.to_owned());
+        process::signal_group(pgid, signal);
+        self.kill_at
+            .get_or_insert(tokio::time::Instant::now() + GRACE);
+    }
+}
+
+/// A background task that ends with the scope holding it.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Sleeps until `deadline`, or forever without one.
+async fn at(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Whatever the program left running in its group ends with it.
+async fn sweep_group(pgid: i32) {
+    if !process::group_alive(pgid) {
+        return;
+    }
+    process::signal_group(pgid, Signal::SIGTERM);
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while process::group_alive(pgid) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    process::signal_group(pgid, Signal::SIGKILL);
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
+}

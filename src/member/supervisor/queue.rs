@@ -1,0 +1,125 @@
+//! `max_concurrent`: a member beyond the team's limit waits as `queued` and starts when a running
+//! member ends, in file order. Every supervisor claims its own slot under the config lock; the lead
+//! is never limited.
+
+use std::collections::HashSet;
+use std::thread;
+
+use tokio::sync::mpsc::unbounded_channel;
+
+use crate::base::process;
+use crate::error::{Error, Result};
+use crate::format::config::{Member, State, TeamConfig};
+use crate::launch::tmux::Tmux;
+use crate::store::paths::TeamPaths;
+use crate::store::watcher::Watcher;
+
+use super::Supervisor;
+use super::signals::{Caught, Signals};
+
+pub(crate) enum Slot {
+    Granted,
+    /// Stopped or hung up while still queued.
+    Interrupted(String),
+}
+
+enum Claim {
+    Granted,
+    Waiting { running: usize, ahead: usize },
+}
+
+pub(crate) async fn wait_for_slot(
+    supervisor: &Supervisor,
+    max: u32,
+    signals: &mut Signals,
+) -> Result<Slot> {
+    let limit = usize::try_from(max).unwrap_or(usize::MAX);
+    let watcher = Watcher::arm(supervisor.team.paths().dir())?;
+    let (sender, mut changes) = unbounded_channel();
+    let _ = sender.send(());
+    thread::spawn(move || {
+        while watcher.wait(None, &TeamPaths::is_config).is_ok() {
+            if sender.send(()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut announced = None;
+    loop {
+        tokio::select! {
+            Some(()) = changes.recv() => match claim(supervisor, limit)? {
+                Claim::Granted => return Ok(Slot::Granted),
+                Claim::Waiting { running, ahead } => {
+                    if announced != Some((running, ahead)) {
+                        supervisor.say(&format!(
+                            "{} is queued: {running} of {limit} running, {ahead} ahead in the queue",
+                            supervisor.name
+                        ));
+                        announced = Some((running, ahead));
+                    }
+                }
+            },
+            caught = signals.next() => match caught {
+                Caught::Interrupt => {}
+                Caught::Terminate => return Ok(Slot::Interrupted("signal".into())),
+                Caught::Hangup => return Ok(Slot::Interrupted("hangup".into())),
+                Caught::Stop => return Ok(Slot::Interrupted(supervisor.stop_reason())),
+            },
+        }
+    }
+}
+
+fn claim(supervisor: &Supervisor, limit: usize) -> Result<Claim> {
+    let panes = supervisor
+        .tmux
+        .as_ref()
+        .and_then(|tmux: &Tmux| tmux.panes().ok().flatten());
+    supervisor.team.update(|config| {
+        let index = config
+            .members
+            .iter()
+            .position(|m| m.name == supervisor.name)
+            .ok_or_else(|| {
+                Error::not_found(format!("{} is no longer a member", supervisor.name))
+            })?;
+        let lead = config.lead_name().to_owned();
+        let running = config
+            .members
+            .iter()
+            .filter(|m| m.name != supervisor.name && m.name != lead && occupies(m))
+            .count();
+        let ahead = config.members[..index]
+            .iter()
+            .filter(|m| m.name != lead && waiting(m, panes.as_ref()))
+            .count();
+        let me = member(config, index);
+        if running < limit && ahead == 0 {
+            me.state = Some(State::Starting);
+            Ok(Claim::Granted)
+        } else {
+            me.state = Some(State::Queued);
+            Ok(Claim::Waiting { running, ahead })
+        }
+    })
+}
+
+fn member(config: &mut TeamConfig, index: usize) -> &mut Member {
+    &mut config.members[index]
+}
+
+/// Holds one of the team's slots.
+fn occupies(member: &Member) -> bool {
+    matches!(
+        member.state,
+        Some(State::Starting | State::Running | State::Idle)
+    ) && member.supervisor_pid.is_some_and(process::alive)
+}
+
+/// Queued ahead of others: its supervisor is alive, or has not registered yet but its pane exists.
+fn waiting(member: &Member, panes: Option<&HashSet<String>>) -> bool {
+    member.state == Some(State::Queued)
+        && match member.supervisor_pid {
+            Some(pid) => process::alive(pid),
+            None => panes.is_none_or(|panes| panes.contains(&member.tmux_pane_id)),
+        }
+}

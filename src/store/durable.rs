@@ -1,0 +1,170 @@
+//! Durable file writes. A reader that takes no lock must never see a partial file, and a write that
+//! returned is on disk: temp file in the same directory, fsync, rename, fsync the directory (DESIGN §4).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// Mode for files swarm creates: messages are private to their owner.
+pub(crate) const PRIVATE_FILE_MODE: u32 = 0o600;
+
+/// Replaces `path` with what `write` produces, atomically and durably.
+/// An existing file keeps its permission bits.
+pub fn atomic_write(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<()> {
+    let dir = parent(path);
+    let mode =
+        fs::metadata(path).map_or(PRIVATE_FILE_MODE, |meta| meta.permissions().mode() & 0o7777);
+    let file_name = path.file_name().unwrap_or_default().to_string_lossy();
+    let temp = tempfile::Builder::new()
+        .prefix(&format!(".{file_name}."))
+        .suffix(".tmp")
+        .permissions(fs::Permissions::from_mode(mode))
+        .tempfile_in(dir)
+        .map_err(|err| Error::io("create a temporary file in", dir, err))?;
+    let mut writer = BufWriter::new(temp.as_file());
+    write(&mut writer)
+        .and_then(|()| writer.flush())
+        .map_err(|err| Error::io("write", temp.path(), err))?;
+    drop(writer);
+    temp.as_file()
+        .sync_all()
+        .map_err(|err| Error::io("sync", temp.path(), err))?;
+    temp.persist(path)
+        .map_err(|err| Error::io("rename a temporary file onto", path, err.error))?;
+    sync_dir(dir)
+}
+
+/// Makes a rename or create in `dir` durable.
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|dir| dir.sync_all())
+        .map_err(|err| Error::io("sync directory", dir, err))
+}
+
+/// Creates `path` holding `contents` unless it exists; never touches an existing file.
+/// Returns whether it created the file.
+pub(crate) fn create_exclusive(path: &Path, contents: &[u8]) -> Result<bool> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(PRIVATE_FILE_MODE)
+        .open(path);
+    match file {
+        Ok(mut file) => {
+            file.write_all(contents)
+                .and_then(|()| file.sync_all())
+                .map_err(|err| Error::io("write", path, err))?;
+            sync_dir(parent(path))?;
+            Ok(true)
+        }
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(err) => Err(Error::io("create", path, err)),
+    }
+}
+
+/// Appends newline-terminated `lines` to `path` and syncs it, creating the file when missing.
+/// A last line torn by a crash is ended first, so it cannot swallow the first new line.
+pub(crate) fn append_lines_durably(path: &Path, lines: &[u8]) -> Result<()> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .mode(PRIVATE_FILE_MODE)
+        .open(path)
+        .map_err(|err| Error::io("open", path, err))?;
+    let torn = ends_without_newline(&file).map_err(|err| Error::io("read", path, err))?;
+    let mut bytes = Vec::with_capacity(lines.len() + 1);
+    if torn {
+        bytes.push(b'\n');
+    }
+    bytes.extend_from_slice(lines);
+    file.write_all(&bytes)
+        .and_then(|()| file.sync_data())
+        .map_err(|err| Error::io("append to", path, err))
+}
+
+fn ends_without_newline(file: &File) -> io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(false);
+    }
+    let mut last = [0u8];
+    file.read_exact_at(&mut last, len - 1)?;
+    Ok(last[0] != b'\n')
+}
+
+pub(crate) fn create_dir_all(dir: &Path) -> Result<()> {
+    fs::create_dir_all(dir).map_err(|err| Error::io("create directory", dir, err))
+}
+
+/// Reads a file, mapping "missing" to `None`.
+pub(crate) fn read_if_exists(path: &Path) -> Result<Option<Vec<u8>>> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(Error::io("read", path, err)),
+    }
+}
+
+pub(crate) fn parent(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_keeps_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.json");
+        fs::write(&path, "old").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+        atomic_write(&path, |out: &mut dyn Write| out.write_all(b"new")).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+        let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "temporary files left behind");
+    }
+
+    #[test]
+    fn a_torn_last_line_does_not_swallow_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.jsonl");
+        fs::write(&path, "{\"a\":1}\n{\"torn").unwrap();
+        append_lines_durably(&path, b"{\"b\":2}\n").unwrap();
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "{\"a\":1}\n{\"torn\n{\"b\":2}\n"
+        );
+        append_lines_durably(&path, b"{\"c\":3}\n").unwrap();
+        assert!(
+            fs::read_to_string(&path)
+                .unwrap()
+                .ends_with("2}\n{\"c\":3}\n")
+        );
+    }
+
+    #[test]
+    fn create_exclusive_never_overwrites() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.json");
+        assert!(create_exclusive(&path, b"[]").unwrap());
+        fs::write(&path, "[1]").unwrap();
+        assert!(!create_exclusive(&path, b"[]").unwrap());
+        assert_eq!(fs::read_to_string(&path).unwrap(), "[1]");
+    }
+}

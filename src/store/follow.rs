@@ -1,0 +1,325 @@
+//! Following a team's messages as they arrive, for `watch` and the transcript of `up --wait`.
+//!
+//! Each message is shown once, however fast its reader is. A message is either still unread in an
+//! inbox or, once consumed, in its owner's history file (consumers append there before they rewrite
+//! the inbox). So every round reads the inboxes, then the history files on from where they ended
+//! when following began. Ids shown from an inbox are remembered only while they are still unread,
+//! which keeps memory bounded by the unread messages.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::base::names::path_component;
+use crate::error::{Error, Result};
+use crate::format::config::TeamConfig;
+use crate::format::message::InboxMessage;
+use crate::store::durable::create_dir_all;
+use crate::store::paths::TeamPaths;
+use crate::store::team::Team;
+
+/// Whose messages are followed.
+#[derive(Debug, Clone)]
+pub(crate) enum Scope {
+    /// One member, by name.
+    One(String),
+    /// Every inbox of the team, including those created after following began.
+    All,
+}
+
+impl Scope {
+    /// Whether a change to `file` (an inbox or a history file) may mean a new arrival.
+    pub(crate) fn covers(&self, file: &OsStr) -> bool {
+        let Some(owner) = TeamPaths::inbox_owner(file).or_else(|| TeamPaths::history_owner(file))
+        else {
+            return false;
+        };
+        self.includes(owner)
+    }
+
+    /// Whether the member with this path component is in scope.
+    fn includes(&self, component: &str) -> bool {
+        match self {
+            Self::One(name) => component == path_component(name),
+            Self::All => true,
+        }
+    }
+}
+
+/// A message that arrived in `to`'s inbox.
+#[derive(Debug, Clone)]
+pub(crate) struct Arrival {
+    pub(crate) to: String,
+    pub(crate) message: InboxMessage,
+}
+
+pub(crate) struct Follower<'a> {
+    team: &'a Team,
+    scope: Scope,
+    consume: bool,
+    /// Member names by path component, for inbox files named after them.
+    names: HashMap<String, String>,
+    /// Per path component.
+    owners: BTreeMap<String, Owner>,
+}
+
+#[derive(Debug, Default)]
+struct Owner {
+    /// Bytes of the history file already accounted for.
+    history_at: u64,
+    /// Ids shown from the inbox that were still unread at the last look.
+    shown_unread: HashSet<String>,
+}
+
+impl<'a> Follower<'a> {
+    /// Starts following. Messages already unread are the first arrivals; messages already in
+    /// history are not. With `consume`, the one member in scope has its messages taken as they come.
+    pub(crate) fn start(
+        team: &'a Team,
+        config: &TeamConfig,
+        scope: Scope,
+        consume: bool,
+    ) -> Result<Self> {
+        let paths = team.paths();
+        create_dir_all(&paths.inboxes())?;
+        create_dir_all(&paths.history())?;
+        let mut follower = Self {
+            team,
+            scope,
+            consume,
+            names: config
+                .members
+                .iter()
+                .map(|m| (path_component(&m.name), m.name.clone()))
+                .collect(),
+            owners: BTreeMap::new(),
+        };
+        for component in follower.components(&paths.history(), TeamPaths::history_owner)? {
+            let history_at = team.mailbox(&follower.name_of(&component)).history_len()?;
+            follower.owners.insert(
+                component,
+                Owner {
+                    history_at,
+                    ..Owner::default()
+                },
+            );
+        }
+        Ok(follower)
+    }
+
+    /// The directories to watch: the team's inboxes and histories.
+    pub(crate) fn dirs(&self) -> [PathBuf; 2] {
+        let paths = self.team.paths();
+        [paths.inboxes(), paths.history()]
+    }
+
+    pub(crate) fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// What arrived since the last call, oldest first.
+    pub(crate) fn arrivals(&mut self) -> Result<Vec<Arrival>> {
+        let components = match &self.scope {
+            Scope::One(name) => vec![path_component(name)],
+            Scope::All => self.components(&self.team.paths().inboxes(), TeamPaths::inbox_owner)?,
+        };
+        let mut arrived = Vec::new();
+        for component in components {
+            let to = self.name_of(&component);
+            let mailbox = self.team.mailbox(&to);
+            let owner = self.owners.entry(component).or_default();
+            // The inbox first: a message consumed after this read is in the history read next.
+            let unread = if self.consume {
+                mailbox.consume(None, |_| true)?
+            } else {
+                mailbox.peek()?
+            };
+            for message in &unread {
+                if owner.shown_unread.insert(message.id().into_owned()) || self.consume {
+                    arrived.push(Arrival {
+                        to: to.clone(),
+                        message: message.clone(),
+                    });
+                }
+            }
+            let (delivered, history_at) = mailbox.history_since(owner.history_at)?;
+            owner.history_at = history_at;
+            for message in delivered {
+                if !owner.shown_unread.contains(message.id().as_ref()) {
+                    arrived.push(Arrival {
+                        to: to.clone(),
+                        message,
+                    });
+                }
+            }
+            // What left the inbox was either in the history just read, or removed by a reader
+            // that keeps no history (Claude Code); either way it cannot come back.
+            let still_unread: HashSet<String> = if self.consume {
+                HashSet::new()
+            } else {
+                unread.iter().map(|m| m.id().into_owned()).collect()
+            };
+            owner.shown_unread.retain(|id| still_unread.contains(id));
+        }
+        // Several inboxes changed at once: show their messages in the order they were sent.
+        // Timestamps are RFC 3339 UTC, so they sort as text; the sort is stable for equal ones.
+        arrived.sort_by(|a, b| a.message.timestamp().cmp(b.message.timestamp()));
+        Ok(arrived)
+    }
+
+    fn name_of(&self, component: &str) -> String {
+        self.names
+            .get(component)
+            .cloned()
+            .unwrap_or_else(|| component.to_owned())
+    }
+
+    /// Members in scope with a file in `dir` that `owner` recognises, sorted.
+    fn components(&self, dir: &Path, owner: fn(&OsStr) -> Option<&str>) -> Result<Vec<String>> {
+        let entries = match fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => return Err(Error::io("list", dir, err)),
+        };
+        let mut found: Vec<String> = entries
+            .filter_map(|entry| {
+                let file = entry.ok()?.file_name();
+                owner(&file)
+                    .filter(|component| self.scope.includes(component))
+                    .map(str::to_owned)
+            })
+            .collect();
+        found.sort();
+        Ok(found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+    use crate::format::config::{Member, TeamConfig};
+    use crate::store::paths::Home;
+
+    fn team(dir: &Path) -> (Team, TeamConfig) {
+        let config = TeamConfig {
+            name: "t".into(),
+            lead_agent_id: "team-lead@t".into(),
+            members: vec![Member::new("team-lead", "t", 0), Member::new("bob", "t", 0)],
+            ..TeamConfig::default()
+        };
+        let team = Team::create(&Home::new(dir.to_path_buf()), &config, false).unwrap();
+        (team, config)
+    }
+
+    fn texts(arrivals: &[Arrival]) -> Vec<&str> {
+        arrivals.iter().map(|a| a.message.text()).collect()
+    }
+
+    #[test]
+    fn a_message_consumed_before_anyone_looked_still_arrives_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (team, config) = team(dir.path());
+        let bob = team.mailbox("bob");
+        bob.append(&[InboxMessage::new("a", "old", None, None)])
+            .unwrap();
+        bob.consume(None, |_| true).unwrap();
+        let mut follower = Follower::start(&team, &config, Scope::All, false).unwrap();
+        assert!(
+            follower.arrivals().unwrap().is_empty(),
+            "history from before is not news"
+        );
+
+        bob.append(&[InboxMessage::new("a", "fast", None, None)])
+            .unwrap();
+        bob.consume(None, |_| true).unwrap();
+        let arrived = follower.arrivals().unwrap();
+        assert_eq!(texts(&arrived), ["fast"]);
+        assert_eq!(arrived[0].to, "bob");
+        assert!(follower.arrivals().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_message_between_history_append_and_inbox_rewrite_is_not_shown_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let (team, config) = team(dir.path());
+        let bob = team.mailbox("bob");
+        let mut follower =
+            Follower::start(&team, &config, Scope::One("bob".into()), false).unwrap();
+        let message = InboxMessage::new("a", "slow reader", None, None);
+        bob.append(std::slice::from_ref(&message)).unwrap();
+        assert_eq!(texts(&follower.arrivals().unwrap()), ["slow reader"]);
+
+        // A consumer's first step: the message is in history, and still in the inbox.
+        let mut history = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(bob.history_path())
+            .unwrap();
+        writeln!(history, "{}", serde_json::to_string(&message).unwrap()).unwrap();
+        assert!(follower.arrivals().unwrap().is_empty());
+        assert!(follower.arrivals().unwrap().is_empty());
+        // Its second step: the inbox is rewritten without it.
+        bob.update(|unread| {
+            unread.clear();
+            Ok(((), true))
+        })
+        .unwrap();
+        assert!(follower.arrivals().unwrap().is_empty());
+    }
+
+    #[test]
+    fn consuming_shows_each_message_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (team, config) = team(dir.path());
+        let bob = team.mailbox("bob");
+        bob.append(&[InboxMessage::new("a", "one", None, None)])
+            .unwrap();
+        let mut follower = Follower::start(&team, &config, Scope::One("bob".into()), true).unwrap();
+        assert_eq!(texts(&follower.arrivals().unwrap()), ["one"]);
+        assert!(bob.peek().unwrap().is_empty(), "consumed");
+        bob.append(&[InboxMessage::new("a", "two", None, None)])
+            .unwrap();
+        assert_eq!(texts(&follower.arrivals().unwrap()), ["two"]);
+        assert!(follower.arrivals().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_half_written_history_line_waits_for_its_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let (team, config) = team(dir.path());
+        let bob = team.mailbox("bob");
+        let mut follower =
+            Follower::start(&team, &config, Scope::One("bob".into()), false).unwrap();
+        let line = serde_json::to_string(&InboxMessage::new("a", "split", None, None)).unwrap();
+        let (head, tail) = line.split_at(line.len() / 2);
+        fs::write(bob.history_path(), head).unwrap();
+        assert!(follower.arrivals().unwrap().is_empty());
+        let mut history = fs::OpenOptions::new()
+            .append(true)
+            .open(bob.history_path())
+            .unwrap();
+        writeln!(history, "{tail}").unwrap();
+        assert_eq!(texts(&follower.arrivals().unwrap()), ["split"]);
+    }
+
+    #[test]
+    fn scope_covers_inbox_and_history_files_only() {
+        let bob = Scope::One("bob".into());
+        for yes in ["bob.json", "bob.jsonl"] {
+            assert!(bob.covers(OsStr::new(yes)), "{yes}");
+        }
+        for no in [
+            "alice.json",
+            "bob.json.lock",
+            ".bob.flock",
+            "bob.json.corrupt-1",
+        ] {
+            assert!(!bob.covers(OsStr::new(no)), "{no}");
+        }
+        assert!(Scope::All.covers(OsStr::new("alice.json")));
+        assert!(!Scope::All.covers(OsStr::new(".bob.json.x.tmp")));
+    }
+}

@@ -1,0 +1,370 @@
+//! The two locks that guard every read-modify-write of a shared JSON file (DESIGN §4):
+//! swarm's own `flock` on `.<stem>.flock`, then Claude Code's `<file>.lock` directory.
+//! swarm processes queue on the flock; the directory keeps Claude Code's writers out.
+//!
+//! While swarm holds a lock directory it records the directory's identity in its flock file. A
+//! swarm writer killed inside the locked section leaves the directory behind; the next swarm
+//! process to get the flock sees that record, knows the directory's owner is dead (it would still
+//! hold the flock otherwise) and removes it at once instead of waiting for it to go stale.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::error::{Error, Result};
+use crate::store::durable::{PRIVATE_FILE_MODE, parent};
+use crate::store::paths::LockPaths;
+
+/// A lock directory older than this was left by a writer that died (Claude Code uses the same bound).
+pub(crate) const STALE_AFTER: Duration = Duration::from_secs(10);
+
+/// How long to wait for a lock directory held by a live writer before giving up.
+pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(5);
+
+/// Both locks on one file, released on drop (directory first).
+#[derive(Debug)]
+pub(crate) struct FileLock {
+    dir: LockDir,
+    flock: Flock,
+}
+
+impl FileLock {
+    pub(crate) fn acquire(paths: &LockPaths) -> Result<Self> {
+        let mut flock = Flock::wait(&paths.flock)?;
+        let dir = LockDir::acquire(paths.dir.clone(), wait_bound(), &mut flock)?;
+        Ok(Self { dir, flock })
+    }
+
+    /// Waits for the flock, then takes the lock directory too, unless `done` says (under the flock,
+    /// where no other swarm writer can be at work) that there is nothing left to do.
+    pub(crate) fn acquire_unless(
+        paths: &LockPaths,
+        done: impl FnOnce() -> bool,
+    ) -> Result<Option<Self>> {
+        let mut flock = Flock::wait(&paths.flock)?;
+        if done() {
+            return Ok(None);
+        }
+        let dir = LockDir::acquire(paths.dir.clone(), wait_bound(), &mut flock)?;
+        Ok(Some(Self { dir, flock }))
+    }
+
+    /// Both locks if no other swarm process holds the flock right now; `None` if one does.
+    pub(crate) fn try_acquire(paths: &LockPaths) -> Result<Option<Self>> {
+        let Some(mut flock) = Flock::acquire(&paths.flock, false)? else {
+            return Ok(None);
+        };
+        let dir = LockDir::acquire(paths.dir.clone(), wait_bound(), &mut flock)?;
+        Ok(Some(Self { dir, flock }))
+    }
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        // Directory first, record second: a record left by a crash in between names a directory
+        // (device, inode, mtime to the nanosecond) that no later directory can match.
+        let _ = fs::remove_dir(&self.dir.path);
+        self.flock.forget_dir();
+    }
+}
+
+/// `SWARM_LOCK_TIMEOUT` (seconds) bounds the wait for a foreign writer's lock directory.
+fn wait_bound() -> Duration {
+    std::env::var("SWARM_LOCK_TIMEOUT")
+        .ok()
+        .and_then(|secs| secs.parse::<f64>().ok())
+        .filter(|secs| secs.is_finite() && *secs >= 0.0)
+        .map_or(DEFAULT_WAIT, Duration::from_secs_f64)
+}
+
+/// An exclusive `flock`, held until drop. The kernel releases it if the process dies.
+#[derive(Debug)]
+pub(crate) struct Flock {
+    file: File,
+}
+
+impl Flock {
+    /// Waits for the lock on `path`, creating the file when missing.
+    pub(crate) fn wait(path: &Path) -> Result<Self> {
+        Self::acquire(path, true)?
+            .ok_or_else(|| Error::runtime(format!("cannot lock {}", path.display())))
+    }
+
+    /// Waits for the lock when `wait` is set; otherwise returns `None` if it is held.
+    fn acquire(path: &Path, wait: bool) -> Result<Option<Self>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(PRIVATE_FILE_MODE)
+            .open(path)
+            .map_err(|err| Error::io("open lock file", path, err))?;
+        if wait {
+            file.lock().map_err(|err| Error::io("lock", path, err))?;
+        } else {
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(fs::TryLockError::WouldBlock) => return Ok(None),
+                Err(fs::TryLockError::Error(err)) => return Err(Error::io("lock", path, err)),
+            }
+        }
+        Ok(Some(Self { file }))
+    }
+}
+
+impl Flock {
+    /// The identity of the lock directory this flock's last holder created, if it recorded one.
+    fn recorded_dir(&mut self) -> Option<String> {
+        let mut record = String::new();
+        self.file.rewind().ok()?;
+        self.file.read_to_string(&mut record).ok()?;
+        let record = record.trim();
+        (!record.is_empty()).then(|| record.to_owned())
+    }
+
+    fn record_dir(&mut self, identity: &str) {
+        let written = self
+            .file
+            .set_len(0)
+            .and_then(|()| self.file.rewind())
+            .and_then(|()| self.file.write_all(identity.as_bytes()));
+        if let Err(err) = written {
+            tracing::debug!("cannot record lock directory owner: {err}");
+        }
+    }
+
+    fn forget_dir(&mut self) {
+        let _ = self.file.set_len(0);
+    }
+}
+
+impl Drop for Flock {
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
+}
+
+/// Claude Code's lock: a directory that exists while a writer holds it.
+#[derive(Debug)]
+struct LockDir {
+    path: PathBuf,
+}
+
+impl LockDir {
+    fn acquire(path: PathBuf, wait: Duration, flock: &mut Flock) -> Result<Self> {
+        let deadline = Instant::now() + wait;
+        let mut backoff = Duration::from_millis(1);
+        recover_abandoned(&path, flock);
+        loop {
+            if create(&path, flock)? {
+                return Ok(Self { path });
+            }
+            match age(&path) {
+                // Gone between the attempt and the stat: retry at once.
+                None => continue,
+                Some(age) if age > STALE_AFTER => {
+                    tracing::warn!(lock = %path.display(), age_s = age.as_secs(), "removing stale lock directory");
+                    match fs::remove_dir(&path) {
+                        Ok(()) => continue,
+                        Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
+                        Err(err) => {
+                            return Err(Error::io("remove stale lock directory", &path, err));
+                        }
+                    }
+                }
+                Some(age) => {
+                    if Instant::now() >= deadline {
+                        return Err(Error::runtime(format!(
+                            "lock {} is held by another writer (modified {}s ago)",
+                            path.display(),
+                            age.as_secs()
+                        ))
+                        .with_hint(format!(
+                            "it is treated as stale after {}s; if no writer is running, remove it with `rmdir {}`",
+                            STALE_AFTER.as_secs(),
+                            path.display()
+                        )));
+                    }
+                }
+            }
+            thread::sleep(backoff);
+            backoff = (backoff * 2).min(Duration::from_millis(25));
+        }
+    }
+}
+
+/// Removes what a swarm writer killed inside its locked section left: its lock directory, or the
+/// staging directory it was about to move into place. Safe because we hold the flock, so the
+/// writer named in the record is dead, and the identity check spares any directory created since.
+fn recover_abandoned(path: &Path, flock: &mut Flock) {
+    let Some(record) = flock.recorded_dir() else {
+        return;
+    };
+    if let Some((staging, recorded)) = record.split_once('\n') {
+        for candidate in [path, Path::new(staging)] {
+            if identity(candidate).as_deref() == Some(recorded) {
+                tracing::info!(lock = %candidate.display(), "removing lock directory left by a swarm writer that died");
+                let _ = fs::remove_dir(candidate);
+            }
+        }
+    }
+    flock.forget_dir();
+}
+
+/// Takes the lock directory if it is free. The directory is made under a private name, recorded in
+/// the flock file, then renamed into place without replacing anything, so there is no moment at
+/// which the lock exists unrecorded.
+fn create(path: &Path, flock: &mut Flock) -> Result<bool> {
+    let mut staging_name = std::ffi::OsString::from(".");
+    staging_name.push(path.file_name().unwrap_or_default());
+    staging_name.push(format!(".swarm-{}", std::process::id()));
+    let staging = parent(path).join(staging_name);
+    match fs::create_dir(&staging) {
+        Ok(()) => {}
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(err) => return Err(Error::io("create lock directory", &staging, err)),
+    }
+    if let Some(identity) = identity(&staging) {
+        flock.record_dir(&format!("{}\n{identity}", staging.display()));
+    }
+    match rename_no_replace(&staging, path) {
+        Ok(()) => Ok(true),
+        Err(err) => {
+            flock.forget_dir();
+            let _ = fs::remove_dir(&staging);
+            if err.kind() == io::ErrorKind::AlreadyExists {
+                Ok(false)
+            } else {
+                Err(Error::io("create lock directory", path, err))
+            }
+        }
+    }
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
+    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+    match renameat2(AT_FDCWD, from, AT_FDCWD, to, RenameFlags::RENAME_NOREPLACE) {
+        Ok(()) => Ok(()),
+        // File systems without RENAME_NOREPLACE: mkdir is atomic too, only the record comes later.
+        Err(nix::errno::Errno::EINVAL) => {
+            fs::remove_dir(from)?;
+            fs::create_dir(to)
+        }
+        Err(errno) => Err(io::Error::from(errno)),
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
+    fs::remove_dir(from)?;
+    fs::create_dir(to)
+}
+
+/// Device, inode and modification time: enough to tell one directory from a later one at the same
+/// path. A rename within one directory changes none of them.
+fn identity(path: &Path) -> Option<String> {
+    let meta = fs::symlink_metadata(path).ok()?;
+    meta.is_dir().then(|| {
+        format!(
+            "{}:{}:{}.{}",
+            meta.dev(),
+            meta.ino(),
+            meta.mtime(),
+            meta.mtime_nsec()
+        )
+    })
+}
+
+fn age(path: &Path) -> Option<Duration> {
+    let modified = fs::metadata(path).ok()?.modified().ok()?;
+    Some(
+        SystemTime::now()
+            .duration_since(modified)
+            .unwrap_or_default(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_dir_is_removed_on_release() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LockPaths::beside(&dir.path().join("bob.json"));
+        {
+            let _lock = FileLock::acquire(&paths).unwrap();
+            assert!(paths.dir.is_dir());
+        }
+        assert!(!paths.dir.exists());
+        assert!(paths.flock.exists(), "the flock file stays");
+    }
+
+    #[test]
+    fn a_held_lock_dir_times_out_with_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = dir.path().join("bob.json.lock");
+        fs::create_dir(&held).unwrap();
+        let mut flock = Flock::acquire(&dir.path().join(".bob.flock"), true)
+            .unwrap()
+            .unwrap();
+        let err =
+            LockDir::acquire(held.clone(), Duration::from_millis(50), &mut flock).unwrap_err();
+        assert!(err.message().contains("bob.json.lock"), "{}", err.message());
+        assert!(held.is_dir(), "a live writer's lock must not be removed");
+    }
+
+    #[test]
+    fn a_stale_lock_dir_is_broken() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = dir.path().join("bob.json.lock");
+        fs::create_dir(&held).unwrap();
+        let old = SystemTime::now() - Duration::from_secs(60);
+        File::open(&held).unwrap().set_modified(old).unwrap();
+        let lock = FileLock::acquire(&LockPaths::beside(&dir.path().join("bob.json"))).unwrap();
+        assert!(held.is_dir());
+        drop(lock);
+        assert!(!held.exists());
+    }
+
+    #[test]
+    fn a_lock_dir_left_by_a_dead_swarm_writer_is_removed_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LockPaths::beside(&dir.path().join("bob.json"));
+        let held = paths.dir.clone();
+        {
+            // A writer killed inside its locked section: the kernel drops its flock, nothing
+            // removes its directory or its record.
+            let mut flock = Flock::acquire(&paths.flock, true).unwrap().unwrap();
+            let _dir = LockDir::acquire(held.clone(), Duration::ZERO, &mut flock).unwrap();
+        }
+        assert!(held.is_dir());
+        let again = LockDir::acquire(
+            held.clone(),
+            Duration::ZERO,
+            &mut Flock::acquire(&paths.flock, true).unwrap().unwrap(),
+        );
+        assert!(
+            again.is_ok(),
+            "the dead writer's directory should be recognised"
+        );
+    }
+
+    #[test]
+    fn a_foreign_lock_dir_is_not_mistaken_for_swarms() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LockPaths::beside(&dir.path().join("bob.json"));
+        drop(FileLock::acquire(&paths).unwrap());
+        // Claude Code creates its own directory at the same path.
+        fs::create_dir(&paths.dir).unwrap();
+        let mut flock = Flock::acquire(&paths.flock, true).unwrap().unwrap();
+        assert!(
+            LockDir::acquire(paths.dir.clone(), Duration::from_millis(20), &mut flock).is_err()
+        );
+    }
+}

@@ -1,0 +1,489 @@
+//! One member's inbox (`inboxes/<name>.json`) and history (`history/<name>.jsonl`).
+//!
+//! Every change goes through [`Mailbox::update`]: both locks, an exclusive create of `[]` when the file
+//! is missing, repair of a corrupt file or invalid elements (moved aside, never dropped), then an
+//! atomic, durable rewrite (DESIGN §4).
+//!
+//! Concurrent writers share rewrites (group commit). A writer that finds the inbox locked makes its
+//! messages durable in a spool file (`inboxes/.spool/<name>/`) while it waits; whoever holds the lock
+//! merges every spooled message into its one rewrite, then removes the spool files. A writer whose
+//! messages were merged by another only has to see that; it still returns only once they are in the
+//! inbox. A spool file left by a writer that died is merged by the next update.
+
+use std::collections::HashSet;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::base::clock;
+use crate::error::{Error, Result};
+use crate::format::message::InboxMessage;
+use crate::store::durable::{
+    self, append_lines_durably, atomic_write, create_dir_all, create_exclusive,
+};
+use crate::store::lock::FileLock;
+use crate::store::paths::{MailboxPaths, SetAsideKind, TeamPaths};
+
+#[derive(Debug, Clone)]
+pub struct Mailbox {
+    paths: MailboxPaths,
+}
+
+/// Files moved aside from an inbox, for `status` to report.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct SetAside {
+    pub(crate) path: PathBuf,
+    pub(crate) reason: &'static str,
+}
+
+impl Mailbox {
+    pub fn new(team: &TeamPaths, member: &str) -> Self {
+        Self {
+            paths: team.mailbox(member),
+        }
+    }
+
+    pub fn inbox_path(&self) -> &Path {
+        &self.paths.inbox
+    }
+
+    pub(crate) fn history_path(&self) -> &Path {
+        &self.paths.history
+    }
+
+    /// The inbox's file name, which is what the directory watcher reports.
+    pub fn file_name(&self) -> &std::ffi::OsStr {
+        self.paths.inbox.file_name().unwrap_or_default()
+    }
+
+    /// Creates the inbox as `[]` unless it exists.
+    pub(crate) fn ensure(&self) -> Result<()> {
+        create_dir_all(durable::parent(&self.paths.inbox))?;
+        create_exclusive(&self.paths.inbox, b"[]").map(drop)
+    }
+
+    /// Adds messages to the end of the inbox. Durable, and in the inbox, when it returns.
+    pub fn append(&self, messages: &[InboxMessage]) -> Result<()> {
+        create_dir_all(durable::parent(&self.paths.inbox))?;
+        if let Some(lock) = FileLock::try_acquire(&self.paths.lock)? {
+            return self.update_locked(lock, |unread| {
+                unread.extend_from_slice(messages);
+                Ok(((), true))
+            });
+        }
+        // Another writer holds the inbox: spool, so one rewrite can commit us both. If the holder
+        // has merged our spool file by the time we get the flock, our messages are durable already.
+        let spooled = self.spool(messages)?;
+        match FileLock::acquire_unless(&self.paths.lock, || !spooled.exists())? {
+            Some(lock) => self.update_locked(lock, |_| Ok(((), false))),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes messages to a spool file of their own, atomically (a merger never sees part of it)
+    /// but without syncing it: the writer returns only once its messages are in the durably
+    /// rewritten inbox, so the spool file never has to survive a crash on its own.
+    fn spool(&self, messages: &[InboxMessage]) -> Result<PathBuf> {
+        create_dir_all(&self.paths.spool)?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_nanos());
+        let unique = format!(
+            "{nanos:024}-{}-{}.json",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        );
+        let staging = self.paths.spool.join(format!(".{unique}"));
+        let bytes = serde_json::to_vec(messages).map_err(|err| Error::runtime(err.to_string()))?;
+        fs::write(&staging, bytes).map_err(|err| Error::io("write", &staging, err))?;
+        let path = self.paths.spool.join(unique);
+        fs::rename(&staging, &path).map_err(|err| Error::io("rename", &path, err))?;
+        Ok(path)
+    }
+
+    /// Moves every spooled message not already unread into `unread`, oldest spool file first.
+    /// Returns the files merged, to remove once the inbox is durable.
+    fn merge_spool(&self, unread: &mut Vec<InboxMessage>) -> Result<Vec<PathBuf>> {
+        let entries = match fs::read_dir(&self.paths.spool) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => return Err(Error::io("list", &self.paths.spool, err)),
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(std::result::Result::ok)
+            .map(|entry| entry.path())
+            // Temporary files of writers still spooling start with a dot.
+            .filter(|path| {
+                path.file_name()
+                    .is_some_and(|n| !n.to_string_lossy().starts_with('.'))
+            })
+            .collect();
+        files.sort();
+        let mut present: HashSet<String> = unread.iter().map(|m| m.id().into_owned()).collect();
+        for file in &files {
+            let bytes = fs::read(file).map_err(|err| Error::io("read", file, err))?;
+            let Ok(messages) = serde_json::from_slice::<Vec<InboxMessage>>(&bytes) else {
+                tracing::error!(
+                    "spool file {} is unreadable; leaving it in place",
+                    file.display()
+                );
+                continue;
+            };
+            for message in messages {
+                if present.insert(message.id().into_owned()) {
+                    unread.push(message);
+                }
+            }
+        }
+        Ok(files)
+    }
+
+    /// Removes up to `max` unread messages that `pick` accepts, oldest first, after appending them to
+    /// history. A crash between the two delivers them again with the same `msg_id`; it never loses one.
+    ///
+    /// The messages are chosen from a lock-free read and recorded in history before the lock is
+    /// taken, so writers do not wait out the history fsync; under the lock, only the chosen messages
+    /// still unread are removed and returned. A message that another consumer of the same inbox took
+    /// in between is then in history twice, with one `msg_id`: the at-least-once contract.
+    pub fn consume(
+        &self,
+        max: Option<usize>,
+        mut pick: impl FnMut(&InboxMessage) -> bool,
+    ) -> Result<Vec<InboxMessage>> {
+        let chosen: Vec<InboxMessage> = self
+            .peek()?
+            .into_iter()
+            .filter(|message| pick(message))
+            .take(max.unwrap_or(usize::MAX))
+            .collect();
+        if chosen.is_empty() {
+            return Ok(chosen);
+        }
+        self.record_history(&chosen)?;
+        let ids: HashSet<String> = chosen.iter().map(|m| m.id().into_owned()).collect();
+        self.update(|unread| {
+            let mut taken = Vec::new();
+            unread.retain(|message| {
+                let take = ids.contains(message.id().as_ref());
+                if take {
+                    taken.push(message.clone());
+                }
+                !take
+            });
+            let changed = !taken.is_empty();
+            Ok((taken, changed))
+        })
+    }
+
+    /// The unread messages, read without taking the lock (writers replace the file atomically).
+    /// A file that does not parse, or holds invalid elements, is repaired under the lock first.
+    pub fn peek(&self) -> Result<Vec<InboxMessage>> {
+        let Some(bytes) = durable::read_if_exists(&self.paths.inbox)? else {
+            return Ok(Vec::new());
+        };
+        if let Some(unread) = parse_clean(&bytes) {
+            return Ok(unread);
+        }
+        // A foreign writer may have been mid-write; decide under the lock.
+        self.update(|unread| Ok((unread.clone(), false)))
+    }
+
+    /// Messages already delivered, oldest first. Lines that do not parse are skipped with a warning;
+    /// history is append-only and a torn last line is possible after a crash.
+    pub(crate) fn history(&self) -> Result<Vec<InboxMessage>> {
+        self.history_since(0).map(|(delivered, _)| delivered)
+    }
+
+    /// The history file's length now: where [`Mailbox::history_since`] picks up later.
+    pub(crate) fn history_len(&self) -> Result<u64> {
+        match fs::metadata(&self.paths.history) {
+            Ok(meta) => Ok(meta.len()),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(0),
+            Err(err) => Err(Error::io("read", &self.paths.history, err)),
+        }
+    }
+
+    /// Messages delivered since byte `offset` of the history file, and the offset to resume from.
+    /// Only complete lines count: a line still being appended is read next time.
+    pub(crate) fn history_since(&self, offset: u64) -> Result<(Vec<InboxMessage>, u64)> {
+        let mut file = match fs::File::open(&self.paths.history) {
+            Ok(file) => file,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
+            Err(err) => return Err(Error::io("open", &self.paths.history, err)),
+        };
+        let len = file
+            .metadata()
+            .map_err(|err| Error::io("read", &self.paths.history, err))?
+            .len();
+        // A history file replaced by a shorter one starts over from its end.
+        if len < offset {
+            return Ok((Vec::new(), len));
+        }
+        let mut bytes = Vec::new();
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(offset))
+            .and_then(|_| std::io::Read::read_to_end(&mut file, &mut bytes))
+            .map_err(|err| Error::io("read", &self.paths.history, err))?;
+        let complete = bytes
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |end| end + 1);
+        let mut delivered = Vec::new();
+        for line in bytes[..complete].split(|b| *b == b'\n') {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match serde_json::from_slice::<InboxMessage>(line) {
+                Ok(message) => delivered.push(message),
+                Err(err) => tracing::warn!(
+                    file = %self.paths.history.display(),
+                    "skipping unreadable history line: {err}"
+                ),
+            }
+        }
+        Ok((delivered, offset + complete as u64))
+    }
+
+    /// Corrupt files and invalid elements that were moved aside from this inbox.
+    pub(crate) fn set_aside(&self) -> Vec<SetAside> {
+        let dir = durable::parent(&self.paths.inbox);
+        let Ok(entries) = fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut found: Vec<SetAside> = entries
+            .filter_map(|entry| {
+                let name = entry.ok()?.file_name();
+                let reason = match self.paths.aside_kind(&name)? {
+                    SetAsideKind::Corrupt => "corrupt inbox file",
+                    SetAsideKind::Invalid => "invalid messages",
+                };
+                Some(SetAside {
+                    path: dir.join(&name),
+                    reason,
+                })
+            })
+            .collect();
+        found.sort_by(|a, b| a.path.cmp(&b.path));
+        found
+    }
+
+    /// The one read-modify-write of an inbox. `change` returns its result and whether it changed
+    /// the messages; the file is rewritten only when something changed or was repaired.
+    pub(crate) fn update<R>(
+        &self,
+        change: impl FnOnce(&mut Vec<InboxMessage>) -> Result<(R, bool)>,
+    ) -> Result<R> {
+        create_dir_all(durable::parent(&self.paths.inbox))?;
+        self.update_locked(FileLock::acquire(&self.paths.lock)?, change)
+    }
+
+    fn update_locked<R>(
+        &self,
+        _lock: FileLock,
+        change: impl FnOnce(&mut Vec<InboxMessage>) -> Result<(R, bool)>,
+    ) -> Result<R> {
+        create_exclusive(&self.paths.inbox, b"[]")?;
+        let bytes =
+            fs::read(&self.paths.inbox).map_err(|err| Error::io("read", &self.paths.inbox, err))?;
+        let (mut unread, repaired) = self.load_repairing(&bytes)?;
+        let merged = self.merge_spool(&mut unread)?;
+        let (result, changed) = change(&mut unread)?;
+        if changed || repaired || !merged.is_empty() {
+            write_inbox(&self.paths.inbox, &unread)?;
+        }
+        // Only now are the spooled messages durable in the inbox. A crash before these removals
+        // merges them again next time; their ids keep them from appearing twice.
+        for file in merged {
+            let _ = fs::remove_file(file);
+        }
+        Ok(result)
+    }
+
+    /// Parses inbox bytes held under the lock, moving aside whatever cannot be kept.
+    fn load_repairing(&self, bytes: &[u8]) -> Result<(Vec<InboxMessage>, bool)> {
+        let Ok(elements) = serde_json::from_slice::<Vec<Value>>(bytes) else {
+            let aside = self.aside_path(SetAsideKind::Corrupt);
+            fs::rename(&self.paths.inbox, &aside)
+                .map_err(|err| Error::io("move aside corrupt inbox", &self.paths.inbox, err))?;
+            tracing::error!(
+                inbox = %self.paths.inbox.display(),
+                moved_to = %aside.display(),
+                "inbox was not a JSON array; moved it aside and started a fresh one"
+            );
+            create_exclusive(&self.paths.inbox, b"[]")?;
+            return Ok((Vec::new(), false));
+        };
+        let mut unread = Vec::with_capacity(elements.len());
+        let mut invalid = Vec::new();
+        for element in elements {
+            match InboxMessage::from_value(element) {
+                Ok(message) => unread.push(message),
+                Err(element) => invalid.push(element),
+            }
+        }
+        if invalid.is_empty() {
+            return Ok((unread, false));
+        }
+        let aside = self.aside_path(SetAsideKind::Invalid);
+        atomic_write(&aside, |out| {
+            serde_json::to_writer_pretty(&mut *out, &invalid)?;
+            Ok(())
+        })?;
+        tracing::error!(
+            inbox = %self.paths.inbox.display(),
+            moved_to = %aside.display(),
+            count = invalid.len(),
+            "inbox held messages without string from/text/timestamp; moved them aside"
+        );
+        Ok((unread, true))
+    }
+
+    /// Where to move something aside now, never an existing file.
+    fn aside_path(&self, kind: SetAsideKind) -> PathBuf {
+        let base = self.paths.aside(kind, clock::now_ms());
+        let mut candidate = base.clone();
+        let mut n = 1;
+        while candidate.exists() {
+            let mut name = base.file_name().unwrap_or_default().to_owned();
+            name.push(format!(".{n}"));
+            candidate = base.with_file_name(name);
+            n += 1;
+        }
+        candidate
+    }
+
+    fn record_history(&self, delivered: &[InboxMessage]) -> Result<()> {
+        create_dir_all(durable::parent(&self.paths.history))?;
+        let mut lines = Vec::new();
+        for message in delivered {
+            serde_json::to_writer(&mut lines, message)
+                .map_err(|err| Error::runtime(err.to_string()))?;
+            lines.push(b'\n');
+        }
+        append_lines_durably(&self.paths.history, &lines)
+    }
+}
+
+/// Unread messages if the bytes are a well-formed inbox with only valid elements.
+fn parse_clean(bytes: &[u8]) -> Option<Vec<InboxMessage>> {
+    serde_json::from_slice::<Vec<Value>>(bytes)
+        .ok()?
+        .into_iter()
+        .map(|element| InboxMessage::from_value(element).ok())
+        .collect()
+}
+
+/// Pretty-printed with a 2-space indent, as Claude Code writes it.
+fn write_inbox(path: &Path, unread: &[InboxMessage]) -> Result<()> {
+    atomic_write(path, |out: &mut dyn Write| {
+        serde_json::to_writer_pretty(out, unread)?;
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::paths::Home;
+
+    fn mailbox() -> (tempfile::TempDir, Mailbox) {
+        let dir = tempfile::tempdir().unwrap();
+        let team = Home::new(dir.path().to_path_buf()).team("t");
+        let mailbox = Mailbox::new(&team, "bob");
+        (dir, mailbox)
+    }
+
+    #[test]
+    fn append_then_consume_moves_messages_to_history() {
+        let (_dir, mailbox) = mailbox();
+        let first = InboxMessage::new("a", "one", None, None);
+        let second = InboxMessage::new("a", "two", None, None);
+        mailbox.append(&[first.clone(), second.clone()]).unwrap();
+        assert_eq!(mailbox.peek().unwrap(), [first.clone(), second.clone()]);
+        let taken = mailbox.consume(Some(1), |_| true).unwrap();
+        assert_eq!(taken, std::slice::from_ref(&first));
+        assert_eq!(mailbox.peek().unwrap(), [second]);
+        assert_eq!(mailbox.history().unwrap(), [first]);
+    }
+
+    #[test]
+    fn written_inbox_is_pretty_with_two_spaces() {
+        let (_dir, mailbox) = mailbox();
+        mailbox
+            .append(&[InboxMessage::new("a", "x", None, None)])
+            .unwrap();
+        let text = fs::read_to_string(mailbox.inbox_path()).unwrap();
+        assert!(text.starts_with("[\n  {\n    \"from\": \"a\""), "{text}");
+    }
+
+    #[test]
+    fn a_contended_append_is_spooled_and_merged_once() {
+        let (_dir, mailbox) = mailbox();
+        mailbox.ensure().unwrap();
+        let held = FileLock::acquire(&mailbox.paths.lock).unwrap();
+        let message = InboxMessage::new("a", "while locked", None, None);
+        let writer = {
+            let mailbox = mailbox.clone();
+            let message = message.clone();
+            std::thread::spawn(move || mailbox.append(&[message]).unwrap())
+        };
+        // The writer cannot take the lock, so its message waits durably in the spool.
+        let spool = mailbox.paths.spool.clone();
+        while fs::read_dir(&spool).map_or(0, Iterator::count) == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        drop(held);
+        writer.join().unwrap();
+        assert_eq!(mailbox.peek().unwrap(), [message]);
+        assert_eq!(
+            fs::read_dir(&spool).unwrap().count(),
+            0,
+            "merged spool files are removed"
+        );
+    }
+
+    #[test]
+    fn a_spool_file_left_by_a_dead_writer_is_merged_without_duplicates() {
+        let (_dir, mailbox) = mailbox();
+        let message = InboxMessage::new("a", "orphan", None, None);
+        mailbox.spool(std::slice::from_ref(&message)).unwrap();
+        mailbox.spool(std::slice::from_ref(&message)).unwrap();
+        let later = InboxMessage::new("b", "later", None, None);
+        mailbox.append(std::slice::from_ref(&later)).unwrap();
+        assert_eq!(mailbox.peek().unwrap(), [message, later]);
+    }
+
+    #[test]
+    fn corrupt_inbox_is_moved_aside_not_emptied() {
+        let (_dir, mailbox) = mailbox();
+        mailbox.ensure().unwrap();
+        fs::write(mailbox.inbox_path(), "{ not json").unwrap();
+        assert!(mailbox.peek().unwrap().is_empty());
+        let aside = mailbox.set_aside();
+        assert_eq!(aside.len(), 1);
+        assert_eq!(fs::read_to_string(&aside[0].path).unwrap(), "{ not json");
+        assert_eq!(fs::read_to_string(mailbox.inbox_path()).unwrap(), "[]");
+    }
+
+    #[test]
+    fn invalid_elements_are_moved_aside_and_valid_ones_kept() {
+        let (_dir, mailbox) = mailbox();
+        mailbox.ensure().unwrap();
+        fs::write(
+            mailbox.inbox_path(),
+            r#"[{"from":"a","text":"ok","timestamp":"t"}, {"from":"a"}, 7]"#,
+        )
+        .unwrap();
+        let unread = mailbox.peek().unwrap();
+        assert_eq!(unread.len(), 1);
+        assert_eq!(unread[0].text(), "ok");
+        let aside = mailbox.set_aside();
+        assert_eq!(aside[0].reason, "invalid messages");
+        let moved: Vec<Value> = serde_json::from_slice(&fs::read(&aside[0].path).unwrap()).unwrap();
+        assert_eq!(
+            moved,
+            vec![serde_json::json!({"from":"a"}), serde_json::json!(7)]
+        );
+    }
+}

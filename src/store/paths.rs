@@ -1,0 +1,258 @@
+//! The on-disk layout under swarm's home (DESIGN §2). Every path swarm touches is spelled here once.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use crate::base::names::path_component;
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone)]
+pub struct Home {
+    root: PathBuf,
+}
+
+impl Home {
+    pub fn new(root: PathBuf) -> Self {
+        Self { root }
+    }
+
+    /// `--home`/`SWARM_HOME`, else `~/.swarm`.
+    pub(crate) fn resolve(explicit: Option<PathBuf>) -> Result<Self> {
+        if let Some(root) = explicit {
+            return Ok(Self::new(absolute(&root)?));
+        }
+        let home = std::env::var_os("HOME")
+            .filter(|home| !home.is_empty())
+            .ok_or_else(|| {
+                Error::usage("cannot find your home directory: HOME is not set")
+                    .with_hint("set SWARM_HOME or pass --home DIR")
+            })?;
+        Ok(Self::new(PathBuf::from(home).join(".swarm")))
+    }
+
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub(crate) fn teams_dir(&self) -> PathBuf {
+        self.root.join("teams")
+    }
+
+    pub fn team(&self, team: &str) -> TeamPaths {
+        TeamPaths {
+            dir: self.teams_dir().join(path_component(team)),
+        }
+    }
+
+    pub(crate) fn peers_dir(&self) -> PathBuf {
+        self.root.join("peers")
+    }
+
+    /// `peers/<pid>.json`: the registry entry of the peer with this pid.
+    pub(crate) fn peer_entry(&self, pid: i32) -> PathBuf {
+        self.peers_dir().join(format!("{pid}.json"))
+    }
+
+    /// Whether `path` is a registry entry file in `peers/`.
+    pub(crate) fn is_peer_entry(path: &Path) -> bool {
+        path.extension().is_some_and(|ext| ext == "json")
+    }
+}
+
+/// Paths inside `teams/<team>/`.
+#[derive(Debug, Clone)]
+pub struct TeamPaths {
+    dir: PathBuf,
+}
+
+impl TeamPaths {
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub(crate) fn config(&self) -> PathBuf {
+        self.dir.join(CONFIG_FILE)
+    }
+
+    /// Whether a file the watcher reports in the team's directory is config.json.
+    pub(crate) fn is_config(file: &OsStr) -> bool {
+        file == CONFIG_FILE
+    }
+
+    /// The locks on config.json.
+    pub(crate) fn config_lock(&self) -> LockPaths {
+        LockPaths::beside(&self.config())
+    }
+
+    pub(crate) fn inboxes(&self) -> PathBuf {
+        self.dir.join("inboxes")
+    }
+
+    pub(crate) fn history(&self) -> PathBuf {
+        self.dir.join("history")
+    }
+
+    pub(crate) fn logs(&self) -> PathBuf {
+        self.dir.join("logs")
+    }
+
+    pub(crate) fn log(&self, member: &str) -> PathBuf {
+        self.logs().join(format!("{}.log", path_component(member)))
+    }
+
+    /// Every file of one member's mailbox.
+    pub fn mailbox(&self, member: &str) -> MailboxPaths {
+        let component = path_component(member);
+        let inbox = self.inboxes().join(format!("{component}{INBOX_SUFFIX}"));
+        MailboxPaths {
+            lock: LockPaths::beside(&inbox),
+            inbox,
+            history: self.history().join(format!("{component}{HISTORY_SUFFIX}")),
+            spool: self.inboxes().join(".spool").join(&component),
+        }
+    }
+
+    /// The member (as a path component) whose inbox `file` in `inboxes/` is, if it is one.
+    pub(crate) fn inbox_owner(file: &OsStr) -> Option<&str> {
+        owner(file, INBOX_SUFFIX)
+    }
+
+    /// The member (as a path component) whose history `file` in `history/` is, if it is one.
+    pub(crate) fn history_owner(file: &OsStr) -> Option<&str> {
+        owner(file, HISTORY_SUFFIX)
+    }
+}
+
+const CONFIG_FILE: &str = "config.json";
+const INBOX_SUFFIX: &str = ".json";
+const HISTORY_SUFFIX: &str = ".jsonl";
+
+/// `bob.json` → `bob`; dot files (locks, temporary files, the spool) belong to no one.
+fn owner<'a>(file: &'a OsStr, suffix: &str) -> Option<&'a str> {
+    let stem = file.to_str()?.strip_suffix(suffix)?;
+    (!stem.is_empty() && !stem.starts_with('.')).then_some(stem)
+}
+
+/// One member's mailbox files.
+#[derive(Debug, Clone)]
+pub struct MailboxPaths {
+    /// `inboxes/<name>.json`: the unread messages.
+    pub(crate) inbox: PathBuf,
+    /// `history/<name>.jsonl`: the delivered messages.
+    pub(crate) history: PathBuf,
+    /// `inboxes/.spool/<name>/`: messages of writers waiting for the inbox lock.
+    pub(crate) spool: PathBuf,
+    pub(crate) lock: LockPaths,
+}
+
+impl MailboxPaths {
+    /// `<name>.json.<what>-<ms>`: where a corrupt inbox or its invalid elements are moved aside.
+    pub(crate) fn aside(&self, what: SetAsideKind, ms: u64) -> PathBuf {
+        let mut name = self.inbox.file_name().unwrap_or_default().to_owned();
+        name.push(format!(".{}-{ms}", what.as_str()));
+        self.inbox.with_file_name(name)
+    }
+
+    /// What a file beside the inbox holds, if it is one moved aside from it.
+    pub(crate) fn aside_kind(&self, file: &OsStr) -> Option<SetAsideKind> {
+        let inbox = self.inbox.file_name()?.to_str()?;
+        let rest = file.to_str()?.strip_prefix(inbox)?.strip_prefix('.')?;
+        [SetAsideKind::Corrupt, SetAsideKind::Invalid]
+            .into_iter()
+            .find(|kind| rest.starts_with(&format!("{}-", kind.as_str())))
+    }
+}
+
+/// Why something was moved aside from an inbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SetAsideKind {
+    /// The whole file was not a JSON array.
+    Corrupt,
+    /// Elements without string `from`, `text` and `timestamp`.
+    Invalid,
+}
+
+impl SetAsideKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Corrupt => "corrupt",
+            Self::Invalid => "invalid",
+        }
+    }
+}
+
+/// The two locks that guard a shared file (docs/ARCHITECTURE.md, "Locks"): swarm's flock file,
+/// never renamed or removed, and Claude Code's lock directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LockPaths {
+    /// `.<stem>.flock`
+    pub(crate) flock: PathBuf,
+    /// `<file>.lock`
+    pub(crate) dir: PathBuf,
+}
+
+impl LockPaths {
+    /// `dir/bob.json` → `dir/.bob.flock` and `dir/bob.json.lock`.
+    pub(crate) fn beside(target: &Path) -> Self {
+        let stem = target.file_stem().unwrap_or_default().to_string_lossy();
+        let mut dir_name = target.file_name().unwrap_or_default().to_owned();
+        dir_name.push(".lock");
+        Self {
+            flock: target.with_file_name(format!(".{stem}.flock")),
+            dir: target.with_file_name(dir_name),
+        }
+    }
+}
+
+/// Makes a relative path absolute against the current directory, without resolving symlinks.
+pub(crate) fn absolute(path: &Path) -> Result<PathBuf> {
+    std::path::absolute(path).map_err(|err| Error::io("resolve", path, err))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_layout() {
+        let team = Home::new(PathBuf::from("/h")).team("t");
+        let bob = team.mailbox("bob");
+        assert_eq!(bob.inbox, Path::new("/h/teams/t/inboxes/bob.json"));
+        assert_eq!(bob.history, Path::new("/h/teams/t/history/bob.jsonl"));
+        assert_eq!(bob.spool, Path::new("/h/teams/t/inboxes/.spool/bob"));
+        assert_eq!(bob.lock.flock, Path::new("/h/teams/t/inboxes/.bob.flock"));
+        assert_eq!(bob.lock.dir, Path::new("/h/teams/t/inboxes/bob.json.lock"));
+        assert_eq!(
+            team.config_lock().flock,
+            Path::new("/h/teams/t/.config.flock")
+        );
+        assert_eq!(
+            bob.aside(SetAsideKind::Corrupt, 7),
+            Path::new("/h/teams/t/inboxes/bob.json.corrupt-7")
+        );
+    }
+
+    #[test]
+    fn owners_are_read_back_from_file_names() {
+        let bob = Home::new(PathBuf::from("/h")).team("t").mailbox("bob");
+        assert_eq!(TeamPaths::inbox_owner(OsStr::new("bob.json")), Some("bob"));
+        assert_eq!(
+            TeamPaths::history_owner(OsStr::new("bob.jsonl")),
+            Some("bob")
+        );
+        for no in [
+            "bob.jsonl",
+            "bob.json.lock",
+            ".bob.flock",
+            ".bob.json.1.tmp",
+            "bob.json.corrupt-1",
+        ] {
+            assert_eq!(TeamPaths::inbox_owner(OsStr::new(no)), None, "{no}");
+        }
+        assert_eq!(
+            bob.aside_kind(OsStr::new("bob.json.invalid-3")),
+            Some(SetAsideKind::Invalid)
+        );
+        assert_eq!(bob.aside_kind(OsStr::new("bob.json.lock")), None);
+    }
+}
