@@ -281,3 +281,34 @@ fn ls_and_status_report_teams_and_unread_counts() {
         .run()
         .refused(3, "no team named gamma");
 }
+
+#[test]
+fn an_empty_swarm_team_counts_as_unset_for_status_and_down() {
+    let sandbox = Sandbox::new();
+    sandbox.team("alpha", &["bob"]);
+    // The global --team and the positional TEAM once shared a clap id, so an empty SWARM_TEAM
+    // filled the positional and was refused as an invalid name.
+    sandbox
+        .swarm()
+        .arg("status")
+        .env("SWARM_TEAM", "")
+        .run()
+        .success()
+        .stdout_has("team alpha");
+    sandbox
+        .swarm()
+        .args(["down", "--timeout", "1"])
+        .env("SWARM_TEAM", "")
+        .run()
+        .success()
+        .stdout_has("team alpha is down");
+    // The positional still wins over the environment.
+    sandbox.team("beta", &["x"]);
+    sandbox
+        .swarm()
+        .args(["status", "beta"])
+        .env("SWARM_TEAM", "alpha")
+        .run()
+        .success()
+        .stdout_has("team beta");
+}

@@ -18,7 +18,8 @@ use crate::store::team::Team;
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The team [default: --team, SWARM_TEAM, or the only team]
-    #[arg(value_name = "TEAM")]
+    // Its own id: sharing the global --team's would let an empty SWARM_TEAM fill it.
+    #[arg(id = "team_arg", value_name = "TEAM")]
     pub(crate) team: Option<String>,
 }
 
