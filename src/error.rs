@@ -1,5 +1,6 @@
-//! One error type for the whole program. Its kind decides the exit status (DESIGN §5); its message is
-//! one line for stderr, optionally followed by a hint that says what to do.
+//! One error type for the whole program. Its kind decides the exit status (docs/ARCHITECTURE.md,
+//! "Errors and exit statuses"); its message is one line for stderr, optionally followed by a hint
+//! that says what to do.
 
 use std::fmt;
 use std::io;

@@ -11,6 +11,7 @@ mod format;
 mod launch;
 mod member;
 mod peer;
+mod policy;
 mod protocol;
 mod store;
 

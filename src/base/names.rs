@@ -1,5 +1,6 @@
 //! Team and member names. A name typed on the command line must match
-//! `[A-Za-z0-9][A-Za-z0-9_-]{0,63}`, so it can never escape the directory it names (DESIGN §2).
+//! `[A-Za-z0-9][A-Za-z0-9_-]{0,63}`, so it can never escape the directory it names
+//! (docs/ARCHITECTURE.md, "On disk").
 
 use std::fmt;
 

@@ -1,16 +1,15 @@
 //! Who is running a command, for which team, under which home: resolved once from the global
-//! options and the `SWARM_*` environment the launcher sets in every pane (DESIGN §5).
+//! options and the `SWARM_*` environment the launcher sets in every pane (docs/ARCHITECTURE.md,
+//! "Who may do what").
 
 use std::path::PathBuf;
 
 use crate::base::names::Name;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
+use crate::policy::{Caller, PERSON};
 use crate::store::paths::Home;
 use crate::store::team::{Team, list_teams};
-
-/// The sender's name outside a team.
-pub(crate) const OUTSIDE_SENDER: &str = "user";
 
 #[derive(Debug, Clone)]
 pub(crate) struct Context {
@@ -66,37 +65,32 @@ impl Context {
         }
     }
 
-    /// The caller's member name: `--as`/`SWARM_AGENT`, else `user`.
-    pub(crate) fn agent(&self) -> Result<Name> {
-        Name::parse("member", self.agent.as_deref().unwrap_or(OUTSIDE_SENDER))
+    /// Who runs this command in the team of `config`: the member named by `--as`/`SWARM_AGENT`,
+    /// else the person at the keyboard.
+    pub(crate) fn caller(&self, config: &TeamConfig) -> Result<Caller> {
+        let asked = self
+            .agent
+            .as_deref()
+            .map(|name| Name::parse("member", name))
+            .transpose()?;
+        Ok(Caller::resolve(config, asked))
     }
 
-    /// The caller's name, required to be on the team's roster (for reading one's own inbox).
-    pub(crate) fn member_of(&self, config: &TeamConfig) -> Result<Name> {
-        let me = self.agent()?;
-        if config.member(me.as_str()).is_none() {
+    /// The caller, required to be on the team's roster (for reading one's own inbox).
+    pub(crate) fn member_of(&self, config: &TeamConfig) -> Result<Caller> {
+        let caller = self.caller(config)?;
+        if config.member(caller.name().as_str()).is_none() {
             let hint = if self.agent.is_none() {
                 format!(
-                    "pass --as NAME or set SWARM_AGENT, or add yourself with `swarm join {OUTSIDE_SENDER}`"
+                    "pass --as NAME or set SWARM_AGENT, or add yourself with `swarm join {PERSON}`"
                 )
             } else {
-                format!("add it with `swarm join {me}`")
+                format!("add it with `swarm join {caller}`")
             };
-            return Err(config.unknown_member(me.as_str()).with_hint(hint));
+            return Err(config
+                .unknown_member(caller.name().as_str())
+                .with_hint(hint));
         }
-        Ok(me)
-    }
-
-    /// Refuses unless the caller is the team's lead.
-    pub(crate) fn require_lead(&self, config: &TeamConfig, action: &str) -> Result<Name> {
-        let me = self.agent()?;
-        let lead = config.lead_name();
-        if me.as_str() != lead {
-            return Err(
-                Error::usage(format!("only the lead ({lead}) may {action}; you are {me}"))
-                    .with_hint(format!("run it from the lead, or pass --as {lead}")),
-            );
-        }
-        Ok(me)
+        Ok(caller)
     }
 }

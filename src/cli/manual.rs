@@ -8,6 +8,7 @@ use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, italic, roman};
 
 use crate::error::{Error, Result};
+use crate::policy;
 
 const EXIT_STATUS: &[(&str, &str)] = &[
     ("0", "Success."),
@@ -25,6 +26,8 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     ),
     ("4", "A --wait or --timeout ran out."),
 ];
+
+const PERMISSIONS_INTRO: &str = "A command acts as the lead, as a teammate (a member that runs a program), or as the person at the keyboard: anyone else, including members added with swarm join. The person has the lead's authority; what only the lead may send goes out under the lead's name.";
 
 const ENVIRONMENT: &[(&str, &str)] = &[
     (
@@ -202,6 +205,13 @@ fn render_top(command: clap::Command) -> Result<Vec<u8>> {
     render(man.render_subcommands_section(&mut page))?;
     let mut roff = Roff::default();
     definitions(&mut roff, "EXIT STATUS", EXIT_STATUS);
+    roff.control("SH", ["PERMISSIONS"]);
+    roff.text([roman(PERMISSIONS_INTRO)]);
+    for (doing, who) in policy::definitions() {
+        roff.control("TP", []);
+        roff.text([bold(doing)]);
+        roff.text([roman(who)]);
+    }
     definitions(&mut roff, "ENVIRONMENT", ENVIRONMENT);
     definitions(&mut roff, "FILES", FILES);
     roff.control("SH", ["EXAMPLES"]);

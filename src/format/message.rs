@@ -1,5 +1,6 @@
-//! One inbox element. It is kept as the JSON object it was read as, so a rewrite preserves every field
-//! (and the order of fields) that Claude Code or another tool wrote (DESIGN §3).
+//! One inbox element. It is kept as the JSON object it was read as, so a rewrite preserves every
+//! field (and the order of fields) that Claude Code or another tool wrote (docs/ARCHITECTURE.md,
+//! "An inbox").
 
 use std::borrow::Cow;
 

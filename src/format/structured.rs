@@ -1,5 +1,5 @@
 //! Structured messages: a JSON object serialised into an inbox message's `text`, with Claude Code's
-//! field names (DESIGN §3).
+//! field names (docs/ARCHITECTURE.md, "Messages").
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

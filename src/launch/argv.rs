@@ -1,5 +1,5 @@
 //! What a member's pane runs: its exact argv and environment, built from the team file, the lead's
-//! recorded argv and the member's profile (DESIGN §6).
+//! recorded argv and the member's profile (docs/ARCHITECTURE.md, "Launching").
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

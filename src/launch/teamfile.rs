@@ -1,5 +1,5 @@
-//! The TOML team file (DESIGN §6). Unknown keys are refused with the line they are on, and every
-//! value is checked before anything is created.
+//! The TOML team file (docs/ARCHITECTURE.md, "Launching"). Unknown keys are refused with the line
+//! they are on, and every value is checked before anything is created.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -12,6 +12,7 @@ use crate::format::config::DEFAULT_LEAD;
 use crate::format::settings::{Color, Profile};
 use crate::format::settings::{Delivery, Isolation, Protocol};
 use crate::launch::argv::{default_inherit, detect_profile};
+use crate::policy::PERSON;
 use crate::store::paths::absolute;
 
 #[derive(Debug, Clone)]
@@ -191,6 +192,11 @@ impl TeamFile {
             }
         }
 
+        if lead.name.as_str() == PERSON {
+            return Err(invalid(format!(
+                "the lead cannot be called {PERSON}: that is the person at the keyboard"
+            )));
+        }
         let mut seen = BTreeSet::from([lead.name.clone()]);
         let mut members = Vec::with_capacity(raw.member.len());
         for member in raw.member {
@@ -198,6 +204,11 @@ impl TeamFile {
                 .map_err(|err| invalid(err.message().to_owned()))?;
             if !seen.insert(name.clone()) {
                 return Err(invalid(format!("member name {name} is used twice")));
+            }
+            if name.as_str() == PERSON {
+                return Err(invalid(format!(
+                    "a member cannot be called {PERSON}: that is the person at the keyboard"
+                )));
             }
             let command = argv(member.command, name.as_str(), &invalid)?;
             let profile = member
@@ -374,6 +385,8 @@ cwd = "sub"
             "name = \"t\"\n[lead]\nprofile = \"generic\"\n[[member]]\nname = \"a\"",
             "name = \"t\"\nmax_concurrent = 0",
             "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = []",
+            "name = \"t\"\n[[member]]\nname = \"user\"\ncommand = \"x\"",
+            "name = \"t\"\n[lead]\nname = \"user\"",
         ] {
             let err = parse(text).unwrap_err();
             assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{text}");

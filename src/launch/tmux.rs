@@ -1,6 +1,7 @@
 //! The one place swarm runs tmux. It passes argv lists, never shell strings; learns pane ids with
 //! `-P -F`; targets panes by id; passes the environment with `-e`; and changes no global or session
-//! option of the user's server, only options of the panes and window it creates (DESIGN §6).
+//! option of the user's server, only options of the panes and window it creates
+//! (docs/ARCHITECTURE.md, "Launching").
 
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;

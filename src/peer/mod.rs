@@ -1,5 +1,5 @@
 //! `uds:` peers: Unix sockets that reach a swarm process in another terminal, session or team
-//! (DESIGN §7). The wire format is one JSON object per line each way.
+//! (docs/ARCHITECTURE.md, "Peers"). The wire format is one JSON object per line each way.
 
 mod client;
 mod registry;

@@ -7,15 +7,17 @@ use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::structured::Structured;
+use crate::policy::Caller;
 use crate::protocol::rules::{self, Recipient};
 use crate::store::team::Team;
 use crate::store::watcher::{Watcher, named};
 
-/// Sends `message` from `me` to `to` after checking every protocol rule.
+/// Sends `message` from `caller` to `to` after checking every protocol rule. The envelope is from
+/// the name the rules send it under.
 pub(crate) fn send(
     team: &Team,
     config: &TeamConfig,
-    me: &str,
+    caller: &Caller,
     to: &str,
     message: &Structured,
 ) -> Result<InboxMessage> {
@@ -26,11 +28,11 @@ pub(crate) fn send(
             config.roster().join(", ")
         )));
     }
-    rules::check(team, config, me, Recipient::Member(to), message)?;
+    let sender = rules::check(team, config, caller, Recipient::Member(to), message)?;
     let text = message.to_text();
     check_text_size(&text)?;
-    let color = config.member(me).and_then(|m| m.color.clone());
-    let envelope = InboxMessage::new(me, &text, None, color.as_deref());
+    let color = config.member(sender.as_str()).and_then(|m| m.color.clone());
+    let envelope = InboxMessage::new(sender.as_str(), &text, None, color.as_deref());
     team.mailbox(to).append(std::slice::from_ref(&envelope))?;
     Ok(envelope)
 }

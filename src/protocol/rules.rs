@@ -1,10 +1,13 @@
-//! The protocol rules of DESIGN §3, enforced for every structured message however it is sent
-//! (`send` with raw JSON, `shutdown`, `plan`). Each refusal is exit status 2 with a clear message.
+//! The protocol rules, enforced for every structured message however it is sent (`send` with raw
+//! JSON, `shutdown`, `plan`, the supervisor): who may send each kind comes from `policy`, where it
+//! may go and what it must name from here. Each refusal is exit status 2 with a clear message.
 
+use crate::base::names::Name;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::format::message::InboxMessage;
 use crate::format::structured::{Structured, request_subject};
+use crate::policy::{Action, Caller, allow, allow_own};
 use crate::store::team::Team;
 
 /// Where a message is going.
@@ -15,14 +18,15 @@ pub(crate) enum Recipient<'a> {
     Peer,
 }
 
-/// Refuses a structured message that breaks a rule.
+/// Refuses a structured message that breaks a rule; else the name it is sent under (the lead's,
+/// when the person at the keyboard sends what only the lead sends).
 pub(crate) fn check(
     team: &Team,
     config: &TeamConfig,
-    me: &str,
+    caller: &Caller,
     to: Recipient<'_>,
     message: &Structured,
-) -> Result<()> {
+) -> Result<Name> {
     let kind = message.kind();
     let to = match to {
         Recipient::Broadcast => {
@@ -38,18 +42,17 @@ pub(crate) fn check(
         Recipient::Member(to) => to,
     };
     let lead = config.lead_name();
-    if message.lead_only() {
-        if me != lead {
-            return Err(
-                Error::usage(format!("only the lead ({lead}) sends {kind}; you are {me}"))
-                    .with_hint(format!("run it from the lead, or pass --as {lead}")),
-            );
-        }
-        if to == lead {
-            return Err(Error::usage(format!(
-                "{kind} goes from the lead to a teammate, not to the lead"
-            )));
-        }
+    let sender = match message {
+        Structured::ShutdownRequest(_) => allow(config, caller, Action::RequestShutdown)?,
+        Structured::PlanApprovalResponse(_) => allow(config, caller, Action::AnswerPlan)?,
+        Structured::TaskAssignment(_) => allow(config, caller, Action::AssignTask)?,
+        _ => allow(config, caller, Action::Send)?,
+    };
+    let me = sender.as_str();
+    if message.lead_only() && to == lead {
+        return Err(Error::usage(format!(
+            "{kind} goes from the lead to a teammate, not to the lead"
+        )));
     }
     if message.to_lead_only() && to != lead {
         return Err(Error::usage(format!(
@@ -72,9 +75,14 @@ pub(crate) fn check(
                 "a shutdown request names its target",
             )?;
         }
-        Structured::ShutdownApproved(answer) => answer_own_shutdown(team, me, &answer.request_id)?,
-        Structured::ShutdownRejected(answer) => answer_own_shutdown(team, me, &answer.request_id)?,
+        Structured::ShutdownApproved(answer) => {
+            answer_own_shutdown(team, config, caller, &answer.request_id)?;
+        }
+        Structured::ShutdownRejected(answer) => {
+            answer_own_shutdown(team, config, caller, &answer.request_id)?;
+        }
         Structured::PlanApprovalRequest(request) => {
+            allow_own(config, caller, Action::SubmitPlan, me)?;
             expect_subject(
                 &request.request_id,
                 me,
@@ -93,7 +101,7 @@ pub(crate) fn check(
         | Structured::TaskAssignment(_)
         | Structured::TaskNotification(_) => {}
     }
-    Ok(())
+    Ok(sender)
 }
 
 /// The sender a message claims inside its JSON, which must be the real sender.
@@ -109,18 +117,19 @@ fn claimed_sender(message: &Structured) -> Option<&str> {
     }
 }
 
-fn answer_own_shutdown(team: &Team, me: &str, request_id: &str) -> Result<()> {
+fn answer_own_shutdown(
+    team: &Team,
+    config: &TeamConfig,
+    caller: &Caller,
+    request_id: &str,
+) -> Result<()> {
     let subject = request_subject(request_id).ok_or_else(|| {
         Error::usage(format!(
             "{request_id:?} is not a shutdown request id (shutdown-<ms>@<name>)"
         ))
     })?;
-    if subject != me {
-        return Err(Error::usage(format!(
-            "only {subject} answers its own shutdown request; you are {me}"
-        )));
-    }
-    require_request(team, me, request_id, "shutdown_request").map(drop)
+    allow_own(config, caller, Action::AnswerShutdown, subject)?;
+    require_request(team, subject, request_id, "shutdown_request").map(drop)
 }
 
 fn expect_subject(request_id: &str, expected: &str, rule: &str) -> Result<()> {

@@ -1,5 +1,6 @@
 //! Durable file writes. A reader that takes no lock must never see a partial file, and a write that
-//! returned is on disk: temp file in the same directory, fsync, rename, fsync the directory (DESIGN §4).
+//! returned is on disk: temp file in the same directory, fsync, rename, fsync the directory
+//! (docs/ARCHITECTURE.md, "Durable writes").
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};

@@ -1,5 +1,5 @@
-//! The two locks that guard every read-modify-write of a shared JSON file (DESIGN §4):
-//! swarm's own `flock` on `.<stem>.flock`, then Claude Code's `<file>.lock` directory.
+//! The two locks that guard every read-modify-write of a shared JSON file (docs/ARCHITECTURE.md,
+//! "Locks"): swarm's own `flock` on `.<stem>.flock`, then Claude Code's `<file>.lock` directory.
 //! swarm processes queue on the flock; the directory keeps Claude Code's writers out.
 //!
 //! While swarm holds a lock directory it records the directory's identity in its flock file. A

@@ -1,4 +1,5 @@
-//! The on-disk layout under swarm's home (DESIGN §2). Every path swarm touches is spelled here once.
+//! The on-disk layout under swarm's home (docs/ARCHITECTURE.md, "On disk"). Every path swarm
+//! touches is spelled here once.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 
 use crate::harness::Sandbox;
 
-/// An entry exactly as Claude Code 2.1 writes it (DESIGN §3), plus a field from some future version.
+/// An entry exactly as Claude Code 2.1 writes it (docs/ARCHITECTURE.md, "An inbox"), plus a field
+/// from some future version.
 fn claude_entry() -> Value {
     json!({"from": "bob", "text": "{\"type\":\"idle_notification\",\"from\":\"bob\",\"timestamp\":\"2026-11-22T08:43:40.970Z\",\"idleReason\":\"available\",\"result\":\"…\"}",
            "timestamp": "2026-11-22T08:43:40.970Z", "color": "blue", "msgV": 1,

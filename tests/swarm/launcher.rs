@@ -487,7 +487,7 @@ fn a_real_pane_receives_exactly_the_dry_run_argv() {
 }
 
 #[test]
-fn only_the_lead_spawns_and_names_are_unique() {
+fn the_lead_and_the_person_spawn_teammates_do_not_and_names_are_unique() {
     let sandbox = Sandbox::new();
     let server = TmuxServer::start(&sandbox);
     let file = sandbox.write("s.toml", "name = \"s\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n");
@@ -498,13 +498,18 @@ fn only_the_lead_spawns_and_names_are_unique() {
         .team("s")
         .as_("a")
         .run()
-        .refused(2, "teammates cannot spawn teammates");
+        .refused(
+            2,
+            "only the lead or the person at the keyboard may spawn a teammate; a is a teammate",
+        );
+    // The person at the keyboard has the lead's authority.
     sandbox
         .swarm()
-        .args(["spawn", "b", "--", "sleep", "1000"])
+        .args(["spawn", "c", "--", "sleep", "1000"])
         .team("s")
         .run()
-        .refused(2, "only the lead");
+        .success();
+    eventually("c to run", || state(&sandbox, "s", "c") == "running");
     let spawned = sandbox
         .swarm()
         .args(["spawn", "b", "--prompt", "hi b", "--", "sleep", "1000"])
@@ -515,7 +520,7 @@ fn only_the_lead_spawns_and_names_are_unique() {
     let pane = spawned.stdout.trim().rsplit(' ').next().unwrap().to_owned();
     assert!(server.panes().contains(&pane), "{pane}");
     eventually("b to run", || state(&sandbox, "s", "b") == "running");
-    assert_eq!(sandbox.member("s", "b")["color"], "blue");
+    assert_eq!(sandbox.member("s", "b")["color"], "green");
     assert_eq!(sandbox.inbox("s", "b")[0]["text"], "hi b");
     sandbox
         .swarm()
@@ -739,4 +744,80 @@ fn status_shows_a_vanished_member_as_vanished() {
         .args(["down", "v", "--force"])
         .run()
         .success();
+}
+
+#[test]
+fn the_person_at_the_keyboard_has_the_leads_authority_however_it_is_named() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let file = sandbox.write(
+        "p.toml",
+        "name = \"p\"\n[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"b\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    up(&sandbox, &server, &file).success();
+    eventually("a and b to run", || {
+        state(&sandbox, "p", "a") == "running" && state(&sandbox, "p", "b") == "running"
+    });
+    // `user` asks a teammate to shut down: the request goes out as the lead's.
+    let id = sandbox
+        .swarm()
+        .args(["shutdown", "request", "a"])
+        .team("p")
+        .run()
+        .success()
+        .stdout_line();
+    let inbox = sandbox.inbox("p", "a");
+    assert_eq!(inbox[0]["from"], "team-lead");
+    assert!(inbox[0]["text"].as_str().unwrap().contains(&id));
+    // A member added with `swarm join` is a person too: it may stop members and take the
+    // team down, which teammates may not.
+    sandbox
+        .swarm()
+        .args(["join", "alice"])
+        .team("p")
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["stop", "b"])
+        .team("p")
+        .as_("a")
+        .run()
+        .refused(
+            2,
+            "only the lead or the person at the keyboard may stop a member",
+        );
+    sandbox
+        .swarm()
+        .args(["stop", "b"])
+        .team("p")
+        .as_("alice")
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["down", "--timeout", "1"])
+        .team("p")
+        .as_("a")
+        .run()
+        .refused(2, "may take the team down; a is a teammate");
+    sandbox
+        .swarm()
+        .args(["down", "--force"])
+        .team("p")
+        .as_("alice")
+        .run()
+        .success()
+        .stdout_has("team p is down");
+    // `user` names the person at the keyboard, never a member with a program.
+    let clash = sandbox.write(
+        "u.toml",
+        "name = \"u\"\n[[member]]\nname = \"user\"\ncommand = [\"true\"]\n",
+    );
+    sandbox
+        .swarm()
+        .arg("init")
+        .arg(&clash)
+        .run()
+        .refused(2, "cannot be called user");
 }

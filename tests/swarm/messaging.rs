@@ -376,14 +376,18 @@ fn watch_all_follows_every_inbox_and_consume_takes_your_own() {
         .team("t")
         .as_("carol")
         .run()
-        .refused(2, "your own inbox only");
+        .refused(
+            2,
+            "only bob may consume messages from bob's inbox; you are carol",
+        );
     sandbox
         .swarm()
         .args(["watch", "--all", "--consume"])
         .team("t")
         .as_("carol")
         .run()
-        .refused(2, "your own inbox only");
+        .code(2)
+        .stderr_has("'--all' cannot be used with '--consume'");
     let consuming = sandbox
         .swarm()
         .args(["watch", "--consume", "--json"])

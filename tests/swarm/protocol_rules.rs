@@ -1,4 +1,5 @@
-//! Shutdown and plan approval, and every protocol rule of DESIGN §3 with its exit status.
+//! Shutdown and plan approval, and every protocol rule of docs/ARCHITECTURE.md, "Messages", with
+//! its exit status.
 
 use serde_json::json;
 
@@ -52,7 +53,7 @@ fn only_the_lead_asks_for_shutdown() {
         .team("t")
         .as_("bob")
         .run()
-        .refused(2, "only the lead (team-lead) sends shutdown_request");
+        .refused(2, "only the lead or the person at the keyboard may ask a teammate to shut down; bob is a teammate");
     sandbox
         .swarm()
         .args(["shutdown", "request", "ghost"])
@@ -79,7 +80,10 @@ fn only_the_addressed_teammate_answers_an_existing_request() {
         .team("t")
         .as_("carol")
         .run()
-        .refused(2, "only bob answers its own shutdown request");
+        .refused(
+            2,
+            "only bob may answer bob's shutdown request; you are carol",
+        );
     sandbox
         .swarm()
         .args(["shutdown", "approve", "shutdown-123@bob"])
@@ -245,7 +249,10 @@ fn plan_submit_sends_the_content_with_a_request_id() {
         .as_("team-lead")
         .stdin("x")
         .run()
-        .refused(2, "the lead approves plans");
+        .refused(
+            2,
+            "only a teammate may submit a plan for approval; team-lead is the lead",
+        );
     sandbox
         .swarm()
         .args(["plan", "submit", "nope.md"])

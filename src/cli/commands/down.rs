@@ -9,10 +9,11 @@ use crate::base::clock;
 use crate::cli::args::parse_seconds;
 use crate::cli::context::Context;
 use crate::cli::output;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::structured::{ShutdownRequest, Structured, shutdown_request_id};
 use crate::member::liveness::{self, Observed};
 use crate::member::stop;
+use crate::policy::{self, Action, Caller};
 use crate::protocol::exchange;
 
 #[derive(Debug, clap::Args)]
@@ -36,12 +37,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let observed = Observed::take(&team)?;
     let config = &observed.config;
     let lead = config.lead_name().to_owned();
-    let me = ctx.agent()?;
-    if me.as_str() != lead && config.member(me.as_str()).is_some() {
-        return Err(Error::usage(
-            "teammates cannot take the team down; ask the lead",
-        ));
-    }
+    policy::allow(config, &ctx.caller(config)?, Action::Down)?;
+    let lead_caller = Caller::member(config, &lead)?;
     let live: Vec<String> = observed.live().map(str::to_owned).collect();
     // Run from the lead's own program, stopping the lead would stop this command too: the lead
     // ends when its program exits.
@@ -59,7 +56,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
                 reason: Some("the team is shutting down".to_owned()),
                 timestamp: clock::timestamp_now(),
             });
-            exchange::send(&team, config, &lead, name, &request)?;
+            exchange::send(&team, config, &lead_caller, name, &request)?;
         }
         let deadline = Instant::now() + args.timeout;
         liveness::wait_for_endings(&team, &teammates, Some(deadline), |member, seen| {

@@ -7,6 +7,7 @@ use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
 use crate::error::Result;
+use crate::policy::{self, Action};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -24,8 +25,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let config = team.load()?;
     let name = match &args.name {
         Some(name) => Name::parse("member", name)?,
-        None => ctx.member_of(&config)?,
+        None => ctx.member_of(&config)?.name().clone(),
     };
+    policy::allow(&config, &ctx.caller(&config)?, Action::Read)?;
     let member = config.require_member(name.as_str())?;
     let mailbox = team.mailbox(&member.name);
     let delivered = if args.all {

@@ -9,6 +9,7 @@ use crate::cli::output;
 use crate::error::{Error, Result};
 use crate::format::config::Member;
 use crate::format::settings::Color;
+use crate::policy::{self, Action};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -27,6 +28,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let cwd = std::env::current_dir()
         .map(|dir| dir.display().to_string())
         .unwrap_or_default();
+    let config = team.load()?;
+    policy::allow(&config, &ctx.caller(&config)?, Action::Join)?;
     let color = team.update(|config| {
         if config.member(name.as_str()).is_some() {
             return Err(Error::usage(format!(

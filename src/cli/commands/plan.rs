@@ -16,6 +16,7 @@ use crate::format::settings::PermissionMode;
 use crate::format::structured::{
     PlanApprovalRequest, PlanApprovalResponse, Structured, plan_request_id, request_subject,
 };
+use crate::policy::{self, Action};
 use crate::protocol::exchange::{self, AnswerWatch};
 
 #[derive(Debug, clap::Subcommand)]
@@ -82,13 +83,10 @@ pub(crate) fn run(ctx: &Context, command: Command) -> Result<()> {
 fn submit(ctx: &Context, args: SubmitArgs) -> Result<()> {
     let team = ctx.team()?;
     let config = team.load()?;
-    let me = ctx.member_of(&config)?;
+    let caller = ctx.caller(&config)?;
+    policy::allow_own(&config, &caller, Action::SubmitPlan, caller.name().as_str())?;
+    let me = caller.name();
     let lead = config.lead_name().to_owned();
-    if me.as_str() == lead {
-        return Err(Error::usage(
-            "the lead approves plans; it does not submit them",
-        ));
-    }
     let (plan_file_path, plan_content) = read_plan(&args.file)?;
     let request_id = plan_request_id(clock::now_ms(), me.as_str(), team.name());
     let message = Structured::PlanApprovalRequest(PlanApprovalRequest {
@@ -103,7 +101,7 @@ fn submit(ctx: &Context, args: SubmitArgs) -> Result<()> {
     } else {
         None
     };
-    exchange::send(&team, &config, me.as_str(), &lead, &message)?;
+    exchange::send(&team, &config, &caller, &lead, &message)?;
     let Some(watch) = watch else {
         return if ctx.json {
             output::json(&json!({"requestId": request_id}))
@@ -148,7 +146,8 @@ fn respond(
 ) -> Result<()> {
     let team = ctx.team()?;
     let config = team.load()?;
-    let me = ctx.require_lead(&config, "answer a plan")?;
+    let caller = ctx.caller(&config)?;
+    let me = policy::allow(&config, &caller, Action::AnswerPlan)?;
     let subject = request_subject(request_id)
         .filter(|_| request_id.starts_with("plan_approval-"))
         .ok_or_else(|| {
@@ -164,7 +163,7 @@ fn respond(
         timestamp: clock::timestamp_now(),
         permission_mode,
     });
-    exchange::send(&team, &config, me.as_str(), &subject, &message)?;
+    exchange::send(&team, &config, &caller, &subject, &message)?;
     exchange::retire(&team, me.as_str(), request_id)?;
     let verdict = if approved { "approved" } else { "rejected" };
     if ctx.json {

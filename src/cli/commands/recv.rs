@@ -11,6 +11,7 @@ use crate::cli::output;
 use crate::cli::render;
 use crate::error::{Error, Result};
 use crate::format::message::InboxMessage;
+use crate::policy::{self, Action};
 use crate::store::watcher::{Watcher, named};
 
 #[derive(Debug, clap::Args)]
@@ -31,7 +32,9 @@ pub(crate) struct Args {
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let team = ctx.team()?;
     let config = team.load()?;
-    let me = ctx.member_of(&config)?;
+    let caller = ctx.member_of(&config)?;
+    policy::allow_own(&config, &caller, Action::Consume, caller.name().as_str())?;
+    let me = caller.name();
     let mailbox = team.mailbox(me.as_str());
     let max = args
         .max

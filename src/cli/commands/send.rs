@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::structured::{Classified, Structured};
 use crate::peer;
+use crate::policy::{self, Action, PERSON};
 use crate::protocol::rules::{self, Recipient};
 
 #[derive(Debug, clap::Args)]
@@ -59,10 +60,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 
     let team = ctx.team()?;
     let config = team.load()?;
-    let me = ctx.agent()?;
-    if let Some(message) = &structured {
-        rules::check(&team, &config, me.as_str(), recipient, message)?;
-    }
+    let caller = ctx.caller(&config)?;
+    let me = match &structured {
+        Some(message) => rules::check(&team, &config, &caller, recipient, message)?,
+        None => policy::allow(&config, &caller, Action::Send)?,
+    };
     let targets: Vec<String> = match recipient {
         Recipient::Member(to) => {
             let member = config.member(to).ok_or_else(|| {
@@ -117,7 +119,7 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
     let path = peer::resolve(&ctx.home, target)?;
     let label = match (std::env::var("SWARM_AGENT"), std::env::var("SWARM_TEAM")) {
         (Ok(agent), Ok(team)) if !agent.is_empty() && !team.is_empty() => format!("{agent}@{team}"),
-        _ => crate::cli::context::OUTSIDE_SENDER.to_owned(),
+        _ => PERSON.to_owned(),
     };
     let request = peer::Request {
         from: peer::own_address(&ctx.home, &label),

@@ -14,6 +14,7 @@ use crate::format::structured::{
     ShutdownApproved, ShutdownRejected, ShutdownRequest, Structured, request_subject,
     shutdown_request_id,
 };
+use crate::policy::{self, Action};
 use crate::protocol::exchange::{self, AnswerWatch};
 
 #[derive(Debug, clap::Subcommand)]
@@ -75,7 +76,9 @@ fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
     let name = Name::parse("member", &args.name)?;
     let team = ctx.team()?;
     let config = team.load()?;
-    let me = ctx.agent()?;
+    let caller = ctx.caller(&config)?;
+    // The person at the keyboard asks as the lead, so the answer comes to the lead's inbox.
+    let me = policy::allow(&config, &caller, Action::RequestShutdown)?;
     let request_id = shutdown_request_id(clock::now_ms(), name.as_str());
     let message = Structured::ShutdownRequest(ShutdownRequest {
         request_id: request_id.clone(),
@@ -88,7 +91,7 @@ fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
     } else {
         None
     };
-    exchange::send(&team, &config, me.as_str(), name.as_str(), &message)?;
+    exchange::send(&team, &config, &caller, name.as_str(), &message)?;
     let Some(watch) = watch else {
         return if ctx.json {
             output::json(&json!({"requestId": request_id}))
@@ -130,12 +133,16 @@ fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
 fn answer(ctx: &Context, request_id: &str, rejection: Option<String>) -> Result<()> {
     let team = ctx.team()?;
     let config = team.load()?;
-    let me = ctx.agent()?;
-    if request_subject(request_id).is_none() || !request_id.starts_with("shutdown-") {
-        return Err(Error::usage(format!(
-            "{request_id:?} is not a shutdown request id (shutdown-<ms>@<name>)"
-        )));
-    }
+    let caller = ctx.caller(&config)?;
+    let subject = request_subject(request_id)
+        .filter(|_| request_id.starts_with("shutdown-"))
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "{request_id:?} is not a shutdown request id (shutdown-<ms>@<name>)"
+            ))
+        })?;
+    policy::allow_own(&config, &caller, Action::AnswerShutdown, subject)?;
+    let me = caller.name();
     let lead = config.lead_name().to_owned();
     let timestamp = clock::timestamp_now();
     let message = match &rejection {
@@ -159,7 +166,7 @@ fn answer(ctx: &Context, request_id: &str, rejection: Option<String>) -> Result<
             })
         }
     };
-    exchange::send(&team, &config, me.as_str(), &lead, &message)?;
+    exchange::send(&team, &config, &caller, &lead, &message)?;
     exchange::retire(&team, me.as_str(), request_id)?;
     let verdict = if rejection.is_some() {
         "rejected"

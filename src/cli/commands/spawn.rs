@@ -20,6 +20,7 @@ use crate::launch::panes::{self, DEFAULT_LAYOUT};
 use crate::launch::prepare::{self, PanePlan, record_launch};
 use crate::launch::tmux::Tmux;
 use crate::launch::worktree;
+use crate::policy::{self, Action, PERSON};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -66,20 +67,15 @@ pub(crate) struct Args {
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let name = Name::parse("member", &args.name)?;
+    if name.as_str() == PERSON {
+        return Err(Error::usage(format!(
+            "a teammate cannot be called {PERSON}: that is the person at the keyboard"
+        )));
+    }
     let team = ctx.team()?;
     let config = team.load()?;
-    let me = ctx.agent()?;
+    policy::allow(&config, &ctx.caller(&config)?, Action::Spawn)?;
     let lead = config.lead_name().to_owned();
-    if me.as_str() != lead {
-        return Err(if config.member(me.as_str()).is_some() {
-            Error::usage("teammates cannot spawn teammates; ask the lead to do it")
-        } else {
-            Error::usage(format!(
-                "only the lead ({lead}) spawns teammates; you are {me}"
-            ))
-            .with_hint(format!("run it from the lead, or pass --as {lead}"))
-        });
-    }
     if config.member(name.as_str()).is_some() {
         return Err(Error::usage(format!(
             "{name} is already a member of team {}",

@@ -9,6 +9,7 @@ use crate::cli::output;
 use crate::error::{Error, Result};
 use crate::member::liveness::Observed;
 use crate::member::stop;
+use crate::policy::{self, Action};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -21,11 +22,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let team = ctx.team()?;
     let observed = Observed::take(&team)?;
     let config = &observed.config;
-    let me = ctx.agent()?;
+    policy::allow(config, &ctx.caller(config)?, Action::Stop)?;
     let lead = config.lead_name().to_owned();
-    if me.as_str() != lead && config.member(me.as_str()).is_some() {
-        return Err(Error::usage("teammates cannot stop members; ask the lead"));
-    }
     let names: Vec<String> = if args.name == "all" {
         observed
             .live()

@@ -7,7 +7,8 @@ use crate::base::names::Name;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::policy::{self, Action};
 use crate::store::follow::{Arrival, Follower, Scope};
 use crate::store::watcher::Watcher;
 
@@ -22,25 +23,26 @@ pub(crate) struct Args {
     pub(crate) all: bool,
 
     /// Consume what arrives (your own inbox only), as `recv` does
-    #[arg(long)]
+    #[arg(long, conflicts_with = "all")]
     pub(crate) consume: bool,
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let team = ctx.team()?;
     let config = team.load()?;
-    let me = ctx.agent()?;
+    let caller = ctx.caller(&config)?;
     let target = match (&args.name, args.all) {
         (_, true) => None,
         (Some(name), false) => Some(Name::parse("member", name)?),
-        (None, false) => Some(ctx.member_of(&config)?),
+        (None, false) => Some(ctx.member_of(&config)?.name().clone()),
     };
-    if args.consume && target.as_ref() != Some(&me) {
-        return Err(
-            Error::usage("--consume applies to your own inbox only").with_hint(
+    policy::allow(&config, &caller, Action::Read)?;
+    if let Some(owner) = target.as_ref().filter(|_| args.consume) {
+        policy::allow_own(&config, &caller, Action::Consume, owner.as_str()).map_err(|err| {
+            err.with_hint(
                 "drop --consume to follow someone else's inbox without taking their messages",
-            ),
-        );
+            )
+        })?;
     }
     let scope = match &target {
         Some(name) => {

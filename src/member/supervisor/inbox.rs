@@ -11,6 +11,7 @@ use crate::base::clock;
 use crate::error::Result;
 use crate::format::settings::{Delivery, Protocol};
 use crate::format::structured::{ShutdownApproved, Structured};
+use crate::policy::Caller;
 use crate::protocol::exchange;
 use crate::store::watcher::{Watcher, named};
 
@@ -112,7 +113,8 @@ impl InboxFeed {
                     pane_id: supervisor.pane.clone(),
                     backend_type: Some("tmux".to_owned()),
                 });
-                exchange::send(&supervisor.team, &config, &supervisor.name, lead, &answer)?;
+                let caller = Caller::member(&config, &supervisor.name)?;
+                exchange::send(&supervisor.team, &config, &caller, lead, &answer)?;
                 supervisor.say(&format!(
                     "approved {} on behalf of {}; ending it",
                     request.request_id, supervisor.name
