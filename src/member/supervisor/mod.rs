@@ -159,7 +159,7 @@ impl Supervisor {
                     process::signal_group(pid, Signal::SIGKILL);
                     stopping.kill_at = None;
                 }
-                Some(()) = feed.changed() => {
+                () = feed.changed() => {
                     if let Some(why) = feed.handle(&self) {
                         stopping.begin(pid, &why, Signal::SIGTERM);
                     }
