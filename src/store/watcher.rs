@@ -10,6 +10,7 @@
 //! runtime, whose notify callback feeds a tokio channel so no thread has to block on its behalf.
 
 use std::ffi::{OsStr, OsString};
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -152,6 +153,26 @@ impl AsyncWatcher {
         };
         self.rescan_at = None;
         woke
+    }
+
+    /// [`Watcher::wait_for`] with a probe that may itself await (say, file work off the runtime).
+    pub(crate) async fn wait_for<T, F>(
+        &mut self,
+        deadline: Option<Instant>,
+        relevant: &dyn Fn(&OsStr) -> bool,
+        mut probe: impl FnMut() -> F,
+    ) -> Result<Option<T>>
+    where
+        F: Future<Output = Result<Option<T>>>,
+    {
+        loop {
+            if let Some(found) = probe().await? {
+                return Ok(Some(found));
+            }
+            if self.wait(deadline, relevant).await? == Wake::Deadline {
+                return probe().await;
+            }
+        }
     }
 }
 
@@ -394,12 +415,16 @@ mod tests {
                         .unwrap();
                 })
             };
-            let deadline = Instant::now() + Duration::from_secs(30);
-            while !target.exists() {
-                let wake = watcher.wait(Some(deadline), &named(&name)).await.unwrap();
-                assert_eq!(wake, Wake::LookAgain, "bob.json never appeared");
-            }
+            let found = watcher
+                .wait_for(
+                    Some(Instant::now() + Duration::from_secs(30)),
+                    &named(&name),
+                    || async { Ok(target.exists().then_some(())) },
+                )
+                .await
+                .unwrap();
             writer.join().unwrap();
+            assert_eq!(found, Some(()));
         });
     }
 

@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 use std::ffi::OsString;
+use std::sync::Arc;
 
 use crate::base::clock;
 use crate::error::Result;
@@ -32,7 +33,7 @@ struct Handling {
 
 impl InboxFeed {
     /// Starts following the inbox if the member needs it. The watch is armed before the first look.
-    pub(crate) fn start(supervisor: &Supervisor) -> Result<Self> {
+    pub(crate) async fn start(supervisor: &Arc<Supervisor>) -> Result<Self> {
         let wrapper = supervisor.member.protocol() == Protocol::Wrapper;
         let paste = supervisor.member.delivery() == Delivery::Paste
             && supervisor.pane.is_some()
@@ -53,7 +54,7 @@ impl InboxFeed {
         if !wrapper && !paste {
             return Ok(feed);
         }
-        mailbox.ensure()?;
+        supervisor.off_runtime(move |_| mailbox.ensure()).await?;
         feed.watcher = Some(AsyncWatcher::arm(&supervisor.team.paths().inboxes())?);
         Ok(feed)
     }
@@ -74,14 +75,17 @@ impl InboxFeed {
     }
 
     /// Handles what arrived; returns a reason when the program must now end.
-    pub(crate) fn handle(&self, supervisor: &Supervisor) -> Option<String> {
-        match self.handling.try_handle(supervisor) {
-            Ok(reason) => reason,
-            Err(err) => {
-                tracing::warn!("inbox of {}: {err}", supervisor.name);
-                None
-            }
-        }
+    pub(crate) async fn handle(&self, supervisor: &Arc<Supervisor>) -> Option<String> {
+        let handling = self.handling;
+        supervisor
+            .off_runtime(move |this| match handling.try_handle(this) {
+                Ok(reason) => reason,
+                Err(err) => {
+                    tracing::warn!("inbox of {}: {err}", this.name);
+                    None
+                }
+            })
+            .await
     }
 }
 

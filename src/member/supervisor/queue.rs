@@ -3,6 +3,7 @@
 //! is never limited.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use crate::base::process;
 use crate::error::{Error, Result};
@@ -26,7 +27,7 @@ enum Claim {
 }
 
 pub(crate) async fn wait_for_slot(
-    supervisor: &Supervisor,
+    supervisor: &Arc<Supervisor>,
     max: u32,
     signals: &mut Signals,
 ) -> Result<Slot> {
@@ -35,14 +36,20 @@ pub(crate) async fn wait_for_slot(
     let mut following = true;
     let mut announced = None;
     loop {
-        match claim(supervisor, limit)? {
+        // Under the config lock, which another writer may hold for a while: off the runtime.
+        match supervisor
+            .off_runtime(move |this| claim(this, limit))
+            .await?
+        {
             Claim::Granted => return Ok(Slot::Granted),
             Claim::Waiting { running, ahead } => {
                 if announced != Some((running, ahead)) {
-                    supervisor.say(&format!(
-                        "{} is queued: {running} of {limit} running, {ahead} ahead in the queue",
-                        supervisor.name
-                    ));
+                    supervisor
+                        .print(format!(
+                            "{} is queued: {running} of {limit} running, {ahead} ahead in the queue",
+                            supervisor.name
+                        ))
+                        .await;
                     announced = Some((running, ahead));
                 }
             }
@@ -61,7 +68,10 @@ pub(crate) async fn wait_for_slot(
                     Caught::Interrupt => {}
                     Caught::Terminate => return Ok(Slot::Interrupted("signal".into())),
                     Caught::Hangup => return Ok(Slot::Interrupted("hangup".into())),
-                    Caught::Stop => return Ok(Slot::Interrupted(supervisor.stop_reason())),
+                    Caught::Stop => {
+                        let why = supervisor.off_runtime(Supervisor::stop_reason).await;
+                        return Ok(Slot::Interrupted(why));
+                    }
                 },
             }
         }
