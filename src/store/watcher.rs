@@ -5,14 +5,19 @@
 //! Events are only hints: the caller re-reads the file under its lock. The watch is armed before
 //! the caller's first read, so nothing slips between read and watch. A queue overflow (the rescan
 //! flag) and a slow safety interval both count as "look again".
+//!
+//! [`Watcher`] blocks its thread; [`AsyncWatcher`] is the same watch for the supervisor's tokio
+//! runtime, whose notify callback feeds a tokio channel so no thread has to block on its behalf.
 
 use std::ffi::{OsStr, OsString};
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use notify::event::{AccessKind, AccessMode};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use crate::error::{Error, Result};
 
@@ -20,8 +25,22 @@ use crate::error::{Error, Result};
 pub(crate) const SAFETY_RESCAN: Duration = Duration::from_secs(2);
 
 pub struct Watcher {
-    dirs: Vec<PathBuf>,
+    armed: Armed,
     signals: Receiver<Signal>,
+}
+
+/// The same watch as [`Watcher`], awaited on a tokio runtime.
+pub(crate) struct AsyncWatcher {
+    armed: Armed,
+    signals: UnboundedReceiver<Signal>,
+    /// When the pending wait looks again regardless; kept across calls, so a wait cancelled by a
+    /// `select!` and started again does not postpone the safety re-scan.
+    rescan_at: Option<Instant>,
+}
+
+/// The inotify watch both waiters share; they differ only in the channel its callback feeds.
+struct Armed {
+    dirs: Vec<PathBuf>,
     _inner: RecommendedWatcher,
 }
 
@@ -49,42 +68,11 @@ impl Watcher {
     /// Starts watching several directories (which must exist) through one inotify instance.
     /// Filters see file names only, so a name shared by two of the directories wakes both readers.
     pub(crate) fn arm_all(dirs: &[&Path]) -> Result<Self> {
-        let shown = dirs.first().copied().unwrap_or(Path::new("."));
         let (sender, signals) = mpsc::channel();
-        let mut inner = notify::recommended_watcher(move |event: notify::Result<Event>| {
-            let signal = match event {
-                Ok(event) if event.need_rescan() => Some(Signal::Rescan),
-                Ok(event) if is_write(event.kind) => {
-                    for path in event.paths {
-                        if let Some(name) = path.file_name() {
-                            let _ = sender.send(Signal::Touched(name.to_owned()));
-                        }
-                    }
-                    None
-                }
-                Ok(_) => None,
-                Err(err) => Some(Signal::Failed(err)),
-            };
-            if let Some(signal) = signal {
-                let _ = sender.send(signal);
-            }
-        })
-        .map_err(|err| translate(err, shown))?;
-        for dir in dirs {
-            inner
-                .watch(dir, RecursiveMode::NonRecursive)
-                .map_err(|err| translate(err, dir))?;
-        }
-        Ok(Self {
-            dirs: dirs.iter().map(|dir| dir.to_path_buf()).collect(),
-            signals,
-            _inner: inner,
-        })
-    }
-
-    /// The first directory watched, for messages.
-    fn shown(&self) -> &Path {
-        self.dirs.first().map_or(Path::new("."), PathBuf::as_path)
+        let armed = Armed::new(dirs, move |signal| {
+            let _ = sender.send(signal);
+        })?;
+        Ok(Self { armed, signals })
     }
 
     /// Blocks until a file that `relevant` accepts changes, a rescan is due, or `deadline` passes.
@@ -93,33 +81,17 @@ impl Watcher {
         deadline: Option<Instant>,
         relevant: &dyn Fn(&OsStr) -> bool,
     ) -> Result<Wake> {
-        let safety = Instant::now() + SAFETY_RESCAN;
+        let until = wake_by(deadline, Instant::now() + SAFETY_RESCAN);
         loop {
-            let until = deadline.map_or(safety, |deadline| deadline.min(safety));
             let timeout = until.saturating_duration_since(Instant::now());
             match self.signals.recv_timeout(timeout) {
-                Ok(Signal::Touched(name)) if relevant(&name) => return self.drained(),
-                Ok(Signal::Touched(_)) => {}
-                Ok(Signal::Rescan) => {
-                    tracing::debug!(dir = %self.shown().display(), "event queue overflowed; rescanning");
-                    return self.drained();
+                Ok(signal) => {
+                    if self.armed.judge(signal, relevant)? {
+                        return self.armed.drain(|| self.signals.try_recv().ok());
+                    }
                 }
-                Ok(Signal::Failed(err)) => return Err(translate(err, self.shown())),
-                Err(RecvTimeoutError::Timeout) => {
-                    return Ok(
-                        if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-                            Wake::Deadline
-                        } else {
-                            Wake::LookAgain
-                        },
-                    );
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err(Error::runtime(format!(
-                        "the file watcher on {} stopped",
-                        self.shown().display()
-                    )));
-                }
+                Err(RecvTimeoutError::Timeout) => return Ok(timed_out(deadline)),
+                Err(RecvTimeoutError::Disconnected) => return Err(self.armed.stopped()),
             }
         }
     }
@@ -141,15 +113,143 @@ impl Watcher {
             }
         }
     }
+}
+
+impl AsyncWatcher {
+    /// Starts watching `dir` (which must exist). Call before the first read.
+    pub(crate) fn arm(dir: &Path) -> Result<Self> {
+        let (sender, signals) = unbounded_channel();
+        let armed = Armed::new(&[dir], move |signal| {
+            let _ = sender.send(signal);
+        })?;
+        Ok(Self {
+            armed,
+            signals,
+            rescan_at: None,
+        })
+    }
+
+    /// [`Watcher::wait`] without blocking the thread. Cancelling it loses nothing that matters:
+    /// a relevant event is only taken from the channel by the call that returns it.
+    pub(crate) async fn wait(
+        &mut self,
+        deadline: Option<Instant>,
+        relevant: &dyn Fn(&OsStr) -> bool,
+    ) -> Result<Wake> {
+        let safety = *self
+            .rescan_at
+            .get_or_insert_with(|| Instant::now() + SAFETY_RESCAN);
+        let until = tokio::time::Instant::from_std(wake_by(deadline, safety));
+        let woke = loop {
+            match tokio::time::timeout_at(until, self.signals.recv()).await {
+                Ok(Some(signal)) => match self.armed.judge(signal, relevant) {
+                    Ok(false) => {}
+                    Ok(true) => break self.armed.drain(|| self.signals.try_recv().ok()),
+                    Err(err) => break Err(err),
+                },
+                Ok(None) => break Err(self.armed.stopped()),
+                Err(_) => break Ok(timed_out(deadline)),
+            }
+        };
+        self.rescan_at = None;
+        woke
+    }
+
+    /// [`Watcher::wait_for`] with a probe that may itself await (say, file work off the runtime).
+    pub(crate) async fn wait_for<T, F>(
+        &mut self,
+        deadline: Option<Instant>,
+        relevant: &dyn Fn(&OsStr) -> bool,
+        mut probe: impl FnMut() -> F,
+    ) -> Result<Option<T>>
+    where
+        F: Future<Output = Result<Option<T>>>,
+    {
+        loop {
+            if let Some(found) = probe().await? {
+                return Ok(Some(found));
+            }
+            if self.wait(deadline, relevant).await? == Wake::Deadline {
+                return probe().await;
+            }
+        }
+    }
+}
+
+impl Armed {
+    fn new(dirs: &[&Path], deliver: impl Fn(Signal) + Send + 'static) -> Result<Self> {
+        let shown = dirs.first().copied().unwrap_or(Path::new("."));
+        let mut inner =
+            notify::recommended_watcher(move |event: notify::Result<Event>| match event {
+                Ok(event) if event.need_rescan() => deliver(Signal::Rescan),
+                Ok(event) if is_write(event.kind) => {
+                    for path in event.paths {
+                        if let Some(name) = path.file_name() {
+                            deliver(Signal::Touched(name.to_owned()));
+                        }
+                    }
+                }
+                Ok(_) => {}
+                Err(err) => deliver(Signal::Failed(err)),
+            })
+            .map_err(|err| translate(err, shown))?;
+        for dir in dirs {
+            inner
+                .watch(dir, RecursiveMode::NonRecursive)
+                .map_err(|err| translate(err, dir))?;
+        }
+        Ok(Self {
+            dirs: dirs.iter().map(|dir| dir.to_path_buf()).collect(),
+            _inner: inner,
+        })
+    }
+
+    /// The first directory watched, for messages.
+    fn shown(&self) -> &Path {
+        self.dirs.first().map_or(Path::new("."), PathBuf::as_path)
+    }
+
+    /// Whether `signal` ends the wait: a relevant file changed or events were lost.
+    fn judge(&self, signal: Signal, relevant: &dyn Fn(&OsStr) -> bool) -> Result<bool> {
+        match signal {
+            Signal::Touched(name) => Ok(relevant(&name)),
+            Signal::Rescan => {
+                tracing::debug!(dir = %self.shown().display(), "event queue overflowed; rescanning");
+                Ok(true)
+            }
+            Signal::Failed(err) => Err(translate(err, self.shown())),
+        }
+    }
 
     /// One wake-up covers every event already queued: the caller re-reads everything anyway.
-    fn drained(&self) -> Result<Wake> {
-        while let Ok(signal) = self.signals.try_recv() {
+    fn drain(&self, mut queued: impl FnMut() -> Option<Signal>) -> Result<Wake> {
+        while let Some(signal) = queued() {
             if let Signal::Failed(err) = signal {
                 return Err(translate(err, self.shown()));
             }
         }
         Ok(Wake::LookAgain)
+    }
+
+    fn stopped(&self) -> Error {
+        Error::runtime(format!(
+            "the file watcher on {} stopped",
+            self.shown().display()
+        ))
+    }
+}
+
+/// When a wait gives up on events: at the deadline or the safety re-scan, whichever is first.
+fn wake_by(deadline: Option<Instant>, safety: Instant) -> Instant {
+    deadline.map_or(safety, |deadline| deadline.min(safety))
+}
+
+/// Why a wait that saw no relevant event returns.
+fn timed_out(deadline: Option<Instant>) -> Wake {
+    if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+        Wake::Deadline
+    } else {
+        Wake::LookAgain
     }
 }
 
@@ -282,5 +382,68 @@ mod tests {
             )
             .unwrap();
         assert_eq!(wake, Wake::Deadline);
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_async_watcher_wakes_for_its_file_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("bob.json");
+        let name = OsString::from("bob.json");
+        runtime().block_on(async {
+            let mut watcher = AsyncWatcher::arm(dir.path()).unwrap();
+            std::fs::write(dir.path().join("alice.json"), "[]").unwrap();
+            let wake = watcher
+                .wait(
+                    Some(Instant::now() + Duration::from_millis(200)),
+                    &named(&name),
+                )
+                .await
+                .unwrap();
+            assert_eq!(wake, Wake::Deadline);
+
+            let writer = {
+                let target = target.clone();
+                std::thread::spawn(move || {
+                    crate::store::durable::atomic_write(&target, |out| out.write_all(b"[]"))
+                        .unwrap();
+                })
+            };
+            let found = watcher
+                .wait_for(
+                    Some(Instant::now() + Duration::from_secs(30)),
+                    &named(&name),
+                    || async { Ok(target.exists().then_some(())) },
+                )
+                .await
+                .unwrap();
+            writer.join().unwrap();
+            assert_eq!(found, Some(()));
+        });
+    }
+
+    #[test]
+    fn a_cancelled_async_wait_still_comes_round_to_the_safety_rescan() {
+        let dir = tempfile::tempdir().unwrap();
+        let nothing = OsString::from("nothing.json");
+        runtime().block_on(async {
+            let mut watcher = AsyncWatcher::arm(dir.path()).unwrap();
+            let give_up = Instant::now() + Duration::from_secs(30);
+            let relevant = named(&nothing);
+            // Cancelled far more often than the safety interval, as a busy `select!` would.
+            let wake = loop {
+                tokio::select! {
+                    wake = watcher.wait(Some(give_up), &relevant) => break wake.unwrap(),
+                    () = tokio::time::sleep(SAFETY_RESCAN / 4) => {}
+                }
+            };
+            assert_eq!(wake, Wake::LookAgain);
+        });
     }
 }

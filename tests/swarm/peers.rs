@@ -539,3 +539,86 @@ fn a_message_to_a_members_socket_lands_in_its_inbox() {
         !Path::new(&socket).exists()
     });
 }
+
+/// Whether `pid` is blocked waiting for the flock on `lock`, per the kernel's `/proc/locks`
+/// (a waiter's line reads `N: -> FLOCK ADVISORY WRITE <pid> <maj>:<min>:<inode> 0 EOF`).
+fn waits_for_flock(pid: i64, lock: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let inode = std::fs::metadata(lock).unwrap().ino().to_string();
+    std::fs::read_to_string("/proc/locks")
+        .unwrap()
+        .lines()
+        .any(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            fields.get(1) == Some(&"->")
+                && fields.get(2) == Some(&"FLOCK")
+                && fields.get(5) == Some(&pid.to_string().as_str())
+                && fields
+                    .get(6)
+                    .and_then(|id| id.rsplit(':').next())
+                    .is_some_and(|id| id == inode)
+        })
+}
+
+#[test]
+fn a_queued_members_socket_answers_while_its_supervisor_waits_for_the_config_lock() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let file = sandbox.write(
+        "q.toml",
+        "name = \"q\"\nmax_concurrent = 1\n[[member]]\nname = \"long\"\ncommand = [\"sleep\", \"600\"]\n[[member]]\nname = \"later\"\ncommand = [\"true\"]\n",
+    );
+    sandbox
+        .swarm()
+        .arg("up")
+        .arg(&file)
+        .arg("--socket")
+        .arg(server.socket())
+        .run()
+        .success();
+    eventually("long to run and later to queue with its socket", || {
+        let later = sandbox.member("q", "later");
+        sandbox.member("q", "long")["state"] == "running"
+            && later["state"] == "queued"
+            && later["socket"].is_string()
+    });
+    let later = sandbox.member("q", "later");
+    let socket = later["socket"].as_str().unwrap().to_owned();
+    let supervisor = later["supervisorPid"].as_i64().unwrap();
+
+    // Hold the config lock as another writer would, then wake the queue so its re-claim waits on it.
+    let team = sandbox.team_dir("q");
+    let lock = team.join(".config.flock");
+    let held = std::fs::File::open(&lock).unwrap();
+    held.lock().unwrap();
+    drop(
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(team.join("config.json"))
+            .unwrap(),
+    );
+    eventually("later's supervisor to wait for the config lock", || {
+        waits_for_flock(supervisor, &lock)
+    });
+
+    let send = sandbox
+        .swarm()
+        .args(["send", &format!("uds:{socket}"), "while you wait"])
+        .spawn();
+    let (status, stderr) = send.finish();
+    assert!(
+        waits_for_flock(supervisor, &lock),
+        "the supervisor still waits for the lock"
+    );
+    assert!(status.success(), "the send was not answered: {stderr}");
+    let inbox = sandbox.inbox("q", "later");
+    assert_eq!(inbox.len(), 1, "{inbox:#?}");
+    assert_eq!(inbox[0]["text"], "while you wait");
+
+    drop(held);
+    sandbox
+        .swarm()
+        .args(["down", "q", "--force"])
+        .run()
+        .success();
+}

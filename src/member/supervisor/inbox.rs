@@ -3,9 +3,8 @@
 //! message into the pane as `[from <sender>] <text>` and moves it to history.
 
 use std::collections::HashSet;
-use std::thread;
-
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use std::ffi::OsString;
+use std::sync::Arc;
 
 use crate::base::clock;
 use crate::error::Result;
@@ -13,19 +12,29 @@ use crate::format::settings::{Delivery, Protocol};
 use crate::format::structured::{ShutdownApproved, Structured};
 use crate::policy::Caller;
 use crate::protocol::exchange;
-use crate::store::watcher::{Watcher, named};
+use crate::store::watcher::{AsyncWatcher, named};
 
 use super::Supervisor;
 
 pub(crate) struct InboxFeed {
-    changes: Option<UnboundedReceiver<()>>,
+    /// `None` if the member needs no inbox handling, or the watch failed.
+    watcher: Option<AsyncWatcher>,
+    file: OsString,
+    /// The first look is due at once: messages may have arrived before the watch was armed.
+    look_now: bool,
+    handling: Handling,
+}
+
+/// What the supervisor does with the member's inbox.
+#[derive(Clone, Copy)]
+struct Handling {
     wrapper: bool,
     paste: bool,
 }
 
 impl InboxFeed {
     /// Starts following the inbox if the member needs it. The watch is armed before the first look.
-    pub(crate) fn start(supervisor: &Supervisor) -> Result<Self> {
+    pub(crate) async fn start(supervisor: &Arc<Supervisor>) -> Result<Self> {
         let wrapper = supervisor.member.protocol() == Protocol::Wrapper;
         let paste = supervisor.member.delivery() == Delivery::Paste
             && supervisor.pane.is_some()
@@ -36,65 +45,53 @@ impl InboxFeed {
                 supervisor.name
             );
         }
-        if !wrapper && !paste {
-            return Ok(Self {
-                changes: None,
-                wrapper,
-                paste,
-            });
-        }
         let mailbox = supervisor.team.mailbox(&supervisor.name);
-        mailbox.ensure()?;
-        let watcher = Watcher::arm(&supervisor.team.paths().inboxes())?;
-        let file = mailbox.file_name().to_owned();
-        let (sender, changes) = unbounded_channel();
-        let _ = sender.send(());
-        thread::spawn(move || {
-            loop {
-                match watcher.wait(None, &named(&file)) {
-                    Ok(_) => {
-                        if sender.send(()).is_err() {
-                            break;
-                        }
-                    }
-                    Err(err) => {
-                        tracing::warn!("stopped following the inbox: {err}");
-                        break;
-                    }
-                }
-            }
-        });
-        Ok(Self {
-            changes: Some(changes),
-            wrapper,
-            paste,
-        })
+        let mut feed = Self {
+            watcher: None,
+            file: mailbox.file_name().to_owned(),
+            look_now: true,
+            handling: Handling { wrapper, paste },
+        };
+        if !wrapper && !paste {
+            return Ok(feed);
+        }
+        supervisor.off_runtime(move |_| mailbox.ensure()).await?;
+        feed.watcher = Some(AsyncWatcher::arm(&supervisor.team.paths().inboxes())?);
+        Ok(feed)
     }
 
     /// Resolves when the inbox may have changed; never, if the member needs no inbox handling.
-    pub(crate) async fn changed(&mut self) -> Option<()> {
-        let Some(changes) = &mut self.changes else {
+    pub(crate) async fn changed(&mut self) {
+        let Some(watcher) = &mut self.watcher else {
             return std::future::pending().await;
         };
-        let change = changes.recv().await;
-        if change.is_none() {
-            self.changes = None;
+        if std::mem::take(&mut self.look_now) {
+            return;
         }
-        change
+        if let Err(err) = watcher.wait(None, &named(&self.file)).await {
+            tracing::warn!("stopped following the inbox: {err}");
+            self.watcher = None;
+            std::future::pending::<()>().await;
+        }
     }
 
     /// Handles what arrived; returns a reason when the program must now end.
-    pub(crate) fn handle(&self, supervisor: &Supervisor) -> Option<String> {
-        match self.try_handle(supervisor) {
-            Ok(reason) => reason,
-            Err(err) => {
-                tracing::warn!("inbox of {}: {err}", supervisor.name);
-                None
-            }
-        }
+    pub(crate) async fn handle(&self, supervisor: &Arc<Supervisor>) -> Option<String> {
+        let handling = self.handling;
+        supervisor
+            .off_runtime(move |this| match handling.try_handle(this) {
+                Ok(reason) => reason,
+                Err(err) => {
+                    tracing::warn!("inbox of {}: {err}", this.name);
+                    None
+                }
+            })
+            .await
     }
+}
 
-    fn try_handle(&self, supervisor: &Supervisor) -> Result<Option<String>> {
+impl Handling {
+    fn try_handle(self, supervisor: &Supervisor) -> Result<Option<String>> {
         let mailbox = supervisor.team.mailbox(&supervisor.name);
         if self.wrapper {
             let lead = supervisor.lead.as_str();

@@ -6,15 +6,21 @@
 //! `run_timeout_s`, honours stop requests, answers shutdown requests for `protocol = "wrapper"`
 //! members and pastes messages for `delivery = "paste"` members. When the program ends it records
 //! the ending and notifies the lead, exactly once.
+//!
+//! The runtime is current-thread and also serves the member's peer socket, so nothing may block it:
+//! file locks, fsync, tmux and git run on tokio's blocking pool ([`Supervisor::off_runtime`]),
+//! and waits for files use the async watcher.
 
 mod child;
 mod inbox;
 mod queue;
 mod signals;
 
+use std::future::Future;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
@@ -36,7 +42,7 @@ use crate::member::ending::{self, Ending};
 use crate::peer::{Incoming, Listener, Sink};
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
-use crate::store::watcher::{Watcher, named};
+use crate::store::watcher::{AsyncWatcher, named};
 
 use self::inbox::InboxFeed;
 use self::signals::{Caught, Signals};
@@ -47,7 +53,7 @@ pub(crate) fn run(team: Team, name: Name) -> Result<()> {
         .enable_all()
         .build()
         .map_err(|err| Error::os("start the supervisor's runtime", err))?;
-    let supervisor = Supervisor::new(team, name)?;
+    let supervisor = Arc::new(Supervisor::new(team, name)?);
     runtime.block_on(supervisor.run())
 }
 
@@ -60,8 +66,9 @@ struct Supervisor {
     pane: Option<String>,
     tmux: Option<Tmux>,
     log: PathBuf,
-    /// The pane's terminal is gone; nothing more can be printed to it.
-    hung_up: bool,
+    /// The pane's terminal is gone; nothing more can be printed to it. Shared with the blocking
+    /// threads that print on the supervisor's behalf.
+    hung_up: AtomicBool,
 }
 
 impl Supervisor {
@@ -79,14 +86,14 @@ impl Supervisor {
             name: member.name.clone(),
             member,
             team,
-            hung_up: false,
+            hung_up: AtomicBool::new(false),
         })
     }
 
-    async fn run(mut self) -> Result<()> {
+    async fn run(self: Arc<Self>) -> Result<()> {
         child::ignore_terminal_stops();
         let mut signals = Signals::install()?;
-        self.capture_output();
+        self.off_runtime(Self::capture_output).await;
         let peer = self.open_peer_socket();
         let _server = peer.as_ref().map(|listener| {
             let listener = Arc::clone(listener);
@@ -97,21 +104,30 @@ impl Supervisor {
             .as_ref()
             .map(|listener| listener.socket().to_path_buf());
         let queued = self.max_concurrent.is_some() && self.name != self.lead;
-        self.register(queued, socket.as_deref())?;
+        let recorded = socket.clone();
+        self.off_runtime(move |this| this.register(queued, recorded.as_deref()))
+            .await?;
 
         if let Some(max) = self.max_concurrent.filter(|_| queued)
             && let queue::Slot::Interrupted(reason) =
                 queue::wait_for_slot(&self, max, &mut signals).await?
         {
-            self.hung_up |= reason == "hangup";
-            return self.end_unstarted(State::Killed, None, Some(reason));
+            if reason == "hangup" {
+                self.hang_up();
+            }
+            return self.end_unstarted(State::Killed, None, Some(reason)).await;
         }
 
         let (cwd, worktree) = match self.member.isolation {
             Some(Isolation::Worktree) => {
-                match worktree::create(Path::new(&self.member.cwd), self.team.name(), &self.name) {
+                let created = self
+                    .off_runtime(|this| {
+                        worktree::create(Path::new(&this.member.cwd), this.team.name(), &this.name)
+                    })
+                    .await;
+                match created {
                     Ok(worktree) => (worktree.path.clone(), Some(worktree)),
-                    Err(err) => return self.fail_to_start(&err),
+                    Err(err) => return self.fail_to_start(err).await,
                 }
             }
             _ => (PathBuf::from(&self.member.cwd), None),
@@ -123,17 +139,19 @@ impl Supervisor {
             &Self::child_env(worktree.as_ref(), socket.as_deref()),
         ) {
             Ok(child) => child,
-            Err(err) => return self.fail_to_start(&err),
+            Err(err) => return self.fail_to_start(err).await,
         };
         let started = Instant::now();
-        self.record_running(child.pid, worktree.as_ref())?;
+        let pid = child.pid;
+        let worktree_path = worktree.as_ref().map(|w| w.path.display().to_string());
+        self.off_runtime(move |this| this.record_running(pid, worktree_path))
+            .await?;
 
-        let mut feed = InboxFeed::start(&self)?;
+        let mut feed = InboxFeed::start(&self).await?;
         let timeout = self
             .member
             .run_timeout_s
             .map(|secs| tokio::time::Instant::now() + Duration::from_secs(secs));
-        let pid = child.pid;
         let mut stopping = Stopping::default();
         let status = loop {
             tokio::select! {
@@ -142,25 +160,28 @@ impl Supervisor {
                     Caught::Interrupt => { process::signal_group(pid, Signal::SIGINT); }
                     Caught::Terminate => stopping.begin(pid, "signal", Signal::SIGTERM),
                     Caught::Hangup => {
-                        self.hung_up = true;
+                        self.hang_up();
                         stopping.begin(pid, "hangup", Signal::SIGHUP);
                     }
                     Caught::Stop => {
-                        let why = self.stop_reason();
-                        self.say(&format!("stopping {} ({why})", self.name));
+                        let why = self.off_runtime(|this| {
+                            let why = this.stop_reason();
+                            this.say(&format!("stopping {} ({why})", this.name));
+                            why
+                        }).await;
                         stopping.begin(pid, &why, Signal::SIGTERM);
                     }
                 },
                 () = at(timeout), if stopping.reason.is_none() => {
-                    self.say(&format!("run_timeout_s of {}s expired; stopping {}", self.member.run_timeout_s.unwrap_or(0), self.name));
+                    self.print(format!("run_timeout_s of {}s expired; stopping {}", self.member.run_timeout_s.unwrap_or(0), self.name)).await;
                     stopping.begin(pid, "timeout", Signal::SIGTERM);
                 }
                 () = at(stopping.kill_at) => {
                     process::signal_group(pid, Signal::SIGKILL);
                     stopping.kill_at = None;
                 }
-                Some(()) = feed.changed() => {
-                    if let Some(why) = feed.handle(&self) {
+                () = feed.changed() => {
+                    if let Some(why) = feed.handle(&self).await {
                         stopping.begin(pid, &why, Signal::SIGTERM);
                     }
                 }
@@ -171,38 +192,84 @@ impl Supervisor {
         sweep_group(pid).await;
 
         let mut ending = Ending::from_status(status, stopping.reason);
-        ending.worktree = worktree.and_then(|worktree| match worktree.finish() {
-            Ok(kept) => kept.map(|path| path.display().to_string()),
-            Err(err) => {
-                tracing::warn!("keeping worktree {}: {err}", worktree.path.display());
-                Some(worktree.path.display().to_string())
-            }
-        });
-        self.announce(&ending, started.elapsed());
-        ending::record(&self.team, &self.name, &ending)?;
-        self.hold_pane_while_launching();
+        if let Some(worktree) = worktree {
+            ending.worktree = self
+                .off_runtime(move |_| match worktree.finish() {
+                    Ok(kept) => kept.map(|path| path.display().to_string()),
+                    Err(err) => {
+                        tracing::warn!("keeping worktree {}: {err}", worktree.path.display());
+                        Some(worktree.path.display().to_string())
+                    }
+                })
+                .await;
+        }
+        self.conclude(ending, started.elapsed()).await
+    }
+
+    /// Runs `work` on tokio's blocking pool and waits for it without blocking the runtime, which
+    /// meanwhile serves the peer socket and catches signals. Anything that takes a file lock,
+    /// fsyncs, or runs tmux or git goes through here.
+    fn off_runtime<R, W>(self: &Arc<Self>, work: W) -> impl Future<Output = R> + use<R, W>
+    where
+        R: Send + 'static,
+        W: FnOnce(&Self) -> R + Send + 'static,
+    {
+        let this = Arc::clone(self);
+        async move {
+            // Only a shutting-down runtime cancels a blocking task, and the runtime lives until
+            // `run` returns; a panic in the work is the supervisor's own.
+            tokio::task::spawn_blocking(move || work(&this))
+                .await
+                .unwrap_or_else(|err| std::panic::resume_unwind(err.into_panic()))
+        }
+    }
+
+    /// [`Self::say`] from the runtime: a write to the pane's terminal blocks while tmux is not
+    /// reading it.
+    async fn print(self: &Arc<Self>, text: String) {
+        self.off_runtime(move |this| this.say(&text)).await;
+    }
+
+    fn hang_up(&self) {
+        self.hung_up.store(true, Ordering::Relaxed);
+    }
+
+    fn hung_up(&self) -> bool {
+        self.hung_up.load(Ordering::Relaxed)
+    }
+
+    /// Shows the ending in the pane, records it (and so notifies the lead) and lets the pane go.
+    async fn conclude(self: &Arc<Self>, ending: Ending, ran: Duration) -> Result<()> {
+        self.announce(&ending, ran).await;
+        self.off_runtime(move |this| ending::record(&this.team, &this.name, &ending))
+            .await?;
+        self.hold_pane_while_launching().await;
         Ok(())
     }
 
     /// While `up` is still placing the team, the pane stays: it may be all that keeps the team's
     /// window alive for the panes still to come.
-    fn hold_pane_while_launching(&self) {
+    async fn hold_pane_while_launching(self: &Arc<Self>) {
         let placed = || {
-            Ok(self
-                .team
-                .load()
-                .map_or(true, |config| !config.launching)
-                .then_some(()))
+            self.off_runtime(|this| {
+                Ok(this
+                    .team
+                    .load()
+                    .map_or(true, |config| !config.launching)
+                    .then_some(()))
+            })
         };
-        if matches!(placed(), Ok(Some(()))) {
+        if matches!(placed().await, Ok(Some(()))) {
             return;
         }
-        let Ok(watcher) = Watcher::arm(self.team.paths().dir()) else {
+        let Ok(mut watcher) = AsyncWatcher::arm(self.team.paths().dir()) else {
             return;
         };
         // `up` clears the mark when it is done; the bound covers an `up` that was killed.
         let deadline = Instant::now() + Duration::from_secs(30);
-        let _ = watcher.wait_for(Some(deadline), &TeamPaths::is_config, placed);
+        let _ = watcher
+            .wait_for(Some(deadline), &TeamPaths::is_config, placed)
+            .await;
     }
 
     /// Captures everything the pane shows into `logs/<name>.log`.
@@ -293,7 +360,7 @@ impl Supervisor {
         })
     }
 
-    fn record_running(&self, pid: i32, worktree: Option<&Worktree>) -> Result<()> {
+    fn record_running(&self, pid: i32, worktree_path: Option<String>) -> Result<()> {
         self.team.update(|config| {
             let member = config
                 .member_mut(&self.name)
@@ -301,7 +368,7 @@ impl Supervisor {
             member.pid = Some(pid);
             member.state = Some(State::Running);
             member.started_at = Some(clock::now_ms());
-            member.worktree_path = worktree.map(|w| w.path.display().to_string());
+            member.worktree_path = worktree_path;
             Ok(())
         })
     }
@@ -339,11 +406,11 @@ impl Supervisor {
     }
 
     /// The program could not start: say why in the pane, record it, tell the lead.
-    fn fail_to_start(&self, err: &Error) -> Result<()> {
-        self.say(&format!("cannot start {}: {}", self.name, err.message()));
-        if let Some(hint) = err.hint() {
-            self.say(&format!("hint: {hint}"));
-        }
+    async fn fail_to_start(self: &Arc<Self>, err: Error) -> Result<()> {
+        let mut lines = vec![format!("cannot start {}: {}", self.name, err.message())];
+        lines.extend(err.hint().map(|hint| format!("hint: {hint}")));
+        self.off_runtime(move |this| lines.iter().for_each(|line| this.say(line)))
+            .await;
         let code = if err.kind() == crate::error::ErrorKind::NotFound {
             127
         } else {
@@ -354,10 +421,11 @@ impl Supervisor {
             Some(code),
             Some(format!("start: {}", err.message())),
         )
+        .await
     }
 
-    fn end_unstarted(
-        &self,
+    async fn end_unstarted(
+        self: &Arc<Self>,
         state: State,
         exit_code: Option<i32>,
         reason: Option<String>,
@@ -368,36 +436,37 @@ impl Supervisor {
             reason,
             worktree: None,
         };
-        self.announce(&ending, Duration::ZERO);
-        ending::record(&self.team, &self.name, &ending)?;
-        self.hold_pane_while_launching();
-        Ok(())
+        self.conclude(ending, Duration::ZERO).await
     }
 
     /// Prints the ending in the pane and waits until it has reached the log, so `swarm log` after
     /// `swarm wait` shows the member's last lines.
-    fn announce(&self, ending: &Ending, ran: Duration) {
+    async fn announce(self: &Arc<Self>, ending: &Ending, ran: Duration) {
         let line = ending::summary(&self.name, ending, ran);
-        if self.hung_up || self.pane.is_none() {
+        if self.hung_up() || self.pane.is_none() {
             return;
         }
-        let marker = format!("[swarm] {line}");
-        let watcher = Watcher::arm(crate::store::durable::parent(&self.log)).ok();
-        self.say(&line);
-        let Some(watcher) = watcher else { return };
+        let marker = Arc::new(format!("[swarm] {line}"));
+        let watcher = AsyncWatcher::arm(crate::store::durable::parent(&self.log)).ok();
+        self.print(line).await;
+        let Some(mut watcher) = watcher else { return };
         let file = self.log.file_name().unwrap_or_default().to_owned();
         let deadline = Instant::now() + Duration::from_secs(2);
-        let _ = watcher.wait_for(Some(deadline), &named(&file), || {
-            Ok(std::fs::read(&self.log)
-                .ok()
-                .filter(|bytes| contains(bytes, marker.as_bytes()))
-                .map(drop))
-        });
+        let shown = || {
+            let marker = Arc::clone(&marker);
+            self.off_runtime(move |this| {
+                Ok(std::fs::read(&this.log)
+                    .ok()
+                    .filter(|bytes| contains(bytes, marker.as_bytes()))
+                    .map(drop))
+            })
+        };
+        let _ = watcher.wait_for(Some(deadline), &named(&file), shown).await;
     }
 
     /// A line in the pane from swarm itself. A vanished pane makes this fail; that is fine.
     fn say(&self, text: &str) {
-        if !self.hung_up {
+        if !self.hung_up() {
             let mut stdout = std::io::stdout().lock();
             let _ = writeln!(stdout, "[swarm] {text}");
             let _ = stdout.flush();

@@ -3,16 +3,14 @@
 //! is never limited.
 
 use std::collections::HashSet;
-use std::thread;
-
-use tokio::sync::mpsc::unbounded_channel;
+use std::sync::Arc;
 
 use crate::base::process;
 use crate::error::{Error, Result};
 use crate::format::config::{Member, State, TeamConfig};
 use crate::launch::tmux::Tmux;
 use crate::store::paths::TeamPaths;
-use crate::store::watcher::Watcher;
+use crate::store::watcher::AsyncWatcher;
 
 use super::Supervisor;
 use super::signals::{Caught, Signals};
@@ -29,42 +27,53 @@ enum Claim {
 }
 
 pub(crate) async fn wait_for_slot(
-    supervisor: &Supervisor,
+    supervisor: &Arc<Supervisor>,
     max: u32,
     signals: &mut Signals,
 ) -> Result<Slot> {
     let limit = usize::try_from(max).unwrap_or(usize::MAX);
-    let watcher = Watcher::arm(supervisor.team.paths().dir())?;
-    let (sender, mut changes) = unbounded_channel();
-    let _ = sender.send(());
-    thread::spawn(move || {
-        while watcher.wait(None, &TeamPaths::is_config).is_ok() {
-            if sender.send(()).is_err() {
-                break;
-            }
-        }
-    });
+    let mut watcher = AsyncWatcher::arm(supervisor.team.paths().dir())?;
+    let mut following = true;
     let mut announced = None;
     loop {
-        tokio::select! {
-            Some(()) = changes.recv() => match claim(supervisor, limit)? {
-                Claim::Granted => return Ok(Slot::Granted),
-                Claim::Waiting { running, ahead } => {
-                    if announced != Some((running, ahead)) {
-                        supervisor.say(&format!(
+        // Under the config lock, which another writer may hold for a while: off the runtime.
+        match supervisor
+            .off_runtime(move |this| claim(this, limit))
+            .await?
+        {
+            Claim::Granted => return Ok(Slot::Granted),
+            Claim::Waiting { running, ahead } => {
+                if announced != Some((running, ahead)) {
+                    supervisor
+                        .print(format!(
                             "{} is queued: {running} of {limit} running, {ahead} ahead in the queue",
                             supervisor.name
-                        ));
-                        announced = Some((running, ahead));
-                    }
+                        ))
+                        .await;
+                    announced = Some((running, ahead));
                 }
-            },
-            caught = signals.next() => match caught {
-                Caught::Interrupt => {}
-                Caught::Terminate => return Ok(Slot::Interrupted("signal".into())),
-                Caught::Hangup => return Ok(Slot::Interrupted("hangup".into())),
-                Caught::Stop => return Ok(Slot::Interrupted(supervisor.stop_reason())),
-            },
+            }
+        }
+        // Until config.json may have changed; signals are answered meanwhile.
+        loop {
+            tokio::select! {
+                woke = watcher.wait(None, &TeamPaths::is_config), if following => match woke {
+                    Ok(_) => break,
+                    Err(err) => {
+                        tracing::warn!("{} stopped following config.json: {err}", supervisor.name);
+                        following = false;
+                    }
+                },
+                caught = signals.next() => match caught {
+                    Caught::Interrupt => {}
+                    Caught::Terminate => return Ok(Slot::Interrupted("signal".into())),
+                    Caught::Hangup => return Ok(Slot::Interrupted("hangup".into())),
+                    Caught::Stop => {
+                        let why = supervisor.off_runtime(Supervisor::stop_reason).await;
+                        return Ok(Slot::Interrupted(why));
+                    }
+                },
+            }
         }
     }
 }
