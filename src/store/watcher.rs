@@ -1,6 +1,6 @@
 //! The one way swarm waits for a file to change: a non-recursive `notify` watch on a directory,
 //! filtered by file name. `recv --wait`, `watch`, `wait`, `up --wait`, the `--wait` flows and the
-//! supervisor all use it (DESIGN §4).
+//! supervisor all use it (docs/ARCHITECTURE.md, "Watching").
 //!
 //! Events are only hints: the caller re-reads the file under its lock. The watch is armed before
 //! the caller's first read, so nothing slips between read and watch. A queue overflow (the rescan
@@ -271,7 +271,7 @@ pub fn named(name: &OsStr) -> impl Fn(&OsStr) -> bool + '_ {
     move |candidate| candidate == name
 }
 
-/// inotify's limits, turned into what to do about them (DESIGN §4).
+/// inotify's limits, turned into what to do about them (docs/ARCHITECTURE.md, "Watching").
 pub(crate) fn translate(err: notify::Error, dir: &Path) -> Error {
     let shown = dir.display();
     match &err.kind {

@@ -205,7 +205,11 @@ fn every_file_imports_only_its_own_layer_or_lower() {
             }
         }
     }
-    assert!(wrong.is_empty(), "imports against the layers:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "imports against the layers:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -223,34 +227,35 @@ fn no_command_imports_another() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+// Depth-first search for a back edge; report the circle it closes.
+fn visit(
+    file: &Path,
+    graph: &BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+    path: &mut Vec<PathBuf>,
+    done: &mut BTreeSet<PathBuf>,
+) -> Option<Vec<PathBuf>> {
+    if let Some(start) = path.iter().position(|p| p == file) {
+        let mut circle = path[start..].to_vec();
+        circle.push(file.to_path_buf());
+        return Some(circle);
+    }
+    if done.contains(file) {
+        return None;
+    }
+    path.push(file.to_path_buf());
+    for next in graph.get(file).into_iter().flatten() {
+        if let Some(circle) = visit(next, graph, path, done) {
+            return Some(circle);
+        }
+    }
+    path.pop();
+    done.insert(file.to_path_buf());
+    None
+}
+
 #[test]
 fn no_two_files_import_each_other() {
     let graph = graph();
-    // Depth-first search for a back edge; report the circle it closes.
-    fn visit(
-        file: &Path,
-        graph: &BTreeMap<PathBuf, BTreeSet<PathBuf>>,
-        path: &mut Vec<PathBuf>,
-        done: &mut BTreeSet<PathBuf>,
-    ) -> Option<Vec<PathBuf>> {
-        if let Some(start) = path.iter().position(|p| p == file) {
-            let mut circle = path[start..].to_vec();
-            circle.push(file.to_path_buf());
-            return Some(circle);
-        }
-        if done.contains(file) {
-            return None;
-        }
-        path.push(file.to_path_buf());
-        for next in graph.get(file).into_iter().flatten() {
-            if let Some(circle) = visit(next, graph, path, done) {
-                return Some(circle);
-            }
-        }
-        path.pop();
-        done.insert(file.to_path_buf());
-        None
-    }
     let mut done = BTreeSet::new();
     for file in graph.keys() {
         if let Some(circle) = visit(file, &graph, &mut Vec::new(), &mut done) {
@@ -267,7 +272,10 @@ fn the_graph_sees_imports() {
     let edge = |from: &str, to: &str| graph[Path::new(from)].contains(Path::new(to));
     assert!(edge("store/mailbox.rs", "store/lock.rs"));
     assert!(edge("cli/commands/send.rs", "protocol/rules.rs"));
-    assert!(edge("member/supervisor/mod.rs", "member/supervisor/child.rs"));
+    assert!(edge(
+        "member/supervisor/mod.rs",
+        "member/supervisor/child.rs"
+    ));
     assert!(edge("cli/mod.rs", "cli/commands/up.rs"));
     assert_eq!(
         expand("a::{b::X, c}"),

@@ -5,6 +5,7 @@ mod concurrency;
 mod docs;
 mod harness;
 mod launcher;
+mod layers;
 mod lifecycle;
 mod messaging;
 mod peers;

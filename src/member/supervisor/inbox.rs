@@ -14,7 +14,7 @@ use crate::policy::Caller;
 use crate::protocol::exchange;
 use crate::store::watcher::{AsyncWatcher, named};
 
-use super::Supervisor;
+use super::seat::Supervisor;
 
 pub(crate) struct InboxFeed {
     /// `None` if the member needs no inbox handling, or the watch failed.

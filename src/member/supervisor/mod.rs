@@ -1,4 +1,5 @@
-//! `swarm run NAME`: the supervisor tmux starts in each member's pane (DESIGN §6).
+//! `swarm run NAME`: the supervisor tmux starts in each member's pane (docs/ARCHITECTURE.md,
+//! "The supervisor").
 //!
 //! It records itself in config.json, captures the pane's output, waits for a slot under the team's
 //! `max_concurrent`, prepares a worktree, and runs the member's program as a child in its own
@@ -14,13 +15,11 @@
 mod child;
 mod inbox;
 mod queue;
+mod seat;
 mod signals;
 
-use std::future::Future;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
@@ -30,12 +29,11 @@ use crate::base::names::Name;
 use crate::base::process;
 use crate::base::text::derive_summary;
 use crate::error::{Error, Result};
-use crate::format::config::{Member, State};
+use crate::format::config::State;
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::settings::Isolation;
 use crate::format::structured::{Classified, Structured};
 use crate::launch::panes;
-use crate::launch::tmux::Tmux;
 use crate::launch::worktree::{self, Worktree};
 use crate::member::GRACE;
 use crate::member::ending::{self, Ending};
@@ -45,6 +43,7 @@ use crate::store::team::Team;
 use crate::store::watcher::{AsyncWatcher, named};
 
 use self::inbox::InboxFeed;
+use self::seat::Supervisor;
 use self::signals::{Caught, Signals};
 
 /// Runs member `name` of `team` in this pane until its program ends and the ending is recorded.
@@ -57,39 +56,7 @@ pub(crate) fn run(team: Team, name: Name) -> Result<()> {
     runtime.block_on(supervisor.run())
 }
 
-struct Supervisor {
-    team: Team,
-    name: String,
-    lead: String,
-    member: Member,
-    max_concurrent: Option<u32>,
-    pane: Option<String>,
-    tmux: Option<Tmux>,
-    log: PathBuf,
-    /// The pane's terminal is gone; nothing more can be printed to it. Shared with the blocking
-    /// threads that print on the supervisor's behalf.
-    hung_up: AtomicBool,
-}
-
 impl Supervisor {
-    fn new(team: Team, name: Name) -> Result<Self> {
-        let config = team.load()?;
-        let member = config.require_member(name.as_str())?.clone();
-        Ok(Self {
-            log: team.paths().log(&member.name),
-            lead: config.lead_name().to_owned(),
-            max_concurrent: config.launch.as_ref().and_then(|l| l.max_concurrent),
-            pane: std::env::var("TMUX_PANE")
-                .ok()
-                .filter(|p| p.starts_with('%')),
-            tmux: Tmux::current(),
-            name: member.name.clone(),
-            member,
-            team,
-            hung_up: AtomicBool::new(false),
-        })
-    }
-
     async fn run(self: Arc<Self>) -> Result<()> {
         child::ignore_terminal_stops();
         let mut signals = Signals::install()?;
@@ -204,38 +171,6 @@ impl Supervisor {
                 .await;
         }
         self.conclude(ending, started.elapsed()).await
-    }
-
-    /// Runs `work` on tokio's blocking pool and waits for it without blocking the runtime, which
-    /// meanwhile serves the peer socket and catches signals. Anything that takes a file lock,
-    /// fsyncs, or runs tmux or git goes through here.
-    fn off_runtime<R, W>(self: &Arc<Self>, work: W) -> impl Future<Output = R> + use<R, W>
-    where
-        R: Send + 'static,
-        W: FnOnce(&Self) -> R + Send + 'static,
-    {
-        let this = Arc::clone(self);
-        async move {
-            // Only a shutting-down runtime cancels a blocking task, and the runtime lives until
-            // `run` returns; a panic in the work is the supervisor's own.
-            tokio::task::spawn_blocking(move || work(&this))
-                .await
-                .unwrap_or_else(|err| std::panic::resume_unwind(err.into_panic()))
-        }
-    }
-
-    /// [`Self::say`] from the runtime: a write to the pane's terminal blocks while tmux is not
-    /// reading it.
-    async fn print(self: &Arc<Self>, text: String) {
-        self.off_runtime(move |this| this.say(&text)).await;
-    }
-
-    fn hang_up(&self) {
-        self.hung_up.store(true, Ordering::Relaxed);
-    }
-
-    fn hung_up(&self) -> bool {
-        self.hung_up.load(Ordering::Relaxed)
     }
 
     /// Shows the ending in the pane, records it (and so notifies the lead) and lets the pane go.
@@ -392,19 +327,6 @@ impl Supervisor {
         env
     }
 
-    /// Why `stop` or `down` asked for the program to end.
-    fn stop_reason(&self) -> String {
-        self.team
-            .load()
-            .ok()
-            .and_then(|config| {
-                config
-                    .member(&self.name)
-                    .and_then(|m| m.stop_requested.clone())
-            })
-            .unwrap_or_else(|| "stop".to_owned())
-    }
-
     /// The program could not start: say why in the pane, record it, tell the lead.
     async fn fail_to_start(self: &Arc<Self>, err: Error) -> Result<()> {
         let mut lines = vec![format!("cannot start {}: {}", self.name, err.message())];
@@ -462,15 +384,6 @@ impl Supervisor {
             })
         };
         let _ = watcher.wait_for(Some(deadline), &named(&file), shown).await;
-    }
-
-    /// A line in the pane from swarm itself. A vanished pane makes this fail; that is fine.
-    fn say(&self, text: &str) {
-        if !self.hung_up() {
-            let mut stdout = std::io::stdout().lock();
-            let _ = writeln!(stdout, "[swarm] {text}");
-            let _ = stdout.flush();
-        }
     }
 }
 

@@ -12,7 +12,7 @@ use crate::launch::tmux::Tmux;
 use crate::store::paths::TeamPaths;
 use crate::store::watcher::AsyncWatcher;
 
-use super::Supervisor;
+use super::seat::Supervisor;
 use super::signals::{Caught, Signals};
 
 pub(crate) enum Slot {

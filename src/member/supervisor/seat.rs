@@ -1,0 +1,104 @@
+//! The supervisor's seat: which member it runs, in which pane of which team, and the small
+//! helpers every part of the supervisor shares (printing in the pane, work off the runtime).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::base::names::Name;
+use crate::error::Result;
+use crate::format::config::Member;
+use crate::launch::tmux::Tmux;
+use crate::store::team::Team;
+
+pub(super) struct Supervisor {
+    pub(super) team: Team,
+    pub(super) name: String,
+    pub(super) lead: String,
+    pub(super) member: Member,
+    pub(super) max_concurrent: Option<u32>,
+    pub(super) pane: Option<String>,
+    pub(super) tmux: Option<Tmux>,
+    pub(super) log: PathBuf,
+    /// The pane's terminal is gone; nothing more can be printed to it. Shared with the blocking
+    /// threads that print on the supervisor's behalf.
+    pub(super) hung_up: AtomicBool,
+}
+
+impl Supervisor {
+    pub(super) fn new(team: Team, name: Name) -> Result<Self> {
+        let config = team.load()?;
+        let member = config.require_member(name.as_str())?.clone();
+        Ok(Self {
+            log: team.paths().log(&member.name),
+            lead: config.lead_name().to_owned(),
+            max_concurrent: config.launch.as_ref().and_then(|l| l.max_concurrent),
+            pane: std::env::var("TMUX_PANE")
+                .ok()
+                .filter(|p| p.starts_with('%')),
+            tmux: Tmux::current(),
+            name: member.name.clone(),
+            member,
+            team,
+            hung_up: AtomicBool::new(false),
+        })
+    }
+
+    /// Runs `work` on tokio's blocking pool and waits for it without blocking the runtime, which
+    /// meanwhile serves the peer socket and catches signals. Anything that takes a file lock,
+    /// fsyncs, or runs tmux or git goes through here.
+    pub(super) fn off_runtime<R, W>(
+        self: &Arc<Self>,
+        work: W,
+    ) -> impl Future<Output = R> + use<R, W>
+    where
+        R: Send + 'static,
+        W: FnOnce(&Self) -> R + Send + 'static,
+    {
+        let this = Arc::clone(self);
+        async move {
+            // Only a shutting-down runtime cancels a blocking task, and the runtime lives until
+            // `run` returns; a panic in the work is the supervisor's own.
+            tokio::task::spawn_blocking(move || work(&this))
+                .await
+                .unwrap_or_else(|err| std::panic::resume_unwind(err.into_panic()))
+        }
+    }
+
+    /// [`Self::say`] from the runtime: a write to the pane's terminal blocks while tmux is not
+    /// reading it.
+    pub(super) async fn print(self: &Arc<Self>, text: String) {
+        self.off_runtime(move |this| this.say(&text)).await;
+    }
+
+    pub(super) fn hang_up(&self) {
+        self.hung_up.store(true, Ordering::Relaxed);
+    }
+
+    pub(super) fn hung_up(&self) -> bool {
+        self.hung_up.load(Ordering::Relaxed)
+    }
+
+    /// Why `stop` or `down` asked for the program to end.
+    pub(super) fn stop_reason(&self) -> String {
+        self.team
+            .load()
+            .ok()
+            .and_then(|config| {
+                config
+                    .member(&self.name)
+                    .and_then(|m| m.stop_requested.clone())
+            })
+            .unwrap_or_else(|| "stop".to_owned())
+    }
+
+    /// A line in the pane from swarm itself. A vanished pane makes this fail; that is fine.
+    pub(super) fn say(&self, text: &str) {
+        if !self.hung_up() {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "[swarm] {text}");
+            let _ = stdout.flush();
+        }
+    }
+}
