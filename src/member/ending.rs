@@ -7,9 +7,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use uuid::Uuid;
-
-use crate::base::clock;
+use crate::base::{clock, ids};
 use crate::error::{Error, Result};
 use crate::format::config::State;
 use crate::format::message::InboxMessage;
@@ -108,11 +106,7 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
             member.worktree_path.clone_from(&ending.worktree);
             member.notice = Some(notice.clone());
             // One id per ending, so a retried write can be recognised.
-            let id = Uuid::new_v5(
-                &Uuid::NAMESPACE_OID,
-                format!("{}\0{started}", notice.task_id).as_bytes(),
-            )
-            .to_string();
+            let id = ids::derived(&format!("{}\0{started}", notice.task_id));
             let to = (name != lead).then_some(lead);
             Ok(Some((notice, member.color.clone(), id, to)))
         },
