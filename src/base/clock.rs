@@ -1,17 +1,45 @@
 //! Wall-clock times in the two forms the format uses: epoch milliseconds (config.json) and
-//! RFC 3339 UTC with milliseconds (messages).
+//! RFC 3339 UTC with milliseconds (messages). Every time swarm writes or shows is read here.
+//!
+//! Test hook `SWARM_TEST_NOW` (hidden, like jj's `JJ_TIMESTAMP`): epoch milliseconds
+//! (`1767225600000`) or RFC 3339 (`2026-01-01T00:00:00Z`). When set and not empty, every read of
+//! the clock in this process returns that time; an unreadable value is a panic, not a silently
+//! real clock. Durations measured with `Instant` and file modification times are not affected.
 
+use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use time::OffsetDateTime;
 use time::format_description::FormatItem;
+use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
 
 const RFC3339_MILLIS: &[FormatItem<'static>] =
     format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
 
+pub(crate) const NOW_VAR: &str = "SWARM_TEST_NOW";
+
 pub(crate) fn now_ms() -> u64 {
-    to_ms(SystemTime::now())
+    static FIXED: OnceLock<Option<u64>> = OnceLock::new();
+    let fixed = FIXED.get_or_init(|| {
+        let value = std::env::var(NOW_VAR).ok().filter(|v| !v.is_empty())?;
+        Some(parse_fixed(&value).unwrap_or_else(|err| panic!("{err}")))
+    });
+    fixed.unwrap_or_else(|| to_ms(SystemTime::now()))
+}
+
+/// A `SWARM_TEST_NOW` value as epoch milliseconds.
+fn parse_fixed(value: &str) -> Result<u64, String> {
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        return value
+            .parse()
+            .map_err(|err| format!("{NOW_VAR}={value}: {err}"));
+    }
+    let time = OffsetDateTime::parse(value, &Rfc3339).map_err(|err| {
+        format!("{NOW_VAR}={value} is neither epoch milliseconds nor RFC 3339: {err}")
+    })?;
+    u64::try_from(time.unix_timestamp_nanos() / 1_000_000)
+        .map_err(|_| format!("{NOW_VAR}={value} is before 1970"))
 }
 
 pub(crate) fn to_ms(time: SystemTime) -> u64 {
@@ -65,6 +93,21 @@ mod tests {
     fn formats_like_javascript_to_iso_string() {
         assert_eq!(format_ms(1_795_336_074_622), "2026-11-22T08:27:54.622Z");
         assert_eq!(format_ms(0), "1970-01-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn a_fixed_time_is_epoch_milliseconds_or_rfc_3339() {
+        assert_eq!(parse_fixed("1767225600000"), Ok(1_767_225_600_000));
+        assert_eq!(parse_fixed("2026-01-01T00:00:00Z"), Ok(1_767_225_600_000));
+        assert_eq!(
+            parse_fixed("2026-01-01T01:00:00.250+01:00"),
+            Ok(1_767_225_600_250)
+        );
+        assert_eq!(format_ms(parse_fixed("0").unwrap()), format_ms(0));
+        for bad in ["", "yesterday", "2026-01-01", "-5", "1969-12-31T23:59:59Z"] {
+            let err = parse_fixed(bad).unwrap_err();
+            assert!(err.starts_with("SWARM_TEST_NOW="), "{err}");
+        }
     }
 
     #[test]

@@ -1,6 +1,12 @@
 //! The bottom layer: time, names, processes. Nothing here knows what a team is.
 
 pub(crate) mod clock;
+pub(crate) mod ids;
 pub(crate) mod names;
 pub(crate) mod process;
 pub(crate) mod text;
+
+/// The hidden test hooks (`clock`, `ids`). They apply to the one process they are given to: swarm
+/// removes them from every process it starts, since a seeded id source shared by two processes
+/// would repeat ids, and a repeated `msg_id` is a dropped message.
+pub(crate) const TEST_HOOKS: [&str; 2] = [clock::NOW_VAR, ids::SEED_VAR];

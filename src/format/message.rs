@@ -6,9 +6,8 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
-use uuid::Uuid;
 
-use crate::base::clock;
+use crate::base::{clock, ids};
 use crate::error::{Error, Result};
 use crate::format::structured::Structured;
 
@@ -34,7 +33,7 @@ impl InboxMessage {
             fields.insert("color".into(), color.into());
         }
         fields.insert("read".into(), false.into());
-        fields.insert("msg_id".into(), Uuid::new_v4().to_string().into());
+        fields.insert("msg_id".into(), ids::fresh().to_string().into());
         Self(fields)
     }
 
@@ -65,7 +64,7 @@ impl InboxMessage {
             Some(id) => Cow::Borrowed(id),
             None => {
                 let key = format!("{}\0{}\0{}", self.from(), self.timestamp(), self.text());
-                Cow::Owned(Uuid::new_v5(&Uuid::NAMESPACE_OID, key.as_bytes()).to_string())
+                Cow::Owned(ids::derived(&key))
             }
         }
     }

@@ -4,10 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use uuid::Uuid;
-
-use crate::base::clock;
 use crate::base::text::derive_summary;
+use crate::base::{clock, ids};
 use crate::error::Result;
 use crate::format::config::{LaunchSettings, Member, TeamConfig};
 use crate::format::message::InboxMessage;
@@ -44,7 +42,7 @@ pub(crate) fn prepare(
     let now = clock::now_ms();
     let team = file.name.as_str();
     let lead_name = file.lead.name.as_str();
-    let session = Uuid::new_v4().to_string();
+    let session = ids::fresh().to_string();
     let launch_team = TeamLaunch {
         home: home.root(),
         team,

@@ -102,6 +102,10 @@ impl Tmux {
             }
         }
         command.stdin(Stdio::null());
+        // A server started here passes its environment on to every pane.
+        for hook in crate::base::TEST_HOOKS {
+            command.env_remove(hook);
+        }
         command
     }
 

@@ -7,9 +7,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use uuid::Uuid;
-
-use crate::base::clock;
+use crate::base::{clock, ids};
 use crate::error::{Error, Result};
 use crate::format::config::State;
 use crate::format::message::InboxMessage;
@@ -108,11 +106,7 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
             member.worktree_path.clone_from(&ending.worktree);
             member.notice = Some(notice.clone());
             // One id per ending, so a retried write can be recognised.
-            let id = Uuid::new_v5(
-                &Uuid::NAMESPACE_OID,
-                format!("{}\0{started}", notice.task_id).as_bytes(),
-            )
-            .to_string();
+            let id = ids::derived(&format!("{}\0{started}", notice.task_id));
             let to = (name != lead).then_some(lead);
             Ok(Some((notice, member.color.clone(), id, to)))
         },
@@ -151,5 +145,189 @@ pub(crate) fn summary(name: &str, ending: &Ending, duration: Duration) -> String
             "{name} was killed ({}) after {after}",
             ending.reason.as_deref().unwrap_or("signal")
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+    use crate::store::team::fixture;
+
+    /// A wait status as the kernel reports it: `code << 8` for an exit, the signal number for a
+    /// death by signal.
+    fn exited(code: i32) -> ExitStatus {
+        ExitStatus::from_raw(code << 8)
+    }
+
+    fn signalled(signal: nix::sys::signal::Signal) -> ExitStatus {
+        ExitStatus::from_raw(signal as i32)
+    }
+
+    #[test]
+    fn exit_statuses_are_classified() {
+        use nix::sys::signal::Signal::{SIGKILL, SIGSEGV, SIGTERM};
+        let cases = [
+            (exited(0), None, State::Exited, 0, None),
+            (exited(3), None, State::Failed, 3, None),
+            (signalled(SIGTERM), None, State::Killed, 143, Some("signal")),
+            (signalled(SIGKILL), None, State::Killed, 137, Some("signal")),
+            // A crash is a failure, not something done to the program.
+            (signalled(SIGSEGV), None, State::Failed, 139, None),
+            // Whatever swarm ended, however it ended, was killed for that reason.
+            (exited(0), Some("stop"), State::Killed, 0, Some("stop")),
+            (
+                signalled(SIGSEGV),
+                Some("timeout"),
+                State::Killed,
+                139,
+                Some("timeout"),
+            ),
+        ];
+        for (status, reason, state, code, why) in cases {
+            let ending = Ending::from_status(status, reason.map(str::to_owned));
+            assert_eq!(ending.state, state, "{status:?} {reason:?}");
+            assert_eq!(ending.exit_code, Some(code), "{status:?} {reason:?}");
+            assert_eq!(ending.reason.as_deref(), why, "{status:?} {reason:?}");
+            assert!(ending.worktree.is_none());
+        }
+        let status = |ending: Ending| ending.status();
+        assert_eq!(
+            status(Ending::from_status(exited(0), None)),
+            TaskStatus::Completed
+        );
+        assert_eq!(
+            status(Ending::from_status(exited(1), None)),
+            TaskStatus::Failed
+        );
+        assert_eq!(
+            status(Ending::from_status(signalled(SIGTERM), None)),
+            TaskStatus::Killed
+        );
+    }
+
+    #[test]
+    fn summaries_say_how_it_ended_and_after_how_long() {
+        let summary_of = |status, reason: Option<&str>| {
+            let ending = Ending::from_status(status, reason.map(str::to_owned));
+            summary("bob", &ending, Duration::from_millis(12_340))
+        };
+        assert_eq!(
+            summary_of(exited(0), None),
+            "bob completed (exit 0) after 12.3s"
+        );
+        assert_eq!(
+            summary_of(exited(2), None),
+            "bob failed (exit 2) after 12.3s"
+        );
+        assert_eq!(
+            summary_of(exited(0), Some("timeout")),
+            "bob was killed (timeout) after 12.3s"
+        );
+        assert_eq!(
+            summary_of(signalled(nix::sys::signal::Signal::SIGTERM), None),
+            "bob was killed (signal) after 12.3s"
+        );
+    }
+
+    /// Marks bob as running since `started`, with a log, as the supervisor does.
+    fn running(team: &Team, started: u64) {
+        team.update(|config| {
+            let bob = config.member_mut("bob").unwrap();
+            bob.state = Some(State::Running);
+            bob.started_at = Some(started);
+            bob.is_active = Some(true);
+            bob.color = Some("blue".into());
+            bob.log_file = Some("/logs/bob.log".into());
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    fn notices(team: &Team) -> Vec<(InboxMessage, TaskNotification)> {
+        team.mailbox("team-lead")
+            .peek()
+            .unwrap()
+            .into_iter()
+            .filter_map(|message| match message.structured() {
+                Some(Structured::TaskNotification(notice)) => Some((message, notice)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_ending_is_recorded_and_the_lead_told_exactly_once() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        running(&team, 1_000);
+        let ending = Ending::from_status(exited(3), None);
+        let notice = record(&team, "bob", &ending)
+            .unwrap()
+            .expect("first record");
+        assert_eq!(notice.task_id, "bob@t");
+        assert_eq!(notice.status, TaskStatus::Failed);
+        assert_eq!(notice.exit_code, Some(3));
+        assert_eq!(notice.output_file.as_deref(), Some("/logs/bob.log"));
+        assert!(
+            notice.summary.starts_with("bob failed (exit 3) after "),
+            "{}",
+            notice.summary
+        );
+
+        let bob = team.load().unwrap().member("bob").unwrap().clone();
+        assert_eq!(bob.state, Some(State::Failed));
+        assert_eq!(bob.exit_code, Some(3));
+        assert_eq!(bob.is_active, Some(false));
+        assert!(bob.ended_at.is_some_and(|ended| ended >= 1_000));
+        assert_eq!(bob.notice.as_ref(), Some(&notice));
+
+        let sent = notices(&team);
+        assert_eq!(sent.len(), 1);
+        let (message, told) = &sent[0];
+        assert_eq!(told, &notice);
+        assert_eq!(message.from(), "bob");
+        assert_eq!(message.fields()["summary"], notice.summary.as_str());
+        assert_eq!(message.fields()["color"], "blue");
+
+        // A second record of this ending, or of another one, changes nothing.
+        assert!(record(&team, "bob", &ending).unwrap().is_none());
+        let other = Ending::from_status(exited(0), Some("stop".into()));
+        assert!(record(&team, "bob", &other).unwrap().is_none());
+        assert_eq!(notices(&team).len(), 1);
+        assert_eq!(
+            team.load().unwrap().member("bob").unwrap().state,
+            Some(State::Failed)
+        );
+    }
+
+    #[test]
+    fn the_notice_id_is_derived_from_the_ending() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        running(&team, 1_000);
+        record(&team, "bob", &Ending::from_status(exited(0), None)).unwrap();
+        let (message, _) = notices(&team).remove(0);
+        assert_eq!(message.id(), ids::derived("bob@t\u{0}1000"));
+    }
+
+    #[test]
+    fn the_leads_own_ending_is_recorded_without_a_notice_to_itself() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        let ending = Ending::from_status(exited(0), None);
+        let notice = record(&team, "team-lead", &ending).unwrap().unwrap();
+        assert_eq!(notice.task_id, "team-lead@t");
+        assert_eq!(
+            team.load().unwrap().member("team-lead").unwrap().state,
+            Some(State::Exited)
+        );
+        assert!(team.mailbox("team-lead").peek().unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_unknown_member_is_not_found() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        let err = record(&team, "ghost", &Ending::from_status(exited(0), None)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NotFound);
+        assert_eq!(err.message(), "ghost is no longer a member of team t");
+        assert!(team.mailbox("team-lead").peek().unwrap().is_empty());
     }
 }

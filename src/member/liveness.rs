@@ -230,3 +230,199 @@ pub(crate) fn ending_line(member: &Member, seen: Seen) -> String {
 pub(crate) fn ended_well(seen: Seen) -> bool {
     seen == Seen::Recorded(State::Exited)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::store::team::fixture;
+
+    /// The pid of a process that has exited and been reaped.
+    fn dead_pid() -> i32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = i32::try_from(child.id()).unwrap();
+        child.wait().unwrap();
+        pid
+    }
+
+    fn own_pid() -> i32 {
+        i32::try_from(std::process::id()).unwrap()
+    }
+
+    fn member(state: Option<State>, supervisor: Option<i32>, pane: &str) -> Member {
+        Member {
+            state,
+            supervisor_pid: supervisor,
+            tmux_pane_id: pane.to_owned(),
+            ..Member::new("bob", "t", 1)
+        }
+    }
+
+    #[test]
+    fn a_member_never_launched_is_not_started() {
+        let seen = seen(&member(None, Some(dead_pid()), "%1"), Some(&HashSet::new()));
+        assert_eq!(seen, Seen::NotStarted);
+        assert_eq!(seen.label(), "-");
+        assert!(!seen.is_live());
+    }
+
+    #[test]
+    fn a_final_state_stands_whatever_became_of_the_process_and_pane() {
+        for state in [State::Exited, State::Failed, State::Killed] {
+            let seen = seen(
+                &member(Some(state), Some(dead_pid()), "%1"),
+                Some(&HashSet::new()),
+            );
+            assert_eq!(seen, Seen::Recorded(state));
+            assert_eq!(seen.label(), state.as_str());
+            assert!(!seen.is_live());
+        }
+    }
+
+    #[test]
+    fn a_live_state_with_a_dead_supervisor_has_vanished() {
+        let panes = HashSet::from(["%1".to_owned()]);
+        let seen = seen(
+            &member(Some(State::Running), Some(dead_pid()), "%1"),
+            Some(&panes),
+        );
+        assert_eq!(seen, Seen::ProcessVanished);
+        assert_eq!(seen.label(), "vanished");
+        assert!(!seen.is_live());
+    }
+
+    #[test]
+    fn a_live_state_whose_pane_is_gone_has_vanished() {
+        let running = member(Some(State::Running), Some(own_pid()), "%1");
+        let others = HashSet::from(["%2".to_owned()]);
+        assert_eq!(seen(&running, Some(&others)), Seen::PaneVanished);
+        assert_eq!(Seen::PaneVanished.label(), "pane-gone");
+        let with_it = HashSet::from(["%1".to_owned()]);
+        assert_eq!(
+            seen(&running, Some(&with_it)),
+            Seen::Recorded(State::Running)
+        );
+        // Panes that could not be listed, or a member without a pane, prove nothing.
+        assert_eq!(seen(&running, None), Seen::Recorded(State::Running));
+        let paneless = member(Some(State::Idle), Some(own_pid()), "");
+        assert_eq!(seen(&paneless, Some(&others)), Seen::Recorded(State::Idle));
+        assert!(seen(&paneless, Some(&others)).is_live());
+    }
+
+    #[test]
+    fn ending_lines_and_ended_well() {
+        let mut bob = member(Some(State::Exited), None, "");
+        assert_eq!(
+            ending_line(&bob, Seen::ProcessVanished),
+            "bob vanished: its supervisor is gone"
+        );
+        assert_eq!(
+            ending_line(&bob, Seen::PaneVanished),
+            "bob vanished: its pane is gone"
+        );
+        assert_eq!(
+            ending_line(&bob, Seen::Recorded(State::Exited)),
+            "bob exited"
+        );
+        bob.notice = Some(crate::format::structured::TaskNotification {
+            task_id: "bob@t".into(),
+            status: crate::format::structured::TaskStatus::Completed,
+            exit_code: Some(0),
+            summary: "bob completed (exit 0) after 1.0s".into(),
+            output_file: None,
+            duration_ms: 1000,
+            worktree_path: None,
+            reason: None,
+            timestamp: "t".into(),
+        });
+        assert_eq!(
+            ending_line(&bob, Seen::Recorded(State::Exited)),
+            "bob completed (exit 0) after 1.0s"
+        );
+        assert!(ended_well(Seen::Recorded(State::Exited)));
+        for seen in [
+            Seen::Recorded(State::Failed),
+            Seen::Recorded(State::Killed),
+            Seen::ProcessVanished,
+            Seen::NotStarted,
+        ] {
+            assert!(!ended_well(seen), "{seen:?}");
+        }
+    }
+
+    fn set(team: &Team, name: &str, state: State, supervisor: i32) {
+        team.update(|config| {
+            let member = config.member_mut(name).unwrap();
+            member.state = Some(state);
+            member.supervisor_pid = Some(supervisor);
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn observed_shows_which_members_are_live() {
+        let (_dir, team) = fixture::team(&["bob", "carol", "dave"]);
+        set(&team, "bob", State::Running, own_pid());
+        set(&team, "carol", State::Running, dead_pid());
+        set(&team, "dave", State::Exited, dead_pid());
+        let observed = Observed::take(&team).unwrap();
+        let seen_of = |name| observed.seen(observed.config.member(name).unwrap());
+        assert_eq!(seen_of("team-lead"), Seen::NotStarted);
+        assert_eq!(seen_of("bob"), Seen::Recorded(State::Running));
+        assert_eq!(seen_of("carol"), Seen::ProcessVanished);
+        assert_eq!(seen_of("dave"), Seen::Recorded(State::Exited));
+        assert_eq!(observed.live().collect::<Vec<_>>(), ["bob"]);
+    }
+
+    #[test]
+    fn waiting_reports_each_ending_once_and_the_members_still_live_at_the_deadline() {
+        let (_dir, team) = fixture::team(&["bob", "carol", "dave"]);
+        set(&team, "bob", State::Exited, dead_pid());
+        set(&team, "carol", State::Running, dead_pid());
+        set(&team, "dave", State::Running, own_pid());
+        let names: Vec<String> = ["bob", "carol", "dave", "ghost"].map(str::to_owned).into();
+        let mut ended = Vec::new();
+        let deadline = Instant::now() + Duration::from_millis(50);
+        let left = wait_for_endings(&team, &names, Some(deadline), |member, seen| {
+            ended.push((member.name.clone(), seen));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(left, ["dave"]);
+        assert_eq!(
+            ended,
+            [
+                ("bob".to_owned(), Seen::Recorded(State::Exited)),
+                ("carol".to_owned(), Seen::ProcessVanished)
+            ]
+        );
+    }
+
+    #[test]
+    fn an_ending_recorded_while_waiting_ends_the_wait() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        set(&team, "bob", State::Running, own_pid());
+        let ender = {
+            let team = team.clone();
+            std::thread::spawn(move || set(&team, "bob", State::Killed, own_pid()))
+        };
+        let mut ended = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let left = wait_for_endings(
+            &team,
+            &["bob".to_owned()],
+            Some(deadline),
+            |member, seen| {
+                ended.push(seen);
+                assert_eq!(member.name, "bob");
+                Ok(())
+            },
+        )
+        .unwrap();
+        ender.join().unwrap();
+        assert!(left.is_empty());
+        assert_eq!(ended, [Seen::Recorded(State::Killed)]);
+    }
+}

@@ -89,3 +89,256 @@ pub(crate) fn retire(team: &Team, holder: &str, request_id: &str) -> Result<()> 
         })
         .map(drop)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::error::ErrorKind;
+    use crate::format::message::MAX_TEXT_BYTES;
+    use crate::format::structured::{
+        IdleNotification, PlanApprovalRequest, ShutdownApproved, ShutdownRequest,
+    };
+    use crate::store::team::fixture;
+
+    fn request(id: &str) -> Structured {
+        Structured::ShutdownRequest(ShutdownRequest {
+            request_id: id.into(),
+            from: "team-lead".into(),
+            reason: None,
+            timestamp: "t".into(),
+        })
+    }
+
+    fn approval(id: &str) -> Structured {
+        Structured::ShutdownApproved(ShutdownApproved {
+            request_id: id.into(),
+            from: "bob".into(),
+            timestamp: "t".into(),
+            pane_id: None,
+            backend_type: None,
+        })
+    }
+
+    fn idle() -> Structured {
+        Structured::IdleNotification(IdleNotification {
+            from: "bob".into(),
+            timestamp: "t".into(),
+            idle_reason: Some("available".into()),
+            summary: None,
+            result: None,
+            completed_task_id: None,
+            completed_status: None,
+            failure_reason: None,
+        })
+    }
+
+    fn plan(content: String) -> Structured {
+        Structured::PlanApprovalRequest(PlanApprovalRequest {
+            from: "bob".into(),
+            timestamp: "t".into(),
+            plan_file_path: "plan.md".into(),
+            plan_content: content,
+            request_id: "plan_approval-1@bob@t".into(),
+        })
+    }
+
+    fn texts(messages: &[InboxMessage]) -> Vec<&str> {
+        messages.iter().map(InboxMessage::text).collect()
+    }
+
+    /// A shutdown request for bob from the lead, in bob's inbox, as the lead sends it.
+    fn ask_bob(team: &Team, id: &str) -> InboxMessage {
+        send(
+            team,
+            &team.load().unwrap(),
+            "team-lead",
+            "bob",
+            &request(id),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn send_refuses_a_recipient_off_the_roster_and_writes_nothing() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        let config = team.load().unwrap();
+        let err = send(
+            &team,
+            &config,
+            "team-lead",
+            "ghost",
+            &request("shutdown-1@ghost"),
+        )
+        .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Usage);
+        assert_eq!(
+            err.message(),
+            "ghost is not on team t's roster: team-lead, bob"
+        );
+        assert!(!team.mailbox("ghost").inbox_path().exists());
+    }
+
+    #[test]
+    fn send_applies_every_rule_before_writing() {
+        let (_dir, team) = fixture::team(&["bob", "carol"]);
+        let config = team.load().unwrap();
+        let err = send(&team, &config, "carol", "bob", &request("shutdown-1@bob")).unwrap_err();
+        assert!(
+            err.message().starts_with("only the lead"),
+            "{}",
+            err.message()
+        );
+        let err = send(
+            &team,
+            &config,
+            "bob",
+            "team-lead",
+            &approval("shutdown-1@bob"),
+        )
+        .unwrap_err();
+        assert!(
+            err.message().starts_with("there is no shutdown_request"),
+            "{}",
+            err.message()
+        );
+        assert!(team.mailbox("bob").peek().unwrap().is_empty());
+        assert!(team.mailbox("team-lead").peek().unwrap().is_empty());
+    }
+
+    #[test]
+    fn send_delivers_one_envelope_in_the_senders_color() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        team.update(|config| {
+            config.member_mut("bob").unwrap().color = Some("blue".into());
+            Ok(())
+        })
+        .unwrap();
+        let config = team.load().unwrap();
+        let envelope = send(&team, &config, "bob", "team-lead", &idle()).unwrap();
+        assert_eq!(envelope.from(), "bob");
+        assert_eq!(envelope.fields()["color"], "blue");
+        assert_eq!(envelope.structured(), Some(idle()));
+        assert_eq!(team.mailbox("team-lead").peek().unwrap(), [envelope]);
+    }
+
+    #[test]
+    fn send_refuses_text_over_the_limit() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        let config = team.load().unwrap();
+        let err = send(
+            &team,
+            &config,
+            "bob",
+            "team-lead",
+            &plan("x".repeat(MAX_TEXT_BYTES)),
+        )
+        .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Usage);
+        assert!(err.message().ends_with("(1 MiB)"), "{}", err.message());
+        assert!(team.mailbox("team-lead").peek().unwrap().is_empty());
+    }
+
+    #[test]
+    fn retire_moves_only_the_answered_request_to_history() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        let first = ask_bob(&team, "shutdown-1@bob");
+        let second = ask_bob(&team, "shutdown-2@bob");
+        let bob = team.mailbox("bob");
+        // Neither a plain message naming the request nor an answer to it is the request.
+        let answer = approval("shutdown-1@bob").to_text();
+        bob.append(&[
+            InboxMessage::new("team-lead", "shutdown-1@bob", None, None),
+            InboxMessage::new("team-lead", &answer, None, None),
+        ])
+        .unwrap();
+
+        retire(&team, "bob", "shutdown-1@bob").unwrap();
+        assert_eq!(
+            texts(&bob.peek().unwrap()),
+            [second.text(), "shutdown-1@bob", answer.as_str()]
+        );
+        assert_eq!(bob.history().unwrap(), [first]);
+        // Nothing left to retire is not an error, and changes nothing.
+        retire(&team, "bob", "shutdown-1@bob").unwrap();
+        retire(&team, "bob", "shutdown-9@bob").unwrap();
+        assert_eq!(bob.peek().unwrap().len(), 3);
+        assert_eq!(bob.history().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn an_answer_watch_takes_the_answer_and_leaves_the_rest() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        ask_bob(&team, "shutdown-1@bob");
+        let watch = AnswerWatch::arm(&team, "team-lead").unwrap();
+        let config = team.load().unwrap();
+        send(&team, &config, "bob", "team-lead", &idle()).unwrap();
+        let lead = team.mailbox("team-lead");
+        lead.append(&[InboxMessage::new("bob", "shutdown-1@bob", None, None)])
+            .unwrap();
+        let answer = send(
+            &team,
+            &config,
+            "bob",
+            "team-lead",
+            &approval("shutdown-1@bob"),
+        )
+        .unwrap();
+
+        let is_answer = |_: &InboxMessage, s: &Structured| matches!(s, Structured::ShutdownApproved(a) if a.request_id == "shutdown-1@bob");
+        let (taken, structured) = watch.wait(None, is_answer).unwrap().unwrap();
+        assert_eq!(taken, answer);
+        assert_eq!(structured, approval("shutdown-1@bob"));
+        assert_eq!(
+            texts(&lead.peek().unwrap()),
+            [idle().to_text().as_str(), "shutdown-1@bob"]
+        );
+        assert_eq!(lead.history().unwrap(), [answer]);
+    }
+
+    #[test]
+    fn an_answer_sent_after_arming_is_never_missed() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        ask_bob(&team, "shutdown-1@bob");
+        let watch = AnswerWatch::arm(&team, "team-lead").unwrap();
+        let answerer = {
+            let team = team.clone();
+            std::thread::spawn(move || {
+                let config = team.load().unwrap();
+                send(
+                    &team,
+                    &config,
+                    "bob",
+                    "team-lead",
+                    &approval("shutdown-1@bob"),
+                )
+                .unwrap()
+            })
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let found = watch
+            .wait(Some(deadline), |_, s| {
+                s.request_id() == Some("shutdown-1@bob")
+            })
+            .unwrap();
+        let sent = answerer.join().unwrap();
+        assert_eq!(found.map(|(message, _)| message), Some(sent));
+    }
+
+    #[test]
+    fn an_answer_watch_gives_up_at_its_deadline_and_consumes_nothing() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        let watch = AnswerWatch::arm(&team, "team-lead").unwrap();
+        let config = team.load().unwrap();
+        send(&team, &config, "bob", "team-lead", &idle()).unwrap();
+        let deadline = Instant::now() + Duration::from_millis(50);
+        let found = watch
+            .wait(Some(deadline), |_, s| {
+                matches!(s, Structured::ShutdownApproved(_))
+            })
+            .unwrap();
+        assert!(found.is_none());
+        assert_eq!(team.mailbox("team-lead").peek().unwrap().len(), 1);
+    }
+}

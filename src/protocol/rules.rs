@@ -178,3 +178,362 @@ fn find_request(
     }
     Ok(mailbox.history()?.into_iter().rev().find(|m| matches(m)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+    use crate::format::structured::{
+        IdleNotification, PlanApprovalRequest, PlanApprovalResponse, ShutdownApproved,
+        ShutdownRejected, ShutdownRequest, TaskAssignment, TaskNotification, TaskStatus,
+    };
+    use crate::store::team::fixture;
+
+    fn request(id: &str, from: &str) -> Structured {
+        Structured::ShutdownRequest(ShutdownRequest {
+            request_id: id.into(),
+            from: from.into(),
+            reason: None,
+            timestamp: "t".into(),
+        })
+    }
+
+    fn approval(id: &str, from: &str) -> Structured {
+        Structured::ShutdownApproved(ShutdownApproved {
+            request_id: id.into(),
+            from: from.into(),
+            timestamp: "t".into(),
+            pane_id: None,
+            backend_type: None,
+        })
+    }
+
+    fn rejection(id: &str, from: &str) -> Structured {
+        Structured::ShutdownRejected(ShutdownRejected {
+            request_id: id.into(),
+            from: from.into(),
+            reason: "busy".into(),
+            timestamp: "t".into(),
+        })
+    }
+
+    fn plan(id: &str, from: &str) -> Structured {
+        Structured::PlanApprovalRequest(PlanApprovalRequest {
+            from: from.into(),
+            timestamp: "t".into(),
+            plan_file_path: "plan.md".into(),
+            plan_content: "do it".into(),
+            request_id: id.into(),
+        })
+    }
+
+    fn verdict(id: &str) -> Structured {
+        Structured::PlanApprovalResponse(PlanApprovalResponse {
+            request_id: id.into(),
+            approved: true,
+            feedback: None,
+            timestamp: "t".into(),
+            permission_mode: None,
+        })
+    }
+
+    fn idle(from: &str) -> Structured {
+        Structured::IdleNotification(IdleNotification {
+            from: from.into(),
+            timestamp: "t".into(),
+            idle_reason: None,
+            summary: None,
+            result: None,
+            completed_task_id: None,
+            completed_status: None,
+            failure_reason: None,
+        })
+    }
+
+    fn assignment(by: &str) -> Structured {
+        Structured::TaskAssignment(TaskAssignment {
+            task_id: "1".into(),
+            subject: "tests".into(),
+            description: "write them".into(),
+            assigned_by: by.into(),
+            timestamp: "t".into(),
+        })
+    }
+
+    fn notice() -> Structured {
+        Structured::TaskNotification(TaskNotification {
+            task_id: "bob@t".into(),
+            status: TaskStatus::Completed,
+            exit_code: Some(0),
+            summary: "bob completed".into(),
+            output_file: None,
+            duration_ms: 1,
+            worktree_path: None,
+            reason: None,
+            timestamp: "t".into(),
+        })
+    }
+
+    fn checked(team: &Team, me: &str, to: Recipient<'_>, message: &Structured) -> Result<()> {
+        check(team, &team.load().unwrap(), me, to, message)
+    }
+
+    /// The refusal's message; every refusal is a usage error (exit status 2).
+    #[track_caller]
+    fn refusal(result: Result<()>) -> String {
+        let err = result.expect_err("refused");
+        assert_eq!(err.kind(), ErrorKind::Usage, "{}", err.message());
+        err.message().to_owned()
+    }
+
+    fn deliver(team: &Team, to: &str, from: &str, message: &Structured) {
+        team.mailbox(to)
+            .append(&[InboxMessage::new(from, &message.to_text(), None, None)])
+            .unwrap();
+    }
+
+    #[test]
+    fn nothing_structured_is_broadcast_or_sent_to_a_peer() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        for message in [
+            request("shutdown-1@bob", "team-lead"),
+            idle("bob"),
+            notice(),
+        ] {
+            let kind = message.kind();
+            let me = if message.lead_only() {
+                "team-lead"
+            } else {
+                "bob"
+            };
+            assert_eq!(
+                refusal(checked(&team, me, Recipient::Broadcast, &message)),
+                format!("{kind} cannot be broadcast; protocol messages go to one member")
+            );
+            assert_eq!(
+                refusal(checked(&team, me, Recipient::Peer, &message)),
+                format!(
+                    "{kind} cannot be sent to a uds: peer; protocol messages stay inside a team"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn only_the_lead_sends_requests_assignments_and_verdicts_to_a_teammate() {
+        let (_dir, team) = fixture::team(&["bob", "carol"]);
+        let err = checked(
+            &team,
+            "bob",
+            Recipient::Member("carol"),
+            &request("shutdown-1@carol", "bob"),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.message(),
+            "only the lead (team-lead) sends shutdown_request; you are bob"
+        );
+        assert_eq!(
+            err.hint(),
+            Some("run it from the lead, or pass --as team-lead")
+        );
+        assert!(
+            refusal(checked(
+                &team,
+                "bob",
+                Recipient::Member("carol"),
+                &assignment("bob")
+            ))
+            .starts_with("only the lead (team-lead) sends task_assignment")
+        );
+        assert!(
+            refusal(checked(
+                &team,
+                "bob",
+                Recipient::Member("carol"),
+                &verdict("plan_approval-1@carol@t")
+            ))
+            .starts_with("only the lead (team-lead) sends plan_approval_response")
+        );
+        assert_eq!(
+            refusal(checked(
+                &team,
+                "team-lead",
+                Recipient::Member("team-lead"),
+                &request("shutdown-1@team-lead", "team-lead")
+            )),
+            "shutdown_request goes from the lead to a teammate, not to the lead"
+        );
+        checked(
+            &team,
+            "team-lead",
+            Recipient::Member("bob"),
+            &request("shutdown-1@bob", "team-lead"),
+        )
+        .unwrap();
+        checked(
+            &team,
+            "team-lead",
+            Recipient::Member("bob"),
+            &assignment("team-lead"),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn answers_and_notices_go_to_the_lead_and_no_one_else() {
+        let (_dir, team) = fixture::team(&["bob", "carol"]);
+        for message in [
+            approval("shutdown-1@bob", "bob"),
+            plan("plan_approval-1@bob@t", "bob"),
+            idle("bob"),
+            notice(),
+        ] {
+            assert_eq!(
+                refusal(checked(&team, "bob", Recipient::Member("carol"), &message)),
+                format!(
+                    "{} goes to the lead (team-lead), not to carol",
+                    message.kind()
+                )
+            );
+        }
+        checked(&team, "bob", Recipient::Member("team-lead"), &idle("bob")).unwrap();
+        checked(&team, "bob", Recipient::Member("team-lead"), &notice()).unwrap();
+    }
+
+    #[test]
+    fn a_message_cannot_claim_another_sender() {
+        let (_dir, team) = fixture::team(&["bob", "carol"]);
+        assert_eq!(
+            refusal(checked(
+                &team,
+                "bob",
+                Recipient::Member("team-lead"),
+                &idle("carol")
+            )),
+            "idle_notification says it is from carol, but you are bob"
+        );
+        assert_eq!(
+            refusal(checked(
+                &team,
+                "team-lead",
+                Recipient::Member("bob"),
+                &request("shutdown-1@bob", "bob")
+            )),
+            "shutdown_request says it is from bob, but you are team-lead"
+        );
+    }
+
+    #[test]
+    fn a_shutdown_request_names_the_teammate_it_goes_to() {
+        let (_dir, team) = fixture::team(&["bob", "carol"]);
+        let to_bob = |id: &str| {
+            checked(
+                &team,
+                "team-lead",
+                Recipient::Member("bob"),
+                &request(id, "team-lead"),
+            )
+        };
+        assert_eq!(
+            refusal(to_bob("shutdown-1@carol")),
+            "request shutdown-1@carol is for carol, not bob: a shutdown request names its target"
+        );
+        assert_eq!(
+            refusal(to_bob("nonsense")),
+            "\"nonsense\" is not a valid request id"
+        );
+        to_bob("shutdown-1@bob").unwrap();
+    }
+
+    #[test]
+    fn a_shutdown_request_is_answered_by_its_target_once_it_was_asked() {
+        let (_dir, team) = fixture::team(&["bob", "carol"]);
+        let answer = |me: &str, message: &Structured| {
+            checked(&team, me, Recipient::Member("team-lead"), message)
+        };
+        assert_eq!(
+            refusal(answer("bob", &approval("x", "bob"))),
+            "\"x\" is not a shutdown request id (shutdown-<ms>@<name>)"
+        );
+        assert_eq!(
+            refusal(answer("carol", &approval("shutdown-1@bob", "carol"))),
+            "only bob answers its own shutdown request; you are carol"
+        );
+        let err = answer("bob", &approval("shutdown-1@bob", "bob")).unwrap_err();
+        assert_eq!(
+            err.message(),
+            "there is no shutdown_request shutdown-1@bob in bob's inbox or history"
+        );
+        assert_eq!(
+            err.hint(),
+            Some("`swarm inbox bob --all` lists what bob received")
+        );
+
+        // A request with another id is not the one answered.
+        deliver(
+            &team,
+            "bob",
+            "team-lead",
+            &request("shutdown-2@bob", "team-lead"),
+        );
+        refusal(answer("bob", &rejection("shutdown-1@bob", "bob")));
+
+        deliver(
+            &team,
+            "bob",
+            "team-lead",
+            &request("shutdown-1@bob", "team-lead"),
+        );
+        answer("bob", &approval("shutdown-1@bob", "bob")).unwrap();
+        answer("bob", &rejection("shutdown-1@bob", "bob")).unwrap();
+        // Still answerable once read: it is in history then.
+        let taken = team.mailbox("bob").consume(None, |_| true).unwrap();
+        assert_eq!(taken.len(), 2);
+        answer("bob", &approval("shutdown-1@bob", "bob")).unwrap();
+    }
+
+    #[test]
+    fn a_plan_request_names_its_submitter() {
+        let (_dir, team) = fixture::team(&["bob", "carol"]);
+        assert_eq!(
+            refusal(checked(
+                &team,
+                "bob",
+                Recipient::Member("team-lead"),
+                &plan("plan_approval-1@carol@t", "bob")
+            )),
+            "request plan_approval-1@carol@t is for carol, not bob: a plan request names its submitter"
+        );
+        checked(
+            &team,
+            "bob",
+            Recipient::Member("team-lead"),
+            &plan("plan_approval-1@bob@t", "bob"),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_plan_verdict_answers_a_plan_the_lead_received_and_goes_to_its_submitter() {
+        let (_dir, team) = fixture::team(&["bob", "carol"]);
+        let id = "plan_approval-1@bob@t";
+        let to = |name| checked(&team, "team-lead", Recipient::Member(name), &verdict(id));
+        assert_eq!(
+            refusal(to("bob")),
+            format!("there is no plan_approval_request {id} in team-lead's inbox or history")
+        );
+        // A shutdown request with the id does not stand in for the plan.
+        deliver(&team, "team-lead", "bob", &request(id, "bob"));
+        refusal(to("bob"));
+
+        deliver(&team, "team-lead", "bob", &plan(id, "bob"));
+        to("bob").unwrap();
+        assert_eq!(
+            refusal(to("carol")),
+            format!(
+                "request {id} is for bob, not carol: a plan response goes to the teammate that submitted the plan"
+            )
+        );
+    }
+}

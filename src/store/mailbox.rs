@@ -87,13 +87,14 @@ impl Mailbox {
     /// rewritten inbox, so the spool file never has to survive a crash on its own.
     fn spool(&self, messages: &[InboxMessage]) -> Result<PathBuf> {
         create_dir_all(&self.paths.spool)?;
+        // The real clock, not `clock::now_ms`: spool files of all processes sort by it.
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |since| since.as_nanos());
         let unique = format!(
             "{nanos:024}-{}-{}.json",
             std::process::id(),
-            uuid::Uuid::new_v4().simple()
+            crate::base::ids::fresh().simple()
         );
         let staging = self.paths.spool.join(format!(".{unique}"));
         let bytes = serde_json::to_vec(messages).map_err(|err| Error::runtime(err.to_string()))?;

@@ -186,6 +186,29 @@ pub(crate) fn list_teams(home: &Home) -> Result<Vec<String>> {
     Ok(teams)
 }
 
+/// A team on disk in a temporary home, for the unit tests of the layers above.
+#[cfg(test)]
+pub(crate) mod fixture {
+    use super::*;
+    use crate::format::config::Member;
+
+    /// Team `t`, led by `team-lead`, with `teammates`; nothing launched. The directory holds it.
+    pub(crate) fn team(teammates: &[&str]) -> (tempfile::TempDir, Team) {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let mut members = vec![Member::new("team-lead", "t", 1)];
+        members.extend(teammates.iter().map(|name| Member::new(name, "t", 1)));
+        let config = TeamConfig {
+            name: "t".into(),
+            lead_agent_id: "team-lead@t".into(),
+            members,
+            ..TeamConfig::default()
+        };
+        let team = Team::create(&home, &config, false).unwrap();
+        (dir, team)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::Value;

@@ -1,11 +1,10 @@
 //! Files in Claude Code's exact shape, its lock-directory protocol, and damaged inboxes.
 
 use std::fs;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::Sandbox;
+use crate::harness::{Sandbox, eventually};
 
 /// An entry exactly as Claude Code 2.1 writes it (docs/ARCHITECTURE.md, "An inbox"), plus a field
 /// from some future version.
@@ -140,8 +139,16 @@ fn a_writer_holding_only_the_lock_directory_excludes_swarm() {
         .swarm()
         .args(["send", "bob", "from swarm"])
         .team("t")
+        // However slow the machine, the sender waits for us rather than giving up.
+        .env("SWARM_LOCK_TIMEOUT", "60")
         .spawn();
-    std::thread::sleep(Duration::from_millis(500));
+    // swarm takes its own flock before the directory: holding the flock, the sender is waiting
+    // for our directory, and has not read the inbox yet.
+    let flock = inbox.with_file_name(".bob.flock");
+    eventually("the sender to hold the inbox's flock", || {
+        fs::File::open(&flock)
+            .is_ok_and(|file| matches!(file.try_lock(), Err(fs::TryLockError::WouldBlock)))
+    });
     let mut written = seen;
     written.push(
         json!({"from": "claude", "text": "from claude", "timestamp": "2026-11-22T08:44:00.000Z"}),

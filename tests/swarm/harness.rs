@@ -9,6 +9,7 @@ use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -23,13 +24,29 @@ pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_swarm")
 }
 
+/// 2026-01-01T00:00:00Z: invocation n of a [`Sandbox::deterministic`] runs at this time + n s.
+pub(crate) const FIXED_EPOCH_MS: u64 = 1_767_225_600_000;
+
 /// An isolated directory with a swarm home in it.
 pub(crate) struct Sandbox {
     dir: TempDir,
     env: BTreeMap<String, OsString>,
+    /// Invocations so far, counted only in a deterministic sandbox.
+    invocations: Option<AtomicU64>,
 }
 
 impl Sandbox {
+    /// A sandbox whose `swarm` invocations each get a fixed clock and id seed of their own (the
+    /// test hooks `SWARM_TEST_NOW` and `SWARM_TEST_ID_SEED`), as jj's tests do: invocation n runs
+    /// at [`FIXED_EPOCH_MS`] + n seconds with seed n, so its output is the same on every run and
+    /// no two invocations share an id. Processes swarm starts (panes, members) get neither.
+    pub(crate) fn deterministic() -> Self {
+        Self {
+            invocations: Some(AtomicU64::new(0)),
+            ..Self::new()
+        }
+    }
+
     pub(crate) fn new() -> Self {
         // Short prefix: tmux and peer sockets must fit in 108 bytes.
         let dir = tempfile::Builder::new()
@@ -58,7 +75,11 @@ impl Sandbox {
         );
         env.insert("LANG".to_owned(), "C.UTF-8".into());
         env.insert("TERM".to_owned(), "xterm-256color".into());
-        Self { dir, env }
+        Self {
+            dir,
+            env,
+            invocations: None,
+        }
     }
 
     pub(crate) fn root(&self) -> &Path {
@@ -138,6 +159,12 @@ impl Sandbox {
     pub(crate) fn swarm(&self) -> Swarm {
         let mut command = Command::new(bin());
         command.env_clear().envs(&self.env).current_dir(self.work());
+        if let Some(invocations) = &self.invocations {
+            let n = invocations.fetch_add(1, Ordering::Relaxed) + 1;
+            command
+                .env("SWARM_TEST_NOW", (FIXED_EPOCH_MS + n * 1000).to_string())
+                .env("SWARM_TEST_ID_SEED", n.to_string());
+        }
         Swarm {
             command,
             stdin: None,
@@ -351,20 +378,38 @@ impl Outcome {
     #[track_caller]
     pub(crate) fn refused(self, code: i32, needle: &str) -> Self {
         let outcome = self.code(code).stderr_has(needle);
-        let lines: Vec<&str> = outcome.stderr.lines().collect();
+        outcome.assert_refusal();
+        outcome
+    }
+
+    /// The stderr of a refusal of any status, for a snapshot that pins its wording.
+    #[track_caller]
+    pub(crate) fn refusal(self) -> String {
+        assert!(
+            !self.status.success(),
+            "{} succeeded:\n{}",
+            self.description,
+            self.stdout
+        );
+        self.assert_refusal();
+        self.stderr
+    }
+
+    #[track_caller]
+    fn assert_refusal(&self) {
+        let lines: Vec<&str> = self.stderr.lines().collect();
         assert!(
             (1..=2).contains(&lines.len())
                 && lines[0].starts_with("swarm: ")
                 && lines.get(1).is_none_or(|l| l.starts_with("hint: ")),
             "a refusal should be one line and an optional hint:\n{}",
-            outcome.stderr
+            self.stderr
         );
         assert!(
-            outcome.stdout.is_empty(),
+            self.stdout.is_empty(),
             "a refusal printed to stdout:\n{}",
-            outcome.stdout
+            self.stdout
         );
-        outcome
     }
 
     pub(crate) fn json(&self) -> Value {
@@ -477,6 +522,25 @@ pub(crate) fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Whether process `pid` has an inotify watch on `dir`: how a test sees that a waiting command is
+/// armed, so what it writes next cannot be missed. Reads `/proc/<pid>/fdinfo`.
+pub(crate) fn watches(pid: u32, dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(inode) = fs::metadata(dir).map(|meta| meta.ino()) else {
+        return false;
+    };
+    let needle = format!(" ino:{inode:x} ");
+    let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fdinfo")) else {
+        return false;
+    };
+    fds.filter_map(Result::ok).any(|fd| {
+        fs::read_to_string(fd.path()).is_ok_and(|info| {
+            info.lines()
+                .any(|line| line.starts_with("inotify wd:") && line.contains(&needle))
+        })
+    })
 }
 
 /// A private tmux server for one test (`tmux -S <sandbox>/tmux.sock -f /dev/null`), started from

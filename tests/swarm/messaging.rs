@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::harness::{PATIENCE, Sandbox, eventually};
+use crate::harness::{PATIENCE, Sandbox, eventually, watches};
 
 #[test]
 fn send_then_recv_delivers_once_with_id_and_sender() {
@@ -265,8 +265,12 @@ fn recv_wait_blocks_until_a_message_lands() {
         .team("t")
         .as_("bob")
         .spawn();
-    // The receiver is already blocked when the message is sent.
-    std::thread::sleep(Duration::from_millis(200));
+    // Once the receiver watches the inboxes, a message sent now wakes it (or its first look finds
+    // the message, if the send wins that race): either way it cannot be missed.
+    let inboxes = sandbox.team_dir("t").join("inboxes");
+    eventually("the receiver to watch the inboxes", || {
+        watches(waiting.pid(), &inboxes)
+    });
     let id = sandbox
         .swarm()
         .args(["send", "bob", "wake up"])

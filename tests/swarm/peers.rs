@@ -23,7 +23,7 @@ fn entry_of(sandbox: &Sandbox, pid: u32) -> PathBuf {
 }
 
 /// A `swarm listen` that is ready: its socket bound and its registry entry written (in that order).
-fn listen(sandbox: &Sandbox, args: &[&str]) -> (Background, PathBuf) {
+pub(crate) fn listen(sandbox: &Sandbox, args: &[&str]) -> (Background, PathBuf) {
     let listener = sandbox.swarm().arg("listen").args(args).spawn();
     let socket = socket_of(sandbox, listener.pid());
     let entry = entry_of(sandbox, listener.pid());

@@ -125,7 +125,7 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
         from: peer::own_address(&ctx.home, &label),
         text: text.to_owned(),
         summary: summary.map(str::to_owned),
-        msg_id: uuid::Uuid::new_v4().to_string(),
+        msg_id: crate::base::ids::fresh().to_string(),
     };
     let msg_id = peer::deliver(&path, &request)?;
     if ctx.json {

@@ -49,6 +49,9 @@ pub(crate) fn spawn(argv: &[String], cwd: &Path, env: &[(String, String)]) -> Re
         .args(args)
         .current_dir(cwd)
         .envs(env.iter().map(|(k, v)| (k, v)));
+    for hook in crate::base::TEST_HOOKS {
+        command.env_remove(hook);
+    }
     // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe
     // system calls (setpgid, sigaction, tcsetpgrp); it allocates nothing.
     unsafe {
