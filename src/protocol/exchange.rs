@@ -144,6 +144,17 @@ mod tests {
         })
     }
 
+    /// `super::send` as member `me`.
+    fn send(
+        team: &Team,
+        config: &TeamConfig,
+        me: &str,
+        to: &str,
+        message: &Structured,
+    ) -> Result<InboxMessage> {
+        super::send(team, config, &Caller::member(config, me)?, to, message)
+    }
+
     fn texts(messages: &[InboxMessage]) -> Vec<&str> {
         messages.iter().map(InboxMessage::text).collect()
     }

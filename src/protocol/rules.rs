@@ -275,7 +275,9 @@ mod tests {
     }
 
     fn checked(team: &Team, me: &str, to: Recipient<'_>, message: &Structured) -> Result<()> {
-        check(team, &team.load().unwrap(), me, to, message)
+        let config = team.load().unwrap();
+        let caller = Caller::member(&config, me).unwrap();
+        check(team, &config, &caller, to, message).map(drop)
     }
 
     /// The refusal's message; every refusal is a usage error (exit status 2).
@@ -331,12 +333,9 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             err.message(),
-            "only the lead (team-lead) sends shutdown_request; you are bob"
+            "only the lead or the person at the keyboard may ask a teammate to shut down; bob is a teammate"
         );
-        assert_eq!(
-            err.hint(),
-            Some("run it from the lead, or pass --as team-lead")
-        );
+        assert_eq!(err.hint(), Some("ask the lead (team-lead) to do it"));
         assert!(
             refusal(checked(
                 &team,
@@ -344,7 +343,7 @@ mod tests {
                 Recipient::Member("carol"),
                 &assignment("bob")
             ))
-            .starts_with("only the lead (team-lead) sends task_assignment")
+            .starts_with("only the lead or the person at the keyboard may assign a task")
         );
         assert!(
             refusal(checked(
@@ -353,7 +352,7 @@ mod tests {
                 Recipient::Member("carol"),
                 &verdict("plan_approval-1@carol@t")
             ))
-            .starts_with("only the lead (team-lead) sends plan_approval_response")
+            .starts_with("only the lead or the person at the keyboard may answer a plan")
         );
         assert_eq!(
             refusal(checked(
@@ -458,7 +457,7 @@ mod tests {
         );
         assert_eq!(
             refusal(answer("carol", &approval("shutdown-1@bob", "carol"))),
-            "only bob answers its own shutdown request; you are carol"
+            "only bob may answer bob's shutdown request; you are carol"
         );
         let err = answer("bob", &approval("shutdown-1@bob", "bob")).unwrap_err();
         assert_eq!(

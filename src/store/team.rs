@@ -197,7 +197,12 @@ pub(crate) mod fixture {
         let dir = tempfile::tempdir().unwrap();
         let home = Home::new(dir.path().to_path_buf());
         let mut members = vec![Member::new("team-lead", "t", 1)];
-        members.extend(teammates.iter().map(|name| Member::new(name, "t", 1)));
+        // Teammates run a program; a member without one would be the person at the keyboard.
+        members.extend(teammates.iter().map(|name| {
+            let mut member = Member::new(name, "t", 1);
+            member.argv = Some(vec!["true".into()]);
+            member
+        }));
         let config = TeamConfig {
             name: "t".into(),
             lead_agent_id: "team-lead@t".into(),
