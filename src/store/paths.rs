@@ -85,6 +85,11 @@ impl TeamPaths {
         LockPaths::beside(&self.config())
     }
 
+    /// `.launch.flock`: held by the one `swarm up` that is starting the team.
+    pub(crate) fn launch_lock(&self) -> PathBuf {
+        self.dir.join(LAUNCH_LOCK_FILE)
+    }
+
     pub(crate) fn inboxes(&self) -> PathBuf {
         self.dir.join("inboxes")
     }
@@ -125,6 +130,7 @@ impl TeamPaths {
 }
 
 const CONFIG_FILE: &str = "config.json";
+const LAUNCH_LOCK_FILE: &str = ".launch.flock";
 const INBOX_SUFFIX: &str = ".json";
 const HISTORY_SUFFIX: &str = ".jsonl";
 
@@ -227,6 +233,7 @@ mod tests {
             team.config_lock().flock,
             Path::new("/h/teams/t/.config.flock")
         );
+        assert_eq!(team.launch_lock(), Path::new("/h/teams/t/.launch.flock"));
         assert_eq!(
             bob.aside(SetAsideKind::Corrupt, 7),
             Path::new("/h/teams/t/inboxes/bob.json.corrupt-7")

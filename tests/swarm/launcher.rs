@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::harness::{Sandbox, TmuxServer, eventually, processes_in, repo};
+use crate::harness::{Sandbox, TmuxServer, eventually, processes_in, real_tmux, repo};
 
 fn up(sandbox: &Sandbox, server: &TmuxServer, file: &Path) -> crate::harness::Outcome {
     sandbox
@@ -140,6 +140,100 @@ command = ["sleep", "1000"]
         .args(["down", "three", "--timeout", "1"])
         .run()
         .success();
+}
+
+/// Puts a `tmux` first on PATH that, in a process started with `TMUX_GATE=<file>`, creates
+/// `<file>.reached` and waits for `<file>` before it creates a session; other calls go straight
+/// to the real tmux.
+fn gated_tmux(sandbox: &mut Sandbox) {
+    let bin = sandbox.root().join("gated-bin");
+    fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("tmux");
+    fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nfor arg in \"$@\"; do\n  if [ -n \"$TMUX_GATE\" ] && [ \"$arg\" = new-session ]; then\n    : > \"$TMUX_GATE.reached\"\n    while [ ! -e \"$TMUX_GATE\" ]; do sleep 0.05; done\n  fi\ndone\nexec {} \"$@\"\n",
+            real_tmux(sandbox).display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        sandbox.env_value("PATH").unwrap().to_string_lossy()
+    );
+    sandbox.set_env("PATH", path);
+}
+
+#[test]
+fn a_second_up_of_a_team_being_started_is_refused() {
+    let mut sandbox = Sandbox::new();
+    gated_tmux(&mut sandbox);
+    let first_server = TmuxServer::unstarted_at(&sandbox, "first.sock");
+    let second_server = TmuxServer::unstarted_at(&sandbox, "second.sock");
+    let file = sandbox.write(
+        "twice.toml",
+        "name = \"twice\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    // The first `up` has written the team and is about to place its first pane.
+    let gate = sandbox.root().join("gate");
+    let first = sandbox
+        .swarm()
+        .arg("up")
+        .arg(&file)
+        .arg("--socket")
+        .arg(first_server.socket())
+        .env("TMUX_GATE", &gate)
+        .spawn();
+    let reached = sandbox.root().join("gate.reached");
+    eventually("the first up to reach tmux", || reached.exists());
+    let second = sandbox
+        .swarm()
+        .arg("up")
+        .arg(&file)
+        .arg("--socket")
+        .arg(second_server.socket())
+        .run();
+    fs::write(&gate, "").unwrap();
+    let (status, stderr) = first.finish();
+    assert!(status.success(), "the first up failed: {stderr}");
+    second.refused(
+        2,
+        "team twice is already being started by another `swarm up`",
+    );
+    assert!(
+        !second_server.is_running(),
+        "the refused up started a server"
+    );
+    let config = sandbox.config("twice");
+    assert_eq!(
+        config["tmux"]["socket"].as_str().unwrap(),
+        first_server.socket().to_str().unwrap()
+    );
+    for name in ["team-lead", "a"] {
+        eventually(&format!("{name} to run"), || {
+            state(&sandbox, "twice", name) == "running"
+        });
+    }
+    let supervisors: Vec<i64> = sandbox.config("twice")["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["supervisorPid"].as_i64())
+        .collect();
+    sandbox
+        .swarm()
+        .args(["down", "twice", "--timeout", "1"])
+        .run()
+        .success();
+    assert!(
+        !first_server.is_running() || first_server.panes().is_empty(),
+        "down left panes"
+    );
+    eventually("the supervisors to be gone", || {
+        processes_in(&supervisors, &[]).is_empty()
+    });
 }
 
 #[test]
