@@ -8,11 +8,10 @@ use std::path::PathBuf;
 use crate::error::{Error, Result};
 use crate::format::config::{State, TmuxPlacement};
 use crate::format::settings::Color;
+use crate::launch::layout::Layout;
 use crate::launch::prepare::PanePlan;
 use crate::launch::tmux::{PaneInfo, PaneSpec, Placement, Server, Tmux};
 use crate::store::team::Team;
-
-pub(crate) const DEFAULT_LAYOUT: &str = "tiled";
 
 /// Which server a team goes on and whether it joins the caller's own tmux session.
 #[derive(Debug, Clone)]
@@ -51,7 +50,7 @@ pub(crate) fn start_team(
     destination: &Destination,
     team: &Team,
     plans: &[PanePlan],
-    layout: &str,
+    layout: &Layout,
     select: bool,
 ) -> Result<TmuxPlacement> {
     let Some((first, rest)) = plans.split_first() else {
@@ -96,13 +95,14 @@ pub(crate) fn start_team(
     Ok(where_)
 }
 
-/// Splits one more member's pane into the team's window.
+/// Splits one more member's pane into the team's window, then lays it out: a named `layout`
+/// itself, a custom one (which fits only its own pane count) as tiled.
 pub(crate) fn add_pane(
     tmux: &Tmux,
     team: &Team,
     placement: &TmuxPlacement,
     plan: &PanePlan,
-    layout: &str,
+    layout: &Layout,
 ) -> Result<PaneInfo> {
     let argv = supervisor_argv(&plan.name)?;
     let info = tmux
@@ -119,7 +119,7 @@ pub(crate) fn add_pane(
             }
         })?;
     // Keep room for the next split.
-    tmux.select_layout(&placement.window, layout)?;
+    tmux.select_layout(&placement.window, layout.while_growing())?;
     settle(tmux, team, &plan.name, &info)?;
     Ok(info)
 }

@@ -107,7 +107,10 @@ pub(crate) fn prepare(
         lead_session_id: Some(session),
         members,
         launch: Some(LaunchSettings {
-            layout: file.layout.clone(),
+            layout: file
+                .layout
+                .as_ref()
+                .map(|layout| layout.as_str().to_owned()),
             max_concurrent: file.max_concurrent,
             profile: file.lead.profile,
             inherit: file.lead.inherit.clone(),

@@ -12,6 +12,7 @@ use crate::format::config::DEFAULT_LEAD;
 use crate::format::settings::{Color, Profile};
 use crate::format::settings::{Delivery, Isolation, Protocol};
 use crate::launch::argv::{default_inherit, detect_profile};
+use crate::launch::layout::Layout;
 use crate::policy::PERSON;
 use crate::store::paths::absolute;
 
@@ -20,7 +21,7 @@ pub(crate) struct TeamFile {
     pub(crate) path: PathBuf,
     pub(crate) name: Name,
     pub(crate) description: Option<String>,
-    pub(crate) layout: Option<String>,
+    pub(crate) layout: Option<Layout>,
     pub(crate) max_concurrent: Option<u32>,
     pub(crate) lead: LeadSpec,
     pub(crate) members: Vec<MemberSpec>,
@@ -154,11 +155,13 @@ impl TeamFile {
         if raw.max_concurrent == Some(0) {
             return Err(invalid("max_concurrent must be at least 1".into()));
         }
-        if let Some(layout) = &raw.layout
-            && layout.trim().is_empty()
-        {
-            return Err(invalid("layout must not be empty".into()));
-        }
+        // Checked before tmux sees it: tmux 3.3a dies on a layout it does not know.
+        let layout = raw
+            .layout
+            .as_deref()
+            .map(Layout::parse)
+            .transpose()
+            .map_err(invalid)?;
 
         let lead_command = argv(raw.lead.command, "lead", &invalid)?;
         let lead_profile = raw
@@ -241,11 +244,20 @@ impl TeamFile {
             });
         }
 
+        let panes = members.len() + usize::from(lead.command.is_some());
+        if let Some(cells) = layout.as_ref().and_then(Layout::cells)
+            && cells != panes
+        {
+            return Err(invalid(format!(
+                "the layout string describes {cells} panes but the team has {panes}"
+            )));
+        }
+
         Ok(Self {
             path: path.to_path_buf(),
             name,
             description: raw.description,
-            layout: raw.layout,
+            layout,
             max_concurrent: raw.max_concurrent,
             lead,
             members,
@@ -391,6 +403,45 @@ cwd = "sub"
             let err = parse(text).unwrap_err();
             assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{text}");
         }
+    }
+
+    #[test]
+    fn layouts_are_checked_before_tmux_sees_them() {
+        let team = |layout: &str| {
+            parse(&format!(
+                "name = \"t\"\nlayout = \"{layout}\"\n[lead]\ncommand = \"x\"\n[[member]]\nname = \"a\"\ncommand = \"x\""
+            ))
+        };
+        for bad in [
+            "grid",
+            "",
+            "main-vertical-mirrored",
+            "537c,200x60,0,0{100x60,0,0,0,99x60,101,0,1}",
+        ] {
+            let err = team(bad).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{bad}");
+            assert!(
+                err.message().starts_with("/repo/teams/t.toml: layout"),
+                "{}",
+                err.message()
+            );
+        }
+        assert_eq!(
+            team("main-vertical").unwrap().layout,
+            Some(Layout::Named("main-vertical"))
+        );
+        let two = "537b,200x60,0,0{100x60,0,0,0,99x60,101,0,1}";
+        assert_eq!(team(two).unwrap().layout.unwrap().cells(), Some(2));
+        let err = parse(&format!(
+            "name = \"t\"\nlayout = \"{two}\"\n[[member]]\nname = \"a\"\ncommand = \"x\""
+        ))
+        .unwrap_err();
+        assert!(
+            err.message()
+                .ends_with("the layout string describes 2 panes but the team has 1"),
+            "{}",
+            err.message()
+        );
     }
 
     #[test]

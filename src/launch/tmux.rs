@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::error::{Error, Result};
+use crate::launch::layout::Layout;
 
 /// Which tmux server to talk to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -198,8 +199,9 @@ impl Tmux {
         parse_pane(&self.run(&argv)?)
     }
 
-    pub(crate) fn select_layout(&self, window: &str, layout: &str) -> Result<()> {
-        self.run(&args(["select-layout", "-t", window, layout]))
+    /// Only a checked [`Layout`] reaches tmux, which dies on some layouts it does not know.
+    pub(crate) fn select_layout(&self, window: &str, layout: &Layout) -> Result<()> {
+        self.run(&args(["select-layout", "-t", window, layout.as_str()]))
             .map(drop)
     }
 

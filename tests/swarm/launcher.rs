@@ -237,6 +237,101 @@ fn a_second_up_of_a_team_being_started_is_refused() {
 }
 
 #[test]
+fn a_layout_tmux_does_not_know_is_refused_and_the_server_survives() {
+    let sandbox = Sandbox::new();
+    // The server holds an unrelated session: tmux 3.3a took it down with `select-layout grid`.
+    let server = TmuxServer::start(&sandbox);
+    let grid = sandbox.write(
+        "grid.toml",
+        "name = \"grid\"\nlayout = \"grid\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    up(&sandbox, &server, &grid).refused(2, "layout \"grid\" is not a layout tmux knows");
+    sandbox
+        .swarm()
+        .args(["up", "--dry-run"])
+        .arg(&grid)
+        .run()
+        .refused(2, "layout \"grid\"");
+    assert!(
+        server
+            .run(&["list-sessions", "-F", "#{session_name}"])
+            .contains("fixture"),
+        "the unrelated session survives"
+    );
+    assert!(!sandbox.team_dir("grid").join("config.json").exists());
+
+    // spawn re-applies the layout config.json records, so it is checked there too.
+    let tiled = sandbox.write(
+        "tiled.toml",
+        "name = \"tiled\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    up(&sandbox, &server, &tiled).success();
+    let config_path = sandbox.team_dir("tiled").join("config.json");
+    let mut config = sandbox.config("tiled");
+    config["launch"]["layout"] = "grid".into();
+    fs::write(&config_path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+    sandbox
+        .swarm()
+        .args(["spawn", "b", "--", "sleep", "1000"])
+        .team("tiled")
+        .run()
+        .refused(2, "layout \"grid\"");
+    assert!(
+        server
+            .run(&["list-sessions", "-F", "#{session_name}"])
+            .contains("fixture"),
+        "the unrelated session survives spawn"
+    );
+    sandbox
+        .swarm()
+        .args(["down", "tiled", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn a_custom_layout_string_is_applied_and_spawn_can_grow_past_it() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    // A narrow pane on the left and two stacked on the right, as `#{window_layout}` prints it.
+    let layout = "156a,240x70,0,0{60x70,0,0,0,179x70,61,0[179x20,61,0,1,179x49,61,21,2]}";
+    let file = sandbox.write(
+        "custom.toml",
+        format!(
+            "name = \"custom\"\nlayout = \"{layout}\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
+             [[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n\
+             [[member]]\nname = \"b\"\ncommand = [\"sleep\", \"1000\"]\n"
+        ),
+    );
+    up(&sandbox, &server, &file).success();
+    let pane = |name: &str| {
+        sandbox.member("custom", name)["tmuxPaneId"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(
+        server.pane_format(&pane("team-lead"), "#{pane_width}"),
+        "60"
+    );
+    assert_eq!(server.pane_format(&pane("a"), "#{pane_width}"), "179");
+    assert_eq!(server.pane_format(&pane("b"), "#{pane_width}"), "179");
+    // The layout describes three panes; a fourth is laid out tiled instead of refused by tmux.
+    sandbox
+        .swarm()
+        .args(["spawn", "c", "--", "sleep", "1000"])
+        .team("custom")
+        .run()
+        .success();
+    assert!(server.panes().contains(&pane("c")));
+    sandbox
+        .swarm()
+        .args(["down", "custom", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
 fn the_demo_team_runs_to_completion() {
     let sandbox = Sandbox::new();
     let server = TmuxServer::start(&sandbox);

@@ -16,7 +16,8 @@ use crate::format::config::Member;
 use crate::format::settings::Isolation;
 use crate::format::settings::{Color, Profile};
 use crate::launch::argv::{TeamLaunch, TeammateRequest, default_program, detect_profile};
-use crate::launch::panes::{self, DEFAULT_LAYOUT};
+use crate::launch::layout::{self, Layout};
+use crate::launch::panes;
 use crate::launch::prepare::{self, PanePlan, record_launch};
 use crate::launch::tmux::Tmux;
 use crate::launch::worktree;
@@ -92,6 +93,17 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 
     let command = (!args.command.is_empty()).then_some(args.command.as_slice());
     let launch_settings = config.launch.clone().unwrap_or_default();
+    // Checked again before tmux sees it: config.json may have been edited since `up`.
+    let layout = launch_settings
+        .layout
+        .as_deref()
+        .map(Layout::parse)
+        .transpose()
+        .map_err(|why| {
+            Error::usage(format!("team {}: {why}", config.name))
+                .with_hint("fix launch.layout in the team's config.json")
+        })?
+        .unwrap_or(layout::DEFAULT);
     let lead_profile = launch_settings.profile;
     let profile = args
         .profile
@@ -165,13 +177,12 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         env: launch.env,
         cwd,
     };
-    let layout = launch_settings.layout.as_deref().unwrap_or(DEFAULT_LAYOUT);
     let info = panes::add_pane(
         &Tmux::at(&placement.socket),
         &team,
         &placement,
         &plan,
-        layout,
+        &layout,
     )?;
     if ctx.json {
         return output::json(&json!({"name": name.as_str(), "pane": info.pane, "argv": plan.argv}));

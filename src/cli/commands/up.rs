@@ -12,8 +12,9 @@ use crate::cli::render;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::settings::Isolation;
 use crate::format::structured::Structured;
+use crate::launch::layout;
 use crate::launch::lock::LaunchLock;
-use crate::launch::panes::{self, DEFAULT_LAYOUT, Destination};
+use crate::launch::panes::{self, Destination};
 use crate::launch::prepare::{self, PanePlan};
 use crate::launch::teamfile::TeamFile;
 use crate::launch::worktree;
@@ -81,7 +82,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     } else {
         None
     };
-    let layout = file.layout.as_deref().unwrap_or(DEFAULT_LAYOUT);
+    let layout = file.layout.as_ref().unwrap_or(&layout::DEFAULT);
     let placement = {
         let _launching = Launching(&team);
         panes::start_team(&destination, &team, &prepared.panes, layout, !args.detach)?
