@@ -332,6 +332,50 @@ fn a_custom_layout_string_is_applied_and_spawn_can_grow_past_it() {
 }
 
 #[test]
+fn values_ending_with_a_semicolon_reach_the_member_whole() {
+    let mut sandbox = Sandbox::new();
+    // tmux reads an argument that ends with `;` as the end of a command.
+    let home = sandbox.root().join("home;");
+    fs::create_dir_all(&home).unwrap();
+    sandbox.set_env("SWARM_HOME", &home);
+    let cwd = sandbox.work().join("dir;");
+    fs::create_dir_all(&cwd).unwrap();
+    let out = sandbox.root().join("seen");
+    let file = sandbox.write(
+        "semi.toml",
+        format!(
+            r#"name = "semi"
+cwd = "dir;"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "a"
+command = ["sh", "-c", "{{ pwd; printf '%s\n' \"$1\" \"$2\" \"$SWARM_HOME\" \"$VALUE\"; }} > {out}.tmp && mv {out}.tmp {out}; exec sleep 1000", "sh", "one;", "two\\;"]
+env = {{ VALUE = "three;" }}
+"#,
+            out = out.display()
+        ),
+    );
+    let server = TmuxServer::start(&sandbox);
+    up(&sandbox, &server, &file).success();
+    eventually("a to record what it sees", || out.exists());
+    let seen = fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        seen,
+        format!(
+            "{}\none;\ntwo\\;\n{}\nthree;\n",
+            cwd.display(),
+            home.display()
+        )
+    );
+    sandbox
+        .swarm()
+        .args(["down", "semi", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
 fn the_demo_team_runs_to_completion() {
     let sandbox = Sandbox::new();
     let server = TmuxServer::start(&sandbox);
