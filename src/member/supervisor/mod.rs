@@ -37,6 +37,7 @@ use crate::launch::panes;
 use crate::launch::worktree::{self, Worktree};
 use crate::member::GRACE;
 use crate::member::ending::{self, Ending};
+use crate::member::processes::{self, Run};
 use crate::peer::{Incoming, Listener, Sink};
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
@@ -103,7 +104,7 @@ impl Supervisor {
         let mut child = match child::spawn(
             &argv,
             &cwd,
-            &Self::child_env(worktree.as_ref(), socket.as_deref()),
+            &self.child_env(worktree.as_ref(), socket.as_deref()),
         ) {
             Ok(child) => child,
             Err(err) => return self.fail_to_start(err).await,
@@ -308,9 +309,19 @@ impl Supervisor {
         })
     }
 
-    /// The member's environment on top of the pane's: `swarm` itself first on PATH.
-    fn child_env(worktree: Option<&Worktree>, socket: Option<&Path>) -> Vec<(String, String)> {
-        let mut env = Vec::new();
+    /// The member's environment on top of the pane's: `swarm` itself first on PATH, and the
+    /// run's marker, which everything the program starts inherits (docs/ARCHITECTURE.md,
+    /// "A member's processes").
+    fn child_env(
+        &self,
+        worktree: Option<&Worktree>,
+        socket: Option<&Path>,
+    ) -> Vec<(String, String)> {
+        let me = i32::try_from(std::process::id()).unwrap_or(0);
+        let mut env = vec![(
+            processes::RUN_ID_VAR.to_owned(),
+            Run::new(&self.member, me, None).id,
+        )];
         if let Some(socket) = socket {
             env.push(("SWARM_SOCKET".to_owned(), socket.display().to_string()));
         }

@@ -9,6 +9,7 @@ use crate::base::process;
 use crate::error::{Error, Result};
 use crate::format::config::{Member, State, TeamConfig};
 use crate::launch::tmux::Tmux;
+use crate::member::processes::{self, Run};
 use crate::store::paths::TeamPaths;
 use crate::store::watcher::AsyncWatcher;
 
@@ -116,12 +117,12 @@ fn member(config: &mut TeamConfig, index: usize) -> &mut Member {
     &mut config.members[index]
 }
 
-/// Holds one of the team's slots.
+/// Holds one of the team's slots: its supervisor is alive, or its processes outlived it.
 fn occupies(member: &Member) -> bool {
     matches!(
         member.state,
         Some(State::Starting | State::Running | State::Idle)
-    ) && member.supervisor_pid.is_some_and(process::alive)
+    ) && Run::of(member).is_some_and(|run| run.supervised() || processes::alive(&run))
 }
 
 /// Queued ahead of others: its supervisor is alive, or has not registered yet but its pane exists.
