@@ -14,17 +14,6 @@ pub(crate) fn alive(pid: i32) -> bool {
     matches!(kill(Pid::from_raw(pid), None), Ok(()) | Err(Errno::EPERM))
 }
 
-/// Whether any process of the group still exists.
-pub(crate) fn group_alive(pgid: i32) -> bool {
-    if pgid <= 1 {
-        return false;
-    }
-    matches!(
-        killpg(Pid::from_raw(pgid), None),
-        Ok(()) | Err(Errno::EPERM)
-    )
-}
-
 /// Signals a whole process group; a group that is already gone is not an error.
 pub(crate) fn signal_group(pgid: i32, signal: Signal) -> bool {
     if pgid <= 1 {
@@ -116,6 +105,21 @@ pub(crate) fn environment_value(pid: i32, key: &str) -> Option<String> {
                 .and_then(|rest| rest.strip_prefix(b"="))
         })
         .map(|value| String::from_utf8_lossy(value).into_owned())
+}
+
+/// Makes this process the reaper of its orphaned descendants: a process whose parent dies is
+/// reparented to it instead of to init, so it can still find and end it.
+pub(crate) fn become_subreaper() -> nix::Result<()> {
+    nix::sys::prctl::set_child_subreaper(true)
+}
+
+/// Reaps child `pid` if it has exited; whether it had.
+pub(crate) fn reap(pid: i32) -> bool {
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    !matches!(
+        waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)),
+        Ok(WaitStatus::StillAlive) | Err(_)
+    )
 }
 
 #[cfg(test)]

@@ -238,6 +238,18 @@ pub(crate) fn end(runs: &[Run], grace: Duration) -> usize {
     signalled.len()
 }
 
+/// For the supervisor: reaps the children it adopted as subreaper that have exited. Its own
+/// helpers (in its process group) and the program (which the runtime waits for) are left alone.
+pub(crate) fn reap_adopted(program: Option<i32>) {
+    let me = i32::try_from(std::process::id()).unwrap_or(0);
+    let group = nix::unistd::getpgrp().as_raw();
+    for p in process::own_processes() {
+        if p.ppid == me && p.dead && p.pgid != group && Some(p.pid) != program {
+            process::reap(p.pid);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::process::{Command, Stdio};

@@ -48,8 +48,9 @@ fn pid_of(member: &Value, field: &str) -> i64 {
         .unwrap_or_else(|| panic!("no {field} in {member:#}"))
 }
 
-/// A program that ignores the hang-up its pane's end sends, and SIGTERM, as does its child.
-const STUBBORN: &str = r#"["bash", "-c", "trap '' HUP TERM; sleep 1000 & wait"]"#;
+/// A program that ignores the hang-up its pane's end sends, and SIGTERM, as does its child. It
+/// sleeps for a number no other test uses, so a stray one is easy to tell.
+const STUBBORN: &str = r#"["bash", "-c", "trap '' HUP TERM; sleep 2719 & wait"]"#;
 
 #[test]
 fn a_member_whose_supervisor_was_killed_is_orphaned_stoppable_and_taken_down() {
@@ -120,4 +121,110 @@ fn a_member_whose_supervisor_was_killed_is_orphaned_stoppable_and_taken_down() {
     }
     assert_eq!(state(&sandbox, "o", "b"), "killed");
     assert_eq!(sandbox.member("o", "b")["reason"], "shutdown");
+}
+
+/// How long escapees sleep: a number no other test uses, so a stray one is easy to tell.
+const ESCAPEE_SLEEP: &str = "2718";
+
+/// A shell command that starts three processes that leave the program behind, each writing its
+/// pid to `<dir>/<tag>-<kind>.pid`: one in its own session; one double-forked; one that clears
+/// its environment, leaves the session and is double-forked too. Then it waits until all three
+/// have written their pids.
+fn escapees(dir: &std::path::Path, tag: &str) -> String {
+    let at = |kind: &str| format!("{}/{tag}-{kind}.pid", dir.display());
+    format!(
+        "setsid sh -c 'echo $$ > {setsid}.tmp && mv {setsid}.tmp {setsid}; exec sleep {ESCAPEE_SLEEP}' & \
+         (sh -c 'echo $$ > {forked}.tmp && mv {forked}.tmp {forked}; exec sleep {ESCAPEE_SLEEP}' &); \
+         (env -i PATH=/usr/bin:/bin setsid sh -c 'echo $$ > {hidden}.tmp && mv {hidden}.tmp {hidden}; exec sleep {ESCAPEE_SLEEP}' &); \
+         while [ ! -e {setsid} ] || [ ! -e {forked} ] || [ ! -e {hidden} ]; do sleep 0.05; done",
+        setsid = at("setsid"),
+        forked = at("forked"),
+        hidden = at("hidden"),
+    )
+}
+
+fn read_pids(dir: &std::path::Path, tag: &str) -> Vec<i64> {
+    ["setsid", "forked", "hidden"]
+        .iter()
+        .map(|kind| {
+            let path = dir.join(format!("{tag}-{kind}.pid"));
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn processes_that_leave_the_programs_group_end_with_the_member() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let dir = sandbox.root().join("pids");
+    std::fs::create_dir_all(&dir).unwrap();
+    let toml_string = |s: String| serde_json::to_string(&s).unwrap();
+    // `leaver` starts its escapees and exits; `stayer` starts its own, and a short-lived adopted
+    // orphan, and runs until the team is taken down.
+    let short_lived = format!(
+        "(env -i PATH=/usr/bin:/bin setsid sh -c 'echo $$ > {dir}/short.pid.tmp && mv {dir}/short.pid.tmp {dir}/short.pid' &)",
+        dir = dir.display()
+    );
+    up(
+        &sandbox,
+        &server,
+        "e",
+        &format!(
+            "name = \"e\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
+             [[member]]\nname = \"leaver\"\ncommand = [\"bash\", \"-c\", {leaver}]\n\
+             [[member]]\nname = \"stayer\"\ncommand = [\"bash\", \"-c\", {stayer}]\n",
+            leaver = toml_string(format!("{}; exit 0", escapees(&dir, "leaver"))),
+            stayer = toml_string(format!(
+                "{}; {short_lived}; sleep 1000",
+                escapees(&dir, "stayer")
+            )),
+        ),
+    );
+    eventually("leaver to end", || {
+        state(&sandbox, "e", "leaver") == "exited"
+    });
+    let left_by_leaver = read_pids(&dir, "leaver");
+    eventually("what leaver left behind to end with it", || {
+        processes_in(&left_by_leaver, &[]).is_empty()
+    });
+
+    eventually("stayer to start everything", || {
+        dir.join("short.pid").exists()
+    });
+    let short: i64 = std::fs::read_to_string(dir.join("short.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // The supervisor adopted it as subreaper, and reaps it: no zombie stays behind.
+    eventually("the adopted orphan to be reaped", || {
+        !std::path::Path::new(&format!("/proc/{short}")).exists()
+    });
+    assert_eq!(state(&sandbox, "e", "stayer"), "running");
+    let left_by_stayer = read_pids(&dir, "stayer");
+    assert_eq!(processes_in(&left_by_stayer, &[]).len(), 3);
+    let stayer_group = pid_of(&sandbox.member("e", "stayer"), "pid");
+    let panes: Vec<String> = sandbox.config("e")["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["tmuxPaneId"].as_str().unwrap().to_owned())
+        .collect();
+
+    sandbox
+        .swarm()
+        .args(["down", "e", "--timeout", "1"])
+        .run()
+        .success();
+    let left = processes_in(&left_by_stayer, &[stayer_group]);
+    assert!(left.is_empty(), "down left processes: {left:#?}");
+    let live_panes = server.panes();
+    for pane in &panes {
+        assert!(!live_panes.contains(pane), "down left pane {pane}");
+    }
 }

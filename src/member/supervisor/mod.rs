@@ -60,6 +60,14 @@ pub(crate) fn run(team: Team, name: Name) -> Result<()> {
 impl Supervisor {
     async fn run(self: Arc<Self>) -> Result<()> {
         child::ignore_terminal_stops();
+        // Before the program starts: whatever it leaves behind when its parent exits is
+        // reparented here, not to init, so it can be found and ended with the member.
+        if let Err(err) = process::become_subreaper() {
+            tracing::warn!(
+                "{} cannot adopt what its program leaves behind: {err}",
+                self.name
+            );
+        }
         let mut signals = Signals::install()?;
         self.off_runtime(Self::capture_output).await;
         let peer = self.open_peer_socket();
@@ -126,6 +134,9 @@ impl Supervisor {
                 status = child.wait() => break status?,
                 caught = signals.next() => match caught {
                     Caught::Interrupt => { process::signal_group(pid, Signal::SIGINT); }
+                    Caught::Child => {
+                        self.off_runtime(move |_| processes::reap_adopted(Some(pid))).await;
+                    }
                     Caught::Terminate => stopping.begin(pid, "signal", Signal::SIGTERM),
                     Caught::Hangup => {
                         self.hang_up();
@@ -157,7 +168,13 @@ impl Supervisor {
         };
         drop(feed);
         child::reclaim_terminal();
-        sweep_group(pid).await;
+        // Whatever the program left running ends with it: in its group or not, adopted or marked.
+        let run = Run::new(&self.member, own_pid(), Some(pid));
+        self.off_runtime(move |_| {
+            processes::end(&[run], SWEEP_GRACE);
+            processes::reap_adopted(None);
+        })
+        .await;
 
         let mut ending = Ending::from_status(status, stopping.reason);
         if let Some(worktree) = worktree {
@@ -317,10 +334,9 @@ impl Supervisor {
         worktree: Option<&Worktree>,
         socket: Option<&Path>,
     ) -> Vec<(String, String)> {
-        let me = i32::try_from(std::process::id()).unwrap_or(0);
         let mut env = vec![(
             processes::RUN_ID_VAR.to_owned(),
-            Run::new(&self.member, me, None).id,
+            Run::new(&self.member, own_pid(), None).id,
         )];
         if let Some(socket) = socket {
             env.push(("SWARM_SOCKET".to_owned(), socket.display().to_string()));
@@ -432,17 +448,11 @@ async fn at(deadline: Option<tokio::time::Instant>) {
     }
 }
 
-/// Whatever the program left running in its group ends with it.
-async fn sweep_group(pgid: i32) {
-    if !process::group_alive(pgid) {
-        return;
-    }
-    process::signal_group(pgid, Signal::SIGTERM);
-    let deadline = Instant::now() + Duration::from_secs(1);
-    while process::group_alive(pgid) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    process::signal_group(pgid, Signal::SIGKILL);
+/// How long what the program left behind has after SIGTERM, once the program itself has ended.
+const SWEEP_GRACE: Duration = Duration::from_secs(1);
+
+fn own_pid() -> i32 {
+    i32::try_from(std::process::id()).unwrap_or(0)
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

@@ -66,7 +66,7 @@ pub(crate) async fn wait_for_slot(
                     }
                 },
                 caught = signals.next() => match caught {
-                    Caught::Interrupt => {}
+                    Caught::Interrupt | Caught::Child => {}
                     Caught::Terminate => return Ok(Slot::Interrupted("signal".into())),
                     Caught::Hangup => return Ok(Slot::Interrupted("hangup".into())),
                     Caught::Stop => {
