@@ -3,7 +3,7 @@
 //! directly in each pane, so no keys are ever typed into a shell.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::config::{State, TmuxPlacement};
@@ -39,10 +39,32 @@ impl Destination {
     }
 }
 
-/// The command tmux runs in a member's pane.
-pub(crate) fn supervisor_argv(name: &str) -> Result<Vec<OsString>> {
-    let exe = std::env::current_exe().map_err(|err| Error::os("find the swarm executable", err))?;
-    Ok(vec![exe.into_os_string(), "run".into(), name.into()])
+/// The command tmux runs in a member's pane: its supervisor, told the bound of the member's log.
+pub(crate) fn supervisor_argv(name: &str, log_max: u64) -> Result<Vec<OsString>> {
+    Ok(vec![
+        swarm_exe()?,
+        "run".into(),
+        "--log-max".into(),
+        log_max.to_string().into(),
+        name.into(),
+    ])
+}
+
+/// The command tmux pipes a member's pane into: swarm's own log writer, which bounds the log.
+pub(crate) fn log_writer_argv(log: &Path, log_max: u64) -> Result<Vec<OsString>> {
+    Ok(vec![
+        swarm_exe()?,
+        "pipe-log".into(),
+        "--max".into(),
+        log_max.to_string().into(),
+        log.as_os_str().to_owned(),
+    ])
+}
+
+fn swarm_exe() -> Result<OsString> {
+    std::env::current_exe()
+        .map(PathBuf::into_os_string)
+        .map_err(|err| Error::os("find the swarm executable", err))
 }
 
 /// Starts one pane per plan: the first as a new window or session, the rest split into it.
@@ -71,7 +93,7 @@ pub(crate) fn start_team(
             window: team.name(),
         }
     };
-    let argv = supervisor_argv(&first.name)?;
+    let argv = supervisor_argv(&first.name, first.log_max)?;
     let info = destination
         .tmux
         .first_pane(placement, &spec(first, &argv))?;
@@ -104,7 +126,7 @@ pub(crate) fn add_pane(
     plan: &PanePlan,
     layout: &Layout,
 ) -> Result<PaneInfo> {
-    let argv = supervisor_argv(&plan.name)?;
+    let argv = supervisor_argv(&plan.name, plan.log_max)?;
     let info = tmux
         .split(&placement.window, &spec(plan, &argv))
         .map_err(|err| {

@@ -23,6 +23,8 @@ pub(crate) struct TeamFile {
     pub(crate) description: Option<String>,
     pub(crate) layout: Option<Layout>,
     pub(crate) max_concurrent: Option<u32>,
+    /// The team-wide `log_max`, as written; members without their own use it.
+    pub(crate) log_max: Option<u64>,
     pub(crate) lead: LeadSpec,
     pub(crate) members: Vec<MemberSpec>,
 }
@@ -36,6 +38,8 @@ pub(crate) struct LeadSpec {
     pub(crate) inherit: Vec<String>,
     pub(crate) env: BTreeMap<String, String>,
     pub(crate) cwd: PathBuf,
+    /// The bound of its log, in bytes.
+    pub(crate) log_max: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -54,6 +58,8 @@ pub(crate) struct MemberSpec {
     pub(crate) run_timeout_s: u64,
     pub(crate) env: BTreeMap<String, String>,
     pub(crate) cwd: PathBuf,
+    /// The bound of its log, in bytes.
+    pub(crate) log_max: u64,
 }
 
 #[derive(Deserialize)]
@@ -63,6 +69,7 @@ struct RawTeam {
     description: Option<String>,
     layout: Option<String>,
     max_concurrent: Option<u32>,
+    log_max: Option<Size>,
     cwd: Option<PathBuf>,
     #[serde(default)]
     lead: RawLead,
@@ -80,6 +87,7 @@ struct RawLead {
     #[serde(default)]
     env: BTreeMap<String, String>,
     cwd: Option<PathBuf>,
+    log_max: Option<Size>,
 }
 
 #[derive(Deserialize)]
@@ -105,6 +113,68 @@ struct RawMember {
     #[serde(default)]
     env: BTreeMap<String, String>,
     cwd: Option<PathBuf>,
+    log_max: Option<Size>,
+}
+
+/// `log_max = 1048576` or `log_max = "64MiB"`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Size {
+    Bytes(u64),
+    Text(String),
+}
+
+/// How large a member's log grows before it is rotated, unless the team file says.
+pub(crate) const DEFAULT_LOG_MAX: u64 = 64 * 1024 * 1024;
+
+/// The smallest `log_max`: a bound so small would rotate on almost every write.
+const MIN_LOG_MAX: u64 = 1024;
+
+/// A size in bytes: a number, optionally followed by a unit: `KiB`, `MiB`, `GiB` (or `K`, `M`,
+/// `G`), `KB`, `MB`, `GB` (powers of 1000), `B`. Units are read case-insensitively.
+pub(crate) fn parse_size(text: &str) -> std::result::Result<u64, String> {
+    let text = text.trim();
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size like 1048576 or \"64MiB\""))?;
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        other => {
+            return Err(format!(
+                "{text:?} has an unknown unit {other:?}; use KiB, MiB or GiB"
+            ));
+        }
+    };
+    let bytes = number
+        .checked_mul(scale)
+        .ok_or_else(|| format!("{text:?} is too large"))?;
+    if bytes < MIN_LOG_MAX {
+        return Err(format!("{text:?} is below the smallest log bound, 1KiB"));
+    }
+    Ok(bytes)
+}
+
+fn log_max(
+    size: Option<Size>,
+    who: &str,
+    invalid: &dyn Fn(String) -> Error,
+) -> Result<Option<u64>> {
+    size.map(|size| match size {
+        Size::Bytes(bytes) => parse_size(&bytes.to_string()),
+        Size::Text(text) => parse_size(&text),
+    })
+    .transpose()
+    .map_err(|why| invalid(format!("log_max of {who}: {why}")))
 }
 
 /// `command = ["claude", "--model", "opus"]`, or one string split the way a shell would.
@@ -163,6 +233,7 @@ impl TeamFile {
             .transpose()
             .map_err(invalid)?;
 
+        let team_log_max = log_max(raw.log_max, "the team", &invalid)?;
         let lead_command = argv(raw.lead.command, "lead", &invalid)?;
         let lead_profile = raw
             .lead
@@ -186,6 +257,9 @@ impl TeamFile {
                 .cwd
                 .as_deref()
                 .map_or_else(|| team_cwd.clone(), |cwd| resolve(&base, Some(cwd))),
+            log_max: log_max(raw.lead.log_max, "the lead", &invalid)?
+                .or(team_log_max)
+                .unwrap_or(DEFAULT_LOG_MAX),
         };
         for flag in &lead.inherit {
             if !flag.starts_with('-') || flag.contains('=') {
@@ -224,6 +298,9 @@ impl TeamFile {
                 )));
             }
             members.push(MemberSpec {
+                log_max: log_max(member.log_max, name.as_str(), &invalid)?
+                    .or(team_log_max)
+                    .unwrap_or(DEFAULT_LOG_MAX),
                 env: checked_env(member.env, name.as_str(), &invalid)?,
                 cwd: member
                     .cwd
@@ -259,6 +336,7 @@ impl TeamFile {
             description: raw.description,
             layout,
             max_concurrent: raw.max_concurrent,
+            log_max: team_log_max,
             lead,
             members,
         })
@@ -442,6 +520,34 @@ cwd = "sub"
             "{}",
             err.message()
         );
+    }
+
+    #[test]
+    fn log_bounds_are_sizes_team_wide_or_per_member() {
+        let file = parse(
+            "name = \"t\"\nlog_max = \"2MiB\"\n[lead]\ncommand = \"x\"\nlog_max = 4096\n\
+             [[member]]\nname = \"a\"\ncommand = \"x\"\n[[member]]\nname = \"b\"\ncommand = \"x\"\nlog_max = \"64 KiB\"",
+        )
+        .unwrap();
+        assert_eq!(file.log_max, Some(2 << 20));
+        assert_eq!(file.lead.log_max, 4096);
+        assert_eq!(file.members[0].log_max, 2 << 20);
+        assert_eq!(file.members[1].log_max, 64 << 10);
+        let plain = parse("name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"x\"").unwrap();
+        assert_eq!(plain.members[0].log_max, DEFAULT_LOG_MAX);
+        assert_eq!(plain.log_max, None);
+        for bad in [
+            "\"12 parsecs\"",
+            "\"lots\"",
+            "100",
+            "\"99999999999999GiB\"",
+            "-1",
+        ] {
+            let err = parse(&format!("name = \"t\"\nlog_max = {bad}")).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{bad}");
+        }
+        assert_eq!(parse_size("1MB"), Ok(1_000_000));
+        assert_eq!(parse_size("3g"), Ok(3 << 30));
     }
 
     #[test]

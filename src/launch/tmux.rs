@@ -273,17 +273,21 @@ impl Tmux {
         }
     }
 
-    /// Appends everything the pane prints to `log`. pipe-pane only takes a shell command, so the
-    /// path is shell-quoted, and `#` doubled because tmux expands formats in it.
-    pub(crate) fn pipe_pane(&self, pane: &str, log: &Path) -> Result<()> {
-        let path = log.to_string_lossy();
-        let quoted = shlex::try_quote(&path).map_err(|_| {
-            Error::runtime(format!(
-                "cannot capture output to {}: the path has a NUL byte",
-                log.display()
-            ))
-        })?;
-        let command = format!("exec cat >> {}", quoted.replace('#', "##"));
+    /// Pipes everything the pane prints into `writer`, an argv. pipe-pane only takes a shell
+    /// command, so each argument is shell-quoted, and `#` doubled because tmux expands formats
+    /// in it.
+    pub(crate) fn pipe_pane(&self, pane: &str, writer: &[OsString]) -> Result<()> {
+        let mut command = String::from("exec");
+        for arg in writer {
+            let arg = arg.to_string_lossy();
+            let quoted = shlex::try_quote(&arg).map_err(|_| {
+                Error::runtime(format!(
+                    "cannot capture output with {arg:?}: it has a NUL byte"
+                ))
+            })?;
+            command.push(' ');
+            command.push_str(&quoted.replace('#', "##"));
+        }
         self.run(&args(["pipe-pane", "-t", pane, &command]))
             .map(drop)
     }

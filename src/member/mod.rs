@@ -5,6 +5,7 @@ use std::time::Duration;
 
 pub(crate) mod ending;
 pub(crate) mod liveness;
+pub(crate) mod logfile;
 pub(crate) mod processes;
 pub(crate) mod stop;
 pub(crate) mod supervisor;

@@ -211,6 +211,13 @@ impl LockPaths {
     }
 }
 
+/// `logs/<name>.log` → `logs/<name>.log.1`: the output before a log's newest, once it was rotated.
+pub(crate) fn rotated_log(log: &Path) -> PathBuf {
+    let mut name = log.file_name().unwrap_or_default().to_owned();
+    name.push(".1");
+    log.with_file_name(name)
+}
+
 /// Makes a relative path absolute against the current directory, without resolving symlinks.
 pub(crate) fn absolute(path: &Path) -> Result<PathBuf> {
     std::path::absolute(path).map_err(|err| Error::io("resolve", path, err))
@@ -234,6 +241,10 @@ mod tests {
             Path::new("/h/teams/t/.config.flock")
         );
         assert_eq!(team.launch_lock(), Path::new("/h/teams/t/.launch.flock"));
+        assert_eq!(
+            rotated_log(&team.log("bob")),
+            Path::new("/h/teams/t/logs/bob.log.1")
+        );
         assert_eq!(
             bob.aside(SetAsideKind::Corrupt, 7),
             Path::new("/h/teams/t/inboxes/bob.json.corrupt-7")

@@ -19,6 +19,7 @@ use crate::launch::argv::{TeamLaunch, TeammateRequest, default_program, detect_p
 use crate::launch::layout::{self, Layout};
 use crate::launch::panes;
 use crate::launch::prepare::{self, PanePlan, record_launch};
+use crate::launch::teamfile::parse_size;
 use crate::launch::tmux::Tmux;
 use crate::launch::worktree;
 use crate::policy::{self, Action, PERSON};
@@ -60,6 +61,10 @@ pub(crate) struct Args {
     /// Its first message, from the lead
     #[arg(long, value_name = "TEXT")]
     pub(crate) prompt: Option<String>,
+
+    /// Rotate its log at this size, e.g. 64MiB [default: the team file's log_max, else 64MiB]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub(crate) log_max: Option<u64>,
 
     /// The program and its arguments [default for claude: claude]
     #[arg(last = true, value_name = "CMD")]
@@ -176,6 +181,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         argv: launch.argv,
         env: launch.env,
         cwd,
+        log_max: args
+            .log_max
+            .unwrap_or_else(|| prepare::team_log_max(&launch_settings)),
     };
     let info = panes::add_pane(
         &Tmux::at(&placement.socket),

@@ -37,6 +37,7 @@ use crate::launch::panes;
 use crate::launch::worktree::{self, Worktree};
 use crate::member::GRACE;
 use crate::member::ending::{self, Ending};
+use crate::member::logfile;
 use crate::member::processes::{self, Run};
 use crate::peer::{Incoming, Listener, Sink};
 use crate::store::paths::TeamPaths;
@@ -48,12 +49,12 @@ use self::seat::Supervisor;
 use self::signals::{Caught, Signals};
 
 /// Runs member `name` of `team` in this pane until its program ends and the ending is recorded.
-pub(crate) fn run(team: Team, name: Name) -> Result<()> {
+pub(crate) fn run(team: Team, name: Name, log_max: u64) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|err| Error::os("start the supervisor's runtime", err))?;
-    let supervisor = Arc::new(Supervisor::new(team, name)?);
+    let supervisor = Arc::new(Supervisor::new(team, name, log_max)?);
     runtime.block_on(supervisor.run())
 }
 
@@ -225,11 +226,17 @@ impl Supervisor {
             .await;
     }
 
-    /// Captures everything the pane shows into `logs/<name>.log`.
+    /// Captures everything the pane shows into `logs/<name>.log`, through swarm's own writer,
+    /// which keeps it within `log_max`. The log is made here, mode 0600, before anything is
+    /// appended to it.
     fn capture_output(&self) {
         if let (Some(tmux), Some(pane)) = (&self.tmux, &self.pane) {
-            let _ = crate::store::durable::create_dir_all(crate::store::durable::parent(&self.log));
-            if let Err(err) = tmux.pipe_pane(pane, &self.log) {
+            let captured =
+                crate::store::durable::create_dir_all(crate::store::durable::parent(&self.log))
+                    .and_then(|()| logfile::create(&self.log))
+                    .and_then(|()| panes::log_writer_argv(&self.log, self.log_max))
+                    .and_then(|writer| tmux.pipe_pane(pane, &writer));
+            if let Err(err) = captured {
                 tracing::warn!("output of {} is not captured: {err}", self.name);
             }
         }
@@ -404,7 +411,8 @@ impl Supervisor {
         let shown = || {
             let marker = Arc::clone(&marker);
             self.off_runtime(move |this| {
-                Ok(std::fs::read(&this.log)
+                // The line is the last the pane printed: the log's tail holds it.
+                Ok(logfile::tail(&this.log, 64 * 1024)
                     .ok()
                     .filter(|bytes| contains(bytes, marker.as_bytes()))
                     .map(drop))
