@@ -106,7 +106,7 @@ const FILES: &[(&str, &str)] = &[
     ),
     (
         "<home>/teams/<team>/logs/<name>.log",
-        "Everything the member's pane printed.",
+        "What the member's pane printed, newest last, at most log_max bytes (64MiB unless the team file says); the output before it is in <name>.log.1.",
     ),
     (
         "<home>/peers/<pid>.json",

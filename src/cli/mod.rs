@@ -155,6 +155,10 @@ pub(crate) enum Command {
 
     /// The pane supervisor: tmux starts it in each member's pane; not run by hand
     Run(commands::run::Args),
+
+    /// The log writer tmux pipes a member's pane into; not run by hand
+    #[command(hide = true)]
+    PipeLog(commands::pipe_log::Args),
 }
 
 /// Parses the command line, runs the command, and maps the outcome to an exit status.
@@ -206,6 +210,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Completions(args) => commands::completions::run(&ctx, args, Cli::command()),
         Command::Man(args) => commands::man::run(&ctx, args, Cli::command()),
         Command::Run(args) => commands::run::run(&ctx, args),
+        Command::PipeLog(args) => commands::pipe_log::run(&ctx, args),
         Command::Init(args) => commands::init::run(&ctx, args),
         Command::Join(args) => commands::join::run(&ctx, args),
         Command::Ls(args) => commands::ls::run(&ctx, args),

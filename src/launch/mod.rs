@@ -1,7 +1,9 @@
 //! Starting members: the team file, each member's exact argv and environment, the team on disk,
-//! the panes, the tmux driver and worktrees.
+//! the launch lock, the window layout, the panes, the tmux driver and worktrees.
 
 pub(crate) mod argv;
+pub(crate) mod layout;
+pub(crate) mod lock;
 pub(crate) mod panes;
 pub(crate) mod prepare;
 pub(crate) mod teamfile;

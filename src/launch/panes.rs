@@ -3,16 +3,15 @@
 //! directly in each pane, so no keys are ever typed into a shell.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::config::{State, TmuxPlacement};
 use crate::format::settings::Color;
+use crate::launch::layout::Layout;
 use crate::launch::prepare::PanePlan;
 use crate::launch::tmux::{PaneInfo, PaneSpec, Placement, Server, Tmux};
 use crate::store::team::Team;
-
-pub(crate) const DEFAULT_LAYOUT: &str = "tiled";
 
 /// Which server a team goes on and whether it joins the caller's own tmux session.
 #[derive(Debug, Clone)]
@@ -40,10 +39,32 @@ impl Destination {
     }
 }
 
-/// The command tmux runs in a member's pane.
-pub(crate) fn supervisor_argv(name: &str) -> Result<Vec<OsString>> {
-    let exe = std::env::current_exe().map_err(|err| Error::os("find the swarm executable", err))?;
-    Ok(vec![exe.into_os_string(), "run".into(), name.into()])
+/// The command tmux runs in a member's pane: its supervisor, told the bound of the member's log.
+pub(crate) fn supervisor_argv(name: &str, log_max: u64) -> Result<Vec<OsString>> {
+    Ok(vec![
+        swarm_exe()?,
+        "run".into(),
+        "--log-max".into(),
+        log_max.to_string().into(),
+        name.into(),
+    ])
+}
+
+/// The command tmux pipes a member's pane into: swarm's own log writer, which bounds the log.
+pub(crate) fn log_writer_argv(log: &Path, log_max: u64) -> Result<Vec<OsString>> {
+    Ok(vec![
+        swarm_exe()?,
+        "pipe-log".into(),
+        "--max".into(),
+        log_max.to_string().into(),
+        log.as_os_str().to_owned(),
+    ])
+}
+
+fn swarm_exe() -> Result<OsString> {
+    std::env::current_exe()
+        .map(PathBuf::into_os_string)
+        .map_err(|err| Error::os("find the swarm executable", err))
 }
 
 /// Starts one pane per plan: the first as a new window or session, the rest split into it.
@@ -51,7 +72,7 @@ pub(crate) fn start_team(
     destination: &Destination,
     team: &Team,
     plans: &[PanePlan],
-    layout: &str,
+    layout: &Layout,
     select: bool,
 ) -> Result<TmuxPlacement> {
     let Some((first, rest)) = plans.split_first() else {
@@ -72,7 +93,7 @@ pub(crate) fn start_team(
             window: team.name(),
         }
     };
-    let argv = supervisor_argv(&first.name)?;
+    let argv = supervisor_argv(&first.name, first.log_max)?;
     let info = destination
         .tmux
         .first_pane(placement, &spec(first, &argv))?;
@@ -96,15 +117,16 @@ pub(crate) fn start_team(
     Ok(where_)
 }
 
-/// Splits one more member's pane into the team's window.
+/// Splits one more member's pane into the team's window, then lays it out: a named `layout`
+/// itself, a custom one (which fits only its own pane count) as tiled.
 pub(crate) fn add_pane(
     tmux: &Tmux,
     team: &Team,
     placement: &TmuxPlacement,
     plan: &PanePlan,
-    layout: &str,
+    layout: &Layout,
 ) -> Result<PaneInfo> {
-    let argv = supervisor_argv(&plan.name)?;
+    let argv = supervisor_argv(&plan.name, plan.log_max)?;
     let info = tmux
         .split(&placement.window, &spec(plan, &argv))
         .map_err(|err| {
@@ -119,7 +141,7 @@ pub(crate) fn add_pane(
             }
         })?;
     // Keep room for the next split.
-    tmux.select_layout(&placement.window, layout)?;
+    tmux.select_layout(&placement.window, layout.while_growing())?;
     settle(tmux, team, &plan.name, &info)?;
     Ok(info)
 }

@@ -12,7 +12,7 @@ use crate::format::message::InboxMessage;
 use crate::format::settings::Color;
 use crate::format::settings::Isolation;
 use crate::launch::argv::{Launch, TeamLaunch, TeammateRequest};
-use crate::launch::teamfile::TeamFile;
+use crate::launch::teamfile::{DEFAULT_LOG_MAX, TeamFile};
 use crate::store::paths::Home;
 use crate::store::team::Team;
 
@@ -30,6 +30,9 @@ pub(crate) struct PanePlan {
     pub(crate) argv: Vec<String>,
     pub(crate) env: BTreeMap<String, String>,
     pub(crate) cwd: PathBuf,
+    /// The bound of the member's log, which its supervisor is told on its command line.
+    #[serde(skip)]
+    pub(crate) log_max: u64,
 }
 
 /// Builds the config and pane plans. `launcher_env` reads the launcher's environment, for the
@@ -61,7 +64,12 @@ pub(crate) fn prepare(
     if let Some(command) = &file.lead.command {
         let launch = launch_team.lead(command, &file.lead.env, launcher_env);
         record_launch(&mut lead, &launch);
-        panes.push(plan(lead_name, launch, file.lead.cwd.clone()));
+        panes.push(plan(
+            lead_name,
+            launch,
+            file.lead.cwd.clone(),
+            file.lead.log_max,
+        ));
     }
     let mut members = vec![lead];
 
@@ -93,7 +101,12 @@ pub(crate) fn prepare(
         member.run_timeout_s = (spec.run_timeout_s > 0).then_some(spec.run_timeout_s);
         member.isolation = (spec.isolation == Isolation::Worktree).then_some(Isolation::Worktree);
         record_launch(&mut member, &launch);
-        panes.push(plan(spec.name.as_str(), launch, spec.cwd.clone()));
+        panes.push(plan(
+            spec.name.as_str(),
+            launch,
+            spec.cwd.clone(),
+            spec.log_max,
+        ));
         members.push(member);
     }
 
@@ -105,12 +118,19 @@ pub(crate) fn prepare(
         lead_session_id: Some(session),
         members,
         launch: Some(LaunchSettings {
-            layout: file.layout.clone(),
+            layout: file
+                .layout
+                .as_ref()
+                .map(|layout| layout.as_str().to_owned()),
             max_concurrent: file.max_concurrent,
             profile: file.lead.profile,
             inherit: file.lead.inherit.clone(),
             base_dir: Some(crate::store::durable::parent(&file.path).to_path_buf()),
-            extra: serde_json::Map::new(),
+            extra: file
+                .log_max
+                .map(|bytes| (LOG_MAX_KEY.to_owned(), bytes.into()))
+                .into_iter()
+                .collect(),
         }),
         tmux: None,
         launching: false,
@@ -124,13 +144,27 @@ pub(crate) fn record_launch(member: &mut Member, launch: &Launch) {
     member.env_keys = Some(launch.env.keys().cloned().collect());
 }
 
-fn plan(name: &str, launch: Launch, cwd: PathBuf) -> PanePlan {
+fn plan(name: &str, launch: Launch, cwd: PathBuf, log_max: u64) -> PanePlan {
     PanePlan {
         name: name.to_owned(),
         argv: launch.argv,
         env: launch.env,
         cwd,
+        log_max,
     }
+}
+
+/// Where config.json keeps the team file's `log_max`, for members `spawn` adds later: in the
+/// launch settings, beside the fields `format::config` names.
+const LOG_MAX_KEY: &str = "logMax";
+
+/// The bound of a new member's log: the team file's `log_max`, else the default.
+pub(crate) fn team_log_max(settings: &LaunchSettings) -> u64 {
+    settings
+        .extra
+        .get(LOG_MAX_KEY)
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(DEFAULT_LOG_MAX)
 }
 
 /// Writes the team and queues each member's prompt as its first message, from the lead.

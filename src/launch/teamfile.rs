@@ -12,6 +12,7 @@ use crate::format::config::DEFAULT_LEAD;
 use crate::format::settings::{Color, Profile};
 use crate::format::settings::{Delivery, Isolation, Protocol};
 use crate::launch::argv::{default_inherit, detect_profile};
+use crate::launch::layout::Layout;
 use crate::policy::PERSON;
 use crate::store::paths::absolute;
 
@@ -20,8 +21,10 @@ pub(crate) struct TeamFile {
     pub(crate) path: PathBuf,
     pub(crate) name: Name,
     pub(crate) description: Option<String>,
-    pub(crate) layout: Option<String>,
+    pub(crate) layout: Option<Layout>,
     pub(crate) max_concurrent: Option<u32>,
+    /// The team-wide `log_max`, as written; members without their own use it.
+    pub(crate) log_max: Option<u64>,
     pub(crate) lead: LeadSpec,
     pub(crate) members: Vec<MemberSpec>,
 }
@@ -35,6 +38,8 @@ pub(crate) struct LeadSpec {
     pub(crate) inherit: Vec<String>,
     pub(crate) env: BTreeMap<String, String>,
     pub(crate) cwd: PathBuf,
+    /// The bound of its log, in bytes.
+    pub(crate) log_max: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -53,6 +58,8 @@ pub(crate) struct MemberSpec {
     pub(crate) run_timeout_s: u64,
     pub(crate) env: BTreeMap<String, String>,
     pub(crate) cwd: PathBuf,
+    /// The bound of its log, in bytes.
+    pub(crate) log_max: u64,
 }
 
 #[derive(Deserialize)]
@@ -62,6 +69,7 @@ struct RawTeam {
     description: Option<String>,
     layout: Option<String>,
     max_concurrent: Option<u32>,
+    log_max: Option<Size>,
     cwd: Option<PathBuf>,
     #[serde(default)]
     lead: RawLead,
@@ -79,6 +87,7 @@ struct RawLead {
     #[serde(default)]
     env: BTreeMap<String, String>,
     cwd: Option<PathBuf>,
+    log_max: Option<Size>,
 }
 
 #[derive(Deserialize)]
@@ -104,6 +113,68 @@ struct RawMember {
     #[serde(default)]
     env: BTreeMap<String, String>,
     cwd: Option<PathBuf>,
+    log_max: Option<Size>,
+}
+
+/// `log_max = 1048576` or `log_max = "64MiB"`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Size {
+    Bytes(u64),
+    Text(String),
+}
+
+/// How large a member's log grows before it is rotated, unless the team file says.
+pub(crate) const DEFAULT_LOG_MAX: u64 = 64 * 1024 * 1024;
+
+/// The smallest `log_max`: a bound so small would rotate on almost every write.
+const MIN_LOG_MAX: u64 = 1024;
+
+/// A size in bytes: a number, optionally followed by a unit: `KiB`, `MiB`, `GiB` (or `K`, `M`,
+/// `G`), `KB`, `MB`, `GB` (powers of 1000), `B`. Units are read case-insensitively.
+pub(crate) fn parse_size(text: &str) -> std::result::Result<u64, String> {
+    let text = text.trim();
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size like 1048576 or \"64MiB\""))?;
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        other => {
+            return Err(format!(
+                "{text:?} has an unknown unit {other:?}; use KiB, MiB or GiB"
+            ));
+        }
+    };
+    let bytes = number
+        .checked_mul(scale)
+        .ok_or_else(|| format!("{text:?} is too large"))?;
+    if bytes < MIN_LOG_MAX {
+        return Err(format!("{text:?} is below the smallest log bound, 1KiB"));
+    }
+    Ok(bytes)
+}
+
+fn log_max(
+    size: Option<Size>,
+    who: &str,
+    invalid: &dyn Fn(String) -> Error,
+) -> Result<Option<u64>> {
+    size.map(|size| match size {
+        Size::Bytes(bytes) => parse_size(&bytes.to_string()),
+        Size::Text(text) => parse_size(&text),
+    })
+    .transpose()
+    .map_err(|why| invalid(format!("log_max of {who}: {why}")))
 }
 
 /// `command = ["claude", "--model", "opus"]`, or one string split the way a shell would.
@@ -154,12 +225,15 @@ impl TeamFile {
         if raw.max_concurrent == Some(0) {
             return Err(invalid("max_concurrent must be at least 1".into()));
         }
-        if let Some(layout) = &raw.layout
-            && layout.trim().is_empty()
-        {
-            return Err(invalid("layout must not be empty".into()));
-        }
+        // Checked before tmux sees it: tmux 3.3a dies on a layout it does not know.
+        let layout = raw
+            .layout
+            .as_deref()
+            .map(Layout::parse)
+            .transpose()
+            .map_err(invalid)?;
 
+        let team_log_max = log_max(raw.log_max, "the team", &invalid)?;
         let lead_command = argv(raw.lead.command, "lead", &invalid)?;
         let lead_profile = raw
             .lead
@@ -183,6 +257,9 @@ impl TeamFile {
                 .cwd
                 .as_deref()
                 .map_or_else(|| team_cwd.clone(), |cwd| resolve(&base, Some(cwd))),
+            log_max: log_max(raw.lead.log_max, "the lead", &invalid)?
+                .or(team_log_max)
+                .unwrap_or(DEFAULT_LOG_MAX),
         };
         for flag in &lead.inherit {
             if !flag.starts_with('-') || flag.contains('=') {
@@ -221,6 +298,9 @@ impl TeamFile {
                 )));
             }
             members.push(MemberSpec {
+                log_max: log_max(member.log_max, name.as_str(), &invalid)?
+                    .or(team_log_max)
+                    .unwrap_or(DEFAULT_LOG_MAX),
                 env: checked_env(member.env, name.as_str(), &invalid)?,
                 cwd: member
                     .cwd
@@ -241,12 +321,22 @@ impl TeamFile {
             });
         }
 
+        let panes = members.len() + usize::from(lead.command.is_some());
+        if let Some(cells) = layout.as_ref().and_then(Layout::cells)
+            && cells != panes
+        {
+            return Err(invalid(format!(
+                "the layout string describes {cells} panes but the team has {panes}"
+            )));
+        }
+
         Ok(Self {
             path: path.to_path_buf(),
             name,
             description: raw.description,
-            layout: raw.layout,
+            layout,
             max_concurrent: raw.max_concurrent,
+            log_max: team_log_max,
             lead,
             members,
         })
@@ -391,6 +481,73 @@ cwd = "sub"
             let err = parse(text).unwrap_err();
             assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{text}");
         }
+    }
+
+    #[test]
+    fn layouts_are_checked_before_tmux_sees_them() {
+        let team = |layout: &str| {
+            parse(&format!(
+                "name = \"t\"\nlayout = \"{layout}\"\n[lead]\ncommand = \"x\"\n[[member]]\nname = \"a\"\ncommand = \"x\""
+            ))
+        };
+        for bad in [
+            "grid",
+            "",
+            "main-vertical-mirrored",
+            "537c,200x60,0,0{100x60,0,0,0,99x60,101,0,1}",
+        ] {
+            let err = team(bad).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{bad}");
+            assert!(
+                err.message().starts_with("/repo/teams/t.toml: layout"),
+                "{}",
+                err.message()
+            );
+        }
+        assert_eq!(
+            team("main-vertical").unwrap().layout,
+            Some(Layout::Named("main-vertical"))
+        );
+        let two = "537b,200x60,0,0{100x60,0,0,0,99x60,101,0,1}";
+        assert_eq!(team(two).unwrap().layout.unwrap().cells(), Some(2));
+        let err = parse(&format!(
+            "name = \"t\"\nlayout = \"{two}\"\n[[member]]\nname = \"a\"\ncommand = \"x\""
+        ))
+        .unwrap_err();
+        assert!(
+            err.message()
+                .ends_with("the layout string describes 2 panes but the team has 1"),
+            "{}",
+            err.message()
+        );
+    }
+
+    #[test]
+    fn log_bounds_are_sizes_team_wide_or_per_member() {
+        let file = parse(
+            "name = \"t\"\nlog_max = \"2MiB\"\n[lead]\ncommand = \"x\"\nlog_max = 4096\n\
+             [[member]]\nname = \"a\"\ncommand = \"x\"\n[[member]]\nname = \"b\"\ncommand = \"x\"\nlog_max = \"64 KiB\"",
+        )
+        .unwrap();
+        assert_eq!(file.log_max, Some(2 << 20));
+        assert_eq!(file.lead.log_max, 4096);
+        assert_eq!(file.members[0].log_max, 2 << 20);
+        assert_eq!(file.members[1].log_max, 64 << 10);
+        let plain = parse("name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"x\"").unwrap();
+        assert_eq!(plain.members[0].log_max, DEFAULT_LOG_MAX);
+        assert_eq!(plain.log_max, None);
+        for bad in [
+            "\"12 parsecs\"",
+            "\"lots\"",
+            "100",
+            "\"99999999999999GiB\"",
+            "-1",
+        ] {
+            let err = parse(&format!("name = \"t\"\nlog_max = {bad}")).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{bad}");
+        }
+        assert_eq!(parse_size("1MB"), Ok(1_000_000));
+        assert_eq!(parse_size("3g"), Ok(3 << 30));
     }
 
     #[test]

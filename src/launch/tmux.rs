@@ -4,12 +4,14 @@
 //! (docs/ARCHITECTURE.md, "Launching").
 
 use std::collections::{BTreeMap, HashSet};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::error::{Error, Result};
+use crate::launch::layout::Layout;
 
 /// Which tmux server to talk to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,7 +92,12 @@ impl Tmux {
         Some(Self::at(Path::new(&socket)))
     }
 
-    fn command(&self) -> Command {
+    /// tmux with the server chosen and `args` as one command, each escaped as [`escape`] says.
+    fn command<I, S>(&self, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let mut command = Command::new("tmux");
         match &self.server {
             Server::Default => {}
@@ -101,6 +108,7 @@ impl Tmux {
                 command.arg("-S").arg(path);
             }
         }
+        command.args(args.into_iter().map(|arg| escape(arg.as_ref())));
         command.stdin(Stdio::null());
         // A server started here passes its environment on to every pane.
         for hook in crate::base::TEST_HOOKS {
@@ -111,9 +119,7 @@ impl Tmux {
 
     /// Runs one tmux command and returns its stdout.
     fn run(&self, args: &[OsString]) -> Result<String> {
-        let mut command = self.command();
-        command.args(args);
-        let output = command.output().map_err(|err| {
+        let output = self.command(args).output().map_err(|err| {
             if err.kind() == std::io::ErrorKind::NotFound {
                 Error::runtime("tmux is not installed")
                     .with_hint("install it, e.g. `apt-get install tmux`")
@@ -202,8 +208,9 @@ impl Tmux {
         parse_pane(&self.run(&argv)?)
     }
 
-    pub(crate) fn select_layout(&self, window: &str, layout: &str) -> Result<()> {
-        self.run(&args(["select-layout", "-t", window, layout]))
+    /// Only a checked [`Layout`] reaches tmux, which dies on some layouts it does not know.
+    pub(crate) fn select_layout(&self, window: &str, layout: &Layout) -> Result<()> {
+        self.run(&args(["select-layout", "-t", window, layout.as_str()]))
             .map(drop)
     }
 
@@ -270,17 +277,21 @@ impl Tmux {
         }
     }
 
-    /// Appends everything the pane prints to `log`. pipe-pane only takes a shell command, so the
-    /// path is shell-quoted, and `#` doubled because tmux expands formats in it.
-    pub(crate) fn pipe_pane(&self, pane: &str, log: &Path) -> Result<()> {
-        let path = log.to_string_lossy();
-        let quoted = shlex::try_quote(&path).map_err(|_| {
-            Error::runtime(format!(
-                "cannot capture output to {}: the path has a NUL byte",
-                log.display()
-            ))
-        })?;
-        let command = format!("exec cat >> {}", quoted.replace('#', "##"));
+    /// Pipes everything the pane prints into `writer`, an argv. pipe-pane only takes a shell
+    /// command, so each argument is shell-quoted, and `#` doubled because tmux expands formats
+    /// in it.
+    pub(crate) fn pipe_pane(&self, pane: &str, writer: &[OsString]) -> Result<()> {
+        let mut command = String::from("exec");
+        for arg in writer {
+            let arg = arg.to_string_lossy();
+            let quoted = shlex::try_quote(&arg).map_err(|_| {
+                Error::runtime(format!(
+                    "cannot capture output with {arg:?}: it has a NUL byte"
+                ))
+            })?;
+            command.push(' ');
+            command.push_str(&quoted.replace('#', "##"));
+        }
         self.run(&args(["pipe-pane", "-t", pane, &command]))
             .map(drop)
     }
@@ -288,9 +299,8 @@ impl Tmux {
     /// Pastes `text` into a pane exactly as given, then presses Enter. The text travels through a
     /// named buffer on stdin, so no byte of it is interpreted by tmux or a shell.
     pub(crate) fn paste(&self, pane: &str, buffer: &str, text: &[u8]) -> Result<()> {
-        let mut load = self.command();
-        load.args(["load-buffer", "-b", buffer, "-"])
-            .stdin(Stdio::piped())
+        let mut load = self.command(["load-buffer", "-b", buffer, "-"]);
+        load.stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         let mut child = load
@@ -339,10 +349,8 @@ impl Tmux {
 
     /// Runs `tmux attach` in the foreground, returning when the user detaches.
     pub(crate) fn attach(&self, session: &str) -> Result<()> {
-        let mut command = self.command();
-        command
-            .args(["attach", "-t", session])
-            .stdin(Stdio::inherit());
+        let mut command = self.command(["attach", "-t", session]);
+        command.stdin(Stdio::inherit());
         let status = command
             .status()
             .map_err(|err| Error::os("run tmux attach", err))?;
@@ -356,6 +364,22 @@ impl Tmux {
     /// Switches the current client to `window` (inside tmux).
     pub(crate) fn switch_to(&self, window: &str) -> Result<()> {
         self.run(&args(["switch-client", "-t", window])).map(drop)
+    }
+}
+
+/// tmux splits the argv it is given into commands at every argument that ends with `;`, and reads
+/// a trailing `\;` as a literal `;` (tmux 3.3a, `cmd_parse_from_arguments`). So an argument of
+/// ours that ends with `;` (a directory, a value, a name) gets a backslash before that `;`, and
+/// arrives whole. Nothing else in an argv argument is special to tmux.
+fn escape(arg: &OsStr) -> OsString {
+    let bytes = arg.as_bytes();
+    match bytes.split_last() {
+        Some((b';', head)) => {
+            let mut escaped = head.to_vec();
+            escaped.extend_from_slice(b"\\;");
+            OsString::from_vec(escaped)
+        }
+        _ => arg.to_owned(),
     }
 }
 
@@ -454,6 +478,21 @@ mod tests {
             assert!(is_gone(message), "{message}");
         }
         assert!(!is_gone("tmux split-window failed: no space for new pane"));
+    }
+
+    #[test]
+    fn a_trailing_semicolon_is_escaped_so_tmux_does_not_split_the_command_there() {
+        let escaped = |arg: &str| escape(OsStr::new(arg)).into_string().unwrap();
+        assert_eq!(escaped("/w/dir;"), "/w/dir\\;");
+        assert_eq!(escaped(";"), "\\;");
+        // tmux turns `\\;` back into `;`, so `a\;` must become `a\\;` to arrive as `a\;`.
+        assert_eq!(escaped("a\\;"), "a\\\\;");
+        for unchanged in ["a;b", "x y; z", "", "plain"] {
+            assert_eq!(escaped(unchanged), unchanged);
+        }
+        let command = Tmux::new(Server::Named("s".into())).command(["new-window", "-c", "/w;"]);
+        let argv: Vec<&OsStr> = command.get_args().collect();
+        assert_eq!(argv, ["-L", "s", "new-window", "-c", "/w\\;"]);
     }
 
     #[test]

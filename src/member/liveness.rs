@@ -1,14 +1,16 @@
 //! What state a member is really in. config.json records what the supervisor last wrote; a member
-//! whose supervisor or pane has vanished since is shown as vanished, never as running.
+//! whose supervisor or pane has vanished since is shown as vanished, never as running, and one
+//! whose supervisor has gone while its processes live on is shown as orphaned, still live and
+//! stoppable.
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::base::process;
 use crate::error::Result;
 use crate::format::config::{Member, State, TeamConfig};
+use crate::member::processes::{self, Run};
 use crate::store::follow::{Arrival, Follower};
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
@@ -22,6 +24,8 @@ pub(crate) enum Seen {
     Recorded(State),
     /// Recorded as live, but its supervisor process is gone.
     ProcessVanished,
+    /// Recorded as live; its supervisor is gone, but processes it started still run.
+    Orphaned,
     /// Recorded as live, but its tmux pane is gone.
     PaneVanished,
 }
@@ -32,13 +36,14 @@ impl Seen {
             Self::NotStarted => "-",
             Self::Recorded(state) => state.as_str(),
             Self::ProcessVanished => "vanished",
+            Self::Orphaned => "orphaned",
             Self::PaneVanished => "pane-gone",
         }
     }
 
     /// The member's program may still be running.
     pub(crate) fn is_live(self) -> bool {
-        matches!(self, Self::Recorded(state) if !state.is_final())
+        matches!(self, Self::Recorded(state) if !state.is_final()) || self == Self::Orphaned
     }
 }
 
@@ -50,10 +55,15 @@ pub(crate) fn seen(member: &Member, panes: Option<&HashSet<String>>) -> Seen {
     if state.is_final() {
         return Seen::Recorded(state);
     }
-    if let Some(pid) = member.supervisor_pid
-        && !process::alive(pid)
+    if let Some(run) = Run::of(member)
+        && !run.supervised()
     {
-        return Seen::ProcessVanished;
+        // Its processes are looked for by what they carry, not by asking the supervisor.
+        return if processes::alive(&run) {
+            Seen::Orphaned
+        } else {
+            Seen::ProcessVanished
+        };
     }
     if let Some(panes) = panes
         && !member.tmux_pane_id.is_empty()
@@ -85,7 +95,7 @@ impl Observed {
             .filter(|m| {
                 matches!(
                     seen(m, panes.as_ref()),
-                    Seen::ProcessVanished | Seen::PaneVanished
+                    Seen::ProcessVanished | Seen::PaneVanished | Seen::Orphaned
                 )
             })
             .map(|m| m.name.clone())

@@ -1,10 +1,12 @@
-//! A member's life once launched: the supervisor in its pane, what state it is really in, how it
-//! ends, and how it is stopped from outside.
+//! A member's life once launched: the supervisor in its pane, what state it is really in, which
+//! processes are its, how it ends, and how it is stopped from outside.
 
 use std::time::Duration;
 
 pub(crate) mod ending;
 pub(crate) mod liveness;
+pub(crate) mod logfile;
+pub(crate) mod processes;
 pub(crate) mod stop;
 pub(crate) mod supervisor;
 

@@ -1,7 +1,8 @@
 //! Ending members from outside their panes, for `stop` and `down`. The supervisor is asked first
 //! (SIGUSR1, with the reason in config.json), so it records the ending and notifies the lead as it
-//! always does. A member whose supervisor is gone or does not respond has its process group killed
-//! and its ending recorded here instead. Either way its pane is killed.
+//! always does. A member whose supervisor is gone, or does not respond, has its processes ended
+//! and its ending recorded here instead, found as `member/processes.rs` finds them. Either way
+//! its pane is killed, and nothing the member started is left running.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -15,6 +16,7 @@ use crate::launch::tmux::Tmux;
 use crate::member::GRACE;
 use crate::member::ending::{self, Ending};
 use crate::member::liveness::Observed;
+use crate::member::processes::{self, Run};
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::Watcher;
@@ -39,20 +41,20 @@ pub(crate) fn stop(
         Ok(targets)
     })?;
 
+    let mut unsupervised = Vec::new();
     for member in &targets {
-        match member
-            .supervisor_pid
-            .filter(|pid| process::is_supervisor(*pid, &member.name))
-        {
-            Some(supervisor) => {
-                process::signal(supervisor, Signal::SIGUSR1);
+        match Run::of(member).filter(Run::supervised) {
+            Some(run) => {
+                process::signal(run.supervisor, Signal::SIGUSR1);
             }
-            None => {
-                if let Some(pid) = member.pid {
-                    process::signal_group(pid, Signal::SIGTERM);
-                }
-            }
+            None => unsupervised.push(member),
         }
+    }
+    // No supervisor will record these: end what they left running and record it here.
+    let orphans: Vec<Run> = unsupervised.iter().filter_map(|m| Run::of(m)).collect();
+    processes::end(&orphans, GRACE);
+    for member in &unsupervised {
+        record_killed(team, member, reason)?;
     }
 
     // The supervisors send SIGKILL after their grace period; allow a little more for them to record.
@@ -68,7 +70,11 @@ pub(crate) fn stop(
             .cloned()
             .collect())
     };
-    let waiting_for: Vec<String> = targets.iter().map(|m| m.name.clone()).collect();
+    let waiting_for: Vec<String> = targets
+        .iter()
+        .filter(|m| !unsupervised.iter().any(|u| u.name == m.name))
+        .map(|m| m.name.clone())
+        .collect();
     let deadline = Instant::now() + GRACE + Duration::from_secs(3);
     let left = watcher
         .wait_for(Some(deadline), &TeamPaths::is_config, || {
@@ -82,23 +88,19 @@ pub(crate) fn stop(
             continue;
         };
         tracing::warn!("the supervisor of {name} did not record its end; killing its processes");
-        if let Some(pid) = member.pid {
-            process::signal_group(pid, Signal::SIGKILL);
+        if let Some(run) = Run::of(member) {
+            // Found while the supervisor lives, so the orphans it adopted are among them.
+            processes::end(std::slice::from_ref(&run), Duration::ZERO);
+            if run.supervised() {
+                process::signal(run.supervisor, Signal::SIGKILL);
+            }
         }
-        if let Some(supervisor) = member
-            .supervisor_pid
-            .filter(|pid| process::is_supervisor(*pid, name))
-        {
-            process::signal(supervisor, Signal::SIGKILL);
-        }
-        let ending = Ending {
-            state: State::Killed,
-            exit_code: None,
-            reason: Some(reason.to_owned()),
-            worktree: member.worktree_path.clone(),
-        };
-        ending::record(team, name, &ending)?;
+        record_killed(team, member, reason)?;
     }
+
+    // Whatever is still running of a member whose ending is recorded is ended too.
+    let runs: Vec<Run> = targets.iter().filter_map(Run::of).collect();
+    processes::end(&runs, GRACE);
 
     let config = team.load()?;
     if let Some(placement) = &config.tmux {
@@ -119,4 +121,15 @@ pub(crate) fn stop(
             Some((name.clone(), observed.seen(member).label().to_owned()))
         })
         .collect())
+}
+
+/// Records the ending of a member that swarm ended itself, without its supervisor.
+fn record_killed(team: &Team, member: &Member, reason: &str) -> Result<()> {
+    let ending = Ending {
+        state: State::Killed,
+        exit_code: None,
+        reason: Some(reason.to_owned()),
+        worktree: member.worktree_path.clone(),
+    };
+    ending::record(team, &member.name, &ending).map(drop)
 }

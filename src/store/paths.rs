@@ -85,6 +85,11 @@ impl TeamPaths {
         LockPaths::beside(&self.config())
     }
 
+    /// `.launch.flock`: held by the one `swarm up` that is starting the team.
+    pub(crate) fn launch_lock(&self) -> PathBuf {
+        self.dir.join(LAUNCH_LOCK_FILE)
+    }
+
     pub(crate) fn inboxes(&self) -> PathBuf {
         self.dir.join("inboxes")
     }
@@ -125,6 +130,7 @@ impl TeamPaths {
 }
 
 const CONFIG_FILE: &str = "config.json";
+const LAUNCH_LOCK_FILE: &str = ".launch.flock";
 const INBOX_SUFFIX: &str = ".json";
 const HISTORY_SUFFIX: &str = ".jsonl";
 
@@ -205,6 +211,13 @@ impl LockPaths {
     }
 }
 
+/// `logs/<name>.log` → `logs/<name>.log.1`: the output before a log's newest, once it was rotated.
+pub(crate) fn rotated_log(log: &Path) -> PathBuf {
+    let mut name = log.file_name().unwrap_or_default().to_owned();
+    name.push(".1");
+    log.with_file_name(name)
+}
+
 /// Makes a relative path absolute against the current directory, without resolving symlinks.
 pub(crate) fn absolute(path: &Path) -> Result<PathBuf> {
     std::path::absolute(path).map_err(|err| Error::io("resolve", path, err))
@@ -226,6 +239,11 @@ mod tests {
         assert_eq!(
             team.config_lock().flock,
             Path::new("/h/teams/t/.config.flock")
+        );
+        assert_eq!(team.launch_lock(), Path::new("/h/teams/t/.launch.flock"));
+        assert_eq!(
+            rotated_log(&team.log("bob")),
+            Path::new("/h/teams/t/logs/bob.log.1")
         );
         assert_eq!(
             bob.aside(SetAsideKind::Corrupt, 7),

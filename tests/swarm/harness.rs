@@ -581,10 +581,30 @@ impl TmuxServer {
     /// The guard for a server that `swarm up --socket` will start itself, with no session of the
     /// test's keeping it alive: the server exits when the team's last pane closes.
     pub(crate) fn unstarted(sandbox: &Sandbox) -> Self {
+        Self::unstarted_at(sandbox, "tmux.sock")
+    }
+
+    /// [`TmuxServer::unstarted`] on socket `name` in the sandbox, for a test with several servers.
+    pub(crate) fn unstarted_at(sandbox: &Sandbox, name: &str) -> Self {
         Self {
-            socket: sandbox.root().join("tmux.sock"),
+            socket: sandbox.root().join(name),
             env: sandbox.env.clone(),
         }
+    }
+
+    /// Whether a server answers on this socket.
+    pub(crate) fn is_running(&self) -> bool {
+        Command::new("tmux")
+            .env_clear()
+            .envs(&self.env)
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("list-sessions")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .success()
     }
 
     pub(crate) fn socket(&self) -> &Path {
@@ -654,6 +674,15 @@ pub(crate) fn processes_in(pids: &[i64], groups: &[i64]) -> Vec<String> {
         })
         .map(str::to_owned)
         .collect()
+}
+
+/// The real `tmux` on the sandbox's PATH, for shims that wrap it.
+pub(crate) fn real_tmux(sandbox: &Sandbox) -> PathBuf {
+    let path = sandbox.env_value("PATH").cloned().unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("tmux"))
+        .find(|candidate| candidate.is_file())
+        .expect("tmux must be installed to run these tests")
 }
 
 /// The repository's own files (teams/, scripts/).

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::harness::{Sandbox, TmuxServer, eventually, processes_in, repo};
+use crate::harness::{Sandbox, TmuxServer, eventually, processes_in, real_tmux, repo};
 
 fn up(sandbox: &Sandbox, server: &TmuxServer, file: &Path) -> crate::harness::Outcome {
     sandbox
@@ -138,6 +138,239 @@ command = ["sleep", "1000"]
     sandbox
         .swarm()
         .args(["down", "three", "--timeout", "1"])
+        .run()
+        .success();
+}
+
+/// Puts a `tmux` first on PATH that, in a process started with `TMUX_GATE=<file>`, creates
+/// `<file>.reached` and waits for `<file>` before it creates a session; other calls go straight
+/// to the real tmux.
+fn gated_tmux(sandbox: &mut Sandbox) {
+    let bin = sandbox.root().join("gated-bin");
+    fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("tmux");
+    fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nfor arg in \"$@\"; do\n  if [ -n \"$TMUX_GATE\" ] && [ \"$arg\" = new-session ]; then\n    : > \"$TMUX_GATE.reached\"\n    while [ ! -e \"$TMUX_GATE\" ]; do sleep 0.05; done\n  fi\ndone\nexec {} \"$@\"\n",
+            real_tmux(sandbox).display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        sandbox.env_value("PATH").unwrap().to_string_lossy()
+    );
+    sandbox.set_env("PATH", path);
+}
+
+#[test]
+fn a_second_up_of_a_team_being_started_is_refused() {
+    let mut sandbox = Sandbox::new();
+    gated_tmux(&mut sandbox);
+    let first_server = TmuxServer::unstarted_at(&sandbox, "first.sock");
+    let second_server = TmuxServer::unstarted_at(&sandbox, "second.sock");
+    let file = sandbox.write(
+        "twice.toml",
+        "name = \"twice\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    // The first `up` has written the team and is about to place its first pane.
+    let gate = sandbox.root().join("gate");
+    let first = sandbox
+        .swarm()
+        .arg("up")
+        .arg(&file)
+        .arg("--socket")
+        .arg(first_server.socket())
+        .env("TMUX_GATE", &gate)
+        .spawn();
+    let reached = sandbox.root().join("gate.reached");
+    eventually("the first up to reach tmux", || reached.exists());
+    let second = sandbox
+        .swarm()
+        .arg("up")
+        .arg(&file)
+        .arg("--socket")
+        .arg(second_server.socket())
+        .run();
+    fs::write(&gate, "").unwrap();
+    let (status, stderr) = first.finish();
+    assert!(status.success(), "the first up failed: {stderr}");
+    second.refused(
+        2,
+        "team twice is already being started by another `swarm up`",
+    );
+    assert!(
+        !second_server.is_running(),
+        "the refused up started a server"
+    );
+    let config = sandbox.config("twice");
+    assert_eq!(
+        config["tmux"]["socket"].as_str().unwrap(),
+        first_server.socket().to_str().unwrap()
+    );
+    for name in ["team-lead", "a"] {
+        eventually(&format!("{name} to run"), || {
+            state(&sandbox, "twice", name) == "running"
+        });
+    }
+    let supervisors: Vec<i64> = sandbox.config("twice")["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["supervisorPid"].as_i64())
+        .collect();
+    sandbox
+        .swarm()
+        .args(["down", "twice", "--timeout", "1"])
+        .run()
+        .success();
+    assert!(
+        !first_server.is_running() || first_server.panes().is_empty(),
+        "down left panes"
+    );
+    eventually("the supervisors to be gone", || {
+        processes_in(&supervisors, &[]).is_empty()
+    });
+}
+
+#[test]
+fn a_layout_tmux_does_not_know_is_refused_and_the_server_survives() {
+    let sandbox = Sandbox::new();
+    // The server holds an unrelated session: tmux 3.3a took it down with `select-layout grid`.
+    let server = TmuxServer::start(&sandbox);
+    let grid = sandbox.write(
+        "grid.toml",
+        "name = \"grid\"\nlayout = \"grid\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    up(&sandbox, &server, &grid).refused(2, "layout \"grid\" is not a layout tmux knows");
+    sandbox
+        .swarm()
+        .args(["up", "--dry-run"])
+        .arg(&grid)
+        .run()
+        .refused(2, "layout \"grid\"");
+    assert!(
+        server
+            .run(&["list-sessions", "-F", "#{session_name}"])
+            .contains("fixture"),
+        "the unrelated session survives"
+    );
+    assert!(!sandbox.team_dir("grid").join("config.json").exists());
+
+    // spawn re-applies the layout config.json records, so it is checked there too.
+    let tiled = sandbox.write(
+        "tiled.toml",
+        "name = \"tiled\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    up(&sandbox, &server, &tiled).success();
+    let config_path = sandbox.team_dir("tiled").join("config.json");
+    let mut config = sandbox.config("tiled");
+    config["launch"]["layout"] = "grid".into();
+    fs::write(&config_path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+    sandbox
+        .swarm()
+        .args(["spawn", "b", "--", "sleep", "1000"])
+        .team("tiled")
+        .run()
+        .refused(2, "layout \"grid\"");
+    assert!(
+        server
+            .run(&["list-sessions", "-F", "#{session_name}"])
+            .contains("fixture"),
+        "the unrelated session survives spawn"
+    );
+    sandbox
+        .swarm()
+        .args(["down", "tiled", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn a_custom_layout_string_is_applied_and_spawn_can_grow_past_it() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    // A narrow pane on the left and two stacked on the right, as `#{window_layout}` prints it.
+    let layout = "156a,240x70,0,0{60x70,0,0,0,179x70,61,0[179x20,61,0,1,179x49,61,21,2]}";
+    let file = sandbox.write(
+        "custom.toml",
+        format!(
+            "name = \"custom\"\nlayout = \"{layout}\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
+             [[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n\
+             [[member]]\nname = \"b\"\ncommand = [\"sleep\", \"1000\"]\n"
+        ),
+    );
+    up(&sandbox, &server, &file).success();
+    let pane = |name: &str| {
+        sandbox.member("custom", name)["tmuxPaneId"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(
+        server.pane_format(&pane("team-lead"), "#{pane_width}"),
+        "60"
+    );
+    assert_eq!(server.pane_format(&pane("a"), "#{pane_width}"), "179");
+    assert_eq!(server.pane_format(&pane("b"), "#{pane_width}"), "179");
+    // The layout describes three panes; a fourth is laid out tiled instead of refused by tmux.
+    sandbox
+        .swarm()
+        .args(["spawn", "c", "--", "sleep", "1000"])
+        .team("custom")
+        .run()
+        .success();
+    assert!(server.panes().contains(&pane("c")));
+    sandbox
+        .swarm()
+        .args(["down", "custom", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn values_ending_with_a_semicolon_reach_the_member_whole() {
+    let mut sandbox = Sandbox::new();
+    // tmux reads an argument that ends with `;` as the end of a command.
+    let home = sandbox.root().join("home;");
+    fs::create_dir_all(&home).unwrap();
+    sandbox.set_env("SWARM_HOME", &home);
+    let cwd = sandbox.work().join("dir;");
+    fs::create_dir_all(&cwd).unwrap();
+    let out = sandbox.root().join("seen");
+    let file = sandbox.write(
+        "semi.toml",
+        format!(
+            r#"name = "semi"
+cwd = "dir;"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "a"
+command = ["sh", "-c", "{{ pwd; printf '%s\n' \"$1\" \"$2\" \"$SWARM_HOME\" \"$VALUE\"; }} > {out}.tmp && mv {out}.tmp {out}; exec sleep 1000", "sh", "one;", "two\\;"]
+env = {{ VALUE = "three;" }}
+"#,
+            out = out.display()
+        ),
+    );
+    let server = TmuxServer::start(&sandbox);
+    up(&sandbox, &server, &file).success();
+    eventually("a to record what it sees", || out.exists());
+    let seen = fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        seen,
+        format!(
+            "{}\none;\ntwo\\;\n{}\nthree;\n",
+            cwd.display(),
+            home.display()
+        )
+    );
+    sandbox
+        .swarm()
+        .args(["down", "semi", "--force"])
         .run()
         .success();
 }

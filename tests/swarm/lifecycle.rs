@@ -226,6 +226,108 @@ fn log_prints_the_last_lines_and_follows() {
 }
 
 #[test]
+fn a_log_stays_within_its_bound_and_log_reads_and_follows_across_the_rotation() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let flag = sandbox.root().join("go");
+    // 2 MB, thirty times the bound, then a last line; then five batches of 2000 numbered lines
+    // (40 KB each: the log rotates while it is followed), each when the test says, and an end.
+    up(
+        &sandbox,
+        &server,
+        "big",
+        &format!(
+            "name = \"big\"\nlog_max = \"64KiB\"\n{LEAD}[[member]]\nname = \"loud\"\ncommand = [\"sh\", \"-c\", \"yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 2000000; echo; echo the last line; for b in 1 2 3 4 5; do while [ ! -e {flag}-$b ]; do sleep 0.05; done; seq -f \\\"batch $b line %g\\\" 2000; done; echo the very end; sleep 1000\"]\n",
+            flag = flag.display()
+        ),
+    );
+    let logs = sandbox.team_dir("big").join("logs");
+    let (log, older) = (logs.join("loud.log"), logs.join("loud.log.1"));
+    let last = |n: &str| {
+        sandbox
+            .swarm()
+            .args(["log", "loud", "-n", n])
+            .team("big")
+            .run()
+            .success()
+            .stdout
+    };
+    eventually("the last line to be captured", || {
+        last("1") == "the last line\n"
+    });
+    let bound = 64 * 1024;
+    for file in [&log, &older] {
+        let meta = fs::metadata(file).unwrap();
+        assert!(
+            meta.len() <= bound,
+            "{} is {} bytes",
+            file.display(),
+            meta.len()
+        );
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+            0o600
+        );
+    }
+    // More lines than the newest file holds: the tail reads on into the older one.
+    let logged = [fs::read(&older).unwrap(), fs::read(&log).unwrap()].concat();
+    let logged = String::from_utf8(logged).unwrap().replace('\r', "");
+    let all: Vec<&str> = logged.lines().collect();
+    let newest = fs::read_to_string(&log).unwrap().lines().count();
+    assert!(all.len() > newest + 100, "the older file holds lines too");
+    let n = newest + 100;
+    let tail = last(&n.to_string());
+    assert_eq!(tail.lines().collect::<Vec<_>>(), all[all.len() - n..]);
+    assert_eq!(all[all.len() - 1], "the last line");
+    assert_eq!(all[all.len() - 3], "0123456789abcdefghijklmnopqrstuvwxyz");
+
+    let follow = sandbox
+        .swarm()
+        .args(["log", "loud", "-f", "-n", "1"])
+        .team("big")
+        .spawn();
+    assert_eq!(follow.next_line(), "the last line");
+    // A follower keeps up with one rotation between looks; output faster than that is lost
+    // from disk before anyone reads it, as with `tail -F`.
+    for batch in 1..=5 {
+        fs::write(format!("{}-{batch}", flag.display()), "").unwrap();
+        for i in 1..=2000 {
+            assert_eq!(follow.next_line(), format!("batch {batch} line {i}"));
+        }
+    }
+    assert_eq!(follow.next_line(), "the very end");
+    for file in [&log, &older] {
+        assert!(fs::metadata(file).unwrap().len() <= bound);
+    }
+    assert!(last("1") == "the very end\n");
+    // A member spawned later has the team file's bound too.
+    sandbox
+        .swarm()
+        .args(["spawn", "later", "--", "sleep", "1000"])
+        .team("big")
+        .run()
+        .success();
+    eventually("later to run", || {
+        state(&sandbox, "big", "later") == "running"
+    });
+    let supervisor = sandbox.member("big", "later")["supervisorPid"]
+        .as_i64()
+        .unwrap();
+    let argv = fs::read(format!("/proc/{supervisor}/cmdline")).unwrap();
+    let argv: Vec<&[u8]> = argv.split(|b| *b == 0).collect();
+    assert!(
+        argv.windows(2)
+            .any(|w| w == [b"--log-max".as_slice(), b"65536"]),
+        "{argv:?}"
+    );
+    sandbox
+        .swarm()
+        .args(["down", "big", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
 fn info_shows_the_full_record() {
     let sandbox = Sandbox::new();
     let server = TmuxServer::start(&sandbox);

@@ -10,5 +10,6 @@ mod layers;
 mod lifecycle;
 mod messaging;
 mod peers;
+mod processes;
 mod protocol_rules;
 mod teams;

@@ -11,7 +11,9 @@ use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::Result;
 use crate::format::structured::{ShutdownRequest, Structured, shutdown_request_id};
+use crate::member::GRACE;
 use crate::member::liveness::{self, Observed};
+use crate::member::processes::{self, Run};
 use crate::member::stop;
 use crate::policy::{self, Action, Caller};
 use crate::protocol::exchange;
@@ -42,10 +44,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let live: Vec<String> = observed.live().map(str::to_owned).collect();
     // Run from the lead's own program, stopping the lead would stop this command too: the lead
     // ends when its program exits.
-    let caller_is_lead = config
-        .member(&lead)
-        .and_then(|m| m.pid)
-        .is_some_and(|pid| nix::unistd::getpgrp().as_raw() == pid);
+    let lead_run: Vec<Run> = config.member(&lead).and_then(Run::of).into_iter().collect();
+    let caller_is_lead =
+        processes::owner_of(i32::try_from(std::process::id()).unwrap_or(0), &lead_run).is_some();
     let teammates: Vec<String> = live.iter().filter(|n| **n != lead).cloned().collect();
 
     if !args.force && !teammates.is_empty() {
@@ -76,6 +77,15 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     for (name, state) in &stopped {
         report(ctx, &format!("{name} stopped: {state}"))?;
     }
+    // Nothing any member started outlives the team, whatever became of its supervisor.
+    let runs: Vec<Run> = team
+        .load()?
+        .members
+        .iter()
+        .filter(|m| !(caller_is_lead && m.name == lead))
+        .filter_map(Run::of)
+        .collect();
+    processes::end(&runs, GRACE);
     // Panes of members that ended on their own close with their supervisors; any left go now.
     let config = team.load()?;
     if let Some(placement) = &config.tmux {

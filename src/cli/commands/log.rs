@@ -1,12 +1,11 @@
-//! `swarm log NAME [-n N] [-f]`: the last lines a member's pane printed; `-f` follows like `tail -f`.
-
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+//! `swarm log NAME [-n N] [-f]`: the last lines a member's pane printed; `-f` follows like `tail -f`,
+//! across the log's rotation (docs/ARCHITECTURE.md, "The supervisor").
 
 use crate::base::names::Name;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::{Error, Result};
+use crate::member::logfile;
 use crate::store::watcher::{Watcher, named};
 
 #[derive(Debug, clap::Args)]
@@ -38,41 +37,25 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     } else {
         None
     };
-    let bytes = crate::store::durable::read_if_exists(&path)?;
-    if bytes.is_none() && !args.follow {
+    // The log and the one it was rotated to, read as one.
+    let (mut follower, lines) = logfile::Follower::start(&path, args.lines)?;
+    if lines.is_none() && !args.follow {
         return Err(Error::not_found(format!(
             "no output captured for {name} yet ({})",
             path.display()
         )));
     }
-    let bytes = bytes.unwrap_or_default();
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.lines().collect();
-    for line in &lines[lines.len().saturating_sub(args.lines)..] {
+    for line in lines.unwrap_or_default() {
         output::line(line.trim_end_matches('\r'))?;
     }
     let Some(watcher) = watcher else {
         return Ok(());
     };
 
-    let mut offset = bytes.len() as u64;
     let mut partial = String::new();
     let file_name = path.file_name().unwrap_or_default().to_owned();
     watcher.wait_for(None, &named(&file_name), || {
-        let Ok(mut file) = File::open(&path) else {
-            return Ok(None);
-        };
-        let len = file.metadata().map_or(0, |m| m.len());
-        if len < offset {
-            offset = 0; // truncated or replaced: start over
-        }
-        file.seek(SeekFrom::Start(offset))
-            .map_err(|err| Error::io("read", &path, err))?;
-        let mut fresh = Vec::new();
-        file.read_to_end(&mut fresh)
-            .map_err(|err| Error::io("read", &path, err))?;
-        offset += fresh.len() as u64;
-        partial.push_str(&String::from_utf8_lossy(&fresh));
+        partial.push_str(&String::from_utf8_lossy(&follower.fresh()?));
         while let Some(end) = partial.find('\n') {
             output::line(partial[..end].trim_end_matches('\r'))?;
             partial.drain(..=end);

@@ -12,6 +12,7 @@ pub(super) mod log;
 pub(super) mod ls;
 pub(super) mod man;
 pub(super) mod peers;
+pub(super) mod pipe_log;
 pub(super) mod plan;
 pub(super) mod recv;
 pub(super) mod run;

@@ -4,6 +4,7 @@
 use crate::base::names::Name;
 use crate::cli::context::Context;
 use crate::error::Result;
+use crate::launch::teamfile::parse_size;
 use crate::member::supervisor;
 
 #[derive(Debug, clap::Args)]
@@ -11,9 +12,13 @@ pub(crate) struct Args {
     /// The member whose program this pane runs
     #[arg(value_name = "NAME")]
     pub(crate) name: String,
+
+    /// Rotate the member's log at this size
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "64MiB")]
+    pub(crate) log_max: u64,
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let name = Name::parse("member", &args.name)?;
-    supervisor::run(ctx.team()?, name)
+    supervisor::run(ctx.team()?, name, args.log_max)
 }

@@ -16,8 +16,10 @@ use crate::format::config::Member;
 use crate::format::settings::Isolation;
 use crate::format::settings::{Color, Profile};
 use crate::launch::argv::{TeamLaunch, TeammateRequest, default_program, detect_profile};
-use crate::launch::panes::{self, DEFAULT_LAYOUT};
+use crate::launch::layout::{self, Layout};
+use crate::launch::panes;
 use crate::launch::prepare::{self, PanePlan, record_launch};
+use crate::launch::teamfile::parse_size;
 use crate::launch::tmux::Tmux;
 use crate::launch::worktree;
 use crate::policy::{self, Action, PERSON};
@@ -60,6 +62,10 @@ pub(crate) struct Args {
     #[arg(long, value_name = "TEXT")]
     pub(crate) prompt: Option<String>,
 
+    /// Rotate its log at this size, e.g. 64MiB [default: the team file's log_max, else 64MiB]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub(crate) log_max: Option<u64>,
+
     /// The program and its arguments [default for claude: claude]
     #[arg(last = true, value_name = "CMD")]
     pub(crate) command: Vec<String>,
@@ -92,6 +98,17 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 
     let command = (!args.command.is_empty()).then_some(args.command.as_slice());
     let launch_settings = config.launch.clone().unwrap_or_default();
+    // Checked again before tmux sees it: config.json may have been edited since `up`.
+    let layout = launch_settings
+        .layout
+        .as_deref()
+        .map(Layout::parse)
+        .transpose()
+        .map_err(|why| {
+            Error::usage(format!("team {}: {why}", config.name))
+                .with_hint("fix launch.layout in the team's config.json")
+        })?
+        .unwrap_or(layout::DEFAULT);
     let lead_profile = launch_settings.profile;
     let profile = args
         .profile
@@ -164,14 +181,16 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         argv: launch.argv,
         env: launch.env,
         cwd,
+        log_max: args
+            .log_max
+            .unwrap_or_else(|| prepare::team_log_max(&launch_settings)),
     };
-    let layout = launch_settings.layout.as_deref().unwrap_or(DEFAULT_LAYOUT);
     let info = panes::add_pane(
         &Tmux::at(&placement.socket),
         &team,
         &placement,
         &plan,
-        layout,
+        &layout,
     )?;
     if ctx.json {
         return output::json(&json!({"name": name.as_str(), "pane": info.pane, "argv": plan.argv}));

@@ -12,7 +12,9 @@ use crate::cli::render;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::settings::Isolation;
 use crate::format::structured::Structured;
-use crate::launch::panes::{self, DEFAULT_LAYOUT, Destination};
+use crate::launch::layout;
+use crate::launch::lock::LaunchLock;
+use crate::launch::panes::{self, Destination};
 use crate::launch::prepare::{self, PanePlan};
 use crate::launch::teamfile::TeamFile;
 use crate::launch::worktree;
@@ -66,6 +68,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 
     let destination = Destination::choose(args.socket.as_deref());
     destination.tmux.check_version()?;
+    // Held from the check until every pane is placed: a second `up` of this team is refused.
+    let launch_lock = LaunchLock::take(&ctx.home, file.name.as_str())?;
     refuse_if_running(ctx, file.name.as_str())?;
     archive_previous_run(ctx, file.name.as_str())?;
     // Written before the first pane starts: until every pane is placed, a member whose program
@@ -78,11 +82,12 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     } else {
         None
     };
-    let layout = file.layout.as_deref().unwrap_or(DEFAULT_LAYOUT);
+    let layout = file.layout.as_ref().unwrap_or(&layout::DEFAULT);
     let placement = {
         let _launching = Launching(&team);
         panes::start_team(&destination, &team, &prepared.panes, layout, !args.detach)?
     };
+    drop(launch_lock);
     // Named as the user chose the server: plain `tmux attach` for the default one.
     let attach = destination.tmux.attach_command(&placement.session);
 

@@ -37,6 +37,8 @@ use crate::launch::panes;
 use crate::launch::worktree::{self, Worktree};
 use crate::member::GRACE;
 use crate::member::ending::{self, Ending};
+use crate::member::logfile;
+use crate::member::processes::{self, Run};
 use crate::peer::{Incoming, Listener, Sink};
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
@@ -47,18 +49,26 @@ use self::seat::Supervisor;
 use self::signals::{Caught, Signals};
 
 /// Runs member `name` of `team` in this pane until its program ends and the ending is recorded.
-pub(crate) fn run(team: Team, name: Name) -> Result<()> {
+pub(crate) fn run(team: Team, name: Name, log_max: u64) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|err| Error::os("start the supervisor's runtime", err))?;
-    let supervisor = Arc::new(Supervisor::new(team, name)?);
+    let supervisor = Arc::new(Supervisor::new(team, name, log_max)?);
     runtime.block_on(supervisor.run())
 }
 
 impl Supervisor {
     async fn run(self: Arc<Self>) -> Result<()> {
         child::ignore_terminal_stops();
+        // Before the program starts: whatever it leaves behind when its parent exits is
+        // reparented here, not to init, so it can be found and ended with the member.
+        if let Err(err) = process::become_subreaper() {
+            tracing::warn!(
+                "{} cannot adopt what its program leaves behind: {err}",
+                self.name
+            );
+        }
         let mut signals = Signals::install()?;
         self.off_runtime(Self::capture_output).await;
         let peer = self.open_peer_socket();
@@ -103,7 +113,7 @@ impl Supervisor {
         let mut child = match child::spawn(
             &argv,
             &cwd,
-            &Self::child_env(worktree.as_ref(), socket.as_deref()),
+            &self.child_env(worktree.as_ref(), socket.as_deref()),
         ) {
             Ok(child) => child,
             Err(err) => return self.fail_to_start(err).await,
@@ -125,6 +135,9 @@ impl Supervisor {
                 status = child.wait() => break status?,
                 caught = signals.next() => match caught {
                     Caught::Interrupt => { process::signal_group(pid, Signal::SIGINT); }
+                    Caught::Child => {
+                        self.off_runtime(move |_| processes::reap_adopted(Some(pid))).await;
+                    }
                     Caught::Terminate => stopping.begin(pid, "signal", Signal::SIGTERM),
                     Caught::Hangup => {
                         self.hang_up();
@@ -156,7 +169,13 @@ impl Supervisor {
         };
         drop(feed);
         child::reclaim_terminal();
-        sweep_group(pid).await;
+        // Whatever the program left running ends with it: in its group or not, adopted or marked.
+        let run = Run::new(&self.member, own_pid(), Some(pid));
+        self.off_runtime(move |_| {
+            processes::end(&[run], SWEEP_GRACE);
+            processes::reap_adopted(None);
+        })
+        .await;
 
         let mut ending = Ending::from_status(status, stopping.reason);
         if let Some(worktree) = worktree {
@@ -207,11 +226,17 @@ impl Supervisor {
             .await;
     }
 
-    /// Captures everything the pane shows into `logs/<name>.log`.
+    /// Captures everything the pane shows into `logs/<name>.log`, through swarm's own writer,
+    /// which keeps it within `log_max`. The log is made here, mode 0600, before anything is
+    /// appended to it.
     fn capture_output(&self) {
         if let (Some(tmux), Some(pane)) = (&self.tmux, &self.pane) {
-            let _ = crate::store::durable::create_dir_all(crate::store::durable::parent(&self.log));
-            if let Err(err) = tmux.pipe_pane(pane, &self.log) {
+            let captured =
+                crate::store::durable::create_dir_all(crate::store::durable::parent(&self.log))
+                    .and_then(|()| logfile::create(&self.log))
+                    .and_then(|()| panes::log_writer_argv(&self.log, self.log_max))
+                    .and_then(|writer| tmux.pipe_pane(pane, &writer));
+            if let Err(err) = captured {
                 tracing::warn!("output of {} is not captured: {err}", self.name);
             }
         }
@@ -308,9 +333,18 @@ impl Supervisor {
         })
     }
 
-    /// The member's environment on top of the pane's: `swarm` itself first on PATH.
-    fn child_env(worktree: Option<&Worktree>, socket: Option<&Path>) -> Vec<(String, String)> {
-        let mut env = Vec::new();
+    /// The member's environment on top of the pane's: `swarm` itself first on PATH, and the
+    /// run's marker, which everything the program starts inherits (docs/ARCHITECTURE.md,
+    /// "A member's processes").
+    fn child_env(
+        &self,
+        worktree: Option<&Worktree>,
+        socket: Option<&Path>,
+    ) -> Vec<(String, String)> {
+        let mut env = vec![(
+            processes::RUN_ID_VAR.to_owned(),
+            Run::new(&self.member, own_pid(), None).id,
+        )];
         if let Some(socket) = socket {
             env.push(("SWARM_SOCKET".to_owned(), socket.display().to_string()));
         }
@@ -377,7 +411,8 @@ impl Supervisor {
         let shown = || {
             let marker = Arc::clone(&marker);
             self.off_runtime(move |this| {
-                Ok(std::fs::read(&this.log)
+                // The line is the last the pane printed: the log's tail holds it.
+                Ok(logfile::tail(&this.log, 64 * 1024)
                     .ok()
                     .filter(|bytes| contains(bytes, marker.as_bytes()))
                     .map(drop))
@@ -421,17 +456,11 @@ async fn at(deadline: Option<tokio::time::Instant>) {
     }
 }
 
-/// Whatever the program left running in its group ends with it.
-async fn sweep_group(pgid: i32) {
-    if !process::group_alive(pgid) {
-        return;
-    }
-    process::signal_group(pgid, Signal::SIGTERM);
-    let deadline = Instant::now() + Duration::from_secs(1);
-    while process::group_alive(pgid) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    process::signal_group(pgid, Signal::SIGKILL);
+/// How long what the program left behind has after SIGTERM, once the program itself has ended.
+const SWEEP_GRACE: Duration = Duration::from_secs(1);
+
+fn own_pid() -> i32 {
+    i32::try_from(std::process::id()).unwrap_or(0)
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

@@ -9,6 +9,7 @@ use crate::base::process;
 use crate::error::{Error, Result};
 use crate::format::config::{Member, State, TeamConfig};
 use crate::launch::tmux::Tmux;
+use crate::member::processes::{self, Run};
 use crate::store::paths::TeamPaths;
 use crate::store::watcher::AsyncWatcher;
 
@@ -65,7 +66,7 @@ pub(crate) async fn wait_for_slot(
                     }
                 },
                 caught = signals.next() => match caught {
-                    Caught::Interrupt => {}
+                    Caught::Interrupt | Caught::Child => {}
                     Caught::Terminate => return Ok(Slot::Interrupted("signal".into())),
                     Caught::Hangup => return Ok(Slot::Interrupted("hangup".into())),
                     Caught::Stop => {
@@ -116,12 +117,12 @@ fn member(config: &mut TeamConfig, index: usize) -> &mut Member {
     &mut config.members[index]
 }
 
-/// Holds one of the team's slots.
+/// Holds one of the team's slots: its supervisor is alive, or its processes outlived it.
 fn occupies(member: &Member) -> bool {
     matches!(
         member.state,
         Some(State::Starting | State::Running | State::Idle)
-    ) && member.supervisor_pid.is_some_and(process::alive)
+    ) && Run::of(member).is_some_and(|run| run.supervised() || processes::alive(&run))
 }
 
 /// Queued ahead of others: its supervisor is alive, or has not registered yet but its pane exists.

@@ -10,6 +10,7 @@ pub(crate) struct Signals {
     terminate: Signal,
     hangup: Signal,
     stop: Signal,
+    child: Signal,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +23,8 @@ pub(crate) enum Caught {
     Hangup,
     /// SIGUSR1: `swarm stop` or `swarm down` asks the supervisor to end the program.
     Stop,
+    /// SIGCHLD: a child ended; among them orphans the supervisor adopted, which it reaps.
+    Child,
 }
 
 impl Signals {
@@ -34,6 +37,7 @@ impl Signals {
             terminate: install(SignalKind::terminate())?,
             hangup: install(SignalKind::hangup())?,
             stop: install(SignalKind::user_defined1())?,
+            child: install(SignalKind::child())?,
         })
     }
 
@@ -43,6 +47,7 @@ impl Signals {
             _ = self.terminate.recv() => Caught::Terminate,
             _ = self.hangup.recv() => Caught::Hangup,
             _ = self.stop.recv() => Caught::Stop,
+            _ = self.child.recv() => Caught::Child,
         }
     }
 }

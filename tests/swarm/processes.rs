@@ -1,0 +1,230 @@
+//! A member's processes: found without its supervisor, stopped after the supervisor was killed,
+//! and ended even when they left the program's process group, on a private tmux server per test.
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::Value;
+
+use crate::harness::{Sandbox, TmuxServer, eventually, processes_in};
+
+fn up(sandbox: &Sandbox, server: &TmuxServer, name: &str, toml: &str) {
+    let file = sandbox.write(&format!("{name}.toml"), toml);
+    sandbox
+        .swarm()
+        .arg("up")
+        .arg(file)
+        .arg("--socket")
+        .arg(server.socket())
+        .run()
+        .success();
+}
+
+fn state(sandbox: &Sandbox, team: &str, name: &str) -> String {
+    sandbox.member(team, name)["state"]
+        .as_str()
+        .unwrap_or("-")
+        .to_owned()
+}
+
+fn status_of(sandbox: &Sandbox, team: &str, name: &str) -> Value {
+    let status = sandbox
+        .swarm()
+        .args(["status", team, "--json"])
+        .run()
+        .success()
+        .json();
+    status["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap()
+        .clone()
+}
+
+fn pid_of(member: &Value, field: &str) -> i64 {
+    member[field]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no {field} in {member:#}"))
+}
+
+/// A program that ignores the hang-up its pane's end sends, and SIGTERM, as does its child. It
+/// sleeps for a number no other test uses, so a stray one is easy to tell.
+const STUBBORN: &str = r#"["bash", "-c", "trap '' HUP TERM; sleep 2719 & wait"]"#;
+
+#[test]
+fn a_member_whose_supervisor_was_killed_is_orphaned_stoppable_and_taken_down() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "o",
+        &format!(
+            "name = \"o\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
+             [[member]]\nname = \"a\"\ncommand = {STUBBORN}\n\
+             [[member]]\nname = \"b\"\ncommand = {STUBBORN}\n"
+        ),
+    );
+    for name in ["team-lead", "a", "b"] {
+        eventually(&format!("{name} to run"), || {
+            state(&sandbox, "o", name) == "running"
+        });
+    }
+    let config = sandbox.config("o");
+    let members = config["members"].as_array().unwrap();
+    let groups: Vec<i64> = members.iter().map(|m| pid_of(m, "pid")).collect();
+    let supervisors: Vec<i64> = members.iter().map(|m| pid_of(m, "supervisorPid")).collect();
+    let panes: Vec<String> = members
+        .iter()
+        .map(|m| m["tmuxPaneId"].as_str().unwrap().to_owned())
+        .collect();
+    let a = sandbox.member("o", "a");
+    let b = sandbox.member("o", "b");
+    for member in [&a, &b] {
+        let supervisor = i32::try_from(pid_of(member, "supervisorPid")).unwrap();
+        kill(Pid::from_raw(supervisor), Signal::SIGKILL).unwrap();
+    }
+    // Their panes close with their supervisors; their programs live on.
+    eventually("a and b to show as orphaned", || {
+        status_of(&sandbox, "o", "a")["state"] == "orphaned"
+            && status_of(&sandbox, "o", "b")["state"] == "orphaned"
+    });
+    let a_group = pid_of(&a, "pid");
+    assert!(!processes_in(&[], &[a_group]).is_empty());
+
+    sandbox
+        .swarm()
+        .args(["stop", "a"])
+        .team("o")
+        .run()
+        .success()
+        .stdout_has("a was killed (stop)");
+    assert!(
+        processes_in(&[], &[a_group]).is_empty(),
+        "stop left a's processes: {:?}",
+        processes_in(&[], &[a_group])
+    );
+    assert_eq!(state(&sandbox, "o", "a"), "killed");
+
+    sandbox
+        .swarm()
+        .args(["down", "o", "--timeout", "1"])
+        .run()
+        .success()
+        .stdout_has("team o is down");
+    let left = processes_in(&supervisors, &groups);
+    assert!(left.is_empty(), "down left processes: {left:#?}");
+    let live_panes = server.panes();
+    for pane in &panes {
+        assert!(!live_panes.contains(pane), "down left pane {pane}");
+    }
+    assert_eq!(state(&sandbox, "o", "b"), "killed");
+    assert_eq!(sandbox.member("o", "b")["reason"], "shutdown");
+}
+
+/// How long escapees sleep: a number no other test uses, so a stray one is easy to tell.
+const ESCAPEE_SLEEP: &str = "2718";
+
+/// A shell command that starts three processes that leave the program behind, each writing its
+/// pid to `<dir>/<tag>-<kind>.pid`: one in its own session; one double-forked; one that clears
+/// its environment, leaves the session and is double-forked too. Then it waits until all three
+/// have written their pids.
+fn escapees(dir: &std::path::Path, tag: &str) -> String {
+    let at = |kind: &str| format!("{}/{tag}-{kind}.pid", dir.display());
+    format!(
+        "setsid sh -c 'echo $$ > {setsid}.tmp && mv {setsid}.tmp {setsid}; exec sleep {ESCAPEE_SLEEP}' & \
+         (sh -c 'echo $$ > {forked}.tmp && mv {forked}.tmp {forked}; exec sleep {ESCAPEE_SLEEP}' &); \
+         (env -i PATH=/usr/bin:/bin setsid sh -c 'echo $$ > {hidden}.tmp && mv {hidden}.tmp {hidden}; exec sleep {ESCAPEE_SLEEP}' &); \
+         while [ ! -e {setsid} ] || [ ! -e {forked} ] || [ ! -e {hidden} ]; do sleep 0.05; done",
+        setsid = at("setsid"),
+        forked = at("forked"),
+        hidden = at("hidden"),
+    )
+}
+
+fn read_pids(dir: &std::path::Path, tag: &str) -> Vec<i64> {
+    ["setsid", "forked", "hidden"]
+        .iter()
+        .map(|kind| {
+            let path = dir.join(format!("{tag}-{kind}.pid"));
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn processes_that_leave_the_programs_group_end_with_the_member() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let dir = sandbox.root().join("pids");
+    std::fs::create_dir_all(&dir).unwrap();
+    let toml_string = |s: String| serde_json::to_string(&s).unwrap();
+    // `leaver` starts its escapees and exits; `stayer` starts its own, and a short-lived adopted
+    // orphan, and runs until the team is taken down.
+    let short_lived = format!(
+        "(env -i PATH=/usr/bin:/bin setsid sh -c 'echo $$ > {dir}/short.pid.tmp && mv {dir}/short.pid.tmp {dir}/short.pid' &)",
+        dir = dir.display()
+    );
+    up(
+        &sandbox,
+        &server,
+        "e",
+        &format!(
+            "name = \"e\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
+             [[member]]\nname = \"leaver\"\ncommand = [\"bash\", \"-c\", {leaver}]\n\
+             [[member]]\nname = \"stayer\"\ncommand = [\"bash\", \"-c\", {stayer}]\n",
+            leaver = toml_string(format!("{}; exit 0", escapees(&dir, "leaver"))),
+            stayer = toml_string(format!(
+                "{}; {short_lived}; sleep 1000",
+                escapees(&dir, "stayer")
+            )),
+        ),
+    );
+    eventually("leaver to end", || {
+        state(&sandbox, "e", "leaver") == "exited"
+    });
+    let left_by_leaver = read_pids(&dir, "leaver");
+    eventually("what leaver left behind to end with it", || {
+        processes_in(&left_by_leaver, &[]).is_empty()
+    });
+
+    eventually("stayer to start everything", || {
+        dir.join("short.pid").exists()
+    });
+    let short: i64 = std::fs::read_to_string(dir.join("short.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // The supervisor adopted it as subreaper, and reaps it: no zombie stays behind.
+    eventually("the adopted orphan to be reaped", || {
+        !std::path::Path::new(&format!("/proc/{short}")).exists()
+    });
+    assert_eq!(state(&sandbox, "e", "stayer"), "running");
+    let left_by_stayer = read_pids(&dir, "stayer");
+    assert_eq!(processes_in(&left_by_stayer, &[]).len(), 3);
+    let stayer_group = pid_of(&sandbox.member("e", "stayer"), "pid");
+    let panes: Vec<String> = sandbox.config("e")["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["tmuxPaneId"].as_str().unwrap().to_owned())
+        .collect();
+
+    sandbox
+        .swarm()
+        .args(["down", "e", "--timeout", "1"])
+        .run()
+        .success();
+    let left = processes_in(&left_by_stayer, &[stayer_group]);
+    assert!(left.is_empty(), "down left processes: {left:#?}");
+    let live_panes = server.panes();
+    for pane in &panes {
+        assert!(!live_panes.contains(pane), "down left pane {pane}");
+    }
+}
