@@ -256,8 +256,29 @@ mod tests {
         pid
     }
 
-    fn own_pid() -> i32 {
-        i32::try_from(std::process::id()).unwrap()
+    /// A live process that passes for `name`'s supervisor (`… run NAME`), killed when dropped.
+    struct Supervisor(std::process::Child);
+
+    impl Supervisor {
+        fn of(name: &str) -> Self {
+            // `; :` keeps the shell from exec'ing sleep, which would change its command line.
+            let child = std::process::Command::new("sh")
+                .args(["-c", "sleep 600; :", "run", name])
+                .spawn()
+                .unwrap();
+            Self(child)
+        }
+
+        fn pid(&self) -> i32 {
+            i32::try_from(self.0.id()).unwrap()
+        }
+    }
+
+    impl Drop for Supervisor {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
     }
 
     fn member(state: Option<State>, supervisor: Option<i32>, pane: &str) -> Member {
@@ -304,7 +325,8 @@ mod tests {
 
     #[test]
     fn a_live_state_whose_pane_is_gone_has_vanished() {
-        let running = member(Some(State::Running), Some(own_pid()), "%1");
+        let supervisor = Supervisor::of("bob");
+        let running = member(Some(State::Running), Some(supervisor.pid()), "%1");
         let others = HashSet::from(["%2".to_owned()]);
         assert_eq!(seen(&running, Some(&others)), Seen::PaneVanished);
         assert_eq!(Seen::PaneVanished.label(), "pane-gone");
@@ -315,7 +337,7 @@ mod tests {
         );
         // Panes that could not be listed, or a member without a pane, prove nothing.
         assert_eq!(seen(&running, None), Seen::Recorded(State::Running));
-        let paneless = member(Some(State::Idle), Some(own_pid()), "");
+        let paneless = member(Some(State::Idle), Some(supervisor.pid()), "");
         assert_eq!(seen(&paneless, Some(&others)), Seen::Recorded(State::Idle));
         assert!(seen(&paneless, Some(&others)).is_live());
     }
@@ -374,7 +396,8 @@ mod tests {
     #[test]
     fn observed_shows_which_members_are_live() {
         let (_dir, team) = fixture::team(&["bob", "carol", "dave"]);
-        set(&team, "bob", State::Running, own_pid());
+        let bob = Supervisor::of("bob");
+        set(&team, "bob", State::Running, bob.pid());
         set(&team, "carol", State::Running, dead_pid());
         set(&team, "dave", State::Exited, dead_pid());
         let observed = Observed::take(&team).unwrap();
@@ -391,7 +414,8 @@ mod tests {
         let (_dir, team) = fixture::team(&["bob", "carol", "dave"]);
         set(&team, "bob", State::Exited, dead_pid());
         set(&team, "carol", State::Running, dead_pid());
-        set(&team, "dave", State::Running, own_pid());
+        let dave = Supervisor::of("dave");
+        set(&team, "dave", State::Running, dave.pid());
         let names: Vec<String> = ["bob", "carol", "dave", "ghost"].map(str::to_owned).into();
         let mut ended = Vec::new();
         let deadline = Instant::now() + Duration::from_millis(50);
@@ -413,10 +437,12 @@ mod tests {
     #[test]
     fn an_ending_recorded_while_waiting_ends_the_wait() {
         let (_dir, team) = fixture::team(&["bob"]);
-        set(&team, "bob", State::Running, own_pid());
+        let bob = Supervisor::of("bob");
+        set(&team, "bob", State::Running, bob.pid());
         let ender = {
             let team = team.clone();
-            std::thread::spawn(move || set(&team, "bob", State::Killed, own_pid()))
+            let pid = bob.pid();
+            std::thread::spawn(move || set(&team, "bob", State::Killed, pid))
         };
         let mut ended = Vec::new();
         let deadline = Instant::now() + Duration::from_secs(60);
