@@ -256,16 +256,42 @@ mod tests {
         pid
     }
 
+    use std::os::unix::process::CommandExt;
+
     /// A live process that passes for `name`'s supervisor (`… run NAME`), killed when dropped.
     struct Supervisor(std::process::Child);
 
     impl Supervisor {
         fn of(name: &str) -> Self {
             // `; :` keeps the shell from exec'ing sleep, which would change its command line.
+            // Its own group, so dropping it ends the sleep too; no inherited stdio to hold open.
             let child = std::process::Command::new("sh")
                 .args(["-c", "sleep 600; :", "run", name])
+                .process_group(0)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
                 .spawn()
                 .unwrap();
+            // Right after exec the kernel may still show an empty command line; wait it out.
+            let cmdline = format!("/proc/{}/cmdline", child.id());
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !std::fs::read(&cmdline).is_ok_and(|bytes| {
+                bytes.ends_with(
+                    name.as_bytes()
+                        .iter()
+                        .chain(b"\0")
+                        .copied()
+                        .collect::<Vec<u8>>()
+                        .as_slice(),
+                )
+            }) {
+                assert!(
+                    Instant::now() < deadline,
+                    "the fake supervisor never showed its command line"
+                );
+                std::thread::sleep(Duration::from_millis(1));
+            }
             Self(child)
         }
 
@@ -276,7 +302,7 @@ mod tests {
 
     impl Drop for Supervisor {
         fn drop(&mut self) {
-            let _ = self.0.kill();
+            crate::base::process::signal_group(self.pid(), nix::sys::signal::Signal::SIGKILL);
             let _ = self.0.wait();
         }
     }
