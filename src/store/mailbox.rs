@@ -455,6 +455,39 @@ mod tests {
     }
 
     #[test]
+    fn fresh_inboxes_created_while_others_write_are_never_moved_aside() {
+        use std::sync::{Arc, Barrier};
+        let dir = tempfile::tempdir().unwrap();
+        let team = Home::new(dir.path().to_path_buf()).team("t");
+        for round in 0..300 {
+            let mailbox = Mailbox::new(&team, &format!("w{round}"));
+            let start = Arc::new(Barrier::new(8));
+            // As `spawn` creates an inbox while the lead sends to it and a reader looks.
+            let workers: Vec<_> = (0..8)
+                .map(|k| {
+                    let (mailbox, start) = (mailbox.clone(), Arc::clone(&start));
+                    std::thread::spawn(move || {
+                        start.wait();
+                        match k {
+                            0..3 => mailbox.ensure().unwrap(),
+                            3..6 => mailbox
+                                .append(&[InboxMessage::new("lead", "hi", None, None)])
+                                .unwrap(),
+                            _ => drop(mailbox.peek().unwrap()),
+                        }
+                    })
+                })
+                .collect();
+            for worker in workers {
+                worker.join().unwrap();
+            }
+            let aside = mailbox.set_aside();
+            assert!(aside.is_empty(), "round {round}: {aside:?}");
+            assert_eq!(mailbox.peek().unwrap().len(), 3, "round {round}");
+        }
+    }
+
+    #[test]
     fn corrupt_inbox_is_moved_aside_not_emptied() {
         let (_dir, mailbox) = mailbox();
         mailbox.ensure().unwrap();
