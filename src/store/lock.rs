@@ -32,34 +32,27 @@ pub(crate) struct FileLock {
 }
 
 impl FileLock {
+    /// Waits for both locks.
     pub(crate) fn acquire(paths: &LockPaths) -> Result<Self> {
-        let mut flock = Flock::wait(&paths.flock)?;
-        let dir = LockDir::acquire(paths.dir.clone(), wait_bound(), &mut flock)?;
-        Ok(Self { dir, flock })
+        let flock = FlockFile::open(&paths.flock)?.lock()?;
+        Self::complete(flock, paths).map_err(|failed| failed.error)
     }
 
-    /// Waits for the flock, then takes the lock directory too, unless `done` says (under the flock,
-    /// where no other swarm writer can be at work) that there is nothing left to do.
-    pub(crate) fn acquire_unless(
-        paths: &LockPaths,
-        done: impl FnOnce() -> bool,
-    ) -> Result<Option<Self>> {
-        let mut flock = Flock::wait(&paths.flock)?;
-        if done() {
-            return Ok(None);
+    /// Takes the lock directory for a holder of swarm's flock. When that fails, the flock comes
+    /// back still held, so the caller can undo what it did before another swarm process is in.
+    pub(crate) fn complete(mut flock: Flock, paths: &LockPaths) -> Result<Self, Incomplete> {
+        match LockDir::acquire(paths.dir.clone(), wait_bound(), &mut flock) {
+            Ok(dir) => Ok(Self { dir, flock }),
+            Err(error) => Err(Incomplete { flock, error }),
         }
-        let dir = LockDir::acquire(paths.dir.clone(), wait_bound(), &mut flock)?;
-        Ok(Some(Self { dir, flock }))
     }
+}
 
-    /// Both locks if no other swarm process holds the flock right now; `None` if one does.
-    pub(crate) fn try_acquire(paths: &LockPaths) -> Result<Option<Self>> {
-        let Some(mut flock) = Flock::acquire(&paths.flock, false)? else {
-            return Ok(None);
-        };
-        let dir = LockDir::acquire(paths.dir.clone(), wait_bound(), &mut flock)?;
-        Ok(Some(Self { dir, flock }))
-    }
+/// [`FileLock::complete`] failed: why, and swarm's flock, still held until this is dropped.
+#[derive(Debug)]
+pub(crate) struct Incomplete {
+    pub(crate) flock: Flock,
+    pub(crate) error: Error,
 }
 
 impl Drop for FileLock {
@@ -80,6 +73,49 @@ fn wait_bound() -> Duration {
         .map_or(DEFAULT_WAIT, Duration::from_secs_f64)
 }
 
+/// swarm's flock file, open but not locked yet: opened once, so a writer that tried it, found it
+/// busy and did something else meanwhile needs nothing more than the lock itself to go on.
+#[derive(Debug)]
+pub(crate) struct FlockFile {
+    file: File,
+    path: PathBuf,
+}
+
+impl FlockFile {
+    /// Opens the lock file at `path`, creating it when missing.
+    pub(crate) fn open(path: &Path) -> Result<Self> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(PRIVATE_FILE_MODE)
+            .open(path)
+            .map_err(|err| Error::io("open lock file", path, err))?;
+        Ok(Self {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Waits for the lock.
+    pub(crate) fn lock(self) -> Result<Flock> {
+        self.file
+            .lock()
+            .map_err(|err| Error::io("lock", &self.path, err))?;
+        Ok(Flock { file: self.file })
+    }
+
+    /// The lock if no other swarm process holds it right now; else the file, to wait on later.
+    pub(crate) fn try_lock(self) -> Result<Result<Flock, Self>> {
+        match self.file.try_lock() {
+            Ok(()) => Ok(Ok(Flock { file: self.file })),
+            Err(fs::TryLockError::WouldBlock) => Ok(Err(self)),
+            Err(fs::TryLockError::Error(err)) => Err(Error::io("lock", &self.path, err)),
+        }
+    }
+}
+
 /// An exclusive `flock`, held until drop. The kernel releases it if the process dies.
 #[derive(Debug)]
 pub(crate) struct Flock {
@@ -89,30 +125,7 @@ pub(crate) struct Flock {
 impl Flock {
     /// Waits for the lock on `path`, creating the file when missing.
     pub(crate) fn wait(path: &Path) -> Result<Self> {
-        Self::acquire(path, true)?
-            .ok_or_else(|| Error::runtime(format!("cannot lock {}", path.display())))
-    }
-
-    /// Waits for the lock when `wait` is set; otherwise returns `None` if it is held.
-    fn acquire(path: &Path, wait: bool) -> Result<Option<Self>> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(PRIVATE_FILE_MODE)
-            .open(path)
-            .map_err(|err| Error::io("open lock file", path, err))?;
-        if wait {
-            file.lock().map_err(|err| Error::io("lock", path, err))?;
-        } else {
-            match file.try_lock() {
-                Ok(()) => {}
-                Err(fs::TryLockError::WouldBlock) => return Ok(None),
-                Err(fs::TryLockError::Error(err)) => return Err(Error::io("lock", path, err)),
-            }
-        }
-        Ok(Some(Self { file }))
+        FlockFile::open(path)?.lock()
     }
 }
 
@@ -310,8 +323,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let held = dir.path().join("bob.json.lock");
         fs::create_dir(&held).unwrap();
-        let mut flock = Flock::acquire(&dir.path().join(".bob.flock"), true)
+        let mut flock = FlockFile::open(&dir.path().join(".bob.flock"))
             .unwrap()
+            .lock()
             .unwrap();
         let err =
             LockDir::acquire(held.clone(), Duration::from_millis(50), &mut flock).unwrap_err();
@@ -340,14 +354,14 @@ mod tests {
         {
             // A writer killed inside its locked section: the kernel drops its flock, nothing
             // removes its directory or its record.
-            let mut flock = Flock::acquire(&paths.flock, true).unwrap().unwrap();
+            let mut flock = FlockFile::open(&paths.flock).unwrap().lock().unwrap();
             let _dir = LockDir::acquire(held.clone(), Duration::ZERO, &mut flock).unwrap();
         }
         assert!(held.is_dir());
         let again = LockDir::acquire(
             held.clone(),
             Duration::ZERO,
-            &mut Flock::acquire(&paths.flock, true).unwrap().unwrap(),
+            &mut FlockFile::open(&paths.flock).unwrap().lock().unwrap(),
         );
         assert!(
             again.is_ok(),
@@ -362,7 +376,7 @@ mod tests {
         drop(FileLock::acquire(&paths).unwrap());
         // Claude Code creates its own directory at the same path.
         fs::create_dir(&paths.dir).unwrap();
-        let mut flock = Flock::acquire(&paths.flock, true).unwrap().unwrap();
+        let mut flock = FlockFile::open(&paths.flock).unwrap().lock().unwrap();
         assert!(
             LockDir::acquire(paths.dir.clone(), Duration::from_millis(20), &mut flock).is_err()
         );

@@ -8,7 +8,8 @@
 //! messages durable in a spool file (`inboxes/.spool/<name>/`) while it waits; whoever holds the lock
 //! merges every spooled message into its one rewrite, then removes the spool files. A writer whose
 //! messages were merged by another only has to see that; it still returns only once they are in the
-//! inbox. A spool file left by a writer that died is merged by the next update.
+//! inbox. A writer that fails withdraws its spool file under the flock, so a failed append is never
+//! delivered later. A spool file left by a writer that died is merged by the next update.
 
 use std::collections::HashSet;
 use std::fs;
@@ -17,13 +18,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::base::clock;
+use crate::base::{clock, process};
 use crate::error::{Error, Result};
 use crate::format::message::InboxMessage;
 use crate::store::durable::{
     self, append_lines_durably, atomic_write, create_dir_all, create_exclusive,
 };
-use crate::store::lock::FileLock;
+use crate::store::lock::{FileLock, FlockFile, Incomplete, STALE_AFTER};
 use crate::store::paths::{MailboxPaths, SetAsideKind, TeamPaths};
 
 #[derive(Debug, Clone)]
@@ -64,27 +65,68 @@ impl Mailbox {
         create_exclusive(&self.paths.inbox, b"[]").map(drop)
     }
 
-    /// Adds messages to the end of the inbox. Durable, and in the inbox, when it returns.
+    /// Adds messages to the end of the inbox. Durable, and in the inbox, when it returns; on an
+    /// error, they are not in the inbox and never will be.
     pub fn append(&self, messages: &[InboxMessage]) -> Result<()> {
         create_dir_all(durable::parent(&self.paths.inbox))?;
-        if let Some(lock) = FileLock::try_acquire(&self.paths.lock)? {
-            return self.update_locked(lock, |unread| {
-                unread.extend_from_slice(messages);
-                Ok(((), true))
-            });
-        }
+        let busy = match FlockFile::open(&self.paths.lock.flock)?.try_lock()? {
+            Ok(flock) => {
+                let lock = FileLock::complete(flock, &self.paths.lock).map_err(|e| e.error)?;
+                return self.update_locked(&lock, |unread| {
+                    unread.extend_from_slice(messages);
+                    Ok(((), true))
+                });
+            }
+            Err(busy) => busy,
+        };
         // Another writer holds the inbox: spool, so one rewrite can commit us both. If the holder
         // has merged our spool file by the time we get the flock, our messages are durable already.
         let spooled = self.spool(messages)?;
-        match FileLock::acquire_unless(&self.paths.lock, || !spooled.exists())? {
-            Some(lock) => self.update_locked(lock, |_| Ok(((), false))),
-            None => Ok(()),
+        let flock = match busy.lock() {
+            Ok(flock) => flock,
+            Err(err) => return Self::withdraw(&spooled, err),
+        };
+        if !spooled.exists() {
+            return Ok(());
+        }
+        let lock = match FileLock::complete(flock, &self.paths.lock) {
+            Ok(lock) => lock,
+            // `_flock` keeps the flock held while we withdraw.
+            Err(Incomplete {
+                flock: _flock,
+                error,
+            }) => return Self::withdraw(&spooled, error),
+        };
+        match self.update_locked(&lock, |_| Ok(((), false))) {
+            Ok(()) => Ok(()),
+            Err(err) => Self::withdraw(&spooled, err),
+        }
+    }
+
+    /// Takes back the spool file of an append that failed, so that a failed send is never
+    /// delivered by a later one. Called while holding swarm's flock, where no merger is at work:
+    /// a merger removes the spool files it took only once the inbox is durable, so a file already
+    /// gone was committed, and the append succeeded after all. (Only if waiting for the flock
+    /// itself failed, an OS error on a file already open, is this done without it.)
+    fn withdraw(spooled: &Path, err: Error) -> Result<()> {
+        match fs::remove_file(spooled) {
+            Ok(()) => Err(err),
+            Err(gone) if gone.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(stuck) => {
+                tracing::error!(
+                    spool = %spooled.display(),
+                    "cannot withdraw the spool file of a failed send: {stuck}"
+                );
+                Err(err)
+            }
         }
     }
 
     /// Writes messages to a spool file of their own, atomically (a merger never sees part of it)
     /// but without syncing it: the writer returns only once its messages are in the durably
-    /// rewritten inbox, so the spool file never has to survive a crash on its own.
+    /// rewritten inbox, so the spool file never has to survive a crash on its own. The staging
+    /// name starts with a dot and carries the writer's pid, for [`Mailbox::merge_spool`] to
+    /// clean up after a writer killed in between.
     fn spool(&self, messages: &[InboxMessage]) -> Result<PathBuf> {
         create_dir_all(&self.paths.spool)?;
         let nanos = std::time::SystemTime::now()
@@ -96,11 +138,17 @@ impl Mailbox {
             uuid::Uuid::new_v4().simple()
         );
         let staging = self.paths.spool.join(format!(".{unique}"));
-        let bytes = serde_json::to_vec(messages).map_err(|err| Error::runtime(err.to_string()))?;
-        fs::write(&staging, bytes).map_err(|err| Error::io("write", &staging, err))?;
         let path = self.paths.spool.join(unique);
-        fs::rename(&staging, &path).map_err(|err| Error::io("rename", &path, err))?;
-        Ok(path)
+        let bytes = serde_json::to_vec(messages).map_err(|err| Error::runtime(err.to_string()))?;
+        let written = fs::write(&staging, bytes)
+            .map_err(|err| Error::io("write", &staging, err))
+            .and_then(|()| {
+                fs::rename(&staging, &path).map_err(|err| Error::io("rename", &path, err))
+            });
+        if written.is_err() {
+            let _ = fs::remove_file(&staging);
+        }
+        written.map(|()| path)
     }
 
     /// Moves every spooled message not already unread into `unread`, oldest spool file first.
@@ -111,15 +159,17 @@ impl Mailbox {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(err) => return Err(Error::io("list", &self.paths.spool, err)),
         };
-        let mut files: Vec<PathBuf> = entries
+        let mut files = Vec::new();
+        for path in entries
             .filter_map(std::result::Result::ok)
             .map(|entry| entry.path())
-            // Temporary files of writers still spooling start with a dot.
-            .filter(|path| {
-                path.file_name()
-                    .is_some_and(|n| !n.to_string_lossy().starts_with('.'))
-            })
-            .collect();
+        {
+            // Staging files of writers still spooling start with a dot.
+            match path.file_name().and_then(|name| name.to_str()) {
+                Some(name) if name.starts_with('.') => remove_if_abandoned(&path, name),
+                _ => files.push(path),
+            }
+        }
         files.sort();
         let mut present: HashSet<String> = unread.iter().map(|m| m.id().into_owned()).collect();
         for file in &files {
@@ -275,12 +325,14 @@ impl Mailbox {
         change: impl FnOnce(&mut Vec<InboxMessage>) -> Result<(R, bool)>,
     ) -> Result<R> {
         create_dir_all(durable::parent(&self.paths.inbox))?;
-        self.update_locked(FileLock::acquire(&self.paths.lock)?, change)
+        self.update_locked(&FileLock::acquire(&self.paths.lock)?, change)
     }
 
+    /// The read-modify-write itself, for a caller that holds `_lock` (and keeps holding it after,
+    /// to undo what it did if this fails).
     fn update_locked<R>(
         &self,
-        _lock: FileLock,
+        _lock: &FileLock,
         change: impl FnOnce(&mut Vec<InboxMessage>) -> Result<(R, bool)>,
     ) -> Result<R> {
         create_exclusive(&self.paths.inbox, b"[]")?;
@@ -362,6 +414,26 @@ impl Mailbox {
             lines.push(b'\n');
         }
         append_lines_durably(&self.paths.history, &lines)
+    }
+}
+
+/// Removes a spool staging file whose writer was killed before it renamed it into place: its
+/// pid (in the name) is gone, or it is older than a lock directory may be. Deleting the file of a
+/// writer that is merely slow is safe too: its rename fails, and its send with it.
+fn remove_if_abandoned(path: &Path, name: &str) {
+    let writer = name
+        .trim_start_matches('.')
+        .split('-')
+        .nth(1)
+        .and_then(|pid| pid.parse::<i32>().ok());
+    let old = fs::metadata(path)
+        .and_then(|meta| meta.modified())
+        .ok()
+        .and_then(|modified| modified.elapsed().ok())
+        .is_some_and(|age| age > STALE_AFTER);
+    if old || writer.is_none_or(|pid| !process::alive(pid)) {
+        tracing::info!(file = %path.display(), "removing a spool file a killed writer left");
+        let _ = fs::remove_file(path);
     }
 }
 
@@ -485,6 +557,40 @@ mod tests {
             assert!(aside.is_empty(), "round {round}: {aside:?}");
             assert_eq!(mailbox.peek().unwrap().len(), 3, "round {round}");
         }
+    }
+
+    #[test]
+    fn staging_files_left_by_killed_writers_are_cleaned_up() {
+        let (_dir, mailbox) = mailbox();
+        let spool = mailbox.paths.spool.clone();
+        fs::create_dir_all(&spool).unwrap();
+        let dead = {
+            let mut child = std::process::Command::new("true").spawn().unwrap();
+            let pid = child.id();
+            child.wait().unwrap();
+            pid
+        };
+        let me = std::process::id();
+        let killed = spool.join(format!(".{:024}-{dead}-a.json", 1));
+        let stalled = spool.join(format!(".{:024}-{me}-b.json", 2));
+        let writing = spool.join(format!(".{:024}-{me}-c.json", 3));
+        for staging in [&killed, &stalled, &writing] {
+            fs::write(staging, "[{\"from\"").unwrap();
+        }
+        let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        fs::File::options()
+            .write(true)
+            .open(&stalled)
+            .unwrap()
+            .set_modified(long_ago)
+            .unwrap();
+
+        let message = InboxMessage::new("a", "after", None, None);
+        mailbox.append(std::slice::from_ref(&message)).unwrap();
+        assert!(!killed.exists(), "the file of a dead writer stays");
+        assert!(!stalled.exists(), "a file older than a stale lock stays");
+        assert!(writing.exists(), "a live writer's file was removed");
+        assert_eq!(mailbox.peek().unwrap(), [message]);
     }
 
     #[test]

@@ -173,3 +173,97 @@ fn writers_killed_at_random_moments_lose_no_acknowledged_send() {
         .clone();
     assert_eq!(bob["setAside"], serde_json::json!([]));
 }
+
+/// Claude Code's lock directory held by a live foreign writer: kept fresh until dropped.
+struct ForeignHolder {
+    dir: std::path::PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    toucher: Option<thread::JoinHandle<()>>,
+}
+
+impl ForeignHolder {
+    fn hold(dir: std::path::PathBuf) -> Self {
+        std::fs::create_dir(&dir).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let toucher = {
+            let (dir, stop) = (dir.clone(), std::sync::Arc::clone(&stop));
+            thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    let _ = std::fs::File::open(&dir)
+                        .and_then(|d| d.set_modified(std::time::SystemTime::now()));
+                    thread::sleep(Duration::from_millis(200));
+                }
+            })
+        };
+        Self {
+            dir,
+            stop,
+            toucher: Some(toucher),
+        }
+    }
+}
+
+impl Drop for ForeignHolder {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(toucher) = self.toucher.take() {
+            let _ = toucher.join();
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+#[test]
+fn a_send_that_fails_is_never_delivered_later() {
+    let mut sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    sandbox.set_env("SWARM_LOCK_TIMEOUT", "1");
+    let inboxes = sandbox.team_dir("t").join("inboxes");
+    let spool = inboxes.join(".spool/bob");
+    let holder = ForeignHolder::hold(inboxes.join("bob.json.lock"));
+    // Another swarm writer holds the inbox, so this one spools its message and waits its turn.
+    let busy = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(inboxes.join(".bob.flock"))
+        .unwrap();
+    busy.lock().unwrap();
+    let second = sandbox
+        .swarm()
+        .args(["send", "bob", "second"])
+        .team("t")
+        .spawn();
+    crate::harness::eventually("the message to be spooled", || {
+        std::fs::read_dir(&spool).is_ok_and(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .any(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        })
+    });
+    drop(busy);
+    let (status, stderr) = second.finish();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("held by another writer"), "{stderr}");
+
+    // Exit 1: nothing is left behind to be delivered by a later send.
+    let left: Vec<_> = std::fs::read_dir(&spool)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left in the spool: {left:?}");
+    drop(holder);
+    sandbox
+        .swarm()
+        .args(["send", "bob", "third"])
+        .team("t")
+        .run()
+        .success();
+    let texts: Vec<String> = sandbox
+        .inbox("t", "bob")
+        .iter()
+        .map(|m| m["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(texts, ["third"]);
+}
