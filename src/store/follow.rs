@@ -4,7 +4,8 @@
 //! inbox or, once consumed, in its owner's history file (consumers append there before they rewrite
 //! the inbox). So every round reads the inboxes, then the history files on from where they ended
 //! when following began. Ids shown from an inbox are remembered only while they are still unread,
-//! which keeps memory bounded by the unread messages.
+//! which keeps memory bounded by the unread messages. A follower that consumes shows exactly what
+//! it took, once, and reads no history: what another consumer took is that consumer's to show.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsStr;
@@ -129,14 +130,19 @@ impl<'a> Follower<'a> {
             let to = self.name_of(&component);
             let mailbox = self.team.mailbox(&to);
             let owner = self.owners.entry(component).or_default();
+            if self.consume {
+                // What it took, and only that: a message another consumer took is theirs to show.
+                let taken = mailbox.consume(None, |_| true)?;
+                arrived.extend(taken.into_iter().map(|message| Arrival {
+                    to: to.clone(),
+                    message,
+                }));
+                continue;
+            }
             // The inbox first: a message consumed after this read is in the history read next.
-            let unread = if self.consume {
-                mailbox.consume(None, |_| true)?
-            } else {
-                mailbox.peek()?
-            };
+            let unread = mailbox.peek()?;
             for message in &unread {
-                if owner.shown_unread.insert(message.id().into_owned()) || self.consume {
+                if owner.shown_unread.insert(message.id().into_owned()) {
                     arrived.push(Arrival {
                         to: to.clone(),
                         message: message.clone(),
@@ -155,11 +161,8 @@ impl<'a> Follower<'a> {
             }
             // What left the inbox was either in the history just read, or removed by a reader
             // that keeps no history (Claude Code); either way it cannot come back.
-            let still_unread: HashSet<String> = if self.consume {
-                HashSet::new()
-            } else {
-                unread.iter().map(|m| m.id().into_owned()).collect()
-            };
+            let still_unread: HashSet<String> =
+                unread.iter().map(|m| m.id().into_owned()).collect();
             owner.shown_unread.retain(|id| still_unread.contains(id));
         }
         // Several inboxes changed at once: show their messages in the order they were sent.
@@ -283,6 +286,25 @@ mod tests {
         bob.append(&[InboxMessage::new("a", "two", None, None)])
             .unwrap();
         assert_eq!(texts(&follower.arrivals().unwrap()), ["two"]);
+        assert!(follower.arrivals().unwrap().is_empty());
+    }
+
+    #[test]
+    fn consuming_shows_what_it_took_and_nothing_another_consumer_took() {
+        let dir = tempfile::tempdir().unwrap();
+        let (team, config) = team(dir.path());
+        let bob = team.mailbox("bob");
+        let mut follower = Follower::start(&team, &config, Scope::One("bob".into()), true).unwrap();
+        bob.append(&[InboxMessage::new("a", "one", None, None)])
+            .unwrap();
+        assert_eq!(texts(&follower.arrivals().unwrap()), ["one"]);
+        // `recv` takes this one first; it is recv's to show.
+        bob.append(&[InboxMessage::new("a", "two", None, None)])
+            .unwrap();
+        bob.consume(None, |_| true).unwrap();
+        bob.append(&[InboxMessage::new("a", "three", None, None)])
+            .unwrap();
+        assert_eq!(texts(&follower.arrivals().unwrap()), ["three"]);
         assert!(follower.arrivals().unwrap().is_empty());
     }
 
