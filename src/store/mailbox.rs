@@ -24,7 +24,7 @@ use crate::format::message::InboxMessage;
 use crate::store::durable::{
     self, append_lines_durably, atomic_write, create_dir_all, create_exclusive,
 };
-use crate::store::lock::{FileLock, FlockFile, Incomplete, STALE_AFTER};
+use crate::store::lock::{FileLock, Flock, FlockFile, Incomplete, STALE_AFTER};
 use crate::store::paths::{MailboxPaths, SetAsideKind, TeamPaths};
 
 #[derive(Debug, Clone)]
@@ -193,15 +193,18 @@ impl Mailbox {
     /// Removes up to `max` unread messages that `pick` accepts, oldest first, after appending them to
     /// history. A crash between the two delivers them again with the same `msg_id`; it never loses one.
     ///
-    /// The messages are chosen from a lock-free read and recorded in history before the lock is
-    /// taken, so writers do not wait out the history fsync; under the lock, only the chosen messages
-    /// still unread are removed and returned. A message that another consumer of the same inbox took
-    /// in between is then in history twice, with one `msg_id`: the at-least-once contract.
+    /// swarm's consumers of one inbox take turns on their own flock, held from the choice to the
+    /// rewrite, so two of them never choose, and record, the same message. Writers never take that
+    /// lock: the messages are chosen from a lock-free read and recorded in history before the inbox
+    /// locks are taken, so writers do not wait out the history fsync. Under those locks, the chosen
+    /// messages still unread (another tool may have taken one meanwhile) are removed and returned.
     pub fn consume(
         &self,
         max: Option<usize>,
         mut pick: impl FnMut(&InboxMessage) -> bool,
     ) -> Result<Vec<InboxMessage>> {
+        create_dir_all(durable::parent(&self.paths.inbox))?;
+        let _turn = Flock::wait(&self.paths.consumers)?;
         let chosen: Vec<InboxMessage> = self
             .peek()?
             .into_iter()
@@ -477,6 +480,41 @@ mod tests {
         assert_eq!(taken, std::slice::from_ref(&first));
         assert_eq!(mailbox.peek().unwrap(), [second]);
         assert_eq!(mailbox.history().unwrap(), [first]);
+    }
+
+    #[test]
+    fn concurrent_consumers_record_each_message_in_history_once() {
+        let (_dir, mailbox) = mailbox();
+        let sent: Vec<InboxMessage> = (0..200)
+            .map(|n| InboxMessage::new("a", &format!("m{n}"), None, None))
+            .collect();
+        mailbox.append(&sent).unwrap();
+        let consumers: Vec<_> = (0..3)
+            .map(|_| {
+                let mailbox = mailbox.clone();
+                std::thread::spawn(move || {
+                    let mut taken = Vec::new();
+                    loop {
+                        let batch = mailbox.consume(Some(5), |_| true).unwrap();
+                        if batch.is_empty() {
+                            return taken;
+                        }
+                        taken.extend(batch.iter().map(|m| m.id().into_owned()));
+                    }
+                })
+            })
+            .collect();
+        let taken: Vec<String> = consumers
+            .into_iter()
+            .flat_map(|c| c.join().unwrap())
+            .collect();
+        let distinct: HashSet<&String> = taken.iter().collect();
+        assert_eq!((taken.len(), distinct.len()), (200, 200));
+        let lines = fs::read_to_string(mailbox.history_path())
+            .unwrap()
+            .lines()
+            .count();
+        assert_eq!(lines, 200, "{} duplicate history lines", lines - 200);
     }
 
     #[test]

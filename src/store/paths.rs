@@ -107,6 +107,7 @@ impl TeamPaths {
         let inbox = self.inboxes().join(format!("{component}{INBOX_SUFFIX}"));
         MailboxPaths {
             lock: LockPaths::beside(&inbox),
+            consumers: self.inboxes().join(format!(".{component}.consume.flock")),
             inbox,
             history: self.history().join(format!("{component}{HISTORY_SUFFIX}")),
             spool: self.inboxes().join(".spool").join(&component),
@@ -144,6 +145,8 @@ pub struct MailboxPaths {
     /// `inboxes/.spool/<name>/`: messages of writers waiting for the inbox lock.
     pub(crate) spool: PathBuf,
     pub(crate) lock: LockPaths,
+    /// `inboxes/.<name>.consume.flock`: swarm's consumers of this inbox take turns on it.
+    pub(crate) consumers: PathBuf,
 }
 
 impl MailboxPaths {
@@ -224,6 +227,10 @@ mod tests {
         assert_eq!(bob.lock.flock, Path::new("/h/teams/t/inboxes/.bob.flock"));
         assert_eq!(bob.lock.dir, Path::new("/h/teams/t/inboxes/bob.json.lock"));
         assert_eq!(
+            bob.consumers,
+            Path::new("/h/teams/t/inboxes/.bob.consume.flock")
+        );
+        assert_eq!(
             team.config_lock().flock,
             Path::new("/h/teams/t/.config.flock")
         );
@@ -245,6 +252,7 @@ mod tests {
             "bob.jsonl",
             "bob.json.lock",
             ".bob.flock",
+            ".bob.consume.flock",
             ".bob.json.1.tmp",
             "bob.json.corrupt-1",
         ] {
