@@ -11,6 +11,7 @@
 //! inbox. A writer that fails withdraws its spool file under the flock, so a failed append is never
 //! delivered later. A spool file left by a writer that died is merged by the next update.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fs;
 use std::io::Write;
@@ -243,10 +244,25 @@ impl Mailbox {
         self.update(|unread| Ok((unread.clone(), false)))
     }
 
-    /// Messages already delivered, oldest first. Lines that do not parse are skipped with a warning;
-    /// history is append-only and a torn last line is possible after a crash.
+    /// Messages already delivered, oldest first, each `msg_id` once (a consumer that crashed
+    /// between its history append and its inbox rewrite leaves a message recorded twice). Lines
+    /// that do not parse are skipped with a warning; a torn last line is possible after a crash.
     pub(crate) fn history(&self) -> Result<Vec<InboxMessage>> {
-        self.history_since(0).map(|(delivered, _)| delivered)
+        let (mut delivered, _) = self.history_since(0)?;
+        let mut seen = HashSet::new();
+        delivered.retain(|message| seen.insert(message.id().into_owned()));
+        Ok(delivered)
+    }
+
+    /// What `inbox --all` lists: the delivered messages, then the unread ones, each message once.
+    /// The inbox is read first: a message consumed after that read is in the history read next,
+    /// and one found in both (recorded, not yet removed) is listed as delivered.
+    pub(crate) fn listing(&self) -> Result<(Vec<InboxMessage>, Vec<InboxMessage>)> {
+        let mut unread = self.peek()?;
+        let delivered = self.history()?;
+        let recorded: HashSet<Cow<'_, str>> = delivered.iter().map(InboxMessage::id).collect();
+        unread.retain(|message| !recorded.contains(&message.id()));
+        Ok((delivered, unread))
     }
 
     /// The history file's length now: where [`Mailbox::history_since`] picks up later.
@@ -515,6 +531,24 @@ mod tests {
             .lines()
             .count();
         assert_eq!(lines, 200, "{} duplicate history lines", lines - 200);
+    }
+
+    #[test]
+    fn history_readers_see_each_message_once() {
+        let (_dir, mailbox) = mailbox();
+        let first = InboxMessage::new("a", "one", None, None);
+        let second = InboxMessage::new("a", "two", None, None);
+        mailbox.append(&[first.clone(), second.clone()]).unwrap();
+        mailbox.consume(Some(1), |_| true).unwrap();
+        // A consumer that died after its history append: `one` again, and `two` recorded while
+        // it is still unread.
+        mailbox
+            .record_history(&[first.clone(), second.clone()])
+            .unwrap();
+        assert_eq!(mailbox.history().unwrap(), [first.clone(), second.clone()]);
+        let (delivered, unread) = mailbox.listing().unwrap();
+        assert_eq!(delivered, [first, second]);
+        assert!(unread.is_empty(), "{unread:?}");
     }
 
     #[test]

@@ -267,3 +267,113 @@ fn a_send_that_fails_is_never_delivered_later() {
         .collect();
     assert_eq!(texts, ["third"]);
 }
+
+#[test]
+fn two_consumers_take_each_message_once_and_history_records_it_once() {
+    const WRITERS: usize = 4;
+    const EACH: usize = 200;
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["sink"]);
+    let watch = sandbox
+        .swarm()
+        .args(["watch", "--consume", "--json"])
+        .team("t")
+        .as_("sink")
+        .spawn();
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|writer| {
+            let commands: Vec<_> = (0..EACH)
+                .map(|n| {
+                    sandbox
+                        .swarm()
+                        .args(["send", "sink"])
+                        .arg(format!("w{writer} m{n}"))
+                        .team("t")
+                        .into_command()
+                })
+                .collect();
+            thread::spawn(move || {
+                commands
+                    .into_iter()
+                    .map(|mut command| {
+                        let output = command.output().unwrap();
+                        assert!(output.status.success());
+                        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+                    })
+                    .collect::<Vec<String>>()
+            })
+        })
+        .collect();
+    // `recv` in a loop, racing `watch --consume` for the same inbox, until every send is done.
+    let mut taken_by_recv: Vec<String> = Vec::new();
+    while writers.iter().any(|w| !w.is_finished()) || !sandbox.inbox("t", "sink").is_empty() {
+        let batch = sandbox
+            .swarm()
+            .args(["recv", "--json"])
+            .team("t")
+            .as_("sink")
+            .run()
+            .success()
+            .json();
+        taken_by_recv.extend(
+            batch
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["msg_id"].as_str().unwrap().to_owned()),
+        );
+    }
+    let sent: HashSet<String> = writers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    // Once watch has printed this, it has printed everything it consumed before.
+    let last = sandbox
+        .swarm()
+        .args(["send", "sink", "last"])
+        .team("t")
+        .run()
+        .success()
+        .stdout_line();
+    let mut printed_by_watch: Vec<String> = Vec::new();
+    loop {
+        let id = watch.next_json()["msg_id"].as_str().unwrap().to_owned();
+        if id == last {
+            break;
+        }
+        printed_by_watch.push(id);
+    }
+
+    let mut times: HashMap<&str, usize> = HashMap::new();
+    for id in printed_by_watch.iter().chain(&taken_by_recv) {
+        *times.entry(id).or_default() += 1;
+    }
+    let repeated = times.values().filter(|n| **n > 1).count();
+    assert_eq!(
+        repeated,
+        0,
+        "{repeated} messages shown by both consumers or twice ({} by watch, {} by recv)",
+        printed_by_watch.len(),
+        taken_by_recv.len()
+    );
+    let got: HashSet<String> = times.keys().map(|id| (*id).to_owned()).collect();
+    assert_eq!(got, sent, "every message reached exactly one consumer");
+
+    let history =
+        std::fs::read_to_string(sandbox.team_dir("t").join("history/sink.jsonl")).unwrap();
+    let lines = history.lines().count();
+    assert_eq!(
+        lines,
+        WRITERS * EACH + 1,
+        "{} duplicate history lines",
+        lines.saturating_sub(WRITERS * EACH + 1)
+    );
+    let listed = sandbox
+        .swarm()
+        .args(["inbox", "sink", "--all", "--json"])
+        .team("t")
+        .run()
+        .success()
+        .json();
+    assert_eq!(listed.as_array().unwrap().len(), WRITERS * EACH + 1);
+}
