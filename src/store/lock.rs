@@ -1,6 +1,7 @@
-//! The two locks that guard every read-modify-write of a shared JSON file (docs/ARCHITECTURE.md,
-//! "Locks"): swarm's own `flock` on `.<stem>.flock`, then Claude Code's `<file>.lock` directory.
-//! swarm processes queue on the flock; the directory keeps Claude Code's writers out.
+//! The three locks that guard every read-modify-write of a shared JSON file (docs/ARCHITECTURE.md,
+//! "Locks"): swarm's own `flock` on `.<stem>.flock`, then the `flock` on `<stem>.lock` that
+//! agent-team-mail (atm) takes, then Claude Code's `<file>.lock` directory. swarm processes queue
+//! on the first; the second keeps atm's writers out, the directory Claude Code's.
 //!
 //! While swarm holds a lock directory it records the directory's identity in its flock file. A
 //! swarm writer killed inside the locked section leaves the directory behind; the next swarm
@@ -24,25 +25,37 @@ pub(crate) const STALE_AFTER: Duration = Duration::from_secs(10);
 /// How long to wait for a lock directory held by a live writer before giving up.
 pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(5);
 
-/// Both locks on one file, released on drop (directory first).
+/// All three locks on one file, released on drop (directory first, swarm's flock last).
 #[derive(Debug)]
 pub(crate) struct FileLock {
     dir: LockDir,
+    // Fields drop in this order, after `Drop::drop` has removed the directory.
+    _atm: Flock,
     flock: Flock,
 }
 
 impl FileLock {
-    /// Waits for both locks.
+    /// Waits for all three locks.
     pub(crate) fn acquire(paths: &LockPaths) -> Result<Self> {
         let flock = FlockFile::open(&paths.flock)?.lock()?;
         Self::complete(flock, paths).map_err(|failed| failed.error)
     }
 
-    /// Takes the lock directory for a holder of swarm's flock. When that fails, the flock comes
-    /// back still held, so the caller can undo what it did before another swarm process is in.
+    /// Takes atm's flock and the lock directory for a holder of swarm's flock, waiting up to
+    /// `SWARM_LOCK_TIMEOUT` for both. When that fails, swarm's flock comes back still held, so
+    /// the caller can undo what it did before another swarm process is in.
     pub(crate) fn complete(mut flock: Flock, paths: &LockPaths) -> Result<Self, Incomplete> {
-        match LockDir::acquire(paths.dir.clone(), wait_bound(), &mut flock) {
-            Ok(dir) => Ok(Self { dir, flock }),
+        let deadline = Instant::now() + wait_bound();
+        let atm = match FlockFile::open(&paths.atm).and_then(|atm| atm.lock_by(deadline)) {
+            Ok(atm) => atm,
+            Err(error) => return Err(Incomplete { flock, error }),
+        };
+        match LockDir::acquire(paths.dir.clone(), deadline, &mut flock) {
+            Ok(dir) => Ok(Self {
+                dir,
+                _atm: atm,
+                flock,
+            }),
             Err(error) => Err(Incomplete { flock, error }),
         }
     }
@@ -64,7 +77,7 @@ impl Drop for FileLock {
     }
 }
 
-/// `SWARM_LOCK_TIMEOUT` (seconds) bounds the wait for a foreign writer's lock directory.
+/// `SWARM_LOCK_TIMEOUT` (seconds) bounds the wait for another tool's locks.
 fn wait_bound() -> Duration {
     std::env::var("SWARM_LOCK_TIMEOUT")
         .ok()
@@ -104,6 +117,33 @@ impl FlockFile {
             .lock()
             .map_err(|err| Error::io("lock", &self.path, err))?;
         Ok(Flock { file: self.file })
+    }
+
+    /// Waits for a lock that another tool holds for short moments, polling so the wait ends at
+    /// `deadline`. (atm's own writers poll it with 50 ms back-off; a swarm process asks sooner.)
+    fn lock_by(self, deadline: Instant) -> Result<Flock> {
+        let mut backoff = Duration::from_micros(500);
+        loop {
+            match self.file.try_lock() {
+                Ok(()) => return Ok(Flock { file: self.file }),
+                Err(fs::TryLockError::WouldBlock) => {}
+                Err(fs::TryLockError::Error(err)) => {
+                    return Err(Error::io("lock", &self.path, err));
+                }
+            }
+            if Instant::now() >= deadline {
+                return Err(Error::runtime(format!(
+                    "lock {} is held by another writer",
+                    self.path.display()
+                ))
+                .with_hint(format!(
+                    "agent-team-mail (atm) takes this lock to write; a process holding it is still running (`fuser {}` names it)",
+                    self.path.display()
+                )));
+            }
+            thread::sleep(backoff);
+            backoff = (backoff * 2).min(Duration::from_millis(10));
+        }
     }
 
     /// The lock if no other swarm process holds it right now; else the file, to wait on later.
@@ -168,8 +208,7 @@ struct LockDir {
 }
 
 impl LockDir {
-    fn acquire(path: PathBuf, wait: Duration, flock: &mut Flock) -> Result<Self> {
-        let deadline = Instant::now() + wait;
+    fn acquire(path: PathBuf, deadline: Instant, flock: &mut Flock) -> Result<Self> {
         let mut backoff = Duration::from_millis(1);
         recover_abandoned(&path, flock);
         loop {
@@ -327,10 +366,35 @@ mod tests {
             .unwrap()
             .lock()
             .unwrap();
-        let err =
-            LockDir::acquire(held.clone(), Duration::from_millis(50), &mut flock).unwrap_err();
+        let err = LockDir::acquire(
+            held.clone(),
+            Instant::now() + Duration::from_millis(50),
+            &mut flock,
+        )
+        .unwrap_err();
         assert!(err.message().contains("bob.json.lock"), "{}", err.message());
         assert!(held.is_dir(), "a live writer's lock must not be removed");
+    }
+
+    #[test]
+    fn an_atm_writer_holding_its_flock_is_waited_for_then_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LockPaths::beside(&dir.path().join("bob.json"));
+        let atm = File::create(&paths.atm).unwrap();
+        atm.lock().unwrap();
+        let err = FlockFile::open(&paths.atm)
+            .unwrap()
+            .lock_by(Instant::now() + Duration::from_millis(50))
+            .unwrap_err();
+        assert!(err.message().contains("bob.lock"), "{}", err.message());
+        atm.unlock().unwrap();
+        let lock = FileLock::acquire(&paths).unwrap();
+        assert!(
+            File::open(&paths.atm).unwrap().try_lock().is_err(),
+            "atm's flock is held with the others"
+        );
+        drop(lock);
+        assert!(File::open(&paths.atm).unwrap().try_lock().is_ok());
     }
 
     #[test]
@@ -355,12 +419,12 @@ mod tests {
             // A writer killed inside its locked section: the kernel drops its flock, nothing
             // removes its directory or its record.
             let mut flock = FlockFile::open(&paths.flock).unwrap().lock().unwrap();
-            let _dir = LockDir::acquire(held.clone(), Duration::ZERO, &mut flock).unwrap();
+            let _dir = LockDir::acquire(held.clone(), Instant::now(), &mut flock).unwrap();
         }
         assert!(held.is_dir());
         let again = LockDir::acquire(
             held.clone(),
-            Duration::ZERO,
+            Instant::now(),
             &mut FlockFile::open(&paths.flock).unwrap().lock().unwrap(),
         );
         assert!(
@@ -378,7 +442,12 @@ mod tests {
         fs::create_dir(&paths.dir).unwrap();
         let mut flock = FlockFile::open(&paths.flock).unwrap().lock().unwrap();
         assert!(
-            LockDir::acquire(paths.dir.clone(), Duration::from_millis(20), &mut flock).is_err()
+            LockDir::acquire(
+                paths.dir.clone(),
+                Instant::now() + Duration::from_millis(20),
+                &mut flock
+            )
+            .is_err()
         );
     }
 }

@@ -1,8 +1,8 @@
 //! One member's inbox (`inboxes/<name>.json`) and history (`history/<name>.jsonl`).
 //!
-//! Every change goes through [`Mailbox::update`]: both locks, an exclusive create of `[]` when the file
-//! is missing, repair of a corrupt file or invalid elements (moved aside, never dropped), then an
-//! atomic, durable rewrite (docs/ARCHITECTURE.md, "The path of one message").
+//! Every change goes through [`Mailbox::update`]: all three locks, an exclusive create of `[]` when
+//! the file is missing, repair of a corrupt file or invalid elements (moved aside, never dropped),
+//! then an atomic, durable rewrite (docs/ARCHITECTURE.md, "The path of one message").
 //!
 //! Concurrent writers share rewrites (group commit). A writer that finds the inbox locked makes its
 //! messages durable in a spool file (`inboxes/.spool/<name>/`) while it waits; whoever holds the lock

@@ -185,24 +185,28 @@ impl SetAsideKind {
     }
 }
 
-/// The two locks that guard a shared file (docs/ARCHITECTURE.md, "Locks"): swarm's flock file,
-/// never renamed or removed, and Claude Code's lock directory.
+/// The three locks that guard a shared file (docs/ARCHITECTURE.md, "Locks"): swarm's flock file,
+/// never renamed or removed; the flock file agent-team-mail (atm) takes; Claude Code's lock
+/// directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LockPaths {
     /// `.<stem>.flock`
     pub(crate) flock: PathBuf,
+    /// `<stem>.lock`: atm's writers `flock` it (`inbox_path.with_extension("lock")`).
+    pub(crate) atm: PathBuf,
     /// `<file>.lock`
     pub(crate) dir: PathBuf,
 }
 
 impl LockPaths {
-    /// `dir/bob.json` → `dir/.bob.flock` and `dir/bob.json.lock`.
+    /// `dir/bob.json` → `dir/.bob.flock`, `dir/bob.lock` and `dir/bob.json.lock`.
     pub(crate) fn beside(target: &Path) -> Self {
         let stem = target.file_stem().unwrap_or_default().to_string_lossy();
         let mut dir_name = target.file_name().unwrap_or_default().to_owned();
         dir_name.push(".lock");
         Self {
             flock: target.with_file_name(format!(".{stem}.flock")),
+            atm: target.with_file_name(format!("{stem}.lock")),
             dir: target.with_file_name(dir_name),
         }
     }
@@ -225,6 +229,7 @@ mod tests {
         assert_eq!(bob.history, Path::new("/h/teams/t/history/bob.jsonl"));
         assert_eq!(bob.spool, Path::new("/h/teams/t/inboxes/.spool/bob"));
         assert_eq!(bob.lock.flock, Path::new("/h/teams/t/inboxes/.bob.flock"));
+        assert_eq!(bob.lock.atm, Path::new("/h/teams/t/inboxes/bob.lock"));
         assert_eq!(bob.lock.dir, Path::new("/h/teams/t/inboxes/bob.json.lock"));
         assert_eq!(
             bob.consumers,
@@ -234,6 +239,7 @@ mod tests {
             team.config_lock().flock,
             Path::new("/h/teams/t/.config.flock")
         );
+        assert_eq!(team.config_lock().atm, Path::new("/h/teams/t/config.lock"));
         assert_eq!(
             bob.aside(SetAsideKind::Corrupt, 7),
             Path::new("/h/teams/t/inboxes/bob.json.corrupt-7")
@@ -251,6 +257,7 @@ mod tests {
         for no in [
             "bob.jsonl",
             "bob.json.lock",
+            "bob.lock",
             ".bob.flock",
             ".bob.consume.flock",
             ".bob.json.1.tmp",

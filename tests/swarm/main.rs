@@ -8,6 +8,7 @@ mod launcher;
 mod layers;
 mod lifecycle;
 mod messaging;
+mod other_tools;
 mod peers;
 mod protocol_rules;
 mod teams;
