@@ -232,16 +232,25 @@ impl Mailbox {
     }
 
     /// The unread messages, read without taking the lock (writers replace the file atomically).
-    /// A file that does not parse, or holds invalid elements, is repaired under the lock first.
+    /// A message another tool marked `"read": true` is not unread: it stays in the file, untouched,
+    /// but is never counted, consumed, pasted or shown as unread.
     pub fn peek(&self) -> Result<Vec<InboxMessage>> {
+        let mut unread = self.messages()?;
+        unread.retain(|message| !message.is_read());
+        Ok(unread)
+    }
+
+    /// Every message in the inbox file, read or not, for lookups such as a protocol request.
+    /// A file that does not parse, or holds invalid elements, is repaired under the lock first.
+    pub(crate) fn messages(&self) -> Result<Vec<InboxMessage>> {
         let Some(bytes) = durable::read_if_exists(&self.paths.inbox)? else {
             return Ok(Vec::new());
         };
-        if let Some(unread) = parse_clean(&bytes) {
-            return Ok(unread);
+        if let Some(messages) = parse_clean(&bytes) {
+            return Ok(messages);
         }
         // A foreign writer may have been mid-write; decide under the lock.
-        self.update(|unread| Ok((unread.clone(), false)))
+        self.update(|messages| Ok((messages.clone(), false)))
     }
 
     /// Messages already delivered, oldest first, each `msg_id` once (a consumer that crashed

@@ -184,3 +184,69 @@ fn nothing_is_lost_beside_atm_writers() {
         4 * EACH
     );
 }
+
+#[test]
+fn a_message_another_tool_marked_read_is_not_unread() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    // atm's reader marks what it showed `"read": true` and keeps it in the file.
+    let mut seen = atm_message("carol", "seen by atm");
+    seen["read"] = json!(true);
+    let fresh = atm_message("carol", "fresh");
+    let original = vec![seen.clone(), fresh.clone()];
+    sandbox.write_inbox_as_claude("t", "bob", &original);
+
+    let status = sandbox
+        .swarm()
+        .args(["status", "--json"])
+        .team("t")
+        .run()
+        .success()
+        .json();
+    let bob = status["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "bob")
+        .unwrap()
+        .clone();
+    assert_eq!(bob["unread"], 1, "{bob:#}");
+    let listed = sandbox
+        .swarm()
+        .args(["inbox", "bob", "--json"])
+        .team("t")
+        .run()
+        .success()
+        .json();
+    let texts: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["fresh"]);
+    let taken = sandbox
+        .swarm()
+        .args(["recv", "--json"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success()
+        .json();
+    let texts: Vec<&str> = taken
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["fresh"]);
+    sandbox
+        .swarm()
+        .args(["recv", "--wait", "--timeout", "0.5"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .code(4);
+    // It stays where the other tool left it, untouched.
+    assert_eq!(sandbox.inbox("t", "bob"), [seen]);
+}
