@@ -250,3 +250,79 @@ fn a_message_another_tool_marked_read_is_not_unread() {
     // It stays where the other tool left it, untouched.
     assert_eq!(sandbox.inbox("t", "bob"), [seen]);
 }
+
+/// The fields atm's `TeamConfig` and `AgentMember` (atm-core `schema/team_config.rs`,
+/// `schema/agent_member.rs`) cannot do without, with atm's types; optional ones with theirs too.
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct AtmTeamConfig {
+    name: String,
+    #[serde(default)]
+    description: Option<String>,
+    created_at: u64,
+    lead_agent_id: String,
+    lead_session_id: String,
+    members: Vec<AtmMember>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct AtmMember {
+    agent_id: String,
+    name: String,
+    agent_type: String,
+    model: String,
+    #[serde(default)]
+    prompt: Option<String>,
+    #[serde(default)]
+    color: Option<String>,
+    #[serde(default)]
+    plan_mode_required: Option<bool>,
+    joined_at: u64,
+    #[serde(default)]
+    tmux_pane_id: Option<String>,
+    cwd: String,
+    #[serde(default)]
+    subscriptions: Vec<Value>,
+    #[serde(default)]
+    backend_type: Option<String>,
+    #[serde(default)]
+    is_active: Option<bool>,
+    #[serde(default)]
+    last_active: Option<u64>,
+    #[serde(default)]
+    session_id: Option<String>,
+}
+
+#[test]
+fn atm_can_read_a_team_swarm_made() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.write(
+        "t.toml",
+        "name = \"t\"\n[[member]]\nname = \"bob\"\ncommand = [\"true\"]\n\
+         [[member]]\nname = \"carol\"\ncommand = [\"true\"]\nmodel = \"sonnet\"\n",
+    );
+    sandbox.swarm().arg("init").arg(file).run().success();
+    sandbox
+        .swarm()
+        .args(["join", "dave"])
+        .team("t")
+        .run()
+        .success();
+    let text = fs::read_to_string(sandbox.team_dir("t").join("config.json")).unwrap();
+    let config: AtmTeamConfig = serde_json::from_str(&text)
+        .unwrap_or_else(|err| panic!("atm cannot read it: {err}\n{text}"));
+    let model = |name: &str| {
+        config
+            .members
+            .iter()
+            .find(|m| m.name == name)
+            .unwrap()
+            .model
+            .clone()
+    };
+    assert_eq!(model("carol"), "sonnet", "a chosen model is kept");
+    assert_eq!(config.members.len(), 4);
+}
