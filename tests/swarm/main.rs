@@ -7,6 +7,7 @@ mod harness;
 mod launcher;
 mod layers;
 mod lifecycle;
+mod limits;
 mod messaging;
 mod other_tools;
 mod peers;
