@@ -977,7 +977,10 @@ Reading the figures:
   second `ref` row) before its write. Long-lived writer processes append through the library in
   a loop; target c is measured on them, and must hold for the slowest of the runs.
 - Each throughput figure is measured in several runs, reported as the minimum and the median: a
-  stall shows in the minimum.
+  stall shows in the minimum. Another process writing heavily to the same file system makes every
+  fsync wait for its data (ext4's ordered mode), and with each writer waiting for its own message
+  the figures fall with the fsync latency: a loop of `dd bs=1M count=64 conv=fsync` beside the
+  bench brings 4 writer processes to about 200 msg/s, as a single run once recorded.
 - Send latency grows with the unread backlog because the inbox is one JSON array that is read
   and rewritten whole: that is Claude Code's format, kept so both tools share a team.
 ";

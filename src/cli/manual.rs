@@ -93,6 +93,10 @@ const FILES: &[(&str, &str)] = &[
         "swarm's lock file for that inbox.",
     ),
     (
+        "<home>/teams/<team>/inboxes/.<name>.wait.flock",
+        "swarm processes waiting for that inbox's lock hold it shared, so none takes the lock ahead of them.",
+    ),
+    (
         "<home>/teams/<team>/inboxes/.<name>.consume.flock",
         "swarm's consumers of that inbox take turns on it.",
     ),

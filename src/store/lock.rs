@@ -37,7 +37,7 @@ pub(crate) struct FileLock {
 impl FileLock {
     /// Waits for all three locks.
     pub(crate) fn acquire(paths: &LockPaths) -> Result<Self> {
-        let flock = FlockFile::open(&paths.flock)?.lock()?;
+        let flock = Queue::open(paths)?.lock()?;
         Self::complete(flock, paths).map_err(|failed| failed.error)
     }
 
@@ -86,8 +86,57 @@ fn wait_bound() -> Duration {
         .map_or(DEFAULT_WAIT, Duration::from_secs_f64)
 }
 
-/// swarm's flock file, open but not locked yet: opened once, so a writer that tried it, found it
-/// busy and did something else meanwhile needs nothing more than the lock itself to go on.
+/// swarm's flock on a shared file, taken in turn. A process that has to wait for it says so: it
+/// holds the waiting room (`.<stem>.wait.flock`) shared while it waits in the kernel. A process
+/// that finds someone in the waiting room does not take the lock ahead of them, even when it is
+/// free for a moment: it waits too. Otherwise a writer that has just released the lock and comes
+/// straight back would win it again and again over the waiters the kernel has only just woken,
+/// and a consumer, or a writer whose spooled message is already committed, could wait for a long
+/// time (docs/ARCHITECTURE.md, "Locks"). Opened once, so a writer that tried it, found it busy
+/// and spooled meanwhile needs nothing more than the lock itself to go on.
+#[derive(Debug)]
+pub(crate) struct Queue {
+    flock: FlockFile,
+    room: FlockFile,
+}
+
+impl Queue {
+    pub(crate) fn open(paths: &LockPaths) -> Result<Self> {
+        Ok(Self {
+            flock: FlockFile::open(&paths.flock)?,
+            room: FlockFile::open(&paths.waiting)?,
+        })
+    }
+
+    /// The lock if it is free and nobody waits for it; else the queue, to wait in later.
+    pub(crate) fn try_lock(self) -> Result<Result<Flock, Self>> {
+        // Anyone waiting holds the room shared; a momentary exclusive hold asks without waiting.
+        match self.room.file.try_lock() {
+            Ok(()) => {
+                let _ = self.room.file.unlock();
+            }
+            Err(fs::TryLockError::WouldBlock) => return Ok(Err(self)),
+            Err(fs::TryLockError::Error(err)) => {
+                return Err(Error::io("lock", &self.room.path, err));
+            }
+        }
+        let Self { flock, room } = self;
+        Ok(flock.try_lock()?.map_err(|flock| Self { flock, room }))
+    }
+
+    /// Waits for the lock in the waiting room, in the kernel.
+    pub(crate) fn lock(self) -> Result<Flock> {
+        self.room
+            .file
+            .lock_shared()
+            .map_err(|err| Error::io("lock", &self.room.path, err))?;
+        let flock = self.flock.lock();
+        let _ = self.room.file.unlock();
+        flock
+    }
+}
+
+/// An flock file, open but not locked yet.
 #[derive(Debug)]
 pub(crate) struct FlockFile {
     file: File,
@@ -395,6 +444,20 @@ mod tests {
         );
         drop(lock);
         assert!(File::open(&paths.atm).unwrap().try_lock().is_ok());
+    }
+
+    #[test]
+    fn a_free_lock_is_not_taken_ahead_of_a_process_waiting_for_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LockPaths::beside(&dir.path().join("bob.json"));
+        // A process the kernel has just woken to take the lock, still in the waiting room.
+        let waiter = FlockFile::open(&paths.waiting).unwrap();
+        waiter.file.lock_shared().unwrap();
+        let Err(queue) = Queue::open(&paths).unwrap().try_lock().unwrap() else {
+            panic!("a newcomer took the free lock ahead of a waiting process");
+        };
+        waiter.file.unlock().unwrap();
+        assert!(queue.try_lock().unwrap().is_ok(), "nobody waits now");
     }
 
     #[test]

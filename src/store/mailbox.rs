@@ -25,7 +25,7 @@ use crate::format::message::InboxMessage;
 use crate::store::durable::{
     self, append_lines_durably, atomic_write, create_dir_all, create_exclusive,
 };
-use crate::store::lock::{FileLock, Flock, FlockFile, Incomplete, STALE_AFTER};
+use crate::store::lock::{FileLock, Flock, Incomplete, Queue, STALE_AFTER};
 use crate::store::paths::{MailboxPaths, SetAsideKind, TeamPaths};
 
 #[derive(Debug, Clone)]
@@ -70,7 +70,7 @@ impl Mailbox {
     /// error, they are not in the inbox and never will be.
     pub fn append(&self, messages: &[InboxMessage]) -> Result<()> {
         create_dir_all(durable::parent(&self.paths.inbox))?;
-        let busy = match FlockFile::open(&self.paths.lock.flock)?.try_lock()? {
+        let busy = match Queue::open(&self.paths.lock)?.try_lock()? {
             Ok(flock) => {
                 let lock = FileLock::complete(flock, &self.paths.lock).map_err(|e| e.error)?;
                 return self.update_locked(&lock, |unread| {
@@ -80,8 +80,9 @@ impl Mailbox {
             }
             Err(busy) => busy,
         };
-        // Another writer holds the inbox: spool, so one rewrite can commit us both. If the holder
-        // has merged our spool file by the time we get the flock, our messages are durable already.
+        // Another writer holds the inbox, or others wait for it: spool, so one rewrite can commit
+        // us all, and wait our turn. If a holder has merged our spool file by the time we get the
+        // flock, our messages are durable already.
         let spooled = self.spool(messages)?;
         let flock = match busy.lock() {
             Ok(flock) => flock,

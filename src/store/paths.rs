@@ -192,6 +192,8 @@ impl SetAsideKind {
 pub(crate) struct LockPaths {
     /// `.<stem>.flock`
     pub(crate) flock: PathBuf,
+    /// `.<stem>.wait.flock`: swarm processes waiting for the first lock hold it shared.
+    pub(crate) waiting: PathBuf,
     /// `<stem>.lock`: atm's writers `flock` it (`inbox_path.with_extension("lock")`).
     pub(crate) atm: PathBuf,
     /// `<file>.lock`
@@ -199,13 +201,15 @@ pub(crate) struct LockPaths {
 }
 
 impl LockPaths {
-    /// `dir/bob.json` → `dir/.bob.flock`, `dir/bob.lock` and `dir/bob.json.lock`.
+    /// `dir/bob.json` → `dir/.bob.flock` (and `dir/.bob.wait.flock`), `dir/bob.lock` and
+    /// `dir/bob.json.lock`.
     pub(crate) fn beside(target: &Path) -> Self {
         let stem = target.file_stem().unwrap_or_default().to_string_lossy();
         let mut dir_name = target.file_name().unwrap_or_default().to_owned();
         dir_name.push(".lock");
         Self {
             flock: target.with_file_name(format!(".{stem}.flock")),
+            waiting: target.with_file_name(format!(".{stem}.wait.flock")),
             atm: target.with_file_name(format!("{stem}.lock")),
             dir: target.with_file_name(dir_name),
         }
@@ -229,6 +233,10 @@ mod tests {
         assert_eq!(bob.history, Path::new("/h/teams/t/history/bob.jsonl"));
         assert_eq!(bob.spool, Path::new("/h/teams/t/inboxes/.spool/bob"));
         assert_eq!(bob.lock.flock, Path::new("/h/teams/t/inboxes/.bob.flock"));
+        assert_eq!(
+            bob.lock.waiting,
+            Path::new("/h/teams/t/inboxes/.bob.wait.flock")
+        );
         assert_eq!(bob.lock.atm, Path::new("/h/teams/t/inboxes/bob.lock"));
         assert_eq!(bob.lock.dir, Path::new("/h/teams/t/inboxes/bob.json.lock"));
         assert_eq!(
@@ -260,6 +268,7 @@ mod tests {
             "bob.lock",
             ".bob.flock",
             ".bob.consume.flock",
+            ".bob.wait.flock",
             ".bob.json.1.tmp",
             "bob.json.corrupt-1",
         ] {
