@@ -66,7 +66,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "SWARM_LOCK_TIMEOUT",
-        "Seconds to wait for a lock directory held by another writer before failing (default 5).",
+        "Seconds to wait for another tool's lock (Claude Code's lock directory, agent-team-mail's lock file) before failing (default 5).",
     ),
     (
         "XDG_RUNTIME_DIR",
@@ -91,6 +91,18 @@ const FILES: &[(&str, &str)] = &[
     (
         "<home>/teams/<team>/inboxes/.<name>.flock",
         "swarm's lock file for that inbox.",
+    ),
+    (
+        "<home>/teams/<team>/inboxes/.<name>.wait.flock",
+        "swarm processes waiting for that inbox's lock hold it shared, so none takes the lock ahead of them.",
+    ),
+    (
+        "<home>/teams/<team>/inboxes/.<name>.consume.flock",
+        "swarm's consumers of that inbox take turns on it.",
+    ),
+    (
+        "<home>/teams/<team>/inboxes/<name>.lock",
+        "The lock file agent-team-mail's writers flock; swarm takes it too.",
     ),
     (
         "<home>/teams/<team>/inboxes/<name>.json.lock",

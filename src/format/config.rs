@@ -24,7 +24,8 @@ pub(crate) struct TeamConfig {
     pub(crate) created_at: u64,
     #[serde(default)]
     pub(crate) lead_agent_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Always written (empty when there is none): other tools require it.
+    #[serde(default, serialize_with = "or_empty")]
     pub(crate) lead_session_id: Option<String>,
     #[serde(default)]
     pub(crate) members: Vec<Member>,
@@ -81,9 +82,11 @@ pub(crate) struct Member {
     #[serde(default)]
     pub(crate) agent_id: String,
     pub(crate) name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Always written, [`DEFAULT_AGENT_TYPE`] when swarm chose none: other tools require it.
+    #[serde(default, serialize_with = "or_default_agent_type")]
     pub(crate) agent_type: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Always written, [`DEFAULT_MODEL`] when swarm chose none: other tools require it.
+    #[serde(default, serialize_with = "or_default_model")]
     pub(crate) model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) prompt: Option<String>,
@@ -163,6 +166,45 @@ pub(crate) struct Member {
 
 fn tmux_backend() -> String {
     "tmux".to_owned()
+}
+
+/// Claude Code's agent type for a member that asked for none.
+pub(crate) const DEFAULT_AGENT_TYPE: &str = "general-purpose";
+
+/// The model of a member that chose none: its program's own default (Claude Code's alias).
+pub(crate) const DEFAULT_MODEL: &str = "default";
+
+// Fields of Claude Code's schema that swarm may leave unchosen but other tools cannot do without
+// (agent-team-mail refuses a config without them): written with a default rather than left out.
+
+#[expect(
+    clippy::ref_option,
+    reason = "serde's serialize_with passes the field by reference"
+)]
+fn or_empty<S: serde::Serializer>(value: &Option<String>, out: S) -> Result<S::Ok, S::Error> {
+    out.serialize_str(value.as_deref().unwrap_or_default())
+}
+
+#[expect(
+    clippy::ref_option,
+    reason = "serde's serialize_with passes the field by reference"
+)]
+fn or_default_agent_type<S: serde::Serializer>(
+    value: &Option<String>,
+    out: S,
+) -> Result<S::Ok, S::Error> {
+    out.serialize_str(value.as_deref().unwrap_or(DEFAULT_AGENT_TYPE))
+}
+
+#[expect(
+    clippy::ref_option,
+    reason = "serde's serialize_with passes the field by reference"
+)]
+fn or_default_model<S: serde::Serializer>(
+    value: &Option<String>,
+    out: S,
+) -> Result<S::Ok, S::Error> {
+    out.serialize_str(value.as_deref().unwrap_or(DEFAULT_MODEL))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -57,6 +57,12 @@ impl InboxMessage {
         self.str_field("timestamp").unwrap_or_default()
     }
 
+    /// Whether another tool marked it read (`"read": true`; agent-team-mail's reader does, and
+    /// keeps it in the file). Such a message is not unread for swarm.
+    pub(crate) fn is_read(&self) -> bool {
+        self.0.get("read") == Some(&Value::Bool(true))
+    }
+
     /// The `msg_id`, or for a message written without one (Claude Code's own), a stable id derived
     /// from its content, so it can still be named and deduplicated.
     pub fn id(&self) -> Cow<'_, str> {

@@ -173,7 +173,8 @@ fn find_request(
             .structured()
             .is_some_and(|s| s.kind() == kind && s.request_id() == Some(request_id))
     };
-    if let Some(found) = mailbox.peek()?.into_iter().find(|m| matches(m)) {
+    // A request another tool marked read is still a request.
+    if let Some(found) = mailbox.messages()?.into_iter().find(|m| matches(m)) {
         return Ok(Some(found));
     }
     Ok(mailbox.history()?.into_iter().rev().find(|m| matches(m)))

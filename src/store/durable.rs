@@ -1,6 +1,7 @@
-//! Durable file writes. A reader that takes no lock must never see a partial file, and a write that
-//! returned is on disk: temp file in the same directory, fsync, rename, fsync the directory
-//! (docs/ARCHITECTURE.md, "Durable writes").
+//! Durable file writes. A reader that takes no lock must never see a partial file, nor an empty new
+//! one, and a write that returned is on disk: temp file in the same directory, fsync, rename (or a
+//! rename that replaces nothing, for a new file), fsync the directory (docs/ARCHITECTURE.md,
+//! "Durable writes").
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -18,9 +19,49 @@ pub fn atomic_write(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<()> {
-    let dir = parent(path);
     let mode =
         fs::metadata(path).map_or(PRIVATE_FILE_MODE, |meta| meta.permissions().mode() & 0o7777);
+    let temp = synced_temp(path, mode, write)?;
+    temp.persist(path)
+        .map_err(|err| Error::io("rename a temporary file onto", path, err.error))?;
+    sync_dir(parent(path))
+}
+
+/// Makes a rename or create in `dir` durable.
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|dir| dir.sync_all())
+        .map_err(|err| Error::io("sync directory", dir, err))
+}
+
+/// Creates `path` holding `contents` unless it exists; never touches an existing file.
+/// Returns whether it created the file.
+///
+/// The contents are written and synced under a temporary name first, then moved into place
+/// without replacing anything (`renameat2(RENAME_NOREPLACE)`, else `link` and `unlink`), so a
+/// reader that takes no lock sees no file or the whole file, never an empty one.
+pub(crate) fn create_exclusive(path: &Path, contents: &[u8]) -> Result<bool> {
+    if path.exists() {
+        return Ok(false);
+    }
+    let temp = synced_temp(path, PRIVATE_FILE_MODE, |out| out.write_all(contents))?;
+    match temp.persist_noclobber(path) {
+        Ok(_) => {
+            sync_dir(parent(path))?;
+            Ok(true)
+        }
+        Err(err) if err.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(err) => Err(Error::io("create", path, err.error)),
+    }
+}
+
+/// A temporary file beside `path` holding what `write` produces, synced, with permission `mode`.
+fn synced_temp(
+    path: &Path,
+    mode: u32,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<tempfile::NamedTempFile> {
+    let dir = parent(path);
     let file_name = path.file_name().unwrap_or_default().to_string_lossy();
     let temp = tempfile::Builder::new()
         .prefix(&format!(".{file_name}."))
@@ -36,37 +77,7 @@ pub fn atomic_write(
     temp.as_file()
         .sync_all()
         .map_err(|err| Error::io("sync", temp.path(), err))?;
-    temp.persist(path)
-        .map_err(|err| Error::io("rename a temporary file onto", path, err.error))?;
-    sync_dir(dir)
-}
-
-/// Makes a rename or create in `dir` durable.
-pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)
-        .and_then(|dir| dir.sync_all())
-        .map_err(|err| Error::io("sync directory", dir, err))
-}
-
-/// Creates `path` holding `contents` unless it exists; never touches an existing file.
-/// Returns whether it created the file.
-pub(crate) fn create_exclusive(path: &Path, contents: &[u8]) -> Result<bool> {
-    let file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(PRIVATE_FILE_MODE)
-        .open(path);
-    match file {
-        Ok(mut file) => {
-            file.write_all(contents)
-                .and_then(|()| file.sync_all())
-                .map_err(|err| Error::io("write", path, err))?;
-            sync_dir(parent(path))?;
-            Ok(true)
-        }
-        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(false),
-        Err(err) => Err(Error::io("create", path, err)),
-    }
+    Ok(temp)
 }
 
 /// Appends newline-terminated `lines` to `path` and syncs it, creating the file when missing.
@@ -167,5 +178,62 @@ mod tests {
         fs::write(&path, "[1]").unwrap();
         assert!(!create_exclusive(&path, b"[]").unwrap());
         assert_eq!(fs::read_to_string(&path).unwrap(), "[1]");
+    }
+
+    #[test]
+    fn a_file_being_created_is_never_seen_empty_or_partial() {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        use std::sync::{Arc, Barrier};
+        let dir = tempfile::tempdir().unwrap();
+        let partial = Arc::new(AtomicUsize::new(0));
+        for round in 0..200 {
+            let path = dir.path().join(format!("{round}.json"));
+            let created = Arc::new(AtomicBool::new(false));
+            let start = Arc::new(Barrier::new(3));
+            // Readers that take no lock spin on the path while it is created.
+            let readers: Vec<_> = (0..2)
+                .map(|_| {
+                    let (path, created, start, partial) = (
+                        path.clone(),
+                        Arc::clone(&created),
+                        Arc::clone(&start),
+                        Arc::clone(&partial),
+                    );
+                    std::thread::spawn(move || {
+                        start.wait();
+                        loop {
+                            let done = created.load(Ordering::SeqCst);
+                            if let Ok(bytes) = fs::read(&path)
+                                && bytes != b"[]"
+                            {
+                                partial.fetch_add(1, Ordering::SeqCst);
+                            }
+                            if done {
+                                break;
+                            }
+                        }
+                    })
+                })
+                .collect();
+            start.wait();
+            assert!(create_exclusive(&path, b"[]").unwrap());
+            created.store(true, Ordering::SeqCst);
+            for reader in readers {
+                reader.join().unwrap();
+            }
+        }
+        assert_eq!(
+            partial.load(Ordering::SeqCst),
+            0,
+            "reads saw a partial file"
+        );
+        let leftovers = fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|entry| {
+                let name = entry.as_ref().unwrap().file_name();
+                name.to_string_lossy().starts_with('.')
+            })
+            .count();
+        assert_eq!(leftovers, 0, "temporary files left behind");
     }
 }

@@ -3,8 +3,10 @@
 //! Each message is shown once, however fast its reader is. A message is either still unread in an
 //! inbox or, once consumed, in its owner's history file (consumers append there before they rewrite
 //! the inbox). So every round reads the inboxes, then the history files on from where they ended
-//! when following began. Ids shown from an inbox are remembered only while they are still unread,
-//! which keeps memory bounded by the unread messages.
+//! when following began. Ids shown are remembered only while they are still unread (or were found
+//! in history at the last look), which keeps memory bounded by the unread messages, and shows a
+//! message recorded twice (a consumer crashed between history and rewrite) once. A follower that consumes shows exactly what
+//! it took, once, and reads no history: what another consumer took is that consumer's to show.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsStr;
@@ -68,7 +70,7 @@ pub(crate) struct Follower<'a> {
 struct Owner {
     /// Bytes of the history file already accounted for.
     history_at: u64,
-    /// Ids shown from the inbox that were still unread at the last look.
+    /// Ids shown that were still unread at the last look, or shown from history at the last look.
     shown_unread: HashSet<String>,
 }
 
@@ -129,14 +131,19 @@ impl<'a> Follower<'a> {
             let to = self.name_of(&component);
             let mailbox = self.team.mailbox(&to);
             let owner = self.owners.entry(component).or_default();
+            if self.consume {
+                // What it took, and only that: a message another consumer took is theirs to show.
+                let taken = mailbox.consume(None, |_| true)?;
+                arrived.extend(taken.into_iter().map(|message| Arrival {
+                    to: to.clone(),
+                    message,
+                }));
+                continue;
+            }
             // The inbox first: a message consumed after this read is in the history read next.
-            let unread = if self.consume {
-                mailbox.consume(None, |_| true)?
-            } else {
-                mailbox.peek()?
-            };
+            let unread = mailbox.peek()?;
             for message in &unread {
-                if owner.shown_unread.insert(message.id().into_owned()) || self.consume {
+                if owner.shown_unread.insert(message.id().into_owned()) {
                     arrived.push(Arrival {
                         to: to.clone(),
                         message: message.clone(),
@@ -145,8 +152,14 @@ impl<'a> Follower<'a> {
             }
             let (delivered, history_at) = mailbox.history_since(owner.history_at)?;
             owner.history_at = history_at;
+            // Ids shown from history are remembered too: a consumer records a message again
+            // (after a crash) only while it is still unread, and a message recorded after the
+            // inbox read above may still be in the inbox at the next look.
+            let mut recorded_now = HashSet::new();
             for message in delivered {
-                if !owner.shown_unread.contains(message.id().as_ref()) {
+                let id = message.id().into_owned();
+                if owner.shown_unread.insert(id.clone()) {
+                    recorded_now.insert(id);
                     arrived.push(Arrival {
                         to: to.clone(),
                         message,
@@ -155,12 +168,13 @@ impl<'a> Follower<'a> {
             }
             // What left the inbox was either in the history just read, or removed by a reader
             // that keeps no history (Claude Code); either way it cannot come back.
-            let still_unread: HashSet<String> = if self.consume {
-                HashSet::new()
-            } else {
-                unread.iter().map(|m| m.id().into_owned()).collect()
-            };
-            owner.shown_unread.retain(|id| still_unread.contains(id));
+            let still_unread: HashSet<String> =
+                unread.iter().map(|m| m.id().into_owned()).collect();
+            // A message shown from history now is forgotten only once a later inbox read finds it
+            // gone: every record of it came before its removal, so before that read's history.
+            owner
+                .shown_unread
+                .retain(|id| still_unread.contains(id) || recorded_now.contains(id));
         }
         // Several inboxes changed at once: show their messages in the order they were sent.
         // Timestamps are RFC 3339 UTC, so they sort as text; the sort is stable for equal ones.
@@ -271,6 +285,51 @@ mod tests {
     }
 
     #[test]
+    fn a_message_recorded_twice_is_shown_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (team, config) = team(dir.path());
+        let bob = team.mailbox("bob");
+        let mut follower = Follower::start(&team, &config, Scope::All, false).unwrap();
+        let message = InboxMessage::new("a", "twice", None, None);
+        bob.append(std::slice::from_ref(&message)).unwrap();
+        // A consumer recorded it and died before it rewrote the inbox; the next one recorded it
+        // again and took it. Nobody looked in between.
+        let mut history = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(bob.history_path())
+            .unwrap();
+        writeln!(history, "{}", serde_json::to_string(&message).unwrap()).unwrap();
+        bob.consume(None, |_| true).unwrap();
+        assert_eq!(texts(&follower.arrivals().unwrap()), ["twice"]);
+        assert!(follower.arrivals().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_message_seen_in_history_before_it_leaves_the_inbox_is_shown_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (team, config) = team(dir.path());
+        let bob = team.mailbox("bob");
+        let mut follower =
+            Follower::start(&team, &config, Scope::One("bob".into()), false).unwrap();
+        assert!(follower.arrivals().unwrap().is_empty());
+        // What the follower sees when a message lands and a consumer records it between the
+        // follower's inbox read and its history read: not in the inbox, then in history, then (not
+        // yet removed) in the inbox at the next look.
+        let message = InboxMessage::new("a", "in between", None, None);
+        let mut history = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(bob.history_path())
+            .unwrap();
+        writeln!(history, "{}", serde_json::to_string(&message).unwrap()).unwrap();
+        assert_eq!(texts(&follower.arrivals().unwrap()), ["in between"]);
+        // Its inbox read: the message, not yet removed.
+        bob.append(std::slice::from_ref(&message)).unwrap();
+        assert!(follower.arrivals().unwrap().is_empty());
+    }
+
+    #[test]
     fn consuming_shows_each_message_once() {
         let dir = tempfile::tempdir().unwrap();
         let (team, config) = team(dir.path());
@@ -283,6 +342,25 @@ mod tests {
         bob.append(&[InboxMessage::new("a", "two", None, None)])
             .unwrap();
         assert_eq!(texts(&follower.arrivals().unwrap()), ["two"]);
+        assert!(follower.arrivals().unwrap().is_empty());
+    }
+
+    #[test]
+    fn consuming_shows_what_it_took_and_nothing_another_consumer_took() {
+        let dir = tempfile::tempdir().unwrap();
+        let (team, config) = team(dir.path());
+        let bob = team.mailbox("bob");
+        let mut follower = Follower::start(&team, &config, Scope::One("bob".into()), true).unwrap();
+        bob.append(&[InboxMessage::new("a", "one", None, None)])
+            .unwrap();
+        assert_eq!(texts(&follower.arrivals().unwrap()), ["one"]);
+        // `recv` takes this one first; it is recv's to show.
+        bob.append(&[InboxMessage::new("a", "two", None, None)])
+            .unwrap();
+        bob.consume(None, |_| true).unwrap();
+        bob.append(&[InboxMessage::new("a", "three", None, None)])
+            .unwrap();
+        assert_eq!(texts(&follower.arrivals().unwrap()), ["three"]);
         assert!(follower.arrivals().unwrap().is_empty());
     }
 

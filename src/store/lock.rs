@@ -1,6 +1,7 @@
-//! The two locks that guard every read-modify-write of a shared JSON file (docs/ARCHITECTURE.md,
-//! "Locks"): swarm's own `flock` on `.<stem>.flock`, then Claude Code's `<file>.lock` directory.
-//! swarm processes queue on the flock; the directory keeps Claude Code's writers out.
+//! The three locks that guard every read-modify-write of a shared JSON file (docs/ARCHITECTURE.md,
+//! "Locks"): swarm's own `flock` on `.<stem>.flock`, then the `flock` on `<stem>.lock` that
+//! agent-team-mail (atm) takes, then Claude Code's `<file>.lock` directory. swarm processes queue
+//! on the first; the second keeps atm's writers out, the directory Claude Code's.
 //!
 //! While swarm holds a lock directory it records the directory's identity in its flock file. A
 //! swarm writer killed inside the locked section leaves the directory behind; the next swarm
@@ -24,42 +25,47 @@ pub(crate) const STALE_AFTER: Duration = Duration::from_secs(10);
 /// How long to wait for a lock directory held by a live writer before giving up.
 pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(5);
 
-/// Both locks on one file, released on drop (directory first).
+/// All three locks on one file, released on drop (directory first, swarm's flock last).
 #[derive(Debug)]
 pub(crate) struct FileLock {
     dir: LockDir,
+    // Fields drop in this order, after `Drop::drop` has removed the directory.
+    _atm: Flock,
     flock: Flock,
 }
 
 impl FileLock {
+    /// Waits for all three locks.
     pub(crate) fn acquire(paths: &LockPaths) -> Result<Self> {
-        let mut flock = Flock::wait(&paths.flock)?;
-        let dir = LockDir::acquire(paths.dir.clone(), wait_bound(), &mut flock)?;
-        Ok(Self { dir, flock })
+        let flock = Queue::open(paths)?.lock()?;
+        Self::complete(flock, paths).map_err(|failed| failed.error)
     }
 
-    /// Waits for the flock, then takes the lock directory too, unless `done` says (under the flock,
-    /// where no other swarm writer can be at work) that there is nothing left to do.
-    pub(crate) fn acquire_unless(
-        paths: &LockPaths,
-        done: impl FnOnce() -> bool,
-    ) -> Result<Option<Self>> {
-        let mut flock = Flock::wait(&paths.flock)?;
-        if done() {
-            return Ok(None);
-        }
-        let dir = LockDir::acquire(paths.dir.clone(), wait_bound(), &mut flock)?;
-        Ok(Some(Self { dir, flock }))
-    }
-
-    /// Both locks if no other swarm process holds the flock right now; `None` if one does.
-    pub(crate) fn try_acquire(paths: &LockPaths) -> Result<Option<Self>> {
-        let Some(mut flock) = Flock::acquire(&paths.flock, false)? else {
-            return Ok(None);
+    /// Takes atm's flock and the lock directory for a holder of swarm's flock, waiting up to
+    /// `SWARM_LOCK_TIMEOUT` for both. When that fails, swarm's flock comes back still held, so
+    /// the caller can undo what it did before another swarm process is in.
+    pub(crate) fn complete(mut flock: Flock, paths: &LockPaths) -> Result<Self, Incomplete> {
+        let deadline = Instant::now() + wait_bound();
+        let atm = match FlockFile::open(&paths.atm).and_then(|atm| atm.lock_by(deadline)) {
+            Ok(atm) => atm,
+            Err(error) => return Err(Incomplete { flock, error }),
         };
-        let dir = LockDir::acquire(paths.dir.clone(), wait_bound(), &mut flock)?;
-        Ok(Some(Self { dir, flock }))
+        match LockDir::acquire(paths.dir.clone(), deadline, &mut flock) {
+            Ok(dir) => Ok(Self {
+                dir,
+                _atm: atm,
+                flock,
+            }),
+            Err(error) => Err(Incomplete { flock, error }),
+        }
     }
+}
+
+/// [`FileLock::complete`] failed: why, and swarm's flock, still held until this is dropped.
+#[derive(Debug)]
+pub(crate) struct Incomplete {
+    pub(crate) flock: Flock,
+    pub(crate) error: Error,
 }
 
 impl Drop for FileLock {
@@ -71,13 +77,132 @@ impl Drop for FileLock {
     }
 }
 
-/// `SWARM_LOCK_TIMEOUT` (seconds) bounds the wait for a foreign writer's lock directory.
+/// `SWARM_LOCK_TIMEOUT` (seconds) bounds the wait for another tool's locks.
 fn wait_bound() -> Duration {
     std::env::var("SWARM_LOCK_TIMEOUT")
         .ok()
         .and_then(|secs| secs.parse::<f64>().ok())
         .filter(|secs| secs.is_finite() && *secs >= 0.0)
         .map_or(DEFAULT_WAIT, Duration::from_secs_f64)
+}
+
+/// swarm's flock on a shared file, taken in turn. A process that has to wait for it says so: it
+/// holds the waiting room (`.<stem>.wait.flock`) shared while it waits in the kernel. A process
+/// that finds someone in the waiting room does not take the lock ahead of them, even when it is
+/// free for a moment: it waits too. Otherwise a writer that has just released the lock and comes
+/// straight back would win it again and again over the waiters the kernel has only just woken,
+/// and a consumer, or a writer whose spooled message is already committed, could wait for a long
+/// time (docs/ARCHITECTURE.md, "Locks"). Opened once, so a writer that tried it, found it busy
+/// and spooled meanwhile needs nothing more than the lock itself to go on.
+#[derive(Debug)]
+pub(crate) struct Queue {
+    flock: FlockFile,
+    room: FlockFile,
+}
+
+impl Queue {
+    pub(crate) fn open(paths: &LockPaths) -> Result<Self> {
+        Ok(Self {
+            flock: FlockFile::open(&paths.flock)?,
+            room: FlockFile::open(&paths.waiting)?,
+        })
+    }
+
+    /// The lock if it is free and nobody waits for it; else the queue, to wait in later.
+    pub(crate) fn try_lock(self) -> Result<Result<Flock, Self>> {
+        // Anyone waiting holds the room shared; a momentary exclusive hold asks without waiting.
+        match self.room.file.try_lock() {
+            Ok(()) => {
+                let _ = self.room.file.unlock();
+            }
+            Err(fs::TryLockError::WouldBlock) => return Ok(Err(self)),
+            Err(fs::TryLockError::Error(err)) => {
+                return Err(Error::io("lock", &self.room.path, err));
+            }
+        }
+        let Self { flock, room } = self;
+        Ok(flock.try_lock()?.map_err(|flock| Self { flock, room }))
+    }
+
+    /// Waits for the lock in the waiting room, in the kernel.
+    pub(crate) fn lock(self) -> Result<Flock> {
+        self.room
+            .file
+            .lock_shared()
+            .map_err(|err| Error::io("lock", &self.room.path, err))?;
+        let flock = self.flock.lock();
+        let _ = self.room.file.unlock();
+        flock
+    }
+}
+
+/// An flock file, open but not locked yet.
+#[derive(Debug)]
+pub(crate) struct FlockFile {
+    file: File,
+    path: PathBuf,
+}
+
+impl FlockFile {
+    /// Opens the lock file at `path`, creating it when missing.
+    pub(crate) fn open(path: &Path) -> Result<Self> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(PRIVATE_FILE_MODE)
+            .open(path)
+            .map_err(|err| Error::io("open lock file", path, err))?;
+        Ok(Self {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Waits for the lock.
+    pub(crate) fn lock(self) -> Result<Flock> {
+        self.file
+            .lock()
+            .map_err(|err| Error::io("lock", &self.path, err))?;
+        Ok(Flock { file: self.file })
+    }
+
+    /// Waits for a lock that another tool holds for short moments, polling so the wait ends at
+    /// `deadline`. (atm's own writers poll it with 50 ms back-off; a swarm process asks sooner.)
+    fn lock_by(self, deadline: Instant) -> Result<Flock> {
+        let mut backoff = Duration::from_micros(500);
+        loop {
+            match self.file.try_lock() {
+                Ok(()) => return Ok(Flock { file: self.file }),
+                Err(fs::TryLockError::WouldBlock) => {}
+                Err(fs::TryLockError::Error(err)) => {
+                    return Err(Error::io("lock", &self.path, err));
+                }
+            }
+            if Instant::now() >= deadline {
+                return Err(Error::runtime(format!(
+                    "lock {} is held by another writer",
+                    self.path.display()
+                ))
+                .with_hint(format!(
+                    "agent-team-mail (atm) takes this lock to write; a process holding it is still running (`fuser {}` names it)",
+                    self.path.display()
+                )));
+            }
+            thread::sleep(backoff);
+            backoff = (backoff * 2).min(Duration::from_millis(10));
+        }
+    }
+
+    /// The lock if no other swarm process holds it right now; else the file, to wait on later.
+    pub(crate) fn try_lock(self) -> Result<Result<Flock, Self>> {
+        match self.file.try_lock() {
+            Ok(()) => Ok(Ok(Flock { file: self.file })),
+            Err(fs::TryLockError::WouldBlock) => Ok(Err(self)),
+            Err(fs::TryLockError::Error(err)) => Err(Error::io("lock", &self.path, err)),
+        }
+    }
 }
 
 /// An exclusive `flock`, held until drop. The kernel releases it if the process dies.
@@ -89,30 +214,7 @@ pub(crate) struct Flock {
 impl Flock {
     /// Waits for the lock on `path`, creating the file when missing.
     pub(crate) fn wait(path: &Path) -> Result<Self> {
-        Self::acquire(path, true)?
-            .ok_or_else(|| Error::runtime(format!("cannot lock {}", path.display())))
-    }
-
-    /// Waits for the lock when `wait` is set; otherwise returns `None` if it is held.
-    fn acquire(path: &Path, wait: bool) -> Result<Option<Self>> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(PRIVATE_FILE_MODE)
-            .open(path)
-            .map_err(|err| Error::io("open lock file", path, err))?;
-        if wait {
-            file.lock().map_err(|err| Error::io("lock", path, err))?;
-        } else {
-            match file.try_lock() {
-                Ok(()) => {}
-                Err(fs::TryLockError::WouldBlock) => return Ok(None),
-                Err(fs::TryLockError::Error(err)) => return Err(Error::io("lock", path, err)),
-            }
-        }
-        Ok(Some(Self { file }))
+        FlockFile::open(path)?.lock()
     }
 }
 
@@ -155,8 +257,7 @@ struct LockDir {
 }
 
 impl LockDir {
-    fn acquire(path: PathBuf, wait: Duration, flock: &mut Flock) -> Result<Self> {
-        let deadline = Instant::now() + wait;
+    fn acquire(path: PathBuf, deadline: Instant, flock: &mut Flock) -> Result<Self> {
         let mut backoff = Duration::from_millis(1);
         recover_abandoned(&path, flock);
         loop {
@@ -310,13 +411,53 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let held = dir.path().join("bob.json.lock");
         fs::create_dir(&held).unwrap();
-        let mut flock = Flock::acquire(&dir.path().join(".bob.flock"), true)
+        let mut flock = FlockFile::open(&dir.path().join(".bob.flock"))
             .unwrap()
+            .lock()
             .unwrap();
-        let err =
-            LockDir::acquire(held.clone(), Duration::from_millis(50), &mut flock).unwrap_err();
+        let err = LockDir::acquire(
+            held.clone(),
+            Instant::now() + Duration::from_millis(50),
+            &mut flock,
+        )
+        .unwrap_err();
         assert!(err.message().contains("bob.json.lock"), "{}", err.message());
         assert!(held.is_dir(), "a live writer's lock must not be removed");
+    }
+
+    #[test]
+    fn an_atm_writer_holding_its_flock_is_waited_for_then_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LockPaths::beside(&dir.path().join("bob.json"));
+        let atm = File::create(&paths.atm).unwrap();
+        atm.lock().unwrap();
+        let err = FlockFile::open(&paths.atm)
+            .unwrap()
+            .lock_by(Instant::now() + Duration::from_millis(50))
+            .unwrap_err();
+        assert!(err.message().contains("bob.lock"), "{}", err.message());
+        atm.unlock().unwrap();
+        let lock = FileLock::acquire(&paths).unwrap();
+        assert!(
+            File::open(&paths.atm).unwrap().try_lock().is_err(),
+            "atm's flock is held with the others"
+        );
+        drop(lock);
+        assert!(File::open(&paths.atm).unwrap().try_lock().is_ok());
+    }
+
+    #[test]
+    fn a_free_lock_is_not_taken_ahead_of_a_process_waiting_for_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LockPaths::beside(&dir.path().join("bob.json"));
+        // A process the kernel has just woken to take the lock, still in the waiting room.
+        let waiter = FlockFile::open(&paths.waiting).unwrap();
+        waiter.file.lock_shared().unwrap();
+        let Err(queue) = Queue::open(&paths).unwrap().try_lock().unwrap() else {
+            panic!("a newcomer took the free lock ahead of a waiting process");
+        };
+        waiter.file.unlock().unwrap();
+        assert!(queue.try_lock().unwrap().is_ok(), "nobody waits now");
     }
 
     #[test]
@@ -340,14 +481,14 @@ mod tests {
         {
             // A writer killed inside its locked section: the kernel drops its flock, nothing
             // removes its directory or its record.
-            let mut flock = Flock::acquire(&paths.flock, true).unwrap().unwrap();
-            let _dir = LockDir::acquire(held.clone(), Duration::ZERO, &mut flock).unwrap();
+            let mut flock = FlockFile::open(&paths.flock).unwrap().lock().unwrap();
+            let _dir = LockDir::acquire(held.clone(), Instant::now(), &mut flock).unwrap();
         }
         assert!(held.is_dir());
         let again = LockDir::acquire(
             held.clone(),
-            Duration::ZERO,
-            &mut Flock::acquire(&paths.flock, true).unwrap().unwrap(),
+            Instant::now(),
+            &mut FlockFile::open(&paths.flock).unwrap().lock().unwrap(),
         );
         assert!(
             again.is_ok(),
@@ -362,9 +503,14 @@ mod tests {
         drop(FileLock::acquire(&paths).unwrap());
         // Claude Code creates its own directory at the same path.
         fs::create_dir(&paths.dir).unwrap();
-        let mut flock = Flock::acquire(&paths.flock, true).unwrap().unwrap();
+        let mut flock = FlockFile::open(&paths.flock).unwrap().lock().unwrap();
         assert!(
-            LockDir::acquire(paths.dir.clone(), Duration::from_millis(20), &mut flock).is_err()
+            LockDir::acquire(
+                paths.dir.clone(),
+                Instant::now() + Duration::from_millis(20),
+                &mut flock
+            )
+            .is_err()
         );
     }
 }

@@ -112,6 +112,7 @@ impl TeamPaths {
         let inbox = self.inboxes().join(format!("{component}{INBOX_SUFFIX}"));
         MailboxPaths {
             lock: LockPaths::beside(&inbox),
+            consumers: self.inboxes().join(format!(".{component}.consume.flock")),
             inbox,
             history: self.history().join(format!("{component}{HISTORY_SUFFIX}")),
             spool: self.inboxes().join(".spool").join(&component),
@@ -150,6 +151,8 @@ pub struct MailboxPaths {
     /// `inboxes/.spool/<name>/`: messages of writers waiting for the inbox lock.
     pub(crate) spool: PathBuf,
     pub(crate) lock: LockPaths,
+    /// `inboxes/.<name>.consume.flock`: swarm's consumers of this inbox take turns on it.
+    pub(crate) consumers: PathBuf,
 }
 
 impl MailboxPaths {
@@ -188,24 +191,32 @@ impl SetAsideKind {
     }
 }
 
-/// The two locks that guard a shared file (docs/ARCHITECTURE.md, "Locks"): swarm's flock file,
-/// never renamed or removed, and Claude Code's lock directory.
+/// The three locks that guard a shared file (docs/ARCHITECTURE.md, "Locks"): swarm's flock file,
+/// never renamed or removed; the flock file agent-team-mail (atm) takes; Claude Code's lock
+/// directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LockPaths {
     /// `.<stem>.flock`
     pub(crate) flock: PathBuf,
+    /// `.<stem>.wait.flock`: swarm processes waiting for the first lock hold it shared.
+    pub(crate) waiting: PathBuf,
+    /// `<stem>.lock`: atm's writers `flock` it (`inbox_path.with_extension("lock")`).
+    pub(crate) atm: PathBuf,
     /// `<file>.lock`
     pub(crate) dir: PathBuf,
 }
 
 impl LockPaths {
-    /// `dir/bob.json` → `dir/.bob.flock` and `dir/bob.json.lock`.
+    /// `dir/bob.json` → `dir/.bob.flock` (and `dir/.bob.wait.flock`), `dir/bob.lock` and
+    /// `dir/bob.json.lock`.
     pub(crate) fn beside(target: &Path) -> Self {
         let stem = target.file_stem().unwrap_or_default().to_string_lossy();
         let mut dir_name = target.file_name().unwrap_or_default().to_owned();
         dir_name.push(".lock");
         Self {
             flock: target.with_file_name(format!(".{stem}.flock")),
+            waiting: target.with_file_name(format!(".{stem}.wait.flock")),
+            atm: target.with_file_name(format!("{stem}.lock")),
             dir: target.with_file_name(dir_name),
         }
     }
@@ -235,7 +246,16 @@ mod tests {
         assert_eq!(bob.history, Path::new("/h/teams/t/history/bob.jsonl"));
         assert_eq!(bob.spool, Path::new("/h/teams/t/inboxes/.spool/bob"));
         assert_eq!(bob.lock.flock, Path::new("/h/teams/t/inboxes/.bob.flock"));
+        assert_eq!(
+            bob.lock.waiting,
+            Path::new("/h/teams/t/inboxes/.bob.wait.flock")
+        );
+        assert_eq!(bob.lock.atm, Path::new("/h/teams/t/inboxes/bob.lock"));
         assert_eq!(bob.lock.dir, Path::new("/h/teams/t/inboxes/bob.json.lock"));
+        assert_eq!(
+            bob.consumers,
+            Path::new("/h/teams/t/inboxes/.bob.consume.flock")
+        );
         assert_eq!(
             team.config_lock().flock,
             Path::new("/h/teams/t/.config.flock")
@@ -245,6 +265,7 @@ mod tests {
             rotated_log(&team.log("bob")),
             Path::new("/h/teams/t/logs/bob.log.1")
         );
+        assert_eq!(team.config_lock().atm, Path::new("/h/teams/t/config.lock"));
         assert_eq!(
             bob.aside(SetAsideKind::Corrupt, 7),
             Path::new("/h/teams/t/inboxes/bob.json.corrupt-7")
@@ -262,7 +283,10 @@ mod tests {
         for no in [
             "bob.jsonl",
             "bob.json.lock",
+            "bob.lock",
             ".bob.flock",
+            ".bob.consume.flock",
+            ".bob.wait.flock",
             ".bob.json.1.tmp",
             "bob.json.corrupt-1",
         ] {

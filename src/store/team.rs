@@ -99,7 +99,7 @@ impl Team {
         parse_config(&path, &bytes)
     }
 
-    /// The one read-modify-write of config.json, under both locks, written atomically.
+    /// The one read-modify-write of config.json, under all three locks, written atomically.
     pub(crate) fn update<R>(&self, change: impl FnOnce(&mut TeamConfig) -> Result<R>) -> Result<R> {
         self.update_then(change, |_| Ok(()))
     }

@@ -461,6 +461,22 @@ pub(crate) struct Background {
 }
 
 impl Background {
+    /// Starts any command in the background with stdout piped, as [`Swarm::spawn`] does.
+    pub(crate) fn spawn(mut command: Command) -> Self {
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let description = format!("{command:?}");
+        let mut child = command.spawn().unwrap();
+        let lines = LineReader::new(child.stdout.take().unwrap());
+        Self {
+            child: Some(child),
+            lines,
+            description,
+        }
+    }
+
     pub(crate) fn pid(&self) -> u32 {
         self.child.as_ref().unwrap().id()
     }

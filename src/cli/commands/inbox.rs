@@ -30,12 +30,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     policy::allow(&config, &ctx.caller(&config)?, Action::Read)?;
     let member = config.require_member(name.as_str())?;
     let mailbox = team.mailbox(&member.name);
-    let delivered = if args.all {
-        mailbox.history()?
+    let (delivered, unread) = if args.all {
+        mailbox.listing()?
     } else {
-        Vec::new()
+        (Vec::new(), mailbox.peek()?)
     };
-    let unread = mailbox.peek()?;
 
     if ctx.json {
         let tagged = |state: &str| json!(state);
