@@ -81,8 +81,15 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
             let member = config.member_mut(name).ok_or_else(|| {
                 Error::not_found(format!("{name} is no longer a member of team {team_name}"))
             })?;
+            let to = (name != lead).then_some(lead);
             if member.state.is_some_and(State::is_final) {
-                return Ok(None);
+                // Recorded already. A crash between the config write and the notice would have
+                // lost the notice; deliver it again (its id keeps it from arriving twice).
+                let again = member.notice.clone().map(|notice| {
+                    let id = notice_id(&notice, member.started_at);
+                    (notice, member.color.clone(), id, to)
+                });
+                return Ok((again, false));
             }
             let now = clock::now_ms();
             let started = member.started_at.unwrap_or(now);
@@ -105,21 +112,23 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
             member.is_active = Some(false);
             member.worktree_path.clone_from(&ending.worktree);
             member.notice = Some(notice.clone());
-            // One id per ending, so a retried write can be recognised.
-            let id = ids::derived(&format!("{}\0{started}", notice.task_id));
-            let to = (name != lead).then_some(lead);
-            Ok(Some((notice, member.color.clone(), id, to)))
+            let id = notice_id(&notice, member.started_at);
+            Ok((Some((notice, member.color.clone(), id, to)), true))
         },
         // The notice goes out once the final state is on disk, still under the config lock.
-        |recorded| {
+        |(recorded, first)| {
             let Some((notice, color, id, Some(lead))) = recorded else {
                 return Ok(());
             };
+            let mailbox = team.mailbox(lead);
+            if !first && mailbox.history()?.iter().any(|m| m.id() == id.as_str()) {
+                return Ok(());
+            }
             let text = Structured::TaskNotification(notice.clone()).to_text();
             let mut message =
                 InboxMessage::new(name, &text, Some(&notice.summary), color.as_deref());
             message.set_id(id);
-            team.mailbox(lead).update(|unread| {
+            mailbox.update(|unread| {
                 if unread.iter().any(|m| m.id() == id.as_str()) {
                     return Ok(((), false));
                 }
@@ -128,7 +137,19 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
             })
         },
     )?;
-    Ok(recorded.map(|(notice, ..)| notice))
+    Ok(match recorded {
+        (Some((notice, ..)), true) => Some(notice),
+        _ => None,
+    })
+}
+
+/// One id per ending, so a notice written again after a crash is recognised.
+fn notice_id(notice: &TaskNotification, started: Option<u64>) -> String {
+    ids::derived(&format!(
+        "{}\0{}",
+        notice.task_id,
+        started.unwrap_or_default()
+    ))
 }
 
 /// "bob completed (exit 0) after 12.3s", "bob was killed (timeout) after 30.0s".
@@ -298,6 +319,34 @@ mod tests {
             team.load().unwrap().member("bob").unwrap().state,
             Some(State::Failed)
         );
+    }
+
+    #[test]
+    fn a_notice_lost_to_a_crash_is_sent_by_the_next_record_and_only_once() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        running(&team, 1_000);
+        let ending = Ending::from_status(exited(0), None);
+        record(&team, "bob", &ending)
+            .unwrap()
+            .expect("first record");
+        // A crash after the config write, before the notice: the lead's inbox never got it.
+        let lead = team.mailbox("team-lead");
+        lead.update(|unread| {
+            unread.clear();
+            Ok(((), true))
+        })
+        .unwrap();
+        assert!(
+            record(&team, "bob", &ending).unwrap().is_none(),
+            "recorded once"
+        );
+        assert_eq!(notices(&team).len(), 1, "the lost notice is sent again");
+        assert!(record(&team, "bob", &ending).unwrap().is_none());
+        assert_eq!(notices(&team).len(), 1, "and only once");
+        // Once the lead has read it, it is not sent again either.
+        lead.consume(None, |_| true).unwrap();
+        record(&team, "bob", &ending).unwrap();
+        assert!(notices(&team).is_empty());
     }
 
     #[test]
