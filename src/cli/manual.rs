@@ -14,7 +14,7 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     ("0", "Success."),
     (
         "1",
-        "A runtime failure: an OS error, a peer that refused a message, a rejected plan or shutdown request, a member that did not complete.",
+        "A runtime failure: an OS error, a peer that refused a message, a rejected plan or shutdown request, a member that did not complete, a symlink (or anything but a regular file) where swarm keeps a file of its own under its home: swarm refuses it and writes nothing through it.",
     ),
     (
         "2",

@@ -10,13 +10,13 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::{Error, Result};
-use crate::store::durable::{PRIVATE_FILE_MODE, parent};
+use crate::store::durable::{open_private, parent, symlink_refused};
 use crate::store::paths::LockPaths;
 
 /// A lock directory older than this was left by a writer that died (Claude Code uses the same bound).
@@ -144,16 +144,14 @@ pub(crate) struct FlockFile {
 }
 
 impl FlockFile {
-    /// Opens the lock file at `path`, creating it when missing.
+    /// Opens the lock file at `path`, creating it when missing, never through a symlink: its
+    /// holder writes into it (the lock directory's record), and a link would carry that write
+    /// to whatever it points at.
     pub(crate) fn open(path: &Path) -> Result<Self> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(PRIVATE_FILE_MODE)
-            .open(path)
-            .map_err(|err| Error::io("open lock file", path, err))?;
+        let file = open_private(
+            path,
+            OpenOptions::new().read(true).write(true).truncate(false),
+        )?;
         Ok(Self {
             file,
             path: path.to_path_buf(),
@@ -264,7 +262,7 @@ impl LockDir {
             if create(&path, flock)? {
                 return Ok(Self { path });
             }
-            match age(&path) {
+            match age(&path)? {
                 // Gone between the attempt and the stat: retry at once.
                 None => continue,
                 Some(age) if age > STALE_AFTER => {
@@ -381,13 +379,22 @@ fn identity(path: &Path) -> Option<String> {
     })
 }
 
-fn age(path: &Path) -> Option<Duration> {
-    let modified = fs::metadata(path).ok()?.modified().ok()?;
-    Some(
+/// How old the lock directory at `path` is; `None` when it is gone. A symlink there is refused:
+/// a stale one would be removed, and a link is no lock of Claude Code's.
+fn age(path: &Path) -> Result<Option<Duration>> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_symlink() => return Err(symlink_refused("write", path)),
+        Ok(meta) => meta,
+        Err(_) => return Ok(None),
+    };
+    let Ok(modified) = meta.modified() else {
+        return Ok(None);
+    };
+    Ok(Some(
         SystemTime::now()
             .duration_since(modified)
             .unwrap_or_default(),
-    )
+    ))
 }
 
 #[cfg(test)]
@@ -494,6 +501,23 @@ mod tests {
             again.is_ok(),
             "the dead writer's directory should be recognised"
         );
+    }
+
+    #[test]
+    fn a_symlinked_lock_file_is_refused_and_its_target_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LockPaths::beside(&dir.path().join("bob.json"));
+        let target = dir.path().join("precious");
+        fs::write(&target, "keep").unwrap();
+        std::os::unix::fs::symlink(&target, &paths.flock).unwrap();
+        let err = FileLock::acquire(&paths).unwrap_err();
+        assert!(
+            err.message()
+                .starts_with("refusing to write through a symlink"),
+            "{}",
+            err.message()
+        );
+        assert_eq!(fs::read_to_string(&target).unwrap(), "keep");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 mod claude_format;
 mod concurrency;
 mod docs;
+mod file_safety;
 mod harness;
 mod interface;
 mod launcher;
