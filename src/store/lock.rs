@@ -299,12 +299,24 @@ impl LockDir {
 /// Removes what a swarm writer killed inside its locked section left: its lock directory, or the
 /// staging directory it was about to move into place. Safe because we hold the flock, so the
 /// writer named in the record is dead, and the identity check spares any directory created since.
+/// A record is only a hint: a staging directory it names is removed only if it is where a swarm
+/// writer makes one, beside the lock directory under the name [`staging_prefix`] begins.
 fn recover_abandoned(path: &Path, flock: &mut Flock) {
     let Some(record) = flock.recorded_dir() else {
         return;
     };
     if let Some((staging, recorded)) = record.split_once('\n') {
-        for candidate in [path, Path::new(staging)] {
+        let staging = Path::new(staging);
+        let ours = staging.parent() == Some(parent(path))
+            && staging
+                .file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| {
+                    name.strip_prefix(&staging_prefix(path))
+                        .is_some_and(|pid| pid.parse::<u32>().is_ok())
+                });
+        let candidates: &[&Path] = if ours { &[path, staging] } else { &[path] };
+        for &candidate in candidates {
             if identity(candidate).as_deref() == Some(recorded) {
                 tracing::info!(lock = %candidate.display(), "removing lock directory left by a swarm writer that died");
                 let _ = fs::remove_dir(candidate);
@@ -318,10 +330,7 @@ fn recover_abandoned(path: &Path, flock: &mut Flock) {
 /// the flock file, then renamed into place without replacing anything, so there is no moment at
 /// which the lock exists unrecorded.
 fn create(path: &Path, flock: &mut Flock) -> Result<bool> {
-    let mut staging_name = std::ffi::OsString::from(".");
-    staging_name.push(path.file_name().unwrap_or_default());
-    staging_name.push(format!(".swarm-{}", std::process::id()));
-    let staging = parent(path).join(staging_name);
+    let staging = parent(path).join(format!("{}{}", staging_prefix(path), std::process::id()));
     match fs::create_dir(&staging) {
         Ok(()) => {}
         Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
@@ -362,6 +371,15 @@ fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
 fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
     fs::remove_dir(from)?;
     fs::create_dir(to)
+}
+
+/// `.<name>.swarm-`: a staging directory beside lock directory `<name>` is this and the pid of
+/// the writer that made it.
+fn staging_prefix(path: &Path) -> String {
+    format!(
+        ".{}.swarm-",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    )
 }
 
 /// Device, inode and modification time: enough to tell one directory from a later one at the same
@@ -501,6 +519,29 @@ mod tests {
             again.is_ok(),
             "the dead writer's directory should be recognised"
         );
+    }
+
+    #[test]
+    fn a_record_naming_a_directory_elsewhere_removes_nothing_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LockPaths::beside(&dir.path().join("bob.json"));
+        // An empty directory outside, recorded as if a swarm writer had staged it.
+        let elsewhere = dir.path().join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        let forged = format!("{}\n{}", elsewhere.display(), identity(&elsewhere).unwrap());
+        fs::write(&paths.flock, forged).unwrap();
+        drop(FileLock::acquire(&paths).unwrap());
+        assert!(
+            elsewhere.is_dir(),
+            "a directory the record named was removed"
+        );
+        // The same name beside the lock directory would have been one of swarm's.
+        let staged = parent(&paths.dir).join(format!("{}{}", staging_prefix(&paths.dir), 1));
+        fs::create_dir(&staged).unwrap();
+        let record = format!("{}\n{}", staged.display(), identity(&staged).unwrap());
+        fs::write(&paths.flock, record).unwrap();
+        drop(FileLock::acquire(&paths).unwrap());
+        assert!(!staged.exists(), "a dead writer's staging directory stays");
     }
 
     #[test]

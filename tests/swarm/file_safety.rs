@@ -3,10 +3,13 @@
 //! that the command fails with one clear line and that the link's target is unchanged.
 
 use std::fs;
-use std::os::unix::fs::symlink;
+use std::os::unix::fs::{FileTypeExt, symlink};
+use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use crate::harness::Sandbox;
+use crate::peers::listen;
 
 const REFUSAL: &str = "refusing to write through a symlink";
 
@@ -101,4 +104,62 @@ fn a_symlinked_inbox_is_neither_read_nor_replaced() {
         .refused(1, &format!("{REFUSAL}: {}", inbox.display()));
     assert_eq!(fs::read(&target).unwrap(), before);
     assert!(fs::symlink_metadata(&inbox).unwrap().is_symlink());
+}
+
+/// The pid of a process that has exited.
+fn dead_pid() -> u32 {
+    let mut child = Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+fn crafted_entry(sandbox: &Sandbox, pid: u32, socket: &Path) -> PathBuf {
+    let dir = sandbox.home().join("peers");
+    fs::create_dir_all(&dir).unwrap();
+    let entry = dir.join(format!("{pid}.json"));
+    let json = serde_json::json!({
+        "pid": pid, "socket": socket, "cwd": "/", "startedAt": 0,
+    });
+    fs::write(&entry, json.to_string()).unwrap();
+    entry
+}
+
+fn is_socket(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_socket())
+}
+
+#[test]
+fn a_crafted_registry_entry_cannot_make_peers_delete_a_socket_or_file_elsewhere() {
+    let sandbox = Sandbox::new();
+    // A socket and a file outside the runtime folder.
+    let outside = sandbox.work().join("victim.sock");
+    let _victim = UnixListener::bind(&outside).unwrap();
+    let file = precious(&sandbox);
+    // A live peer's socket inside it, named by an entry that is not that peer's.
+    let (_listener, live_socket) = listen(&sandbox, &["--label", "alive"]);
+    let entries = [
+        crafted_entry(&sandbox, dead_pid(), &outside),
+        crafted_entry(&sandbox, dead_pid(), &file),
+        crafted_entry(&sandbox, dead_pid(), &live_socket),
+    ];
+    let peers = sandbox
+        .swarm()
+        .args(["peers", "--json"])
+        .run()
+        .success()
+        .json();
+    assert_eq!(peers.as_array().unwrap().len(), 1, "{peers:#}");
+    assert!(is_socket(&outside), "a socket outside the runtime folder");
+    unchanged(&file);
+    assert!(is_socket(&live_socket), "another peer's socket");
+    for entry in entries {
+        assert!(!entry.exists(), "the stale entry {} stays", entry.display());
+    }
+    // The live peer still answers.
+    sandbox
+        .swarm()
+        .args(["send", "uds:alive", "still here"])
+        .run()
+        .success();
 }
