@@ -81,6 +81,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
 
 const FILES: &[(&str, &str)] = &[
     (
+        "<home>/teams, <home>/peers",
+        "Private to you: swarm keeps every folder below them mode 0700 and every file 0600, whatever the umask, and tightens what an older swarm or another tool left open to others the next time it writes there (the home itself is never changed). It follows no symlink there: a link where swarm keeps a file is refused.",
+    ),
+    (
         "<home>/teams/<team>/config.json",
         "The team: name, description, createdAt, leadAgentId, leadSessionId and members, in Claude Code's field names, plus swarm's own (pid, state, exitCode, argv, startedAt, endedAt). Unknown fields survive every rewrite.",
     ),
@@ -172,7 +176,7 @@ const EXAMPLES: &[(&str, &str)] = &[
 /// Writes `swarm.1` and one page per subcommand of `command` (the whole command line) into `dir`;
 /// returns the files written.
 pub(crate) fn write_pages(command: clap::Command, dir: &Path) -> Result<Vec<PathBuf>> {
-    crate::store::durable::create_dir_all(dir)?;
+    crate::store::durable::create_dir_outside_home(dir)?;
     let mut command = command.disable_help_subcommand(true);
     command.build();
     let mut written = Vec::new();

@@ -7,7 +7,7 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 
 use crate::error::{Error, Result};
-use crate::store::durable::{create_dir_all, open_private, parent};
+use crate::store::durable::{open_private, private_dir};
 use crate::store::paths::Home;
 
 /// The team's launch lock, held until drop; the kernel releases it if its holder dies.
@@ -19,8 +19,9 @@ pub(crate) struct LaunchLock {
 impl LaunchLock {
     /// Takes the lock on team `name`, or refuses (exit 2) naming the launch that holds it.
     pub(crate) fn take(home: &Home, name: &str) -> Result<Self> {
-        let path = home.team(name).launch_lock();
-        create_dir_all(parent(&path))?;
+        let team = home.team(name);
+        let path = team.launch_lock();
+        private_dir(team.private_root(), team.dir())?;
         // It is written (the holder's pid), so never through a symlink.
         let mut file = open_private(
             &path,

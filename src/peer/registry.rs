@@ -11,7 +11,7 @@ use super::runtime::runtime_dir;
 use crate::base::clock;
 use crate::base::process;
 use crate::error::{Error, Result};
-use crate::store::durable::{atomic_write, create_dir_all, read_if_exists};
+use crate::store::durable::{atomic_write, private_dir, read_if_exists};
 use crate::store::paths::Home;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -80,7 +80,7 @@ pub(crate) struct Registration {
 impl Registration {
     pub(crate) fn write(home: &Home, entry: &PeerEntry) -> Result<Self> {
         let dir = home.peers_dir();
-        create_dir_all(&dir)?;
+        private_dir(&dir, &dir)?;
         let entry_path = home.peer_entry(entry.pid);
         atomic_write(&entry_path, |out| {
             serde_json::to_writer_pretty(&mut *out, entry)?;

@@ -16,7 +16,7 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::{Error, Result};
-use crate::store::durable::{open_private, parent, symlink_refused};
+use crate::store::durable::{create_private_dir, open_private, parent, symlink_refused};
 use crate::store::paths::LockPaths;
 
 /// A lock directory older than this was left by a writer that died (Claude Code uses the same bound).
@@ -331,7 +331,7 @@ fn recover_abandoned(path: &Path, flock: &mut Flock) {
 /// which the lock exists unrecorded.
 fn create(path: &Path, flock: &mut Flock) -> Result<bool> {
     let staging = parent(path).join(format!("{}{}", staging_prefix(path), std::process::id()));
-    match fs::create_dir(&staging) {
+    match create_private_dir(&staging) {
         Ok(()) => {}
         Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
         Err(err) => return Err(Error::io("create lock directory", &staging, err)),
@@ -361,7 +361,7 @@ fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
         // File systems without RENAME_NOREPLACE: mkdir is atomic too, only the record comes later.
         Err(nix::errno::Errno::EINVAL) => {
             fs::remove_dir(from)?;
-            fs::create_dir(to)
+            create_private_dir(to)
         }
         Err(errno) => Err(io::Error::from(errno)),
     }
@@ -370,7 +370,7 @@ fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
     fs::remove_dir(from)?;
-    fs::create_dir(to)
+    create_private_dir(to)
 }
 
 /// `.<name>.swarm-`: a staging directory beside lock directory `<name>` is this and the pid of

@@ -23,7 +23,7 @@ use crate::base::{clock, process};
 use crate::error::{Error, Result};
 use crate::format::message::InboxMessage;
 use crate::store::durable::{
-    self, append_lines_durably, atomic_write, create_dir_all, create_exclusive,
+    self, append_lines_durably, atomic_write, create_exclusive, private_dir,
 };
 use crate::store::lock::{FileLock, Flock, Incomplete, Queue, STALE_AFTER};
 use crate::store::paths::{MailboxPaths, SetAsideKind, TeamPaths};
@@ -62,14 +62,14 @@ impl Mailbox {
 
     /// Creates the inbox as `[]` unless it exists.
     pub(crate) fn ensure(&self) -> Result<()> {
-        create_dir_all(durable::parent(&self.paths.inbox))?;
+        private_dir(&self.paths.root, durable::parent(&self.paths.inbox))?;
         create_exclusive(&self.paths.inbox, b"[]").map(drop)
     }
 
     /// Adds messages to the end of the inbox. Durable, and in the inbox, when it returns; on an
     /// error, they are not in the inbox and never will be.
     pub fn append(&self, messages: &[InboxMessage]) -> Result<()> {
-        create_dir_all(durable::parent(&self.paths.inbox))?;
+        private_dir(&self.paths.root, durable::parent(&self.paths.inbox))?;
         let busy = match Queue::open(&self.paths.lock)?.try_lock()? {
             Ok(flock) => {
                 let lock = FileLock::complete(flock, &self.paths.lock).map_err(|e| e.error)?;
@@ -130,7 +130,7 @@ impl Mailbox {
     /// name starts with a dot and carries the writer's pid, for [`Mailbox::merge_spool`] to
     /// clean up after a writer killed in between.
     fn spool(&self, messages: &[InboxMessage]) -> Result<PathBuf> {
-        create_dir_all(&self.paths.spool)?;
+        private_dir(&self.paths.root, &self.paths.spool)?;
         // The real clock, not `clock::now_ms`: spool files of all processes sort by it.
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -213,7 +213,7 @@ impl Mailbox {
         max: Option<usize>,
         mut pick: impl FnMut(&InboxMessage) -> bool,
     ) -> Result<Vec<InboxMessage>> {
-        create_dir_all(durable::parent(&self.paths.inbox))?;
+        private_dir(&self.paths.root, durable::parent(&self.paths.inbox))?;
         let _turn = Flock::wait(&self.paths.consumers)?;
         let chosen: Vec<InboxMessage> = self
             .peek()?
@@ -359,7 +359,7 @@ impl Mailbox {
         &self,
         change: impl FnOnce(&mut Vec<InboxMessage>) -> Result<(R, bool)>,
     ) -> Result<R> {
-        create_dir_all(durable::parent(&self.paths.inbox))?;
+        private_dir(&self.paths.root, durable::parent(&self.paths.inbox))?;
         self.update_locked(&FileLock::acquire(&self.paths.lock)?, change)
     }
 
@@ -441,7 +441,7 @@ impl Mailbox {
     }
 
     fn record_history(&self, delivered: &[InboxMessage]) -> Result<()> {
-        create_dir_all(durable::parent(&self.paths.history))?;
+        private_dir(&self.paths.root, durable::parent(&self.paths.history))?;
         let mut lines = Vec::new();
         for message in delivered {
             serde_json::to_writer(&mut lines, message)

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
-use crate::store::durable::{atomic_write, create_dir_all, read_if_exists, read_to_rewrite};
+use crate::store::durable::{atomic_write, private_dir, read_if_exists, read_to_rewrite};
 use crate::store::lock::FileLock;
 use crate::store::mailbox::Mailbox;
 use crate::store::paths::{Home, TeamPaths};
@@ -51,7 +51,7 @@ impl Team {
             paths.history(),
             paths.logs(),
         ] {
-            create_dir_all(&dir)?;
+            private_dir(paths.private_root(), &dir)?;
         }
         let team = Self {
             name: config.name.clone(),
@@ -127,6 +127,7 @@ impl Team {
         change: impl FnOnce(Option<TeamConfig>) -> Result<(R, Option<TeamConfig>)>,
     ) -> Result<R> {
         let path = self.paths.config();
+        private_dir(self.paths.private_root(), self.paths.dir())?;
         let _lock = FileLock::acquire(&self.paths.config_lock())?;
         let existing = read_to_rewrite(&path)?
             .map(|bytes| parse_config(&path, &bytes))

@@ -13,6 +13,7 @@ mod limits;
 mod messaging;
 mod other_tools;
 mod peers;
+mod private_files;
 mod processes;
 mod protocol_rules;
 mod teams;
