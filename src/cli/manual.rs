@@ -14,7 +14,7 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     ("0", "Success."),
     (
         "1",
-        "A runtime failure: an OS error, a peer that refused a message, a rejected plan or shutdown request, a member that did not complete.",
+        "A runtime failure: an OS error, a peer that refused a message, a rejected plan or shutdown request, a member that did not complete, a symlink (or anything but a regular file) where swarm keeps a file of its own under its home: swarm refuses it and writes nothing through it.",
     ),
     (
         "2",
@@ -80,6 +80,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
 ];
 
 const FILES: &[(&str, &str)] = &[
+    (
+        "<home>/teams, <home>/peers",
+        "Private to you: swarm keeps every folder below them mode 0700 and every file 0600, whatever the umask, and tightens what an older swarm or another tool left open to others the next time it writes there (the home itself is never changed). It follows no symlink there: a link where swarm keeps a file is refused.",
+    ),
     (
         "<home>/teams/<team>/config.json",
         "The team: name, description, createdAt, leadAgentId, leadSessionId and members, in Claude Code's field names, plus swarm's own (pid, state, exitCode, argv, startedAt, endedAt). Unknown fields survive every rewrite.",
@@ -172,7 +176,7 @@ const EXAMPLES: &[(&str, &str)] = &[
 /// Writes `swarm.1` and one page per subcommand of `command` (the whole command line) into `dir`;
 /// returns the files written.
 pub(crate) fn write_pages(command: clap::Command, dir: &Path) -> Result<Vec<PathBuf>> {
-    crate::store::durable::create_dir_all(dir)?;
+    crate::store::durable::create_dir_outside_home(dir)?;
     let mut command = command.disable_help_subcommand(true);
     command.build();
     let mut written = Vec::new();

@@ -5,10 +5,9 @@
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
-use std::os::unix::fs::OpenOptionsExt;
 
 use crate::error::{Error, Result};
-use crate::store::durable::{PRIVATE_FILE_MODE, create_dir_all, parent};
+use crate::store::durable::{open_private, private_dir};
 use crate::store::paths::Home;
 
 /// The team's launch lock, held until drop; the kernel releases it if its holder dies.
@@ -20,16 +19,14 @@ pub(crate) struct LaunchLock {
 impl LaunchLock {
     /// Takes the lock on team `name`, or refuses (exit 2) naming the launch that holds it.
     pub(crate) fn take(home: &Home, name: &str) -> Result<Self> {
-        let path = home.team(name).launch_lock();
-        create_dir_all(parent(&path))?;
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(PRIVATE_FILE_MODE)
-            .open(&path)
-            .map_err(|err| Error::io("open lock file", &path, err))?;
+        let team = home.team(name);
+        let path = team.launch_lock();
+        private_dir(team.private_root(), team.dir())?;
+        // It is written (the holder's pid), so never through a symlink.
+        let mut file = open_private(
+            &path,
+            OpenOptions::new().read(true).write(true).truncate(false),
+        )?;
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {

@@ -110,7 +110,7 @@ fn exclude_swarm_dir(common_dir: &Path) -> Result<()> {
     if current.lines().any(|line| line.trim() == "/.swarm/") {
         return Ok(());
     }
-    crate::store::durable::create_dir_all(crate::store::durable::parent(&exclude))?;
+    crate::store::durable::create_dir_outside_home(crate::store::durable::parent(&exclude))?;
     let separator = if current.is_empty() || current.ends_with('\n') {
         ""
     } else {

@@ -5,11 +5,11 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::store::durable::PRIVATE_FILE_MODE;
+use crate::store::durable::{self, open_private};
 use crate::store::paths::rotated_log;
 
 /// Creates the log, mode 0600, unless it exists: swarm makes it before anything is appended.
@@ -17,13 +17,9 @@ pub(crate) fn create(path: &Path) -> Result<()> {
     open_append(path).map(drop)
 }
 
+/// The log, opened to append, never through a symlink (docs/ARCHITECTURE.md, "Private files").
 fn open_append(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(PRIVATE_FILE_MODE)
-        .open(path)
-        .map_err(|err| Error::io("open log", path, err))
+    open_private(path, OpenOptions::new().append(true))
 }
 
 /// Appends to a log, moving it to `<log>.1` before it would grow past its bound.
@@ -110,11 +106,7 @@ pub(crate) fn tail(path: &Path, n: u64) -> Result<Vec<u8>> {
 }
 
 fn open_existing(path: &Path) -> Result<Option<File>> {
-    match File::open(path) {
-        Ok(file) => Ok(Some(file)),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(Error::io("read", path, err)),
-    }
+    durable::open_existing(path)
 }
 
 fn length(file: Option<&File>, path: &Path) -> Result<u64> {

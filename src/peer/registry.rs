@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::runtime::runtime_dir;
 use crate::base::clock;
 use crate::base::process;
 use crate::error::{Error, Result};
-use crate::store::durable::{atomic_write, create_dir_all};
+use crate::store::durable::{atomic_write, private_dir, read_if_exists};
 use crate::store::paths::Home;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -79,7 +80,7 @@ pub(crate) struct Registration {
 impl Registration {
     pub(crate) fn write(home: &Home, entry: &PeerEntry) -> Result<Self> {
         let dir = home.peers_dir();
-        create_dir_all(&dir)?;
+        private_dir(&dir, &dir)?;
         let entry_path = home.peer_entry(entry.pid);
         atomic_write(&entry_path, |out| {
             serde_json::to_writer_pretty(&mut *out, entry)?;
@@ -100,6 +101,8 @@ impl Drop for Registration {
 }
 
 /// Live peers, oldest first. Entries of processes that are gone are removed with their sockets.
+/// An entry is only a claim: the socket it names is removed only if it is that peer's own, a
+/// socket at `<runtime>/<pid>.sock` (docs/ARCHITECTURE.md, "Private files").
 pub(crate) fn live_peers(home: &Home) -> Result<Vec<PeerEntry>> {
     let dir = home.peers_dir();
     let entries = match fs::read_dir(&dir) {
@@ -108,20 +111,29 @@ pub(crate) fn live_peers(home: &Home) -> Result<Vec<PeerEntry>> {
         Err(err) => return Err(Error::io("list", &dir, err)),
     };
     let mut live = Vec::new();
+    let mut runtime = None;
     for entry in entries.filter_map(std::result::Result::ok) {
         let path = entry.path();
         if !Home::is_peer_entry(&path) {
             continue;
         }
-        let parsed = fs::read(&path)
+        let parsed = read_if_exists(&path)
             .ok()
+            .flatten()
             .and_then(|bytes| serde_json::from_slice::<PeerEntry>(&bytes).ok());
         match parsed {
             Some(peer) if process::alive(peer.pid) && is_socket(&peer.socket) => live.push(peer),
             Some(peer) => {
                 tracing::info!(pid = peer.pid, "removing stale peer entry");
-                if is_socket(&peer.socket) {
+                let runtime = runtime.get_or_insert_with(|| runtime_dir().ok());
+                if is_own_socket(runtime.as_deref(), &peer) {
                     let _ = fs::remove_file(&peer.socket);
+                } else {
+                    tracing::warn!(
+                        pid = peer.pid,
+                        "leaving {}: not the peer's own socket",
+                        peer.socket.display()
+                    );
                 }
                 let _ = fs::remove_file(&path);
             }
@@ -133,6 +145,13 @@ pub(crate) fn live_peers(home: &Home) -> Result<Vec<PeerEntry>> {
     }
     live.sort_by_key(|peer| (peer.started_at, peer.pid));
     Ok(live)
+}
+
+/// Whether the socket `peer` names is the one a peer with its pid binds: `<pid>.sock` in the
+/// runtime folder (`peer/server.rs`), and a socket. Nothing else is removed on an entry's word.
+fn is_own_socket(runtime: Option<&Path>, peer: &PeerEntry) -> bool {
+    runtime.is_some_and(|dir| peer.socket == dir.join(format!("{}.sock", peer.pid)))
+        && is_socket(&peer.socket)
 }
 
 fn is_socket(path: &Path) -> bool {

@@ -17,7 +17,7 @@ use crate::base::names::path_component;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::format::message::InboxMessage;
-use crate::store::durable::create_dir_all;
+use crate::store::durable::private_dir;
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 
@@ -84,8 +84,8 @@ impl<'a> Follower<'a> {
         consume: bool,
     ) -> Result<Self> {
         let paths = team.paths();
-        create_dir_all(&paths.inboxes())?;
-        create_dir_all(&paths.history())?;
+        private_dir(paths.private_root(), &paths.inboxes())?;
+        private_dir(paths.private_root(), &paths.history())?;
         let mut follower = Self {
             team,
             scope,

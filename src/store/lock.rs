@@ -10,13 +10,13 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::{Error, Result};
-use crate::store::durable::{PRIVATE_FILE_MODE, parent};
+use crate::store::durable::{create_private_dir, open_private, parent, symlink_refused};
 use crate::store::paths::LockPaths;
 
 /// A lock directory older than this was left by a writer that died (Claude Code uses the same bound).
@@ -144,16 +144,14 @@ pub(crate) struct FlockFile {
 }
 
 impl FlockFile {
-    /// Opens the lock file at `path`, creating it when missing.
+    /// Opens the lock file at `path`, creating it when missing, never through a symlink: its
+    /// holder writes into it (the lock directory's record), and a link would carry that write
+    /// to whatever it points at.
     pub(crate) fn open(path: &Path) -> Result<Self> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(PRIVATE_FILE_MODE)
-            .open(path)
-            .map_err(|err| Error::io("open lock file", path, err))?;
+        let file = open_private(
+            path,
+            OpenOptions::new().read(true).write(true).truncate(false),
+        )?;
         Ok(Self {
             file,
             path: path.to_path_buf(),
@@ -264,7 +262,7 @@ impl LockDir {
             if create(&path, flock)? {
                 return Ok(Self { path });
             }
-            match age(&path) {
+            match age(&path)? {
                 // Gone between the attempt and the stat: retry at once.
                 None => continue,
                 Some(age) if age > STALE_AFTER => {
@@ -301,12 +299,24 @@ impl LockDir {
 /// Removes what a swarm writer killed inside its locked section left: its lock directory, or the
 /// staging directory it was about to move into place. Safe because we hold the flock, so the
 /// writer named in the record is dead, and the identity check spares any directory created since.
+/// A record is only a hint: a staging directory it names is removed only if it is where a swarm
+/// writer makes one, beside the lock directory under the name [`staging_prefix`] begins.
 fn recover_abandoned(path: &Path, flock: &mut Flock) {
     let Some(record) = flock.recorded_dir() else {
         return;
     };
     if let Some((staging, recorded)) = record.split_once('\n') {
-        for candidate in [path, Path::new(staging)] {
+        let staging = Path::new(staging);
+        let ours = staging.parent() == Some(parent(path))
+            && staging
+                .file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| {
+                    name.strip_prefix(&staging_prefix(path))
+                        .is_some_and(|pid| pid.parse::<u32>().is_ok())
+                });
+        let candidates: &[&Path] = if ours { &[path, staging] } else { &[path] };
+        for &candidate in candidates {
             if identity(candidate).as_deref() == Some(recorded) {
                 tracing::info!(lock = %candidate.display(), "removing lock directory left by a swarm writer that died");
                 let _ = fs::remove_dir(candidate);
@@ -320,11 +330,8 @@ fn recover_abandoned(path: &Path, flock: &mut Flock) {
 /// the flock file, then renamed into place without replacing anything, so there is no moment at
 /// which the lock exists unrecorded.
 fn create(path: &Path, flock: &mut Flock) -> Result<bool> {
-    let mut staging_name = std::ffi::OsString::from(".");
-    staging_name.push(path.file_name().unwrap_or_default());
-    staging_name.push(format!(".swarm-{}", std::process::id()));
-    let staging = parent(path).join(staging_name);
-    match fs::create_dir(&staging) {
+    let staging = parent(path).join(format!("{}{}", staging_prefix(path), std::process::id()));
+    match create_private_dir(&staging) {
         Ok(()) => {}
         Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
         Err(err) => return Err(Error::io("create lock directory", &staging, err)),
@@ -354,7 +361,7 @@ fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
         // File systems without RENAME_NOREPLACE: mkdir is atomic too, only the record comes later.
         Err(nix::errno::Errno::EINVAL) => {
             fs::remove_dir(from)?;
-            fs::create_dir(to)
+            create_private_dir(to)
         }
         Err(errno) => Err(io::Error::from(errno)),
     }
@@ -363,7 +370,16 @@ fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
     fs::remove_dir(from)?;
-    fs::create_dir(to)
+    create_private_dir(to)
+}
+
+/// `.<name>.swarm-`: a staging directory beside lock directory `<name>` is this and the pid of
+/// the writer that made it.
+fn staging_prefix(path: &Path) -> String {
+    format!(
+        ".{}.swarm-",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    )
 }
 
 /// Device, inode and modification time: enough to tell one directory from a later one at the same
@@ -381,13 +397,22 @@ fn identity(path: &Path) -> Option<String> {
     })
 }
 
-fn age(path: &Path) -> Option<Duration> {
-    let modified = fs::metadata(path).ok()?.modified().ok()?;
-    Some(
+/// How old the lock directory at `path` is; `None` when it is gone. A symlink there is refused:
+/// a stale one would be removed, and a link is no lock of Claude Code's.
+fn age(path: &Path) -> Result<Option<Duration>> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_symlink() => return Err(symlink_refused("write", path)),
+        Ok(meta) => meta,
+        Err(_) => return Ok(None),
+    };
+    let Ok(modified) = meta.modified() else {
+        return Ok(None);
+    };
+    Ok(Some(
         SystemTime::now()
             .duration_since(modified)
             .unwrap_or_default(),
-    )
+    ))
 }
 
 #[cfg(test)]
@@ -494,6 +519,46 @@ mod tests {
             again.is_ok(),
             "the dead writer's directory should be recognised"
         );
+    }
+
+    #[test]
+    fn a_record_naming_a_directory_elsewhere_removes_nothing_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LockPaths::beside(&dir.path().join("bob.json"));
+        // An empty directory outside, recorded as if a swarm writer had staged it.
+        let elsewhere = dir.path().join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        let forged = format!("{}\n{}", elsewhere.display(), identity(&elsewhere).unwrap());
+        fs::write(&paths.flock, forged).unwrap();
+        drop(FileLock::acquire(&paths).unwrap());
+        assert!(
+            elsewhere.is_dir(),
+            "a directory the record named was removed"
+        );
+        // The same name beside the lock directory would have been one of swarm's.
+        let staged = parent(&paths.dir).join(format!("{}{}", staging_prefix(&paths.dir), 1));
+        fs::create_dir(&staged).unwrap();
+        let record = format!("{}\n{}", staged.display(), identity(&staged).unwrap());
+        fs::write(&paths.flock, record).unwrap();
+        drop(FileLock::acquire(&paths).unwrap());
+        assert!(!staged.exists(), "a dead writer's staging directory stays");
+    }
+
+    #[test]
+    fn a_symlinked_lock_file_is_refused_and_its_target_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LockPaths::beside(&dir.path().join("bob.json"));
+        let target = dir.path().join("precious");
+        fs::write(&target, "keep").unwrap();
+        std::os::unix::fs::symlink(&target, &paths.flock).unwrap();
+        let err = FileLock::acquire(&paths).unwrap_err();
+        assert!(
+            err.message()
+                .starts_with("refusing to write through a symlink"),
+            "{}",
+            err.message()
+        );
+        assert_eq!(fs::read_to_string(&target).unwrap(), "keep");
     }
 
     #[test]

@@ -23,7 +23,7 @@ use crate::base::{clock, process};
 use crate::error::{Error, Result};
 use crate::format::message::InboxMessage;
 use crate::store::durable::{
-    self, append_lines_durably, atomic_write, create_dir_all, create_exclusive,
+    self, append_lines_durably, atomic_write, create_exclusive, private_dir,
 };
 use crate::store::lock::{FileLock, Flock, Incomplete, Queue, STALE_AFTER};
 use crate::store::paths::{MailboxPaths, SetAsideKind, TeamPaths};
@@ -62,14 +62,14 @@ impl Mailbox {
 
     /// Creates the inbox as `[]` unless it exists.
     pub(crate) fn ensure(&self) -> Result<()> {
-        create_dir_all(durable::parent(&self.paths.inbox))?;
+        private_dir(&self.paths.root, durable::parent(&self.paths.inbox))?;
         create_exclusive(&self.paths.inbox, b"[]").map(drop)
     }
 
     /// Adds messages to the end of the inbox. Durable, and in the inbox, when it returns; on an
     /// error, they are not in the inbox and never will be.
     pub fn append(&self, messages: &[InboxMessage]) -> Result<()> {
-        create_dir_all(durable::parent(&self.paths.inbox))?;
+        private_dir(&self.paths.root, durable::parent(&self.paths.inbox))?;
         let busy = match Queue::open(&self.paths.lock)?.try_lock()? {
             Ok(flock) => {
                 let lock = FileLock::complete(flock, &self.paths.lock).map_err(|e| e.error)?;
@@ -130,7 +130,7 @@ impl Mailbox {
     /// name starts with a dot and carries the writer's pid, for [`Mailbox::merge_spool`] to
     /// clean up after a writer killed in between.
     fn spool(&self, messages: &[InboxMessage]) -> Result<PathBuf> {
-        create_dir_all(&self.paths.spool)?;
+        private_dir(&self.paths.root, &self.paths.spool)?;
         // The real clock, not `clock::now_ms`: spool files of all processes sort by it.
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -143,11 +143,9 @@ impl Mailbox {
         let staging = self.paths.spool.join(format!(".{unique}"));
         let path = self.paths.spool.join(unique);
         let bytes = serde_json::to_vec(messages).map_err(|err| Error::runtime(err.to_string()))?;
-        let written = fs::write(&staging, bytes)
-            .map_err(|err| Error::io("write", &staging, err))
-            .and_then(|()| {
-                fs::rename(&staging, &path).map_err(|err| Error::io("rename", &path, err))
-            });
+        let written = durable::create_unsynced(&staging, &bytes).and_then(|()| {
+            fs::rename(&staging, &path).map_err(|err| Error::io("rename", &path, err))
+        });
         if written.is_err() {
             let _ = fs::remove_file(&staging);
         }
@@ -163,10 +161,17 @@ impl Mailbox {
             Err(err) => return Err(Error::io("list", &self.paths.spool, err)),
         };
         let mut files = Vec::new();
-        for path in entries
-            .filter_map(std::result::Result::ok)
-            .map(|entry| entry.path())
-        {
+        for entry in entries.filter_map(std::result::Result::ok) {
+            let path = entry.path();
+            // A link is no spool file of swarm's: what it points at is never read, nor the link
+            // removed, which is left for the user to look at.
+            if entry.file_type().is_ok_and(|kind| kind.is_symlink()) {
+                tracing::error!(
+                    "spool file {} is a symlink; leaving it unread",
+                    path.display()
+                );
+                continue;
+            }
             // Staging files of writers still spooling start with a dot.
             match path.file_name().and_then(|name| name.to_str()) {
                 Some(name) if name.starts_with('.') => remove_if_abandoned(&path, name),
@@ -176,7 +181,9 @@ impl Mailbox {
         files.sort();
         let mut present: HashSet<String> = unread.iter().map(|m| m.id().into_owned()).collect();
         for file in &files {
-            let bytes = fs::read(file).map_err(|err| Error::io("read", file, err))?;
+            let Some(bytes) = durable::read_if_exists(file)? else {
+                continue;
+            };
             let Ok(messages) = serde_json::from_slice::<Vec<InboxMessage>>(&bytes) else {
                 tracing::error!(
                     "spool file {} is unreadable; leaving it in place",
@@ -206,7 +213,7 @@ impl Mailbox {
         max: Option<usize>,
         mut pick: impl FnMut(&InboxMessage) -> bool,
     ) -> Result<Vec<InboxMessage>> {
-        create_dir_all(durable::parent(&self.paths.inbox))?;
+        private_dir(&self.paths.root, durable::parent(&self.paths.inbox))?;
         let _turn = Flock::wait(&self.paths.consumers)?;
         let chosen: Vec<InboxMessage> = self
             .peek()?
@@ -288,10 +295,8 @@ impl Mailbox {
     /// Messages delivered since byte `offset` of the history file, and the offset to resume from.
     /// Only complete lines count: a line still being appended is read next time.
     pub(crate) fn history_since(&self, offset: u64) -> Result<(Vec<InboxMessage>, u64)> {
-        let mut file = match fs::File::open(&self.paths.history) {
-            Ok(file) => file,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
-            Err(err) => return Err(Error::io("open", &self.paths.history, err)),
+        let Some(mut file) = durable::open_existing(&self.paths.history)? else {
+            return Ok((Vec::new(), 0));
         };
         let len = file
             .metadata()
@@ -354,7 +359,7 @@ impl Mailbox {
         &self,
         change: impl FnOnce(&mut Vec<InboxMessage>) -> Result<(R, bool)>,
     ) -> Result<R> {
-        create_dir_all(durable::parent(&self.paths.inbox))?;
+        private_dir(&self.paths.root, durable::parent(&self.paths.inbox))?;
         self.update_locked(&FileLock::acquire(&self.paths.lock)?, change)
     }
 
@@ -366,8 +371,8 @@ impl Mailbox {
         change: impl FnOnce(&mut Vec<InboxMessage>) -> Result<(R, bool)>,
     ) -> Result<R> {
         create_exclusive(&self.paths.inbox, b"[]")?;
-        let bytes =
-            fs::read(&self.paths.inbox).map_err(|err| Error::io("read", &self.paths.inbox, err))?;
+        // Missing again only if another tool removed it meanwhile: then it holds nothing.
+        let bytes = durable::read_to_rewrite(&self.paths.inbox)?.unwrap_or_else(|| b"[]".to_vec());
         let (mut unread, repaired) = self.load_repairing(&bytes)?;
         let merged = self.merge_spool(&mut unread)?;
         let (result, changed) = change(&mut unread)?;
@@ -436,7 +441,7 @@ impl Mailbox {
     }
 
     fn record_history(&self, delivered: &[InboxMessage]) -> Result<()> {
-        create_dir_all(durable::parent(&self.paths.history))?;
+        private_dir(&self.paths.root, durable::parent(&self.paths.history))?;
         let mut lines = Vec::new();
         for message in delivered {
             serde_json::to_writer(&mut lines, message)
@@ -456,7 +461,7 @@ fn remove_if_abandoned(path: &Path, name: &str) {
         .split('-')
         .nth(1)
         .and_then(|pid| pid.parse::<i32>().ok());
-    let old = fs::metadata(path)
+    let old = fs::symlink_metadata(path)
         .and_then(|meta| meta.modified())
         .ok()
         .and_then(|modified| modified.elapsed().ok())

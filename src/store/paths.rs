@@ -35,16 +35,21 @@ impl Home {
         &self.root
     }
 
+    /// `teams/`: a folder swarm owns and keeps private, with everything below it
+    /// (docs/ARCHITECTURE.md, "Private files").
     pub(crate) fn teams_dir(&self) -> PathBuf {
         self.root.join("teams")
     }
 
     pub fn team(&self, team: &str) -> TeamPaths {
+        let root = self.teams_dir();
         TeamPaths {
-            dir: self.teams_dir().join(path_component(team)),
+            dir: root.join(path_component(team)),
+            root,
         }
     }
 
+    /// `peers/`: a folder swarm owns and keeps private.
     pub(crate) fn peers_dir(&self) -> PathBuf {
         self.root.join("peers")
     }
@@ -64,11 +69,18 @@ impl Home {
 #[derive(Debug, Clone)]
 pub struct TeamPaths {
     dir: PathBuf,
+    root: PathBuf,
 }
 
 impl TeamPaths {
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// `teams/`: the private folder every directory of the team is in, for
+    /// `durable::private_dir`.
+    pub(crate) fn private_root(&self) -> &Path {
+        &self.root
     }
 
     pub(crate) fn config(&self) -> PathBuf {
@@ -111,6 +123,7 @@ impl TeamPaths {
         let component = path_component(member);
         let inbox = self.inboxes().join(format!("{component}{INBOX_SUFFIX}"));
         MailboxPaths {
+            root: self.root.clone(),
             lock: LockPaths::beside(&inbox),
             consumers: self.inboxes().join(format!(".{component}.consume.flock")),
             inbox,
@@ -144,6 +157,8 @@ fn owner<'a>(file: &'a OsStr, suffix: &str) -> Option<&'a str> {
 /// One member's mailbox files.
 #[derive(Debug, Clone)]
 pub struct MailboxPaths {
+    /// `teams/`: the private folder they are all in, for `durable::private_dir`.
+    pub(crate) root: PathBuf,
     /// `inboxes/<name>.json`: the unread messages.
     pub(crate) inbox: PathBuf,
     /// `history/<name>.jsonl`: the delivered messages.

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
-use crate::store::durable::{atomic_write, create_dir_all};
+use crate::store::durable::{atomic_write, private_dir, read_if_exists, read_to_rewrite};
 use crate::store::lock::FileLock;
 use crate::store::mailbox::Mailbox;
 use crate::store::paths::{Home, TeamPaths};
@@ -51,7 +51,7 @@ impl Team {
             paths.history(),
             paths.logs(),
         ] {
-            create_dir_all(&dir)?;
+            private_dir(paths.private_root(), &dir)?;
         }
         let team = Self {
             name: config.name.clone(),
@@ -90,12 +90,8 @@ impl Team {
 
     pub(crate) fn load(&self) -> Result<TeamConfig> {
         let path = self.paths.config();
-        let bytes = fs::read(&path).map_err(|err| match err.kind() {
-            io::ErrorKind::NotFound => {
-                Error::not_found(format!("team {} has no config.json", self.name))
-            }
-            _ => Error::io("read", &path, err),
-        })?;
+        let bytes = read_if_exists(&path)?
+            .ok_or_else(|| Error::not_found(format!("team {} has no config.json", self.name)))?;
         parse_config(&path, &bytes)
     }
 
@@ -131,12 +127,11 @@ impl Team {
         change: impl FnOnce(Option<TeamConfig>) -> Result<(R, Option<TeamConfig>)>,
     ) -> Result<R> {
         let path = self.paths.config();
+        private_dir(self.paths.private_root(), self.paths.dir())?;
         let _lock = FileLock::acquire(&self.paths.config_lock())?;
-        let existing = match fs::read(&path) {
-            Ok(bytes) => Some(parse_config(&path, &bytes)?),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => None,
-            Err(err) => return Err(Error::io("read", &path, err)),
-        };
+        let existing = read_to_rewrite(&path)?
+            .map(|bytes| parse_config(&path, &bytes))
+            .transpose()?;
         let before = existing
             .as_ref()
             .map(serde_json::to_value)

@@ -3,6 +3,7 @@
 mod claude_format;
 mod concurrency;
 mod docs;
+mod file_safety;
 mod harness;
 mod interface;
 mod launcher;
@@ -12,6 +13,7 @@ mod limits;
 mod messaging;
 mod other_tools;
 mod peers;
+mod private_files;
 mod processes;
 mod protocol_rules;
 mod teams;

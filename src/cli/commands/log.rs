@@ -30,7 +30,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let member = config.require_member(name.as_str())?;
     let path = team.paths().log(&member.name);
     let logs = team.paths().logs();
-    crate::store::durable::create_dir_all(&logs)?;
+    crate::store::durable::private_dir(team.paths().private_root(), &logs)?;
     // Armed before the first read, so a follower misses nothing written in between.
     let watcher = if args.follow {
         Some(Watcher::arm(&logs)?)

@@ -231,11 +231,11 @@ impl Supervisor {
     /// appended to it.
     fn capture_output(&self) {
         if let (Some(tmux), Some(pane)) = (&self.tmux, &self.pane) {
-            let captured =
-                crate::store::durable::create_dir_all(crate::store::durable::parent(&self.log))
-                    .and_then(|()| logfile::create(&self.log))
-                    .and_then(|()| panes::log_writer_argv(&self.log, self.log_max))
-                    .and_then(|writer| tmux.pipe_pane(pane, &writer));
+            let paths = self.team.paths();
+            let captured = crate::store::durable::private_dir(paths.private_root(), &paths.logs())
+                .and_then(|()| logfile::create(&self.log))
+                .and_then(|()| panes::log_writer_argv(&self.log, self.log_max))
+                .and_then(|writer| tmux.pipe_pane(pane, &writer));
             if let Err(err) = captured {
                 tracing::warn!("output of {} is not captured: {err}", self.name);
             }
