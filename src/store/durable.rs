@@ -40,7 +40,18 @@ pub fn atomic_write(
     let temp = synced_temp(path, PRIVATE_FILE_MODE, write)?;
     temp.persist(path)
         .map_err(|err| Error::io("rename a temporary file onto", path, err.error))?;
-    sync_dir(parent(path))
+    sync_after_rename(path);
+    Ok(())
+}
+
+/// Syncs the directory of a file just renamed into place. The rename has happened and readers see
+/// the new file, so a failure here is no failure of the write: reporting one would tell the caller
+/// that nothing changed. It is logged instead; the file is durable once the directory is next
+/// synced, by this or any later write.
+fn sync_after_rename(path: &Path) {
+    if let Err(err) = sync_dir(parent(path)) {
+        tracing::warn!("{err}; {} may not survive a crash", path.display());
+    }
 }
 
 /// Makes a rename or create in `dir` durable.
@@ -66,7 +77,7 @@ pub(crate) fn create_exclusive(path: &Path, contents: &[u8]) -> Result<bool> {
     let temp = synced_temp(path, PRIVATE_FILE_MODE, |out| out.write_all(contents))?;
     match temp.persist_noclobber(path) {
         Ok(_) => {
-            sync_dir(parent(path))?;
+            sync_after_rename(path);
             Ok(true)
         }
         Err(err) if err.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
@@ -243,9 +254,15 @@ pub(crate) fn symlink_refused(verb: &str, path: &Path) -> Error {
 }
 
 /// Appends newline-terminated `lines` to `path` and syncs it, creating the file when missing.
-/// A last line torn by a crash is ended first, so it cannot swallow the first new line.
+/// A last line torn by a crash is ended first, so it cannot swallow the first new line. The first
+/// append to a new file also syncs its directory, or a crash could lose the file and its lines.
 pub(crate) fn append_lines_durably(path: &Path, lines: &[u8]) -> Result<()> {
     let mut file = open_private(path, OpenOptions::new().read(true).append(true))?;
+    let fresh = file
+        .metadata()
+        .map_err(|err| Error::io("inspect", path, err))?
+        .len()
+        == 0;
     let torn = ends_without_newline(&file).map_err(|err| Error::io("read", path, err))?;
     let mut bytes = Vec::with_capacity(lines.len() + 1);
     if torn {
@@ -254,7 +271,11 @@ pub(crate) fn append_lines_durably(path: &Path, lines: &[u8]) -> Result<()> {
     bytes.extend_from_slice(lines);
     file.write_all(&bytes)
         .and_then(|()| file.sync_data())
-        .map_err(|err| Error::io("append to", path, err))
+        .map_err(|err| Error::io("append to", path, err))?;
+    if fresh {
+        sync_dir(parent(path))?;
+    }
+    Ok(())
 }
 
 fn ends_without_newline(file: &File) -> io::Result<bool> {
