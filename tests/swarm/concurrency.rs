@@ -175,14 +175,14 @@ fn writers_killed_at_random_moments_lose_no_acknowledged_send() {
 }
 
 /// Claude Code's lock directory held by a live foreign writer: kept fresh until dropped.
-struct ForeignHolder {
+pub(crate) struct ForeignHolder {
     dir: std::path::PathBuf,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     toucher: Option<thread::JoinHandle<()>>,
 }
 
 impl ForeignHolder {
-    fn hold(dir: std::path::PathBuf) -> Self {
+    pub(crate) fn hold(dir: std::path::PathBuf) -> Self {
         std::fs::create_dir(&dir).unwrap();
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let toucher = {

@@ -830,3 +830,32 @@ fn the_notice_is_written_once_even_under_a_signal_storm() {
         .run()
         .success();
 }
+
+#[test]
+fn an_ending_is_recorded_once_the_leads_inbox_is_free_again() {
+    let mut sandbox = Sandbox::new();
+    sandbox.set_env("SWARM_LOCK_TIMEOUT", "0.5");
+    let server = TmuxServer::start(&sandbox);
+    let go = sandbox.work().join("go");
+    up(
+        &sandbox,
+        &server,
+        "held",
+        &format!(
+            "name = \"held\"\n{LEAD}[[member]]\nname = \"w\"\ncommand = [\"sh\", \"-c\", \"while [ ! -e {} ]; do sleep 0.1; done\"]\n",
+            go.display()
+        ),
+    );
+    eventually("w to run", || state(&sandbox, "held", "w") == "running");
+    // Another tool holds the lead's inbox while w ends: the first attempt at the notice fails.
+    let holder = crate::concurrency::ForeignHolder::hold(
+        sandbox.team_dir("held").join("inboxes/team-lead.json.lock"),
+    );
+    fs::write(&go, "").unwrap();
+    let log = sandbox.team_dir("held").join("logs/w.log");
+    eventually("the supervisor to retry", || {
+        fs::read_to_string(&log).is_ok_and(|log| log.contains("retrying"))
+    });
+    drop(holder);
+    assert_eq!(notice(&sandbox, "held", "w")["status"], "completed");
+}

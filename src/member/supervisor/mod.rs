@@ -195,10 +195,35 @@ impl Supervisor {
     /// Shows the ending in the pane, records it (and so notifies the lead) and lets the pane go.
     async fn conclude(self: &Arc<Self>, ending: Ending, ran: Duration) -> Result<()> {
         self.announce(&ending, ran).await;
-        self.off_runtime(move |this| ending::record(&this.team, &this.name, &ending))
-            .await?;
+        self.record_ending(ending).await?;
         self.hold_pane_while_launching().await;
         Ok(())
+    }
+
+    /// Records the ending, retrying a while when that fails: the lead's inbox may be held by
+    /// another tool, or the disk briefly full, and the notice is how the lead learns the member
+    /// ended. A repeat is safe, since recording is idempotent and re-delivers a notice it lost.
+    async fn record_ending(self: &Arc<Self>, ending: Ending) -> Result<()> {
+        let mut delays = RECORD_RETRY_DELAYS.iter();
+        loop {
+            let ending = ending.clone();
+            match self
+                .off_runtime(move |this| ending::record(&this.team, &this.name, &ending))
+                .await
+            {
+                Ok(_) => return Ok(()),
+                Err(err) => match delays.next() {
+                    Some(delay) => {
+                        tracing::warn!(
+                            "recording how {} ended: {err}; retrying in {delay:?}",
+                            self.name
+                        );
+                        tokio::time::sleep(*delay).await;
+                    }
+                    None => return Err(err),
+                },
+            }
+        }
     }
 
     /// While `up` is still placing the team, the pane stays: it may be all that keeps the team's
@@ -455,6 +480,14 @@ async fn at(deadline: Option<tokio::time::Instant>) {
         None => std::future::pending().await,
     }
 }
+
+/// Pauses between attempts to record an ending; each attempt also waits out a held lock.
+const RECORD_RETRY_DELAYS: [Duration; 4] = [
+    Duration::from_secs(1),
+    Duration::from_secs(3),
+    Duration::from_secs(8),
+    Duration::from_secs(15),
+];
 
 /// How long what the program left behind has after SIGTERM, once the program itself has ended.
 const SWEEP_GRACE: Duration = Duration::from_secs(1);
