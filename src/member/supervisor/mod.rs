@@ -71,7 +71,8 @@ impl Supervisor {
         }
         let mut signals = Signals::install()?;
         self.off_runtime(Self::capture_output).await;
-        let peer = self.open_peer_socket();
+        // Binding writes the registry entry durably: an fsync, kept off the runtime.
+        let peer = self.off_runtime(Self::open_peer_socket).await;
         let _server = peer.as_ref().map(|listener| {
             let listener = Arc::clone(listener);
             let sink = self.inbox_sink();
