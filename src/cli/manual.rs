@@ -11,7 +11,10 @@ use crate::error::{Error, Result};
 use crate::policy;
 
 const EXIT_STATUS: &[(&str, &str)] = &[
-    ("0", "Success."),
+    (
+        "0",
+        "Success, and durable. Writing to a closed stdout (swarm inbox | head -1) is a quiet success too: recv and watch --consume print what they take before it leaves the inbox, so what they could not print stays unread.",
+    ),
     (
         "1",
         "A runtime failure: an OS error, a peer that refused a message, a rejected plan or shutdown request, a member that did not complete.",

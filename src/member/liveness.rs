@@ -183,9 +183,7 @@ pub(crate) fn follow_endings(
 
     let mut report_arrivals = |on: &mut dyn FnMut(Event<'_>) -> Result<()>| -> Result<()> {
         if let Some(follower) = transcript.as_deref_mut() {
-            for arrival in follower.arrivals()? {
-                on(Event::Arrived(&arrival))?;
-            }
+            follower.arrivals(|arrival| on(Event::Arrived(arrival)))?;
         }
         Ok(())
     };

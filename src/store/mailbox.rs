@@ -194,18 +194,48 @@ impl Mailbox {
     }
 
     /// Removes up to `max` unread messages that `pick` accepts, oldest first, after appending them to
-    /// history. A crash between the two delivers them again with the same `msg_id`; it never loses one.
-    ///
-    /// swarm's consumers of one inbox take turns on their own flock, held from the choice to the
-    /// rewrite, so two of them never choose, and record, the same message. Writers never take that
-    /// lock: the messages are chosen from a lock-free read and recorded in history before the inbox
-    /// locks are taken, so writers do not wait out the history fsync. Under those locks, the chosen
-    /// messages still unread (another tool may have taken one meanwhile) are removed and returned.
+    /// history, and returns those it removed. A crash between the two delivers them again with the
+    /// same `msg_id`; it never loses one.
     pub fn consume(
         &self,
         max: Option<usize>,
-        mut pick: impl FnMut(&InboxMessage) -> bool,
+        pick: impl FnMut(&InboxMessage) -> bool,
     ) -> Result<Vec<InboxMessage>> {
+        self.take(max, pick, |_| Ok(())).map(|(_, taken)| taken)
+    }
+
+    /// [`Mailbox::consume`] for a consumer that shows what it takes (`recv`, `watch --consume`):
+    /// `deliver` gets the chosen messages once they are in history and before they leave the
+    /// inbox, and they leave it only if `deliver` succeeded. A failed delivery (a closed stdout)
+    /// leaves them unread, and returns its error; their history record is harmless, as every
+    /// reader of history shows each `msg_id` once. Returns what was delivered.
+    ///
+    /// A message another tool took from the inbox between the choice and the rewrite is delivered
+    /// by both: at least once, never lost.
+    pub(crate) fn consume_delivering(
+        &self,
+        max: Option<usize>,
+        pick: impl FnMut(&InboxMessage) -> bool,
+        deliver: impl FnOnce(&[InboxMessage]) -> Result<()>,
+    ) -> Result<Vec<InboxMessage>> {
+        self.take(max, pick, deliver).map(|(chosen, _)| chosen)
+    }
+
+    /// The one consume: choose, record in history, deliver, rewrite. Returns the messages chosen
+    /// and those of them still unread under the lock, which the rewrite removed.
+    ///
+    /// swarm's consumers of one inbox take turns on their own flock, held from the choice to the
+    /// rewrite, so two of them never choose, record, or deliver the same message. Writers never
+    /// take that lock: the messages are chosen from a lock-free read, recorded in history and
+    /// delivered before the inbox locks are taken, so writers wait out neither the history fsync
+    /// nor the delivery. Under those locks, the chosen messages still unread (another tool may have
+    /// taken one meanwhile) are removed.
+    fn take(
+        &self,
+        max: Option<usize>,
+        mut pick: impl FnMut(&InboxMessage) -> bool,
+        deliver: impl FnOnce(&[InboxMessage]) -> Result<()>,
+    ) -> Result<(Vec<InboxMessage>, Vec<InboxMessage>)> {
         create_dir_all(durable::parent(&self.paths.inbox))?;
         let _turn = Flock::wait(&self.paths.consumers)?;
         let chosen: Vec<InboxMessage> = self
@@ -215,11 +245,12 @@ impl Mailbox {
             .take(max.unwrap_or(usize::MAX))
             .collect();
         if chosen.is_empty() {
-            return Ok(chosen);
+            return Ok((chosen, Vec::new()));
         }
         self.record_history(&chosen)?;
+        deliver(&chosen)?;
         let ids: HashSet<String> = chosen.iter().map(|m| m.id().into_owned()).collect();
-        self.update(|unread| {
+        let taken = self.update(|unread| {
             let mut taken = Vec::new();
             unread.retain(|message| {
                 let take = ids.contains(message.id().as_ref());
@@ -230,7 +261,8 @@ impl Mailbox {
             });
             let changed = !taken.is_empty();
             Ok((taken, changed))
-        })
+        })?;
+        Ok((chosen, taken))
     }
 
     /// The unread messages, read without taking the lock (writers replace the file atomically).
@@ -507,6 +539,47 @@ mod tests {
         assert_eq!(taken, std::slice::from_ref(&first));
         assert_eq!(mailbox.peek().unwrap(), [second]);
         assert_eq!(mailbox.history().unwrap(), [first]);
+    }
+
+    #[test]
+    fn a_failed_delivery_leaves_the_messages_unread() {
+        let (_dir, mailbox) = mailbox();
+        let sent: Vec<InboxMessage> = (0..3)
+            .map(|n| InboxMessage::new("a", &format!("m{n}"), None, None))
+            .collect();
+        mailbox.append(&sent).unwrap();
+        let failed = mailbox.consume_delivering(
+            None,
+            |_| true,
+            |chosen| {
+                assert_eq!(chosen, sent.as_slice());
+                Err(Error::runtime("stdout is closed"))
+            },
+        );
+        assert_eq!(failed.unwrap_err().message(), "stdout is closed");
+        assert_eq!(
+            mailbox.peek().unwrap(),
+            sent,
+            "nothing shown, nothing taken"
+        );
+
+        let mut shown = Vec::new();
+        let delivered = mailbox
+            .consume_delivering(
+                Some(2),
+                |_| true,
+                |chosen| {
+                    shown.extend_from_slice(chosen);
+                    Ok(())
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            (delivered.as_slice(), shown.as_slice()),
+            (&sent[..2], &sent[..2])
+        );
+        assert_eq!(mailbox.peek().unwrap(), &sent[2..]);
+        assert_eq!(mailbox.history().unwrap(), sent, "recorded once each");
     }
 
     #[test]

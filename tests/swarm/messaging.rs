@@ -516,6 +516,61 @@ fn broken_pipe_is_quiet() {
     );
 }
 
+/// `recv` and `watch --consume` into a pipe nobody reads: a quiet exit 0, and the messages they
+/// could not show are still unread.
+#[test]
+fn a_consumer_whose_stdout_is_closed_takes_nothing() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    for text in ["1", "2", "3"] {
+        sandbox
+            .swarm()
+            .args(["send", "bob", text])
+            .team("t")
+            .run()
+            .success();
+    }
+    for args in [
+        &["recv"][..],
+        &["recv", "--wait"],
+        &["recv", "--json"],
+        &["watch", "--consume"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        // Closed before the consumer starts: its first write fails, deterministically.
+        drop(reader);
+        let output = sandbox
+            .swarm()
+            .args(args)
+            .team("t")
+            .as_("bob")
+            .into_command()
+            .stdin(std::process::Stdio::null())
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{args:?}: {output:?}");
+        assert!(output.stderr.is_empty(), "{args:?}: {output:?}");
+        assert_eq!(
+            sandbox.inbox("t", "bob").len(),
+            3,
+            "{args:?} took messages it never showed"
+        );
+    }
+    // They are shown, and taken, by the next consumer that can.
+    sandbox
+        .swarm()
+        .args(["recv"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success()
+        .stdout_has("1")
+        .stdout_has("3");
+    assert!(sandbox.inbox("t", "bob").is_empty());
+}
+
 #[test]
 fn team_is_chosen_by_flag_env_or_being_the_only_one() {
     let sandbox = Sandbox::new();
