@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::base::clock;
 use crate::error::{Error, Result};
 use crate::store::durable::{PRIVATE_FILE_MODE, parent};
 use crate::store::paths::LockPaths;
@@ -45,7 +46,7 @@ impl FileLock {
     /// `SWARM_LOCK_TIMEOUT` for both. When that fails, swarm's flock comes back still held, so
     /// the caller can undo what it did before another swarm process is in.
     pub(crate) fn complete(mut flock: Flock, paths: &LockPaths) -> Result<Self, Incomplete> {
-        let deadline = Instant::now() + wait_bound();
+        let deadline = clock::deadline(wait_bound());
         let atm = match FlockFile::open(&paths.atm).and_then(|atm| atm.lock_by(deadline)) {
             Ok(atm) => atm,
             Err(error) => return Err(Incomplete { flock, error }),
@@ -77,13 +78,16 @@ impl Drop for FileLock {
     }
 }
 
-/// `SWARM_LOCK_TIMEOUT` (seconds) bounds the wait for another tool's locks.
+/// `SWARM_LOCK_TIMEOUT` (seconds) bounds the wait for another tool's locks; a bound too long to
+/// represent is none.
 fn wait_bound() -> Duration {
     std::env::var("SWARM_LOCK_TIMEOUT")
         .ok()
         .and_then(|secs| secs.parse::<f64>().ok())
-        .filter(|secs| secs.is_finite() && *secs >= 0.0)
-        .map_or(DEFAULT_WAIT, Duration::from_secs_f64)
+        .filter(|secs| !secs.is_nan() && *secs >= 0.0)
+        .map_or(DEFAULT_WAIT, |secs| {
+            Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
+        })
 }
 
 /// swarm's flock on a shared file, taken in turn. A process that has to wait for it says so: it
@@ -170,7 +174,7 @@ impl FlockFile {
 
     /// Waits for a lock that another tool holds for short moments, polling so the wait ends at
     /// `deadline`. (atm's own writers poll it with 50 ms back-off; a swarm process asks sooner.)
-    fn lock_by(self, deadline: Instant) -> Result<Flock> {
+    fn lock_by(self, deadline: Option<Instant>) -> Result<Flock> {
         let mut backoff = Duration::from_micros(500);
         loop {
             match self.file.try_lock() {
@@ -180,7 +184,7 @@ impl FlockFile {
                     return Err(Error::io("lock", &self.path, err));
                 }
             }
-            if Instant::now() >= deadline {
+            if clock::passed(deadline) {
                 return Err(Error::runtime(format!(
                     "lock {} is held by another writer",
                     self.path.display()
@@ -257,7 +261,7 @@ struct LockDir {
 }
 
 impl LockDir {
-    fn acquire(path: PathBuf, deadline: Instant, flock: &mut Flock) -> Result<Self> {
+    fn acquire(path: PathBuf, deadline: Option<Instant>, flock: &mut Flock) -> Result<Self> {
         let mut backoff = Duration::from_millis(1);
         recover_abandoned(&path, flock);
         loop {
@@ -278,7 +282,7 @@ impl LockDir {
                     }
                 }
                 Some(age) => {
-                    if Instant::now() >= deadline {
+                    if clock::passed(deadline) {
                         return Err(Error::runtime(format!(
                             "lock {} is held by another writer (modified {}s ago)",
                             path.display(),
@@ -417,7 +421,7 @@ mod tests {
             .unwrap();
         let err = LockDir::acquire(
             held.clone(),
-            Instant::now() + Duration::from_millis(50),
+            clock::deadline(Duration::from_millis(50)),
             &mut flock,
         )
         .unwrap_err();
@@ -433,7 +437,7 @@ mod tests {
         atm.lock().unwrap();
         let err = FlockFile::open(&paths.atm)
             .unwrap()
-            .lock_by(Instant::now() + Duration::from_millis(50))
+            .lock_by(clock::deadline(Duration::from_millis(50)))
             .unwrap_err();
         assert!(err.message().contains("bob.lock"), "{}", err.message());
         atm.unlock().unwrap();
@@ -482,12 +486,12 @@ mod tests {
             // A writer killed inside its locked section: the kernel drops its flock, nothing
             // removes its directory or its record.
             let mut flock = FlockFile::open(&paths.flock).unwrap().lock().unwrap();
-            let _dir = LockDir::acquire(held.clone(), Instant::now(), &mut flock).unwrap();
+            let _dir = LockDir::acquire(held.clone(), Some(Instant::now()), &mut flock).unwrap();
         }
         assert!(held.is_dir());
         let again = LockDir::acquire(
             held.clone(),
-            Instant::now(),
+            Some(Instant::now()),
             &mut FlockFile::open(&paths.flock).unwrap().lock().unwrap(),
         );
         assert!(
@@ -507,7 +511,7 @@ mod tests {
         assert!(
             LockDir::acquire(
                 paths.dir.clone(),
-                Instant::now() + Duration::from_millis(20),
+                clock::deadline(Duration::from_millis(20)),
                 &mut flock
             )
             .is_err()

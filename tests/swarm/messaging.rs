@@ -571,6 +571,46 @@ fn a_consumer_whose_stdout_is_closed_takes_nothing() {
     assert!(sandbox.inbox("t", "bob").is_empty());
 }
 
+/// A timeout too long for the clock to represent is no deadline, never a panic (exit 101).
+#[test]
+fn timeouts_too_long_to_represent_mean_no_deadline() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    for bound in ["1e19", "1e30", "inf"] {
+        sandbox
+            .swarm()
+            .args(["send", "bob", "hello"])
+            .team("t")
+            .env("SWARM_LOCK_TIMEOUT", bound)
+            .run()
+            .success();
+    }
+    sandbox
+        .swarm()
+        .args(["recv", "--wait", "--timeout", "1e19"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success()
+        .stdout_has("hello");
+    // An ended member, so `wait` returns at once.
+    let config_path = sandbox.team_dir("t").join("config.json");
+    let mut config = sandbox.config("t");
+    for member in config["members"].as_array_mut().unwrap() {
+        if member["name"] == "bob" {
+            member["state"] = "exited".into();
+            member["exitCode"] = 0.into();
+        }
+    }
+    std::fs::write(&config_path, serde_json::to_vec(&config).unwrap()).unwrap();
+    sandbox
+        .swarm()
+        .args(["wait", "bob", "--timeout", "1e19"])
+        .team("t")
+        .run()
+        .success();
+}
+
 #[test]
 fn team_is_chosen_by_flag_env_or_being_the_only_one() {
     let sandbox = Sandbox::new();

@@ -2,7 +2,7 @@
 
 use std::io::Read;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -110,7 +110,7 @@ fn submit(ctx: &Context, args: SubmitArgs) -> Result<()> {
         };
     };
 
-    let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
+    let deadline = args.timeout.and_then(clock::deadline);
     // Only the lead's answer counts; anything else claiming to answer stays unread.
     let answer = watch.wait(deadline, |envelope, s| {
         envelope.from() == lead

@@ -2,10 +2,11 @@
 //! and printed before it leaves the inbox, so a crash or a closed stdout can repeat a message but
 //! never lose one.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::base::clock;
 use crate::cli::args::parse_seconds;
 use crate::cli::context::Context;
 use crate::cli::output;
@@ -46,7 +47,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     if args.wait {
         mailbox.ensure()?;
         let watcher = Watcher::arm(&team.paths().inboxes())?;
-        let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
+        let deadline = args.timeout.and_then(clock::deadline);
         let found = watcher.wait_for(deadline, &named(mailbox.file_name()), || {
             let messages = consume()?;
             Ok((!messages.is_empty()).then_some(messages))

@@ -1,6 +1,6 @@
 //! `swarm shutdown request|approve|reject`: the lead asks a teammate to stop; the teammate answers.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -100,7 +100,7 @@ fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
         };
     };
 
-    let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
+    let deadline = args.timeout.and_then(clock::deadline);
     let answer = watch.wait(deadline, |_, s| {
         matches!(
             s,

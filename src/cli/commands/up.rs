@@ -1,10 +1,11 @@
 //! `swarm up TEAMFILE`: create the team and start its panes, the lead's first.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
+use crate::base::clock;
 use crate::cli::args::parse_seconds;
 use crate::cli::context::Context;
 use crate::cli::output;
@@ -226,7 +227,7 @@ fn wait_all(
     timeout: Option<Duration>,
     transcript: &mut Follower<'_>,
 ) -> Result<()> {
-    let deadline = timeout.map(|timeout| Instant::now() + timeout);
+    let deadline = timeout.and_then(clock::deadline);
     let mut all_well = true;
     let left = liveness::follow_endings(team, names, deadline, Some(transcript), |event| {
         match event {
