@@ -60,10 +60,10 @@ impl Mailbox {
         self.paths.inbox.file_name().unwrap_or_default()
     }
 
-    /// Creates the inbox as `[]` unless it exists.
-    pub(crate) fn ensure(&self) -> Result<()> {
+    /// Creates the inbox as `[]` unless it exists; returns whether it created it.
+    pub(crate) fn ensure(&self) -> Result<bool> {
         create_dir_all(durable::parent(&self.paths.inbox))?;
-        create_exclusive(&self.paths.inbox, b"[]").map(drop)
+        create_exclusive(&self.paths.inbox, b"[]")
     }
 
     /// Adds messages to the end of the inbox. Durable, and in the inbox, when it returns; on an
@@ -263,6 +263,25 @@ impl Mailbox {
             Ok((taken, changed))
         })?;
         Ok((chosen, taken))
+    }
+
+    /// Takes back unread messages with these ids, from a send being undone, and returns the ids
+    /// it removed. One already consumed, or marked read by another tool, stays where it is: it
+    /// was delivered.
+    pub(crate) fn retract(&self, ids: &HashSet<String>) -> Result<HashSet<String>> {
+        self.update(|unread| {
+            let mut removed = HashSet::new();
+            unread.retain(|message| {
+                let id = message.id();
+                if message.is_read() || !ids.contains(id.as_ref()) {
+                    return true;
+                }
+                removed.insert(id.into_owned());
+                false
+            });
+            let changed = !removed.is_empty();
+            Ok((removed, changed))
+        })
     }
 
     /// The unread messages, read without taking the lock (writers replace the file atomically).
@@ -583,6 +602,25 @@ mod tests {
     }
 
     #[test]
+    fn retract_takes_back_only_what_is_still_unread() {
+        let (_dir, mailbox) = mailbox();
+        let kept = InboxMessage::new("a", "kept", None, None);
+        let undone = InboxMessage::new("a", "undone", None, None);
+        let taken = InboxMessage::new("a", "taken", None, None);
+        mailbox
+            .append(&[taken.clone(), kept.clone(), undone.clone()])
+            .unwrap();
+        mailbox.consume(Some(1), |_| true).unwrap();
+        let ids: HashSet<String> = [&undone, &taken]
+            .iter()
+            .map(|m| m.id().into_owned())
+            .collect();
+        let removed = mailbox.retract(&ids).unwrap();
+        assert_eq!(removed, HashSet::from([undone.id().into_owned()]));
+        assert_eq!(mailbox.peek().unwrap(), [kept]);
+    }
+
+    #[test]
     fn concurrent_consumers_record_each_message_in_history_once() {
         let (_dir, mailbox) = mailbox();
         let sent: Vec<InboxMessage> = (0..200)
@@ -697,7 +735,7 @@ mod tests {
                     std::thread::spawn(move || {
                         start.wait();
                         match k {
-                            0..3 => mailbox.ensure().unwrap(),
+                            0..3 => drop(mailbox.ensure().unwrap()),
                             3..6 => mailbox
                                 .append(&[InboxMessage::new("lead", "hi", None, None)])
                                 .unwrap(),

@@ -113,6 +113,46 @@ fn broadcast_reaches_everyone_but_the_sender_once() {
     );
 }
 
+/// A broadcast that cannot reach everyone reaches nobody: the copies already written are taken
+/// back, so the retry after exit 1 delivers each copy once.
+#[test]
+fn a_broadcast_that_fails_part_way_is_withdrawn() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["a", "b", "c"]);
+    // b's inbox cannot be read (it is a directory): the broadcast fails after the lead's and a's
+    // copies.
+    let b = sandbox.inbox_path("t", "b");
+    std::fs::remove_file(&b).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    sandbox
+        .swarm()
+        .args(["send", "*", "standup"])
+        .team("t")
+        .run()
+        .code(1)
+        .stderr_has("withdrawn from team-lead, a, so nobody has it");
+    for member in ["team-lead", "a"] {
+        assert!(
+            sandbox.inbox("t", member).is_empty(),
+            "{member} kept a copy"
+        );
+    }
+
+    std::fs::remove_dir(&b).unwrap();
+    let id = sandbox
+        .swarm()
+        .args(["send", "*", "standup"])
+        .team("t")
+        .run()
+        .success()
+        .stdout_line();
+    for member in ["team-lead", "a", "b", "c"] {
+        let inbox = sandbox.inbox("t", member);
+        assert_eq!(inbox.len(), 1, "{member}: {inbox:?}");
+        assert_eq!(inbox[0]["msg_id"], id.as_str());
+    }
+}
+
 #[test]
 fn unknown_recipient_is_refused_listing_the_roster() {
     let sandbox = Sandbox::new();
