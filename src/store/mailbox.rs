@@ -66,6 +66,23 @@ impl Mailbox {
         create_exclusive(&self.paths.inbox, b"[]")
     }
 
+    /// Removes the inbox file if it holds no message at all, read or not: the undoing of an
+    /// [`Mailbox::ensure`] that created it. Under the inbox locks, so no append is lost: one that
+    /// comes after finds no file and creates it again.
+    pub(crate) fn remove_if_empty(&self) -> Result<bool> {
+        let _lock = FileLock::acquire(&self.paths.lock)?;
+        let Some(bytes) = durable::read_if_exists(&self.paths.inbox)? else {
+            return Ok(false);
+        };
+        let empty = serde_json::from_slice::<Vec<Value>>(&bytes).is_ok_and(|all| all.is_empty());
+        if !empty || !self.merge_spool(&mut Vec::new())?.is_empty() {
+            return Ok(false);
+        }
+        fs::remove_file(&self.paths.inbox)
+            .map_err(|err| Error::io("remove", &self.paths.inbox, err))?;
+        Ok(true)
+    }
+
     /// Adds messages to the end of the inbox. Durable, and in the inbox, when it returns; on an
     /// error, they are not in the inbox and never will be.
     pub fn append(&self, messages: &[InboxMessage]) -> Result<()> {

@@ -769,6 +769,43 @@ fn the_lead_and_the_person_spawn_teammates_do_not_and_names_are_unique() {
         .success();
 }
 
+/// A spawn whose pane cannot be placed exits 1 having changed nothing: the same spawn can be run
+/// again, and fails for the same reason, not because the member exists.
+#[test]
+fn a_spawn_that_cannot_place_its_pane_takes_the_member_back_out() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["a"]);
+    // The team's tmux server is gone.
+    let config_path = sandbox.team_dir("t").join("config.json");
+    let mut config = sandbox.config("t");
+    config["tmux"] = serde_json::json!({
+        "socket": sandbox.root().join("gone.sock"),
+        "session": "swarm-t",
+        "window": "@1",
+    });
+    fs::write(&config_path, serde_json::to_vec(&config).unwrap()).unwrap();
+    let before = fs::read(&config_path).unwrap();
+    for _ in 0..2 {
+        sandbox
+            .swarm()
+            .args(["spawn", "x", "--prompt", "hello x", "--", "sleep", "1000"])
+            .team("t")
+            .run()
+            .code(1)
+            .stderr_has("tmux split-window failed")
+            .stderr_has("x was not added");
+        assert_eq!(
+            serde_json::from_slice::<Value>(&fs::read(&config_path).unwrap()).unwrap(),
+            serde_json::from_slice::<Value>(&before).unwrap(),
+            "config.json changed"
+        );
+        assert!(
+            !sandbox.inbox_path("t", "x").exists(),
+            "x's inbox (with its prompt) was left behind"
+        );
+    }
+}
+
 #[test]
 fn down_leaves_no_pane_and_no_process() {
     let sandbox = Sandbox::new();
