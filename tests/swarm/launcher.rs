@@ -166,6 +166,58 @@ fn gated_tmux(sandbox: &mut Sandbox) {
     sandbox.set_env("PATH", path);
 }
 
+/// An `up` that cannot place one of its panes stops the members it already placed: exit 1 leaves
+/// no pane and no program of the team running.
+#[test]
+fn an_up_that_fails_part_way_stops_what_it_started() {
+    let mut sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    // A tmux that refuses to split a pane for the member called `doomed`.
+    let bin = sandbox.root().join("refusing-bin");
+    fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("tmux");
+    fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nfor arg in \"$@\"; do\n  if [ \"$arg\" = doomed ]; then echo 'no space for new pane' >&2; exit 1; fi\ndone\nexec {} \"$@\"\n",
+            real_tmux(&sandbox).display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        sandbox.env_value("PATH").unwrap().to_string_lossy()
+    );
+    sandbox.set_env("PATH", path);
+    let file = sandbox.write(
+        "p.toml",
+        "name = \"p\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"doomed\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    let fixture = server.panes();
+    up(&sandbox, &server, &file)
+        .code(1)
+        .stderr_has("no space for new pane")
+        .stderr_has("stopped team-lead, a, already placed");
+    assert_eq!(server.panes(), fixture, "the team's panes survived");
+    for name in ["team-lead", "a"] {
+        assert_eq!(state(&sandbox, "p", name), "killed", "{name}");
+        assert_eq!(sandbox.member("p", name)["reason"], "launch failed");
+    }
+    let supervisors: Vec<i64> = ["team-lead", "a"]
+        .iter()
+        .filter_map(|name| sandbox.member("p", name)["supervisorPid"].as_i64())
+        .collect();
+    let groups: Vec<i64> = ["team-lead", "a"]
+        .iter()
+        .filter_map(|name| sandbox.member("p", name)["pid"].as_i64())
+        .collect();
+    eventually("every process of the team to be gone", || {
+        processes_in(&supervisors, &groups).is_empty()
+    });
+}
+
 #[test]
 fn a_second_up_of_a_team_being_started_is_refused() {
     let mut sandbox = Sandbox::new();
