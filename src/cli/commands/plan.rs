@@ -164,7 +164,10 @@ fn respond(
         permission_mode,
     });
     exchange::send(&team, &config, &caller, &subject, &message)?;
-    exchange::retire(&team, me.as_str(), request_id)?;
+    // The answer is sent, and it is what counts: a request left unread is only clutter.
+    if let Err(err) = exchange::retire(&team, me.as_str(), request_id) {
+        tracing::warn!("answered {request_id}, but it stays unread in {me}'s inbox: {err}");
+    }
     let verdict = if approved { "approved" } else { "rejected" };
     if ctx.json {
         return output::json(
