@@ -222,6 +222,45 @@ impl LockPaths {
     }
 }
 
+/// swarm's files in a git repository whose members work in worktrees of their own
+/// (docs/ARCHITECTURE.md, "On disk").
+#[derive(Debug, Clone)]
+pub(crate) struct RepoPaths {
+    /// The top of the main worktree.
+    top: PathBuf,
+    /// The git directory the repository's worktrees share.
+    common: PathBuf,
+}
+
+impl RepoPaths {
+    pub(crate) fn new(top: PathBuf, common: PathBuf) -> Self {
+        Self { top, common }
+    }
+
+    /// `.swarm/worktrees/<team>/<member>`: one directory per team, so no team and member names
+    /// can make the same path (`a-b` + `c` and `a` + `b-c` did, joined with a dash).
+    pub(crate) fn worktree(&self, team: &str, member: &str) -> PathBuf {
+        self.top
+            .join(".swarm")
+            .join("worktrees")
+            .join(path_component(team))
+            .join(path_component(member))
+    }
+
+    /// `<git common dir>/info/exclude`, where `.swarm/` is kept out of `git status`.
+    pub(crate) fn exclude(&self) -> PathBuf {
+        self.common.join("info").join("exclude")
+    }
+
+    /// The line in `info/exclude` that keeps `.swarm/` out of `git status`.
+    pub(crate) const EXCLUDED: &str = "/.swarm/";
+
+    /// `<git common dir>/swarm-worktrees.lock`: swarm's git commands on the repository take turns.
+    pub(crate) fn git_lock(&self) -> PathBuf {
+        self.common.join("swarm-worktrees.lock")
+    }
+}
+
 /// `logs/<name>.log` → `logs/<name>.log.1`: the output before a log's newest, once it was rotated.
 pub(crate) fn rotated_log(log: &Path) -> PathBuf {
     let mut name = log.file_name().unwrap_or_default().to_owned();
@@ -270,6 +309,18 @@ mod tests {
             bob.aside(SetAsideKind::Corrupt, 7),
             Path::new("/h/teams/t/inboxes/bob.json.corrupt-7")
         );
+    }
+
+    #[test]
+    fn worktrees_of_different_teams_never_share_a_path() {
+        let repo = RepoPaths::new(PathBuf::from("/r"), PathBuf::from("/r/.git"));
+        assert_eq!(
+            repo.worktree("a-b", "c"),
+            Path::new("/r/.swarm/worktrees/a-b/c")
+        );
+        assert_ne!(repo.worktree("a-b", "c"), repo.worktree("a", "b-c"));
+        assert_eq!(repo.exclude(), Path::new("/r/.git/info/exclude"));
+        assert_eq!(repo.git_lock(), Path::new("/r/.git/swarm-worktrees.lock"));
     }
 
     #[test]

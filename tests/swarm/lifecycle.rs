@@ -595,7 +595,7 @@ fn worktrees_are_kept_when_changed_and_removed_when_clean() {
             fs::read_to_string(sandbox.team_dir("wt").join(format!("logs/{name}.log")))
                 .unwrap_or_default()
         );
-        assert!(!repo.join(format!(".swarm/worktrees/wt-{name}")).exists());
+        assert!(!repo.join(format!(".swarm/worktrees/wt/{name}")).exists());
         assert!(
             git(&repo, &["branch", "--list", &format!("swarm/wt/{name}")])
                 .trim()
@@ -606,7 +606,7 @@ fn worktrees_are_kept_when_changed_and_removed_when_clean() {
 
     for name in ["dirty", "committer"] {
         let kept = notice(&sandbox, "wt", name);
-        let path = repo.join(format!(".swarm/worktrees/wt-{name}"));
+        let path = repo.join(format!(".swarm/worktrees/wt/{name}"));
         assert_eq!(kept["worktreePath"], path.display().to_string(), "{kept:#}");
         assert!(path.is_dir());
         assert!(
@@ -616,7 +616,7 @@ fn worktrees_are_kept_when_changed_and_removed_when_clean() {
         );
     }
     assert_eq!(
-        fs::read_to_string(repo.join(".swarm/worktrees/wt-committer/f")).unwrap(),
+        fs::read_to_string(repo.join(".swarm/worktrees/wt/committer/f")).unwrap(),
         "new\n"
     );
     assert_eq!(
