@@ -80,7 +80,7 @@ impl Drop for FileLock {
 
 /// `SWARM_LOCK_TIMEOUT` (seconds) bounds the wait for another tool's locks; a bound too long to
 /// represent is none.
-fn wait_bound() -> Duration {
+pub(crate) fn wait_bound() -> Duration {
     std::env::var("SWARM_LOCK_TIMEOUT")
         .ok()
         .and_then(|secs| secs.parse::<f64>().ok())

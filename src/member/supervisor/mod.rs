@@ -35,10 +35,10 @@ use crate::format::settings::Isolation;
 use crate::format::structured::{Classified, Structured};
 use crate::launch::panes;
 use crate::launch::worktree::{self, Worktree};
-use crate::member::GRACE;
 use crate::member::ending::{self, Ending};
 use crate::member::logfile;
 use crate::member::processes::{self, Run};
+use crate::member::{ANNOUNCE_WAIT, GRACE, SWEEP_GRACE};
 use crate::peer::{Incoming, Listener, Sink};
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
@@ -407,7 +407,7 @@ impl Supervisor {
         self.print(line).await;
         let Some(mut watcher) = watcher else { return };
         let file = self.log.file_name().unwrap_or_default().to_owned();
-        let deadline = Instant::now() + Duration::from_secs(2);
+        let deadline = Instant::now() + ANNOUNCE_WAIT;
         let shown = || {
             let marker = Arc::clone(&marker);
             self.off_runtime(move |this| {
@@ -455,9 +455,6 @@ async fn at(deadline: Option<tokio::time::Instant>) {
         None => std::future::pending().await,
     }
 }
-
-/// How long what the program left behind has after SIGTERM, once the program itself has ended.
-const SWEEP_GRACE: Duration = Duration::from_secs(1);
 
 fn own_pid() -> i32 {
     i32::try_from(std::process::id()).unwrap_or(0)
