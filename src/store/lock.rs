@@ -74,7 +74,7 @@ impl Drop for FileLock {
         // Directory first, record second: a record left by a crash in between names a directory
         // (device, inode, mtime to the nanosecond) that no later directory can match.
         let _ = fs::remove_dir(&self.dir.path);
-        self.flock.forget_dir();
+        self.flock.forget();
     }
 }
 
@@ -222,30 +222,45 @@ impl Flock {
     }
 }
 
+/// What a flock file holds: a line its holder writes for the next one to read, such as the
+/// identity of the lock directory it created, or the pid of the `swarm up` starting a team.
 impl Flock {
-    /// The identity of the lock directory this flock's last holder created, if it recorded one.
-    fn recorded_dir(&mut self) -> Option<String> {
-        let mut record = String::new();
-        self.file.rewind().ok()?;
-        self.file.read_to_string(&mut record).ok()?;
-        let record = record.trim();
-        (!record.is_empty()).then(|| record.to_owned())
+    /// What the last holder recorded, if anything.
+    pub(crate) fn recorded(&mut self) -> Option<String> {
+        read_record(&mut self.file)
     }
 
-    fn record_dir(&mut self, identity: &str) {
+    /// Replaces the record.
+    pub(crate) fn record(&mut self, text: &str) {
         let written = self
             .file
             .set_len(0)
             .and_then(|()| self.file.rewind())
-            .and_then(|()| self.file.write_all(identity.as_bytes()));
+            .and_then(|()| self.file.write_all(text.as_bytes()));
         if let Err(err) = written {
-            tracing::debug!("cannot record lock directory owner: {err}");
+            tracing::debug!("cannot record in a lock file: {err}");
         }
     }
 
-    fn forget_dir(&mut self) {
+    /// Empties the record.
+    pub(crate) fn forget(&mut self) {
         let _ = self.file.set_len(0);
     }
+}
+
+impl FlockFile {
+    /// What the holder of the lock recorded, read without the lock.
+    pub(crate) fn recorded(&mut self) -> Option<String> {
+        read_record(&mut self.file)
+    }
+}
+
+fn read_record(file: &mut File) -> Option<String> {
+    let mut record = String::new();
+    file.rewind().ok()?;
+    file.read_to_string(&mut record).ok()?;
+    let record = record.trim();
+    (!record.is_empty()).then(|| record.to_owned())
 }
 
 impl Drop for Flock {
@@ -306,7 +321,7 @@ impl LockDir {
 /// staging directory it was about to move into place. Safe because we hold the flock, so the
 /// writer named in the record is dead, and the identity check spares any directory created since.
 fn recover_abandoned(path: &Path, flock: &mut Flock) {
-    let Some(record) = flock.recorded_dir() else {
+    let Some(record) = flock.recorded() else {
         return;
     };
     if let Some((staging, recorded)) = record.split_once('\n') {
@@ -317,7 +332,7 @@ fn recover_abandoned(path: &Path, flock: &mut Flock) {
             }
         }
     }
-    flock.forget_dir();
+    flock.forget();
 }
 
 /// Takes the lock directory if it is free. The directory is made under a private name, recorded in
@@ -334,12 +349,12 @@ fn create(path: &Path, flock: &mut Flock) -> Result<bool> {
         Err(err) => return Err(Error::io("create lock directory", &staging, err)),
     }
     if let Some(identity) = identity(&staging) {
-        flock.record_dir(&format!("{}\n{identity}", staging.display()));
+        flock.record(&format!("{}\n{identity}", staging.display()));
     }
     match rename_no_replace(&staging, path) {
         Ok(()) => Ok(true),
         Err(err) => {
-            flock.forget_dir();
+            flock.forget();
             let _ = fs::remove_dir(&staging);
             if err.kind() == io::ErrorKind::AlreadyExists {
                 Ok(false)
