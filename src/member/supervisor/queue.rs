@@ -11,7 +11,7 @@ use crate::format::config::{Member, State, TeamConfig};
 use crate::launch::tmux::Tmux;
 use crate::member::processes::{self, Run};
 use crate::store::paths::TeamPaths;
-use crate::store::watcher::AsyncWatcher;
+use crate::store::watcher::{AsyncWatcher, POLL_INTERVAL};
 
 use super::seat::Supervisor;
 use super::signals::{Caught, Signals};
@@ -61,10 +61,16 @@ pub(crate) async fn wait_for_slot(
                 woke = watcher.wait(None, &TeamPaths::is_config), if following => match woke {
                     Ok(_) => break,
                     Err(err) => {
-                        tracing::warn!("{} stopped following config.json: {err}", supervisor.name);
+                        tracing::warn!(
+                            "{} stopped following config.json: {err}; looking every {} ms instead",
+                            supervisor.name,
+                            POLL_INTERVAL.as_millis()
+                        );
                         following = false;
                     }
                 },
+                // Without events a freed slot is still noticed.
+                () = tokio::time::sleep(POLL_INTERVAL), if !following => break,
                 caught = signals.next() => match caught {
                     Caught::Interrupt | Caught::Child => {}
                     Caught::Terminate => return Ok(Slot::Interrupted("signal".into())),
