@@ -17,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::base::clock;
 use crate::error::{Error, Result};
-use crate::store::durable::{PRIVATE_FILE_MODE, parent};
+use crate::store::durable::PRIVATE_FILE_MODE;
 use crate::store::paths::LockPaths;
 
 /// A lock directory older than this was left by a writer that died (Claude Code uses the same bound).
@@ -339,10 +339,7 @@ fn recover_abandoned(path: &Path, flock: &mut Flock) {
 /// the flock file, then renamed into place without replacing anything, so there is no moment at
 /// which the lock exists unrecorded.
 fn create(path: &Path, flock: &mut Flock) -> Result<bool> {
-    let mut staging_name = std::ffi::OsString::from(".");
-    staging_name.push(path.file_name().unwrap_or_default());
-    staging_name.push(format!(".swarm-{}", std::process::id()));
-    let staging = parent(path).join(staging_name);
+    let staging = LockPaths::staging(path, std::process::id());
     match fs::create_dir(&staging) {
         Ok(()) => {}
         Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}

@@ -26,7 +26,7 @@ use crate::store::durable::{
     self, append_lines_durably, atomic_write, create_dir_all, create_exclusive,
 };
 use crate::store::lock::{FileLock, Flock, Incomplete, Queue, STALE_AFTER};
-use crate::store::paths::{MailboxPaths, SetAsideKind, TeamPaths};
+use crate::store::paths::{MailboxPaths, SetAsideKind, SpoolEntry, SpoolFile, TeamPaths};
 
 #[derive(Debug, Clone)]
 pub struct Mailbox {
@@ -152,13 +152,11 @@ impl Mailbox {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |since| since.as_nanos());
-        let unique = format!(
-            "{nanos:024}-{}-{}.json",
+        let SpoolFile { staging, path } = self.paths.spool_file(
+            nanos,
             std::process::id(),
-            crate::base::ids::fresh().simple()
+            &crate::base::ids::fresh().simple().to_string(),
         );
-        let staging = self.paths.spool.join(format!(".{unique}"));
-        let path = self.paths.spool.join(unique);
         let bytes = serde_json::to_vec(messages).map_err(|err| Error::runtime(err.to_string()))?;
         let written = fs::write(&staging, bytes)
             .map_err(|err| Error::io("write", &staging, err))
@@ -184,10 +182,9 @@ impl Mailbox {
             .filter_map(std::result::Result::ok)
             .map(|entry| entry.path())
         {
-            // Staging files of writers still spooling start with a dot.
-            match path.file_name().and_then(|name| name.to_str()) {
-                Some(name) if name.starts_with('.') => remove_if_abandoned(&path, name),
-                _ => files.push(path),
+            match SpoolEntry::of(path.file_name().unwrap_or_default()) {
+                SpoolEntry::Staging { writer } => remove_if_abandoned(&path, writer),
+                SpoolEntry::Ready => files.push(path),
             }
         }
         files.sort();
@@ -491,16 +488,15 @@ impl Mailbox {
 
     /// Where to move something aside now, never an existing file.
     fn aside_path(&self, kind: SetAsideKind) -> PathBuf {
-        let base = self.paths.aside(kind, clock::now_ms());
-        let mut candidate = base.clone();
-        let mut n = 1;
-        while candidate.exists() {
-            let mut name = base.file_name().unwrap_or_default().to_owned();
-            name.push(format!(".{n}"));
-            candidate = base.with_file_name(name);
-            n += 1;
+        let ms = clock::now_ms();
+        let mut attempt = 0;
+        loop {
+            let candidate = self.paths.aside(kind, ms, attempt);
+            if !candidate.exists() {
+                return candidate;
+            }
+            attempt += 1;
         }
-        candidate
     }
 
     fn record_history(&self, delivered: &[InboxMessage]) -> Result<()> {
@@ -518,12 +514,7 @@ impl Mailbox {
 /// Removes a spool staging file whose writer was killed before it renamed it into place: its
 /// pid (in the name) is gone, or it is older than a lock directory may be. Deleting the file of a
 /// writer that is merely slow is safe too: its rename fails, and its send with it.
-fn remove_if_abandoned(path: &Path, name: &str) {
-    let writer = name
-        .trim_start_matches('.')
-        .split('-')
-        .nth(1)
-        .and_then(|pid| pid.parse::<i32>().ok());
+fn remove_if_abandoned(path: &Path, writer: Option<i32>) {
     let old = fs::metadata(path)
         .and_then(|meta| meta.modified())
         .ok()
@@ -782,9 +773,10 @@ mod tests {
             pid
         };
         let me = std::process::id();
-        let killed = spool.join(format!(".{:024}-{dead}-a.json", 1));
-        let stalled = spool.join(format!(".{:024}-{me}-b.json", 2));
-        let writing = spool.join(format!(".{:024}-{me}-c.json", 3));
+        let staging = |nanos, pid, id| mailbox.paths.spool_file(nanos, pid, id).staging;
+        let killed = staging(1, dead, "a");
+        let stalled = staging(2, me, "b");
+        let writing = staging(3, me, "c");
         for staging in [&killed, &stalled, &writing] {
             fs::write(staging, "[{\"from\"").unwrap();
         }
