@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::base::process;
 use crate::error::{Error, Result};
-use crate::format::config::{Member, State, TeamConfig};
+use crate::format::config::{Member, State};
 use crate::launch::tmux::Tmux;
 use crate::member::processes::{self, Run};
 use crate::store::paths::TeamPaths;
@@ -108,7 +108,7 @@ fn claim(supervisor: &Supervisor, limit: usize) -> Result<Claim> {
             .iter()
             .filter(|m| m.name != lead && waiting(m, panes.as_ref()))
             .count();
-        let me = member(config, index);
+        let me = &mut config.members[index];
         if running < limit && ahead == 0 {
             me.state = Some(State::Starting);
             Ok(Claim::Granted)
@@ -117,10 +117,6 @@ fn claim(supervisor: &Supervisor, limit: usize) -> Result<Claim> {
             Ok(Claim::Waiting { running, ahead })
         }
     })
-}
-
-fn member(config: &mut TeamConfig, index: usize) -> &mut Member {
-    &mut config.members[index]
 }
 
 /// Holds one of the team's slots: its supervisor is alive, or its processes outlived it.
