@@ -20,6 +20,9 @@ pub(crate) struct Worktree {
     pub(crate) branch: String,
     /// The commit the worktree started from.
     pub(crate) base: String,
+    /// `.swarm/worktrees/<team>`, when the worktree is in it: removed with the team's last
+    /// worktree. A kept worktree found elsewhere leaves its folder alone.
+    team_dir: Option<PathBuf>,
 }
 
 /// The top of the git repository containing `dir`, or a refusal naming the member.
@@ -71,11 +74,13 @@ pub(crate) fn create(dir: &Path, team: &str, member: &str) -> Result<Worktree> {
         }
     };
     let base = git(&path, ["rev-parse", "HEAD"])?.trim().to_owned();
+    let team_dir = (path == paths.worktree(team, member)).then(|| paths.team_worktrees(team));
     Ok(Worktree {
         repo,
         path,
         branch,
         base,
+        team_dir,
     })
 }
 
@@ -115,7 +120,7 @@ impl Worktree {
         git(&self.repo, ["worktree", "remove", &path_arg])?;
         git(&self.repo, ["branch", "-D", &self.branch])?;
         // The team's directory goes with its last worktree; one still in use is not empty.
-        if let Some(team_dir) = self.path.parent() {
+        if let Some(team_dir) = &self.team_dir {
             let _ = fs::remove_dir(team_dir);
         }
         Ok(None)
@@ -257,7 +262,13 @@ mod tests {
             ],
         )
         .unwrap();
-        assert_eq!(create(repo.path(), "t", "m").unwrap().path, old);
+        let again = create(repo.path(), "t", "m").unwrap();
+        assert_eq!(again.path, old);
+        assert_eq!(again.finish().unwrap(), None);
+        assert!(
+            repo.path().join(".swarm/worktrees").is_dir(),
+            "only a team's own folder goes with its last worktree"
+        );
     }
 
     #[test]

@@ -339,11 +339,15 @@ impl RepoPaths {
     /// `.swarm/worktrees/<team>/<member>`: one directory per team, so no team and member names
     /// can make the same path (`a-b` + `c` and `a` + `b-c` did, joined with a dash).
     pub(crate) fn worktree(&self, team: &str, member: &str) -> PathBuf {
+        self.team_worktrees(team).join(path_component(member))
+    }
+
+    /// `.swarm/worktrees/<team>`: the worktrees of one team's members.
+    pub(crate) fn team_worktrees(&self, team: &str) -> PathBuf {
         self.top
             .join(".swarm")
             .join("worktrees")
             .join(path_component(team))
-            .join(path_component(member))
     }
 
     /// `<git common dir>/info/exclude`, where `.swarm/` is kept out of `git status`.
