@@ -102,6 +102,13 @@ impl Error {
         self
     }
 
+    /// The same error, its message followed by what was done about it (an undo, a withdrawal).
+    #[must_use]
+    pub(crate) fn with_note(mut self, note: impl AsRef<str>) -> Self {
+        self.message = format!("{}; {}", self.message, note.as_ref());
+        self
+    }
+
     #[must_use]
     pub(crate) fn with_kind(mut self, kind: ErrorKind) -> Self {
         self.kind = kind;

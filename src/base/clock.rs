@@ -5,9 +5,12 @@
 //! (`1767225600000`) or RFC 3339 (`2026-01-01T00:00:00Z`). When set and not empty, every read of
 //! the clock in this process returns that time; an unreadable value is a panic, not a silently
 //! real clock. Durations measured with `Instant` and file modification times are not affected.
+//!
+//! [`deadline`] is the one way a timeout becomes an `Instant`: a timeout too long to represent is
+//! no deadline at all, never an overflow.
 
 use std::sync::OnceLock;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use time::OffsetDateTime;
 use time::format_description::FormatItem;
@@ -46,6 +49,17 @@ pub(crate) fn to_ms(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH).map_or(0, |since| {
         u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
     })
+}
+
+/// The instant `after` from now, or `None`, no deadline, when that is too far to represent: a
+/// timeout of `1e19` seconds (or `Duration::MAX`) waits for ever rather than overflowing.
+pub(crate) fn deadline(after: Duration) -> Option<Instant> {
+    Instant::now().checked_add(after)
+}
+
+/// Whether `deadline` has passed; never, without one.
+pub(crate) fn passed(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|deadline| Instant::now() >= deadline)
 }
 
 /// `2026-11-21T08:27:54.622Z`
@@ -108,6 +122,20 @@ mod tests {
             let err = parse_fixed(bad).unwrap_err();
             assert!(err.starts_with("SWARM_TEST_NOW="), "{err}");
         }
+    }
+
+    #[test]
+    fn a_timeout_too_long_to_represent_is_no_deadline() {
+        assert_eq!(deadline(Duration::MAX), None);
+        assert_eq!(
+            deadline(Duration::from_secs(10_000_000_000_000_000_000)),
+            None
+        );
+        assert!(!passed(None));
+        let soon = deadline(Duration::ZERO);
+        assert!(soon.is_some());
+        assert!(passed(soon));
+        assert!(!passed(deadline(Duration::from_secs(3600))));
     }
 
     #[test]

@@ -11,7 +11,10 @@ use crate::error::{Error, Result};
 use crate::policy;
 
 const EXIT_STATUS: &[(&str, &str)] = &[
-    ("0", "Success."),
+    (
+        "0",
+        "Success, and durable. Writing to a closed stdout (swarm inbox | head -1) is a quiet success too: recv and watch --consume print what they take before it leaves the inbox, so what they could not print stays unread.",
+    ),
     (
         "1",
         "A runtime failure: an OS error, a peer that refused a message, a rejected plan or shutdown request, a member that did not complete, a symlink (or anything but a regular file) where swarm keeps a file of its own under its home: swarm refuses it and writes nothing through it.",
@@ -86,7 +89,15 @@ const FILES: &[(&str, &str)] = &[
     ),
     (
         "<home>/teams/<team>/config.json",
-        "The team: name, description, createdAt, leadAgentId, leadSessionId and members, in Claude Code's field names, plus swarm's own (pid, state, exitCode, argv, startedAt, endedAt). Unknown fields survive every rewrite.",
+        "The team: name, description, createdAt, leadAgentId, leadSessionId and members, in Claude Code's field names, plus swarm's own (pid, state, exitCode, argv, startedAt, endedAt and more). Unknown fields survive every rewrite.",
+    ),
+    (
+        "<home>/teams/<team>/.config.flock, .config.wait.flock, config.lock, config.json.lock",
+        "The locks on config.json, all taken to rewrite it: swarm's lock file and the one its waiting processes hold shared, the lock file agent-team-mail's writers flock, and the lock directory Claude Code's writers create.",
+    ),
+    (
+        "<home>/teams/<team>/.launch.flock",
+        "Held by the swarm up that is starting the team, and holding its pid: a second up of the team is refused.",
     ),
     (
         "<home>/teams/<team>/inboxes/<name>.json",
@@ -113,8 +124,12 @@ const FILES: &[(&str, &str)] = &[
         "The lock directory Claude Code's writers create and honour; swarm takes it too.",
     ),
     (
+        "<home>/teams/<team>/inboxes/.spool/<name>/<ns>-<pid>-<id>.json",
+        "Messages of a sender waiting for that inbox's lock, merged into the inbox by whoever holds it. Written first under the same name with a leading dot.",
+    ),
+    (
         "<home>/teams/<team>/inboxes/<name>.json.corrupt-<ms>",
-        "An inbox that was not a JSON array, moved aside. Elements without string from, text and timestamp are moved to <name>.json.invalid-<ms>.",
+        "An inbox that was not a JSON array, moved aside. Elements without string from, text and timestamp are moved to <name>.json.invalid-<ms>. A name already taken gets .1, .2, ... added.",
     ),
     (
         "<home>/teams/<team>/history/<name>.jsonl",
@@ -126,11 +141,19 @@ const FILES: &[(&str, &str)] = &[
     ),
     (
         "<home>/peers/<pid>.json",
-        "A live peer: pid, socket, label, team, agent, cwd, startedAt.",
+        "A live peer: pid, socket, label, team, agent, cwd, startedAt and tty.",
+    ),
+    (
+        ".<file>.<random>.tmp, .<file>.lock.swarm-<pid>",
+        "Beside a file swarm replaces, its next version while it is written; beside a lock directory, that directory while swarm process <pid> makes it. Only a swarm process that was killed leaves one; it is safe to remove when no swarm runs.",
     ),
     (
         "<runtime>/<pid>.sock",
         "A peer socket (mode 0600) in a private directory (mode 0700).",
+    ),
+    (
+        "<repo>/.swarm/worktrees/<team>/<name>",
+        "The git worktree of a member with isolation = \"worktree\", on branch swarm/<team>/<name>. Removed with its branch at the member's end when nothing was committed or changed; kept otherwise, and used again by the member's next run. swarm adds /.swarm/ to the repository's info/exclude, and its git commands on the repository take turns on swarm-worktrees.lock in the git directory.",
     ),
 ];
 

@@ -3,17 +3,15 @@
 //! cannot both pass the check and start every member twice. A second launch does not wait for it:
 //! by the time it could take the lock the team is running, so it is refused at once.
 
-use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Read, Seek, Write};
-
 use crate::error::{Error, Result};
-use crate::store::durable::{open_private, private_dir};
+use crate::store::durable::private_dir;
+use crate::store::lock::{Flock, FlockFile};
 use crate::store::paths::Home;
 
 /// The team's launch lock, held until drop; the kernel releases it if its holder dies.
 #[derive(Debug)]
 pub(crate) struct LaunchLock {
-    file: File,
+    flock: Flock,
 }
 
 impl LaunchLock {
@@ -22,20 +20,12 @@ impl LaunchLock {
         let team = home.team(name);
         let path = team.launch_lock();
         private_dir(team.private_root(), team.dir())?;
-        // It is written (the holder's pid), so never through a symlink.
-        let mut file = open_private(
-            &path,
-            OpenOptions::new().read(true).write(true).truncate(false),
-        )?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
-                let by = match holder.trim() {
-                    "" => String::new(),
-                    pid => format!(" (pid {pid})"),
-                };
+        let mut flock = match FlockFile::open(&path)?.try_lock()? {
+            Ok(flock) => flock,
+            Err(mut held) => {
+                let by = held
+                    .recorded()
+                    .map_or_else(String::new, |pid| format!(" (pid {pid})"));
                 return Err(Error::usage(format!(
                     "team {name} is already being started by another `swarm up`{by}"
                 ))
@@ -43,24 +33,17 @@ impl LaunchLock {
                     "wait for it, then see `swarm status {name}`; stop it with `swarm down {name}`"
                 )));
             }
-            Err(TryLockError::Error(err)) => return Err(Error::io("lock", &path, err)),
-        }
+        };
         // Who holds it, for the refusal above; a stale pid left by a dead holder is overwritten.
-        let written = file
-            .set_len(0)
-            .and_then(|()| file.rewind())
-            .and_then(|()| write!(file, "{}", std::process::id()));
-        if let Err(err) = written {
-            tracing::debug!("cannot record the launch lock's holder: {err}");
-        }
-        Ok(Self { file })
+        flock.record(&std::process::id().to_string());
+        Ok(Self { flock })
     }
 }
 
 impl Drop for LaunchLock {
     fn drop(&mut self) {
-        let _ = self.file.set_len(0);
-        let _ = self.file.unlock();
+        // Emptied while still held; the flock is released after.
+        self.flock.forget();
     }
 }
 

@@ -181,17 +181,25 @@ pub(crate) fn create(home: &Home, config: &TeamConfig, replace: bool) -> Result<
 }
 
 /// Queues a prompt unless the same prompt is already waiting unread (an `init` before `up`).
-pub(crate) fn deliver_prompt(team: &Team, lead: &str, member: &str, prompt: &str) -> Result<()> {
+/// Returns the `msg_id` of the message it queued, if it queued one.
+pub(crate) fn deliver_prompt(
+    team: &Team,
+    lead: &str,
+    member: &str,
+    prompt: &str,
+) -> Result<Option<String>> {
     crate::format::message::check_text_size(prompt)?;
     team.mailbox(member).update(|unread| {
         if unread
             .iter()
             .any(|m| m.from() == lead && m.text() == prompt)
         {
-            return Ok(((), false));
+            return Ok((None, false));
         }
         let summary = derive_summary(prompt);
-        unread.push(InboxMessage::new(lead, prompt, Some(&summary), None));
-        Ok(((), true))
+        let message = InboxMessage::new(lead, prompt, Some(&summary), None);
+        let id = message.id().into_owned();
+        unread.push(message);
+        Ok((Some(id), true))
     })
 }

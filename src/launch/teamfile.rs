@@ -130,6 +130,10 @@ pub(crate) const DEFAULT_LOG_MAX: u64 = 64 * 1024 * 1024;
 /// The smallest `log_max`: a bound so small would rotate on almost every write.
 const MIN_LOG_MAX: u64 = 1024;
 
+/// The longest `run_timeout_s`, a year. The supervisor adds it to the clock, and a run meant to
+/// last longer than this has no use for a timeout.
+pub(crate) const MAX_RUN_TIMEOUT_S: u64 = 365 * 24 * 60 * 60;
+
 /// A size in bytes: a number, optionally followed by a unit: `KiB`, `MiB`, `GiB` (or `K`, `M`,
 /// `G`), `KB`, `MB`, `GB` (powers of 1000), `B`. Units are read case-insensitively.
 pub(crate) fn parse_size(text: &str) -> std::result::Result<u64, String> {
@@ -285,6 +289,12 @@ impl TeamFile {
             if name.as_str() == PERSON {
                 return Err(invalid(format!(
                     "a member cannot be called {PERSON}: that is the person at the keyboard"
+                )));
+            }
+            if member.run_timeout_s > MAX_RUN_TIMEOUT_S {
+                return Err(invalid(format!(
+                    "run_timeout_s of {name} is {}; at most {MAX_RUN_TIMEOUT_S} (a year), or 0 for none",
+                    member.run_timeout_s
                 )));
             }
             let command = argv(member.command, name.as_str(), &invalid)?;
@@ -548,6 +558,29 @@ cwd = "sub"
         }
         assert_eq!(parse_size("1MB"), Ok(1_000_000));
         assert_eq!(parse_size("3g"), Ok(3 << 30));
+    }
+
+    #[test]
+    fn run_timeouts_past_a_year_are_refused() {
+        let team = |secs: u64| {
+            parse(&format!(
+                "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"x\"\nrun_timeout_s = {secs}"
+            ))
+        };
+        assert_eq!(
+            team(MAX_RUN_TIMEOUT_S).unwrap().members[0].run_timeout_s,
+            MAX_RUN_TIMEOUT_S
+        );
+        for absurd in [MAX_RUN_TIMEOUT_S + 1, i64::MAX.unsigned_abs()] {
+            let err = team(absurd).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{absurd}");
+            assert_eq!(
+                err.message(),
+                format!(
+                    "/repo/teams/t.toml: run_timeout_s of a is {absurd}; at most 31536000 (a year), or 0 for none"
+                )
+            );
+        }
     }
 
     #[test]

@@ -299,27 +299,11 @@ impl Tmux {
     /// Pastes `text` into a pane exactly as given, then presses Enter. The text travels through a
     /// named buffer on stdin, so no byte of it is interpreted by tmux or a shell.
     pub(crate) fn paste(&self, pane: &str, buffer: &str, text: &[u8]) -> Result<()> {
-        let mut load = self.command(["load-buffer", "-b", buffer, "-"]);
-        load.stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = load
-            .spawn()
-            .map_err(|err| Error::os("run tmux load-buffer", err))?;
-        if let Some(mut stdin) = child.stdin.take() {
-            stdin
-                .write_all(text)
-                .map_err(|err| Error::os("write to tmux load-buffer", err))?;
-        }
-        let output = child
-            .wait_with_output()
-            .map_err(|err| Error::os("run tmux load-buffer", err))?;
-        if !output.status.success() {
-            return Err(Error::runtime(format!(
-                "tmux load-buffer failed: {}",
-                String::from_utf8_lossy(&output.stderr).trim()
-            )));
-        }
+        feed(
+            self.command(["load-buffer", "-b", buffer, "-"]),
+            "load-buffer",
+            text,
+        )?;
         // -p: bracketed paste when the program asked for it; -r: newlines stay newlines.
         self.run(&args([
             "paste-buffer",
@@ -365,6 +349,33 @@ impl Tmux {
     pub(crate) fn switch_to(&self, window: &str) -> Result<()> {
         self.run(&args(["switch-client", "-t", window])).map(drop)
     }
+}
+
+/// Runs tmux `command` with `input` on its stdin and waits for it, whatever happens to the
+/// input: a tmux that exits without reading it all (its server is gone) is reaped, never left a
+/// zombie of the supervisor, and its own complaint is the error.
+fn feed(mut command: Command, verb: &str, input: &[u8]) -> Result<()> {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = command
+        .spawn()
+        .map_err(|err| Error::os(&format!("run tmux {verb}"), err))?;
+    let written = child.stdin.take().map_or(Ok(()), |mut stdin| {
+        stdin.write_all(input)
+        // Dropped here: tmux sees the end of its input.
+    });
+    let output = child
+        .wait_with_output()
+        .map_err(|err| Error::os(&format!("run tmux {verb}"), err))?;
+    if !output.status.success() {
+        return Err(Error::runtime(format!(
+            "tmux {verb} failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        )));
+    }
+    written.map_err(|err| Error::os(&format!("write to tmux {verb}"), err))
 }
 
 /// tmux splits the argv it is given into commands at every argument that ends with `;`, and reads
@@ -493,6 +504,32 @@ mod tests {
         let command = Tmux::new(Server::Named("s".into())).command(["new-window", "-c", "/w;"]);
         let argv: Vec<&OsStr> = command.get_args().collect();
         assert_eq!(argv, ["-L", "s", "new-window", "-c", "/w\\;"]);
+    }
+
+    /// A tmux that exits without reading its input (its server is gone) is waited for, not left
+    /// a zombie of the supervisor, which reaps only what its program left behind.
+    #[test]
+    fn a_command_that_does_not_read_its_input_is_reaped() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let mut command = Command::new("sh");
+        command
+            .args([
+                "-c",
+                "echo $$ > \"$1\"; exec 0<&-; echo gone >&2; exit 3",
+                "sh",
+            ])
+            .arg(&pid_file);
+        // More than a pipe holds, so the write fails however quickly the command exits.
+        let err = feed(command, "load-buffer", &vec![b'x'; 4 << 20]).unwrap_err();
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        assert!(
+            !Path::new("/proc").join(pid.trim()).exists(),
+            "{} is left a zombie",
+            pid.trim()
+        );
+        // tmux's own complaint says more than the broken pipe.
+        assert_eq!(err.message(), "tmux load-buffer failed: gone");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use crate::error::Result;
 use crate::format::config::{Member, State, TeamConfig};
-use crate::member::processes::{self, Run};
+use crate::member::processes::{Run, Snapshot};
 use crate::store::follow::{Arrival, Follower};
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
@@ -47,8 +47,9 @@ impl Seen {
     }
 }
 
-/// `panes` is the set of live pane ids on the team's tmux server, when it could be listed.
-pub(crate) fn seen(member: &Member, panes: Option<&HashSet<String>>) -> Seen {
+/// What `member` is seen to be: `panes` is the set of live pane ids on the team's tmux server,
+/// when it could be listed; `processes` one look at every process.
+fn judge(member: &Member, panes: Option<&HashSet<String>>, processes: &Snapshot) -> Seen {
     let Some(state) = member.state else {
         return Seen::NotStarted;
     };
@@ -59,10 +60,10 @@ pub(crate) fn seen(member: &Member, panes: Option<&HashSet<String>>) -> Seen {
         && !run.supervised()
     {
         // Its processes are looked for by what they carry, not by asking the supervisor.
-        return if processes::alive(&run) {
-            Seen::Orphaned
-        } else {
+        return if processes.of(&run).is_empty() {
             Seen::ProcessVanished
+        } else {
+            Seen::Orphaned
         };
     }
     if let Some(panes) = panes
@@ -74,7 +75,8 @@ pub(crate) fn seen(member: &Member, panes: Option<&HashSet<String>>) -> Seen {
     Seen::Recorded(state)
 }
 
-/// A team's config and what its members are doing, observed together.
+/// A team's config and what its members are doing, observed together, once: every question asked
+/// of one observation gets the same answer, however the processes and panes change meanwhile.
 ///
 /// Processes and panes are checked after config.json is read, so a member whose program ended in
 /// between would look vanished. A supervisor records the ending before it exits, so a member that
@@ -82,48 +84,60 @@ pub(crate) fn seen(member: &Member, panes: Option<&HashSet<String>>) -> Seen {
 #[derive(Debug, Clone)]
 pub(crate) struct Observed {
     pub(crate) config: TeamConfig,
-    panes: Option<HashSet<String>>,
+    /// What each member of `config` is seen to be, in the same order.
+    seen: Vec<Seen>,
 }
 
 impl Observed {
     pub(crate) fn take(team: &Team) -> Result<Self> {
         let mut config = team.load()?;
         let panes = live_panes(&config);
-        let looks_vanished: Vec<String> = config
+        let processes = Snapshot::take();
+        let mut seen: Vec<Seen> = config
             .members
             .iter()
-            .filter(|m| {
-                matches!(
-                    seen(m, panes.as_ref()),
-                    Seen::ProcessVanished | Seen::PaneVanished | Seen::Orphaned
-                )
-            })
-            .map(|m| m.name.clone())
+            .map(|m| judge(m, panes.as_ref(), &processes))
             .collect();
-        if !looks_vanished.is_empty() {
+        let looks_vanished = |seen: &Seen| {
+            matches!(
+                seen,
+                Seen::ProcessVanished | Seen::PaneVanished | Seen::Orphaned
+            )
+        };
+        if seen.iter().any(looks_vanished) {
             let fresh = team.load()?;
-            for name in &looks_vanished {
-                if let (Some(now), Some(then)) = (fresh.member(name), config.member_mut(name))
-                    && now.state.is_some_and(State::is_final)
+            for (then, seen) in config.members.iter_mut().zip(&mut seen) {
+                if looks_vanished(seen)
+                    && let Some(now) = fresh.member(&then.name)
+                    && let Some(state) = now.state.filter(|state| state.is_final())
                 {
                     *then = now.clone();
+                    *seen = Seen::Recorded(state);
                 }
             }
         }
-        Ok(Self { config, panes })
+        Ok(Self { config, seen })
     }
 
+    /// What `member`, one of `config`'s, was seen to be.
     pub(crate) fn seen(&self, member: &Member) -> Seen {
-        seen(member, self.panes.as_ref())
+        self.config
+            .members
+            .iter()
+            .position(|m| m.name == member.name)
+            .map_or(Seen::NotStarted, |at| self.seen[at])
+    }
+
+    /// Each member with what it was seen to be.
+    pub(crate) fn members(&self) -> impl Iterator<Item = (&Member, Seen)> {
+        self.config.members.iter().zip(self.seen.iter().copied())
     }
 
     /// Names of the members whose programs may still be running.
     pub(crate) fn live(&self) -> impl Iterator<Item = &str> {
-        self.config
-            .members
-            .iter()
-            .filter(|m| self.seen(m).is_live())
-            .map(|m| m.name.as_str())
+        self.members()
+            .filter(|(_, seen)| seen.is_live())
+            .map(|(m, _)| m.name.as_str())
     }
 }
 
@@ -183,9 +197,7 @@ pub(crate) fn follow_endings(
 
     let mut report_arrivals = |on: &mut dyn FnMut(Event<'_>) -> Result<()>| -> Result<()> {
         if let Some(follower) = transcript.as_deref_mut() {
-            for arrival in follower.arrivals()? {
-                on(Event::Arrived(&arrival))?;
-            }
+            follower.arrivals(|arrival| on(Event::Arrived(arrival)))?;
         }
         Ok(())
     };
@@ -305,6 +317,10 @@ mod tests {
             crate::base::process::signal_group(self.pid(), nix::sys::signal::Signal::SIGKILL);
             let _ = self.0.wait();
         }
+    }
+
+    fn seen(member: &Member, panes: Option<&HashSet<String>>) -> Seen {
+        judge(member, panes, &Snapshot::take())
     }
 
     fn member(state: Option<State>, supervisor: Option<i32>, pane: &str) -> Member {
@@ -433,6 +449,25 @@ mod tests {
         assert_eq!(seen_of("carol"), Seen::ProcessVanished);
         assert_eq!(seen_of("dave"), Seen::Recorded(State::Exited));
         assert_eq!(observed.live().collect::<Vec<_>>(), ["bob"]);
+    }
+
+    /// Every question asked of one observation gets the same answer: `status` shows the state it
+    /// counted, and `stop all` stops the members it judged live.
+    #[test]
+    fn an_observation_does_not_change_after_it_is_taken() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        let bob = Supervisor::of("bob");
+        set(&team, "bob", State::Running, bob.pid());
+        let observed = Observed::take(&team).unwrap();
+        drop(bob);
+        let member = observed.config.member("bob").unwrap();
+        assert_eq!(observed.seen(member), Seen::Recorded(State::Running));
+        assert_eq!(observed.live().collect::<Vec<_>>(), ["bob"]);
+        assert_eq!(
+            Observed::take(&team).unwrap().seen(member),
+            Seen::ProcessVanished,
+            "a new observation sees the change"
+        );
     }
 
     #[test]

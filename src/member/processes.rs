@@ -195,7 +195,7 @@ pub(crate) fn owner_of(pid: i32, runs: &[Run]) -> Option<&Run> {
 const POLL: Duration = Duration::from_millis(25);
 
 /// How long to keep sending SIGKILL to processes that have not gone yet.
-const KILL_BOUND: Duration = Duration::from_secs(2);
+pub(crate) const KILL_BOUND: Duration = Duration::from_secs(2);
 
 /// Ends every process of `runs`: SIGTERM, up to `grace` for them to exit, then SIGKILL. Processes
 /// a run starts meanwhile are found on the next look and signalled too. Blocks; returns how many

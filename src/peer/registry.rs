@@ -12,7 +12,7 @@ use crate::base::clock;
 use crate::base::process;
 use crate::error::{Error, Result};
 use crate::store::durable::{atomic_write, private_dir, read_if_exists};
-use crate::store::paths::Home;
+use crate::store::paths::{Home, RuntimePaths};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -126,7 +126,7 @@ pub(crate) fn live_peers(home: &Home) -> Result<Vec<PeerEntry>> {
             Some(peer) => {
                 tracing::info!(pid = peer.pid, "removing stale peer entry");
                 let runtime = runtime.get_or_insert_with(|| runtime_dir().ok());
-                if is_own_socket(runtime.as_deref(), &peer) {
+                if is_own_socket(runtime.as_ref(), &peer) {
                     let _ = fs::remove_file(&peer.socket);
                 } else {
                     tracing::warn!(
@@ -149,9 +149,10 @@ pub(crate) fn live_peers(home: &Home) -> Result<Vec<PeerEntry>> {
 
 /// Whether the socket `peer` names is the one a peer with its pid binds: `<pid>.sock` in the
 /// runtime folder (`peer/server.rs`), and a socket. Nothing else is removed on an entry's word.
-fn is_own_socket(runtime: Option<&Path>, peer: &PeerEntry) -> bool {
-    runtime.is_some_and(|dir| peer.socket == dir.join(format!("{}.sock", peer.pid)))
-        && is_socket(&peer.socket)
+fn is_own_socket(runtime: Option<&RuntimePaths>, peer: &PeerEntry) -> bool {
+    runtime.is_some_and(|runtime| {
+        u32::try_from(peer.pid).is_ok_and(|pid| peer.socket == runtime.socket(pid))
+    }) && is_socket(&peer.socket)
 }
 
 fn is_socket(path: &Path) -> bool {

@@ -42,7 +42,7 @@ impl Listener {
         team: Option<String>,
         agent: Option<String>,
     ) -> Result<Self> {
-        let socket = runtime_dir()?.join(format!("{}.sock", std::process::id()));
+        let socket = runtime_dir()?.socket(std::process::id());
         // A socket file left by an earlier process with this pid is stale: that process is gone.
         let _ = std::fs::remove_file(&socket);
         let listener =

@@ -312,8 +312,6 @@ fn refusal(config: &TeamConfig, caller: &Caller, rule: &Rule) -> Error {
     }
 }
 
-/// The policy as a Markdown table, as docs/ARCHITECTURE.md shows it; a test holds the document
-/// to it.
 /// The policy as (term, meaning) pairs, as the PERMISSIONS section of swarm(1) shows it.
 pub(crate) fn definitions() -> Vec<(String, String)> {
     RULES

@@ -24,6 +24,7 @@ use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::unistd::getuid;
 
 use crate::error::{Error, Result};
+use crate::store::paths;
 
 /// Mode for files swarm creates: messages are private to their owner.
 pub(crate) const PRIVATE_FILE_MODE: u32 = 0o600;
@@ -92,10 +93,9 @@ fn synced_temp(
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<tempfile::NamedTempFile> {
     let dir = parent(path);
-    let file_name = path.file_name().unwrap_or_default().to_string_lossy();
     let temp = tempfile::Builder::new()
-        .prefix(&format!(".{file_name}."))
-        .suffix(".tmp")
+        .prefix(&paths::temp_prefix(path))
+        .suffix(paths::TEMP_SUFFIX)
         .permissions(fs::Permissions::from_mode(mode))
         .tempfile_in(dir)
         .map_err(|err| Error::io("create a temporary file in", dir, err))?;

@@ -5,8 +5,9 @@
 //! the inbox). So every round reads the inboxes, then the history files on from where they ended
 //! when following began. Ids shown are remembered only while they are still unread (or were found
 //! in history at the last look), which keeps memory bounded by the unread messages, and shows a
-//! message recorded twice (a consumer crashed between history and rewrite) once. A follower that consumes shows exactly what
-//! it took, once, and reads no history: what another consumer took is that consumer's to show.
+//! message recorded twice (a consumer crashed between history and rewrite) once. A follower that
+//! consumes shows exactly what it took, once, before it leaves the inbox (a failed show leaves it
+//! unread), and reads no history: what another consumer took is that consumer's to show.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsStr;
@@ -120,8 +121,10 @@ impl<'a> Follower<'a> {
         &self.scope
     }
 
-    /// What arrived since the last call, oldest first.
-    pub(crate) fn arrivals(&mut self) -> Result<Vec<Arrival>> {
+    /// Hands `show` what arrived since the last call, oldest first. A follower that consumes
+    /// shows each message before it leaves the inbox ([`crate::store::mailbox::Mailbox::consume_delivering`]):
+    /// when `show` fails, what it was given stays unread, and the error is returned.
+    pub(crate) fn arrivals(&mut self, mut show: impl FnMut(&Arrival) -> Result<()>) -> Result<()> {
         let components = match &self.scope {
             Scope::One(name) => vec![path_component(name)],
             Scope::All => self.components(&self.team.paths().inboxes(), TeamPaths::inbox_owner)?,
@@ -133,11 +136,18 @@ impl<'a> Follower<'a> {
             let owner = self.owners.entry(component).or_default();
             if self.consume {
                 // What it took, and only that: a message another consumer took is theirs to show.
-                let taken = mailbox.consume(None, |_| true)?;
-                arrived.extend(taken.into_iter().map(|message| Arrival {
-                    to: to.clone(),
-                    message,
-                }));
+                mailbox.consume_delivering(
+                    None,
+                    |_| true,
+                    |taken| {
+                        taken.iter().try_for_each(|message| {
+                            show(&Arrival {
+                                to: to.clone(),
+                                message: message.clone(),
+                            })
+                        })
+                    },
+                )?;
                 continue;
             }
             // The inbox first: a message consumed after this read is in the history read next.
@@ -179,7 +189,7 @@ impl<'a> Follower<'a> {
         // Several inboxes changed at once: show their messages in the order they were sent.
         // Timestamps are RFC 3339 UTC, so they sort as text; the sort is stable for equal ones.
         arrived.sort_by(|a, b| a.message.timestamp().cmp(b.message.timestamp()));
-        Ok(arrived)
+        arrived.iter().try_for_each(show)
     }
 
     fn name_of(&self, component: &str) -> String {
@@ -228,6 +238,17 @@ mod tests {
         (team, config)
     }
 
+    fn arrivals(follower: &mut Follower<'_>) -> Vec<Arrival> {
+        let mut arrived = Vec::new();
+        follower
+            .arrivals(|arrival| {
+                arrived.push(arrival.clone());
+                Ok(())
+            })
+            .unwrap();
+        arrived
+    }
+
     fn texts(arrivals: &[Arrival]) -> Vec<&str> {
         arrivals.iter().map(|a| a.message.text()).collect()
     }
@@ -242,17 +263,17 @@ mod tests {
         bob.consume(None, |_| true).unwrap();
         let mut follower = Follower::start(&team, &config, Scope::All, false).unwrap();
         assert!(
-            follower.arrivals().unwrap().is_empty(),
+            arrivals(&mut follower).is_empty(),
             "history from before is not news"
         );
 
         bob.append(&[InboxMessage::new("a", "fast", None, None)])
             .unwrap();
         bob.consume(None, |_| true).unwrap();
-        let arrived = follower.arrivals().unwrap();
+        let arrived = arrivals(&mut follower);
         assert_eq!(texts(&arrived), ["fast"]);
         assert_eq!(arrived[0].to, "bob");
-        assert!(follower.arrivals().unwrap().is_empty());
+        assert!(arrivals(&mut follower).is_empty());
     }
 
     #[test]
@@ -264,7 +285,7 @@ mod tests {
             Follower::start(&team, &config, Scope::One("bob".into()), false).unwrap();
         let message = InboxMessage::new("a", "slow reader", None, None);
         bob.append(std::slice::from_ref(&message)).unwrap();
-        assert_eq!(texts(&follower.arrivals().unwrap()), ["slow reader"]);
+        assert_eq!(texts(&arrivals(&mut follower)), ["slow reader"]);
 
         // A consumer's first step: the message is in history, and still in the inbox.
         let mut history = fs::OpenOptions::new()
@@ -273,15 +294,15 @@ mod tests {
             .open(bob.history_path())
             .unwrap();
         writeln!(history, "{}", serde_json::to_string(&message).unwrap()).unwrap();
-        assert!(follower.arrivals().unwrap().is_empty());
-        assert!(follower.arrivals().unwrap().is_empty());
+        assert!(arrivals(&mut follower).is_empty());
+        assert!(arrivals(&mut follower).is_empty());
         // Its second step: the inbox is rewritten without it.
         bob.update(|unread| {
             unread.clear();
             Ok(((), true))
         })
         .unwrap();
-        assert!(follower.arrivals().unwrap().is_empty());
+        assert!(arrivals(&mut follower).is_empty());
     }
 
     #[test]
@@ -301,8 +322,8 @@ mod tests {
             .unwrap();
         writeln!(history, "{}", serde_json::to_string(&message).unwrap()).unwrap();
         bob.consume(None, |_| true).unwrap();
-        assert_eq!(texts(&follower.arrivals().unwrap()), ["twice"]);
-        assert!(follower.arrivals().unwrap().is_empty());
+        assert_eq!(texts(&arrivals(&mut follower)), ["twice"]);
+        assert!(arrivals(&mut follower).is_empty());
     }
 
     #[test]
@@ -312,7 +333,7 @@ mod tests {
         let bob = team.mailbox("bob");
         let mut follower =
             Follower::start(&team, &config, Scope::One("bob".into()), false).unwrap();
-        assert!(follower.arrivals().unwrap().is_empty());
+        assert!(arrivals(&mut follower).is_empty());
         // What the follower sees when a message lands and a consumer records it between the
         // follower's inbox read and its history read: not in the inbox, then in history, then (not
         // yet removed) in the inbox at the next look.
@@ -323,10 +344,10 @@ mod tests {
             .open(bob.history_path())
             .unwrap();
         writeln!(history, "{}", serde_json::to_string(&message).unwrap()).unwrap();
-        assert_eq!(texts(&follower.arrivals().unwrap()), ["in between"]);
+        assert_eq!(texts(&arrivals(&mut follower)), ["in between"]);
         // Its inbox read: the message, not yet removed.
         bob.append(std::slice::from_ref(&message)).unwrap();
-        assert!(follower.arrivals().unwrap().is_empty());
+        assert!(arrivals(&mut follower).is_empty());
     }
 
     #[test]
@@ -337,12 +358,30 @@ mod tests {
         bob.append(&[InboxMessage::new("a", "one", None, None)])
             .unwrap();
         let mut follower = Follower::start(&team, &config, Scope::One("bob".into()), true).unwrap();
-        assert_eq!(texts(&follower.arrivals().unwrap()), ["one"]);
+        assert_eq!(texts(&arrivals(&mut follower)), ["one"]);
         assert!(bob.peek().unwrap().is_empty(), "consumed");
         bob.append(&[InboxMessage::new("a", "two", None, None)])
             .unwrap();
-        assert_eq!(texts(&follower.arrivals().unwrap()), ["two"]);
-        assert!(follower.arrivals().unwrap().is_empty());
+        assert_eq!(texts(&arrivals(&mut follower)), ["two"]);
+        assert!(arrivals(&mut follower).is_empty());
+    }
+
+    #[test]
+    fn consuming_leaves_unread_what_it_failed_to_show() {
+        let dir = tempfile::tempdir().unwrap();
+        let (team, config) = team(dir.path());
+        let bob = team.mailbox("bob");
+        bob.append(&[
+            InboxMessage::new("a", "one", None, None),
+            InboxMessage::new("a", "two", None, None),
+        ])
+        .unwrap();
+        let mut follower = Follower::start(&team, &config, Scope::One("bob".into()), true).unwrap();
+        let failed = follower.arrivals(|_| Err(Error::runtime("stdout is closed")));
+        assert!(failed.is_err());
+        assert_eq!(bob.peek().unwrap().len(), 2, "nothing shown, nothing taken");
+        assert_eq!(texts(&arrivals(&mut follower)), ["one", "two"]);
+        assert!(bob.peek().unwrap().is_empty(), "consumed once shown");
     }
 
     #[test]
@@ -353,15 +392,15 @@ mod tests {
         let mut follower = Follower::start(&team, &config, Scope::One("bob".into()), true).unwrap();
         bob.append(&[InboxMessage::new("a", "one", None, None)])
             .unwrap();
-        assert_eq!(texts(&follower.arrivals().unwrap()), ["one"]);
+        assert_eq!(texts(&arrivals(&mut follower)), ["one"]);
         // `recv` takes this one first; it is recv's to show.
         bob.append(&[InboxMessage::new("a", "two", None, None)])
             .unwrap();
         bob.consume(None, |_| true).unwrap();
         bob.append(&[InboxMessage::new("a", "three", None, None)])
             .unwrap();
-        assert_eq!(texts(&follower.arrivals().unwrap()), ["three"]);
-        assert!(follower.arrivals().unwrap().is_empty());
+        assert_eq!(texts(&arrivals(&mut follower)), ["three"]);
+        assert!(arrivals(&mut follower).is_empty());
     }
 
     #[test]
@@ -374,13 +413,13 @@ mod tests {
         let line = serde_json::to_string(&InboxMessage::new("a", "split", None, None)).unwrap();
         let (head, tail) = line.split_at(line.len() / 2);
         fs::write(bob.history_path(), head).unwrap();
-        assert!(follower.arrivals().unwrap().is_empty());
+        assert!(arrivals(&mut follower).is_empty());
         let mut history = fs::OpenOptions::new()
             .append(true)
             .open(bob.history_path())
             .unwrap();
         writeln!(history, "{tail}").unwrap();
-        assert_eq!(texts(&follower.arrivals().unwrap()), ["split"]);
+        assert_eq!(texts(&arrivals(&mut follower)), ["split"]);
     }
 
     #[test]

@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::base::clock;
 use crate::error::{Error, Result};
-use crate::store::durable::{create_private_dir, open_private, parent, symlink_refused};
+use crate::store::durable::{create_private_dir, open_private, symlink_refused};
 use crate::store::paths::LockPaths;
 
 /// A lock directory older than this was left by a writer that died (Claude Code uses the same bound).
@@ -45,7 +46,7 @@ impl FileLock {
     /// `SWARM_LOCK_TIMEOUT` for both. When that fails, swarm's flock comes back still held, so
     /// the caller can undo what it did before another swarm process is in.
     pub(crate) fn complete(mut flock: Flock, paths: &LockPaths) -> Result<Self, Incomplete> {
-        let deadline = Instant::now() + wait_bound();
+        let deadline = clock::deadline(wait_bound());
         let atm = match FlockFile::open(&paths.atm).and_then(|atm| atm.lock_by(deadline)) {
             Ok(atm) => atm,
             Err(error) => return Err(Incomplete { flock, error }),
@@ -73,17 +74,20 @@ impl Drop for FileLock {
         // Directory first, record second: a record left by a crash in between names a directory
         // (device, inode, mtime to the nanosecond) that no later directory can match.
         let _ = fs::remove_dir(&self.dir.path);
-        self.flock.forget_dir();
+        self.flock.forget();
     }
 }
 
-/// `SWARM_LOCK_TIMEOUT` (seconds) bounds the wait for another tool's locks.
-fn wait_bound() -> Duration {
+/// `SWARM_LOCK_TIMEOUT` (seconds) bounds the wait for another tool's locks; a bound too long to
+/// represent is none.
+pub(crate) fn wait_bound() -> Duration {
     std::env::var("SWARM_LOCK_TIMEOUT")
         .ok()
         .and_then(|secs| secs.parse::<f64>().ok())
-        .filter(|secs| secs.is_finite() && *secs >= 0.0)
-        .map_or(DEFAULT_WAIT, Duration::from_secs_f64)
+        .filter(|secs| !secs.is_nan() && *secs >= 0.0)
+        .map_or(DEFAULT_WAIT, |secs| {
+            Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
+        })
 }
 
 /// swarm's flock on a shared file, taken in turn. A process that has to wait for it says so: it
@@ -168,7 +172,7 @@ impl FlockFile {
 
     /// Waits for a lock that another tool holds for short moments, polling so the wait ends at
     /// `deadline`. (atm's own writers poll it with 50 ms back-off; a swarm process asks sooner.)
-    fn lock_by(self, deadline: Instant) -> Result<Flock> {
+    fn lock_by(self, deadline: Option<Instant>) -> Result<Flock> {
         let mut backoff = Duration::from_micros(500);
         loop {
             match self.file.try_lock() {
@@ -178,7 +182,7 @@ impl FlockFile {
                     return Err(Error::io("lock", &self.path, err));
                 }
             }
-            if Instant::now() >= deadline {
+            if clock::passed(deadline) {
                 return Err(Error::runtime(format!(
                     "lock {} is held by another writer",
                     self.path.display()
@@ -216,30 +220,45 @@ impl Flock {
     }
 }
 
+/// What a flock file holds: a line its holder writes for the next one to read, such as the
+/// identity of the lock directory it created, or the pid of the `swarm up` starting a team.
 impl Flock {
-    /// The identity of the lock directory this flock's last holder created, if it recorded one.
-    fn recorded_dir(&mut self) -> Option<String> {
-        let mut record = String::new();
-        self.file.rewind().ok()?;
-        self.file.read_to_string(&mut record).ok()?;
-        let record = record.trim();
-        (!record.is_empty()).then(|| record.to_owned())
+    /// What the last holder recorded, if anything.
+    pub(crate) fn recorded(&mut self) -> Option<String> {
+        read_record(&mut self.file)
     }
 
-    fn record_dir(&mut self, identity: &str) {
+    /// Replaces the record.
+    pub(crate) fn record(&mut self, text: &str) {
         let written = self
             .file
             .set_len(0)
             .and_then(|()| self.file.rewind())
-            .and_then(|()| self.file.write_all(identity.as_bytes()));
+            .and_then(|()| self.file.write_all(text.as_bytes()));
         if let Err(err) = written {
-            tracing::debug!("cannot record lock directory owner: {err}");
+            tracing::debug!("cannot record in a lock file: {err}");
         }
     }
 
-    fn forget_dir(&mut self) {
+    /// Empties the record.
+    pub(crate) fn forget(&mut self) {
         let _ = self.file.set_len(0);
     }
+}
+
+impl FlockFile {
+    /// What the holder of the lock recorded, read without the lock.
+    pub(crate) fn recorded(&mut self) -> Option<String> {
+        read_record(&mut self.file)
+    }
+}
+
+fn read_record(file: &mut File) -> Option<String> {
+    let mut record = String::new();
+    file.rewind().ok()?;
+    file.read_to_string(&mut record).ok()?;
+    let record = record.trim();
+    (!record.is_empty()).then(|| record.to_owned())
 }
 
 impl Drop for Flock {
@@ -255,7 +274,7 @@ struct LockDir {
 }
 
 impl LockDir {
-    fn acquire(path: PathBuf, deadline: Instant, flock: &mut Flock) -> Result<Self> {
+    fn acquire(path: PathBuf, deadline: Option<Instant>, flock: &mut Flock) -> Result<Self> {
         let mut backoff = Duration::from_millis(1);
         recover_abandoned(&path, flock);
         loop {
@@ -276,7 +295,7 @@ impl LockDir {
                     }
                 }
                 Some(age) => {
-                    if Instant::now() >= deadline {
+                    if clock::passed(deadline) {
                         return Err(Error::runtime(format!(
                             "lock {} is held by another writer (modified {}s ago)",
                             path.display(),
@@ -300,21 +319,14 @@ impl LockDir {
 /// staging directory it was about to move into place. Safe because we hold the flock, so the
 /// writer named in the record is dead, and the identity check spares any directory created since.
 /// A record is only a hint: a staging directory it names is removed only if it is where a swarm
-/// writer makes one, beside the lock directory under the name [`staging_prefix`] begins.
+/// writer makes one ([`LockPaths::is_staging`]).
 fn recover_abandoned(path: &Path, flock: &mut Flock) {
-    let Some(record) = flock.recorded_dir() else {
+    let Some(record) = flock.recorded() else {
         return;
     };
     if let Some((staging, recorded)) = record.split_once('\n') {
         let staging = Path::new(staging);
-        let ours = staging.parent() == Some(parent(path))
-            && staging
-                .file_name()
-                .and_then(|name| name.to_str())
-                .is_some_and(|name| {
-                    name.strip_prefix(&staging_prefix(path))
-                        .is_some_and(|pid| pid.parse::<u32>().is_ok())
-                });
+        let ours = LockPaths::is_staging(path, staging);
         let candidates: &[&Path] = if ours { &[path, staging] } else { &[path] };
         for &candidate in candidates {
             if identity(candidate).as_deref() == Some(recorded) {
@@ -323,26 +335,26 @@ fn recover_abandoned(path: &Path, flock: &mut Flock) {
             }
         }
     }
-    flock.forget_dir();
+    flock.forget();
 }
 
 /// Takes the lock directory if it is free. The directory is made under a private name, recorded in
 /// the flock file, then renamed into place without replacing anything, so there is no moment at
 /// which the lock exists unrecorded.
 fn create(path: &Path, flock: &mut Flock) -> Result<bool> {
-    let staging = parent(path).join(format!("{}{}", staging_prefix(path), std::process::id()));
+    let staging = LockPaths::staging(path, std::process::id());
     match create_private_dir(&staging) {
         Ok(()) => {}
         Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
         Err(err) => return Err(Error::io("create lock directory", &staging, err)),
     }
     if let Some(identity) = identity(&staging) {
-        flock.record_dir(&format!("{}\n{identity}", staging.display()));
+        flock.record(&format!("{}\n{identity}", staging.display()));
     }
     match rename_no_replace(&staging, path) {
         Ok(()) => Ok(true),
         Err(err) => {
-            flock.forget_dir();
+            flock.forget();
             let _ = fs::remove_dir(&staging);
             if err.kind() == io::ErrorKind::AlreadyExists {
                 Ok(false)
@@ -371,15 +383,6 @@ fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
 fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
     fs::remove_dir(from)?;
     create_private_dir(to)
-}
-
-/// `.<name>.swarm-`: a staging directory beside lock directory `<name>` is this and the pid of
-/// the writer that made it.
-fn staging_prefix(path: &Path) -> String {
-    format!(
-        ".{}.swarm-",
-        path.file_name().unwrap_or_default().to_string_lossy()
-    )
 }
 
 /// Device, inode and modification time: enough to tell one directory from a later one at the same
@@ -442,7 +445,7 @@ mod tests {
             .unwrap();
         let err = LockDir::acquire(
             held.clone(),
-            Instant::now() + Duration::from_millis(50),
+            clock::deadline(Duration::from_millis(50)),
             &mut flock,
         )
         .unwrap_err();
@@ -458,7 +461,7 @@ mod tests {
         atm.lock().unwrap();
         let err = FlockFile::open(&paths.atm)
             .unwrap()
-            .lock_by(Instant::now() + Duration::from_millis(50))
+            .lock_by(clock::deadline(Duration::from_millis(50)))
             .unwrap_err();
         assert!(err.message().contains("bob.lock"), "{}", err.message());
         atm.unlock().unwrap();
@@ -507,12 +510,12 @@ mod tests {
             // A writer killed inside its locked section: the kernel drops its flock, nothing
             // removes its directory or its record.
             let mut flock = FlockFile::open(&paths.flock).unwrap().lock().unwrap();
-            let _dir = LockDir::acquire(held.clone(), Instant::now(), &mut flock).unwrap();
+            let _dir = LockDir::acquire(held.clone(), Some(Instant::now()), &mut flock).unwrap();
         }
         assert!(held.is_dir());
         let again = LockDir::acquire(
             held.clone(),
-            Instant::now(),
+            Some(Instant::now()),
             &mut FlockFile::open(&paths.flock).unwrap().lock().unwrap(),
         );
         assert!(
@@ -536,7 +539,7 @@ mod tests {
             "a directory the record named was removed"
         );
         // The same name beside the lock directory would have been one of swarm's.
-        let staged = parent(&paths.dir).join(format!("{}{}", staging_prefix(&paths.dir), 1));
+        let staged = LockPaths::staging(&paths.dir, 1);
         fs::create_dir(&staged).unwrap();
         let record = format!("{}\n{}", staged.display(), identity(&staged).unwrap());
         fs::write(&paths.flock, record).unwrap();
@@ -572,7 +575,7 @@ mod tests {
         assert!(
             LockDir::acquire(
                 paths.dir.clone(),
-                Instant::now() + Duration::from_millis(20),
+                clock::deadline(Duration::from_millis(20)),
                 &mut flock
             )
             .is_err()

@@ -26,7 +26,7 @@ use crate::store::durable::{
     self, append_lines_durably, atomic_write, create_exclusive, private_dir,
 };
 use crate::store::lock::{FileLock, Flock, Incomplete, Queue, STALE_AFTER};
-use crate::store::paths::{MailboxPaths, SetAsideKind, TeamPaths};
+use crate::store::paths::{MailboxPaths, SetAsideKind, SpoolEntry, SpoolFile, TeamPaths};
 
 #[derive(Debug, Clone)]
 pub struct Mailbox {
@@ -60,10 +60,27 @@ impl Mailbox {
         self.paths.inbox.file_name().unwrap_or_default()
     }
 
-    /// Creates the inbox as `[]` unless it exists.
-    pub(crate) fn ensure(&self) -> Result<()> {
+    /// Creates the inbox as `[]` unless it exists; returns whether it created it.
+    pub(crate) fn ensure(&self) -> Result<bool> {
         private_dir(&self.paths.root, durable::parent(&self.paths.inbox))?;
-        create_exclusive(&self.paths.inbox, b"[]").map(drop)
+        create_exclusive(&self.paths.inbox, b"[]")
+    }
+
+    /// Removes the inbox file if it holds no message at all, read or not: the undoing of an
+    /// [`Mailbox::ensure`] that created it. Under the inbox locks, so no append is lost: one that
+    /// comes after finds no file and creates it again.
+    pub(crate) fn remove_if_empty(&self) -> Result<bool> {
+        let _lock = FileLock::acquire(&self.paths.lock)?;
+        let Some(bytes) = durable::read_if_exists(&self.paths.inbox)? else {
+            return Ok(false);
+        };
+        let empty = serde_json::from_slice::<Vec<Value>>(&bytes).is_ok_and(|all| all.is_empty());
+        if !empty || !self.merge_spool(&mut Vec::new())?.is_empty() {
+            return Ok(false);
+        }
+        fs::remove_file(&self.paths.inbox)
+            .map_err(|err| Error::io("remove", &self.paths.inbox, err))?;
+        Ok(true)
     }
 
     /// Adds messages to the end of the inbox. Durable, and in the inbox, when it returns; on an
@@ -135,13 +152,11 @@ impl Mailbox {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |since| since.as_nanos());
-        let unique = format!(
-            "{nanos:024}-{}-{}.json",
+        let SpoolFile { staging, path } = self.paths.spool_file(
+            nanos,
             std::process::id(),
-            crate::base::ids::fresh().simple()
+            &crate::base::ids::fresh().simple().to_string(),
         );
-        let staging = self.paths.spool.join(format!(".{unique}"));
-        let path = self.paths.spool.join(unique);
         let bytes = serde_json::to_vec(messages).map_err(|err| Error::runtime(err.to_string()))?;
         let written = durable::create_unsynced(&staging, &bytes).and_then(|()| {
             fs::rename(&staging, &path).map_err(|err| Error::io("rename", &path, err))
@@ -172,19 +187,20 @@ impl Mailbox {
                 );
                 continue;
             }
-            // Staging files of writers still spooling start with a dot.
-            match path.file_name().and_then(|name| name.to_str()) {
-                Some(name) if name.starts_with('.') => remove_if_abandoned(&path, name),
-                _ => files.push(path),
+            match SpoolEntry::of(path.file_name().unwrap_or_default()) {
+                SpoolEntry::Staging { writer } => remove_if_abandoned(&path, writer),
+                SpoolEntry::Ready => files.push(path),
             }
         }
         files.sort();
         let mut present: HashSet<String> = unread.iter().map(|m| m.id().into_owned()).collect();
-        for file in &files {
-            let Some(bytes) = durable::read_if_exists(file)? else {
+        let mut merged = Vec::with_capacity(files.len());
+        for file in files {
+            let Some(bytes) = durable::read_if_exists(&file)? else {
                 continue;
             };
             let Ok(messages) = serde_json::from_slice::<Vec<InboxMessage>>(&bytes) else {
+                // Not returned, so not removed with the merged ones: it stays for the user.
                 tracing::error!(
                     "spool file {} is unreadable; leaving it in place",
                     file.display()
@@ -196,23 +212,54 @@ impl Mailbox {
                     unread.push(message);
                 }
             }
+            merged.push(file);
         }
-        Ok(files)
+        Ok(merged)
     }
 
     /// Removes up to `max` unread messages that `pick` accepts, oldest first, after appending them to
-    /// history. A crash between the two delivers them again with the same `msg_id`; it never loses one.
-    ///
-    /// swarm's consumers of one inbox take turns on their own flock, held from the choice to the
-    /// rewrite, so two of them never choose, and record, the same message. Writers never take that
-    /// lock: the messages are chosen from a lock-free read and recorded in history before the inbox
-    /// locks are taken, so writers do not wait out the history fsync. Under those locks, the chosen
-    /// messages still unread (another tool may have taken one meanwhile) are removed and returned.
+    /// history, and returns those it removed. A crash between the two delivers them again with the
+    /// same `msg_id`; it never loses one.
     pub fn consume(
         &self,
         max: Option<usize>,
-        mut pick: impl FnMut(&InboxMessage) -> bool,
+        pick: impl FnMut(&InboxMessage) -> bool,
     ) -> Result<Vec<InboxMessage>> {
+        self.take(max, pick, |_| Ok(())).map(|(_, taken)| taken)
+    }
+
+    /// [`Mailbox::consume`] for a consumer that shows what it takes (`recv`, `watch --consume`):
+    /// `deliver` gets the chosen messages once they are in history and before they leave the
+    /// inbox, and they leave it only if `deliver` succeeded. A failed delivery (a closed stdout)
+    /// leaves them unread, and returns its error; their history record is harmless, as every
+    /// reader of history shows each `msg_id` once. Returns what was delivered.
+    ///
+    /// A message another tool took from the inbox between the choice and the rewrite is delivered
+    /// by both: at least once, never lost.
+    pub(crate) fn consume_delivering(
+        &self,
+        max: Option<usize>,
+        pick: impl FnMut(&InboxMessage) -> bool,
+        deliver: impl FnOnce(&[InboxMessage]) -> Result<()>,
+    ) -> Result<Vec<InboxMessage>> {
+        self.take(max, pick, deliver).map(|(chosen, _)| chosen)
+    }
+
+    /// The one consume: choose, record in history, deliver, rewrite. Returns the messages chosen
+    /// and those of them still unread under the lock, which the rewrite removed.
+    ///
+    /// swarm's consumers of one inbox take turns on their own flock, held from the choice to the
+    /// rewrite, so two of them never choose, record, or deliver the same message. Writers never
+    /// take that lock: the messages are chosen from a lock-free read, recorded in history and
+    /// delivered before the inbox locks are taken, so writers wait out neither the history fsync
+    /// nor the delivery. Under those locks, the chosen messages still unread (another tool may have
+    /// taken one meanwhile) are removed.
+    fn take(
+        &self,
+        max: Option<usize>,
+        mut pick: impl FnMut(&InboxMessage) -> bool,
+        deliver: impl FnOnce(&[InboxMessage]) -> Result<()>,
+    ) -> Result<(Vec<InboxMessage>, Vec<InboxMessage>)> {
         private_dir(&self.paths.root, durable::parent(&self.paths.inbox))?;
         let _turn = Flock::wait(&self.paths.consumers)?;
         let chosen: Vec<InboxMessage> = self
@@ -222,11 +269,12 @@ impl Mailbox {
             .take(max.unwrap_or(usize::MAX))
             .collect();
         if chosen.is_empty() {
-            return Ok(chosen);
+            return Ok((chosen, Vec::new()));
         }
         self.record_history(&chosen)?;
+        deliver(&chosen)?;
         let ids: HashSet<String> = chosen.iter().map(|m| m.id().into_owned()).collect();
-        self.update(|unread| {
+        let taken = self.update(|unread| {
             let mut taken = Vec::new();
             unread.retain(|message| {
                 let take = ids.contains(message.id().as_ref());
@@ -237,6 +285,26 @@ impl Mailbox {
             });
             let changed = !taken.is_empty();
             Ok((taken, changed))
+        })?;
+        Ok((chosen, taken))
+    }
+
+    /// Takes back unread messages with these ids, from a send being undone, and returns the ids
+    /// it removed. One already consumed, or marked read by another tool, stays where it is: it
+    /// was delivered.
+    pub(crate) fn retract(&self, ids: &HashSet<String>) -> Result<HashSet<String>> {
+        self.update(|unread| {
+            let mut removed = HashSet::new();
+            unread.retain(|message| {
+                let id = message.id();
+                if message.is_read() || !ids.contains(id.as_ref()) {
+                    return true;
+                }
+                removed.insert(id.into_owned());
+                false
+            });
+            let changed = !removed.is_empty();
+            Ok((removed, changed))
         })
     }
 
@@ -428,16 +496,15 @@ impl Mailbox {
 
     /// Where to move something aside now, never an existing file.
     fn aside_path(&self, kind: SetAsideKind) -> PathBuf {
-        let base = self.paths.aside(kind, clock::now_ms());
-        let mut candidate = base.clone();
-        let mut n = 1;
-        while candidate.exists() {
-            let mut name = base.file_name().unwrap_or_default().to_owned();
-            name.push(format!(".{n}"));
-            candidate = base.with_file_name(name);
-            n += 1;
+        let ms = clock::now_ms();
+        let mut attempt = 0;
+        loop {
+            let candidate = self.paths.aside(kind, ms, attempt);
+            if !candidate.exists() {
+                return candidate;
+            }
+            attempt += 1;
         }
-        candidate
     }
 
     fn record_history(&self, delivered: &[InboxMessage]) -> Result<()> {
@@ -455,12 +522,7 @@ impl Mailbox {
 /// Removes a spool staging file whose writer was killed before it renamed it into place: its
 /// pid (in the name) is gone, or it is older than a lock directory may be. Deleting the file of a
 /// writer that is merely slow is safe too: its rename fails, and its send with it.
-fn remove_if_abandoned(path: &Path, name: &str) {
-    let writer = name
-        .trim_start_matches('.')
-        .split('-')
-        .nth(1)
-        .and_then(|pid| pid.parse::<i32>().ok());
+fn remove_if_abandoned(path: &Path, writer: Option<i32>) {
     let old = fs::symlink_metadata(path)
         .and_then(|meta| meta.modified())
         .ok()
@@ -512,6 +574,66 @@ mod tests {
         assert_eq!(taken, std::slice::from_ref(&first));
         assert_eq!(mailbox.peek().unwrap(), [second]);
         assert_eq!(mailbox.history().unwrap(), [first]);
+    }
+
+    #[test]
+    fn a_failed_delivery_leaves_the_messages_unread() {
+        let (_dir, mailbox) = mailbox();
+        let sent: Vec<InboxMessage> = (0..3)
+            .map(|n| InboxMessage::new("a", &format!("m{n}"), None, None))
+            .collect();
+        mailbox.append(&sent).unwrap();
+        let failed = mailbox.consume_delivering(
+            None,
+            |_| true,
+            |chosen| {
+                assert_eq!(chosen, sent.as_slice());
+                Err(Error::runtime("stdout is closed"))
+            },
+        );
+        assert_eq!(failed.unwrap_err().message(), "stdout is closed");
+        assert_eq!(
+            mailbox.peek().unwrap(),
+            sent,
+            "nothing shown, nothing taken"
+        );
+
+        let mut shown = Vec::new();
+        let delivered = mailbox
+            .consume_delivering(
+                Some(2),
+                |_| true,
+                |chosen| {
+                    shown.extend_from_slice(chosen);
+                    Ok(())
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            (delivered.as_slice(), shown.as_slice()),
+            (&sent[..2], &sent[..2])
+        );
+        assert_eq!(mailbox.peek().unwrap(), &sent[2..]);
+        assert_eq!(mailbox.history().unwrap(), sent, "recorded once each");
+    }
+
+    #[test]
+    fn retract_takes_back_only_what_is_still_unread() {
+        let (_dir, mailbox) = mailbox();
+        let kept = InboxMessage::new("a", "kept", None, None);
+        let undone = InboxMessage::new("a", "undone", None, None);
+        let taken = InboxMessage::new("a", "taken", None, None);
+        mailbox
+            .append(&[taken.clone(), kept.clone(), undone.clone()])
+            .unwrap();
+        mailbox.consume(Some(1), |_| true).unwrap();
+        let ids: HashSet<String> = [&undone, &taken]
+            .iter()
+            .map(|m| m.id().into_owned())
+            .collect();
+        let removed = mailbox.retract(&ids).unwrap();
+        assert_eq!(removed, HashSet::from([undone.id().into_owned()]));
+        assert_eq!(mailbox.peek().unwrap(), [kept]);
     }
 
     #[test]
@@ -615,6 +737,20 @@ mod tests {
     }
 
     #[test]
+    fn an_unreadable_spool_file_is_kept_when_the_others_are_merged() {
+        let (_dir, mailbox) = mailbox();
+        mailbox.ensure().unwrap();
+        fs::create_dir_all(&mailbox.paths.spool).unwrap();
+        let garbage = mailbox.paths.spool.join("000-1-garbage.json");
+        fs::write(&garbage, b"not json").unwrap();
+        let message = InboxMessage::new("a", "fine", None, None);
+        mailbox.spool(std::slice::from_ref(&message)).unwrap();
+        mailbox.append(&[]).unwrap();
+        assert_eq!(mailbox.peek().unwrap(), [message]);
+        assert_eq!(fs::read(&garbage).unwrap(), b"not json");
+    }
+
+    #[test]
     fn fresh_inboxes_created_while_others_write_are_never_moved_aside() {
         use std::sync::{Arc, Barrier};
         let dir = tempfile::tempdir().unwrap();
@@ -629,7 +765,7 @@ mod tests {
                     std::thread::spawn(move || {
                         start.wait();
                         match k {
-                            0..3 => mailbox.ensure().unwrap(),
+                            0..3 => drop(mailbox.ensure().unwrap()),
                             3..6 => mailbox
                                 .append(&[InboxMessage::new("lead", "hi", None, None)])
                                 .unwrap(),
@@ -659,9 +795,10 @@ mod tests {
             pid
         };
         let me = std::process::id();
-        let killed = spool.join(format!(".{:024}-{dead}-a.json", 1));
-        let stalled = spool.join(format!(".{:024}-{me}-b.json", 2));
-        let writing = spool.join(format!(".{:024}-{me}-c.json", 3));
+        let staging = |nanos, pid, id| mailbox.paths.spool_file(nanos, pid, id).staging;
+        let killed = staging(1, dead, "a");
+        let stalled = staging(2, me, "b");
+        let writing = staging(3, me, "c");
         for staging in [&killed, &stalled, &writing] {
             fs::write(staging, "[{\"from\"").unwrap();
         }

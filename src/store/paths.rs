@@ -1,7 +1,8 @@
-//! The on-disk layout under swarm's home (docs/ARCHITECTURE.md, "On disk"). Every path swarm
-//! touches is spelled here once.
+//! The on-disk layout (docs/ARCHITECTURE.md, "On disk"): under swarm's home, in the peer runtime
+//! directory, and in a git repository whose members work in worktrees. Every file name swarm
+//! touches, its temporary, staging and spool files included, is spelled here once.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use crate::base::names::path_component;
@@ -171,11 +172,26 @@ pub struct MailboxPaths {
 }
 
 impl MailboxPaths {
-    /// `<name>.json.<what>-<ms>`: where a corrupt inbox or its invalid elements are moved aside.
-    pub(crate) fn aside(&self, what: SetAsideKind, ms: u64) -> PathBuf {
+    /// `<name>.json.<what>-<ms>`: where a corrupt inbox or its invalid elements are moved aside;
+    /// `<name>.json.<what>-<ms>.<attempt>` when that is taken.
+    pub(crate) fn aside(&self, what: SetAsideKind, ms: u64, attempt: u32) -> PathBuf {
         let mut name = self.inbox.file_name().unwrap_or_default().to_owned();
         name.push(format!(".{}-{ms}", what.as_str()));
+        if attempt > 0 {
+            name.push(format!(".{attempt}"));
+        }
         self.inbox.with_file_name(name)
+    }
+
+    /// `.spool/<name>/<nanos>-<pid>-<id>.json`: one waiting writer's messages, written first
+    /// under the same name with a leading dot (`staging`) and renamed into place. The names sort
+    /// by the time they were written.
+    pub(crate) fn spool_file(&self, nanos: u128, pid: u32, id: &str) -> SpoolFile {
+        let name = format!("{nanos:024}-{pid}-{id}.json");
+        SpoolFile {
+            staging: self.spool.join(format!(".{name}")),
+            path: self.spool.join(name),
+        }
     }
 
     /// What a file beside the inbox holds, if it is one moved aside from it.
@@ -185,6 +201,34 @@ impl MailboxPaths {
         [SetAsideKind::Corrupt, SetAsideKind::Invalid]
             .into_iter()
             .find(|kind| rest.starts_with(&format!("{}-", kind.as_str())))
+    }
+}
+
+/// One writer's spool file, and the name it is written under before it is complete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SpoolFile {
+    pub(crate) staging: PathBuf,
+    pub(crate) path: PathBuf,
+}
+
+/// What a file in a spool directory is, by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SpoolEntry {
+    /// Complete: messages to merge.
+    Ready,
+    /// Still being written, by the process the name gives, if it gives one.
+    Staging { writer: Option<i32> },
+}
+
+impl SpoolEntry {
+    pub(crate) fn of(file: &OsStr) -> Self {
+        let name = file.to_string_lossy();
+        match name.strip_prefix('.') {
+            None => Self::Ready,
+            Some(rest) => Self::Staging {
+                writer: rest.split('-').nth(1).and_then(|pid| pid.parse().ok()),
+            },
+        }
     }
 }
 
@@ -222,6 +266,30 @@ pub(crate) struct LockPaths {
 }
 
 impl LockPaths {
+    /// `.<file>.lock.swarm-<pid>` beside the lock directory `dir`: where process `pid` makes the
+    /// directory before it renames it into place (docs/ARCHITECTURE.md, "Locks").
+    pub(crate) fn staging(dir: &Path, pid: u32) -> PathBuf {
+        let mut name = OsString::from(".");
+        name.push(dir.file_name().unwrap_or_default());
+        name.push(format!(".swarm-{pid}"));
+        dir.with_file_name(name)
+    }
+
+    /// Whether `candidate` is where some swarm writer stages lock directory `dir`: beside it,
+    /// named as [`Self::staging`] names it, for any pid.
+    pub(crate) fn is_staging(dir: &Path, candidate: &Path) -> bool {
+        let prefix = format!(
+            ".{}.swarm-",
+            dir.file_name().unwrap_or_default().to_string_lossy()
+        );
+        candidate.parent() == dir.parent()
+            && candidate
+                .file_name()
+                .and_then(|name| name.to_str())
+                .and_then(|name| name.strip_prefix(&prefix))
+                .is_some_and(|pid| pid.parse::<u32>().is_ok())
+    }
+
     /// `dir/bob.json` → `dir/.bob.flock` (and `dir/.bob.wait.flock`), `dir/bob.lock` and
     /// `dir/bob.json.lock`.
     pub(crate) fn beside(target: &Path) -> Self {
@@ -234,6 +302,95 @@ impl LockPaths {
             atm: target.with_file_name(format!("{stem}.lock")),
             dir: target.with_file_name(dir_name),
         }
+    }
+}
+
+/// A temporary file beside `target` (docs/ARCHITECTURE.md, "Durable writes"): its name starts
+/// with this prefix and ends with [`TEMP_SUFFIX`], with random characters between.
+pub(crate) fn temp_prefix(target: &Path) -> String {
+    format!(
+        ".{}.",
+        target.file_name().unwrap_or_default().to_string_lossy()
+    )
+}
+
+pub(crate) const TEMP_SUFFIX: &str = ".tmp";
+
+/// Where peer sockets live (docs/ARCHITECTURE.md, "Peers"): `$XDG_RUNTIME_DIR/swarm`, else
+/// `/tmp/swarm-<uid>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RuntimePaths {
+    dir: PathBuf,
+}
+
+impl RuntimePaths {
+    /// From `$XDG_RUNTIME_DIR` (unset or empty: none) and the user's id.
+    pub(crate) fn new(xdg_runtime_dir: Option<&OsStr>, uid: u32) -> Self {
+        let dir = match xdg_runtime_dir.filter(|dir| !dir.is_empty()) {
+            Some(base) => PathBuf::from(base).join("swarm"),
+            None => PathBuf::from(format!("/tmp/swarm-{uid}")),
+        };
+        Self { dir }
+    }
+
+    /// This process's runtime directory.
+    pub(crate) fn current() -> Self {
+        Self::new(
+            std::env::var_os("XDG_RUNTIME_DIR").as_deref(),
+            nix::unistd::getuid().as_raw(),
+        )
+    }
+
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `<runtime>/<pid>.sock`: the socket of the peer with this pid.
+    pub(crate) fn socket(&self, pid: u32) -> PathBuf {
+        self.dir.join(format!("{pid}.sock"))
+    }
+}
+
+/// swarm's files in a git repository whose members work in worktrees of their own
+/// (docs/ARCHITECTURE.md, "On disk").
+#[derive(Debug, Clone)]
+pub(crate) struct RepoPaths {
+    /// The top of the main worktree.
+    top: PathBuf,
+    /// The git directory the repository's worktrees share.
+    common: PathBuf,
+}
+
+impl RepoPaths {
+    pub(crate) fn new(top: PathBuf, common: PathBuf) -> Self {
+        Self { top, common }
+    }
+
+    /// `.swarm/worktrees/<team>/<member>`: one directory per team, so no team and member names
+    /// can make the same path (`a-b` + `c` and `a` + `b-c` did, joined with a dash).
+    pub(crate) fn worktree(&self, team: &str, member: &str) -> PathBuf {
+        self.team_worktrees(team).join(path_component(member))
+    }
+
+    /// `.swarm/worktrees/<team>`: the worktrees of one team's members.
+    pub(crate) fn team_worktrees(&self, team: &str) -> PathBuf {
+        self.top
+            .join(".swarm")
+            .join("worktrees")
+            .join(path_component(team))
+    }
+
+    /// `<git common dir>/info/exclude`, where `.swarm/` is kept out of `git status`.
+    pub(crate) fn exclude(&self) -> PathBuf {
+        self.common.join("info").join("exclude")
+    }
+
+    /// The line in `info/exclude` that keeps `.swarm/` out of `git status`.
+    pub(crate) const EXCLUDED: &str = "/.swarm/";
+
+    /// `<git common dir>/swarm-worktrees.lock`: swarm's git commands on the repository take turns.
+    pub(crate) fn git_lock(&self) -> PathBuf {
+        self.common.join("swarm-worktrees.lock")
     }
 }
 
@@ -282,9 +439,67 @@ mod tests {
         );
         assert_eq!(team.config_lock().atm, Path::new("/h/teams/t/config.lock"));
         assert_eq!(
-            bob.aside(SetAsideKind::Corrupt, 7),
+            bob.aside(SetAsideKind::Corrupt, 7, 0),
             Path::new("/h/teams/t/inboxes/bob.json.corrupt-7")
         );
+        assert_eq!(
+            bob.aside(SetAsideKind::Invalid, 7, 2),
+            Path::new("/h/teams/t/inboxes/bob.json.invalid-7.2")
+        );
+        assert_eq!(
+            bob.spool_file(5, 42, "ab"),
+            SpoolFile {
+                staging: PathBuf::from(
+                    "/h/teams/t/inboxes/.spool/bob/.000000000000000000000005-42-ab.json"
+                ),
+                path: PathBuf::from(
+                    "/h/teams/t/inboxes/.spool/bob/000000000000000000000005-42-ab.json"
+                ),
+            }
+        );
+        assert_eq!(
+            LockPaths::staging(&bob.lock.dir, 42),
+            Path::new("/h/teams/t/inboxes/.bob.json.lock.swarm-42")
+        );
+        assert_eq!(temp_prefix(&bob.inbox), ".bob.json.");
+    }
+
+    #[test]
+    fn spool_names_are_read_back() {
+        let bob = Home::new(PathBuf::from("/h")).team("t").mailbox("bob");
+        let file = bob.spool_file(5, 42, "ab");
+        let name = |path: &Path| path.file_name().unwrap().to_owned();
+        assert_eq!(SpoolEntry::of(&name(&file.path)), SpoolEntry::Ready);
+        assert_eq!(
+            SpoolEntry::of(&name(&file.staging)),
+            SpoolEntry::Staging { writer: Some(42) }
+        );
+        assert_eq!(
+            SpoolEntry::of(OsStr::new(".odd")),
+            SpoolEntry::Staging { writer: None }
+        );
+    }
+
+    #[test]
+    fn peer_sockets_live_in_the_runtime_directory() {
+        let xdg = RuntimePaths::new(Some(OsStr::new("/run/user/7")), 7);
+        assert_eq!(xdg.dir(), Path::new("/run/user/7/swarm"));
+        assert_eq!(xdg.socket(99), Path::new("/run/user/7/swarm/99.sock"));
+        for unset in [None, Some(OsStr::new(""))] {
+            assert_eq!(RuntimePaths::new(unset, 7).dir(), Path::new("/tmp/swarm-7"));
+        }
+    }
+
+    #[test]
+    fn worktrees_of_different_teams_never_share_a_path() {
+        let repo = RepoPaths::new(PathBuf::from("/r"), PathBuf::from("/r/.git"));
+        assert_eq!(
+            repo.worktree("a-b", "c"),
+            Path::new("/r/.swarm/worktrees/a-b/c")
+        );
+        assert_ne!(repo.worktree("a-b", "c"), repo.worktree("a", "b-c"));
+        assert_eq!(repo.exclude(), Path::new("/r/.git/info/exclude"));
+        assert_eq!(repo.git_lock(), Path::new("/r/.git/swarm-worktrees.lock"));
     }
 
     #[test]

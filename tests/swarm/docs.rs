@@ -150,3 +150,53 @@ fn zsh_and_fish_completions_are_generated() {
     }
     sandbox.swarm().args(["completions", "tcsh"]).run().code(2);
 }
+
+/// Every file swarm keeps, named as swarm(1)'s FILES section and docs/ARCHITECTURE.md ("On disk")
+/// name it: the home's, the runtime directory's and a repository's.
+const KEPT_FILES: &[&str] = &[
+    "<home>/teams/<team>/config.json",
+    ".config.flock",
+    ".config.wait.flock",
+    "config.lock",
+    "config.json.lock",
+    "<home>/teams/<team>/.launch.flock",
+    "inboxes/<name>.json",
+    "inboxes/.<name>.flock",
+    "inboxes/.<name>.wait.flock",
+    "inboxes/.<name>.consume.flock",
+    "inboxes/<name>.lock",
+    "inboxes/<name>.json.lock",
+    "inboxes/.spool/<name>/<ns>-<pid>-<id>.json",
+    "<name>.json.corrupt-<ms>",
+    "<name>.json.invalid-<ms>",
+    "history/<name>.jsonl",
+    "logs/<name>.log",
+    "<name>.log.1",
+    "<home>/peers/<pid>.json",
+    ".<file>.<random>.tmp",
+    ".<file>.lock.swarm-<pid>",
+    "<runtime>/<pid>.sock",
+    "<repo>/.swarm/worktrees/<team>/<name>",
+    "info/exclude",
+    "swarm-worktrees.lock",
+];
+
+#[test]
+fn files_sections_name_every_file_swarm_keeps() {
+    // roff escapes every dash.
+    let page = fs::read_to_string(repo().join("man/swarm.1"))
+        .unwrap()
+        .replace("\\-", "-");
+    let files = &page[page.find(".SH FILES").unwrap()..];
+    let files = &files[..files[1..].find(".SH").map_or(files.len(), |end| end + 1)];
+    let architecture = fs::read_to_string(repo().join("docs/ARCHITECTURE.md")).unwrap();
+    let on_disk = &architecture[architecture.find("## On disk").unwrap()..];
+    let on_disk = &on_disk[..on_disk.find("\n## ").unwrap()];
+    for file in KEPT_FILES {
+        assert!(files.contains(file), "swarm(1) FILES lacks {file}");
+        assert!(
+            on_disk.contains(file),
+            "ARCHITECTURE.md, On disk, lacks {file}"
+        );
+    }
+}

@@ -166,6 +166,58 @@ fn gated_tmux(sandbox: &mut Sandbox) {
     sandbox.set_env("PATH", path);
 }
 
+/// An `up` that cannot place one of its panes stops the members it already placed: exit 1 leaves
+/// no pane and no program of the team running.
+#[test]
+fn an_up_that_fails_part_way_stops_what_it_started() {
+    let mut sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    // A tmux that refuses to split a pane for the member called `doomed`.
+    let bin = sandbox.root().join("refusing-bin");
+    fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("tmux");
+    fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nfor arg in \"$@\"; do\n  if [ \"$arg\" = doomed ]; then echo 'no space for new pane' >&2; exit 1; fi\ndone\nexec {} \"$@\"\n",
+            real_tmux(&sandbox).display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        sandbox.env_value("PATH").unwrap().to_string_lossy()
+    );
+    sandbox.set_env("PATH", path);
+    let file = sandbox.write(
+        "p.toml",
+        "name = \"p\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"doomed\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    let fixture = server.panes();
+    up(&sandbox, &server, &file)
+        .code(1)
+        .stderr_has("no space for new pane")
+        .stderr_has("stopped team-lead, a, already placed");
+    assert_eq!(server.panes(), fixture, "the team's panes survived");
+    for name in ["team-lead", "a"] {
+        assert_eq!(state(&sandbox, "p", name), "killed", "{name}");
+        assert_eq!(sandbox.member("p", name)["reason"], "launch failed");
+    }
+    let supervisors: Vec<i64> = ["team-lead", "a"]
+        .iter()
+        .filter_map(|name| sandbox.member("p", name)["supervisorPid"].as_i64())
+        .collect();
+    let groups: Vec<i64> = ["team-lead", "a"]
+        .iter()
+        .filter_map(|name| sandbox.member("p", name)["pid"].as_i64())
+        .collect();
+    eventually("every process of the team to be gone", || {
+        processes_in(&supervisors, &groups).is_empty()
+    });
+}
+
 #[test]
 fn a_second_up_of_a_team_being_started_is_refused() {
     let mut sandbox = Sandbox::new();
@@ -664,7 +716,7 @@ fn fake_claude(sandbox: &Sandbox) -> std::path::PathBuf {
     let script = bin.join("claude");
     fs::write(
         &script,
-        "#!/bin/sh\nout=\"$FAKE_CLAUDE_DIR/$SWARM_AGENT\"\nprintf '%s\\n' \"$@\" > \"$out.argv.tmp\" && mv \"$out.argv.tmp\" \"$out.argv\"\nenv > \"$out.env\"\nexec sleep 1000\n",
+        "#!/bin/sh\nout=\"$FAKE_CLAUDE_DIR/$SWARM_AGENT\"\nprintf '%s\\n' \"$@\" > \"$out.argv.tmp\" && mv \"$out.argv.tmp\" \"$out.argv\"\nenv > \"$out.env.tmp\" && mv \"$out.env.tmp\" \"$out.env\"\nexec sleep 1000\n",
     )
     .unwrap();
     fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
@@ -710,7 +762,10 @@ fn a_real_pane_receives_exactly_the_dry_run_argv() {
             expected.len()
         );
     }
-    let env = fs::read_to_string(record.join("security.env")).unwrap();
+    // The fake writes its environment (whole, by a rename) after its argv.
+    let env_file = record.join("security.env");
+    eventually("the fake claude's environment", || env_file.exists());
+    let env = fs::read_to_string(&env_file).unwrap();
     assert!(
         env.contains("CLAUDECODE=1") && env.contains("SWARM_AGENT_ID=security@cc"),
         "{env}"
@@ -770,6 +825,43 @@ fn the_lead_and_the_person_spawn_teammates_do_not_and_names_are_unique() {
         .args(["down", "s", "--force"])
         .run()
         .success();
+}
+
+/// A spawn whose pane cannot be placed exits 1 having changed nothing: the same spawn can be run
+/// again, and fails for the same reason, not because the member exists.
+#[test]
+fn a_spawn_that_cannot_place_its_pane_takes_the_member_back_out() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["a"]);
+    // The team's tmux server is gone.
+    let config_path = sandbox.team_dir("t").join("config.json");
+    let mut config = sandbox.config("t");
+    config["tmux"] = serde_json::json!({
+        "socket": sandbox.root().join("gone.sock"),
+        "session": "swarm-t",
+        "window": "@1",
+    });
+    fs::write(&config_path, serde_json::to_vec(&config).unwrap()).unwrap();
+    let before = fs::read(&config_path).unwrap();
+    for _ in 0..2 {
+        sandbox
+            .swarm()
+            .args(["spawn", "x", "--prompt", "hello x", "--", "sleep", "1000"])
+            .team("t")
+            .run()
+            .code(1)
+            .stderr_has("tmux split-window failed")
+            .stderr_has("x was not added");
+        assert_eq!(
+            serde_json::from_slice::<Value>(&fs::read(&config_path).unwrap()).unwrap(),
+            serde_json::from_slice::<Value>(&before).unwrap(),
+            "config.json changed"
+        );
+        assert!(
+            !sandbox.inbox_path("t", "x").exists(),
+            "x's inbox (with its prompt) was left behind"
+        );
+    }
 }
 
 #[test]

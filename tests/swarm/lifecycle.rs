@@ -595,7 +595,7 @@ fn worktrees_are_kept_when_changed_and_removed_when_clean() {
             fs::read_to_string(sandbox.team_dir("wt").join(format!("logs/{name}.log")))
                 .unwrap_or_default()
         );
-        assert!(!repo.join(format!(".swarm/worktrees/wt-{name}")).exists());
+        assert!(!repo.join(format!(".swarm/worktrees/wt/{name}")).exists());
         assert!(
             git(&repo, &["branch", "--list", &format!("swarm/wt/{name}")])
                 .trim()
@@ -606,7 +606,7 @@ fn worktrees_are_kept_when_changed_and_removed_when_clean() {
 
     for name in ["dirty", "committer"] {
         let kept = notice(&sandbox, "wt", name);
-        let path = repo.join(format!(".swarm/worktrees/wt-{name}"));
+        let path = repo.join(format!(".swarm/worktrees/wt/{name}"));
         assert_eq!(kept["worktreePath"], path.display().to_string(), "{kept:#}");
         assert!(path.is_dir());
         assert!(
@@ -616,7 +616,7 @@ fn worktrees_are_kept_when_changed_and_removed_when_clean() {
         );
     }
     assert_eq!(
-        fs::read_to_string(repo.join(".swarm/worktrees/wt-committer/f")).unwrap(),
+        fs::read_to_string(repo.join(".swarm/worktrees/wt/committer/f")).unwrap(),
         "new\n"
     );
     assert_eq!(
@@ -858,4 +858,72 @@ fn an_ending_is_recorded_once_the_leads_inbox_is_free_again() {
     });
     drop(holder);
     assert_eq!(notice(&sandbox, "held", "w")["status"], "completed");
+}
+
+/// A supervisor that cannot record its program as running (another tool holds config.json's lock
+/// past `SWARM_LOCK_TIMEOUT`) does not give up and leave: it ends the program and records the
+/// ending, so the lead hears of it and nothing runs unsupervised.
+#[test]
+fn a_program_whose_start_cannot_be_recorded_is_ended_and_its_ending_recorded() {
+    let mut sandbox = Sandbox::new();
+    for (key, value) in [
+        ("GIT_AUTHOR_NAME", "t"),
+        ("GIT_AUTHOR_EMAIL", "t@t"),
+        ("GIT_COMMITTER_NAME", "t"),
+        ("GIT_COMMITTER_EMAIL", "t@t"),
+        ("SWARM_LOCK_TIMEOUT", "3"),
+    ] {
+        sandbox.set_env(key, value);
+    }
+    let repo = sandbox.work();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    fs::write(repo.join("README"), "hi\n").unwrap();
+    git(&repo, &["add", "README"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    let server = TmuxServer::start(&sandbox);
+    let lock = |path: &Path| {
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .unwrap();
+        file.lock().unwrap();
+        file
+    };
+    // swarm's git commands on the repository take this lock: bob's supervisor registers, then
+    // waits here, before its program starts.
+    let git_turn = lock(&repo.join(".git/swarm-worktrees.lock"));
+    let pid_file = sandbox.root().join("bob.pid");
+    up(
+        &sandbox,
+        &server,
+        "t",
+        &format!(
+            "name = \"t\"\n{LEAD}[[member]]\nname = \"bob\"\ncommand = [\"sh\", \"-c\", \"echo $$ > {}; exec sleep 2717\"]\nisolation = \"worktree\"\n",
+            pid_file.display()
+        ),
+    );
+    eventually("bob to register and the lead to run", || {
+        state(&sandbox, "t", "bob") == "starting" && state(&sandbox, "t", "team-lead") == "running"
+    });
+    // agent-team-mail's lock on config.json, held as atm would hold it.
+    let atm = lock(&sandbox.team_dir("t").join("config.lock"));
+    drop(git_turn);
+    eventually("bob's program to start and be ended", || {
+        fs::read_to_string(&pid_file).is_ok_and(|pid| {
+            !pid.trim().is_empty() && !Path::new("/proc").join(pid.trim()).exists()
+        })
+    });
+    drop(atm);
+    let bob = notice(&sandbox, "t", "bob");
+    assert_eq!(bob["status"], "killed", "{bob:#}");
+    assert_eq!(bob["reason"], "supervisor failed", "{bob:#}");
+    assert_eq!(state(&sandbox, "t", "bob"), "killed");
+    sandbox
+        .swarm()
+        .args(["down", "t", "--force"])
+        .run()
+        .success();
 }

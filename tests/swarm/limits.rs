@@ -1,10 +1,9 @@
 //! Running out of inotify instances or watches: waiting keeps working by polling.
 
+use std::fs;
 use std::process::{Command, Stdio};
-use std::thread;
-use std::time::Duration;
 
-use crate::harness::{Background, PATIENCE, Sandbox, bin};
+use crate::harness::{Background, PATIENCE, Sandbox, bin, eventually};
 
 /// `swarm ARGS` in a user namespace of its own whose inotify limit `user.LIMIT` is 0: the kernel
 /// refuses it what a user who ran out would be refused (EMFILE for instances, ENOSPC for watches),
@@ -39,6 +38,17 @@ fn send(sandbox: &Sandbox, text: &str) -> String {
         .run()
         .success()
         .stdout_line()
+}
+
+/// Whether process `pid` runs notify's polling thread: it has armed its watch, without inotify.
+fn polling(pid: u32) -> bool {
+    fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|tasks| {
+        tasks.filter_map(Result::ok).any(|task| {
+            // The kernel keeps 15 bytes of a thread's name: "notify-rs poll loop" is cut short.
+            fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|comm| comm.starts_with("notify-rs poll"))
+        })
+    })
 }
 
 /// One warning, naming the sysctl to raise.
@@ -85,8 +95,9 @@ fn watch_and_recv_wait_keep_working_when_inotify_runs_out() {
             .run()
             .success();
         let recv = Background::spawn(recv);
-        // Most likely already waiting when the message lands; if not, it finds it at once.
-        thread::sleep(Duration::from_millis(200));
+        // Sent once recv watches the inbox: the message wakes it, whether or not its first look
+        // has come and gone.
+        eventually("recv to watch the inbox by polling", || polling(recv.pid()));
         let id = send(&sandbox, "wake up");
         let mut document = String::new();
         while let Some(line) = recv.lines.next_within(PATIENCE) {

@@ -113,6 +113,46 @@ fn broadcast_reaches_everyone_but_the_sender_once() {
     );
 }
 
+/// A broadcast that cannot reach everyone reaches nobody: the copies already written are taken
+/// back, so the retry after exit 1 delivers each copy once.
+#[test]
+fn a_broadcast_that_fails_part_way_is_withdrawn() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["a", "b", "c"]);
+    // b's inbox cannot be read (it is a directory): the broadcast fails after the lead's and a's
+    // copies.
+    let b = sandbox.inbox_path("t", "b");
+    std::fs::remove_file(&b).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    sandbox
+        .swarm()
+        .args(["send", "*", "standup"])
+        .team("t")
+        .run()
+        .code(1)
+        .stderr_has("withdrawn from team-lead, a, so nobody has it");
+    for member in ["team-lead", "a"] {
+        assert!(
+            sandbox.inbox("t", member).is_empty(),
+            "{member} kept a copy"
+        );
+    }
+
+    std::fs::remove_dir(&b).unwrap();
+    let id = sandbox
+        .swarm()
+        .args(["send", "*", "standup"])
+        .team("t")
+        .run()
+        .success()
+        .stdout_line();
+    for member in ["team-lead", "a", "b", "c"] {
+        let inbox = sandbox.inbox("t", member);
+        assert_eq!(inbox.len(), 1, "{member}: {inbox:?}");
+        assert_eq!(inbox[0]["msg_id"], id.as_str());
+    }
+}
+
 #[test]
 fn unknown_recipient_is_refused_listing_the_roster() {
     let sandbox = Sandbox::new();
@@ -514,6 +554,101 @@ fn broken_pipe_is_quiet() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// `recv` and `watch --consume` into a pipe nobody reads: a quiet exit 0, and the messages they
+/// could not show are still unread.
+#[test]
+fn a_consumer_whose_stdout_is_closed_takes_nothing() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    for text in ["1", "2", "3"] {
+        sandbox
+            .swarm()
+            .args(["send", "bob", text])
+            .team("t")
+            .run()
+            .success();
+    }
+    for args in [
+        &["recv"][..],
+        &["recv", "--wait"],
+        &["recv", "--json"],
+        &["watch", "--consume"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        // Closed before the consumer starts: its first write fails, deterministically.
+        drop(reader);
+        let output = sandbox
+            .swarm()
+            .args(args)
+            .team("t")
+            .as_("bob")
+            .into_command()
+            .stdin(std::process::Stdio::null())
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{args:?}: {output:?}");
+        assert!(output.stderr.is_empty(), "{args:?}: {output:?}");
+        assert_eq!(
+            sandbox.inbox("t", "bob").len(),
+            3,
+            "{args:?} took messages it never showed"
+        );
+    }
+    // They are shown, and taken, by the next consumer that can.
+    sandbox
+        .swarm()
+        .args(["recv"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success()
+        .stdout_has("1")
+        .stdout_has("3");
+    assert!(sandbox.inbox("t", "bob").is_empty());
+}
+
+/// A timeout too long for the clock to represent is no deadline, never a panic (exit 101).
+#[test]
+fn timeouts_too_long_to_represent_mean_no_deadline() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    for bound in ["1e19", "1e30", "inf"] {
+        sandbox
+            .swarm()
+            .args(["send", "bob", "hello"])
+            .team("t")
+            .env("SWARM_LOCK_TIMEOUT", bound)
+            .run()
+            .success();
+    }
+    sandbox
+        .swarm()
+        .args(["recv", "--wait", "--timeout", "1e19"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success()
+        .stdout_has("hello");
+    // An ended member, so `wait` returns at once.
+    let config_path = sandbox.team_dir("t").join("config.json");
+    let mut config = sandbox.config("t");
+    for member in config["members"].as_array_mut().unwrap() {
+        if member["name"] == "bob" {
+            member["state"] = "exited".into();
+            member["exitCode"] = 0.into();
+        }
+    }
+    std::fs::write(&config_path, serde_json::to_vec(&config).unwrap()).unwrap();
+    sandbox
+        .swarm()
+        .args(["wait", "bob", "--timeout", "1e19"])
+        .team("t")
+        .run()
+        .success();
 }
 
 #[test]

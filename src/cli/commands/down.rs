@@ -1,7 +1,7 @@
 //! `swarm down [TEAM]`: a graceful shutdown of the whole team. Every live teammate is asked to shut
 //! down; those that have not ended by the timeout are stopped, the lead last; then their panes go.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -59,8 +59,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             });
             exchange::send(&team, config, &lead_caller, name, &request)?;
         }
-        let deadline = Instant::now() + args.timeout;
-        liveness::wait_for_endings(&team, &teammates, Some(deadline), |member, seen| {
+        let deadline = clock::deadline(args.timeout);
+        liveness::wait_for_endings(&team, &teammates, deadline, |member, seen| {
             report(ctx, &liveness::ending_line(member, seen))
         })?;
     }

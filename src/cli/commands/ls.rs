@@ -6,7 +6,7 @@ use crate::base::clock;
 use crate::cli::context::Context;
 use crate::cli::output::{self, Table};
 use crate::error::Result;
-use crate::member::liveness;
+use crate::member::liveness::Observed;
 use crate::store::team::{Team, list_teams};
 
 #[derive(Debug, clap::Args)]
@@ -27,19 +27,18 @@ pub(crate) fn run(ctx: &Context, _args: Args) -> Result<()> {
     let mut teams = Vec::new();
     for name in list_teams(&ctx.home)? {
         let team = Team::open(&ctx.home, &name)?;
-        let config = match team.load() {
-            Ok(config) => config,
+        // Live as `status` sees it: the same observation, panes and processes included.
+        let observed = match Observed::take(&team) {
+            Ok(observed) => observed,
             Err(err) => {
                 tracing::warn!("skipping team {name}: {err}");
                 continue;
             }
         };
+        let live = observed.live().count();
+        let config = observed.config;
         teams.push(TeamSummary {
-            live: config
-                .members
-                .iter()
-                .filter(|m| liveness::seen(m, None).is_live())
-                .count(),
+            live,
             members: config.members.len(),
             description: config.description,
             created_at: config.created_at,

@@ -2,7 +2,7 @@
 
 use std::io::Read;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -110,7 +110,7 @@ fn submit(ctx: &Context, args: SubmitArgs) -> Result<()> {
         };
     };
 
-    let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
+    let deadline = args.timeout.and_then(clock::deadline);
     // Only the lead's answer counts; anything else claiming to answer stays unread.
     let answer = watch.wait(deadline, |envelope, s| {
         envelope.from() == lead
@@ -164,7 +164,10 @@ fn respond(
         permission_mode,
     });
     exchange::send(&team, &config, &caller, &subject, &message)?;
-    exchange::retire(&team, me.as_str(), request_id)?;
+    // The answer is sent, and it is what counts: a request left unread is only clutter.
+    if let Err(err) = exchange::retire(&team, me.as_str(), request_id) {
+        tracing::warn!("answered {request_id}, but it stays unread in {me}'s inbox: {err}");
+    }
     let verdict = if approved { "approved" } else { "rejected" };
     if ctx.json {
         return output::json(

@@ -1,10 +1,12 @@
 //! `swarm recv [--wait]`: consume messages from your own inbox. Each is appended to your history
-//! before it leaves the inbox, so a crash can repeat a message but never lose one.
+//! and printed before it leaves the inbox, so a crash or a closed stdout can repeat a message but
+//! never lose one.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::base::clock;
 use crate::cli::args::parse_seconds;
 use crate::cli::context::Context;
 use crate::cli::output;
@@ -39,26 +41,31 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let max = args
         .max
         .map(|max| usize::try_from(max).unwrap_or(usize::MAX));
-    let consume = || mailbox.consume(max, |_| true);
+    // Printed before they leave the inbox: a print that fails leaves them unread.
+    let consume = || mailbox.consume_delivering(max, |_| true, |messages| print(ctx, messages));
 
-    let messages = if args.wait {
+    if args.wait {
         mailbox.ensure()?;
         let watcher = Watcher::arm(&team.paths().inboxes())?;
-        let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
+        let deadline = args.timeout.and_then(clock::deadline);
         let found = watcher.wait_for(deadline, &named(mailbox.file_name()), || {
             let messages = consume()?;
             Ok((!messages.is_empty()).then_some(messages))
         })?;
-        found.ok_or_else(|| {
+        found.map(drop).ok_or_else(|| {
             Error::timeout(format!(
                 "no message arrived for {me} within {}s",
                 args.timeout.unwrap_or_default().as_secs_f64()
             ))
-        })?
+        })
     } else {
-        consume()?
-    };
-    print(ctx, &messages)
+        let messages = consume()?;
+        if messages.is_empty() {
+            // Nothing to consume: `--json` still prints its empty list.
+            print(ctx, &messages)?;
+        }
+        Ok(())
+    }
 }
 
 pub(crate) fn print(ctx: &Context, messages: &[InboxMessage]) -> Result<()> {

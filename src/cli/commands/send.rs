@@ -1,6 +1,7 @@
 //! `swarm send TO [TEXT|-]`: a message to a member, to every member but yourself (`*`), or to a
 //! `uds:` peer. Text that is a protocol message obeys the protocol rules.
 
+use std::collections::HashSet;
 use std::io::Read;
 
 use serde_json::json;
@@ -15,6 +16,7 @@ use crate::format::structured::{Classified, Structured};
 use crate::peer;
 use crate::policy::{self, Action, PERSON};
 use crate::protocol::rules::{self, Recipient};
+use crate::store::team::Team;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -98,14 +100,52 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     };
     let color = config.member(me.as_str()).and_then(|m| m.color.clone());
     let message = InboxMessage::new(me.as_str(), &text, summary.as_deref(), color.as_deref());
-    for target in &targets {
-        team.mailbox(target)
-            .append(std::slice::from_ref(&message))?;
+    for (n, target) in targets.iter().enumerate() {
+        if let Err(err) = team.mailbox(target).append(std::slice::from_ref(&message)) {
+            return Err(withdraw(&team, &message, &targets[..n], err));
+        }
     }
     if ctx.json {
         return output::json(&json!({"msg_id": message.id(), "from": me.as_str(), "to": targets}));
     }
     output::line(message.id())
+}
+
+/// A broadcast that failed part-way is taken back from the inboxes it reached, where it is still
+/// unread, so that nothing happened and a retry cannot duplicate it. The error says what could not
+/// be taken back: a copy already taken was delivered.
+fn withdraw(team: &Team, message: &InboxMessage, reached: &[String], err: Error) -> Error {
+    if reached.is_empty() {
+        return err;
+    }
+    let id = HashSet::from([message.id().into_owned()]);
+    let (mut withdrawn, mut taken, mut stuck) = (Vec::new(), Vec::new(), Vec::new());
+    for name in reached {
+        match team.mailbox(name).retract(&id) {
+            Ok(removed) if removed.is_empty() => taken.push(name.as_str()),
+            Ok(_) => withdrawn.push(name.as_str()),
+            Err(why) => {
+                tracing::error!("cannot withdraw the broadcast from {name}: {why}");
+                stuck.push(name.as_str());
+            }
+        }
+    }
+    let mut notes = Vec::new();
+    if !withdrawn.is_empty() {
+        notes.push(format!("withdrawn from {}", withdrawn.join(", ")));
+    }
+    if !taken.is_empty() {
+        notes.push(format!("already taken by {}", taken.join(", ")));
+    }
+    if !stuck.is_empty() {
+        notes.push(format!("still unread in {}", stuck.join(", ")));
+    }
+    let note = format!("broadcast {}: {}", message.id(), notes.join("; "));
+    if taken.is_empty() && stuck.is_empty() {
+        err.with_note(format!("{note}, so nobody has it"))
+    } else {
+        err.with_note(note)
+    }
 }
 
 /// `send uds:PATH` or `send uds:LABEL`: one line to a peer socket, acknowledged once the

@@ -1,6 +1,6 @@
 //! `swarm shutdown request|approve|reject`: the lead asks a teammate to stop; the teammate answers.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -100,7 +100,7 @@ fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
         };
     };
 
-    let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
+    let deadline = args.timeout.and_then(clock::deadline);
     let answer = watch.wait(deadline, |_, s| {
         matches!(
             s,
@@ -167,7 +167,10 @@ fn answer(ctx: &Context, request_id: &str, rejection: Option<String>) -> Result<
         }
     };
     exchange::send(&team, &config, &caller, &lead, &message)?;
-    exchange::retire(&team, me.as_str(), request_id)?;
+    // The answer is sent, and it is what counts: a request left unread is only clutter.
+    if let Err(err) = exchange::retire(&team, me.as_str(), request_id) {
+        tracing::warn!("answered {request_id}, but it stays unread in {me}'s inbox: {err}");
+    }
     let verdict = if rejection.is_some() {
         "rejected"
     } else {

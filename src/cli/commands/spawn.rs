@@ -1,7 +1,7 @@
 //! `swarm spawn NAME [-- CMD ARGS…]`: the lead adds one teammate pane to its running team, with the
 //! same inherited flags as the team file's members.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 use serde_json::json;
@@ -22,7 +22,9 @@ use crate::launch::prepare::{self, PanePlan, record_launch};
 use crate::launch::teamfile::parse_size;
 use crate::launch::tmux::Tmux;
 use crate::launch::worktree;
+use crate::member::stop;
 use crate::policy::{self, Action, PERSON};
+use crate::store::team::Team;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -172,10 +174,6 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         config.members.push(member);
         Ok(())
     })?;
-    team.mailbox(name.as_str()).ensure()?;
-    if let Some(prompt) = &args.prompt {
-        prepare::deliver_prompt(&team, &lead, name.as_str(), prompt)?;
-    }
     let plan = PanePlan {
         name: name.to_string(),
         argv: launch.argv,
@@ -185,15 +183,64 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             .log_max
             .unwrap_or_else(|| prepare::team_log_max(&launch_settings)),
     };
-    let info = panes::add_pane(
-        &Tmux::at(&placement.socket),
-        &team,
-        &placement,
-        &plan,
-        &layout,
-    )?;
+    // From here a failure takes the new member back out: exit 1 leaves nothing to clean up, and
+    // the same `spawn` can be run again.
+    let mut undo = Undo::default();
+    let placed = (|| {
+        undo.created_inbox = team.mailbox(name.as_str()).ensure()?;
+        if let Some(prompt) = &args.prompt {
+            undo.prompt = prepare::deliver_prompt(&team, &lead, name.as_str(), prompt)?;
+        }
+        panes::add_pane(
+            &Tmux::at(&placement.socket),
+            &team,
+            &placement,
+            &plan,
+            &layout,
+        )
+    })();
+    let info = placed.map_err(|err| undo.apply(&team, name.as_str(), err))?;
     if ctx.json {
         return output::json(&json!({"name": name.as_str(), "pane": info.pane, "argv": plan.argv}));
     }
     output::line(format!("spawned {name} in pane {}", info.pane))
+}
+
+/// What `spawn` did before placing the pane, to take back if placing it fails.
+#[derive(Debug, Default)]
+struct Undo {
+    created_inbox: bool,
+    prompt: Option<String>,
+}
+
+impl Undo {
+    /// Takes the member back out: ends what its pane started, if a pane was placed, removes it
+    /// from config.json, and withdraws its prompt and the inbox `spawn` created. Returns `err`,
+    /// saying what was undone, or what could not be.
+    fn apply(self, team: &Team, name: &str, err: Error) -> Error {
+        let undone = (|| -> Result<()> {
+            let placed = team.load()?.member(name).is_some_and(|m| {
+                !m.tmux_pane_id.is_empty() || m.supervisor_pid.is_some() || m.pid.is_some()
+            });
+            if placed {
+                stop::stop(team, &[name.to_owned()], "spawn failed")?;
+            }
+            team.update(|config| {
+                config.members.retain(|m| m.name != name);
+                Ok(())
+            })?;
+            let mailbox = team.mailbox(name);
+            if let Some(prompt) = self.prompt {
+                mailbox.retract(&HashSet::from([prompt]))?;
+            }
+            if self.created_inbox {
+                mailbox.remove_if_empty()?;
+            }
+            Ok(())
+        })();
+        match undone {
+            Ok(()) => err.with_note(format!("{name} was not added")),
+            Err(stuck) => err.with_note(format!("{name} could not be taken out again: {stuck}")),
+        }
+    }
 }

@@ -11,7 +11,7 @@ use crate::cli::context::Context;
 use crate::cli::output::{self, Table};
 use crate::error::Result;
 use crate::format::config::{Member, TeamConfig};
-use crate::member::liveness::{self, Observed, Seen};
+use crate::member::liveness::{Observed, Seen};
 use crate::store::mailbox::SetAside;
 use crate::store::team::Team;
 
@@ -42,10 +42,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let team = ctx.team_or(args.team.as_deref())?;
     let observed = Observed::take(&team)?;
     let config = &observed.config;
-    let rows = config
-        .members
-        .iter()
-        .map(|member| member_status(&team, member, observed.seen(member)))
+    let rows = observed
+        .members()
+        .map(|(member, seen)| member_status(&team, member, seen))
         .collect::<Result<Vec<_>>>()?;
     if ctx.json {
         return output::json(&serde_json::json!({
@@ -55,7 +54,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             "members": rows,
         }));
     }
-    print(config, &rows)
+    let launched = observed
+        .members()
+        .filter(|(_, seen)| *seen != Seen::NotStarted)
+        .count();
+    print(config, launched, &rows)
 }
 
 pub(crate) fn member_status(team: &Team, member: &Member, seen: Seen) -> Result<MemberStatus> {
@@ -88,15 +91,10 @@ fn modified_ms(path: &Path) -> Option<u64> {
     fs::metadata(path).ok()?.modified().ok().map(clock::to_ms)
 }
 
-fn print(config: &TeamConfig, rows: &[MemberStatus]) -> Result<()> {
-    let live = config
-        .members
-        .iter()
-        .filter(|m| liveness::seen(m, None) != Seen::NotStarted)
-        .count();
+fn print(config: &TeamConfig, launched: usize, rows: &[MemberStatus]) -> Result<()> {
     let mut heading = format!("team {} · {} members", config.name, rows.len());
-    if live > 0 {
-        heading = format!("{heading} · {live} launched");
+    if launched > 0 {
+        heading = format!("{heading} · {launched} launched");
     }
     if let Some(description) = &config.description {
         heading = format!("{heading} · {description}");

@@ -1,10 +1,11 @@
 //! `swarm up TEAMFILE`: create the team and start its panes, the lead's first.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
+use crate::base::clock;
 use crate::cli::args::parse_seconds;
 use crate::cli::context::Context;
 use crate::cli::output;
@@ -19,6 +20,7 @@ use crate::launch::prepare::{self, PanePlan};
 use crate::launch::teamfile::TeamFile;
 use crate::launch::worktree;
 use crate::member::liveness::{self, Event, Observed};
+use crate::member::stop;
 use crate::store::follow::{Follower, Scope};
 use crate::store::team::Team;
 
@@ -83,10 +85,12 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         None
     };
     let layout = file.layout.as_ref().unwrap_or(&layout::DEFAULT);
-    let placement = {
+    let placed = {
         let _launching = Launching(&team);
-        panes::start_team(&destination, &team, &prepared.panes, layout, !args.detach)?
+        panes::start_team(&destination, &team, &prepared.panes, layout, !args.detach)
     };
+    // Still under the launch lock: what a failed launch started is stopped before another `up`.
+    let placement = placed.map_err(|err| stop_placed(&team, err))?;
     drop(launch_lock);
     // Named as the user chose the server: plain `tmux attach` for the default one.
     let attach = destination.tmux.attach_command(&placement.session);
@@ -158,6 +162,32 @@ impl Drop for Launching<'_> {
     }
 }
 
+/// A launch that failed part-way stops the members whose panes it already placed, as `stop`
+/// does, so its exit 1 leaves nothing running. Returns `err`, saying what was stopped.
+fn stop_placed(team: &Team, err: Error) -> Error {
+    let placed: Vec<String> = match team.load() {
+        Ok(config) => config
+            .members
+            .iter()
+            .filter(|m| !m.tmux_pane_id.is_empty() || m.supervisor_pid.is_some())
+            .map(|m| m.name.clone())
+            .collect(),
+        Err(stuck) => {
+            return err.with_note(format!("cannot tell which panes were placed: {stuck}"));
+        }
+    };
+    if placed.is_empty() {
+        return err;
+    }
+    match stop::stop(team, &placed, "launch failed") {
+        Ok(_) => err.with_note(format!("stopped {}, already placed", placed.join(", "))),
+        Err(stuck) => err.with_note(format!(
+            "cannot stop {}, already placed: {stuck}",
+            placed.join(", ")
+        )),
+    }
+}
+
 /// A team with live members is not started twice.
 fn refuse_if_running(ctx: &Context, name: &str) -> Result<()> {
     let Ok(team) = Team::open(&ctx.home, name) else {
@@ -226,7 +256,7 @@ fn wait_all(
     timeout: Option<Duration>,
     transcript: &mut Follower<'_>,
 ) -> Result<()> {
-    let deadline = timeout.map(|timeout| Instant::now() + timeout);
+    let deadline = timeout.and_then(clock::deadline);
     let mut all_well = true;
     let left = liveness::follow_endings(team, names, deadline, Some(transcript), |event| {
         match event {

@@ -1,8 +1,9 @@
 //! `swarm wait NAME`: block until a member ends and print its completion notice.
 //! Exit 0 if it completed, 1 if it failed or was killed, 4 on timeout, 3 for an unknown member.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use crate::base::clock;
 use crate::base::names::Name;
 use crate::cli::args::parse_seconds;
 use crate::cli::context::Context;
@@ -26,7 +27,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let team = ctx.team()?;
     let config = team.load()?;
     let member = config.require_member(name.as_str())?.clone();
-    let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
+    let deadline = args.timeout.and_then(clock::deadline);
     let mut well = false;
     let left = liveness::wait_for_endings(
         &team,

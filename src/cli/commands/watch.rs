@@ -58,9 +58,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let watcher = Watcher::arm_all(&[&inboxes, &history])?;
     let scope = follower.scope().clone();
     loop {
-        for arrival in follower.arrivals()? {
-            show(ctx, &arrival)?;
-        }
+        // With --consume, each message leaves the inbox only once it is shown.
+        follower.arrivals(|arrival| show(ctx, arrival))?;
         watcher.wait(None, &|file| scope.covers(file))?;
     }
 }

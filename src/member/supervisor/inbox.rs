@@ -12,13 +12,13 @@ use crate::format::settings::{Delivery, Protocol};
 use crate::format::structured::{ShutdownApproved, Structured};
 use crate::policy::Caller;
 use crate::protocol::exchange;
-use crate::store::watcher::{AsyncWatcher, named};
+use crate::store::watcher::{AsyncWatcher, POLL_INTERVAL, named};
 
 use super::seat::Supervisor;
 
 pub(crate) struct InboxFeed {
-    /// `None` if the member needs no inbox handling, or the watch failed.
-    watcher: Option<AsyncWatcher>,
+    /// `None` if the member needs no inbox handling.
+    watcher: Option<Following>,
     file: OsString,
     /// The first look is due at once: messages may have arrived before the watch was armed.
     look_now: bool,
@@ -32,7 +32,27 @@ struct Handling {
     paste: bool,
 }
 
+/// How changes to the inbox are noticed.
+enum Following {
+    Events(AsyncWatcher),
+    /// The watch failed: looking again at the polling interval, so nothing waits for ever.
+    Polling,
+}
+
 impl InboxFeed {
+    /// A feed that handles nothing: for a member whose feed could not start.
+    pub(crate) fn none() -> Self {
+        Self {
+            watcher: None,
+            file: OsString::new(),
+            look_now: false,
+            handling: Handling {
+                wrapper: false,
+                paste: false,
+            },
+        }
+    }
+
     /// Starts following the inbox if the member needs it. The watch is armed before the first look.
     pub(crate) async fn start(supervisor: &Arc<Supervisor>) -> Result<Self> {
         let wrapper = supervisor.member.protocol() == Protocol::Wrapper;
@@ -56,22 +76,31 @@ impl InboxFeed {
             return Ok(feed);
         }
         supervisor.off_runtime(move |_| mailbox.ensure()).await?;
-        feed.watcher = Some(AsyncWatcher::arm(&supervisor.team.paths().inboxes())?);
+        feed.watcher = Some(Following::Events(AsyncWatcher::arm(
+            &supervisor.team.paths().inboxes(),
+        )?));
         Ok(feed)
     }
 
     /// Resolves when the inbox may have changed; never, if the member needs no inbox handling.
     pub(crate) async fn changed(&mut self) {
-        let Some(watcher) = &mut self.watcher else {
+        let Some(following) = &mut self.watcher else {
             return std::future::pending().await;
         };
         if std::mem::take(&mut self.look_now) {
             return;
         }
-        if let Err(err) = watcher.wait(None, &named(&self.file)).await {
-            tracing::warn!("stopped following the inbox: {err}");
-            self.watcher = None;
-            std::future::pending::<()>().await;
+        match following {
+            Following::Events(watcher) => {
+                if let Err(err) = watcher.wait(None, &named(&self.file)).await {
+                    tracing::warn!(
+                        "stopped following the inbox: {err}; looking every {} ms instead",
+                        POLL_INTERVAL.as_millis()
+                    );
+                    self.watcher = Some(Following::Polling);
+                }
+            }
+            Following::Polling => tokio::time::sleep(POLL_INTERVAL).await,
         }
     }
 

@@ -18,7 +18,9 @@ mod queue;
 mod seat;
 mod signals;
 
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -35,10 +37,10 @@ use crate::format::settings::Isolation;
 use crate::format::structured::{Classified, Structured};
 use crate::launch::panes;
 use crate::launch::worktree::{self, Worktree};
-use crate::member::GRACE;
 use crate::member::ending::{self, Ending};
 use crate::member::logfile;
 use crate::member::processes::{self, Run};
+use crate::member::{ANNOUNCE_WAIT, GRACE, SWEEP_GRACE};
 use crate::peer::{Incoming, Listener, Sink};
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
@@ -86,14 +88,22 @@ impl Supervisor {
         self.off_runtime(move |this| this.register(queued, recorded.as_deref()))
             .await?;
 
-        if let Some(max) = self.max_concurrent.filter(|_| queued)
-            && let queue::Slot::Interrupted(reason) =
-                queue::wait_for_slot(&self, max, &mut signals).await?
-        {
-            if reason == "hangup" {
-                self.hang_up();
+        if let Some(max) = self.max_concurrent.filter(|_| queued) {
+            match queue::wait_for_slot(&self, max, &mut signals).await {
+                Ok(queue::Slot::Granted) => {}
+                Ok(queue::Slot::Interrupted(reason)) => {
+                    if reason == "hangup" {
+                        self.hang_up();
+                    }
+                    return self.end_unstarted(State::Killed, None, Some(reason)).await;
+                }
+                // Queued, then failed: recorded as an ending, never left `queued` for ever.
+                Err(err) => {
+                    self.report(&err).await;
+                    let reason = format!("{SUPERVISOR_FAILED}: {}", err.message());
+                    return self.end_unstarted(State::Failed, None, Some(reason)).await;
+                }
             }
-            return self.end_unstarted(State::Killed, None, Some(reason)).await;
         }
 
         let (cwd, worktree) = match self.member.isolation {
@@ -121,19 +131,41 @@ impl Supervisor {
         };
         let started = Instant::now();
         let pid = child.pid;
+        // From here on the program runs: whatever fails, it is ended and its ending recorded by
+        // the one path below, never left running unsupervised.
+        let mut stopping = Stopping::default();
         let worktree_path = worktree.as_ref().map(|w| w.path.display().to_string());
-        self.off_runtime(move |this| this.record_running(pid, worktree_path))
-            .await?;
-
-        let mut feed = InboxFeed::start(&self).await?;
+        if let Err(err) = self
+            .off_runtime(move |this| this.record_running(pid, worktree_path))
+            .await
+        {
+            self.report(&err).await;
+            stopping.begin(pid, SUPERVISOR_FAILED, Signal::SIGTERM);
+        }
+        let mut feed = match InboxFeed::start(&self).await {
+            Ok(feed) => feed,
+            Err(err) => {
+                self.report(&err).await;
+                stopping.begin(pid, SUPERVISOR_FAILED, Signal::SIGTERM);
+                InboxFeed::none()
+            }
+        };
         let timeout = self
             .member
             .run_timeout_s
             .map(|secs| tokio::time::Instant::now() + Duration::from_secs(secs));
-        let mut stopping = Stopping::default();
         let status = loop {
             tokio::select! {
-                status = child.wait() => break status?,
+                status = child.wait() => match status {
+                    Ok(status) => break status,
+                    // The program's status is lost: make sure it is gone, and say so.
+                    Err(err) => {
+                        self.report(&err).await;
+                        stopping.reason.get_or_insert_with(|| SUPERVISOR_FAILED.to_owned());
+                        process::signal_group(pid, Signal::SIGKILL);
+                        break ExitStatus::from_raw(Signal::SIGKILL as i32);
+                    }
+                },
                 caught = signals.next() => match caught {
                     Caught::Interrupt => { process::signal_group(pid, Signal::SIGINT); }
                     Caught::Child => {
@@ -387,6 +419,15 @@ impl Supervisor {
         env
     }
 
+    /// Shows in the pane (and so the log) an error the supervisor cannot act on.
+    async fn report(self: &Arc<Self>, err: &Error) {
+        let mut lines = vec![format!("{}: {}", self.name, err.message())];
+        lines.extend(err.hint().map(|hint| format!("hint: {hint}")));
+        tracing::warn!("{}: {err}", self.name);
+        self.off_runtime(move |this| lines.iter().for_each(|line| this.say(line)))
+            .await;
+    }
+
     /// The program could not start: say why in the pane, record it, tell the lead.
     async fn fail_to_start(self: &Arc<Self>, err: Error) -> Result<()> {
         let mut lines = vec![format!("cannot start {}: {}", self.name, err.message())];
@@ -433,7 +474,7 @@ impl Supervisor {
         self.print(line).await;
         let Some(mut watcher) = watcher else { return };
         let file = self.log.file_name().unwrap_or_default().to_owned();
-        let deadline = Instant::now() + Duration::from_secs(2);
+        let deadline = Instant::now() + ANNOUNCE_WAIT;
         let shown = || {
             let marker = Arc::clone(&marker);
             self.off_runtime(move |this| {
@@ -447,6 +488,9 @@ impl Supervisor {
         let _ = watcher.wait_for(Some(deadline), &named(&file), shown).await;
     }
 }
+
+/// Why a program was ended (or never started) because its supervisor failed at its own work.
+const SUPERVISOR_FAILED: &str = "supervisor failed";
 
 /// swarm is ending the program: why, and when its group gets SIGKILL if it has not exited.
 #[derive(Default)]
@@ -489,9 +533,6 @@ const RECORD_RETRY_DELAYS: [Duration; 4] = [
     Duration::from_secs(8),
     Duration::from_secs(15),
 ];
-
-/// How long what the program left behind has after SIGTERM, once the program itself has ended.
-const SWEEP_GRACE: Duration = Duration::from_secs(1);
 
 fn own_pid() -> i32 {
     i32::try_from(std::process::id()).unwrap_or(0)
