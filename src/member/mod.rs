@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+pub(crate) mod down;
 pub(crate) mod ending;
 pub(crate) mod liveness;
 pub(crate) mod logfile;
