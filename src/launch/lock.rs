@@ -19,6 +19,25 @@ pub(crate) struct LaunchLock {
 impl LaunchLock {
     /// Takes the lock on team `name`, or refuses (exit 2) naming the launch that holds it.
     pub(crate) fn take(home: &Home, name: &str) -> Result<Self> {
+        Self::try_take(home, name)?.map_err(|holder| {
+            Error::usage(format!(
+                "team {name} is already being started by another `swarm up`{}",
+                holder
+                    .map(|pid| format!(" (pid {pid})"))
+                    .unwrap_or_default()
+            ))
+            .with_hint(format!(
+                "wait for it, then see `swarm status {name}`; stop it with `swarm down {name}`"
+            ))
+        })
+    }
+
+    /// Takes the lock on team `name`, or tells the pid of the launch that holds it, when it wrote
+    /// one.
+    pub(crate) fn try_take(
+        home: &Home,
+        name: &str,
+    ) -> Result<std::result::Result<Self, Option<String>>> {
         let team = home.team(name);
         let path = team.launch_lock();
         private_dir(team.private_root(), team.dir())?;
@@ -32,16 +51,8 @@ impl LaunchLock {
             Err(TryLockError::WouldBlock) => {
                 let mut holder = String::new();
                 let _ = file.read_to_string(&mut holder);
-                let by = match holder.trim() {
-                    "" => String::new(),
-                    pid => format!(" (pid {pid})"),
-                };
-                return Err(Error::usage(format!(
-                    "team {name} is already being started by another `swarm up`{by}"
-                ))
-                .with_hint(format!(
-                    "wait for it, then see `swarm status {name}`; stop it with `swarm down {name}`"
-                )));
+                let holder = holder.trim();
+                return Ok(Err((!holder.is_empty()).then(|| holder.to_owned())));
             }
             Err(TryLockError::Error(err)) => return Err(Error::io("lock", &path, err)),
         }
@@ -53,7 +64,7 @@ impl LaunchLock {
         if let Err(err) = written {
             tracing::debug!("cannot record the launch lock's holder: {err}");
         }
-        Ok(Self { file })
+        Ok(Ok(Self { file }))
     }
 }
 

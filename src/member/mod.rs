@@ -8,6 +8,7 @@ pub(crate) mod ending;
 pub(crate) mod liveness;
 pub(crate) mod logfile;
 pub(crate) mod processes;
+pub(crate) mod remove;
 pub(crate) mod stop;
 pub(crate) mod supervisor;
 

@@ -1,6 +1,7 @@
 //! Integration tests: the real binary, real files, real processes (and real tmux servers).
 
 mod claude_format;
+mod cleanup;
 mod concurrency;
 mod docs;
 mod file_safety;

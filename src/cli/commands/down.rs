@@ -1,6 +1,6 @@
 //! `swarm down [TEAM]`: a graceful shutdown of the whole team. Every live teammate is asked to shut
 //! down; those that have not ended by the timeout are stopped, the lead last; then their panes go
-//! (`member/down.rs`).
+//! (`member/down.rs`). With `--rm`, the team is then removed as `swarm rm` removes it.
 
 use std::time::Duration;
 
@@ -9,13 +9,15 @@ use serde_json::json;
 use crate::cli::args::parse_seconds;
 use crate::cli::context::Context;
 use crate::cli::output;
+use crate::cli::removal::{self, ArchiveArgs};
 use crate::error::Result;
 use crate::member::down::{self, Down, Outcome};
 use crate::policy::{self, Action};
 
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("archive", |arg| arg.requires("rm")))]
 pub(crate) struct Args {
-    /// The team [default: --team, SWARM_TEAM, or the only team]
+    /// The team [default: --team, SWARM_TEAM, the only team, or the only one running]
     // Its own id: sharing the global --team's would let an empty SWARM_TEAM fill it.
     #[arg(id = "team_arg", value_name = "TEAM")]
     pub(crate) team: Option<String>,
@@ -27,27 +29,52 @@ pub(crate) struct Args {
     /// Skip the shutdown requests and stop everyone at once
     #[arg(long)]
     pub(crate) force: bool,
+
+    /// Then remove the team, as `swarm rm` does: config, inboxes, history, logs and all
+    #[arg(long)]
+    pub(crate) rm: bool,
+
+    #[command(flatten)]
+    pub(crate) archive: ArchiveArgs,
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let team = ctx.team_or(args.team.as_deref())?;
     let config = team.load()?;
-    policy::allow(&config, &ctx.caller(&config)?, Action::Down)?;
+    let caller = ctx.caller(&config)?;
+    policy::allow(&config, &caller, Action::Down)?;
+    if args.rm {
+        policy::allow(&config, &caller, Action::Remove)?;
+        args.archive.prepare(ctx)?;
+    }
     let how = Down {
         timeout: args.timeout,
         force: args.force,
     };
     let outcome = down::down(&team, how, |line| report(ctx, line))?;
     if ctx.json {
-        return output::json_line(&json!({"team": team.name(), "down": true}));
+        output::json_line(&json!({"team": team.name(), "down": true}))?;
+    } else {
+        match outcome {
+            Outcome::LeadSpared => output::line(format!(
+                "team {} is down; the lead ends when its program exits",
+                team.name()
+            ))?,
+            Outcome::Down => output::line(format!("team {} is down", team.name()))?,
+        }
     }
-    match outcome {
-        Outcome::LeadSpared => output::line(format!(
-            "team {} is down; the lead ends when its program exits",
-            team.name()
-        )),
-        Outcome::Down => output::line(format!("team {} is down", team.name())),
+    if !args.rm {
+        return Ok(());
     }
+    if outcome == Outcome::LeadSpared {
+        return Err(removal::lead_runs_this(team.name()));
+    }
+    removal::remove(
+        ctx,
+        &team,
+        args.archive,
+        "stop what is left with `swarm down --force`, then remove it with `swarm rm`",
+    )
 }
 
 fn report(ctx: &Context, line: &str) -> Result<()> {
