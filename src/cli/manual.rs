@@ -122,7 +122,7 @@ const FILES: &[(&str, &str)] = &[
     ),
     (
         "<home>/teams/<team>/logs/<name>.log",
-        "What the member's pane printed, newest last, at most log_max bytes (64MiB unless the team file says); the output before it is in <name>.log.1.",
+        "What the member's pane printed, byte for byte, newest last, at most log_max bytes (64MiB unless the team file says); the output before it is in <name>.log.1. swarm log shows it as text, swarm log --raw as it is.",
     ),
     (
         "<home>/archive/<team>-<time>.tar.zst, <home>/archive/<team>-<time>",
@@ -166,6 +166,10 @@ const EXAMPLES: &[(&str, &str)] = &[
         "swarm spawn tester --model sonnet -- claude",
     ),
     ("Read what a member printed:", "swarm log bob -n 50"),
+    (
+        "Follow what every member prints, each line after its name:",
+        "swarm log --all -f",
+    ),
     (
         "Message a terminal that runs swarm listen:",
         "swarm send uds:/run/user/1000/swarm/4242.sock 'build is green'",

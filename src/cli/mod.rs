@@ -110,7 +110,7 @@ pub(crate) enum Command {
     /// Show a member's full record: command, environment keys, pane, pids, times, worktree, log
     Info(commands::info::Args),
 
-    /// Print the last lines a member's pane printed; -f follows
+    /// Print the last lines a member's pane printed, as text; -f follows, --all for everyone
     Log(commands::log::Args),
 
     /// Block until a member ends and print its completion notice

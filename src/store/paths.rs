@@ -152,7 +152,13 @@ impl TeamPaths {
     }
 
     pub(crate) fn log(&self, member: &str) -> PathBuf {
-        self.logs().join(format!("{}.log", path_component(member)))
+        self.logs()
+            .join(format!("{}{LOG_SUFFIX}", path_component(member)))
+    }
+
+    /// The member (as a path component) whose log `file` in `logs/` is, if it is one.
+    pub(crate) fn log_owner(file: &OsStr) -> Option<&str> {
+        owner(file, LOG_SUFFIX)
     }
 
     /// Every file of one member's mailbox.
@@ -184,6 +190,7 @@ const CONFIG_FILE: &str = "config.json";
 const LAUNCH_LOCK_FILE: &str = ".launch.flock";
 const INBOX_SUFFIX: &str = ".json";
 const HISTORY_SUFFIX: &str = ".jsonl";
+const LOG_SUFFIX: &str = ".log";
 
 const TAR_ZST_SUFFIX: &str = ".tar.zst";
 
@@ -368,6 +375,8 @@ mod tests {
         ] {
             assert_eq!(TeamPaths::inbox_owner(OsStr::new(no)), None, "{no}");
         }
+        assert_eq!(TeamPaths::log_owner(OsStr::new("bob.log")), Some("bob"));
+        assert_eq!(TeamPaths::log_owner(OsStr::new("bob.log.1")), None);
         assert_eq!(
             bob.aside_kind(OsStr::new("bob.json.invalid-3")),
             Some(SetAsideKind::Invalid)

@@ -11,6 +11,7 @@ mod launcher;
 mod layers;
 mod lifecycle;
 mod limits;
+mod logs;
 mod messaging;
 mod other_tools;
 mod peers;
