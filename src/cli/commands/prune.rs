@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::base::clock;
+use crate::base::names::Name;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::removal::{self, ArchiveArgs};
@@ -48,6 +49,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let mut running = Vec::new();
     let mut recent = Vec::new();
     for name in list_teams(&ctx.home)? {
+        // A folder another tool named so that it is no name swarm would type is left alone.
+        if let Err(err) = Name::parse("team", &name) {
+            tracing::warn!("leaving team {name}: {}", err.message());
+            continue;
+        }
         let observed = match Team::open(&ctx.home, &name).and_then(|team| {
             let observed = Observed::take(&team)?;
             Ok((team, observed))
