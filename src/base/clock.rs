@@ -20,6 +20,9 @@ use time::macros::format_description;
 const RFC3339_MILLIS: &[FormatItem<'static>] =
     format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
 
+const COMPACT: &[FormatItem<'static>] =
+    format_description!("[year][month][day]T[hour][minute][second]Z");
+
 pub(crate) const NOW_VAR: &str = "SWARM_TEST_NOW";
 
 pub(crate) fn now_ms() -> u64 {
@@ -75,6 +78,16 @@ pub(crate) fn format_ms(ms: u64) -> String {
         .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".to_owned())
 }
 
+/// `20261122T082754Z`: a time in a file name (ISO 8601's basic format, UTC, to the second), which
+/// sorts as the times do.
+pub(crate) fn compact_ms(ms: u64) -> String {
+    let nanos = i128::from(ms) * 1_000_000;
+    OffsetDateTime::from_unix_timestamp_nanos(nanos)
+        .ok()
+        .and_then(|time| time.format(COMPACT).ok())
+        .unwrap_or_else(|| "19700101T000000Z".to_owned())
+}
+
 /// "3s ago", "5m ago", "2h ago", "4d ago".
 pub(crate) fn ago(then_ms: u64, now_ms: u64) -> String {
     let secs = now_ms.saturating_sub(then_ms) / 1000;
@@ -107,6 +120,7 @@ mod tests {
     fn formats_like_javascript_to_iso_string() {
         assert_eq!(format_ms(1_795_336_074_622), "2026-11-22T08:27:54.622Z");
         assert_eq!(format_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(compact_ms(1_795_336_074_622), "20261122T082754Z");
     }
 
     #[test]

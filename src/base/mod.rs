@@ -4,6 +4,7 @@ pub(crate) mod clock;
 pub(crate) mod ids;
 pub(crate) mod names;
 pub(crate) mod process;
+pub(crate) mod screen;
 pub(crate) mod text;
 
 /// The hidden test hooks (`clock`, `ids`). They apply to the one process they are given to: swarm

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crate::base::names::Name;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
+use crate::member::liveness::Observed;
 use crate::policy::{Caller, PERSON};
 use crate::store::paths::Home;
 use crate::store::team::{Team, list_teams};
@@ -35,7 +36,8 @@ impl Context {
         })
     }
 
-    /// The team named by `--team`/`SWARM_TEAM`, else the only team under home.
+    /// The team named by `--team`/`SWARM_TEAM`, else the only team under home, else the only one
+    /// running.
     pub(crate) fn team(&self) -> Result<Team> {
         self.team_or(None)
     }
@@ -58,10 +60,29 @@ impl Context {
                 self.home.teams_dir().display()
             ))
             .with_hint("create one with `swarm init TEAMFILE` or `swarm up TEAMFILE`")),
-            several => Err(Error::usage(format!(
-                "which team? pass --team or set SWARM_TEAM (teams: {})",
-                several.join(", ")
-            ))),
+            several => {
+                let running: Vec<&String> = several
+                    .iter()
+                    .filter(|name| is_running(&self.home, name))
+                    .collect();
+                if let [only] = running.as_slice() {
+                    return Name::parse("team", only);
+                }
+                let listing: Vec<String> = several
+                    .iter()
+                    .map(|name| {
+                        if running.contains(&name) {
+                            format!("{name} (running)")
+                        } else {
+                            name.clone()
+                        }
+                    })
+                    .collect();
+                Err(Error::usage(format!(
+                    "which team? pass --team or set SWARM_TEAM (teams: {})",
+                    listing.join(", ")
+                )))
+            }
         }
     }
 
@@ -93,4 +114,12 @@ impl Context {
         }
         Ok(caller)
     }
+}
+
+/// Whether team `name` has a member that may still be running (`member/liveness.rs`). A team that
+/// cannot be read is not running.
+fn is_running(home: &Home, name: &str) -> bool {
+    Team::open(home, name)
+        .and_then(|team| Observed::take(&team))
+        .is_ok_and(|observed| observed.running())
 }

@@ -137,7 +137,11 @@ const FILES: &[(&str, &str)] = &[
     ),
     (
         "<home>/teams/<team>/logs/<name>.log",
-        "What the member's pane printed, newest last, at most log_max bytes (64MiB unless the team file says); the output before it is in <name>.log.1.",
+        "What the member's pane printed, byte for byte, newest last, at most log_max bytes (64MiB unless the team file says); the output before it is in <name>.log.1. swarm log shows it as text, swarm log --raw as it is.",
+    ),
+    (
+        "<home>/archive/<team>-<time>.tar.zst, <home>/archive/<team>-<time>",
+        "A team removed with rm, prune or down --rm and --archive: a tar archive compressed with zstd that unpacks to <team>/, or with --archive=dir the team's folder itself. <time> is UTC, as 20260101T120000Z. Private like the rest: the folder 0700, the archive 0600.",
     ),
     (
         "<home>/peers/<pid>.json",
@@ -186,10 +190,22 @@ const EXAMPLES: &[(&str, &str)] = &[
     ),
     ("Read what a member printed:", "swarm log bob -n 50"),
     (
+        "Follow what every member prints, each line after its name:",
+        "swarm log --all -f",
+    ),
+    (
         "Message a terminal that runs swarm listen:",
         "swarm send uds:/run/user/1000/swarm/4242.sock 'build is green'",
     ),
     ("Shut the team down:", "swarm down"),
+    (
+        "Shut the team down and remove it, keeping an archive:",
+        "swarm down --rm --archive",
+    ),
+    (
+        "Remove every team that ended more than a week ago:",
+        "swarm prune --older-than 7d",
+    ),
     (
         "Work with a real Claude Code team:",
         "SWARM_HOME=~/.claude swarm status my-team",

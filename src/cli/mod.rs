@@ -8,6 +8,7 @@ pub(crate) mod context;
 mod logging;
 mod manual;
 pub(crate) mod output;
+mod removal;
 pub(crate) mod render;
 
 use std::io::Write;
@@ -63,7 +64,7 @@ pub(crate) struct GlobalArgs {
     )]
     pub(crate) home: Option<PathBuf>,
 
-    /// The team to act on; optional when home holds only one team
+    /// The team to act on; optional when home holds only one team, or only one is running
     #[arg(long, global = true, env = "SWARM_TEAM", value_name = "NAME")]
     pub(crate) team: Option<String>,
 
@@ -109,7 +110,7 @@ pub(crate) enum Command {
     /// Show a member's full record: command, environment keys, pane, pids, times, worktree, log
     Info(commands::info::Args),
 
-    /// Print the last lines a member's pane printed; -f follows
+    /// Print the last lines a member's pane printed, as text; -f follows, --all for everyone
     Log(commands::log::Args),
 
     /// Block until a member ends and print its completion notice
@@ -118,8 +119,14 @@ pub(crate) enum Command {
     /// Stop a member now (or all of them): SIGTERM, a grace period, SIGKILL, pane killed
     Stop(commands::stop::Args),
 
-    /// Shut the whole team down gracefully, then remove what is left
+    /// Shut the whole team down gracefully, then stop what is left; --rm removes it too
     Down(commands::down::Args),
+
+    /// Remove ended teams with their inboxes, history and logs; --archive keeps a copy
+    Rm(commands::rm::Args),
+
+    /// Remove every team that has ended, or those that ended longer ago than --older-than
+    Prune(commands::prune::Args),
 
     /// Send a message to a member, to everyone ('*'), or to a uds: peer
     Send(commands::send::Args),
@@ -201,6 +208,8 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Up(args) => commands::up::run(&ctx, args),
         Command::Spawn(args) => commands::spawn::run(&ctx, args),
         Command::Down(args) => commands::down::run(&ctx, args),
+        Command::Rm(args) => commands::rm::run(&ctx, args),
+        Command::Prune(args) => commands::prune::run(&ctx, args),
         Command::Info(args) => commands::info::run(&ctx, args),
         Command::Log(args) => commands::log::run(&ctx, args),
         Command::Wait(args) => commands::wait::run(&ctx, args),

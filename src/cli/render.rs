@@ -2,7 +2,10 @@
 
 use serde_json::{Map, Value};
 
+use crate::base::screen::visible;
+use crate::format::config::Member;
 use crate::format::message::InboxMessage;
+use crate::format::settings::Color;
 
 /// The body as a person reads it: a protocol message described in one line, else the text.
 pub(crate) fn body(message: &InboxMessage) -> String {
@@ -45,4 +48,40 @@ pub(crate) fn json(message: &InboxMessage, extra: &[(&str, Value)]) -> Value {
 /// An argv as a person would type it.
 pub(crate) fn shell_words(argv: &[String]) -> String {
     shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| format!("{argv:?}"))
+}
+
+/// `bob    | `: what each line of a member's output starts with when several members' lines are
+/// shown together (`log --all`): its name padded to `width`, in the member's colour when `colour`.
+pub(crate) fn member_prefix(member: &Member, width: usize, colour: bool) -> String {
+    let name = visible(&member.name);
+    let padded = format!("{name:<width$}");
+    let style = member
+        .color
+        .as_deref()
+        .and_then(Color::parse)
+        .filter(|_| colour)
+        .map(|color| anstyle::Style::new().fg_color(Some(color.ansi())));
+    match style {
+        Some(style) => format!("{style}{padded}{style:#} | "),
+        None => format!("{padded} | "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prefix_is_the_padded_name_in_its_colour() {
+        let mut bob = Member::new("bob", "t", 0);
+        bob.color = Some("red".into());
+        assert_eq!(member_prefix(&bob, 5, false), "bob   | ");
+        assert_eq!(member_prefix(&bob, 5, true), "\x1b[31mbob  \x1b[0m | ");
+        bob.color = Some("mauve".into());
+        assert_eq!(
+            member_prefix(&bob, 3, true),
+            "bob | ",
+            "a colour swarm lacks is none"
+        );
+    }
 }

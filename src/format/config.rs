@@ -239,6 +239,19 @@ impl State {
 }
 
 impl TeamConfig {
+    /// When anything last began or ended in the team, in epoch milliseconds: the latest of its
+    /// creation and each member's joining, start and end. For a team that has ended, when it
+    /// ended (`swarm prune --older-than`).
+    pub(crate) fn last_activity(&self) -> u64 {
+        self.members
+            .iter()
+            .flat_map(|m| [Some(m.joined_at), m.started_at, m.ended_at])
+            .flatten()
+            .chain([self.created_at])
+            .max()
+            .unwrap_or_default()
+    }
+
     pub(crate) fn lead_name(&self) -> &str {
         self.lead_agent_id
             .split_once('@')

@@ -17,26 +17,35 @@ pub(crate) struct LaunchLock {
 impl LaunchLock {
     /// Takes the lock on team `name`, or refuses (exit 2) naming the launch that holds it.
     pub(crate) fn take(home: &Home, name: &str) -> Result<Self> {
+        Self::try_take(home, name)?.map_err(|holder| {
+            Error::usage(format!(
+                "team {name} is already being started by another `swarm up`{}",
+                holder
+                    .map(|pid| format!(" (pid {pid})"))
+                    .unwrap_or_default()
+            ))
+            .with_hint(format!(
+                "wait for it, then see `swarm status {name}`; stop it with `swarm down {name}`"
+            ))
+        })
+    }
+
+    /// Takes the lock on team `name`, or tells the pid of the launch that holds it, when it wrote
+    /// one.
+    pub(crate) fn try_take(
+        home: &Home,
+        name: &str,
+    ) -> Result<std::result::Result<Self, Option<String>>> {
         let team = home.team(name);
         let path = team.launch_lock();
         private_dir(team.private_root(), team.dir())?;
         let mut flock = match FlockFile::open(&path)?.try_lock()? {
             Ok(flock) => flock,
-            Err(mut held) => {
-                let by = held
-                    .recorded()
-                    .map_or_else(String::new, |pid| format!(" (pid {pid})"));
-                return Err(Error::usage(format!(
-                    "team {name} is already being started by another `swarm up`{by}"
-                ))
-                .with_hint(format!(
-                    "wait for it, then see `swarm status {name}`; stop it with `swarm down {name}`"
-                )));
-            }
+            Err(mut held) => return Ok(Err(held.recorded())),
         };
         // Who holds it, for the refusal above; a stale pid left by a dead holder is overwritten.
         flock.record(&std::process::id().to_string());
-        Ok(Self { flock })
+        Ok(Ok(Self { flock }))
     }
 }
 

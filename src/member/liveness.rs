@@ -133,6 +133,12 @@ impl Observed {
         self.config.members.iter().zip(self.seen.iter().copied())
     }
 
+    /// Whether anything of the team may still be running: a team is *running* while one of its
+    /// members is live, and has *ended* when none is.
+    pub(crate) fn running(&self) -> bool {
+        self.live().next().is_some()
+    }
+
     /// Names of the members whose programs may still be running.
     pub(crate) fn live(&self) -> impl Iterator<Item = &str> {
         self.members()

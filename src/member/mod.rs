@@ -3,10 +3,12 @@
 
 use std::time::Duration;
 
+pub(crate) mod down;
 pub(crate) mod ending;
 pub(crate) mod liveness;
 pub(crate) mod logfile;
 pub(crate) mod processes;
+pub(crate) mod remove;
 pub(crate) mod stop;
 pub(crate) mod supervisor;
 

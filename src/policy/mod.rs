@@ -87,6 +87,7 @@ pub(crate) enum Action {
     Spawn,
     Stop,
     Down,
+    Remove,
     RequestShutdown,
     AnswerShutdown,
     SubmitPlan,
@@ -143,7 +144,7 @@ impl Rule {
 }
 
 /// The whole policy.
-pub(crate) const RULES: [Rule; 12] = [
+pub(crate) const RULES: [Rule; 13] = [
     rule(
         Action::Send,
         "send a message, or broadcast one",
@@ -185,6 +186,12 @@ pub(crate) const RULES: [Rule; 12] = [
         Action::Down,
         "take the team down",
         "down",
+        [Grant::Yes, Grant::Yes, Grant::No],
+    ),
+    rule(
+        Action::Remove,
+        "remove a team that ended, or archive it",
+        "rm, prune, down --rm",
         [Grant::Yes, Grant::Yes, Grant::No],
     ),
     rule(
@@ -371,7 +378,13 @@ mod tests {
         let config = team();
         for who in [None, Some("alice")] {
             let person = caller(&config, who);
-            for action in [Action::Stop, Action::Down, Action::Spawn, Action::Join] {
+            for action in [
+                Action::Stop,
+                Action::Down,
+                Action::Remove,
+                Action::Spawn,
+                Action::Join,
+            ] {
                 assert_eq!(allow(&config, &person, action).unwrap(), *person.name());
             }
             for action in [

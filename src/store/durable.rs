@@ -331,6 +331,38 @@ pub(crate) fn private_dir(root: &Path, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Checks that `dir`, and every folder from `root` down to it, is a real folder and no symlink,
+/// before swarm reads or removes the tree below it; `verb` says which, for the refusal.
+pub(crate) fn real_dirs(root: &Path, dir: &Path, verb: &str) -> Result<()> {
+    let below = dir.strip_prefix(root).map_err(|_| {
+        Error::runtime(format!(
+            "{} is not inside {}, the folder swarm keeps it in",
+            dir.display(),
+            root.display()
+        ))
+    })?;
+    let check = |path: &Path| -> Result<()> {
+        let meta = fs::symlink_metadata(path).map_err(|err| Error::io("inspect", path, err))?;
+        if meta.is_symlink() {
+            return Err(symlink_refused(verb, path));
+        }
+        if !meta.is_dir() {
+            return Err(Error::runtime(format!(
+                "refusing to {verb} {}: it is not a directory",
+                path.display()
+            )));
+        }
+        Ok(())
+    };
+    let mut current = root.to_path_buf();
+    check(&current)?;
+    for component in below.components() {
+        current.push(component);
+        check(&current)?;
+    }
+    Ok(())
+}
+
 /// Makes one directory exist and be private (see [`private_dir`]).
 fn ensure_private(dir: &Path) -> Result<()> {
     let mut created = false;

@@ -60,6 +60,34 @@ impl Home {
         self.peers_dir().join(format!("{pid}.json"))
     }
 
+    /// `archive/`: where teams are archived when they are removed; a folder swarm owns and keeps
+    /// private, like `teams/`.
+    pub(crate) fn archive_dir(&self) -> PathBuf {
+        self.root.join("archive")
+    }
+
+    /// `archive/<team>-<stamp>.tar.zst`, or the folder `archive/<team>-<stamp>`; `-<n>` follows
+    /// the stamp from the second archive of one team within a second.
+    pub(crate) fn archive(
+        &self,
+        team: &str,
+        stamp: &str,
+        n: u32,
+        format: ArchiveFormat,
+    ) -> PathBuf {
+        let again = if n > 1 {
+            format!("-{n}")
+        } else {
+            String::new()
+        };
+        let suffix = match format {
+            ArchiveFormat::TarZst => TAR_ZST_SUFFIX,
+            ArchiveFormat::Folder => "",
+        };
+        self.archive_dir()
+            .join(format!("{}-{stamp}{again}{suffix}", path_component(team)))
+    }
+
     /// Whether `path` is a registry entry file in `peers/`.
     pub(crate) fn is_peer_entry(path: &Path) -> bool {
         path.extension().is_some_and(|ext| ext == "json")
@@ -76,6 +104,15 @@ pub struct TeamPaths {
 impl TeamPaths {
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// `teams/.<team>.removing-<pid>`: where a team's folder is moved the moment it is removed,
+    /// so it vanishes at once and whole, before its files are deleted. No team is listed under a
+    /// dot name.
+    pub(crate) fn removing(&self) -> PathBuf {
+        let name = self.dir.file_name().unwrap_or_default().to_string_lossy();
+        self.root
+            .join(format!(".{name}.removing-{}", std::process::id()))
     }
 
     /// `teams/`: the private folder every directory of the team is in, for
@@ -116,7 +153,13 @@ impl TeamPaths {
     }
 
     pub(crate) fn log(&self, member: &str) -> PathBuf {
-        self.logs().join(format!("{}.log", path_component(member)))
+        self.logs()
+            .join(format!("{}{LOG_SUFFIX}", path_component(member)))
+    }
+
+    /// The member (as a path component) whose log `file` in `logs/` is, if it is one.
+    pub(crate) fn log_owner(file: &OsStr) -> Option<&str> {
+        owner(file, LOG_SUFFIX)
     }
 
     /// Every file of one member's mailbox.
@@ -148,6 +191,18 @@ const CONFIG_FILE: &str = "config.json";
 const LAUNCH_LOCK_FILE: &str = ".launch.flock";
 const INBOX_SUFFIX: &str = ".json";
 const HISTORY_SUFFIX: &str = ".jsonl";
+const LOG_SUFFIX: &str = ".log";
+
+const TAR_ZST_SUFFIX: &str = ".tar.zst";
+
+/// How a team is archived when it is removed (docs/ARCHITECTURE.md, "Removing a team").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ArchiveFormat {
+    /// One compressed file: a tar archive compressed with zstd.
+    TarZst,
+    /// The team's folder itself, moved into the archive.
+    Folder,
+}
 
 /// `bob.json` → `bob`; dot files (locks, temporary files, the spool) belong to no one.
 fn owner<'a>(file: &'a OsStr, suffix: &str) -> Option<&'a str> {
@@ -438,6 +493,19 @@ mod tests {
             Path::new("/h/teams/t/logs/bob.log.1")
         );
         assert_eq!(team.config_lock().atm, Path::new("/h/teams/t/config.lock"));
+        let home = Home::new(PathBuf::from("/h"));
+        assert_eq!(
+            home.archive("t", "20260101T000000Z", 1, ArchiveFormat::TarZst),
+            Path::new("/h/archive/t-20260101T000000Z.tar.zst")
+        );
+        assert_eq!(
+            home.archive("t", "20260101T000000Z", 2, ArchiveFormat::Folder),
+            Path::new("/h/archive/t-20260101T000000Z-2")
+        );
+        assert_eq!(
+            team.removing(),
+            Path::new(&format!("/h/teams/.t.removing-{}", std::process::id()))
+        );
         assert_eq!(
             bob.aside(SetAsideKind::Corrupt, 7, 0),
             Path::new("/h/teams/t/inboxes/bob.json.corrupt-7")
@@ -522,6 +590,8 @@ mod tests {
         ] {
             assert_eq!(TeamPaths::inbox_owner(OsStr::new(no)), None, "{no}");
         }
+        assert_eq!(TeamPaths::log_owner(OsStr::new("bob.log")), Some("bob"));
+        assert_eq!(TeamPaths::log_owner(OsStr::new("bob.log.1")), None);
         assert_eq!(
             bob.aside_kind(OsStr::new("bob.json.invalid-3")),
             Some(SetAsideKind::Invalid)

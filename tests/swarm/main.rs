@@ -1,6 +1,7 @@
 //! Integration tests: the real binary, real files, real processes (and real tmux servers).
 
 mod claude_format;
+mod cleanup;
 mod concurrency;
 mod docs;
 mod file_safety;
@@ -10,6 +11,7 @@ mod launcher;
 mod layers;
 mod lifecycle;
 mod limits;
+mod logs;
 mod messaging;
 mod other_tools;
 mod peers;

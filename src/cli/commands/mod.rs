@@ -1,5 +1,6 @@
 //! One file per command, each with its `Args` and a `run` function. Commands never import each
-//! other: what two of them share lives in `cli/args.rs`, `cli/render.rs` or a lower layer.
+//! other: what two of them share lives in `cli/args.rs`, `cli/render.rs`, `cli/removal.rs` or a
+//! lower layer.
 
 pub(super) mod completions;
 pub(super) mod down;
@@ -14,7 +15,9 @@ pub(super) mod man;
 pub(super) mod peers;
 pub(super) mod pipe_log;
 pub(super) mod plan;
+pub(super) mod prune;
 pub(super) mod recv;
+pub(super) mod rm;
 pub(super) mod run;
 pub(super) mod send;
 pub(super) mod shutdown;

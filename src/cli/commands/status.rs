@@ -17,7 +17,7 @@ use crate::store::team::Team;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The team [default: --team, SWARM_TEAM, or the only team]
+    /// The team [default: --team, SWARM_TEAM, the only team, or the only one running]
     // Its own id: sharing the global --team's would let an empty SWARM_TEAM fill it.
     #[arg(id = "team_arg", value_name = "TEAM")]
     pub(crate) team: Option<String>,
