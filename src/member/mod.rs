@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 pub(crate) mod ending;
+pub(crate) mod identity;
 pub(crate) mod liveness;
 pub(crate) mod logfile;
 pub(crate) mod processes;

@@ -4,6 +4,7 @@ mod claude_format;
 mod concurrency;
 mod docs;
 mod harness;
+mod identity;
 mod interface;
 mod launcher;
 mod layers;
