@@ -17,8 +17,10 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use crate::base::process::{self, SupervisorProcess};
+use crate::error::{Error, Result};
 use crate::member::processes::{self, Run};
-use crate::policy::Whereabouts;
+use crate::peer::{self, PeerEntry};
+use crate::policy::{PERSON, Whereabouts};
 use crate::store::paths::Home;
 use crate::store::team::{Team, list_teams};
 
@@ -46,6 +48,49 @@ pub(crate) fn whereabouts(home: &Home, pid: i32) -> Whereabouts {
 /// Where this process runs.
 pub(crate) fn own_whereabouts(home: &Home) -> Whereabouts {
     whereabouts(home, process::own_pid())
+}
+
+/// The name a message from process `pid` is stored under: `<member>@<team>` from a member's pane,
+/// else `uds:<label>` (or `uds:<socket>`) when the sender claims a listener of its own, else
+/// `user`.
+pub(crate) fn sender_name(whereabouts: &Whereabouts) -> String {
+    match whereabouts {
+        Whereabouts::Pane { team, member } => format!("{member}@{team}"),
+        Whereabouts::Outside => PERSON.to_owned(),
+    }
+}
+
+/// Who really sent a message that arrived on a peer socket from process `pid` (`SO_PEERCRED`),
+/// checked against the `from` it claims: the claim must name that same sender, as its own name,
+/// or as the address of a live peer that runs in the same place (its member's supervisor, or its
+/// own `swarm listen`). A claim that disagrees is refused.
+pub(crate) fn peer_sender(home: &Home, pid: i32, claimed: &str) -> Result<String> {
+    let sender = whereabouts(home, pid);
+    let real = sender_name(&sender);
+    if claimed == real || claimed.strip_prefix("uds:") == Some(real.as_str()) {
+        return Ok(real);
+    }
+    let refusal = || {
+        Error::usage(format!(
+            "the message claims to be from {claimed} but was sent by {real}"
+        ))
+    };
+    let Some(address) = peer::address_path(claimed) else {
+        return Err(refusal());
+    };
+    let peers = peer::live_peers(home)?;
+    let named: Vec<&PeerEntry> = peers.iter().filter(|p| p.is_called(address)).collect();
+    let [listener] = named.as_slice() else {
+        return Err(refusal());
+    };
+    if whereabouts(home, listener.pid) != sender {
+        return Err(refusal());
+    }
+    Ok(match (&sender, &listener.label) {
+        (Whereabouts::Pane { .. }, _) => real,
+        (Whereabouts::Outside, Some(label)) => format!("uds:{label}"),
+        (Whereabouts::Outside, None) => listener.address(),
+    })
 }
 
 /// The team a supervisor serves: the one its command line or environment names, else the one

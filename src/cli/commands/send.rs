@@ -12,8 +12,9 @@ use crate::cli::output;
 use crate::error::{Error, Result};
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::structured::{Classified, Structured};
+use crate::member::identity;
 use crate::peer;
-use crate::policy::{self, Action, PERSON};
+use crate::policy::{self, Action, PERSON, Whereabouts};
 use crate::protocol::rules::{self, Recipient};
 
 #[derive(Debug, clap::Args)]
@@ -117,12 +118,12 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
         )
     })?;
     let path = peer::resolve(&ctx.home, target)?;
-    let label = match (std::env::var("SWARM_AGENT"), std::env::var("SWARM_TEAM")) {
-        (Ok(agent), Ok(team)) if !agent.is_empty() && !team.is_empty() => format!("{agent}@{team}"),
-        _ => PERSON.to_owned(),
-    };
+    // The receiver tells who sent it from the connection itself; this claim must agree with that.
     let request = peer::Request {
-        from: peer::own_address(&ctx.home, &label),
+        from: match ctx.whereabouts() {
+            Whereabouts::Outside => peer::own_address(&ctx.home, PERSON),
+            pane @ Whereabouts::Pane { .. } => identity::sender_name(pane),
+        },
         text: text.to_owned(),
         summary: summary.map(str::to_owned),
         msg_id: crate::base::ids::fresh().to_string(),

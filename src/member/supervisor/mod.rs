@@ -37,6 +37,7 @@ use crate::launch::panes;
 use crate::launch::worktree::{self, Worktree};
 use crate::member::GRACE;
 use crate::member::ending::{self, Ending};
+use crate::member::identity;
 use crate::member::logfile;
 use crate::member::processes::{self, Run};
 use crate::peer::{Incoming, Listener, Sink};
@@ -259,27 +260,29 @@ impl Supervisor {
     }
 
     /// Stores what arrives on the peer socket in the member's inbox, durably, before the sender
-    /// is acknowledged. Protocol messages stay inside the team and are refused here.
+    /// is acknowledged, under the name of whoever really sent it (docs/ARCHITECTURE.md, "Peers").
+    /// Protocol messages stay inside the team and are refused here.
     fn inbox_sink(&self) -> Sink {
         let team = self.team.clone();
         let name = self.name.clone();
         Arc::new(move |incoming: &Incoming| {
-            if !matches!(Structured::classify(&incoming.text), Classified::Plain) {
+            let request = &incoming.message;
+            if !matches!(Structured::classify(&request.text), Classified::Plain) {
                 return Err(Error::usage(
                     "protocol messages cannot arrive over a peer socket",
                 ));
             }
-            check_text_size(&incoming.text)?;
-            let summary = incoming
+            check_text_size(&request.text)?;
+            let from = identity::peer_sender(team.home(), incoming.pid, &request.from)?;
+            let summary = request
                 .summary
                 .clone()
-                .unwrap_or_else(|| derive_summary(&incoming.text));
-            let mut message =
-                InboxMessage::new(&incoming.from, &incoming.text, Some(&summary), None);
-            message.set_id(&incoming.msg_id);
+                .unwrap_or_else(|| derive_summary(&request.text));
+            let mut message = InboxMessage::new(&from, &request.text, Some(&summary), None);
+            message.set_id(&request.msg_id);
             team.mailbox(&name).update(|unread| {
                 // A sender that retries after a lost acknowledgement must not duplicate the message.
-                if unread.iter().any(|m| m.id() == incoming.msg_id.as_str()) {
+                if unread.iter().any(|m| m.id() == request.msg_id.as_str()) {
                     return Ok(((), false));
                 }
                 unread.push(message);
