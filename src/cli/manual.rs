@@ -49,6 +49,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     ("SWARM_LEAD", "The lead's name, set in every pane."),
     (
+        "SWARM_LEAD_VERIFY_KEY",
+        "The public key a teammate verifies the lead's messages with, <ms>.<base64url DER SPKI>, made at its launch and set in its pane (Claude Code also gets it as --lead-verify-key). A message from the lead, user or system that does not verify with it is shown as forged and never acted on.",
+    ),
+    (
         "SWARM_SOCKET",
         "The member's own peer socket, set by the supervisor; send signs uds: messages with it so they can be answered.",
     ),
@@ -70,7 +74,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "XDG_RUNTIME_DIR",
-        "Peer sockets live in $XDG_RUNTIME_DIR/swarm, else /tmp/swarm-<uid>.",
+        "Peer sockets and each team's signing agent live in $XDG_RUNTIME_DIR/swarm, else /tmp/swarm-<uid>.",
     ),
     (
         "TMUX, TMUX_PANE",

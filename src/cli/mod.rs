@@ -160,6 +160,10 @@ pub(crate) enum Command {
     /// The log writer tmux pipes a member's pane into; not run by hand
     #[command(hide = true)]
     PipeLog(commands::pipe_log::Args),
+
+    /// The signing agent that holds the teammates' keys; started on demand, not run by hand
+    #[command(hide = true)]
+    KeyAgent(commands::key_agent::Args),
 }
 
 /// Parses the command line, runs the command, and maps the outcome to an exit status.
@@ -234,6 +238,7 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
         Command::Man(args) => commands::man::run(&ctx, args, Cli::command()),
         Command::Run(args) => commands::run::run(&ctx, args),
         Command::PipeLog(args) => commands::pipe_log::run(&ctx, args),
+        Command::KeyAgent(args) => commands::key_agent::run(&ctx, args),
         Command::Init(args) => commands::init::run(&ctx, args),
         Command::Join(args) => commands::join::run(&ctx, args),
         Command::Ls(args) => commands::ls::run(&ctx, args),

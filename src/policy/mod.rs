@@ -148,6 +148,9 @@ pub(crate) enum Action {
     SubmitPlan,
     AnswerPlan,
     AssignTask,
+    /// Use the team's signing agent: have a message from the lead's side signed, or a
+    /// teammate's key pair made (docs/ARCHITECTURE.md, "Signed lead messages").
+    Sign,
 }
 
 /// What one role may do with an action.
@@ -201,7 +204,7 @@ impl Rule {
 }
 
 /// The whole policy.
-pub(crate) const RULES: [Rule; 12] = [
+pub(crate) const RULES: [Rule; 13] = [
     rule(
         Action::Send,
         "send a message, or broadcast one",
@@ -277,6 +280,12 @@ pub(crate) const RULES: [Rule; 12] = [
         "send (task_assignment)",
         [Grant::Yes, Grant::AsLead, Grant::No, Grant::No],
     ),
+    rule(
+        Action::Sign,
+        "sign the lead's messages to a teammate, or make its key",
+        "key-agent, asked by send, shutdown, plan, down, spawn, up",
+        [Grant::Yes, Grant::Yes, Grant::No, Grant::No],
+    ),
 ];
 
 const fn rule(
@@ -302,6 +311,24 @@ impl Rule {
         self.own = own;
         self
     }
+}
+
+impl Role {
+    /// The role of a process at `whereabouts` in team `team` led by `lead`, for a check that
+    /// takes the lead's name from somewhere other than config.json (the signing agent).
+    pub(crate) fn of(whereabouts: &Whereabouts, team: &str, lead: &str) -> Self {
+        match whereabouts {
+            Whereabouts::Outside => Self::Person,
+            Whereabouts::Pane { team: at, .. } if at != team => Self::Stranger,
+            Whereabouts::Pane { member, .. } if member == lead => Self::Lead,
+            Whereabouts::Pane { .. } => Self::Teammate,
+        }
+    }
+}
+
+/// Whether a caller of `role` may do `action` at all.
+pub(crate) fn permits(role: Role, action: Action) -> bool {
+    rule_for(action).grant(role) != Grant::No
 }
 
 fn rule_for(action: Action) -> &'static Rule {
@@ -559,6 +586,16 @@ mod tests {
             "{}",
             err.message()
         );
+    }
+
+    #[test]
+    fn only_the_leads_side_may_sign_whatever_config_json_says() {
+        let role = |w: &Whereabouts| Role::of(w, "t", "team-lead");
+        assert!(permits(role(&Whereabouts::Outside), Action::Sign));
+        assert!(permits(role(&in_pane("t", "team-lead")), Action::Sign));
+        assert!(!permits(role(&in_pane("t", "bob")), Action::Sign));
+        // Another team's lead is a stranger here.
+        assert!(!permits(role(&in_pane("u", "team-lead")), Action::Sign));
     }
 
     /// The policy as a Markdown table, as docs/ARCHITECTURE.md shows it.

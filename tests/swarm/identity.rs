@@ -284,15 +284,30 @@ command = ["node", "{client}", "{go}", "{out}"]
         .unwrap_or_default();
     assert!(unread.is_empty(), "{unread:#?}");
 
-    // Told the truth, the same client is heard, under its real name.
+    // Told the truth, the same client is still refused: carol verifies the lead's messages, and
+    // what user says to her must be signed by the lead's side ("Signed lead messages").
     let mut stream = std::os::unix::net::UnixStream::connect(&socket).unwrap();
     stream
         .write_all(b"{\"from\": \"user\", \"text\": \"hello\", \"msg_id\": \"raw-3\"}\n")
         .unwrap();
     let mut answer = String::new();
     BufReader::new(&stream).read_line(&mut answer).unwrap();
-    assert!(answer.contains("\"ok\":true"), "{answer}");
-    assert_eq!(sandbox.inbox("raw", "carol")[0]["from"], "user");
+    assert!(
+        answer.contains("\"ok\":false") && answer.contains("it is not signed"),
+        "{answer}"
+    );
+    // `swarm send` signs it, and the socket stores it under the sender's real name.
+    sandbox
+        .swarm()
+        .arg("send")
+        .arg(format!("uds:{socket}"))
+        .arg("hello")
+        .run()
+        .success();
+    let stored = sandbox.inbox("raw", "carol");
+    assert_eq!(stored.len(), 1, "{stored:#?}");
+    assert_eq!(stored[0]["from"], "user");
+    assert!(stored[0]["lead_sig"].is_string(), "{stored:#?}");
     sandbox
         .swarm()
         .args(["down", "raw", "--force"])

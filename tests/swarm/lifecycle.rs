@@ -351,7 +351,8 @@ fn info_shows_the_full_record() {
         ("argv", "sleep 1000".to_owned()),
         (
             "env keys",
-            "RUST_LOG SWARM_AGENT SWARM_AGENT_ID SWARM_COLOR SWARM_HOME SWARM_LEAD SWARM_TEAM"
+            "RUST_LOG SWARM_AGENT SWARM_AGENT_ID SWARM_COLOR SWARM_HOME SWARM_LEAD \
+             SWARM_LEAD_VERIFY_KEY SWARM_TEAM"
                 .to_owned(),
         ),
         ("pane", member["tmuxPaneId"].as_str().unwrap().to_owned()),

@@ -15,4 +15,5 @@ mod other_tools;
 mod peers;
 mod processes;
 mod protocol_rules;
+mod signatures;
 mod teams;

@@ -14,9 +14,9 @@ use crate::format::structured::{ShutdownRequest, Structured, shutdown_request_id
 use crate::member::GRACE;
 use crate::member::liveness::{self, Observed};
 use crate::member::processes::{self, Run};
+use crate::member::seal;
 use crate::member::stop;
 use crate::policy::{self, Action, Caller};
-use crate::protocol::exchange;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -50,6 +50,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let teammates: Vec<String> = live.iter().filter(|n| **n != lead).cloned().collect();
 
     if !args.force && !teammates.is_empty() {
+        let mut asked = Vec::new();
         for name in &teammates {
             let request = Structured::ShutdownRequest(ShutdownRequest {
                 request_id: shutdown_request_id(clock::now_ms(), name),
@@ -57,10 +58,18 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
                 reason: Some("the team is shutting down".to_owned()),
                 timestamp: clock::timestamp_now(),
             });
-            exchange::send(&team, config, &lead_caller, name, &request)?;
+            // A teammate that cannot be asked (its request cannot be signed: the signing agent
+            // is gone) is stopped with the rest below.
+            match seal::request(&team, config, &lead_caller, name, &request) {
+                Ok(_) => asked.push(name.clone()),
+                Err(err) => report(
+                    ctx,
+                    &format!("cannot ask {name} to shut down: {}", err.message()),
+                )?,
+            }
         }
         let deadline = Instant::now() + args.timeout;
-        liveness::wait_for_endings(&team, &teammates, Some(deadline), |member, seen| {
+        liveness::wait_for_endings(&team, &asked, Some(deadline), |member, seen| {
             report(ctx, &liveness::ending_line(member, seen))
         })?;
     }

@@ -16,6 +16,7 @@ use crate::format::settings::PermissionMode;
 use crate::format::structured::{
     PlanApprovalRequest, PlanApprovalResponse, Structured, plan_request_id, request_subject,
 };
+use crate::member::seal;
 use crate::policy::{self, Action};
 use crate::protocol::exchange::{self, AnswerWatch};
 
@@ -101,7 +102,7 @@ fn submit(ctx: &Context, args: SubmitArgs) -> Result<()> {
     } else {
         None
     };
-    exchange::send(&team, &config, &caller, &lead, &message)?;
+    seal::request(&team, &config, &caller, &lead, &message)?;
     let Some(watch) = watch else {
         return if ctx.json {
             output::json(&json!({"requestId": request_id}))
@@ -163,7 +164,7 @@ fn respond(
         timestamp: clock::timestamp_now(),
         permission_mode,
     });
-    exchange::send(&team, &config, &caller, &subject, &message)?;
+    seal::request(&team, &config, &caller, &subject, &message)?;
     exchange::retire(&team, me.as_str(), request_id)?;
     let verdict = if approved { "approved" } else { "rejected" };
     if ctx.json {

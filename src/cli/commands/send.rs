@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::structured::{Classified, Structured};
 use crate::member::identity;
+use crate::member::seal;
 use crate::peer;
 use crate::policy::{self, Action, PERSON, Whereabouts};
 use crate::protocol::rules::{self, Recipient};
@@ -100,8 +101,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let color = config.member(me.as_str()).and_then(|m| m.color.clone());
     let message = InboxMessage::new(me.as_str(), &text, summary.as_deref(), color.as_deref());
     for target in &targets {
-        team.mailbox(target)
-            .append(std::slice::from_ref(&message))?;
+        seal::post(&team, &config, target, &message)?;
     }
     if ctx.json {
         return output::json(&json!({"msg_id": message.id(), "from": me.as_str(), "to": targets}));
@@ -119,7 +119,7 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
     })?;
     let path = peer::resolve(&ctx.home, target)?;
     // The receiver tells who sent it from the connection itself; this claim must agree with that.
-    let request = peer::Request {
+    let mut request = peer::Request {
         from: match ctx.whereabouts() {
             Whereabouts::Outside => peer::own_address(&ctx.home, PERSON),
             pane @ Whereabouts::Pane { .. } => identity::sender_name(pane),
@@ -127,7 +127,11 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
         text: text.to_owned(),
         summary: summary.map(str::to_owned),
         msg_id: crate::base::ids::fresh().to_string(),
+        timestamp: None,
+        lead_sig: None,
     };
+    // To a member's socket from the lead's side, signed as its inbox would have it.
+    seal::seal_peer_request(&ctx.home, &path, &mut request)?;
     let msg_id = peer::deliver(&path, &request)?;
     if ctx.json {
         return output::json(&json!({"msg_id": msg_id, "from": request.from, "to": to}));

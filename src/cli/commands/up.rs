@@ -12,13 +12,15 @@ use crate::cli::render;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::settings::Isolation;
 use crate::format::structured::Structured;
+use crate::launch::keys;
 use crate::launch::layout;
 use crate::launch::lock::LaunchLock;
 use crate::launch::panes::{self, Destination};
-use crate::launch::prepare::{self, PanePlan};
+use crate::launch::prepare::{self, PanePlan, Prepared};
 use crate::launch::teamfile::TeamFile;
 use crate::launch::worktree;
 use crate::member::liveness::{self, Event, Observed};
+use crate::member::seal;
 use crate::store::follow::{Follower, Scope};
 use crate::store::team::Team;
 
@@ -63,6 +65,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         }
     }
     if args.dry_run {
+        key_teammates(&mut prepared, |_| Ok(keys::MADE_AT_LAUNCH.to_owned()))?;
         return print_plans(ctx, file.name.as_str(), &prepared.panes);
     }
 
@@ -75,7 +78,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     // Written before the first pane starts: until every pane is placed, a member whose program
     // ends at once keeps its pane, so the team's window cannot close under the launcher.
     prepared.config.launching = true;
-    let team = prepare::create(&ctx.home, &prepared.config, true)?;
+    let (team_name, lead) = (file.name.to_string(), file.lead.name.to_string());
+    key_teammates(&mut prepared, |member| {
+        seal::make_key(&ctx.home, &team_name, &lead, member)
+    })?;
+    let team = seal::create(&ctx.home, &prepared.config, true)?;
     // Following starts before the first pane, so the transcript misses nothing the team says.
     let mut transcript = if args.wait {
         Some(Follower::start(&team, &prepared.config, Scope::All, false)?)
@@ -197,6 +204,25 @@ fn archive_previous_run(ctx: &Context, name: &str) -> Result<()> {
                 archived.len(),
                 member.name
             );
+        }
+    }
+    Ok(())
+}
+
+/// Gives every teammate its verify key, made by `key` (docs/ARCHITECTURE.md, "Signed lead
+/// messages"): in its argv, its pane's environment and config.json. The lead gets none.
+fn key_teammates(
+    prepared: &mut Prepared,
+    mut key: impl FnMut(&str) -> Result<String>,
+) -> Result<()> {
+    let lead = prepared.config.lead_name().to_owned();
+    for member in &mut prepared.config.members {
+        let Some(plan) = prepared.panes.iter_mut().find(|p| p.name == member.name) else {
+            continue;
+        };
+        if member.name != lead {
+            keys::apply(member, &mut plan.env, &key(&member.name)?);
+            plan.argv = member.argv.clone().unwrap_or_default();
         }
     }
     Ok(())

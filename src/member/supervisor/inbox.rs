@@ -10,8 +10,8 @@ use crate::base::clock;
 use crate::error::Result;
 use crate::format::settings::{Delivery, Protocol};
 use crate::format::structured::{ShutdownApproved, Structured};
+use crate::member::seal;
 use crate::policy::Caller;
-use crate::protocol::exchange;
 use crate::store::watcher::{AsyncWatcher, named};
 
 use super::seat::Supervisor;
@@ -111,7 +111,7 @@ impl Handling {
                     backend_type: Some("tmux".to_owned()),
                 });
                 let caller = Caller::member(&config, &supervisor.name)?;
-                exchange::send(&supervisor.team, &config, &caller, lead, &answer)?;
+                seal::request(&supervisor.team, &config, &caller, lead, &answer)?;
                 supervisor.say(&format!(
                     "approved {} on behalf of {}; ending it",
                     request.request_id, supervisor.name
