@@ -30,19 +30,37 @@ pub(crate) fn whereabouts(home: &Home, pid: i32) -> Whereabouts {
         // No home yet: no team, so no pane of one.
         return Whereabouts::Outside;
     };
-    let line = process::ancestry(pid);
-    for ancestor in line.iter().rev() {
-        if let Some(supervisor) = process::supervisor(ancestor.pid)
-            && supervisor.home.as_deref().and_then(dir_id) == Some(home_id)
-            && let Some(team) = team_of(home, &supervisor)
-        {
-            return Whereabouts::Pane {
-                team,
-                member: supervisor.name,
-            };
-        }
+    if let Some((supervisor, team)) = pane_supervisor(home, home_id, pid) {
+        return Whereabouts::Pane {
+            team,
+            member: supervisor.name,
+        };
     }
     orphaned(home, pid).unwrap_or(Whereabouts::Outside)
+}
+
+/// The live supervisor of this home whose pane process `pid` runs in, and its team: the
+/// outermost among `pid`'s ancestors.
+fn pane_supervisor(
+    home: &Home,
+    home_id: (u64, u64),
+    pid: i32,
+) -> Option<(SupervisorProcess, String)> {
+    process::ancestry(pid).iter().rev().find_map(|ancestor| {
+        let supervisor = process::supervisor(ancestor.pid)?;
+        if supervisor.home.as_deref().and_then(dir_id) != Some(home_id) {
+            return None;
+        }
+        let team = team_of(home, &supervisor)?;
+        Some((supervisor, team))
+    })
+}
+
+/// The supervisor this process runs below, when it runs in member `member`'s pane of `team`: the
+/// process whose environment is what the member was launched with.
+pub(crate) fn own_supervisor(home: &Home, team: &str, member: &str) -> Option<i32> {
+    let (supervisor, at) = pane_supervisor(home, dir_id(home.root())?, process::own_pid())?;
+    (at == team && supervisor.name == member).then_some(supervisor.pid)
 }
 
 /// Where this process runs.

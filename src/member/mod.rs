@@ -14,6 +14,7 @@ pub(crate) mod seal;
 pub(crate) mod signer;
 pub(crate) mod stop;
 pub(crate) mod supervisor;
+pub(crate) mod verify;
 
 /// How long a program has to exit after SIGTERM before its group gets SIGKILL.
 pub(crate) const GRACE: Duration = Duration::from_secs(5);

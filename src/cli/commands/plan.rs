@@ -17,6 +17,7 @@ use crate::format::structured::{
     PlanApprovalRequest, PlanApprovalResponse, Structured, plan_request_id, request_subject,
 };
 use crate::member::seal;
+use crate::member::verify;
 use crate::policy::{self, Action};
 use crate::protocol::exchange::{self, AnswerWatch};
 
@@ -112,10 +113,13 @@ fn submit(ctx: &Context, args: SubmitArgs) -> Result<()> {
     };
 
     let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
-    // Only the lead's answer counts; anything else claiming to answer stays unread.
+    // Only the lead's answer counts, and for a member that verifies the lead's messages, only a
+    // signed one; anything else claiming to answer stays unread, shown as forged.
+    let judge = verify::judge(&team, &config, me.as_str(), true)?;
     let answer = watch.wait(deadline, |envelope, s| {
         envelope.from() == lead
             && matches!(s, Structured::PlanApprovalResponse(r) if r.request_id == request_id)
+            && !judge.verdict(envelope).is_forged()
     })?;
     let Some((_, Structured::PlanApprovalResponse(response))) = answer else {
         return Err(Error::timeout(format!(

@@ -11,6 +11,8 @@ use crate::cli::output;
 use crate::cli::render;
 use crate::error::{Error, Result};
 use crate::format::message::InboxMessage;
+use crate::format::signature::{Judge, Verdict};
+use crate::member::verify;
 use crate::policy::{self, Action};
 use crate::store::watcher::{Watcher, named};
 
@@ -35,6 +37,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let caller = ctx.member_of(&config)?;
     policy::allow_own(&config, &caller, Action::Consume, caller.name().as_str())?;
     let me = caller.name();
+    // Before anything is consumed: what is already in history was seen.
+    let mut judge = verify::judge(&team, &config, me.as_str(), true)?;
     let mailbox = team.mailbox(me.as_str());
     let max = args
         .max
@@ -58,16 +62,21 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     } else {
         consume()?
     };
-    print(ctx, &messages)
+    print(ctx, &messages, &mut judge)
 }
 
-pub(crate) fn print(ctx: &Context, messages: &[InboxMessage]) -> Result<()> {
+fn print(ctx: &Context, messages: &[InboxMessage], judge: &mut Judge) -> Result<()> {
+    let judged: Vec<(&InboxMessage, Verdict)> =
+        messages.iter().map(|m| (m, judge.judge(m))).collect();
     if ctx.json {
-        let all: Vec<Value> = messages.iter().map(|m| render::json(m, &[])).collect();
+        let all: Vec<Value> = judged
+            .iter()
+            .map(|(m, verdict)| render::json(m, *verdict, &[]))
+            .collect();
         return output::json(&all);
     }
-    for message in messages {
-        output::line(render::line(message))?;
+    for (message, verdict) in judged {
+        output::line(render::line(message, verdict))?;
     }
     Ok(())
 }

@@ -21,6 +21,7 @@ use crate::launch::teamfile::TeamFile;
 use crate::launch::worktree;
 use crate::member::liveness::{self, Event, Observed};
 use crate::member::seal;
+use crate::member::verify::Judges;
 use crate::store::follow::{Follower, Scope};
 use crate::store::team::Team;
 
@@ -254,6 +255,8 @@ fn wait_all(
 ) -> Result<()> {
     let deadline = timeout.map(|timeout| Instant::now() + timeout);
     let mut all_well = true;
+    let config = team.load()?;
+    let mut judges = Judges::new(team, &config);
     let left = liveness::follow_endings(team, names, deadline, Some(transcript), |event| {
         match event {
             // The ending line below says what the completion notice says.
@@ -267,9 +270,14 @@ fn wait_all(
             }
             Event::Arrived(arrival) if ctx.json => output::json_line(&render::json(
                 &arrival.message,
+                judges.judge(&arrival.to, &arrival.message),
                 &[("event", json!("message")), ("to", json!(arrival.to))],
             )),
-            Event::Arrived(arrival) => output::line(render::arrival(&arrival.message, &arrival.to)),
+            Event::Arrived(arrival) => output::line(render::arrival(
+                &arrival.message,
+                &arrival.to,
+                judges.judge(&arrival.to, &arrival.message),
+            )),
             Event::Ended(member, seen) => {
                 all_well &= liveness::ended_well(seen);
                 if ctx.json {

@@ -4,13 +4,16 @@
 
 use std::collections::HashSet;
 use std::ffi::OsString;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::base::clock;
 use crate::error::Result;
+use crate::format::message::InboxMessage;
 use crate::format::settings::{Delivery, Protocol};
+use crate::format::signature::{Judge, Verdict};
 use crate::format::structured::{ShutdownApproved, Structured};
 use crate::member::seal;
+use crate::member::verify;
 use crate::policy::Caller;
 use crate::store::watcher::{AsyncWatcher, named};
 
@@ -23,6 +26,15 @@ pub(crate) struct InboxFeed {
     /// The first look is due at once: messages may have arrived before the watch was armed.
     look_now: bool,
     handling: Handling,
+    /// Judges the lead's messages with the key the member was launched with (this process's
+    /// own environment); what was taken is seen from then on.
+    judge: Arc<Mutex<Verifier>>,
+}
+
+/// The judge, and the forged requests already reported in the pane.
+struct Verifier {
+    judge: Judge,
+    reported: HashSet<String>,
 }
 
 /// What the supervisor does with the member's inbox.
@@ -46,11 +58,25 @@ impl InboxFeed {
             );
         }
         let mailbox = supervisor.team.mailbox(&supervisor.name);
+        let judge = if wrapper || paste {
+            supervisor
+                .off_runtime(|this| {
+                    let config = this.team.load()?;
+                    verify::judge(&this.team, &config, &this.name, true)
+                })
+                .await?
+        } else {
+            Judge::new(None, &supervisor.lead)
+        };
         let mut feed = Self {
             watcher: None,
             file: mailbox.file_name().to_owned(),
             look_now: true,
             handling: Handling { wrapper, paste },
+            judge: Arc::new(Mutex::new(Verifier {
+                judge,
+                reported: HashSet::new(),
+            })),
         };
         if !wrapper && !paste {
             return Ok(feed);
@@ -78,12 +104,16 @@ impl InboxFeed {
     /// Handles what arrived; returns a reason when the program must now end.
     pub(crate) async fn handle(&self, supervisor: &Arc<Supervisor>) -> Option<String> {
         let handling = self.handling;
+        let judge = Arc::clone(&self.judge);
         supervisor
-            .off_runtime(move |this| match handling.try_handle(this) {
-                Ok(reason) => reason,
-                Err(err) => {
-                    tracing::warn!("inbox of {}: {err}", this.name);
-                    None
+            .off_runtime(move |this| {
+                let mut verifier = judge.lock().unwrap_or_else(PoisonError::into_inner);
+                match handling.try_handle(this, &mut verifier) {
+                    Ok(reason) => reason,
+                    Err(err) => {
+                        tracing::warn!("inbox of {}: {err}", this.name);
+                        None
+                    }
                 }
             })
             .await
@@ -91,16 +121,39 @@ impl InboxFeed {
 }
 
 impl Handling {
-    fn try_handle(self, supervisor: &Supervisor) -> Result<Option<String>> {
+    /// A shutdown request the lead really sent ends the program (wrapper); a forged one is left
+    /// unread and never acted on. Each plain message is pasted, a forged lead message marked so
+    /// (paste).
+    fn try_handle(
+        self,
+        supervisor: &Supervisor,
+        verifier: &mut Verifier,
+    ) -> Result<Option<String>> {
         let mailbox = supervisor.team.mailbox(&supervisor.name);
+        let judge = &mut verifier.judge;
         if self.wrapper {
             let lead = supervisor.lead.as_str();
-            let requests = mailbox.consume(Some(1), |m| {
+            let is_request = |m: &InboxMessage| {
                 m.from() == lead && matches!(m.structured(), Some(Structured::ShutdownRequest(_)))
-            })?;
-            if let Some(Structured::ShutdownRequest(request)) = requests
-                .first()
-                .and_then(crate::format::message::InboxMessage::structured)
+            };
+            let requests =
+                mailbox.consume(Some(1), |m| is_request(m) && !judge.verdict(m).is_forged())?;
+            if let Some(taken) = requests.first() {
+                judge.saw(&taken.id());
+            } else {
+                // A forged request stays unread, never acted on; the pane is told once.
+                for forged in mailbox.peek()?.iter().filter(|m| is_request(m)) {
+                    if let Verdict::Forged(why) = judge.verdict(forged)
+                        && verifier.reported.insert(forged.id().into_owned())
+                    {
+                        supervisor.say(&format!(
+                            "ignored a shutdown request that claims to come from {lead}: {why}"
+                        ));
+                    }
+                }
+            }
+            if let Some(Structured::ShutdownRequest(request)) =
+                requests.first().and_then(InboxMessage::structured)
             {
                 let config = supervisor.team.load()?;
                 let answer = Structured::ShutdownApproved(ShutdownApproved {
@@ -131,10 +184,16 @@ impl Handling {
             let mut pasted = HashSet::new();
             let mut failure = None;
             for message in &plain {
+                let verdict = judge.verdict(message);
+                let from = if verdict.is_forged() {
+                    format!("{}(forged)", message.from())
+                } else {
+                    message.from().to_owned()
+                };
                 match tmux.paste(
                     pane,
                     &buffer,
-                    crate::format::message::framed(message.from(), message.text()).as_bytes(),
+                    crate::format::message::framed(&from, message.text()).as_bytes(),
                 ) {
                     Ok(()) => {
                         pasted.insert(message.id().into_owned());
@@ -146,7 +205,9 @@ impl Handling {
                 }
             }
             // Whatever reached the pane leaves the inbox, even if a later paste failed.
-            mailbox.consume(None, |m| pasted.contains(m.id().as_ref()))?;
+            for taken in mailbox.consume(None, |m| pasted.contains(m.id().as_ref()))? {
+                judge.saw(&taken.id());
+            }
             if let Some(err) = failure {
                 return Err(err);
             }
