@@ -97,7 +97,7 @@ pub(crate) fn seal_peer_request(home: &Home, socket: &Path, request: &mut Reques
 }
 
 /// Appends `message` to `to`'s inbox, signed if it must be; what was written.
-pub(crate) fn post(
+fn post(
     team: &Team,
     config: &TeamConfig,
     to: &str,

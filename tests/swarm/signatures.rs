@@ -803,6 +803,17 @@ fn without_the_signing_agent_nothing_unsigned_is_sent_and_a_new_launch_gives_new
         .run()
         .code(1);
     assert_eq!(sandbox.inbox("gone", "carol"), before);
+    // A broadcast is signed for everyone before anyone gets it: the lead, who needs no
+    // signature, does not get it alone.
+    let lead_before = sandbox.inbox("gone", "team-lead");
+    sandbox
+        .swarm()
+        .args(["send", "*", "to all"])
+        .team("gone")
+        .run()
+        .code(1);
+    assert_eq!(sandbox.inbox("gone", "team-lead"), lead_before);
+    assert_eq!(sandbox.inbox("gone", "carol"), before);
     // A teammate's own messages need no signature.
     sandbox
         .swarm()

@@ -100,8 +100,15 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     };
     let color = config.member(me.as_str()).and_then(|m| m.color.clone());
     let message = InboxMessage::new(me.as_str(), &text, summary.as_deref(), color.as_deref());
+    // Every copy is signed before any is written: one that cannot be stops them all.
+    let mut sealed = Vec::with_capacity(targets.len());
     for target in &targets {
-        seal::post(&team, &config, target, &message)?;
+        let mut copy = message.clone();
+        seal::seal(&team, &config, target, &mut copy)?;
+        sealed.push(copy);
+    }
+    for (target, copy) in targets.iter().zip(&sealed) {
+        team.mailbox(target).append(std::slice::from_ref(copy))?;
     }
     if ctx.json {
         return output::json(&json!({"msg_id": message.id(), "from": me.as_str(), "to": targets}));
