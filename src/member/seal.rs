@@ -72,9 +72,14 @@ pub(crate) fn seal(
 /// same entry (its id, time, sender, text and summary), and only if the signature checks.
 pub(crate) fn seal_peer_request(home: &Home, socket: &Path, request: &mut Request) -> Result<()> {
     let peers = peer::live_peers(home)?;
+    let same = |path: &Path| {
+        path == socket
+            || std::fs::canonicalize(path)
+                .is_ok_and(|a| std::fs::canonicalize(socket).is_ok_and(|b| a == b))
+    };
     let Some((team, member)) = peers
         .iter()
-        .find(|p| p.socket == socket)
+        .find(|p| same(&p.socket))
         .and_then(|p| Some((p.team.as_deref()?, p.agent.as_deref()?)))
     else {
         return Ok(());
