@@ -12,8 +12,8 @@
 //!   the caller names; it is no general signing oracle.
 //! - It forgets a key once config.json no longer records it (the member was launched again, or
 //!   removed), and exits when none of the members it holds keys for has been live for a minute,
-//!   when its socket is removed, or when its team is gone. Its keys go with it: see "Signed lead
-//!   messages" for what the lead's side does then.
+//!   at once when its socket is removed, and once its newest key is a minute old when its team
+//!   is gone. Its keys go with it: see "Signed lead messages" for what the lead's side does then.
 
 use std::collections::HashMap;
 use std::fs;
@@ -156,10 +156,16 @@ fn sweep(served: &Served, keys: &Keys, socket: &Path, inode: u64) {
                         == Some(held.pair.public().encode().as_str())
                 })
         });
+        let fresh = held.values().any(|held| held.made.elapsed() < GRACE);
+        if observed.is_none() && !fresh {
+            // The team is gone (a key younger than that may be for a team still being written).
+            let _ = fs::remove_file(socket);
+            std::process::exit(0);
+        }
         let live = observed
             .as_ref()
             .is_some_and(|observed| observed.live().any(|name| held.contains_key(name)));
-        if live || held.values().any(|held| held.made.elapsed() < GRACE) {
+        if live || fresh {
             needed_at = Instant::now();
         } else if needed_at.elapsed() >= GRACE {
             let _ = fs::remove_file(socket);
