@@ -65,6 +65,12 @@ pub(crate) fn passed(deadline: Option<Instant>) -> bool {
     deadline.is_some_and(|deadline| Instant::now() >= deadline)
 }
 
+/// An RFC 3339 time as epoch milliseconds; `None` when it is not one, or before 1970.
+pub(crate) fn parse_ms(timestamp: &str) -> Option<u64> {
+    let time = OffsetDateTime::parse(timestamp, &Rfc3339).ok()?;
+    u64::try_from(time.unix_timestamp_nanos() / 1_000_000).ok()
+}
+
 /// `2026-11-21T08:27:54.622Z`
 pub(crate) fn timestamp_now() -> String {
     format_ms(now_ms())

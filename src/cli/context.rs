@@ -1,14 +1,16 @@
-//! Who is running a command, for which team, under which home: resolved once from the global
-//! options and the `SWARM_*` environment the launcher sets in every pane (docs/ARCHITECTURE.md,
-//! "Who may do what").
+//! Who is running a command, for which team, under which home: the home and team from the global
+//! options and the `SWARM_*` environment the launcher sets in every pane; who the caller is from
+//! where the command runs (docs/ARCHITECTURE.md, "Identity" and "Who may do what").
 
+use std::cell::OnceCell;
 use std::path::PathBuf;
 
 use crate::base::names::Name;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
+use crate::member::identity;
 use crate::member::liveness::Observed;
-use crate::policy::{Caller, PERSON};
+use crate::policy::{Asked, Caller, PERSON, Whereabouts};
 use crate::store::paths::Home;
 use crate::store::team::{Team, list_teams};
 
@@ -18,6 +20,9 @@ pub(crate) struct Context {
     pub(crate) json: bool,
     team: Option<String>,
     agent: Option<String>,
+    /// `--as` was typed, rather than `SWARM_AGENT` inherited.
+    agent_typed: bool,
+    whereabouts: OnceCell<Whereabouts>,
 }
 
 impl Context {
@@ -25,6 +30,7 @@ impl Context {
         home: Option<PathBuf>,
         team: Option<String>,
         agent: Option<String>,
+        agent_typed: bool,
         json: bool,
     ) -> Result<Self> {
         let nonempty = |value: Option<String>| value.filter(|value| !value.is_empty());
@@ -33,6 +39,8 @@ impl Context {
             json,
             team: nonempty(team),
             agent: nonempty(agent),
+            agent_typed,
+            whereabouts: OnceCell::new(),
         })
     }
 
@@ -86,15 +94,26 @@ impl Context {
         }
     }
 
-    /// Who runs this command in the team of `config`: the member named by `--as`/`SWARM_AGENT`,
-    /// else the person at the keyboard.
+    /// Where this command runs: inside which member's pane of a team under home, if any.
+    pub(crate) fn whereabouts(&self) -> &Whereabouts {
+        self.whereabouts
+            .get_or_init(|| identity::own_whereabouts(&self.home))
+    }
+
+    /// Who runs this command in the team of `config`: inside a member's pane that member (`--as`
+    /// naming another is refused), outside every pane the member `--as`/`SWARM_AGENT` names, else
+    /// the person at the keyboard.
     pub(crate) fn caller(&self, config: &TeamConfig) -> Result<Caller> {
         let asked = self
             .agent
             .as_deref()
             .map(|name| Name::parse("member", name))
-            .transpose()?;
-        Ok(Caller::resolve(config, asked))
+            .transpose()?
+            .map(|name| Asked {
+                name,
+                typed: self.agent_typed,
+            });
+        Caller::resolve(config, self.whereabouts(), asked.as_ref())
     }
 
     /// The caller, required to be on the team's roster (for reading one's own inbox).

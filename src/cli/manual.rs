@@ -30,7 +30,7 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     ("4", "A --wait or --timeout ran out."),
 ];
 
-const PERMISSIONS_INTRO: &str = "A command acts as the lead, as a teammate (a member that runs a program), or as the person at the keyboard: anyone else, including members added with swarm join. The person has the lead's authority; what only the lead may send goes out under the lead's name.";
+const PERMISSIONS_INTRO: &str = "Who a command acts as depends on where it runs, never on what it says. Inside a member's pane (a process its supervisor started, or anything that started in turn, through setsid and double forks) it is that member, whatever SWARM_AGENT says, and --as naming anyone else is refused; from a pane of another team under the same home it is a stranger to this one, who may only send and read. Outside every pane it is the person at the keyboard, user, who has the lead's authority (what only the lead may send goes out under the lead's name) and may act as any member with --as; members added with swarm join act from outside too.";
 
 const ENVIRONMENT: &[(&str, &str)] = &[
     (
@@ -43,7 +43,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "SWARM_AGENT",
-        "Who you are, as --as. Set in every pane. Outside a team the sender is user.",
+        "Who you are outside every pane, as --as. Set in every pane, where it only says who the pane already is. Outside a team the sender is user.",
     ),
     ("SWARM_AGENT_ID", "<name>@<team>, set in every pane."),
     (
@@ -51,6 +51,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
         "The member's colour, set in every teammate's pane.",
     ),
     ("SWARM_LEAD", "The lead's name, set in every pane."),
+    (
+        "SWARM_LEAD_VERIFY_KEY",
+        "The public key a teammate verifies the lead's messages with, <ms>.<base64url DER SPKI>, made at its launch and set in its pane (Claude Code also gets it as --lead-verify-key). A message from the lead, user or system that does not verify with it is shown as forged and never acted on.",
+    ),
     (
         "SWARM_SOCKET",
         "The member's own peer socket, set by the supervisor; send signs uds: messages with it so they can be answered.",
@@ -73,7 +77,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "XDG_RUNTIME_DIR",
-        "Peer sockets live in $XDG_RUNTIME_DIR/swarm, else /tmp/swarm-<uid>.",
+        "Peer sockets and each team's signing agent live in $XDG_RUNTIME_DIR/swarm, else /tmp/swarm-<uid>.",
     ),
     (
         "TMUX, TMUX_PANE",

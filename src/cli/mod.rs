@@ -15,7 +15,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{ArgAction, Args, CommandFactory, Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::error::{Error, Result};
 
@@ -166,19 +167,26 @@ pub(crate) enum Command {
     /// The log writer tmux pipes a member's pane into; not run by hand
     #[command(hide = true)]
     PipeLog(commands::pipe_log::Args),
+
+    /// The signing agent that holds the teammates' keys; started on demand, not run by hand
+    #[command(hide = true)]
+    KeyAgent(commands::key_agent::Args),
 }
 
 /// Parses the command line, runs the command, and maps the outcome to an exit status.
 pub fn run() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, typed_as(&matches))));
+    let (cli, agent_typed) = match parsed {
+        Ok(parsed) => parsed,
         Err(err) => {
             let _ = err.print();
             return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
         }
     };
     logging::init(cli.global.verbose, cli.global.quiet);
-    match dispatch(cli) {
+    match dispatch(cli, agent_typed) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
@@ -201,9 +209,28 @@ fn report(err: &Error) {
     }
 }
 
-fn dispatch(cli: Cli) -> Result<()> {
+/// Whether `--as` was typed on the command line (at any level), rather than taken from
+/// `SWARM_AGENT`: inside a pane, only a typed name that is not the pane's is refused.
+fn typed_as(matches: &clap::ArgMatches) -> bool {
+    let mut at = Some(matches);
+    while let Some(level) = at {
+        if level.value_source("agent") == Some(ValueSource::CommandLine) {
+            return true;
+        }
+        at = level.subcommand().map(|(_, sub)| sub);
+    }
+    false
+}
+
+fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
     let global = cli.global;
-    let ctx = Context::new(global.home, global.team, global.agent, global.json)?;
+    let ctx = Context::new(
+        global.home,
+        global.team,
+        global.agent,
+        agent_typed,
+        global.json,
+    )?;
     match cli.command {
         Command::Up(args) => commands::up::run(&ctx, args),
         Command::Spawn(args) => commands::spawn::run(&ctx, args),
@@ -220,6 +247,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Man(args) => commands::man::run(&ctx, args, Cli::command()),
         Command::Run(args) => commands::run::run(&ctx, args),
         Command::PipeLog(args) => commands::pipe_log::run(&ctx, args),
+        Command::KeyAgent(args) => commands::key_agent::run(&ctx, args),
         Command::Init(args) => commands::init::run(&ctx, args),
         Command::Join(args) => commands::join::run(&ctx, args),
         Command::Ls(args) => commands::ls::run(&ctx, args),

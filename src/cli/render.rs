@@ -6,6 +6,7 @@ use crate::base::screen::visible;
 use crate::format::config::Member;
 use crate::format::message::InboxMessage;
 use crate::format::settings::Color;
+use crate::format::signature::Verdict;
 
 /// The body as a person reads it: a protocol message described in one line, else the text.
 pub(crate) fn body(message: &InboxMessage) -> String {
@@ -15,23 +16,43 @@ pub(crate) fn body(message: &InboxMessage) -> String {
     }
 }
 
+/// The sender as shown: marked `(forged)` when the message claims to come from the lead's side
+/// and does not prove it (docs/ARCHITECTURE.md, "Signed lead messages").
+pub(crate) fn sender(message: &InboxMessage, verdict: Verdict) -> String {
+    if verdict.is_forged() {
+        format!("{}(forged)", message.from())
+    } else {
+        message.from().to_owned()
+    }
+}
+
 /// `<msg_id>  <from>  <body>`: what `recv` and `inbox` print, easy to split with `read -r id from body`.
-pub(crate) fn line(message: &InboxMessage) -> String {
-    format!("{}  {}  {}", message.id(), message.from(), body(message))
+pub(crate) fn line(message: &InboxMessage, verdict: Verdict) -> String {
+    format!(
+        "{}  {}  {}",
+        message.id(),
+        sender(message, verdict),
+        body(message)
+    )
 }
 
 /// `08:43:40  bob → alice  <body>`: what `watch` prints.
-pub(crate) fn arrival(message: &InboxMessage, to: &str) -> String {
+pub(crate) fn arrival(message: &InboxMessage, to: &str, verdict: Verdict) -> String {
     let time = message
         .timestamp()
         .get(11..19)
         .filter(|time| time.len() == 8)
         .unwrap_or("--:--:--");
-    format!("{time}  {} → {to}  {}", message.from(), body(message))
+    format!(
+        "{time}  {} → {to}  {}",
+        sender(message, verdict),
+        body(message)
+    )
 }
 
-/// The message's own JSON object, with `msg_id` filled in and extra keys first.
-pub(crate) fn json(message: &InboxMessage, extra: &[(&str, Value)]) -> Value {
+/// The message's own JSON object, with `msg_id` filled in, extra keys first, and `verified`
+/// (`true`, or `false` for a forged one) when it claims to come from the lead's side.
+pub(crate) fn json(message: &InboxMessage, verdict: Verdict, extra: &[(&str, Value)]) -> Value {
     let mut object = Map::new();
     for (key, value) in extra {
         object.insert((*key).to_owned(), value.clone());
@@ -42,6 +63,9 @@ pub(crate) fn json(message: &InboxMessage, extra: &[(&str, Value)]) -> Value {
     object
         .entry("msg_id")
         .or_insert_with(|| Value::String(message.id().into_owned()));
+    if let Some(verified) = verdict.verified() {
+        object.insert("verified".to_owned(), Value::Bool(verified));
+    }
     Value::Object(object)
 }
 

@@ -159,6 +159,11 @@ pub(crate) struct Member {
     /// The last completion notice, for `swarm wait`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) notice: Option<TaskNotification>,
+    /// The public key the member verifies the lead's messages with, `<ms>.<base64url SPKI>`: a
+    /// copy for the lead's side and for readers outside its pane. The member itself reads the one
+    /// it was launched with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) lead_verify_key: Option<String>,
 
     #[serde(flatten)]
     pub(crate) extra: Map<String, Value>,

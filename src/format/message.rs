@@ -80,6 +80,11 @@ impl InboxMessage {
         self.0.insert("msg_id".into(), id.into());
     }
 
+    /// Sets one field, keeping its place if it is already there.
+    pub(crate) fn set_field(&mut self, key: &str, value: Value) {
+        self.0.insert(key.into(), value);
+    }
+
     /// The protocol message inside `text`, if it is one.
     pub(crate) fn structured(&self) -> Option<Structured> {
         Structured::parse(self.text())

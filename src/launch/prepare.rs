@@ -1,20 +1,17 @@
-//! From a team file to a team on disk: the config with every member's exact argv, and each prompt
-//! waiting as the member's first message. `init` and `up` both go through here.
+//! From a team file to a team ready to be written: the config with every member's exact argv,
+//! and each pane's plan. `init` and `up` both go through here; `member/seal.rs` writes it and
+//! queues each prompt, signed where it must be.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::base::text::derive_summary;
 use crate::base::{clock, ids};
-use crate::error::Result;
 use crate::format::config::{LaunchSettings, Member, TeamConfig};
-use crate::format::message::InboxMessage;
 use crate::format::settings::Color;
 use crate::format::settings::Isolation;
 use crate::launch::argv::{Launch, TeamLaunch, TeammateRequest};
 use crate::launch::teamfile::{DEFAULT_LOG_MAX, TeamFile};
 use crate::store::paths::Home;
-use crate::store::team::Team;
 
 /// A team ready to be written, with what each pane will run.
 #[derive(Debug, Clone)]
@@ -165,41 +162,4 @@ pub(crate) fn team_log_max(settings: &LaunchSettings) -> u64 {
         .get(LOG_MAX_KEY)
         .and_then(serde_json::Value::as_u64)
         .unwrap_or(DEFAULT_LOG_MAX)
-}
-
-/// Writes the team and queues each member's prompt as its first message, from the lead.
-/// `replace` rewrites an existing team's config; inboxes, history and logs are kept.
-pub(crate) fn create(home: &Home, config: &TeamConfig, replace: bool) -> Result<Team> {
-    let team = Team::create(home, config, replace)?;
-    let lead = config.lead_name();
-    for member in &config.members {
-        if let Some(prompt) = &member.prompt {
-            deliver_prompt(&team, lead, &member.name, prompt)?;
-        }
-    }
-    Ok(team)
-}
-
-/// Queues a prompt unless the same prompt is already waiting unread (an `init` before `up`).
-/// Returns the `msg_id` of the message it queued, if it queued one.
-pub(crate) fn deliver_prompt(
-    team: &Team,
-    lead: &str,
-    member: &str,
-    prompt: &str,
-) -> Result<Option<String>> {
-    crate::format::message::check_text_size(prompt)?;
-    team.mailbox(member).update(|unread| {
-        if unread
-            .iter()
-            .any(|m| m.from() == lead && m.text() == prompt)
-        {
-            return Ok((None, false));
-        }
-        let summary = derive_summary(prompt);
-        let message = InboxMessage::new(lead, prompt, Some(&summary), None);
-        let id = message.id().into_owned();
-        unread.push(message);
-        Ok((Some(id), true))
-    })
 }

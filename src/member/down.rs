@@ -12,9 +12,9 @@ use crate::launch::tmux::Tmux;
 use crate::member::GRACE;
 use crate::member::liveness::{self, Observed};
 use crate::member::processes::{self, Run};
+use crate::member::seal;
 use crate::member::stop;
 use crate::policy::Caller;
-use crate::protocol::exchange;
 use crate::store::team::Team;
 
 /// How a team is taken down.
@@ -56,6 +56,7 @@ pub(crate) fn down(
     let teammates: Vec<String> = live.iter().filter(|n| **n != lead).cloned().collect();
 
     if !how.force && !teammates.is_empty() {
+        let mut asked = Vec::new();
         for name in &teammates {
             let request = Structured::ShutdownRequest(ShutdownRequest {
                 request_id: shutdown_request_id(clock::now_ms(), name),
@@ -63,10 +64,18 @@ pub(crate) fn down(
                 reason: Some("the team is shutting down".to_owned()),
                 timestamp: clock::timestamp_now(),
             });
-            exchange::send(team, config, &lead_caller, name, &request)?;
+            // A teammate that cannot be asked (its request cannot be signed: the signing agent
+            // is gone) is stopped with the rest below.
+            match seal::request(team, config, &lead_caller, name, &request) {
+                Ok(_) => asked.push(name.clone()),
+                Err(err) => report(&format!(
+                    "cannot ask {name} to shut down: {}",
+                    err.message()
+                ))?,
+            }
         }
         let deadline = clock::deadline(how.timeout);
-        liveness::wait_for_endings(team, &teammates, deadline, |member, seen| {
+        liveness::wait_for_endings(team, &asked, deadline, |member, seen| {
             report(&liveness::ending_line(member, seen))
         })?;
     }

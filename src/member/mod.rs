@@ -1,16 +1,22 @@
 //! A member's life once launched: the supervisor in its pane, what state it is really in, which
-//! processes are its, how it ends, and how it is stopped from outside.
+//! processes are its, how it ends, and how it is stopped from outside; who a process is by where
+//! it runs, and the signed lead messages that rest on it (the teammates' keys, their signing
+//! agent, and the readers' verdicts).
 
 use std::time::Duration;
 
 pub(crate) mod down;
 pub(crate) mod ending;
+pub(crate) mod identity;
 pub(crate) mod liveness;
 pub(crate) mod logfile;
 pub(crate) mod processes;
 pub(crate) mod remove;
+pub(crate) mod seal;
+pub(crate) mod signer;
 pub(crate) mod stop;
 pub(crate) mod supervisor;
+pub(crate) mod verify;
 
 // The supervisor's steps from "end the program" to its ending recorded (docs/ARCHITECTURE.md,
 // "The supervisor"). `stop` waits for them by the same numbers: `ending_bound`.

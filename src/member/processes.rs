@@ -180,6 +180,21 @@ impl Snapshot {
     }
 }
 
+impl Snapshot {
+    /// Only `pid` and the processes above it: enough to tell whose run `pid` is in.
+    fn of_ancestry(pid: i32) -> Self {
+        Self {
+            procs: process::ancestry(pid)
+                .into_iter()
+                .map(|p| (p.pid, p))
+                .collect(),
+            children: HashMap::new(),
+            spared: HashSet::new(),
+            run_ids: std::cell::RefCell::default(),
+        }
+    }
+}
+
 /// Whether any process of `run` is still running.
 pub(crate) fn alive(run: &Run) -> bool {
     !Snapshot::take().of(run).is_empty()
@@ -189,6 +204,11 @@ pub(crate) fn alive(run: &Run) -> bool {
 /// `swarm` command run in a member's pane belongs to that member.
 pub(crate) fn owner_of(pid: i32, runs: &[Run]) -> Option<&Run> {
     Snapshot::take().owner(pid, runs)
+}
+
+/// [`owner_of`], judged from `pid`'s own ancestry alone, without a scan of every process.
+pub(crate) fn owner_by_ancestry(pid: i32, runs: &[Run]) -> Option<&Run> {
+    Snapshot::of_ancestry(pid).owner(pid, runs)
 }
 
 /// How often to look again while waiting for processes to exit.

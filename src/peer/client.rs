@@ -13,8 +13,10 @@ use crate::store::paths::Home;
 /// How long to wait for the receiver's acknowledgement (it may be storing the message durably).
 const ACK_WAIT: Duration = Duration::from_secs(30);
 
-/// The address a sender signs with, so the receiver can answer it: `SWARM_SOCKET` (set in every
-/// member's pane), else a `swarm listen` running on this same terminal, else just a label.
+/// The address the person at the keyboard sends from, so the receiver can answer it:
+/// `SWARM_SOCKET`, else a `swarm listen` running on this same terminal, else just `label`. The
+/// receiver accepts it only from a process that runs where that listener runs (outside every
+/// pane). A member sends as `<member>@<team>`.
 pub(crate) fn own_address(home: &Home, label: &str) -> String {
     if let Some(socket) = std::env::var_os("SWARM_SOCKET").filter(|s| !s.is_empty()) {
         return format!("uds:{}", socket.to_string_lossy());
@@ -28,7 +30,7 @@ pub(crate) fn own_address(home: &Home, label: &str) -> String {
     {
         return peer.address();
     }
-    format!("uds:{label}")
+    label.to_owned()
 }
 
 /// A receiver that closes the connection unanswered (it refused us, or died) is one clear error.

@@ -37,9 +37,10 @@ impl PeerEntry {
         format!("uds:{}", self.socket.display())
     }
 
-    /// Whether `name` is this peer's label, or its member's `<agent>@<team>`.
-    fn is_called(&self, name: &str) -> bool {
-        self.label.as_deref() == Some(name)
+    /// Whether `name` is this peer's socket path, its label, or its member's `<agent>@<team>`.
+    pub(crate) fn is_called(&self, name: &str) -> bool {
+        (name.contains('/') && Path::new(name) == self.socket)
+            || self.label.as_deref() == Some(name)
             || matches!((&self.agent, &self.team), (Some(agent), Some(team))
                 if name.split_once('@') == Some((agent.as_str(), team.as_str())))
     }

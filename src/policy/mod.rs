@@ -2,10 +2,12 @@
 //! does anything; [`RULES`] is the one statement of the policy, printed in docs/ARCHITECTURE.md
 //! ("Who may do what") and in swarm(1), and tests hold both to it.
 //!
-//! A caller has one of three roles:
-//! - the **lead**, the member named by `leadAgentId`;
-//! - a **teammate**, a member that runs a program (an agent in a pane);
-//! - the **person** at the keyboard: anyone else, a member added with `swarm join`, or `user`.
+//! A caller's role comes from where it runs ([`Whereabouts`], docs/ARCHITECTURE.md, "Identity"):
+//! - the **lead**, the member named by `leadAgentId`, in its own pane;
+//! - a **teammate**, a member that runs a program, in its own pane;
+//! - the **person** at the keyboard, outside every pane: as itself (`user`), a member added with
+//!   `swarm join`, or, with `--as`, any member;
+//! - a **stranger**: a member of another team, in its own pane.
 //!
 //! The person has the lead's authority: what only the lead may do, the person may do too, and it
 //! goes out under the lead's name, so teammates see the lead's requests as they always do.
@@ -24,6 +26,24 @@ pub(crate) enum Role {
     Lead,
     Person,
     Teammate,
+    /// A member of another team, acting on this one from its own pane.
+    Stranger,
+}
+
+/// Where a command runs, as its ancestry shows it: the one thing a member cannot choose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Whereabouts {
+    /// Outside every member's pane under this home: the person at the keyboard.
+    Outside,
+    /// Inside member `member`'s pane of team `team` (or among what its program left running).
+    Pane { team: String, member: String },
+}
+
+/// The name a command was asked to act as: typed with `--as`, or inherited from `SWARM_AGENT`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Asked {
+    pub(crate) name: Name,
+    pub(crate) typed: bool,
 }
 
 /// Who runs a command: the name it acts as, and that name's role in the team.
@@ -34,8 +54,44 @@ pub(crate) struct Caller {
 }
 
 impl Caller {
-    /// The caller named `asked` (`--as`), or the person at the keyboard when no name was given.
-    pub(crate) fn resolve(config: &TeamConfig, asked: Option<Name>) -> Self {
+    /// The caller at `whereabouts`, in the team of `config`. Inside a pane it is that pane's
+    /// member, whatever `SWARM_AGENT` says; `--as` naming anyone else is refused. Outside every
+    /// pane it is the member `asked` names, or the person at the keyboard.
+    pub(crate) fn resolve(
+        config: &TeamConfig,
+        whereabouts: &Whereabouts,
+        asked: Option<&Asked>,
+    ) -> Result<Self> {
+        let Whereabouts::Pane { team, member } = whereabouts else {
+            return Ok(Self::named(config, asked.map(|a| a.name.clone())));
+        };
+        if let Some(asked) = asked.filter(|a| a.typed && a.name.as_str() != member) {
+            return Err(Error::usage(format!(
+                "this command runs in {member}'s pane of team {team}, so it acts as {member}; \
+                 --as {} is refused",
+                asked.name
+            ))
+            .with_hint(
+                "a member acts only as itself; the person at the keyboard may use --as outside every pane",
+            ));
+        }
+        if *team != config.name {
+            return Ok(Self {
+                name: Name::qualified(member, team),
+                role: Role::Stranger,
+            });
+        }
+        let name = Name::parse("member", member)?;
+        let role = if member == config.lead_name() {
+            Role::Lead
+        } else {
+            Role::Teammate
+        };
+        Ok(Self { name, role })
+    }
+
+    /// The member `asked` names, with its role from the roster, or the person at the keyboard.
+    fn named(config: &TeamConfig, asked: Option<Name>) -> Self {
         let Some(name) = asked else {
             return Self::person();
         };
@@ -55,7 +111,7 @@ impl Caller {
 
     /// Member `name` acting for itself: the lead, or a teammate's supervisor answering for it.
     pub(crate) fn member(config: &TeamConfig, name: &str) -> Result<Self> {
-        Ok(Self::resolve(config, Some(Name::parse("member", name)?)))
+        Ok(Self::named(config, Some(Name::parse("member", name)?)))
     }
 
     /// The person at the keyboard, as `user`.
@@ -93,6 +149,9 @@ pub(crate) enum Action {
     SubmitPlan,
     AnswerPlan,
     AssignTask,
+    /// Use the team's signing agent: have a message from the lead's side signed, or a
+    /// teammate's key pair made (docs/ARCHITECTURE.md, "Signed lead messages").
+    Sign,
 }
 
 /// What one role may do with an action.
@@ -131,6 +190,7 @@ pub(crate) struct Rule {
     pub(crate) lead: Grant,
     pub(crate) person: Grant,
     pub(crate) teammate: Grant,
+    pub(crate) stranger: Grant,
 }
 
 impl Rule {
@@ -139,92 +199,99 @@ impl Rule {
             Role::Lead => self.lead,
             Role::Person => self.person,
             Role::Teammate => self.teammate,
+            Role::Stranger => self.stranger,
         }
     }
 }
 
 /// The whole policy.
-pub(crate) const RULES: [Rule; 13] = [
+pub(crate) const RULES: [Rule; 14] = [
     rule(
         Action::Send,
         "send a message, or broadcast one",
         "send",
-        [Grant::Yes, Grant::Yes, Grant::Yes],
+        [Grant::Yes, Grant::Yes, Grant::Yes, Grant::Yes],
     ),
     rule(
         Action::Read,
         "look at any member's inbox or history",
         "inbox, watch, status",
-        [Grant::Yes, Grant::Yes, Grant::Yes],
+        [Grant::Yes, Grant::Yes, Grant::Yes, Grant::Yes],
     ),
     rule(
         Action::Consume,
         "consume messages from an inbox",
         "recv, watch --consume",
-        [Grant::Own, Grant::Own, Grant::Own],
+        [Grant::Own, Grant::Own, Grant::Own, Grant::No],
     )
     .own("consume messages from {owner}'s inbox"),
     rule(
         Action::Join,
         "add a member with no pane",
         "join",
-        [Grant::Yes, Grant::Yes, Grant::No],
+        [Grant::Yes, Grant::Yes, Grant::No, Grant::No],
     ),
     rule(
         Action::Spawn,
         "spawn a teammate",
         "spawn",
-        [Grant::Yes, Grant::Yes, Grant::No],
+        [Grant::Yes, Grant::Yes, Grant::No, Grant::No],
     ),
     rule(
         Action::Stop,
         "stop a member",
         "stop",
-        [Grant::Yes, Grant::Yes, Grant::No],
+        [Grant::Yes, Grant::Yes, Grant::No, Grant::No],
     ),
     rule(
         Action::Down,
         "take the team down",
         "down",
-        [Grant::Yes, Grant::Yes, Grant::No],
+        [Grant::Yes, Grant::Yes, Grant::No, Grant::No],
     ),
     rule(
         Action::Remove,
         "remove a team that ended, or archive it",
         "rm, prune, down --rm",
-        [Grant::Yes, Grant::Yes, Grant::No],
+        [Grant::Yes, Grant::Yes, Grant::No, Grant::No],
     ),
     rule(
         Action::RequestShutdown,
         "ask a teammate to shut down",
         "shutdown request",
-        [Grant::Yes, Grant::AsLead, Grant::No],
+        [Grant::Yes, Grant::AsLead, Grant::No, Grant::No],
     ),
     rule(
         Action::AnswerShutdown,
         "answer a shutdown request",
         "shutdown approve, shutdown reject",
-        [Grant::No, Grant::No, Grant::Own],
+        [Grant::No, Grant::No, Grant::Own, Grant::No],
     )
     .own("answer {owner}'s shutdown request"),
     rule(
         Action::SubmitPlan,
         "submit a plan for approval",
         "plan submit",
-        [Grant::No, Grant::No, Grant::Own],
+        [Grant::No, Grant::No, Grant::Own, Grant::No],
     )
     .own("submit a plan as {owner}"),
     rule(
         Action::AnswerPlan,
         "answer a plan",
         "plan approve, plan reject",
-        [Grant::Yes, Grant::AsLead, Grant::No],
+        [Grant::Yes, Grant::AsLead, Grant::No, Grant::No],
     ),
     rule(
         Action::AssignTask,
         "assign a task",
         "send (task_assignment)",
-        [Grant::Yes, Grant::AsLead, Grant::No],
+        [Grant::Yes, Grant::AsLead, Grant::No, Grant::No],
+    ),
+    rule(
+        Action::Sign,
+        "sign the lead's messages to a teammate, or make its key",
+        "key-agent, asked by send, shutdown, plan, down, spawn, up",
+        [Grant::Yes, Grant::Yes, Grant::No, Grant::No],
     ),
 ];
 
@@ -232,7 +299,7 @@ const fn rule(
     action: Action,
     doing: &'static str,
     commands: &'static str,
-    [lead, person, teammate]: [Grant; 3],
+    [lead, person, teammate, stranger]: [Grant; 4],
 ) -> Rule {
     Rule {
         action,
@@ -242,6 +309,7 @@ const fn rule(
         lead,
         person,
         teammate,
+        stranger,
     }
 }
 
@@ -250,6 +318,24 @@ impl Rule {
         self.own = own;
         self
     }
+}
+
+impl Role {
+    /// The role of a process at `whereabouts` in team `team` led by `lead`, for a check that
+    /// takes the lead's name from somewhere other than config.json (the signing agent).
+    pub(crate) fn of(whereabouts: &Whereabouts, team: &str, lead: &str) -> Self {
+        match whereabouts {
+            Whereabouts::Outside => Self::Person,
+            Whereabouts::Pane { team: at, .. } if at != team => Self::Stranger,
+            Whereabouts::Pane { member, .. } if member == lead => Self::Lead,
+            Whereabouts::Pane { .. } => Self::Teammate,
+        }
+    }
+}
+
+/// Whether a caller of `role` may do `action` at all.
+pub(crate) fn permits(role: Role, action: Action) -> bool {
+    rule_for(action).grant(role) != Grant::No
 }
 
 fn rule_for(action: Action) -> &'static Rule {
@@ -296,6 +382,7 @@ fn refusal(config: &TeamConfig, caller: &Caller, rule: &Rule) -> Error {
         (rule.lead, "the lead"),
         (rule.person, "the person at the keyboard"),
         (rule.teammate, "a teammate"),
+        (rule.stranger, "another team's member"),
     ]
     .into_iter()
     .filter(|(grant, _)| *grant != Grant::No)
@@ -305,6 +392,7 @@ fn refusal(config: &TeamConfig, caller: &Caller, rule: &Rule) -> Error {
         Role::Lead => format!("{caller} is the lead"),
         Role::Person => format!("{caller} is not a teammate"),
         Role::Teammate => format!("{caller} is a teammate"),
+        Role::Stranger => format!("{caller} is a member of another team"),
     };
     let error = Error::usage(format!(
         "only {} may {}; {who}",
@@ -319,19 +407,34 @@ fn refusal(config: &TeamConfig, caller: &Caller, rule: &Rule) -> Error {
     }
 }
 
+/// Who each column of the policy is, and from where it acts: the roles in the order of a
+/// [`Rule`]'s grants.
+pub(crate) const COLUMNS: [&str; 4] = [
+    "lead, in its pane",
+    "person at the keyboard, outside every pane",
+    "teammate, in its pane",
+    "another team's member, in its pane",
+];
+
+impl Rule {
+    fn grants(&self) -> [Grant; 4] {
+        [self.lead, self.person, self.teammate, self.stranger]
+    }
+}
+
 /// The policy as (term, meaning) pairs, as the PERMISSIONS section of swarm(1) shows it.
 pub(crate) fn definitions() -> Vec<(String, String)> {
     RULES
         .iter()
         .map(|rule| {
+            let cells: Vec<String> = COLUMNS
+                .iter()
+                .zip(rule.grants())
+                .map(|(who, grant)| format!("{who}: {}", grant.word()))
+                .collect();
             (
                 format!("{} ({})", rule.doing, rule.commands),
-                format!(
-                    "lead: {}; person at the keyboard: {}; teammate: {}.",
-                    rule.lead.word(),
-                    rule.person.word(),
-                    rule.teammate.word()
-                ),
+                format!("{}.", cells.join("; ")),
             )
         })
         .collect()
@@ -359,7 +462,64 @@ mod tests {
     }
 
     fn caller(config: &TeamConfig, name: Option<&str>) -> Caller {
-        Caller::resolve(config, name.map(|n| Name::parse("member", n).unwrap()))
+        let asked = name.map(|n| Asked {
+            name: Name::parse("member", n).unwrap(),
+            typed: true,
+        });
+        Caller::resolve(config, &Whereabouts::Outside, asked.as_ref()).unwrap()
+    }
+
+    fn in_pane(team: &str, member: &str) -> Whereabouts {
+        Whereabouts::Pane {
+            team: team.into(),
+            member: member.into(),
+        }
+    }
+
+    #[test]
+    fn inside_a_pane_the_caller_is_that_member_whatever_it_asks() {
+        let config = team();
+        let bob = in_pane("t", "bob");
+        let lead = |typed| Asked {
+            name: Name::parse("member", "team-lead").unwrap(),
+            typed,
+        };
+        // SWARM_AGENT naming someone else is not who runs the command.
+        let caller = Caller::resolve(&config, &bob, Some(&lead(false))).unwrap();
+        assert_eq!(
+            (caller.name().as_str(), caller.role),
+            ("bob", Role::Teammate)
+        );
+        // --as naming someone else is refused.
+        let err = Caller::resolve(&config, &bob, Some(&lead(true))).unwrap_err();
+        assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
+        assert!(
+            err.message().contains("--as team-lead is refused"),
+            "{}",
+            err.message()
+        );
+        // The lead's pane is the lead.
+        let caller = Caller::resolve(&config, &in_pane("t", "team-lead"), None).unwrap();
+        assert_eq!(caller.role, Role::Lead);
+        // Another team's member is a stranger: it may send and read, nothing more.
+        let stranger = Caller::resolve(&config, &in_pane("other", "team-lead"), None).unwrap();
+        assert_eq!(
+            (stranger.name().as_str(), stranger.role),
+            ("team-lead@other", Role::Stranger)
+        );
+        for rule in &RULES {
+            let allowed = match rule.stranger {
+                Grant::No => allow(&config, &stranger, rule.action).is_err(),
+                _ => allow(&config, &stranger, rule.action).is_ok(),
+            };
+            assert!(allowed, "{:?}", rule.action);
+            assert_eq!(
+                rule.stranger != Grant::No,
+                matches!(rule.action, Action::Send | Action::Read),
+                "{:?}",
+                rule.action
+            );
+        }
     }
 
     #[test]
@@ -441,19 +601,25 @@ mod tests {
         );
     }
 
+    #[test]
+    fn only_the_leads_side_may_sign_whatever_config_json_says() {
+        let role = |w: &Whereabouts| Role::of(w, "t", "team-lead");
+        assert!(permits(role(&Whereabouts::Outside), Action::Sign));
+        assert!(permits(role(&in_pane("t", "team-lead")), Action::Sign));
+        assert!(!permits(role(&in_pane("t", "bob")), Action::Sign));
+        // Another team's lead is a stranger here.
+        assert!(!permits(role(&in_pane("u", "team-lead")), Action::Sign));
+    }
+
     /// The policy as a Markdown table, as docs/ARCHITECTURE.md shows it.
     fn markdown_table() -> String {
-        let mut table = String::from(
-            "| action | commands | lead | person at the keyboard | teammate |\n|---|---|---|---|---|\n",
+        let mut table = format!(
+            "| action | commands | {} |\n|---|---|---|---|---|---|\n",
+            COLUMNS.join(" | ")
         );
         for rule in &RULES {
-            let cells = [
-                rule.doing.to_owned(),
-                format!("`{}`", rule.commands),
-                rule.lead.word().to_owned(),
-                rule.person.word().to_owned(),
-                rule.teammate.word().to_owned(),
-            ];
+            let mut cells = vec![rule.doing.to_owned(), format!("`{}`", rule.commands)];
+            cells.extend(rule.grants().iter().map(|grant| grant.word().to_owned()));
             table.push_str("| ");
             table.push_str(&cells.join(" | "));
             table.push_str(" |\n");
@@ -474,7 +640,7 @@ mod tests {
     #[test]
     fn every_action_has_exactly_one_rule() {
         for rule in &RULES {
-            let owns = [rule.lead, rule.person, rule.teammate].contains(&Grant::Own);
+            let owns = rule.grants().contains(&Grant::Own);
             assert_eq!(owns, rule.own.contains("{owner}"), "{:?}", rule.action);
             assert_eq!(
                 RULES.iter().filter(|r| r.action == rule.action).count(),

@@ -12,9 +12,9 @@ use crate::protocol::rules::{self, Recipient};
 use crate::store::team::Team;
 use crate::store::watcher::{Watcher, named};
 
-/// Sends `message` from `caller` to `to` after checking every protocol rule. The envelope is from
-/// the name the rules send it under.
-pub(crate) fn send(
+/// The envelope of `message` from `caller` to `to`, after checking every protocol rule: from the
+/// name the rules send it under. `peer::post::request` signs it if it must be and writes it.
+pub(crate) fn envelope(
     team: &Team,
     config: &TeamConfig,
     caller: &Caller,
@@ -32,9 +32,12 @@ pub(crate) fn send(
     let text = message.to_text();
     check_text_size(&text)?;
     let color = config.member(sender.as_str()).and_then(|m| m.color.clone());
-    let envelope = InboxMessage::new(sender.as_str(), &text, None, color.as_deref());
-    team.mailbox(to).append(std::slice::from_ref(&envelope))?;
-    Ok(envelope)
+    Ok(InboxMessage::new(
+        sender.as_str(),
+        &text,
+        None,
+        color.as_deref(),
+    ))
 }
 
 /// A watch on the team's inboxes, armed before the request goes out so no answer is missed.
@@ -152,7 +155,9 @@ mod tests {
         to: &str,
         message: &Structured,
     ) -> Result<InboxMessage> {
-        super::send(team, config, &Caller::member(config, me)?, to, message)
+        let envelope = envelope(team, config, &Caller::member(config, me)?, to, message)?;
+        team.mailbox(to).append(std::slice::from_ref(&envelope))?;
+        Ok(envelope)
     }
 
     fn texts(messages: &[InboxMessage]) -> Vec<&str> {

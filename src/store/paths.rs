@@ -404,6 +404,16 @@ impl RuntimePaths {
     pub(crate) fn socket(&self, pid: u32) -> PathBuf {
         self.dir.join(format!("{pid}.sock"))
     }
+
+    /// `<runtime>/signer-<id>.sock`: the socket of a team's signing agent.
+    pub(crate) fn signer_socket(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("signer-{id}.sock"))
+    }
+
+    /// `<runtime>/signer-<id>.lock`: held by a team's signing agent for its whole life.
+    pub(crate) fn signer_lock(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("signer-{id}.lock"))
+    }
 }
 
 /// swarm's files in a git repository whose members work in worktrees of their own

@@ -653,6 +653,9 @@ fn dry_run_shows_the_claude_profiles_exact_argv_and_environment() {
             &session,
             "--agent-type",
             "explorer",
+            // Each teammate's own, made at launch ("Signed lead messages").
+            "--lead-verify-key",
+            "<made-at-launch>",
         ]
     );
     let security = argv(pane(&plan, "security"));
@@ -677,6 +680,8 @@ fn dry_run_shows_the_claude_profiles_exact_argv_and_environment() {
             "--plan-mode-required",
             "--agent-type",
             "reviewer",
+            "--lead-verify-key",
+            "<made-at-launch>",
         ],
         "member model overrides the inherited one; plan mode drops every permission flag"
     );
@@ -688,6 +693,7 @@ fn dry_run_shows_the_claude_profiles_exact_argv_and_environment() {
         assert_eq!(env["SWARM_AGENT"], name);
         assert_eq!(env["SWARM_TEAM"], "cc");
         assert_eq!(env["SWARM_LEAD"], "team-lead");
+        assert_eq!(env["SWARM_LEAD_VERIFY_KEY"], "<made-at-launch>");
         assert!(
             env.get("ANTHROPIC_API_KEY").is_none(),
             "API keys are never forwarded"
@@ -707,6 +713,8 @@ fn dry_run_shows_the_claude_profiles_exact_argv_and_environment() {
         "{}",
         text.stdout
     );
+    // The lead verifies nothing: it has no key.
+    assert!(!argv(pane(&plan, "team-lead")).contains(&"--lead-verify-key".to_owned()));
 }
 
 /// A `claude` on PATH that records what it was started with, then waits.
@@ -750,24 +758,38 @@ fn a_real_pane_receives_exactly_the_dry_run_argv() {
             .map(str::to_owned)
             .collect();
         let mut expected = argv(pane(&plan, name));
-        // The dry run made its own session id; the real launch uses the team's.
+        // The dry run made its own session id; the real launch uses the team's, and the key
+        // made for this teammate at launch: `<launch ms>.<base64url DER SPKI of an ed25519 key>`.
+        let key = &sandbox.member("cc", name)["leadVerifyKey"];
         for arg in &mut expected {
             if arg.len() == 36 && arg.matches('-').count() == 4 {
                 arg.clone_from(&session);
             }
+            if arg == "<made-at-launch>" {
+                let key = key.as_str().unwrap();
+                let (ms, spki) = key.split_once('.').unwrap();
+                assert!(ms.parse::<u64>().is_ok() && spki.starts_with("MCowBQYDK2VwAyEA"));
+                *arg = key.to_owned();
+            }
         }
+        assert_eq!(name == "team-lead", key.is_null(), "{name}: {key}");
         assert_eq!(received[..], expected[1..], "{name}");
         assert_eq!(
             sandbox.member("cc", name)["argv"].as_array().unwrap().len(),
             expected.len()
         );
     }
-    // The fake writes its environment (whole, by a rename) after its argv.
+    // The fake writes its environment after its argv: wait for the whole of it.
     let env_file = record.join("security.env");
-    eventually("the fake claude's environment", || env_file.exists());
+    eventually("security's environment", || {
+        fs::read_to_string(&env_file).is_ok_and(|env| env.contains("SWARM_TEAM=cc"))
+    });
     let env = fs::read_to_string(&env_file).unwrap();
+    let key = sandbox.member("cc", "security")["leadVerifyKey"].clone();
     assert!(
-        env.contains("CLAUDECODE=1") && env.contains("SWARM_AGENT_ID=security@cc"),
+        env.contains("CLAUDECODE=1")
+            && env.contains("SWARM_AGENT_ID=security@cc")
+            && env.contains(&format!("SWARM_LEAD_VERIFY_KEY={}", key.as_str().unwrap())),
         "{env}"
     );
     sandbox

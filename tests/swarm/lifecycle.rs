@@ -351,7 +351,8 @@ fn info_shows_the_full_record() {
         ("argv", "sleep 1000".to_owned()),
         (
             "env keys",
-            "RUST_LOG SWARM_AGENT SWARM_AGENT_ID SWARM_COLOR SWARM_HOME SWARM_LEAD SWARM_TEAM"
+            "RUST_LOG SWARM_AGENT SWARM_AGENT_ID SWARM_COLOR SWARM_HOME SWARM_LEAD \
+             SWARM_LEAD_VERIFY_KEY SWARM_TEAM"
                 .to_owned(),
         ),
         ("pane", member["tmuxPaneId"].as_str().unwrap().to_owned()),
@@ -924,6 +925,64 @@ fn a_program_whose_start_cannot_be_recorded_is_ended_and_its_ending_recorded() {
     sandbox
         .swarm()
         .args(["down", "t", "--force"])
+        .run()
+        .success();
+}
+
+/// The wrapper answers a shutdown request before it takes the request from the inbox: while the
+/// answer cannot be written (another tool holds the lead's inbox), the request stays unread and
+/// the program runs; once the inbox is free, the answer goes out and the program ends.
+#[test]
+fn a_wrapper_answer_that_cannot_be_sent_leaves_the_request_to_try_again() {
+    let mut sandbox = Sandbox::new();
+    sandbox.set_env("SWARM_LOCK_TIMEOUT", "0.5");
+    let server = TmuxServer::start(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "wr2",
+        &format!(
+            "name = \"wr2\"\n{LEAD}[[member]]\nname = \"legacy\"\ncommand = [\"sleep\", \"1000\"]\nprotocol = \"wrapper\"\n"
+        ),
+    );
+    eventually("legacy to run", || {
+        state(&sandbox, "wr2", "legacy") == "running"
+    });
+    let holder = crate::concurrency::ForeignHolder::hold(
+        sandbox.team_dir("wr2").join("inboxes/team-lead.json.lock"),
+    );
+    let asking = sandbox
+        .swarm()
+        .args([
+            "shutdown",
+            "request",
+            "legacy",
+            "--wait",
+            "--timeout",
+            "120",
+        ])
+        .team("wr2")
+        .spawn();
+    let log = sandbox.team_dir("wr2").join("logs/legacy.log");
+    eventually("the wrapper to try again", || {
+        fs::read_to_string(&log).is_ok_and(|log| log.contains("trying again"))
+    });
+    assert_eq!(state(&sandbox, "wr2", "legacy"), "running");
+    let unread = sandbox.inbox("wr2", "legacy");
+    assert!(
+        unread
+            .iter()
+            .any(|m| m["text"].as_str().unwrap().contains("shutdown_request")),
+        "the request stays unread until it is answered: {unread:#?}"
+    );
+    drop(holder);
+    let (status, stderr) = asking.finish();
+    assert!(status.success(), "{stderr}");
+    let ended = notice(&sandbox, "wr2", "legacy");
+    assert_eq!(ended["reason"], "shutdown");
+    sandbox
+        .swarm()
+        .args(["down", "wr2", "--force"])
         .run()
         .success();
 }

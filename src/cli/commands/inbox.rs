@@ -7,6 +7,7 @@ use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
 use crate::error::Result;
+use crate::member::verify;
 use crate::policy::{self, Action};
 
 #[derive(Debug, clap::Args)]
@@ -36,15 +37,21 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         (Vec::new(), mailbox.peek()?)
     };
 
+    // Delivered first (with --all, else as seen from history): an unread entry whose msg_id was
+    // delivered before is a replay.
+    let mut judge = verify::judge(&team, &config, &member.name, !args.all)?;
+    let delivered: Vec<_> = delivered.iter().map(|m| (m, judge.judge(m))).collect();
+    let unread: Vec<_> = unread.iter().map(|m| (m, judge.judge(m))).collect();
+
     if ctx.json {
         let tagged = |state: &str| json!(state);
         let all: Vec<Value> = delivered
             .iter()
-            .map(|m| render::json(m, &[("state", tagged("delivered"))]))
+            .map(|(m, v)| render::json(m, *v, &[("state", tagged("delivered"))]))
             .chain(
                 unread
                     .iter()
-                    .map(|m| render::json(m, &[("state", tagged("unread"))])),
+                    .map(|(m, v)| render::json(m, *v, &[("state", tagged("unread"))])),
             )
             .collect();
         return output::json(&all);
@@ -55,13 +62,13 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             member.name,
             delivered.len()
         ))?;
-        for message in &delivered {
-            output::line(render::line(message))?;
+        for (message, verdict) in &delivered {
+            output::line(render::line(message, *verdict))?;
         }
         output::line(format!("# unread ({})", unread.len()))?;
     }
-    for message in &unread {
-        output::line(render::line(message))?;
+    for (message, verdict) in &unread {
+        output::line(render::line(message, *verdict))?;
     }
     Ok(())
 }

@@ -9,6 +9,7 @@ use crate::cli::output;
 use crate::error::Result;
 use crate::launch::prepare;
 use crate::launch::teamfile::TeamFile;
+use crate::member::seal;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -20,7 +21,7 @@ pub(crate) struct Args {
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let file = TeamFile::load(&args.teamfile)?;
     let prepared = prepare::prepare(&ctx.home, &file, &|key| std::env::var(key).ok());
-    let team = prepare::create(&ctx.home, &prepared.config, false)?;
+    let team = seal::create(&ctx.home, &prepared.config, false)?;
     let names: Vec<&str> = prepared.config.roster();
     if ctx.json {
         return output::json(&json!({

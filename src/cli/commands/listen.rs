@@ -10,7 +10,9 @@ use crate::base::names::Name;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::{Error, Result};
-use crate::peer::{Incoming, Listener, Sink};
+use crate::member::identity;
+use crate::peer::{Incoming, Listener, Request, Sink};
+use crate::policy::Whereabouts;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -28,8 +30,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 }
 
 async fn listen(ctx: &Context, args: Args) -> Result<()> {
-    let team = std::env::var("SWARM_TEAM").ok().filter(|t| !t.is_empty());
-    let agent = std::env::var("SWARM_AGENT").ok().filter(|a| !a.is_empty());
+    // Registered under the member whose pane it runs in, if any: never a name it was given.
+    let (team, agent) = match ctx.whereabouts() {
+        Whereabouts::Pane { team, member } => (Some(team.clone()), Some(member.clone())),
+        Whereabouts::Outside => (None, None),
+    };
     if let Some(label) = &args.label {
         Name::parse("label", label)?;
     }
@@ -53,9 +58,15 @@ async fn listen(ctx: &Context, args: Args) -> Result<()> {
         );
     }
     let json = ctx.json;
-    let sink: Sink = Arc::new(move |message: &Incoming| {
+    let home = ctx.home.clone();
+    let sink: Sink = Arc::new(move |incoming: &Incoming| {
+        // Shown under the name of whoever really sent it, never the one it claims.
+        let message = Request {
+            from: identity::peer_sender(&home, incoming.pid, &incoming.message.from)?,
+            ..incoming.message.clone()
+        };
         if json {
-            output::json_line(message)
+            output::json_line(&message)
         } else {
             output::line(crate::format::message::framed(&message.from, &message.text))
         }

@@ -8,6 +8,7 @@ pub(super) mod inbox;
 pub(super) mod info;
 pub(super) mod init;
 pub(super) mod join;
+pub(super) mod key_agent;
 pub(super) mod listen;
 pub(super) mod log;
 pub(super) mod ls;

@@ -16,6 +16,8 @@ use crate::format::settings::PermissionMode;
 use crate::format::structured::{
     PlanApprovalRequest, PlanApprovalResponse, Structured, plan_request_id, request_subject,
 };
+use crate::member::seal;
+use crate::member::verify;
 use crate::policy::{self, Action};
 use crate::protocol::exchange::{self, AnswerWatch};
 
@@ -101,7 +103,7 @@ fn submit(ctx: &Context, args: SubmitArgs) -> Result<()> {
     } else {
         None
     };
-    exchange::send(&team, &config, &caller, &lead, &message)?;
+    seal::request(&team, &config, &caller, &lead, &message)?;
     let Some(watch) = watch else {
         return if ctx.json {
             output::json(&json!({"requestId": request_id}))
@@ -111,10 +113,13 @@ fn submit(ctx: &Context, args: SubmitArgs) -> Result<()> {
     };
 
     let deadline = args.timeout.and_then(clock::deadline);
-    // Only the lead's answer counts; anything else claiming to answer stays unread.
+    // Only the lead's answer counts, and for a member that verifies the lead's messages, only a
+    // signed one; anything else claiming to answer stays unread, shown as forged.
+    let judge = verify::judge(&team, &config, me.as_str(), true)?;
     let answer = watch.wait(deadline, |envelope, s| {
         envelope.from() == lead
             && matches!(s, Structured::PlanApprovalResponse(r) if r.request_id == request_id)
+            && !judge.verdict(envelope).is_forged()
     })?;
     let Some((_, Structured::PlanApprovalResponse(response))) = answer else {
         return Err(Error::timeout(format!(
@@ -163,7 +168,7 @@ fn respond(
         timestamp: clock::timestamp_now(),
         permission_mode,
     });
-    exchange::send(&team, &config, &caller, &subject, &message)?;
+    seal::request(&team, &config, &caller, &subject, &message)?;
     // The answer is sent, and it is what counts: a request left unread is only clutter.
     if let Err(err) = exchange::retire(&team, me.as_str(), request_id) {
         tracing::warn!("answered {request_id}, but it stays unread in {me}'s inbox: {err}");

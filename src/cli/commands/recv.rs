@@ -2,6 +2,7 @@
 //! and printed before it leaves the inbox, so a crash or a closed stdout can repeat a message but
 //! never lose one.
 
+use std::cell::RefCell;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -13,6 +14,8 @@ use crate::cli::output;
 use crate::cli::render;
 use crate::error::{Error, Result};
 use crate::format::message::InboxMessage;
+use crate::format::signature::{Judge, Verdict};
+use crate::member::verify;
 use crate::policy::{self, Action};
 use crate::store::watcher::{Watcher, named};
 
@@ -37,12 +40,20 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let caller = ctx.member_of(&config)?;
     policy::allow_own(&config, &caller, Action::Consume, caller.name().as_str())?;
     let me = caller.name();
+    // Before anything is consumed: what is already in history was seen.
+    let judge = RefCell::new(verify::judge(&team, &config, me.as_str(), true)?);
     let mailbox = team.mailbox(me.as_str());
     let max = args
         .max
         .map(|max| usize::try_from(max).unwrap_or(usize::MAX));
     // Printed before they leave the inbox: a print that fails leaves them unread.
-    let consume = || mailbox.consume_delivering(max, |_| true, |messages| print(ctx, messages));
+    let consume = || {
+        mailbox.consume_delivering(
+            max,
+            |_| true,
+            |messages| print(ctx, messages, &mut judge.borrow_mut()),
+        )
+    };
 
     if args.wait {
         mailbox.ensure()?;
@@ -62,19 +73,24 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         let messages = consume()?;
         if messages.is_empty() {
             // Nothing to consume: `--json` still prints its empty list.
-            print(ctx, &messages)?;
+            print(ctx, &messages, &mut judge.borrow_mut())?;
         }
         Ok(())
     }
 }
 
-pub(crate) fn print(ctx: &Context, messages: &[InboxMessage]) -> Result<()> {
+fn print(ctx: &Context, messages: &[InboxMessage], judge: &mut Judge) -> Result<()> {
+    let judged: Vec<(&InboxMessage, Verdict)> =
+        messages.iter().map(|m| (m, judge.judge(m))).collect();
     if ctx.json {
-        let all: Vec<Value> = messages.iter().map(|m| render::json(m, &[])).collect();
+        let all: Vec<Value> = judged
+            .iter()
+            .map(|(m, verdict)| render::json(m, *verdict, &[]))
+            .collect();
         return output::json(&all);
     }
-    for message in messages {
-        output::line(render::line(message))?;
+    for (message, verdict) in judged {
+        output::line(render::line(message, verdict))?;
     }
     Ok(())
 }

@@ -13,8 +13,10 @@ use crate::cli::output;
 use crate::error::{Error, Result};
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::structured::{Classified, Structured};
+use crate::member::identity;
+use crate::member::seal;
 use crate::peer;
-use crate::policy::{self, Action, PERSON};
+use crate::policy::{self, Action, PERSON, Whereabouts};
 use crate::protocol::rules::{self, Recipient};
 use crate::store::team::Team;
 
@@ -100,8 +102,15 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     };
     let color = config.member(me.as_str()).and_then(|m| m.color.clone());
     let message = InboxMessage::new(me.as_str(), &text, summary.as_deref(), color.as_deref());
-    for (n, target) in targets.iter().enumerate() {
-        if let Err(err) = team.mailbox(target).append(std::slice::from_ref(&message)) {
+    // Every copy is signed before any is written: one that cannot be stops them all.
+    let mut sealed = Vec::with_capacity(targets.len());
+    for target in &targets {
+        let mut copy = message.clone();
+        seal::seal(&team, &config, target, &mut copy)?;
+        sealed.push(copy);
+    }
+    for (n, (target, copy)) in targets.iter().zip(&sealed).enumerate() {
+        if let Err(err) = team.mailbox(target).append(std::slice::from_ref(copy)) {
             return Err(withdraw(&team, &message, &targets[..n], err));
         }
     }
@@ -157,16 +166,20 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
         )
     })?;
     let path = peer::resolve(&ctx.home, target)?;
-    let label = match (std::env::var("SWARM_AGENT"), std::env::var("SWARM_TEAM")) {
-        (Ok(agent), Ok(team)) if !agent.is_empty() && !team.is_empty() => format!("{agent}@{team}"),
-        _ => PERSON.to_owned(),
-    };
-    let request = peer::Request {
-        from: peer::own_address(&ctx.home, &label),
+    // The receiver tells who sent it from the connection itself; this claim must agree with that.
+    let mut request = peer::Request {
+        from: match ctx.whereabouts() {
+            Whereabouts::Outside => peer::own_address(&ctx.home, PERSON),
+            pane @ Whereabouts::Pane { .. } => identity::sender_name(pane),
+        },
         text: text.to_owned(),
         summary: summary.map(str::to_owned),
         msg_id: crate::base::ids::fresh().to_string(),
+        timestamp: None,
+        lead_sig: None,
     };
+    // To a member's socket from the lead's side, signed as its inbox would have it.
+    seal::seal_peer_request(&ctx.home, &path, &mut request)?;
     let msg_id = peer::deliver(&path, &request)?;
     if ctx.json {
         return output::json(&json!({"msg_id": msg_id, "from": request.from, "to": to}));

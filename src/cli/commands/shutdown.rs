@@ -14,6 +14,7 @@ use crate::format::structured::{
     ShutdownApproved, ShutdownRejected, ShutdownRequest, Structured, request_subject,
     shutdown_request_id,
 };
+use crate::member::seal;
 use crate::policy::{self, Action};
 use crate::protocol::exchange::{self, AnswerWatch};
 
@@ -91,7 +92,7 @@ fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
     } else {
         None
     };
-    exchange::send(&team, &config, &caller, name.as_str(), &message)?;
+    seal::request(&team, &config, &caller, name.as_str(), &message)?;
     let Some(watch) = watch else {
         return if ctx.json {
             output::json(&json!({"requestId": request_id}))
@@ -166,7 +167,7 @@ fn answer(ctx: &Context, request_id: &str, rejection: Option<String>) -> Result<
             })
         }
     };
-    exchange::send(&team, &config, &caller, &lead, &message)?;
+    seal::request(&team, &config, &caller, &lead, &message)?;
     // The answer is sent, and it is what counts: a request left unread is only clutter.
     if let Err(err) = exchange::retire(&team, me.as_str(), request_id) {
         tracing::warn!("answered {request_id}, but it stays unread in {me}'s inbox: {err}");

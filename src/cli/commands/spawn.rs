@@ -22,6 +22,7 @@ use crate::launch::prepare::{self, PanePlan, record_launch};
 use crate::launch::teamfile::parse_size;
 use crate::launch::tmux::Tmux;
 use crate::launch::worktree;
+use crate::member::seal;
 use crate::member::stop;
 use crate::policy::{self, Action, PERSON};
 use crate::store::team::Team;
@@ -154,6 +155,18 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         &|key| std::env::var(key).ok(),
     );
 
+    let mut launch = launch;
+    let mut member = Member::new(name.as_str(), team.name(), clock::now_ms());
+    member.agent_type.clone_from(&args.agent_type);
+    member.model.clone_from(&args.model);
+    member.prompt.clone_from(&args.prompt);
+    member.color = Some(color.as_str().to_owned());
+    member.plan_mode_required = args.plan_mode_required.then_some(true);
+    member.cwd = cwd.display().to_string();
+    member.profile = Some(profile);
+    member.isolation = args.worktree.then_some(Isolation::Worktree);
+    record_launch(&mut member, &launch);
+    seal::give_key(&ctx.home, team.name(), &lead, &mut member, &mut launch.env)?;
     team.update(|config| {
         if config.member(name.as_str()).is_some() {
             return Err(Error::usage(format!(
@@ -161,22 +174,12 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
                 config.name
             )));
         }
-        let mut member = Member::new(name.as_str(), &config.name, clock::now_ms());
-        member.agent_type.clone_from(&args.agent_type);
-        member.model.clone_from(&args.model);
-        member.prompt.clone_from(&args.prompt);
-        member.color = Some(color.as_str().to_owned());
-        member.plan_mode_required = args.plan_mode_required.then_some(true);
-        member.cwd = cwd.display().to_string();
-        member.profile = Some(profile);
-        member.isolation = args.worktree.then_some(Isolation::Worktree);
-        record_launch(&mut member, &launch);
-        config.members.push(member);
+        config.members.push(member.clone());
         Ok(())
     })?;
     let plan = PanePlan {
         name: name.to_string(),
-        argv: launch.argv,
+        argv: member.argv.clone().unwrap_or_default(),
         env: launch.env,
         cwd,
         log_max: args
@@ -189,7 +192,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let placed = (|| {
         undo.created_inbox = team.mailbox(name.as_str()).ensure()?;
         if let Some(prompt) = &args.prompt {
-            undo.prompt = prepare::deliver_prompt(&team, &lead, name.as_str(), prompt)?;
+            undo.prompt = seal::deliver_prompt(&team, &team.load()?, name.as_str(), prompt)?;
         }
         panes::add_pane(
             &Tmux::at(&placement.socket),

@@ -1,5 +1,5 @@
-//! `swarm status [TEAM]`: every member with its pane, pid, state, exit code, unread count and last
-//! activity, plus anything moved aside from an inbox.
+//! `swarm status [TEAM]`: every member with its pane, pid, state, exit code, unread count, whether
+//! it verifies the lead's messages, and last activity, plus anything moved aside from an inbox.
 
 use std::fs;
 use std::path::Path;
@@ -35,6 +35,8 @@ pub(crate) struct MemberStatus {
     pub(crate) unread: usize,
     /// Epoch milliseconds of the last message, output or state change.
     pub(crate) last_activity: Option<u64>,
+    /// Whether the member verifies the lead's messages: it was launched with a key.
+    pub(crate) verifies: bool,
     pub(crate) set_aside: Vec<SetAside>,
 }
 
@@ -83,6 +85,7 @@ pub(crate) fn member_status(team: &Team, member: &Member, seen: Seen) -> Result<
         exit_code: member.exit_code,
         unread,
         last_activity: file_times.chain(record_times).filter(|ms| *ms > 0).max(),
+        verifies: member.lead_verify_key.is_some(),
         set_aside: mailbox.set_aside(),
     })
 }
@@ -108,6 +111,7 @@ fn print(config: &TeamConfig, launched: usize, rows: &[MemberStatus]) -> Result<
         "STATE",
         "EXIT",
         "UNREAD",
+        "VERIFIES",
         "LAST ACTIVITY",
     ]);
     for row in rows {
@@ -123,6 +127,7 @@ fn print(config: &TeamConfig, launched: usize, rows: &[MemberStatus]) -> Result<
             row.exit_code
                 .map_or_else(|| "-".into(), |code| code.to_string()),
             row.unread.to_string(),
+            if row.verifies { "yes" } else { "no" }.to_owned(),
             row.last_activity
                 .map_or_else(|| "-".into(), |ms| clock::ago(ms, now)),
         ]);

@@ -13,14 +13,17 @@ use crate::cli::render;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::settings::Isolation;
 use crate::format::structured::Structured;
+use crate::launch::keys;
 use crate::launch::layout;
 use crate::launch::lock::LaunchLock;
 use crate::launch::panes::{self, Destination};
-use crate::launch::prepare::{self, PanePlan};
+use crate::launch::prepare::{self, PanePlan, Prepared};
 use crate::launch::teamfile::TeamFile;
 use crate::launch::worktree;
 use crate::member::liveness::{self, Event, Observed};
+use crate::member::seal;
 use crate::member::stop;
+use crate::member::verify::Judges;
 use crate::store::follow::{Follower, Scope};
 use crate::store::team::Team;
 
@@ -65,6 +68,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         }
     }
     if args.dry_run {
+        key_teammates(&mut prepared, |_| Ok(keys::MADE_AT_LAUNCH.to_owned()))?;
         return print_plans(ctx, file.name.as_str(), &prepared.panes);
     }
 
@@ -77,7 +81,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     // Written before the first pane starts: until every pane is placed, a member whose program
     // ends at once keeps its pane, so the team's window cannot close under the launcher.
     prepared.config.launching = true;
-    let team = prepare::create(&ctx.home, &prepared.config, true)?;
+    let (team_name, lead) = (file.name.to_string(), file.lead.name.to_string());
+    key_teammates(&mut prepared, |member| {
+        seal::make_key(&ctx.home, &team_name, &lead, member)
+    })?;
+    let team = seal::create(&ctx.home, &prepared.config, true)?;
     // Following starts before the first pane, so the transcript misses nothing the team says.
     let mut transcript = if args.wait {
         Some(Follower::start(&team, &prepared.config, Scope::All, false)?)
@@ -232,6 +240,25 @@ fn archive_previous_run(ctx: &Context, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Gives every teammate its verify key, made by `key` (docs/ARCHITECTURE.md, "Signed lead
+/// messages"): in its argv, its pane's environment and config.json. The lead gets none.
+fn key_teammates(
+    prepared: &mut Prepared,
+    mut key: impl FnMut(&str) -> Result<String>,
+) -> Result<()> {
+    let lead = prepared.config.lead_name().to_owned();
+    for member in &mut prepared.config.members {
+        let Some(plan) = prepared.panes.iter_mut().find(|p| p.name == member.name) else {
+            continue;
+        };
+        if member.name != lead {
+            keys::apply(member, &mut plan.env, &key(&member.name)?);
+            plan.argv = member.argv.clone().unwrap_or_default();
+        }
+    }
+    Ok(())
+}
+
 fn print_plans(ctx: &Context, team: &str, plans: &[PanePlan]) -> Result<()> {
     if ctx.json {
         return output::json(&json!({"team": team, "panes": plans}));
@@ -258,6 +285,8 @@ fn wait_all(
 ) -> Result<()> {
     let deadline = timeout.and_then(clock::deadline);
     let mut all_well = true;
+    let config = team.load()?;
+    let mut judges = Judges::new(team, &config);
     let left = liveness::follow_endings(team, names, deadline, Some(transcript), |event| {
         match event {
             // The ending line below says what the completion notice says.
@@ -271,9 +300,14 @@ fn wait_all(
             }
             Event::Arrived(arrival) if ctx.json => output::json_line(&render::json(
                 &arrival.message,
+                judges.judge(&arrival.to, &arrival.message),
                 &[("event", json!("message")), ("to", json!(arrival.to))],
             )),
-            Event::Arrived(arrival) => output::line(render::arrival(&arrival.message, &arrival.to)),
+            Event::Arrived(arrival) => output::line(render::arrival(
+                &arrival.message,
+                &arrival.to,
+                judges.judge(&arrival.to, &arrival.message),
+            )),
             Event::Ended(member, seen) => {
                 all_well &= liveness::ended_well(seen);
                 if ctx.json {

@@ -8,6 +8,8 @@ use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
 use crate::error::Result;
+use crate::format::signature::Verdict;
+use crate::member::verify::Judges;
 use crate::policy::{self, Action};
 use crate::store::follow::{Arrival, Follower, Scope};
 use crate::store::watcher::Watcher;
@@ -57,20 +59,25 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let [inboxes, history] = follower.dirs();
     let watcher = Watcher::arm_all(&[&inboxes, &history])?;
     let scope = follower.scope().clone();
+    let mut judges = Judges::new(&team, &config);
     loop {
         // With --consume, each message leaves the inbox only once it is shown.
-        follower.arrivals(|arrival| show(ctx, arrival))?;
+        follower.arrivals(|arrival| {
+            let verdict = judges.judge(&arrival.to, &arrival.message);
+            show(ctx, arrival, verdict)
+        })?;
         watcher.wait(None, &|file| scope.covers(file))?;
     }
 }
 
-fn show(ctx: &Context, arrival: &Arrival) -> Result<()> {
+fn show(ctx: &Context, arrival: &Arrival, verdict: Verdict) -> Result<()> {
     if ctx.json {
         output::json_line(&render::json(
             &arrival.message,
+            verdict,
             &[("to", json!(arrival.to))],
         ))
     } else {
-        output::line(render::arrival(&arrival.message, &arrival.to))
+        output::line(render::arrival(&arrival.message, &arrival.to, verdict))
     }
 }

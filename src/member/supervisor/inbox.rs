@@ -4,12 +4,16 @@
 
 use std::collections::HashSet;
 use std::ffi::OsString;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::base::clock;
 use crate::error::Result;
+use crate::format::message::InboxMessage;
 use crate::format::settings::{Delivery, Protocol};
+use crate::format::signature::{Judge, Verdict};
 use crate::format::structured::{ShutdownApproved, Structured};
+use crate::member::seal;
+use crate::member::verify;
 use crate::policy::Caller;
 use crate::protocol::exchange;
 use crate::store::watcher::{AsyncWatcher, POLL_INTERVAL, named};
@@ -22,7 +26,19 @@ pub(crate) struct InboxFeed {
     file: OsString,
     /// The first look is due at once: messages may have arrived before the watch was armed.
     look_now: bool,
+    /// A look that failed (the lead's inbox held by another tool, say) is tried again after a
+    /// pause, not only when the inbox next changes: what it left unread is still to handle.
+    look_again: bool,
     handling: Handling,
+    /// Judges the lead's messages with the key the member was launched with (this process's
+    /// own environment); what was taken is seen from then on.
+    judge: Arc<Mutex<Verifier>>,
+}
+
+/// The judge, and the forged requests already reported in the pane.
+struct Verifier {
+    judge: Judge,
+    reported: HashSet<String>,
 }
 
 /// What the supervisor does with the member's inbox.
@@ -46,10 +62,15 @@ impl InboxFeed {
             watcher: None,
             file: OsString::new(),
             look_now: false,
+            look_again: false,
             handling: Handling {
                 wrapper: false,
                 paste: false,
             },
+            judge: Arc::new(Mutex::new(Verifier {
+                judge: Judge::new(None, ""),
+                reported: HashSet::new(),
+            })),
         }
     }
 
@@ -66,11 +87,26 @@ impl InboxFeed {
             );
         }
         let mailbox = supervisor.team.mailbox(&supervisor.name);
+        let judge = if wrapper || paste {
+            supervisor
+                .off_runtime(|this| {
+                    let config = this.team.load()?;
+                    verify::judge(&this.team, &config, &this.name, true)
+                })
+                .await?
+        } else {
+            Judge::new(None, &supervisor.lead)
+        };
         let mut feed = Self {
             watcher: None,
             file: mailbox.file_name().to_owned(),
             look_now: true,
+            look_again: false,
             handling: Handling { wrapper, paste },
+            judge: Arc::new(Mutex::new(Verifier {
+                judge,
+                reported: HashSet::new(),
+            })),
         };
         if !wrapper && !paste {
             return Ok(feed);
@@ -90,6 +126,9 @@ impl InboxFeed {
         if std::mem::take(&mut self.look_now) {
             return;
         }
+        if std::mem::take(&mut self.look_again) {
+            return tokio::time::sleep(RETRY_AFTER).await;
+        }
         match following {
             Following::Events(watcher) => {
                 if let Err(err) = watcher.wait(None, &named(&self.file)).await {
@@ -105,32 +144,66 @@ impl InboxFeed {
     }
 
     /// Handles what arrived; returns a reason when the program must now end.
-    pub(crate) async fn handle(&self, supervisor: &Arc<Supervisor>) -> Option<String> {
+    pub(crate) async fn handle(&mut self, supervisor: &Arc<Supervisor>) -> Option<String> {
         let handling = self.handling;
-        supervisor
-            .off_runtime(move |this| match handling.try_handle(this) {
-                Ok(reason) => reason,
-                Err(err) => {
-                    tracing::warn!("inbox of {}: {err}", this.name);
-                    None
-                }
+        let judge = Arc::clone(&self.judge);
+        let handled = supervisor
+            .off_runtime(move |this| {
+                let mut verifier = judge.lock().unwrap_or_else(PoisonError::into_inner);
+                handling.try_handle(this, &mut verifier).map_err(|err| {
+                    tracing::warn!(
+                        "inbox of {}: {err}; trying again in {}s",
+                        this.name,
+                        RETRY_AFTER.as_secs()
+                    );
+                })
             })
-            .await
+            .await;
+        self.look_again = handled.is_err();
+        handled.ok().flatten()
     }
 }
 
+/// The pause before a failed look at the inbox is tried again.
+const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl Handling {
-    fn try_handle(self, supervisor: &Supervisor) -> Result<Option<String>> {
+    /// A shutdown request the lead really sent ends the program (wrapper); a forged one is left
+    /// unread and never acted on. Each plain message is pasted, a forged lead message marked so
+    /// (paste).
+    fn try_handle(
+        self,
+        supervisor: &Supervisor,
+        verifier: &mut Verifier,
+    ) -> Result<Option<String>> {
         let mailbox = supervisor.team.mailbox(&supervisor.name);
+        let judge = &mut verifier.judge;
         if self.wrapper {
             let lead = supervisor.lead.as_str();
-            let requests = mailbox.consume(Some(1), |m| {
+            let is_request = |m: &InboxMessage| {
                 m.from() == lead && matches!(m.structured(), Some(Structured::ShutdownRequest(_)))
-            })?;
-            if let Some(Structured::ShutdownRequest(request)) = requests
-                .first()
-                .and_then(crate::format::message::InboxMessage::structured)
+            };
+            let unread = mailbox.peek()?;
+            let genuine = unread
+                .iter()
+                .find(|m| is_request(m) && !judge.verdict(m).is_forged());
+            if genuine.is_none() {
+                // A forged request stays unread, never acted on; the pane is told once.
+                for forged in unread.iter().filter(|m| is_request(m)) {
+                    if let Verdict::Forged(why) = judge.verdict(forged)
+                        && verifier.reported.insert(forged.id().into_owned())
+                    {
+                        supervisor.say(&format!(
+                            "ignored a shutdown request that claims to come from {lead}: {why}"
+                        ));
+                    }
+                }
+            }
+            if let Some(taken) = genuine
+                && let Some(Structured::ShutdownRequest(request)) = taken.structured()
             {
+                // The answer goes out first: a request is taken from the inbox only once it is
+                // answered, so an answer that cannot be sent leaves it to be handled again.
                 let config = supervisor.team.load()?;
                 let answer = Structured::ShutdownApproved(ShutdownApproved {
                     request_id: request.request_id.clone(),
@@ -140,7 +213,17 @@ impl Handling {
                     backend_type: Some("tmux".to_owned()),
                 });
                 let caller = Caller::member(&config, &supervisor.name)?;
-                exchange::send(&supervisor.team, &config, &caller, lead, &answer)?;
+                seal::request(&supervisor.team, &config, &caller, lead, &answer)?;
+                judge.saw(&taken.id());
+                if let Err(err) =
+                    exchange::retire(&supervisor.team, &supervisor.name, &request.request_id)
+                {
+                    tracing::warn!(
+                        "answered {}, but it stays unread in {}'s inbox: {err}",
+                        request.request_id,
+                        supervisor.name
+                    );
+                }
                 supervisor.say(&format!(
                     "approved {} on behalf of {}; ending it",
                     request.request_id, supervisor.name
@@ -160,10 +243,16 @@ impl Handling {
             let mut pasted = HashSet::new();
             let mut failure = None;
             for message in &plain {
+                let verdict = judge.verdict(message);
+                let from = if verdict.is_forged() {
+                    format!("{}(forged)", message.from())
+                } else {
+                    message.from().to_owned()
+                };
                 match tmux.paste(
                     pane,
                     &buffer,
-                    crate::format::message::framed(message.from(), message.text()).as_bytes(),
+                    crate::format::message::framed(&from, message.text()).as_bytes(),
                 ) {
                     Ok(()) => {
                         pasted.insert(message.id().into_owned());
@@ -175,7 +264,9 @@ impl Handling {
                 }
             }
             // Whatever reached the pane leaves the inbox, even if a later paste failed.
-            mailbox.consume(None, |m| pasted.contains(m.id().as_ref()))?;
+            for taken in mailbox.consume(None, |m| pasted.contains(m.id().as_ref()))? {
+                judge.saw(&taken.id());
+            }
             if let Some(err) = failure {
                 return Err(err);
             }

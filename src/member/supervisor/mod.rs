@@ -34,10 +34,13 @@ use crate::error::{Error, Result};
 use crate::format::config::State;
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::settings::Isolation;
+use crate::format::signature::{self, Verdict, VerifyKey};
 use crate::format::structured::{Classified, Structured};
+use crate::launch::keys::KEY_VAR;
 use crate::launch::panes;
 use crate::launch::worktree::{self, Worktree};
 use crate::member::ending::{self, Ending};
+use crate::member::identity;
 use crate::member::logfile;
 use crate::member::processes::{self, Run};
 use crate::member::{ANNOUNCE_WAIT, GRACE, SWEEP_GRACE};
@@ -317,27 +320,53 @@ impl Supervisor {
     }
 
     /// Stores what arrives on the peer socket in the member's inbox, durably, before the sender
-    /// is acknowledged. Protocol messages stay inside the team and are refused here.
+    /// is acknowledged, under the name of whoever really sent it (docs/ARCHITECTURE.md, "Peers").
+    /// Protocol messages stay inside the team and are refused here. So is a message from the
+    /// lead's side (the person outside every pane, `user`) to a member that verifies the lead's
+    /// messages: it would need a signature the socket cannot add ("Signed lead messages").
     fn inbox_sink(&self) -> Sink {
         let team = self.team.clone();
         let name = self.name.clone();
+        let lead = self.lead.clone();
+        // The key this member was launched with: this process's own environment.
+        let key = std::env::var(KEY_VAR)
+            .ok()
+            .filter(|key| !key.is_empty())
+            .map(|key| VerifyKey::parse(&key).unwrap_or_else(|_| VerifyKey::unusable()));
         Arc::new(move |incoming: &Incoming| {
-            if !matches!(Structured::classify(&incoming.text), Classified::Plain) {
+            let request = &incoming.message;
+            if !matches!(Structured::classify(&request.text), Classified::Plain) {
                 return Err(Error::usage(
                     "protocol messages cannot arrive over a peer socket",
                 ));
             }
-            check_text_size(&incoming.text)?;
-            let summary = incoming
+            check_text_size(&request.text)?;
+            let from = identity::peer_sender(team.home(), incoming.pid, &request.from)?;
+            let summary = request
                 .summary
                 .clone()
-                .unwrap_or_else(|| derive_summary(&incoming.text));
-            let mut message =
-                InboxMessage::new(&incoming.from, &incoming.text, Some(&summary), None);
-            message.set_id(&incoming.msg_id);
+                .unwrap_or_else(|| derive_summary(&request.text));
+            let mut message = InboxMessage::new(&from, &request.text, Some(&summary), None);
+            message.set_id(&request.msg_id);
+            if let Some(key) = &key
+                && signature::speaks_for_lead(&from, &lead)
+            {
+                // Stored only as the entry the lead's side signed, and only if it checks.
+                if let (Some(timestamp), Some(lead_sig)) = (&request.timestamp, &request.lead_sig) {
+                    message.set_field("timestamp", timestamp.clone().into());
+                    message.set_field(signature::FIELD, lead_sig.clone().into());
+                }
+                if let Verdict::Forged(why) = key.check(&message) {
+                    return Err(Error::usage(format!(
+                        "{name} verifies the lead's messages, and this one from {from} does not \
+                         verify: {why}"
+                    ))
+                    .with_hint(format!("`swarm send {name}` signs it")));
+                }
+            }
             team.mailbox(&name).update(|unread| {
                 // A sender that retries after a lost acknowledgement must not duplicate the message.
-                if unread.iter().any(|m| m.id() == incoming.msg_id.as_str()) {
+                if unread.iter().any(|m| m.id() == request.msg_id.as_str()) {
                     return Ok(((), false));
                 }
                 unread.push(message);
