@@ -194,6 +194,10 @@ const EXAMPLES: &[(&str, &str)] = &[
     ),
     ("Read what a member printed:", "swarm log bob -n 50"),
     (
+        "Watch a member at work in its pane (inside tmux, switch to it):",
+        "swarm attach bob",
+    ),
+    (
         "Follow what every member prints, each line after its name:",
         "swarm log --all -f",
     ),

@@ -111,6 +111,9 @@ pub(crate) enum Command {
     /// Show a member's full record: command, environment keys, pane, pids, times, worktree, log
     Info(commands::info::Args),
 
+    /// Attach to the team's window with a member's pane selected; inside tmux, switch to it
+    Attach(commands::attach::Args),
+
     /// Print the last lines a member's pane printed, as text; -f follows, --all for everyone
     Log(commands::log::Args),
 
@@ -238,6 +241,7 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
         Command::Rm(args) => commands::rm::run(&ctx, args),
         Command::Prune(args) => commands::prune::run(&ctx, args),
         Command::Info(args) => commands::info::run(&ctx, args),
+        Command::Attach(args) => commands::attach::run(&ctx, args),
         Command::Log(args) => commands::log::run(&ctx, args),
         Command::Wait(args) => commands::wait::run(&ctx, args),
         Command::Stop(args) => commands::stop::run(&ctx, args),

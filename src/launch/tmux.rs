@@ -87,9 +87,7 @@ impl Tmux {
 
     /// The server this process runs under: `$TMUX` names its socket.
     pub(crate) fn current() -> Option<Self> {
-        let tmux = std::env::var_os("TMUX").filter(|v| !v.is_empty())?;
-        let socket = tmux.to_string_lossy().split(',').next()?.to_owned();
-        Some(Self::at(Path::new(&socket)))
+        current_socket().map(|socket| Self::at(&socket))
     }
 
     /// tmux with the server chosen and `args` as one command, each escaped as [`escape`] says.
@@ -348,6 +346,103 @@ impl Tmux {
     /// Switches the current client to `window` (inside tmux).
     pub(crate) fn switch_to(&self, window: &str) -> Result<()> {
         self.run(&args(["switch-client", "-t", window])).map(drop)
+    }
+
+    /// Where `target` (a pane id, or a window id for its active pane) is now, and the member
+    /// swarm placed in that pane; `None` when the pane, the window or the whole server is gone.
+    pub(crate) fn locate(&self, target: &str) -> Result<Option<Located>> {
+        let out = match self.run(&args([
+            "display-message",
+            "-p",
+            "-t",
+            target,
+            LOCATE_FORMAT,
+        ])) {
+            Ok(out) => out,
+            Err(err) if is_gone(err.message()) => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        // display-message may fall back to no target at all when its own is gone (tmux 3.3a
+        // prints empty fields), so what it printed must be the target's.
+        Ok(
+            parse_located(&out)
+                .filter(|located| located.pane == target || located.window == target),
+        )
+    }
+
+    /// Makes `pane` the active pane of its window and that window the current one of its session.
+    pub(crate) fn select(&self, pane: &str) -> Result<()> {
+        self.run(&args(["select-pane", "-t", pane]))?;
+        self.run(&args(["select-window", "-t", pane])).map(drop)
+    }
+
+    /// Inside tmux on this server: moves the caller's client (tmux finds it from `$TMUX_PANE`) to
+    /// `target`'s session, window and pane.
+    pub(crate) fn switch_client(&self, target: &str) -> Result<()> {
+        self.run(&args(["switch-client", "-t", target])).map(drop)
+    }
+
+    /// Replaces this process with `tmux attach -t target`, handing it the terminal; returns only
+    /// when tmux could not be run. `nest` runs it inside another tmux's pane: without `$TMUX`,
+    /// which tmux would otherwise refuse.
+    pub(crate) fn exec_attach(&self, target: &str, nest: bool) -> Error {
+        let mut command = self.command(["attach-session", "-t", target]);
+        command
+            .stdin(Stdio::inherit())
+            .stdout(Stdio::inherit())
+            .stderr(Stdio::inherit());
+        if nest {
+            command.env_remove("TMUX").env_remove("TMUX_PANE");
+        }
+        let err = std::os::unix::process::CommandExt::exec(&mut command);
+        if err.kind() == std::io::ErrorKind::NotFound {
+            Error::runtime("tmux is not installed")
+                .with_hint("install it, e.g. `apt-get install tmux`")
+        } else {
+            Error::os("run tmux attach", err)
+        }
+    }
+}
+
+/// Where a pane is: what [`Tmux::locate`] finds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Located {
+    pub(crate) pane: String,
+    pub(crate) window: String,
+    pub(crate) session: String,
+    /// The `@swarm-member` option swarm gave the pane; empty on a pane swarm did not place.
+    pub(crate) member: String,
+}
+
+const LOCATE_FORMAT: &str = "#{pane_id}\t#{window_id}\t#{session_name}\t#{@swarm-member}";
+
+fn parse_located(out: &str) -> Option<Located> {
+    let line = out.lines().next().unwrap_or_default();
+    let mut fields = line.splitn(4, '\t');
+    let mut next = || fields.next().unwrap_or_default().to_owned();
+    let located = Located {
+        pane: next(),
+        window: next(),
+        session: next(),
+        member: next(),
+    };
+    (located.pane.starts_with('%') && located.window.starts_with('@')).then_some(located)
+}
+
+/// The socket of the tmux server this process runs under, from `$TMUX`; `None` outside tmux.
+pub(crate) fn current_socket() -> Option<PathBuf> {
+    let tmux = std::env::var_os("TMUX").filter(|v| !v.is_empty())?;
+    let socket = tmux.to_string_lossy().split(',').next()?.to_owned();
+    (!socket.is_empty()).then(|| PathBuf::from(socket))
+}
+
+/// Whether two socket paths are one server's: the same file, or the same path when either is
+/// gone.
+pub(crate) fn same_socket(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => a == b,
     }
 }
 

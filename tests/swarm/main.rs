@@ -14,6 +14,7 @@ mod lifecycle;
 mod limits;
 mod logs;
 mod messaging;
+mod navigation;
 mod other_tools;
 mod peers;
 mod private_files;

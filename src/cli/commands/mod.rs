@@ -2,6 +2,7 @@
 //! other: what two of them share lives in `cli/args.rs`, `cli/render.rs`, `cli/removal.rs` or a
 //! lower layer.
 
+pub(super) mod attach;
 pub(super) mod completions;
 pub(super) mod down;
 pub(super) mod inbox;
