@@ -81,7 +81,11 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "TMUX, TMUX_PANE",
-        "Set by tmux. Inside tmux, up opens a new window in the current session.",
+        "Set by tmux. Inside tmux, up opens a new window in the current session, and attach switches the client instead of attaching; inside another server's pane attach refuses to nest unless --nest.",
+    ),
+    (
+        "COMPLETE",
+        "Set by a shell's dynamic completion (source <(COMPLETE=bash swarm)): swarm prints the registration script, or the candidates for the word being completed (team, member, request id and peer names among them), and exits.",
     ),
     ("RUST_LOG", "Overrides the log level chosen with -v and -q."),
 ];

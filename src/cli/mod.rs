@@ -4,6 +4,7 @@
 
 pub(crate) mod args;
 mod commands;
+mod complete;
 pub(crate) mod context;
 mod logging;
 mod manual;
@@ -17,6 +18,7 @@ use std::process::ExitCode;
 
 use clap::parser::ValueSource;
 use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use clap_complete::engine::ArgValueCandidates;
 
 use crate::error::{Error, Result};
 
@@ -66,13 +68,25 @@ pub(crate) struct GlobalArgs {
     pub(crate) home: Option<PathBuf>,
 
     /// The team to act on; optional when home holds only one team, or only one is running
-    #[arg(long, global = true, env = "SWARM_TEAM", value_name = "NAME")]
+    #[arg(
+        long,
+        global = true,
+        env = "SWARM_TEAM",
+        value_name = "NAME",
+        add = ArgValueCandidates::new(complete::teams)
+    )]
     pub(crate) team: Option<String>,
 
     /// Act as this member [default: user]
     ///
     /// Every pane the launcher starts has SWARM_AGENT set, so agents need no flag.
-    #[arg(long = "as", global = true, env = "SWARM_AGENT", value_name = "NAME")]
+    #[arg(
+        long = "as",
+        global = true,
+        env = "SWARM_AGENT",
+        value_name = "NAME",
+        add = ArgValueCandidates::new(complete::members)
+    )]
     pub(crate) agent: Option<String>,
 
     /// Print machine-readable JSON: one document, or one object per line for a stream
@@ -178,6 +192,9 @@ pub(crate) enum Command {
 
 /// Parses the command line, runs the command, and maps the outcome to an exit status.
 pub fn run() -> ExitCode {
+    // `COMPLETE=bash swarm`: the shell asks for candidates (or the script that asks); answered
+    // here, before anything else runs, and the process exits.
+    clap_complete::CompleteEnv::with_factory(Cli::command).complete();
     let parsed = Cli::command()
         .try_get_matches()
         .and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, typed_as(&matches))));

@@ -575,6 +575,18 @@ mod tests {
     }
 
     #[test]
+    fn a_located_pane_names_its_window_session_and_member() {
+        let located = parse_located("%3\t@1\tswarm-t\tbob\n").unwrap();
+        assert_eq!(
+            (located.pane, located.window, located.session, located.member),
+            ("%3".into(), "@1".into(), "swarm-t".into(), "bob".into())
+        );
+        // A pane swarm did not place has no member; a target tmux did not find prints nothing.
+        assert_eq!(parse_located("%4\t@1\ts\t").unwrap().member, "");
+        assert!(parse_located("\t\t\t\n").is_none());
+    }
+
+    #[test]
     fn a_server_on_its_way_out_has_no_panes() {
         for message in [
             "tmux kill-pane failed: can't find pane: %7",

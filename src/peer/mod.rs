@@ -7,7 +7,7 @@ mod runtime;
 mod server;
 
 pub(crate) use client::{deliver, own_address};
-pub(crate) use registry::{PeerEntry, live_peers, resolve};
+pub(crate) use registry::{PeerEntry, listed_peers, live_peers, resolve};
 pub(crate) use runtime::runtime_dir;
 pub(crate) use server::{Incoming, Listener, Sink};
 

@@ -148,6 +148,24 @@ pub(crate) fn live_peers(home: &Home) -> Result<Vec<PeerEntry>> {
     Ok(live)
 }
 
+/// Live peers, oldest first, read as the registry lists them and nothing removed: for completing
+/// a name, which must write nothing. What cannot be read is left out.
+pub(crate) fn listed_peers(home: &Home) -> Vec<PeerEntry> {
+    let Ok(entries) = fs::read_dir(home.peers_dir()) else {
+        return Vec::new();
+    };
+    let mut live: Vec<PeerEntry> = entries
+        .filter_map(std::result::Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| Home::is_peer_entry(path))
+        .filter_map(|path| read_if_exists(&path).ok().flatten())
+        .filter_map(|bytes| serde_json::from_slice::<PeerEntry>(&bytes).ok())
+        .filter(|peer| process::alive(peer.pid) && is_socket(&peer.socket))
+        .collect();
+    live.sort_by_key(|peer| (peer.started_at, peer.pid));
+    live
+}
+
 /// Whether the socket `peer` names is the one a peer with its pid binds: `<pid>.sock` in the
 /// runtime folder (`peer/server.rs`), and a socket. Nothing else is removed on an entry's word.
 fn is_own_socket(runtime: Option<&RuntimePaths>, peer: &PeerEntry) -> bool {

@@ -318,3 +318,181 @@ fn attach_says_why_there_is_nothing_to_attach_to() {
         .run()
         .refused(3, "tmux window");
 }
+
+/// The names swarm offers for the last of `words` (after `swarm`), asked as bash's registration
+/// script asks: `COMPLETE=bash swarm -- swarm WORD…` with the index of the word being completed.
+/// Options, which clap offers beside them, are left out.
+fn candidates(sandbox: &Sandbox, words: &[&str], env: &[(&str, &str)]) -> Vec<String> {
+    let mut run = sandbox
+        .swarm()
+        .env("COMPLETE", "bash")
+        .env("_CLAP_COMPLETE_INDEX", words.len().to_string())
+        .env("_CLAP_IFS", "\n")
+        .args(["--", "swarm"])
+        .args(words);
+    for (key, value) in env {
+        run = run.env(key, value);
+    }
+    let outcome = run.run().success();
+    assert!(outcome.stderr.is_empty(), "{words:?}: {}", outcome.stderr);
+    outcome
+        .stdout
+        .lines()
+        .filter(|line| !line.is_empty() && !line.starts_with('-'))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Dynamic completion names teams, members, pending requests and live peers from the home the
+/// command line points at.
+#[test]
+fn dynamic_completion_offers_the_names_under_the_home() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob", "carol"]);
+    sandbox.team("u", &["x"]);
+    let none: &[(&str, &str)] = &[];
+    let t = [("SWARM_TEAM", "t")];
+    let (roster, teams) = (["team-lead", "bob", "carol"], ["t", "u"]);
+
+    for words in [
+        &["--team", ""][..],
+        &["status", ""],
+        &["rm", "t", ""],
+        &["down", ""],
+    ] {
+        assert_eq!(candidates(&sandbox, words, none), teams, "{words:?}");
+    }
+    assert_eq!(
+        candidates(&sandbox, &["--team", "t", "inbox", ""], none),
+        roster
+    );
+    assert_eq!(candidates(&sandbox, &["--team=t", "log", ""], none), roster);
+    assert_eq!(candidates(&sandbox, &["info", ""], &t), roster);
+    assert_eq!(
+        candidates(&sandbox, &["--team", "u", "wait", ""], none),
+        ["team-lead", "x"]
+    );
+    assert_eq!(
+        candidates(&sandbox, &["--team", "t", "stop", "c"], none),
+        ["carol"]
+    );
+    assert_eq!(candidates(&sandbox, &["--as", ""], &t), roster);
+    // Two teams, none running: no team to take members from, unless one is named.
+    assert!(candidates(&sandbox, &["inbox", ""], none).is_empty());
+    // attach: one name is a member of the team or a team; after a team, its members.
+    assert_eq!(candidates(&sandbox, &["attach", ""], none), teams);
+    assert_eq!(
+        candidates(&sandbox, &["attach", ""], &t),
+        ["team-lead", "bob", "carol", "t", "u"]
+    );
+    assert_eq!(
+        candidates(&sandbox, &["attach", "u", ""], &t),
+        ["team-lead", "x"]
+    );
+    // Another home, from the command line.
+    let other = sandbox.root().join("other");
+    fs::create_dir_all(other.join("teams/solo")).unwrap();
+    fs::copy(
+        sandbox.team_dir("u").join("config.json"),
+        other.join("teams/solo/config.json"),
+    )
+    .unwrap();
+    let other = other.display().to_string();
+    assert_eq!(
+        candidates(&sandbox, &["--home", &other, "status", ""], none),
+        ["solo"]
+    );
+    // The only team under a home needs no naming.
+    assert_eq!(
+        candidates(&sandbox, &["--home", &other, "inbox", ""], none),
+        ["team-lead", "x"]
+    );
+
+    // Pending requests: shutdown requests in the caller's inbox, plans in the lead's.
+    let shutdown = sandbox
+        .swarm()
+        .args(["--team", "t", "shutdown", "request", "bob"])
+        .run()
+        .success()
+        .stdout_line();
+    let plan = sandbox
+        .swarm()
+        .args(["--team", "t", "--as", "carol", "plan", "submit", "-"])
+        .stdin("the plan")
+        .run()
+        .success()
+        .stdout_line();
+    assert_eq!(
+        candidates(&sandbox, &["shutdown", "approve", ""], &t),
+        [shutdown.as_str()]
+    );
+    assert_eq!(
+        candidates(&sandbox, &["--as", "bob", "shutdown", "reject", ""], &t),
+        [shutdown.as_str()]
+    );
+    assert!(candidates(&sandbox, &["--as", "carol", "shutdown", "approve", ""], &t).is_empty());
+    assert_eq!(
+        candidates(&sandbox, &["plan", "approve", ""], &t),
+        [plan.as_str()]
+    );
+    assert_eq!(
+        candidates(&sandbox, &["plan", "reject", "p"], &t),
+        [plan.as_str()]
+    );
+
+    // Recipients: members, everyone, and live peers by label.
+    let (_listener, _socket) = crate::peers::listen(&sandbox, &["--label", "laptop"]);
+    assert_eq!(
+        candidates(&sandbox, &["send", ""], &t),
+        ["team-lead", "bob", "carol", "*", "uds:laptop"]
+    );
+    assert_eq!(candidates(&sandbox, &["send", "uds:l"], &t), ["uds:laptop"]);
+}
+
+/// Completion runs on every Tab: a home that is missing, not a folder, or holds garbage offers no
+/// names, says nothing, fails nothing, and is left as it was.
+#[test]
+fn dynamic_completion_of_a_broken_home_offers_nothing_and_writes_nothing() {
+    let sandbox = Sandbox::new();
+    let missing = sandbox.root().join("missing");
+    let file = sandbox.write("not-a-home", "x");
+    let garbage = sandbox.root().join("garbage");
+    fs::create_dir_all(garbage.join("teams/t/inboxes")).unwrap();
+    fs::write(garbage.join("teams/t/config.json"), "{ not json").unwrap();
+    fs::write(garbage.join("teams/t/inboxes/bob.json"), "[{\"torn\"").unwrap();
+    fs::create_dir_all(garbage.join("peers")).unwrap();
+    fs::write(garbage.join("peers/1.json"), "nonsense").unwrap();
+    for home in [&missing, &file, &garbage] {
+        let home = home.display().to_string();
+        for words in [
+            &["status", ""][..],
+            &["inbox", ""],
+            &["--team", "t", "inbox", ""],
+            &["--team", "t", "send", ""],
+            &["--team", "t", "shutdown", "approve", ""],
+            &["--team", "t", "plan", "approve", ""],
+            &["attach", "t", ""],
+        ] {
+            let offered = candidates(&sandbox, words, &[("SWARM_HOME", &home)]);
+            assert!(
+                offered.iter().all(|name| name == "t"),
+                "{home} {words:?}: {offered:?}"
+            );
+        }
+    }
+    assert!(!missing.exists(), "completion made the home");
+    assert_eq!(fs::read_to_string(&file).unwrap(), "x");
+    assert_eq!(
+        fs::read_to_string(garbage.join("teams/t/inboxes/bob.json")).unwrap(),
+        "[{\"torn\""
+    );
+    assert!(
+        garbage.join("peers/1.json").exists(),
+        "completion swept the registry"
+    );
+    let names: Vec<_> = fs::read_dir(garbage.join("teams/t/inboxes"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["bob.json"], "nothing moved aside or locked");
+}

@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use clap_complete::engine::ArgValueCandidates;
+
 use crate::cli::args::parse_seconds;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::removal::{self, ArchiveArgs};
@@ -19,7 +22,7 @@ use crate::policy::{self, Action};
 pub(crate) struct Args {
     /// The team [default: --team, SWARM_TEAM, the only team, or the only one running]
     // Its own id: sharing the global --team's would let an empty SWARM_TEAM fill it.
-    #[arg(id = "team_arg", value_name = "TEAM")]
+    #[arg(id = "team_arg", value_name = "TEAM", add = ArgValueCandidates::new(complete::teams))]
     pub(crate) team: Option<String>,
 
     /// How long teammates get to answer and exit before they are stopped

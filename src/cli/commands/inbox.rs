@@ -2,7 +2,10 @@
 
 use serde_json::{Value, json};
 
+use clap_complete::engine::ArgValueCandidates;
+
 use crate::base::names::Name;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
@@ -13,7 +16,7 @@ use crate::policy::{self, Action};
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Whose inbox [default: yours]
-    #[arg(value_name = "NAME")]
+    #[arg(value_name = "NAME", add = ArgValueCandidates::new(complete::members))]
     pub(crate) name: Option<String>,
 
     /// Include delivered messages from history, oldest first

@@ -1,8 +1,11 @@
 //! `swarm info NAME`: a member's full record: command, environment keys, pane, pids, state, times,
 //! worktree and log.
 
+use clap_complete::engine::ArgValueCandidates;
+
 use crate::base::clock;
 use crate::base::names::Name;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::Result;
@@ -11,7 +14,7 @@ use crate::member::liveness::Observed;
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The member
-    #[arg(value_name = "NAME")]
+    #[arg(value_name = "NAME", add = ArgValueCandidates::new(complete::members))]
     pub(crate) name: String,
 }
 

@@ -12,8 +12,11 @@ use std::path::Path;
 
 use serde_json::json;
 
+use clap_complete::engine::ArgValueCandidates;
+
 use crate::base::names::Name;
 use crate::base::screen::{Screen, visible};
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::{output, render};
 use crate::error::{Error, Result};
@@ -30,7 +33,8 @@ pub(crate) struct Args {
     #[arg(
         value_name = "NAME",
         required_unless_present = "all",
-        conflicts_with = "all"
+        conflicts_with = "all",
+        add = ArgValueCandidates::new(complete::members)
     )]
     pub(crate) name: Option<String>,
 

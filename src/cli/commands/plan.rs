@@ -6,8 +6,11 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use clap_complete::engine::ArgValueCandidates;
+
 use crate::base::clock;
 use crate::cli::args::parse_seconds;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::{Error, ErrorKind, Result};
@@ -49,7 +52,7 @@ pub(crate) struct SubmitArgs {
 #[derive(Debug, clap::Args)]
 pub(crate) struct ApproveArgs {
     /// The request id, as in `plan_approval-<ms>@<name>@<team>`
-    #[arg(value_name = "REQUEST_ID")]
+    #[arg(value_name = "REQUEST_ID", add = ArgValueCandidates::new(complete::plan_requests))]
     pub(crate) request_id: String,
 
     /// The permission mode the teammate may continue in
@@ -60,7 +63,7 @@ pub(crate) struct ApproveArgs {
 #[derive(Debug, clap::Args)]
 pub(crate) struct RejectArgs {
     /// The request id, as in `plan_approval-<ms>@<name>@<team>`
-    #[arg(value_name = "REQUEST_ID")]
+    #[arg(value_name = "REQUEST_ID", add = ArgValueCandidates::new(complete::plan_requests))]
     pub(crate) request_id: String,
 
     /// What to change, shown to the teammate

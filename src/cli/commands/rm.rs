@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use clap_complete::engine::ArgValueCandidates;
+
 use crate::base::names::Name;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::removal::{self, ArchiveArgs};
@@ -20,7 +23,7 @@ use crate::store::team::Team;
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The teams to remove
-    #[arg(value_name = "TEAM", required = true)]
+    #[arg(value_name = "TEAM", required = true, add = ArgValueCandidates::new(complete::teams))]
     pub(crate) teams: Vec<String>,
 
     /// Stop a team that still runs first, at once, as `swarm down --force` does

@@ -6,8 +6,11 @@ use std::io::Read;
 
 use serde_json::json;
 
+use clap_complete::engine::ArgValueCandidates;
+
 use crate::base::names::Name;
 use crate::base::text::derive_summary;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::{Error, Result};
@@ -24,7 +27,7 @@ use crate::store::team::Team;
 pub(crate) struct Args {
     /// A member's name, '*' for every member except you, or a peer: uds:PATH, or uds:LABEL for
     /// the live peer with that label (or that agent@team)
-    #[arg(value_name = "TO")]
+    #[arg(value_name = "TO", add = ArgValueCandidates::new(complete::recipients))]
     pub(crate) to: String,
 
     /// The message; '-' or nothing reads it from stdin

@@ -4,9 +4,12 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use clap_complete::engine::ArgValueCandidates;
+
 use crate::base::clock;
 use crate::base::names::Name;
 use crate::cli::args::parse_seconds;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::{Error, ErrorKind, Result};
@@ -31,7 +34,7 @@ pub(crate) enum Command {
 #[derive(Debug, clap::Args)]
 pub(crate) struct RequestArgs {
     /// The teammate to stop
-    #[arg(value_name = "NAME")]
+    #[arg(value_name = "NAME", add = ArgValueCandidates::new(complete::members))]
     pub(crate) name: String,
 
     /// Why, shown to the teammate
@@ -50,14 +53,14 @@ pub(crate) struct RequestArgs {
 #[derive(Debug, clap::Args)]
 pub(crate) struct ApproveArgs {
     /// The request id, as in `shutdown-<ms>@<you>`
-    #[arg(value_name = "REQUEST_ID")]
+    #[arg(value_name = "REQUEST_ID", add = ArgValueCandidates::new(complete::shutdown_requests))]
     pub(crate) request_id: String,
 }
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct RejectArgs {
     /// The request id, as in `shutdown-<ms>@<you>`
-    #[arg(value_name = "REQUEST_ID")]
+    #[arg(value_name = "REQUEST_ID", add = ArgValueCandidates::new(complete::shutdown_requests))]
     pub(crate) request_id: String,
 
     /// Why you keep working, shown to the lead

@@ -6,7 +6,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use clap_complete::engine::ArgValueCandidates;
+
 use crate::base::clock;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output::{self, Table};
 use crate::error::Result;
@@ -19,7 +22,7 @@ use crate::store::team::Team;
 pub(crate) struct Args {
     /// The team [default: --team, SWARM_TEAM, the only team, or the only one running]
     // Its own id: sharing the global --team's would let an empty SWARM_TEAM fill it.
-    #[arg(id = "team_arg", value_name = "TEAM")]
+    #[arg(id = "team_arg", value_name = "TEAM", add = ArgValueCandidates::new(complete::teams))]
     pub(crate) team: Option<String>,
 }
 

@@ -3,7 +3,10 @@
 
 use serde_json::json;
 
+use clap_complete::engine::ArgValueCandidates;
+
 use crate::base::names::Name;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::{Error, Result};
@@ -14,7 +17,7 @@ use crate::policy::{self, Action};
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The member to stop, or `all` for every running member but the lead
-    #[arg(value_name = "NAME|all")]
+    #[arg(value_name = "NAME|all", add = ArgValueCandidates::new(complete::members))]
     pub(crate) name: String,
 }
 

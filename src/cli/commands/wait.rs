@@ -3,9 +3,12 @@
 
 use std::time::Duration;
 
+use clap_complete::engine::ArgValueCandidates;
+
 use crate::base::clock;
 use crate::base::names::Name;
 use crate::cli::args::parse_seconds;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::{Error, ErrorKind, Result};
@@ -14,7 +17,7 @@ use crate::member::liveness;
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The member to wait for
-    #[arg(value_name = "NAME")]
+    #[arg(value_name = "NAME", add = ArgValueCandidates::new(complete::members))]
     pub(crate) name: String,
 
     /// Give up after SECS seconds (exit status 4)

@@ -3,7 +3,10 @@
 
 use serde_json::json;
 
+use clap_complete::engine::ArgValueCandidates;
+
 use crate::base::names::Name;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
@@ -17,7 +20,7 @@ use crate::store::watcher::Watcher;
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Whose inbox to follow [default: yours]
-    #[arg(value_name = "NAME", conflicts_with = "all")]
+    #[arg(value_name = "NAME", conflicts_with = "all", add = ArgValueCandidates::new(complete::members))]
     pub(crate) name: Option<String>,
 
     /// Follow every inbox of the team
