@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use crate::harness::{Sandbox, repo};
+use crate::harness::{Sandbox, bin, repo};
 
 fn pages(dir: &Path) -> BTreeMap<String, String> {
     fs::read_dir(dir)
@@ -149,6 +149,93 @@ fn zsh_and_fish_completions_are_generated() {
         }
     }
     sandbox.swarm().args(["completions", "tcsh"]).run().code(2);
+}
+
+/// The commands README's "Completions and man pages" shows, each line run exactly as written in
+/// a fresh home: they make the folders they write into, and what they install completes.
+#[test]
+fn the_readme_completion_and_man_commands_work_in_a_fresh_home() {
+    let sandbox = Sandbox::new();
+    let readme = fs::read_to_string(repo().join("README.md")).unwrap();
+    let section = &readme[readme.find("## Completions and man pages").unwrap()..];
+    let section = &section[..section[1..]
+        .find("\n## ")
+        .map_or(section.len(), |end| end + 1)];
+    let mut lines = Vec::new();
+    let mut in_block = false;
+    for line in section.lines() {
+        match (in_block, line.trim()) {
+            (false, "```sh") => in_block = true,
+            (true, "```") => in_block = false,
+            (true, "") => {}
+            (true, command) => lines.push(command),
+            _ => {}
+        }
+    }
+    assert!(lines.len() >= 7, "{lines:?}");
+    let user = sandbox.root().join("user");
+    assert!(
+        fs::read_dir(&user).unwrap().next().is_none(),
+        "a fresh home"
+    );
+    // `swarm` on the PATH, as `cargo install` puts it there.
+    let path = format!(
+        "{}:{}",
+        Path::new(bin()).parent().unwrap().display(),
+        sandbox.env_value("PATH").unwrap().to_string_lossy()
+    );
+    let bash = |script: &str| {
+        let output = sandbox
+            .command("bash")
+            .args(["--norc", "--noprofile", "-c", script])
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        );
+        assert!(
+            output.status.success() && stderr.is_empty(),
+            "{script}\n{stdout}{stderr}"
+        );
+        stdout
+    };
+    for line in &lines {
+        bash(line);
+    }
+    for file in [
+        ".local/share/bash-completion/completions/swarm",
+        ".zfunc/_swarm",
+        ".config/fish/completions/swarm.fish",
+        ".local/share/man/man1/swarm.1",
+        ".local/share/man/man1/swarm-attach.1",
+        ".bashrc",
+        ".zshrc",
+        ".config/fish/config.fish",
+    ] {
+        let made = fs::metadata(user.join(file));
+        assert!(made.is_ok_and(|m| m.len() > 0), "{file} was not written");
+    }
+
+    // bash loads what was installed: the script completes commands; the dynamic completion
+    // sourced from ~/.bashrc completes a team's members too.
+    sandbox.team("t", &["bob"]);
+    let said = bash(
+        "source ~/.local/share/bash-completion/completions/swarm; complete -p swarm; \
+         COMP_WORDS=(swarm att); COMP_CWORD=1; _swarm swarm att swarm; echo \"${COMPREPLY[@]}\"",
+    );
+    assert!(
+        said.contains("-F _swarm swarm") && said.contains("attach"),
+        "{said}"
+    );
+    let said = bash(
+        "source ~/.bashrc; complete -p swarm; \
+         COMP_WORDS=(swarm attach t b); COMP_CWORD=3; _clap_complete_swarm swarm b t; \
+         echo \"${COMPREPLY[@]}\"",
+    );
+    assert!(said.contains("-F _clap_complete_swarm swarm"), "{said}");
+    assert_eq!(said.lines().last(), Some("bob"), "{said}");
 }
 
 /// Every file swarm keeps, named as swarm(1)'s FILES section and docs/ARCHITECTURE.md ("On disk")
