@@ -578,7 +578,12 @@ mod tests {
     fn a_located_pane_names_its_window_session_and_member() {
         let located = parse_located("%3\t@1\tswarm-t\tbob\n").unwrap();
         assert_eq!(
-            (located.pane, located.window, located.session, located.member),
+            (
+                located.pane,
+                located.window,
+                located.session,
+                located.member
+            ),
             ("%3".into(), "@1".into(), "swarm-t".into(), "bob".into())
         );
         // A pane swarm did not place has no member; a target tmux did not find prints nothing.

@@ -496,3 +496,70 @@ fn dynamic_completion_of_a_broken_home_offers_nothing_and_writes_nothing() {
         .collect();
     assert_eq!(names, ["bob.json"], "nothing moved aside or locked");
 }
+
+/// teams/claude.toml says in its header how to run it with Claude Code's own home; the dry run it
+/// shows works as written, plans the team in that home, and starts and writes nothing.
+#[test]
+fn the_claude_team_file_says_how_to_use_it_with_a_real_claude_code_home() {
+    let sandbox = Sandbox::new();
+    let file = fs::read_to_string(crate::harness::repo().join("teams/claude.toml")).unwrap();
+    let header: Vec<&str> = file
+        .lines()
+        .take_while(|line| line.starts_with('#'))
+        .map(|line| line.trim_start_matches('#').trim())
+        .collect();
+    // As prose: the lines joined.
+    let prose = header.join(" ");
+    for needle in [
+        "SWARM_HOME=~/.claude swarm up teams/claude.toml",
+        "~/.claude/teams/<team>/",
+        "Needs: tmux",
+        "logged in",
+        "costs",
+        "SWARM_HOME=~/.claude swarm down",
+    ] {
+        assert!(
+            prose.contains(needle),
+            "the header lacks {needle:?}:\n{prose}"
+        );
+    }
+    let dry_run = header
+        .iter()
+        .find(|line| line.starts_with("SWARM_HOME=~/.claude swarm up --dry-run"))
+        .expect("the header shows a dry run");
+    let path = format!(
+        "{}:{}",
+        Path::new(bin()).parent().unwrap().display(),
+        sandbox.env_value("PATH").unwrap().to_string_lossy()
+    );
+    let output = sandbox
+        .command("bash")
+        .args(["--norc", "--noprofile", "-c", dry_run])
+        .env("PATH", path)
+        .env_remove("SWARM_HOME")
+        .current_dir(crate::harness::repo())
+        .output()
+        .unwrap();
+    let plan = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{dry_run}: {plan}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let claude_home = sandbox.root().join("user/.claude");
+    assert!(
+        plan.contains(&format!("SWARM_HOME={}", claude_home.display())),
+        "{plan}"
+    );
+    assert!(plan.contains("--team-name claude"), "{plan}");
+    assert!(
+        plan.contains("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1"),
+        "{plan}"
+    );
+    assert!(!plan.contains("API_KEY"), "{plan}");
+    assert!(
+        !claude_home.exists(),
+        "a dry run wrote {}",
+        claude_home.display()
+    );
+}
