@@ -6,9 +6,8 @@
 use std::io::IsTerminal;
 use std::path::Path;
 
-use serde_json::json;
-
 use clap_complete::engine::ArgValueCandidates;
+use serde_json::json;
 
 use crate::base::names::Name;
 use crate::cli::complete;
@@ -32,11 +31,19 @@ pub(crate) struct Args {
     /// The team [default: --team, SWARM_TEAM, the only team, or the only one running]; alone, it
     /// names a member of that team if there is one by that name
     // Their own ids: sharing the global --team's would let an empty SWARM_TEAM fill it.
-    #[arg(id = "team_arg", value_name = "TEAM", add = ArgValueCandidates::new(complete::members_and_teams))]
+    #[arg(
+        id = "team_arg",
+        value_name = "TEAM",
+        add = ArgValueCandidates::new(complete::members_and_teams)
+    )]
     pub(crate) first: Option<String>,
 
     /// The member whose pane to select [default: the window's active pane]
-    #[arg(id = "member_arg", value_name = "NAME", add = ArgValueCandidates::new(complete::members_of_team_arg))]
+    #[arg(
+        id = "member_arg",
+        value_name = "NAME",
+        add = ArgValueCandidates::new(complete::members_of_team_arg)
+    )]
     pub(crate) second: Option<String>,
 
     /// Inside another tmux server, attach in this pane all the same (tmux in tmux)

@@ -4,9 +4,8 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
 use clap_complete::engine::ArgValueCandidates;
+use serde_json::json;
 
 use crate::cli::args::parse_seconds;
 use crate::cli::complete;

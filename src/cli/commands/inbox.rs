@@ -1,8 +1,7 @@
 //! `swarm inbox [NAME] [--all]`: look at unread messages without consuming them.
 
-use serde_json::{Value, json};
-
 use clap_complete::engine::ArgValueCandidates;
+use serde_json::{Value, json};
 
 use crate::base::names::Name;
 use crate::cli::complete;

@@ -10,9 +10,8 @@ use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
-use serde_json::json;
-
 use clap_complete::engine::ArgValueCandidates;
+use serde_json::json;
 
 use crate::base::names::Name;
 use crate::base::screen::{Screen, visible};

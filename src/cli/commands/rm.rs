@@ -5,9 +5,8 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
 use clap_complete::engine::ArgValueCandidates;
+use serde_json::json;
 
 use crate::base::names::Name;
 use crate::cli::complete;

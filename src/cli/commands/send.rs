@@ -4,9 +4,8 @@
 use std::collections::HashSet;
 use std::io::Read;
 
-use serde_json::json;
-
 use clap_complete::engine::ArgValueCandidates;
+use serde_json::json;
 
 use crate::base::names::Name;
 use crate::base::text::derive_summary;

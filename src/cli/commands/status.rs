@@ -4,9 +4,8 @@
 use std::fs;
 use std::path::Path;
 
-use serde::Serialize;
-
 use clap_complete::engine::ArgValueCandidates;
+use serde::Serialize;
 
 use crate::base::clock;
 use crate::cli::complete;

@@ -1,9 +1,8 @@
 //! `swarm stop NAME|all`: stop members now. SIGTERM to the program's process group, a grace
 //! period, SIGKILL, and the pane killed; the member is recorded as killed and the lead notified.
 
-use serde_json::json;
-
 use clap_complete::engine::ArgValueCandidates;
+use serde_json::json;
 
 use crate::base::names::Name;
 use crate::cli::complete;

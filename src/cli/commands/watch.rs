@@ -1,9 +1,8 @@
 //! `swarm watch [NAME|--all]`: follow messages as they arrive, until interrupted. It only looks,
 //! unless `--consume` is given for your own inbox.
 
-use serde_json::json;
-
 use clap_complete::engine::ArgValueCandidates;
+use serde_json::json;
 
 use crate::base::names::Name;
 use crate::cli::complete;
