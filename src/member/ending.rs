@@ -73,8 +73,13 @@ impl Ending {
 }
 
 /// Records the ending and notifies the lead; `None` if this ending was already recorded.
+///
+/// The notice reaches the lead's inbox before the final state reaches config.json, both under the
+/// config lock: whoever sees the member ended (`wait`, `status`) finds the notice already there.
+/// A failure between the two leaves the member unrecorded, and recording it again (the supervisor
+/// retries) delivers the same notice, recognised by its id, once.
 pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<TaskNotification>> {
-    let recorded = team.update_then(
+    team.update_then(
         |config| {
             let lead = config.lead_name().to_owned();
             let team_name = config.name.clone();
@@ -83,13 +88,13 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
             })?;
             let to = (name != lead).then_some(lead);
             if member.state.is_some_and(State::is_final) {
-                // Recorded already. A crash between the config write and the notice would have
-                // lost the notice; deliver it again (its id keeps it from arriving twice).
-                let again = member.notice.clone().map(|notice| {
-                    let id = notice_id(&notice, member.started_at);
-                    (notice, member.color.clone(), id, to)
-                });
-                return Ok((again, false));
+                // Recorded already. A notice lost to a crash, or to another tool's deleting it
+                // unread, is delivered again (its id keeps it from arriving twice).
+                if let (Some(notice), Some(lead)) = (&member.notice, &to) {
+                    let id = notice_id(notice, member.started_at);
+                    deliver(team, name, lead, notice, member.color.as_deref(), &id)?;
+                }
+                return Ok(None);
             }
             let now = clock::now_ms();
             let started = member.started_at.unwrap_or(now);
@@ -105,6 +110,10 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
                 reason: ending.reason.clone(),
                 timestamp: clock::timestamp_now(),
             };
+            if let Some(lead) = &to {
+                let id = notice_id(&notice, member.started_at);
+                deliver(team, name, lead, &notice, member.color.as_deref(), &id)?;
+            }
             member.state = Some(ending.state);
             member.exit_code = ending.exit_code;
             member.reason.clone_from(&ending.reason);
@@ -112,34 +121,34 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
             member.is_active = Some(false);
             member.worktree_path.clone_from(&ending.worktree);
             member.notice = Some(notice.clone());
-            let id = notice_id(&notice, member.started_at);
-            Ok((Some((notice, member.color.clone(), id, to)), true))
+            Ok(Some(notice))
         },
-        // The notice goes out once the final state is on disk, still under the config lock.
-        |(recorded, first)| {
-            let Some((notice, color, id, Some(lead))) = recorded else {
-                return Ok(());
-            };
-            let mailbox = team.mailbox(lead);
-            if !first && mailbox.history()?.iter().any(|m| m.id() == id.as_str()) {
-                return Ok(());
-            }
-            let text = Structured::TaskNotification(notice.clone()).to_text();
-            let mut message =
-                InboxMessage::new(name, &text, Some(&notice.summary), color.as_deref());
-            message.set_id(id);
-            mailbox.update(|unread| {
-                if unread.iter().any(|m| m.id() == id.as_str()) {
-                    return Ok(((), false));
-                }
-                unread.push(message);
-                Ok(((), true))
-            })
-        },
-    )?;
-    Ok(match recorded {
-        (Some((notice, ..)), true) => Some(notice),
-        _ => None,
+        |_| Ok(()),
+    )
+}
+
+/// Puts the notice in the lead's inbox unless it is there, or was delivered already.
+fn deliver(
+    team: &Team,
+    name: &str,
+    lead: &str,
+    notice: &TaskNotification,
+    color: Option<&str>,
+    id: &str,
+) -> Result<()> {
+    let mailbox = team.mailbox(lead);
+    if mailbox.history()?.iter().any(|m| m.id() == id) {
+        return Ok(());
+    }
+    let text = Structured::TaskNotification(notice.clone()).to_text();
+    let mut message = InboxMessage::new(name, &text, Some(&notice.summary), color);
+    message.set_id(id);
+    mailbox.update(|unread| {
+        if unread.iter().any(|m| m.id() == id) {
+            return Ok(((), false));
+        }
+        unread.push(message);
+        Ok(((), true))
     })
 }
 

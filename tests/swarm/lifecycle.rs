@@ -87,7 +87,10 @@ fn notices_report_completion_failure_and_stops() {
     let three = notice(&sandbox, "n", "three");
     assert_eq!(three["status"], "failed");
     assert_eq!(three["exitCode"], 3);
-    assert_eq!(state(&sandbox, "n", "three"), "failed");
+    // The notice lands just before the final state.
+    eventually("three to be recorded failed", || {
+        state(&sandbox, "n", "three") == "failed"
+    });
 
     eventually("long to run", || state(&sandbox, "n", "long") == "running");
     let pane = sandbox.member("n", "long")["tmuxPaneId"]
@@ -824,7 +827,10 @@ fn the_notice_is_written_once_even_under_a_signal_storm() {
         ["signal", "hangup"].contains(&stoic["reason"].as_str().unwrap()),
         "{stoic:#}"
     );
-    assert_eq!(state(&sandbox, "st", "stoic"), "killed");
+    // The notice lands just before the final state.
+    eventually("stoic to be recorded killed", || {
+        state(&sandbox, "st", "stoic") == "killed"
+    });
     sandbox
         .swarm()
         .args(["down", "st", "--force"])
@@ -921,7 +927,10 @@ fn a_program_whose_start_cannot_be_recorded_is_ended_and_its_ending_recorded() {
     let bob = notice(&sandbox, "t", "bob");
     assert_eq!(bob["status"], "killed", "{bob:#}");
     assert_eq!(bob["reason"], "supervisor failed", "{bob:#}");
-    assert_eq!(state(&sandbox, "t", "bob"), "killed");
+    // The notice lands just before the final state.
+    eventually("bob to be recorded killed", || {
+        state(&sandbox, "t", "bob") == "killed"
+    });
     sandbox
         .swarm()
         .args(["down", "t", "--force"])
