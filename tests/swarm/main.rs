@@ -15,6 +15,7 @@ mod limits;
 mod logs;
 mod messaging;
 mod other_tools;
+mod paste;
 mod peers;
 mod private_files;
 mod processes;
