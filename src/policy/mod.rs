@@ -149,6 +149,8 @@ pub(crate) enum Action {
     SubmitPlan,
     AnswerPlan,
     AssignTask,
+    /// Type keys into a member's pane, as if at its keyboard.
+    Type,
     /// Use the team's signing agent: have a message from the lead's side signed, or a
     /// teammate's key pair made (docs/ARCHITECTURE.md, "Signed lead messages").
     Sign,
@@ -205,7 +207,7 @@ impl Rule {
 }
 
 /// The whole policy.
-pub(crate) const RULES: [Rule; 14] = [
+pub(crate) const RULES: [Rule; 15] = [
     rule(
         Action::Send,
         "send a message, or broadcast one",
@@ -286,6 +288,12 @@ pub(crate) const RULES: [Rule; 14] = [
         "assign a task",
         "send (task_assignment)",
         [Grant::Yes, Grant::AsLead, Grant::No, Grant::No],
+    ),
+    rule(
+        Action::Type,
+        "type keys into a member's pane",
+        "type",
+        [Grant::Yes, Grant::Yes, Grant::No, Grant::No],
     ),
     rule(
         Action::Sign,
@@ -544,6 +552,7 @@ mod tests {
                 Action::Remove,
                 Action::Spawn,
                 Action::Join,
+                Action::Type,
             ] {
                 assert_eq!(allow(&config, &person, action).unwrap(), *person.name());
             }

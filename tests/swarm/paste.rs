@@ -272,3 +272,114 @@ fn raw_paste_leaves_a_forged_lead_message_unread_and_says_so() {
         .stdout_has("team-lead(forged)");
     down(&sandbox, "fr");
 }
+
+/// `swarm type` types keys by hand: any bytes, read from argv or stdin, reach the program as keys;
+/// none is read by tmux as a key name or an option.
+#[test]
+fn type_types_any_bytes_into_a_members_pane() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let received = sandbox.root().join("received.txt");
+    up(
+        &sandbox,
+        &server,
+        "ty",
+        &format!(
+            "name = \"ty\"\n{LEAD}[[member]]\nname = \"typist\"\n\
+             command = [\"sh\", \"-c\", \"cat > {}\"]\n\
+             [[member]]\nname = \"sh\"\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n\
+             env = {{ PS1 = \"$ \" }}\n",
+            received.display()
+        ),
+    );
+    eventually("typist to run", || running(&sandbox, "ty", "typist"));
+    let typed = |args: &[&str], stdin: Option<&[u8]>| {
+        let mut swarm = sandbox.swarm().arg("type").args(args).team("ty");
+        if let Some(bytes) = stdin {
+            swarm = swarm.stdin(bytes);
+        }
+        swarm.run().success()
+    };
+    // What tmux would take for options, key names and command separators is typed as text.
+    typed(&["typist", "--no-enter", "-t %0 Enter C-c"], None);
+    typed(&["typist", " ; \\;"], None);
+    typed(&["typist", "-"], Some(b"from stdin \xc3\xa9\n".as_slice()));
+    typed(&["typist", "--", "--help"], None);
+    eventually("the typed lines", || {
+        fs::read_to_string(&received).is_ok_and(|got| {
+            got == "-t %0 Enter C-c ; \\;\nfrom stdin é\n\n--help\n"
+        })
+    });
+
+    // A control character is a key like any other: Ctrl-C interrupts what bash runs.
+    shows(&sandbox, "ty", "sh", "bash's prompt", |l| l.starts_with("$"));
+    typed(&["sh", "sleep 600"], None);
+    eventually("bash to run sleep", || {
+        let pid = sandbox.member("ty", "sh")["pid"].as_i64().unwrap();
+        fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).is_ok_and(|c| {
+            c.split_whitespace().any(|child| {
+                fs::read_to_string(format!("/proc/{child}/cmdline"))
+                    .is_ok_and(|cmd| cmd.starts_with("sleep\0"))
+            })
+        })
+    });
+    typed(&["sh", "-", "--no-enter"], Some(b"\x03".as_slice()));
+    typed(&["sh", "echo after $((6*7))"], None);
+    shows(&sandbox, "ty", "sh", "bash to answer after Ctrl-C", |l| {
+        l == "after 42"
+    });
+    let json = sandbox
+        .swarm()
+        .args(["type", "sh", "--no-enter", "--json", "x"])
+        .team("ty")
+        .run()
+        .success()
+        .json();
+    assert_eq!(json["bytes"], 1);
+    assert_eq!(json["enter"], false);
+    down(&sandbox, "ty");
+}
+
+/// Only the lead and the person may type into a pane, and only into a member's live pane.
+#[test]
+fn type_is_refused_to_teammates_and_without_a_pane() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "tr",
+        &format!(
+            "name = \"tr\"\n{LEAD}[[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"600\"]\n\
+             [[member]]\nname = \"brief\"\ncommand = [\"true\"]\n"
+        ),
+    );
+    eventually("bob to run and brief to end", || {
+        running(&sandbox, "tr", "bob") && sandbox.member("tr", "brief")["state"] == "exited"
+    });
+    let typing = |args: &[&str]| sandbox.swarm().arg("type").args(args).team("tr");
+    typing(&["bob", "hi"]).as_("bob").run().refused(
+        2,
+        "only the lead or the person at the keyboard may type keys into a member's pane; bob is a teammate",
+    );
+    typing(&["bob", "hi"]).as_("team-lead").run().success();
+    typing(&["nobody", "hi"])
+        .run()
+        .refused(3, "nobody is not a member of team tr");
+    sandbox.swarm().args(["join", "carol"]).team("tr").run().success();
+    typing(&["carol", "hi"])
+        .run()
+        .refused(3, "carol has no pane to type into in team tr");
+    eventually("brief's pane to close", || {
+        let pane = sandbox.member("tr", "brief")["tmuxPaneId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        !server.panes().contains(&pane)
+    });
+    typing(&["brief", "hi"])
+        .run()
+        .refused(3, "brief has no pane to type into in team tr")
+        .stderr_has("pane %");
+    down(&sandbox, "tr");
+}
