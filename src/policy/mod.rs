@@ -133,6 +133,16 @@ impl fmt::Display for Caller {
     }
 }
 
+/// Whose inbox `name` is in the team of `config`: a member's on its roster (by the name the
+/// roster spells), or the person at the keyboard's, `user`, which every team has whether or not
+/// `swarm join` put it on the roster (docs/ARCHITECTURE.md, "The person's inbox").
+pub(crate) fn inbox_owner<'a>(config: &'a TeamConfig, name: &'a str) -> Option<&'a str> {
+    match config.member(name) {
+        Some(member) => Some(member.name.as_str()),
+        None => (name == PERSON).then_some(PERSON),
+    }
+}
+
 /// What a caller asks to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Action {
@@ -539,6 +549,14 @@ mod tests {
         assert_eq!(caller(&config, Some("bob")).role, Role::Teammate);
         assert_eq!(caller(&config, Some("alice")).role, Role::Person);
         assert_eq!(caller(&config, Some("stranger")).role, Role::Person);
+    }
+
+    #[test]
+    fn the_person_has_an_inbox_in_every_team() {
+        let config = team();
+        assert_eq!(inbox_owner(&config, "user"), Some("user"));
+        assert_eq!(inbox_owner(&config, "bob"), Some("bob"));
+        assert_eq!(inbox_owner(&config, "ghost"), None);
     }
 
     #[test]

@@ -70,15 +70,16 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         None => policy::allow(&config, &caller, Action::Send)?,
     };
     let targets: Vec<String> = match recipient {
+        // `user`, the person at the keyboard, has an inbox in every team, on the roster or not.
         Recipient::Member(to) => {
-            let member = config.member(to).ok_or_else(|| {
+            let owner = policy::inbox_owner(&config, to).ok_or_else(|| {
                 Error::usage(format!(
                     "{to} is not on team {}'s roster: {}",
                     config.name,
                     config.roster().join(", ")
                 ))
             })?;
-            vec![member.name.clone()]
+            vec![owner.to_owned()]
         }
         Recipient::Broadcast => config
             .members
