@@ -65,7 +65,9 @@ impl PasteFormat {
                 }
                 '{' => {
                     let rest = &written[at + 1..];
-                    let Some(end) = rest.find(['}', '{']).filter(|end| rest[*end..].starts_with('}'))
+                    let Some(end) = rest
+                        .find(['}', '{'])
+                        .filter(|end| rest[*end..].starts_with('}'))
                     else {
                         return Err(format!(
                             "{written:?} has a {{ that opens no placeholder; {GRAMMAR}"
@@ -225,7 +227,11 @@ mod tests {
     fn only_the_framed_format_shows_a_forgery() {
         assert!(PasteFormat::Framed.shows_forgery());
         assert!(!PasteFormat::Raw.shows_forgery());
-        assert!(!PasteFormat::parse("{from}: {text}").unwrap().shows_forgery());
+        assert!(
+            !PasteFormat::parse("{from}: {text}")
+                .unwrap()
+                .shows_forgery()
+        );
     }
 
     #[test]

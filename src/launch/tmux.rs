@@ -308,7 +308,13 @@ impl Tmux {
     /// is the Enter key), then Enter unless `enter` is false. Like [`Tmux::paste`], the bytes go
     /// through a named buffer on stdin: a control character, a key name or a leading `-` is never
     /// read by tmux as a key or an option.
-    pub(crate) fn type_keys(&self, pane: &str, buffer: &str, keys: &[u8], enter: bool) -> Result<()> {
+    pub(crate) fn type_keys(
+        &self,
+        pane: &str,
+        buffer: &str,
+        keys: &[u8],
+        enter: bool,
+    ) -> Result<()> {
         if !keys.is_empty() {
             self.put(pane, buffer, keys, &[])?;
         }
@@ -342,7 +348,13 @@ impl Tmux {
     /// The member a pane of swarm's shows on its border (`@swarm-member`, set by
     /// [`Tmux::decorate`]); `None` when the pane is gone or is no member's.
     pub(crate) fn member_in(&self, pane: &str) -> Result<Option<String>> {
-        match self.run(&args(["display-message", "-p", "-t", pane, "#{@swarm-member}"])) {
+        match self.run(&args([
+            "display-message",
+            "-p",
+            "-t",
+            pane,
+            "#{@swarm-member}",
+        ])) {
             Ok(out) => Ok(Some(out.trim_end_matches('\n').to_owned()).filter(|m| !m.is_empty())),
             Err(err) if is_gone(err.message()) => Ok(None),
             Err(err) => Err(err),

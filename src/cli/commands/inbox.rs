@@ -59,11 +59,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         return output::json(&all);
     }
     if args.all {
-        output::line(format!(
-            "# delivered to {} ({})",
-            owner,
-            delivered.len()
-        ))?;
+        output::line(format!("# delivered to {} ({})", owner, delivered.len()))?;
         for (message, verdict) in &delivered {
             output::line(render::line(message, *verdict))?;
         }
