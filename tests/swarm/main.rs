@@ -17,6 +17,7 @@ mod messaging;
 mod other_tools;
 mod paste;
 mod peers;
+mod person;
 mod private_files;
 mod processes;
 mod protocol_rules;
