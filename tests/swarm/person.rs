@@ -263,3 +263,42 @@ fn a_listeners_sends_are_signed_with_a_name_that_answers_it() {
         "{stderr}"
     );
 }
+
+/// `user` takes plain messages only: a protocol message goes to a member on the roster, and a
+/// broadcast reaches the roster, which `user` is on only once it has joined.
+#[test]
+fn user_takes_plain_messages_only_and_no_broadcast_until_it_joins() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    let idle = serde_json::json!({"type": "idle_notification", "from": "bob", "timestamp": "t"});
+    sandbox
+        .swarm()
+        .args(["send", "user", &idle.to_string()])
+        .team("t")
+        .as_("bob")
+        .run()
+        .refused(2, "user is not on team t's roster: team-lead, bob")
+        .stderr_has("hint: user takes plain messages only; idle_notification and the other protocol messages go to members");
+    sandbox
+        .swarm()
+        .args(["send", "*", "standup"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success();
+    assert!(sandbox.inbox("t", "user").is_empty());
+    sandbox
+        .swarm()
+        .args(["join", "user"])
+        .team("t")
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["send", "*", "standup again"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success();
+    assert_eq!(sandbox.inbox("t", "user")[0]["text"], "standup again");
+}
