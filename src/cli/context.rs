@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::member::identity;
 use crate::member::liveness::Observed;
-use crate::policy::{Asked, Caller, PERSON, Whereabouts};
+use crate::policy::{self, Asked, Caller, Whereabouts};
 use crate::store::paths::Home;
 use crate::store::team::{Team, list_teams};
 
@@ -116,20 +116,14 @@ impl Context {
         Caller::resolve(config, self.whereabouts(), asked.as_ref())
     }
 
-    /// The caller, required to be on the team's roster (for reading one's own inbox).
+    /// The caller, required to have an inbox in the team (for reading one's own): a member on
+    /// its roster, or the person at the keyboard, `user`, who has one in every team.
     pub(crate) fn member_of(&self, config: &TeamConfig) -> Result<Caller> {
         let caller = self.caller(config)?;
-        if config.member(caller.name().as_str()).is_none() {
-            let hint = if self.agent.is_none() {
-                format!(
-                    "pass --as NAME or set SWARM_AGENT, or add yourself with `swarm join {PERSON}`"
-                )
-            } else {
-                format!("add it with `swarm join {caller}`")
-            };
+        if policy::inbox_owner(config, caller.name().as_str()).is_none() {
             return Err(config
                 .unknown_member(caller.name().as_str())
-                .with_hint(hint));
+                .with_hint(format!("add it with `swarm join {caller}`")));
         }
         Ok(caller)
     }

@@ -149,6 +149,9 @@ pub(crate) enum Command {
     /// Send a message to a member, to everyone ('*'), or to a uds: peer
     Send(commands::send::Args),
 
+    /// Type keys into a member's pane, as if at its keyboard, then Enter
+    Type(commands::type_keys::Args),
+
     /// Show unread messages without consuming them
     Inbox(commands::inbox::Args),
 
@@ -274,6 +277,7 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
         Command::Ls(args) => commands::ls::run(&ctx, args),
         Command::Status(args) => commands::status::run(&ctx, args),
         Command::Send(args) => commands::send::run(&ctx, args),
+        Command::Type(args) => commands::type_keys::run(&ctx, args),
         Command::Inbox(args) => commands::inbox::run(&ctx, args),
         Command::Recv(args) => commands::recv::run(&ctx, args),
         Command::Watch(args) => commands::watch::run(&ctx, args),

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::base::names::path_component;
 use crate::error::{Error, Result};
+use crate::format::paste::PasteFormat;
 use crate::format::settings::{Delivery, Isolation, Profile, Protocol};
 use crate::format::structured::TaskNotification;
 
@@ -141,6 +142,10 @@ pub(crate) struct Member {
     pub(crate) protocol: Option<Protocol>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) delivery: Option<Delivery>,
+    /// How paste delivery types a message: `framed`, `raw` or a template (`format/paste.rs`), as
+    /// written; read with [`Member::paste_format`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) paste_format: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) run_timeout_s: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -319,5 +324,14 @@ impl Member {
 
     pub(crate) fn delivery(&self) -> Delivery {
         self.delivery.unwrap_or_default()
+    }
+
+    /// How paste delivery types a message for this member: `framed` unless config.json says
+    /// otherwise; what it says is checked again, as the file may have been edited.
+    pub(crate) fn paste_format(&self) -> Result<PasteFormat> {
+        self.paste_format
+            .as_deref()
+            .map_or(Ok(PasteFormat::Framed), PasteFormat::parse)
+            .map_err(|why| Error::usage(format!("pasteFormat of {}: {why}", self.name)))
     }
 }

@@ -53,6 +53,11 @@ impl InboxMessage {
         self.str_field("text").unwrap_or_default()
     }
 
+    /// The one-line preview the sender gave, if any.
+    pub(crate) fn summary(&self) -> Option<&str> {
+        self.str_field("summary")
+    }
+
     pub(crate) fn timestamp(&self) -> &str {
         self.str_field("timestamp").unwrap_or_default()
     }

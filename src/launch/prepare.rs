@@ -95,6 +95,10 @@ pub(crate) fn prepare(
         member.profile = Some(spec.profile);
         member.protocol = Some(spec.protocol);
         member.delivery = Some(spec.delivery);
+        member.paste_format = spec
+            .paste_format
+            .as_ref()
+            .map(|format| format.as_str().to_owned());
         member.run_timeout_s = (spec.run_timeout_s > 0).then_some(spec.run_timeout_s);
         member.isolation = (spec.isolation == Isolation::Worktree).then_some(Isolation::Worktree);
         record_launch(&mut member, &launch);

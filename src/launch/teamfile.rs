@@ -9,6 +9,7 @@ use serde::Deserialize;
 use crate::base::names::Name;
 use crate::error::{Error, Result};
 use crate::format::config::DEFAULT_LEAD;
+use crate::format::paste::{PasteFormat, delivery_with};
 use crate::format::settings::{Color, Profile};
 use crate::format::settings::{Delivery, Isolation, Protocol};
 use crate::launch::argv::{default_inherit, detect_profile};
@@ -55,6 +56,8 @@ pub(crate) struct MemberSpec {
     pub(crate) prompt: Option<String>,
     pub(crate) protocol: Protocol,
     pub(crate) delivery: Delivery,
+    /// How paste delivery types a message; `None` for the default, framed.
+    pub(crate) paste_format: Option<PasteFormat>,
     pub(crate) run_timeout_s: u64,
     pub(crate) env: BTreeMap<String, String>,
     pub(crate) cwd: PathBuf,
@@ -106,8 +109,8 @@ struct RawMember {
     prompt: Option<String>,
     #[serde(default)]
     protocol: Protocol,
-    #[serde(default)]
-    delivery: Delivery,
+    delivery: Option<Delivery>,
+    paste_format: Option<String>,
     #[serde(default)]
     run_timeout_s: u64,
     #[serde(default)]
@@ -297,6 +300,14 @@ impl TeamFile {
                     member.run_timeout_s
                 )));
             }
+            let paste_format = member
+                .paste_format
+                .as_deref()
+                .map(PasteFormat::parse)
+                .transpose()
+                .map_err(|why| invalid(format!("paste_format of {name}: {why}")))?;
+            let delivery = delivery_with(member.delivery, paste_format.as_ref())
+                .map_err(|why| invalid(format!("paste_format of {name}: {why}")))?;
             let command = argv(member.command, name.as_str(), &invalid)?;
             let profile = member
                 .profile
@@ -326,7 +337,8 @@ impl TeamFile {
                 isolation: member.isolation,
                 prompt: member.prompt,
                 protocol: member.protocol,
-                delivery: member.delivery,
+                delivery,
+                paste_format,
                 run_timeout_s: member.run_timeout_s,
             });
         }
@@ -580,6 +592,44 @@ cwd = "sub"
                     "/repo/teams/t.toml: run_timeout_s of a is {absurd}; at most 31536000 (a year), or 0 for none"
                 )
             );
+        }
+    }
+
+    #[test]
+    fn paste_formats_are_checked_and_mean_paste_delivery() {
+        let team = |keys: &str| {
+            parse(&format!(
+                "name = \"t\"\n[[member]]\nname = \"py\"\ncommand = \"python3 -i\"\n{keys}"
+            ))
+        };
+        let raw = team("paste_format = \"raw\"").unwrap();
+        assert_eq!(raw.members[0].delivery, Delivery::Paste);
+        assert_eq!(raw.members[0].paste_format, Some(PasteFormat::Raw));
+        let template = team("delivery = \"paste\"\npaste_format = \"# {from}\\n{text}\"").unwrap();
+        assert_eq!(
+            template.members[0].paste_format.as_ref().unwrap().as_str(),
+            "# {from}\n{text}"
+        );
+        let plain = team("delivery = \"paste\"").unwrap();
+        assert_eq!(plain.members[0].paste_format, None);
+        assert_eq!(team("").unwrap().members[0].delivery, Delivery::Pull);
+        for (keys, why) in [
+            (
+                "paste_format = \"{frm}: {text}\"",
+                "/repo/teams/t.toml: paste_format of py: \"{frm}: {text}\" has an unknown placeholder {frm}",
+            ),
+            (
+                "paste_format = \"Raw\"",
+                "/repo/teams/t.toml: paste_format of py: \"Raw\" is not a paste format",
+            ),
+            (
+                "delivery = \"pull\"\npaste_format = \"raw\"",
+                "/repo/teams/t.toml: paste_format of py: \"raw\" needs delivery = \"paste\", not \"pull\"",
+            ),
+        ] {
+            let err = team(keys).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{keys}");
+            assert!(err.message().starts_with(why), "{}", err.message());
         }
     }
 

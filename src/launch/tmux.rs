@@ -297,24 +297,66 @@ impl Tmux {
     /// Pastes `text` into a pane exactly as given, then presses Enter. The text travels through a
     /// named buffer on stdin, so no byte of it is interpreted by tmux or a shell.
     pub(crate) fn paste(&self, pane: &str, buffer: &str, text: &[u8]) -> Result<()> {
+        // -p: bracketed paste when the program asked for it; -r: newlines stay newlines.
+        self.put(pane, buffer, text, &["-p", "-r"])?;
+        self.press_enter(pane)
+    }
+
+    /// Types `keys` into a pane as a person at its keyboard would, each byte as it is (a newline
+    /// is the Enter key), then Enter unless `enter` is false. Like [`Tmux::paste`], the bytes go
+    /// through a named buffer on stdin: a control character, a key name or a leading `-` is never
+    /// read by tmux as a key or an option.
+    pub(crate) fn type_keys(
+        &self,
+        pane: &str,
+        buffer: &str,
+        keys: &[u8],
+        enter: bool,
+    ) -> Result<()> {
+        if !keys.is_empty() {
+            self.put(pane, buffer, keys, &[])?;
+        }
+        if enter {
+            self.press_enter(pane)?;
+        }
+        Ok(())
+    }
+
+    /// Loads `bytes` into `buffer` from stdin and pastes it into `pane` with `flags`, deleting the
+    /// buffer. A paste that fails takes the buffer away too, so no text is left on the server.
+    fn put(&self, pane: &str, buffer: &str, bytes: &[u8], flags: &[&str]) -> Result<()> {
         feed(
             self.command(["load-buffer", "-b", buffer, "-"]),
             "load-buffer",
-            text,
+            bytes,
         )?;
-        // -p: bracketed paste when the program asked for it; -r: newlines stay newlines.
-        self.run(&args([
-            "paste-buffer",
-            "-d",
-            "-p",
-            "-r",
-            "-b",
-            buffer,
-            "-t",
-            pane,
-        ]))?;
+        let mut argv = args(["paste-buffer", "-d"]);
+        argv.extend(flags.iter().map(OsString::from));
+        argv.extend(args(["-b", buffer, "-t", pane]));
+        self.run(&argv).map(drop).inspect_err(|_| {
+            let _ = self.run(&args(["delete-buffer", "-b", buffer]));
+        })
+    }
+
+    fn press_enter(&self, pane: &str) -> Result<()> {
         self.run(&args(["send-keys", "-t", pane, "Enter"]))
             .map(drop)
+    }
+
+    /// The member a pane of swarm's shows on its border (`@swarm-member`, set by
+    /// [`Tmux::decorate`]); `None` when the pane is gone or is no member's.
+    pub(crate) fn member_in(&self, pane: &str) -> Result<Option<String>> {
+        match self.run(&args([
+            "display-message",
+            "-p",
+            "-t",
+            pane,
+            "#{@swarm-member}",
+        ])) {
+            Ok(out) => Ok(Some(out.trim_end_matches('\n').to_owned()).filter(|m| !m.is_empty())),
+            Err(err) if is_gone(err.message()) => Ok(None),
+            Err(err) => Err(err),
+        }
     }
 
     /// How a person attaches to `session` on this server.

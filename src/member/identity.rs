@@ -68,9 +68,7 @@ pub(crate) fn own_whereabouts(home: &Home) -> Whereabouts {
     whereabouts(home, process::own_pid())
 }
 
-/// The name a message from process `pid` is stored under: `<member>@<team>` from a member's pane,
-/// else `uds:<label>` (or `uds:<socket>`) when the sender claims a listener of its own, else
-/// `user`.
+/// The name of whoever runs at `whereabouts`: `<member>@<team>` in a member's pane, else `user`.
 pub(crate) fn sender_name(whereabouts: &Whereabouts) -> String {
     match whereabouts {
         Whereabouts::Pane { team, member } => format!("{member}@{team}"),
@@ -79,14 +77,28 @@ pub(crate) fn sender_name(whereabouts: &Whereabouts) -> String {
 }
 
 /// Who really sent a message that arrived on a peer socket from process `pid` (`SO_PEERCRED`),
-/// checked against the `from` it claims: the claim must name that same sender, as its own name,
-/// or as the address of a live peer that runs in the same place (its member's supervisor, or its
-/// own `swarm listen`). A claim that disagrees is refused.
+/// checked against the `from` it claims, as a name it can be answered at, never a socket path
+/// (docs/ARCHITECTURE.md, "Peers"):
+/// - from a member's pane, `<member>@<team>`: the claim must be that name (`uds:` or not), or
+///   name a listener in that same pane;
+/// - from outside every pane, `user`, `uds:user`, or the listener of the person's the claim
+///   names (by label or socket) as it is answered: `uds:<label>`, or `uds:user` without a label.
+///
+/// A claim that disagrees with where the sender runs is refused.
 pub(crate) fn peer_sender(home: &Home, pid: i32, claimed: &str) -> Result<String> {
     let sender = whereabouts(home, pid);
     let real = sender_name(&sender);
-    if claimed == real || claimed.strip_prefix("uds:") == Some(real.as_str()) {
-        return Ok(real);
+    let person = format!("uds:{PERSON}");
+    match &sender {
+        Whereabouts::Pane { .. }
+            if claimed == real || claimed.strip_prefix("uds:") == Some(real.as_str()) =>
+        {
+            return Ok(real);
+        }
+        Whereabouts::Outside if claimed == PERSON || claimed == person => {
+            return Ok(claimed.to_owned());
+        }
+        _ => {}
     }
     let refusal = || {
         Error::usage(format!(
@@ -104,10 +116,9 @@ pub(crate) fn peer_sender(home: &Home, pid: i32, claimed: &str) -> Result<String
     if whereabouts(home, listener.pid) != sender {
         return Err(refusal());
     }
-    Ok(match (&sender, &listener.label) {
-        (Whereabouts::Pane { .. }, _) => real,
-        (Whereabouts::Outside, Some(label)) => format!("uds:{label}"),
-        (Whereabouts::Outside, None) => listener.address(),
+    Ok(match &sender {
+        Whereabouts::Pane { .. } => real,
+        Whereabouts::Outside => listener.reply_address().unwrap_or(real),
     })
 }
 

@@ -20,7 +20,7 @@ use crate::format::structured::Structured;
 use crate::launch::keys;
 use crate::member::signer;
 use crate::peer::{self, Request};
-use crate::policy::Caller;
+use crate::policy::{Caller, PERSON};
 use crate::protocol::exchange;
 use crate::store::paths::Home;
 use crate::store::team::Team;
@@ -127,11 +127,13 @@ pub(crate) fn request(
     post(team, config, to, &envelope)
 }
 
-/// Writes the team `launch/prepare.rs` made and queues each member's prompt as its first
-/// message, from the lead (`init`, `up`). `replace` rewrites an existing team's config; inboxes,
+/// Writes the team `launch/prepare.rs` made, with an inbox for each member and for `user`, and
+/// queues each member's prompt as its first message, from the lead (`init`, `up`). `replace` rewrites an existing team's config; inboxes,
 /// history and logs are kept.
 pub(crate) fn create(home: &Home, config: &TeamConfig, replace: bool) -> Result<Team> {
     let team = Team::create(home, config, replace)?;
+    // The person at the keyboard has an inbox in every team, for replies to `user`.
+    team.mailbox(PERSON).ensure()?;
     for member in &config.members {
         if let Some(prompt) = &member.prompt {
             deliver_prompt(&team, config, &member.name, prompt)?;

@@ -11,6 +11,7 @@ use super::runtime::runtime_dir;
 use crate::base::clock;
 use crate::base::process;
 use crate::error::{Error, Result};
+use crate::policy::PERSON;
 use crate::store::durable::{atomic_write, private_dir, read_if_exists};
 use crate::store::paths::{Home, RuntimePaths};
 
@@ -37,6 +38,23 @@ impl PeerEntry {
         format!("uds:{}", self.socket.display())
     }
 
+    /// Whether it runs outside every pane: a `swarm listen` of the person's, which no member
+    /// registered.
+    pub(crate) fn is_persons(&self) -> bool {
+        self.agent.is_none() && self.team.is_none()
+    }
+
+    /// The name a message sent from where this listener runs is answered at, never its socket:
+    /// `uds:<label>`, or `uds:user` for a listener of the person's without a label. `None` for a
+    /// member's, which is answered at `<member>@<team>`.
+    pub(crate) fn reply_address(&self) -> Option<String> {
+        match &self.label {
+            Some(label) => Some(format!("uds:{label}")),
+            None if self.is_persons() => Some(format!("uds:{PERSON}")),
+            None => None,
+        }
+    }
+
     /// Whether `name` is this peer's socket path, its label, or its member's `<agent>@<team>`.
     pub(crate) fn is_called(&self, name: &str) -> bool {
         (name.contains('/') && Path::new(name) == self.socket)
@@ -46,11 +64,29 @@ impl PeerEntry {
     }
 }
 
-/// The socket a `uds:` address names: a path (anything with a `/`), else a live peer's label or
-/// its member's `<agent>@<team>`.
+/// The listener `uds:user` reaches: the most recent live `swarm listen` without a label that
+/// runs outside every pane, if any.
+fn person_listener(home: &Home) -> Result<Option<PeerEntry>> {
+    Ok(live_peers(home)?
+        .into_iter()
+        .rev()
+        .find(|peer| peer.label.is_none() && peer.is_persons()))
+}
+
+/// The socket a `uds:` address names: a path (anything with a `/`), `user` for the person's
+/// newest listener without a label, else a live peer's label or its member's `<agent>@<team>`.
 pub(crate) fn resolve(home: &Home, target: &str) -> Result<PathBuf> {
     if target.contains('/') {
         return Ok(PathBuf::from(target));
+    }
+    if target == PERSON {
+        return person_listener(home)?
+            .map(|peer| peer.socket)
+            .ok_or_else(|| {
+                Error::not_found(format!("no terminal listens as uds:{PERSON}")).with_hint(
+                    "run `swarm listen` without --label in the terminal that should receive it",
+                )
+            });
     }
     let peers = live_peers(home)?;
     let called: Vec<&PeerEntry> = peers.iter().filter(|p| p.is_called(target)).collect();

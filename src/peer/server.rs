@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
-use super::registry::{self, Registration};
+use super::registry::{self, PeerEntry, Registration};
 use super::runtime::runtime_dir;
 use super::{Ack, MAX_LINE_BYTES, Request};
 use crate::error::{Error, Result};
@@ -38,6 +38,7 @@ pub(crate) struct Incoming {
 pub(crate) struct Listener {
     unix: UnixListener,
     socket: PathBuf,
+    entry: PeerEntry,
     _registration: Registration,
 }
 
@@ -56,17 +57,23 @@ impl Listener {
             UnixListener::bind(&socket).map_err(|err| Error::io("listen on", &socket, err))?;
         std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
             .map_err(|err| Error::io("restrict", &socket, err))?;
-        let registration =
-            Registration::write(home, &registry::entry(socket.clone(), label, team, agent))?;
+        let entry = registry::entry(socket.clone(), label, team, agent);
+        let registration = Registration::write(home, &entry)?;
         Ok(Self {
             unix: listener,
             socket,
+            entry,
             _registration: registration,
         })
     }
 
     pub(crate) fn socket(&self) -> &Path {
         &self.socket
+    }
+
+    /// What it registered as.
+    pub(crate) fn entry(&self) -> &PeerEntry {
+        &self.entry
     }
 
     pub(crate) fn address(&self) -> String {

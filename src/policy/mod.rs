@@ -133,6 +133,16 @@ impl fmt::Display for Caller {
     }
 }
 
+/// Whose inbox `name` is in the team of `config`: a member's on its roster (by the name the
+/// roster spells), or the person at the keyboard's, `user`, which every team has whether or not
+/// `swarm join` put it on the roster (docs/ARCHITECTURE.md, "The person's inbox").
+pub(crate) fn inbox_owner<'a>(config: &'a TeamConfig, name: &'a str) -> Option<&'a str> {
+    match config.member(name) {
+        Some(member) => Some(member.name.as_str()),
+        None => (name == PERSON).then_some(PERSON),
+    }
+}
+
 /// What a caller asks to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Action {
@@ -149,6 +159,8 @@ pub(crate) enum Action {
     SubmitPlan,
     AnswerPlan,
     AssignTask,
+    /// Type keys into a member's pane, as if at its keyboard.
+    Type,
     /// Use the team's signing agent: have a message from the lead's side signed, or a
     /// teammate's key pair made (docs/ARCHITECTURE.md, "Signed lead messages").
     Sign,
@@ -205,7 +217,7 @@ impl Rule {
 }
 
 /// The whole policy.
-pub(crate) const RULES: [Rule; 14] = [
+pub(crate) const RULES: [Rule; 15] = [
     rule(
         Action::Send,
         "send a message, or broadcast one",
@@ -286,6 +298,12 @@ pub(crate) const RULES: [Rule; 14] = [
         "assign a task",
         "send (task_assignment)",
         [Grant::Yes, Grant::AsLead, Grant::No, Grant::No],
+    ),
+    rule(
+        Action::Type,
+        "type keys into a member's pane",
+        "type",
+        [Grant::Yes, Grant::Yes, Grant::No, Grant::No],
     ),
     rule(
         Action::Sign,
@@ -534,6 +552,14 @@ mod tests {
     }
 
     #[test]
+    fn the_person_has_an_inbox_in_every_team() {
+        let config = team();
+        assert_eq!(inbox_owner(&config, "user"), Some("user"));
+        assert_eq!(inbox_owner(&config, "bob"), Some("bob"));
+        assert_eq!(inbox_owner(&config, "ghost"), None);
+    }
+
+    #[test]
     fn the_person_acts_with_the_leads_authority_under_its_name() {
         let config = team();
         for who in [None, Some("alice")] {
@@ -544,6 +570,7 @@ mod tests {
                 Action::Remove,
                 Action::Spawn,
                 Action::Join,
+                Action::Type,
             ] {
                 assert_eq!(allow(&config, &person, action).unwrap(), *person.name());
             }

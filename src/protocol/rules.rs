@@ -8,7 +8,7 @@ use crate::format::config::TeamConfig;
 use crate::format::message::InboxMessage;
 use crate::format::signature::{Verdict, VerifyKey};
 use crate::format::structured::{Structured, request_subject};
-use crate::policy::{Action, Caller, allow, allow_own};
+use crate::policy::{Action, Caller, PERSON, allow, allow_own};
 use crate::store::team::Team;
 
 /// Where a message is going.
@@ -42,6 +42,21 @@ pub(crate) fn check(
         }
         Recipient::Member(to) => to,
     };
+    // No phantom inboxes: `user`, whose inbox every team has, takes plain messages only.
+    if config.member(to).is_none() {
+        let error = Error::usage(format!(
+            "{to} is not on team {}'s roster: {}",
+            config.name,
+            config.roster().join(", ")
+        ));
+        return Err(if to == PERSON {
+            error.with_hint(format!(
+                "{PERSON} takes plain messages only; {kind} and the other protocol messages go to members"
+            ))
+        } else {
+            error
+        });
+    }
     let lead = config.lead_name();
     let sender = match message {
         Structured::ShutdownRequest(_) => allow(config, caller, Action::RequestShutdown)?,
@@ -346,6 +361,31 @@ mod tests {
                 )
             );
         }
+    }
+
+    #[test]
+    fn nothing_structured_goes_off_the_roster_not_even_to_user() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        for to in ["user", "ghost"] {
+            let err = checked(
+                &team,
+                "team-lead",
+                Recipient::Member(to),
+                &request(&format!("shutdown-1@{to}"), "team-lead"),
+            )
+            .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Usage);
+            assert_eq!(
+                err.message(),
+                format!("{to} is not on team t's roster: team-lead, bob")
+            );
+            assert_eq!(err.hint().is_some(), to == "user");
+        }
+        let err = checked(&team, "bob", Recipient::Member("user"), &idle("bob")).unwrap_err();
+        assert!(
+            err.hint().unwrap().contains("takes plain messages only"),
+            "{err:?}"
+        );
     }
 
     #[test]

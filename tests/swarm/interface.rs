@@ -287,7 +287,7 @@ fn refusals() {
         ("team-lead", vec!["join", "bob"], None),
         ("team-lead", vec!["inbox", "nobody"], None),
         ("team-lead", vec!["send", "ghost", "hi"], None),
-        ("user", vec!["recv"], None),
+        ("mallory", vec!["recv"], None),
         ("bob", vec!["watch", "carol", "--consume"], None),
         ("bob", vec!["shutdown", "request", "carol"], None),
         ("team-lead", vec!["shutdown", "request", "team-lead"], None),

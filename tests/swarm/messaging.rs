@@ -82,12 +82,32 @@ fn outside_a_team_the_sender_is_user() {
         .run()
         .success();
     assert_eq!(sandbox.inbox("t", "bob")[0]["from"], "user");
+    // user is not on the roster, yet has an inbox: bob's answer reaches it, and `recv` outside
+    // every pane takes it.
+    sandbox
+        .swarm()
+        .args(["send", "user", "hello back"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success();
+    let got = sandbox
+        .swarm()
+        .args(["recv", "--json"])
+        .team("t")
+        .env_remove("SWARM_AGENT")
+        .run()
+        .success()
+        .json();
+    assert_eq!(got[0]["from"], "bob");
+    assert_eq!(got[0]["text"], "hello back");
     sandbox
         .swarm()
         .args(["recv"])
         .team("t")
+        .as_("mallory")
         .run()
-        .refused(3, "user is not a member");
+        .refused(3, "mallory is not a member");
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! `swarm inbox [NAME] [--all]`: look at unread messages without consuming them.
+//! `swarm inbox [NAME] [--all]`: look at unread messages without consuming them. Outside every
+//! pane, yours is `user`'s, which every team has.
 
 use clap_complete::engine::ArgValueCandidates;
 use serde_json::{Value, json};
@@ -31,8 +32,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         None => ctx.member_of(&config)?.name().clone(),
     };
     policy::allow(&config, &ctx.caller(&config)?, Action::Read)?;
-    let member = config.require_member(name.as_str())?;
-    let mailbox = team.mailbox(&member.name);
+    let owner = policy::inbox_owner(&config, name.as_str())
+        .ok_or_else(|| config.unknown_member(name.as_str()))?;
+    let mailbox = team.mailbox(owner);
     let (delivered, unread) = if args.all {
         mailbox.listing()?
     } else {
@@ -41,7 +43,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 
     // Delivered first (with --all, else as seen from history): an unread entry whose msg_id was
     // delivered before is a replay.
-    let mut judge = verify::judge(&team, &config, &member.name, !args.all)?;
+    let mut judge = verify::judge(&team, &config, owner, !args.all)?;
     let delivered: Vec<_> = delivered.iter().map(|m| (m, judge.judge(m))).collect();
     let unread: Vec<_> = unread.iter().map(|m| (m, judge.judge(m))).collect();
 
@@ -59,11 +61,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         return output::json(&all);
     }
     if args.all {
-        output::line(format!(
-            "# delivered to {} ({})",
-            member.name,
-            delivered.len()
-        ))?;
+        output::line(format!("# delivered to {} ({})", owner, delivered.len()))?;
         for (message, verdict) in &delivered {
             output::line(render::line(message, *verdict))?;
         }

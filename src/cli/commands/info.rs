@@ -9,6 +9,7 @@ use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::Result;
+use crate::format::settings::Delivery;
 use crate::member::liveness::Observed;
 
 #[derive(Debug, clap::Args)]
@@ -73,6 +74,31 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         ),
         ("protocol", member.protocol().as_str().to_owned()),
         ("delivery", member.delivery().as_str().to_owned()),
+        (
+            "paste format",
+            if member.delivery() == Delivery::Paste {
+                member
+                    .paste_format()
+                    // A template may hold a newline: shown escaped, on its one row.
+                    .map_or_else(
+                        |err| err.message().to_owned(),
+                        |f| {
+                            f.as_str()
+                                .chars()
+                                .map(|c| {
+                                    if c.is_control() {
+                                        c.escape_debug().to_string()
+                                    } else {
+                                        c.to_string()
+                                    }
+                                })
+                                .collect()
+                        },
+                    )
+            } else {
+                "-".to_owned()
+            },
+        ),
         (
             "isolation",
             member.isolation.unwrap_or_default().as_str().to_owned(),

@@ -1,5 +1,6 @@
-//! `swarm listen [--label L]`: open a peer socket in this terminal and print what arrives, until
-//! interrupted. The socket and its registry entry are removed on exit, Ctrl-C included.
+//! `swarm listen [--label L]`: open a peer socket in this terminal and print what arrives, each
+//! under a name it can be answered at, until interrupted. Without a label it is reached as
+//! `uds:user`. The socket and its registry entry are removed on exit, Ctrl-C included.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -12,11 +13,12 @@ use crate::cli::output;
 use crate::error::{Error, Result};
 use crate::member::identity;
 use crate::peer::{Incoming, Listener, Request, Sink};
-use crate::policy::Whereabouts;
+use crate::policy::{PERSON, Whereabouts};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// A name for this peer: `swarm peers` shows it, and `swarm send uds:L` reaches it
+    /// A name for this peer: `swarm peers` shows it, and `swarm send uds:L` reaches it [default:
+    /// none, and `swarm send uds:user` reaches the newest such listener]
     #[arg(long, value_name = "L")]
     pub(crate) label: Option<String>,
 }
@@ -37,25 +39,36 @@ async fn listen(ctx: &Context, args: Args) -> Result<()> {
     };
     if let Some(label) = &args.label {
         Name::parse("label", label)?;
+        if label == PERSON {
+            return Err(Error::usage(format!(
+                "--label {PERSON} is taken: uds:{PERSON} reaches a listener without a label"
+            ))
+            .with_hint("drop --label to listen as uds:user"));
+        }
     }
     // Handlers first: a Ctrl-C the moment the socket exists must still remove it.
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hangup = signal(SignalKind::hangup())?;
-    let also = args
-        .label
-        .as_ref()
-        .map(|label| format!(" (or uds:{label})"))
-        .unwrap_or_default();
     let listener = Listener::bind(&ctx.home, args.label, team, agent)?;
     {
         let mut stderr = std::io::stderr().lock();
-        let _ = writeln!(stderr, "swarm: listening on {}{also}", listener.address());
-        let _ = writeln!(
-            stderr,
-            "hint: sends from this terminal are signed with it; elsewhere, export SWARM_SOCKET={}",
-            listener.socket().display()
-        );
+        let socket = listener.socket().display();
+        // The name it is reached at, and what this terminal sends is signed with: never the
+        // socket. In a member's pane, what is sent from there is signed as that member.
+        match listener.entry().reply_address() {
+            Some(name) => {
+                let _ = writeln!(stderr, "swarm: listening as {name} on {socket}");
+                let _ = writeln!(
+                    stderr,
+                    "hint: what this terminal sends is signed {name}, so replies come here; \
+                     elsewhere, export SWARM_SOCKET={socket}"
+                );
+            }
+            None => {
+                let _ = writeln!(stderr, "swarm: listening on {}", listener.address());
+            }
+        }
     }
     let json = ctx.json;
     let home = ctx.home.clone();

@@ -1,8 +1,9 @@
-//! `swarm send TO [TEXT|-]`: a message to a member, to every member but yourself (`*`), or to a
-//! `uds:` peer. Text that is a protocol message obeys the protocol rules.
+//! `swarm send TO [TEXT|-]`: a message to a member, to `user` (the person at the keyboard, in
+//! every team), to every member but yourself (`*`), or to a `uds:` peer (`uds:user`: the person's
+//! listener, else their inbox). Text that is a protocol message obeys the protocol rules.
 
 use std::collections::HashSet;
-use std::io::Read;
+use std::io::{Read, Write};
 
 use clap_complete::engine::ArgValueCandidates;
 use serde_json::json;
@@ -12,7 +13,7 @@ use crate::base::text::derive_summary;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::structured::{Classified, Structured};
 use crate::member::identity;
@@ -24,8 +25,10 @@ use crate::store::team::Team;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// A member's name, '*' for every member except you, or a peer: uds:PATH, or uds:LABEL for
-    /// the live peer with that label (or that agent@team)
+    /// A member's name ('user': the person at the keyboard, in every team), '*' for every member
+    /// except you, or a peer: uds:PATH, uds:LABEL for the live peer with that label (or that
+    /// agent@team), or uds:user for your terminal running `swarm listen` without a label (else
+    /// your inbox)
     #[arg(value_name = "TO", add = ArgValueCandidates::new(complete::recipients))]
     pub(crate) to: String,
 
@@ -72,15 +75,16 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         None => policy::allow(&config, &caller, Action::Send)?,
     };
     let targets: Vec<String> = match recipient {
+        // `user`, the person at the keyboard, has an inbox in every team, on the roster or not.
         Recipient::Member(to) => {
-            let member = config.member(to).ok_or_else(|| {
+            let owner = policy::inbox_owner(&config, to).ok_or_else(|| {
                 Error::usage(format!(
                     "{to} is not on team {}'s roster: {}",
                     config.name,
                     config.roster().join(", ")
                 ))
             })?;
-            vec![member.name.clone()]
+            vec![owner.to_owned()]
         }
         Recipient::Broadcast => config
             .members
@@ -159,34 +163,97 @@ fn withdraw(team: &Team, message: &InboxMessage, reached: &[String], err: Error)
     }
 }
 
-/// `send uds:PATH` or `send uds:LABEL`: one line to a peer socket, acknowledged once the
-/// receiver has it.
+/// `send uds:PATH`, `send uds:LABEL` or `send uds:user`: one line to a peer socket, acknowledged
+/// once the receiver has it. When no terminal listens as `uds:user`, the message waits in `user`'s
+/// inbox of the sender's team instead, and stderr says so.
 fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> Result<()> {
     let target = peer::address_path(to).ok_or_else(|| {
         Error::usage(
             "a peer address is uds:PATH or uds:LABEL, e.g. uds:/run/user/1000/swarm/4242.sock",
         )
     })?;
-    let path = peer::resolve(&ctx.home, target)?;
     // The receiver tells who sent it from the connection itself; this claim must agree with that.
-    let mut request = peer::Request {
-        from: match ctx.whereabouts() {
-            Whereabouts::Outside => peer::own_address(&ctx.home, PERSON),
-            pane @ Whereabouts::Pane { .. } => identity::sender_name(pane),
-        },
-        text: text.to_owned(),
-        summary: summary.map(str::to_owned),
-        msg_id: crate::base::ids::fresh().to_string(),
-        timestamp: None,
-        lead_sig: None,
+    let from = match ctx.whereabouts() {
+        Whereabouts::Outside => peer::own_address(&ctx.home),
+        pane @ Whereabouts::Pane { .. } => identity::sender_name(pane),
     };
-    // To a member's socket from the lead's side, signed as its inbox would have it.
-    seal::seal_peer_request(&ctx.home, &path, &mut request)?;
-    let msg_id = peer::deliver(&path, &request)?;
+    let delivered = peer::resolve(&ctx.home, target).and_then(|path| {
+        let mut request = peer::Request {
+            from,
+            text: text.to_owned(),
+            summary: summary.map(str::to_owned),
+            msg_id: crate::base::ids::fresh().to_string(),
+            timestamp: None,
+            lead_sig: None,
+        };
+        // To a member's socket from the lead's side, signed as its inbox would have it.
+        seal::seal_peer_request(&ctx.home, &path, &mut request)?;
+        let msg_id = peer::deliver(&path, &request)?;
+        Ok((msg_id, request.from))
+    });
+    let (msg_id, from) = match delivered {
+        Ok(delivered) => delivered,
+        // Nobody listens as `user` (or the listener went before it could answer): nothing was
+        // delivered, and the person reads it from their inbox.
+        Err(err) if target == PERSON && err.kind() == ErrorKind::NotFound => {
+            return leave_for_person(ctx, to, text, summary, err);
+        }
+        Err(err) => return Err(err),
+    };
     if ctx.json {
-        return output::json(&json!({"msg_id": msg_id, "from": request.from, "to": to}));
+        return output::json(
+            &json!({"msg_id": msg_id, "from": from, "to": to, "delivered": "peer"}),
+        );
     }
     output::line(msg_id)
+}
+
+/// `send uds:user` with no terminal listening: into `user`'s inbox of the team the sender is a
+/// member of (its pane's), else of the team the command acts on, as `send user` would put it.
+/// Without a team to put it in, `unreachable` is the error.
+fn leave_for_person(
+    ctx: &Context,
+    to: &str,
+    text: &str,
+    summary: Option<&str>,
+    unreachable: Error,
+) -> Result<()> {
+    let team = match ctx.whereabouts() {
+        Whereabouts::Pane { team, .. } => Team::open(&ctx.home, team),
+        Whereabouts::Outside => ctx.team(),
+    };
+    let Ok(team) = team else {
+        return Err(unreachable);
+    };
+    let config = team.load()?;
+    let me = policy::allow(&config, &ctx.caller(&config)?, Action::Send)?;
+    let summary = summary.map_or_else(|| derive_summary(text), str::to_owned);
+    let color = config.member(me.as_str()).and_then(|m| m.color.clone());
+    let mut message = InboxMessage::new(me.as_str(), text, Some(&summary), color.as_deref());
+    seal::seal(&team, &config, PERSON, &mut message)?;
+    team.mailbox(PERSON)
+        .append(std::slice::from_ref(&message))?;
+    {
+        let mut stderr = std::io::stderr().lock();
+        let _ = writeln!(
+            stderr,
+            "swarm: no terminal listens as {to}; the message waits in {PERSON}'s inbox of team {} \
+             (swarm inbox --team {})",
+            team.name(),
+            team.name()
+        );
+    }
+    if ctx.json {
+        return output::json(&json!({
+            "msg_id": message.id(),
+            "from": me.as_str(),
+            "to": to,
+            "delivered": "inbox",
+            "team": team.name(),
+            "inbox": PERSON,
+        }));
+    }
+    output::line(message.id())
 }
 
 /// Protocol messages are checked; JSON that claims a protocol type without its fields is refused.

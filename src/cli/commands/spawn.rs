@@ -13,6 +13,7 @@ use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::{Error, Result};
 use crate::format::config::Member;
+use crate::format::paste::{PasteFormat, delivery_with};
 use crate::format::settings::Isolation;
 use crate::format::settings::{Color, Profile};
 use crate::launch::argv::{TeamLaunch, TeammateRequest, default_program, detect_profile};
@@ -64,6 +65,12 @@ pub(crate) struct Args {
     /// Its first message, from the lead
     #[arg(long, value_name = "TEXT")]
     pub(crate) prompt: Option<String>,
+
+    /// Deliver messages by pasting them into its pane, typed this way: framed ([from NAME] TEXT),
+    /// raw (the text exactly), or a template with {from}, {text} and {summary}, where {{ and }}
+    /// are literal braces; Enter follows each
+    #[arg(long, value_name = "FORMAT", value_parser = PasteFormat::parse)]
+    pub(crate) paste_format: Option<PasteFormat>,
 
     /// Rotate its log at this size, e.g. 64MiB [default: the team file's log_max, else 64MiB]
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
@@ -165,6 +172,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     member.cwd = cwd.display().to_string();
     member.profile = Some(profile);
     member.isolation = args.worktree.then_some(Isolation::Worktree);
+    if let Some(format) = &args.paste_format {
+        member.delivery = Some(delivery_with(None, Some(format)).map_err(Error::usage)?);
+        member.paste_format = Some(format.as_str().to_owned());
+    }
     record_launch(&mut member, &launch);
     seal::give_key(&ctx.home, team.name(), &lead, &mut member, &mut launch.env)?;
     team.update(|config| {

@@ -50,9 +50,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     }
     let scope = match &target {
         Some(name) => {
-            let member = config.require_member(name.as_str())?;
-            team.mailbox(&member.name).ensure()?;
-            Scope::One(member.name.clone())
+            let owner = policy::inbox_owner(&config, name.as_str())
+                .ok_or_else(|| config.unknown_member(name.as_str()))?;
+            team.mailbox(owner).ensure()?;
+            Scope::One(owner.to_owned())
         }
         None => Scope::All,
     };

@@ -1,14 +1,17 @@
 //! What the supervisor does with the member's inbox: for `protocol = "wrapper"` it answers the
 //! lead's shutdown request on the program's behalf; for `delivery = "paste"` it pastes each plain
-//! message into the pane as `[from <sender>] <text>` and moves it to history.
+//! message into the pane in the member's paste format (`[from <sender>] <text>`, the text alone,
+//! or a template) and moves it to history (docs/ARCHITECTURE.md, "Paste delivery").
 
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::base::clock;
+use crate::base::text::derive_summary;
 use crate::error::Result;
 use crate::format::message::InboxMessage;
+use crate::format::paste::PasteFormat;
 use crate::format::settings::{Delivery, Protocol};
 use crate::format::signature::{Judge, Verdict};
 use crate::format::structured::{ShutdownApproved, Structured};
@@ -35,17 +38,19 @@ pub(crate) struct InboxFeed {
     judge: Arc<Mutex<Verifier>>,
 }
 
-/// The judge, and the forged requests already reported in the pane.
+/// The judge, and the forged messages already reported in the pane.
 struct Verifier {
     judge: Judge,
     reported: HashSet<String>,
 }
 
 /// What the supervisor does with the member's inbox.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Handling {
     wrapper: bool,
     paste: bool,
+    /// How a message is pasted.
+    format: PasteFormat,
 }
 
 /// How changes to the inbox are noticed.
@@ -66,6 +71,7 @@ impl InboxFeed {
             handling: Handling {
                 wrapper: false,
                 paste: false,
+                format: PasteFormat::Framed,
             },
             judge: Arc::new(Mutex::new(Verifier {
                 judge: Judge::new(None, ""),
@@ -86,6 +92,11 @@ impl InboxFeed {
                 supervisor.name
             );
         }
+        let format = supervisor.member.paste_format().unwrap_or_else(|err| {
+            // config.json was edited since launch: framed still shows who sent what.
+            supervisor.say(&format!("{}; pasting framed instead", err.message()));
+            PasteFormat::Framed
+        });
         let mailbox = supervisor.team.mailbox(&supervisor.name);
         let judge = if wrapper || paste {
             supervisor
@@ -102,7 +113,11 @@ impl InboxFeed {
             file: mailbox.file_name().to_owned(),
             look_now: true,
             look_again: false,
-            handling: Handling { wrapper, paste },
+            handling: Handling {
+                wrapper,
+                paste,
+                format,
+            },
             judge: Arc::new(Mutex::new(Verifier {
                 judge,
                 reported: HashSet::new(),
@@ -145,7 +160,7 @@ impl InboxFeed {
 
     /// Handles what arrived; returns a reason when the program must now end.
     pub(crate) async fn handle(&mut self, supervisor: &Arc<Supervisor>) -> Option<String> {
-        let handling = self.handling;
+        let handling = self.handling.clone();
         let judge = Arc::clone(&self.judge);
         let handled = supervisor
             .off_runtime(move |this| {
@@ -169,10 +184,10 @@ const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Handling {
     /// A shutdown request the lead really sent ends the program (wrapper); a forged one is left
-    /// unread and never acted on. Each plain message is pasted, a forged lead message marked so
-    /// (paste).
+    /// unread and never acted on. Each plain message is pasted (paste): a forged lead message
+    /// marked so when framed, else left unread with a word in the pane.
     fn try_handle(
-        self,
+        &self,
         supervisor: &Supervisor,
         verifier: &mut Verifier,
     ) -> Result<Option<String>> {
@@ -244,16 +259,28 @@ impl Handling {
             let mut failure = None;
             for message in &plain {
                 let verdict = judge.verdict(message);
-                let from = if verdict.is_forged() {
-                    format!("{}(forged)", message.from())
-                } else {
-                    message.from().to_owned()
+                let from = match verdict {
+                    Verdict::Forged(why) if !self.format.shows_forgery() => {
+                        // Raw text or a template would pass it off as the lead's: it stays
+                        // unread, never pasted, and the pane is told once.
+                        if verifier.reported.insert(message.id().into_owned()) {
+                            supervisor.say(&format!(
+                                "did not paste a message that claims to come from {} ({why}); \
+                                 it stays unread: swarm inbox {}",
+                                message.from(),
+                                supervisor.name
+                            ));
+                        }
+                        continue;
+                    }
+                    Verdict::Forged(_) => format!("{}(forged)", message.from()),
+                    Verdict::Verified | Verdict::NotClaimed => message.from().to_owned(),
                 };
-                match tmux.paste(
-                    pane,
-                    &buffer,
-                    crate::format::message::framed(&from, message.text()).as_bytes(),
-                ) {
+                let summary = message
+                    .summary()
+                    .map_or_else(|| derive_summary(message.text()), str::to_owned);
+                let typed = self.format.render(&from, message.text(), &summary);
+                match tmux.paste(pane, &buffer, typed.as_bytes()) {
                     Ok(()) => {
                         pasted.insert(message.id().into_owned());
                     }
