@@ -158,6 +158,9 @@ pub(crate) struct Member {
     pub(crate) socket: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) log_file: Option<String>,
+    /// The bound of the member's log in bytes, as its supervisor was told it (`log_max`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) log_max: Option<u64>,
     /// Set by `stop` and `down` before they signal the supervisor: why it should end the program.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) stop_requested: Option<String>,

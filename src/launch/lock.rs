@@ -30,6 +30,16 @@ impl LaunchLock {
         })
     }
 
+    /// Waits for the lock on team `name`: `spawn` opening the team's window takes its turn with
+    /// other spawns and with `up`, which hold it for moments.
+    pub(crate) fn wait(home: &Home, name: &str) -> Result<Self> {
+        let team = home.team(name);
+        private_dir(team.private_root(), team.dir())?;
+        let mut flock = FlockFile::open(&team.launch_lock())?.lock()?;
+        flock.record(&std::process::id().to_string());
+        Ok(Self { flock })
+    }
+
     /// Takes the lock on team `name`, or tells the pid of the launch that holds it, when it wrote
     /// one.
     pub(crate) fn try_take(

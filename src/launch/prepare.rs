@@ -10,7 +10,7 @@ use crate::format::config::{LaunchSettings, Member, TeamConfig};
 use crate::format::settings::Color;
 use crate::format::settings::Isolation;
 use crate::launch::argv::{Launch, TeamLaunch, TeammateRequest};
-use crate::launch::teamfile::{DEFAULT_LOG_MAX, TeamFile};
+use crate::launch::teamfile::{DEFAULT_LOG_MAX, MemberSpec, TeamFile};
 use crate::store::paths::Home;
 
 /// A team ready to be written, with what each pane will run.
@@ -61,6 +61,7 @@ pub(crate) fn prepare(
     if let Some(command) = &file.lead.command {
         let launch = launch_team.lead(command, &file.lead.env, launcher_env);
         record_launch(&mut lead, &launch);
+        lead.log_max = Some(file.lead.log_max);
         panes.push(plan(
             lead_name,
             launch,
@@ -72,42 +73,8 @@ pub(crate) fn prepare(
 
     for (index, spec) in file.members.iter().enumerate() {
         let color = spec.color.unwrap_or_else(|| Color::round_robin(index));
-        let launch = launch_team.teammate(
-            &TeammateRequest {
-                name: spec.name.as_str(),
-                command: spec.command.as_deref(),
-                profile: spec.profile,
-                agent_type: spec.agent_type.as_deref(),
-                model: spec.model.as_deref(),
-                color: Some(color),
-                plan_mode_required: spec.plan_mode_required,
-                env: &spec.env,
-            },
-            launcher_env,
-        );
-        let mut member = Member::new(spec.name.as_str(), team, now);
-        member.agent_type.clone_from(&spec.agent_type);
-        member.model.clone_from(&spec.model);
-        member.prompt.clone_from(&spec.prompt);
-        member.color = Some(color.as_str().to_owned());
-        member.plan_mode_required = spec.plan_mode_required.then_some(true);
-        member.cwd = spec.cwd.display().to_string();
-        member.profile = Some(spec.profile);
-        member.protocol = Some(spec.protocol);
-        member.delivery = Some(spec.delivery);
-        member.paste_format = spec
-            .paste_format
-            .as_ref()
-            .map(|format| format.as_str().to_owned());
-        member.run_timeout_s = (spec.run_timeout_s > 0).then_some(spec.run_timeout_s);
-        member.isolation = (spec.isolation == Isolation::Worktree).then_some(Isolation::Worktree);
-        record_launch(&mut member, &launch);
-        panes.push(plan(
-            spec.name.as_str(),
-            launch,
-            spec.cwd.clone(),
-            spec.log_max,
-        ));
+        let (member, pane) = teammate(&launch_team, spec, color, now, launcher_env);
+        panes.push(pane);
         members.push(member);
     }
 
@@ -138,6 +105,50 @@ pub(crate) fn prepare(
         extra: serde_json::Map::new(),
     };
     Prepared { config, panes }
+}
+
+/// A teammate's record in config.json and its pane's plan, from its settings: what `up`, `init`
+/// and `spawn` all write for a member, so a member spawned later is the same as one in the file.
+pub(crate) fn teammate(
+    launch_team: &TeamLaunch<'_>,
+    spec: &MemberSpec,
+    color: Color,
+    now: u64,
+    launcher_env: &dyn Fn(&str) -> Option<String>,
+) -> (Member, PanePlan) {
+    let launch = launch_team.teammate(
+        &TeammateRequest {
+            name: spec.name.as_str(),
+            command: spec.command.as_deref(),
+            profile: spec.profile,
+            agent_type: spec.agent_type.as_deref(),
+            model: spec.model.as_deref(),
+            color: Some(color),
+            plan_mode_required: spec.plan_mode_required,
+            env: &spec.env,
+        },
+        launcher_env,
+    );
+    let mut member = Member::new(spec.name.as_str(), launch_team.team, now);
+    member.agent_type.clone_from(&spec.agent_type);
+    member.model.clone_from(&spec.model);
+    member.prompt.clone_from(&spec.prompt);
+    member.color = Some(color.as_str().to_owned());
+    member.plan_mode_required = spec.plan_mode_required.then_some(true);
+    member.cwd = spec.cwd.display().to_string();
+    member.profile = Some(spec.profile);
+    member.protocol = Some(spec.protocol);
+    member.delivery = Some(spec.delivery);
+    member.paste_format = spec
+        .paste_format
+        .as_ref()
+        .map(|format| format.as_str().to_owned());
+    member.run_timeout_s = (spec.run_timeout_s > 0).then_some(spec.run_timeout_s);
+    member.isolation = (spec.isolation == Isolation::Worktree).then_some(Isolation::Worktree);
+    member.log_max = Some(spec.log_max);
+    record_launch(&mut member, &launch);
+    let pane = plan(spec.name.as_str(), launch, spec.cwd.clone(), spec.log_max);
+    (member, pane)
 }
 
 pub(crate) fn record_launch(member: &mut Member, launch: &Launch) {

@@ -166,21 +166,18 @@ fn gated_tmux(sandbox: &mut Sandbox) {
     sandbox.set_env("PATH", path);
 }
 
-/// An `up` that cannot place one of its panes stops the members it already placed: exit 1 leaves
-/// no pane and no program of the team running.
-#[test]
-fn an_up_that_fails_part_way_stops_what_it_started() {
-    let mut sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    // A tmux that refuses to split a pane for the member called `doomed`.
+/// Puts a `tmux` first on PATH that refuses to place a pane for member `name` (any command with
+/// `name` as an argument, as the pane's `swarm run NAME` is), as a full window would; other calls
+/// go straight to the real tmux.
+fn refusing_tmux(sandbox: &mut Sandbox, name: &str) {
     let bin = sandbox.root().join("refusing-bin");
     fs::create_dir_all(&bin).unwrap();
     let script = bin.join("tmux");
     fs::write(
         &script,
         format!(
-            "#!/bin/sh\nfor arg in \"$@\"; do\n  if [ \"$arg\" = doomed ]; then echo 'no space for new pane' >&2; exit 1; fi\ndone\nexec {} \"$@\"\n",
-            real_tmux(&sandbox).display()
+            "#!/bin/sh\nfor arg in \"$@\"; do\n  if [ \"$arg\" = {name} ]; then echo 'no space for new pane' >&2; exit 1; fi\ndone\nexec {} \"$@\"\n",
+            real_tmux(sandbox).display()
         ),
     )
     .unwrap();
@@ -191,6 +188,15 @@ fn an_up_that_fails_part_way_stops_what_it_started() {
         sandbox.env_value("PATH").unwrap().to_string_lossy()
     );
     sandbox.set_env("PATH", path);
+}
+
+/// An `up` that cannot place one of its panes stops the members it already placed: exit 1 leaves
+/// no pane and no program of the team running.
+#[test]
+fn an_up_that_fails_part_way_stops_what_it_started() {
+    let mut sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    refusing_tmux(&mut sandbox, "doomed");
     let file = sandbox.write(
         "p.toml",
         "name = \"p\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"doomed\"\ncommand = [\"sleep\", \"1000\"]\n",
@@ -853,9 +859,11 @@ fn the_lead_and_the_person_spawn_teammates_do_not_and_names_are_unique() {
 /// again, and fails for the same reason, not because the member exists.
 #[test]
 fn a_spawn_that_cannot_place_its_pane_takes_the_member_back_out() {
-    let sandbox = Sandbox::new();
+    let mut sandbox = Sandbox::new();
     sandbox.team("t", &["a"]);
-    // The team's tmux server is gone.
+    refusing_tmux(&mut sandbox, "x");
+    // The team's window (on a server of the test's own) has no room for x, nor has a new one.
+    let _server = TmuxServer::unstarted_at(&sandbox, "gone.sock");
     let config_path = sandbox.team_dir("t").join("config.json");
     let mut config = sandbox.config("t");
     config["tmux"] = serde_json::json!({
@@ -872,7 +880,7 @@ fn a_spawn_that_cannot_place_its_pane_takes_the_member_back_out() {
             .team("t")
             .run()
             .code(1)
-            .stderr_has("tmux split-window failed")
+            .stderr_has("no space for new pane")
             .stderr_has("x was not added");
         assert_eq!(
             serde_json::from_slice::<Value>(&fs::read(&config_path).unwrap()).unwrap(),
