@@ -107,7 +107,7 @@ pub(crate) enum Command {
     /// Start a team from a TOML team file: the lead's pane, then one pane per member
     Up(commands::up::Args),
 
-    /// Add a teammate pane to the running team (lead only)
+    /// Add a teammate pane to the team, opening its window if it has none (lead only)
     Spawn(commands::spawn::Args),
 
     /// Create a team from a TOML team file without launching anything
@@ -131,7 +131,7 @@ pub(crate) enum Command {
     /// Print the last lines a member's pane printed, as text; -f follows, --all for everyone
     Log(commands::log::Args),
 
-    /// Block until a member ends and print its completion notice
+    /// Block until a member ends (--all: every member) and print its completion notice
     Wait(commands::wait::Args),
 
     /// Stop a member now (or all of them): SIGTERM, a grace period, SIGKILL, pane killed

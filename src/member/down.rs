@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::format::structured::{ShutdownRequest, Structured, shutdown_request_id};
 use crate::launch::tmux::Tmux;
 use crate::member::GRACE;
-use crate::member::liveness::{self, Observed};
+use crate::member::liveness::{self, Awaited, Observed};
 use crate::member::processes::{self, Run};
 use crate::member::seal;
 use crate::member::stop;
@@ -75,7 +75,7 @@ pub(crate) fn down(
             }
         }
         let deadline = clock::deadline(how.timeout);
-        liveness::wait_for_endings(team, &asked, deadline, |member, seen| {
+        liveness::wait_for_endings(team, Awaited::Named(&asked), deadline, |member, seen| {
             report(&liveness::ending_line(member, seen))
         })?;
     }

@@ -8,7 +8,7 @@ use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::config::{Member, State, TeamConfig};
 use crate::member::processes::{Run, Snapshot};
 use crate::store::follow::{Arrival, Follower};
@@ -169,15 +169,51 @@ pub(crate) enum Event<'a> {
     Ended(&'a Member, Seen),
 }
 
-/// Blocks until every member named has ended or vanished, calling `ended` once for each, in the
-/// order they end. Returns the members still live when the deadline passed.
+/// Whom a wait is for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Awaited<'a> {
+    /// These members. One never launched is waited for until it is; one that leaves the roster
+    /// counts as ended.
+    Named(&'a [String]),
+    /// Every member launched so far, and each one launched while the wait goes on, but `except`
+    /// (the caller's own member, which would wait for itself). A member never launched (added by
+    /// `init` or `join` and not started) is not waited for. With `first`, the wait lasts at least
+    /// until one member has been launched.
+    Launched {
+        except: Option<&'a str>,
+        first: bool,
+    },
+}
+
+impl Awaited<'_> {
+    /// The members this wait is for, as `observed` shows the team: names, and whether any is.
+    fn members(&self, observed: &Observed, launched_before: bool) -> (Vec<String>, bool) {
+        match *self {
+            Self::Named(names) => (names.to_vec(), false),
+            Self::Launched { except, first } => {
+                let launched: Vec<String> = observed
+                    .members()
+                    .filter(|(member, seen)| {
+                        *seen != Seen::NotStarted && Some(member.name.as_str()) != except
+                    })
+                    .map(|(member, _)| member.name.clone())
+                    .collect();
+                let waiting = first && !launched_before && launched.is_empty();
+                (launched, waiting)
+            }
+        }
+    }
+}
+
+/// Blocks until every member awaited has ended or vanished, calling `ended` once for each, in
+/// the order they end. Returns the members still live when the deadline passed.
 pub(crate) fn wait_for_endings(
     team: &Team,
-    names: &[String],
+    awaited: Awaited<'_>,
     deadline: Option<Instant>,
     mut ended: impl FnMut(&Member, Seen) -> Result<()>,
 ) -> Result<Vec<String>> {
-    follow_endings(team, names, deadline, None, |event| match event {
+    follow_endings(team, awaited, deadline, None, |event| match event {
         Event::Ended(member, seen) => ended(member, seen),
         Event::Arrived(_) => Ok(()),
     })
@@ -187,7 +223,7 @@ pub(crate) fn wait_for_endings(
 /// through the same watcher. A member's last messages are reported before its ending.
 pub(crate) fn follow_endings(
     team: &Team,
-    names: &[String],
+    awaited: Awaited<'_>,
     deadline: Option<Instant>,
     mut transcript: Option<&mut Follower<'_>>,
     mut on: impl FnMut(Event<'_>) -> Result<()>,
@@ -212,9 +248,10 @@ pub(crate) fn follow_endings(
     loop {
         report_arrivals(&mut on)?;
         let observed = Observed::take(team)?;
+        let (names, none_yet) = awaited.members(&observed, !reported.is_empty());
         let mut still_live = Vec::new();
         let mut ended = Vec::new();
-        for name in names {
+        for name in &names {
             let Some(member) = observed.config.member(name) else {
                 reported.insert(name.clone());
                 continue;
@@ -233,11 +270,17 @@ pub(crate) fn follow_endings(
                 on(Event::Ended(member, seen))?;
             }
         }
-        if still_live.is_empty() {
+        if still_live.is_empty() && !none_yet {
             return Ok(still_live);
         }
         if out_of_time {
             report_arrivals(&mut on)?;
+            if none_yet {
+                return Err(Error::timeout(format!(
+                    "no member of team {} was started",
+                    team.name()
+                )));
+            }
             return Ok(still_live);
         }
         out_of_time = watcher.wait(deadline, &relevant)? == Wake::Deadline;
@@ -486,10 +529,15 @@ mod tests {
         let names: Vec<String> = ["bob", "carol", "dave", "ghost"].map(str::to_owned).into();
         let mut ended = Vec::new();
         let deadline = Instant::now() + Duration::from_millis(50);
-        let left = wait_for_endings(&team, &names, Some(deadline), |member, seen| {
-            ended.push((member.name.clone(), seen));
-            Ok(())
-        })
+        let left = wait_for_endings(
+            &team,
+            Awaited::Named(&names),
+            Some(deadline),
+            |member, seen| {
+                ended.push((member.name.clone(), seen));
+                Ok(())
+            },
+        )
         .unwrap();
         assert_eq!(left, ["dave"]);
         assert_eq!(
@@ -515,7 +563,7 @@ mod tests {
         let deadline = Instant::now() + Duration::from_secs(60);
         let left = wait_for_endings(
             &team,
-            &["bob".to_owned()],
+            Awaited::Named(&["bob".to_owned()]),
             Some(deadline),
             |member, seen| {
                 ended.push(seen);

@@ -1,4 +1,6 @@
-//! `swarm up TEAMFILE`: create the team and start its panes, the lead's first.
+//! `swarm up TEAMFILE`: create the team and start its panes, the lead's first. A team with nothing
+//! to run (a lead with no command, no members) is created without a window, which the first
+//! `swarm spawn` opens.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -20,7 +22,7 @@ use crate::launch::panes::{self, Destination};
 use crate::launch::prepare::{self, PanePlan, Prepared};
 use crate::launch::teamfile::TeamFile;
 use crate::launch::worktree;
-use crate::member::liveness::{self, Event, Observed};
+use crate::member::liveness::{self, Awaited, Event, Observed};
 use crate::member::seal;
 use crate::member::stop;
 use crate::member::verify::Judges;
@@ -45,8 +47,8 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) detach: bool,
 
-    /// Block until every member has ended, printing the messages they exchange and each result;
-    /// exit 1 if any did not complete
+    /// Block until every member has ended, those `swarm spawn` adds meanwhile too, printing the
+    /// messages they exchange and each result; exit 1 if any did not complete
     #[arg(long, conflicts_with = "attach")]
     pub(crate) wait: bool,
 
@@ -72,8 +74,20 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         return print_plans(ctx, file.name.as_str(), &prepared.panes);
     }
 
+    // A team with nothing to run (a lead with no command, no members yet) is made as `init`
+    // makes one; its window opens with the first `swarm spawn`.
+    let panes_to_place = !prepared.panes.is_empty();
+    if args.attach && !panes_to_place {
+        return Err(Error::usage(format!(
+            "team {} has nothing to run yet, so there is nothing to attach to",
+            file.name
+        ))
+        .with_hint("add a member with `swarm spawn NAME -- PROGRAM ARGS…`, then `swarm attach`"));
+    }
     let destination = Destination::choose(args.socket.as_deref());
-    destination.tmux.check_version()?;
+    if panes_to_place {
+        destination.tmux.check_version()?;
+    }
     // Held from the check until every pane is placed: a second `up` of this team is refused.
     let launch_lock = LaunchLock::take(&ctx.home, file.name.as_str())?;
     refuse_if_running(ctx, file.name.as_str())?;
@@ -93,15 +107,20 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         None
     };
     let layout = file.layout.as_ref().unwrap_or(&layout::DEFAULT);
-    let placed = {
+    let placed = if panes_to_place {
         let _launching = Launching(&team);
-        panes::start_team(&destination, &team, &prepared.panes, layout, !args.detach)
+        panes::start_team(&destination, &team, &prepared.panes, layout, !args.detach).map(Some)
+    } else {
+        drop(Launching(&team));
+        Ok(None)
     };
     // Still under the launch lock: what a failed launch started is stopped before another `up`.
     let placement = placed.map_err(|err| stop_placed(&team, err))?;
     drop(launch_lock);
     // Named as the user chose the server: plain `tmux attach` for the default one.
-    let attach = destination.tmux.attach_command(&placement.session);
+    let attach = placement
+        .as_ref()
+        .map(|placement| destination.tmux.attach_command(&placement.session));
 
     if ctx.json {
         let mut placed = serde_json::Map::new();
@@ -110,9 +129,18 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             placed.insert("event".into(), json!("up"));
         }
         placed.insert("team".into(), json!(team.name()));
-        placed.insert("session".into(), json!(placement.session));
-        placed.insert("window".into(), json!(placement.window));
-        placed.insert("socket".into(), json!(placement.socket));
+        placed.insert(
+            "session".into(),
+            json!(placement.as_ref().map(|p| &p.session)),
+        );
+        placed.insert(
+            "window".into(),
+            json!(placement.as_ref().map(|p| &p.window)),
+        );
+        placed.insert(
+            "socket".into(),
+            json!(placement.as_ref().map(|p| &p.socket)),
+        );
         let members: Vec<&String> = prepared.panes.iter().map(|p| &p.name).collect();
         placed.insert("members".into(), json!(members));
         placed.insert("attach".into(), json!(attach));
@@ -121,7 +149,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         } else {
             output::json(&placed)?;
         }
-    } else {
+    } else if let (Some(placement), Some(attach)) = (&placement, &attach) {
         output::line(format!(
             "team {} is up: {} panes in window {} of session {}",
             team.name(),
@@ -137,9 +165,20 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             team.name(),
             team.name()
         ))?;
+    } else {
+        output::line(format!(
+            "team {} is up with nothing to run yet: its lead has no command and it has no members",
+            team.name()
+        ))?;
+        output::line(format!(
+            "add one with: swarm spawn --team {} NAME -- PROGRAM ARGS…",
+            team.name()
+        ))?;
     }
 
-    if args.attach {
+    if args.attach
+        && let Some(placement) = &placement
+    {
         let tmux = crate::launch::tmux::Tmux::at(&placement.socket);
         return if destination.inside {
             tmux.switch_to(&placement.window)
@@ -148,8 +187,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         };
     }
     if let Some(transcript) = &mut transcript {
-        let names: Vec<String> = prepared.panes.iter().map(|p| p.name.clone()).collect();
-        return wait_all(ctx, &team, &names, args.timeout, transcript);
+        return wait_all(ctx, &team, args.timeout, transcript);
     }
     Ok(())
 }
@@ -274,12 +312,12 @@ fn print_plans(ctx: &Context, team: &str, plans: &[PanePlan]) -> Result<()> {
     Ok(())
 }
 
-/// Waits for every member, printing the messages they exchange and each ending; exit 1 unless
-/// all completed, 4 on timeout.
+/// Waits for every member launched, those `swarm spawn` adds meanwhile too, printing the messages
+/// they exchange and each ending; exit 1 unless all completed, 4 on timeout. A team started with
+/// nothing to run is waited for until its first member is spawned, and then until all have ended.
 fn wait_all(
     ctx: &Context,
     team: &Team,
-    names: &[String],
     timeout: Option<Duration>,
     transcript: &mut Follower<'_>,
 ) -> Result<()> {
@@ -287,7 +325,11 @@ fn wait_all(
     let mut all_well = true;
     let config = team.load()?;
     let mut judges = Judges::new(team, &config);
-    let left = liveness::follow_endings(team, names, deadline, Some(transcript), |event| {
+    let awaited = Awaited::Launched {
+        except: None,
+        first: true,
+    };
+    let left = liveness::follow_endings(team, awaited, deadline, Some(transcript), |event| {
         match event {
             // The ending line below says what the completion notice says.
             Event::Arrived(arrival)
