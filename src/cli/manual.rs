@@ -8,6 +8,7 @@ use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, italic, roman};
 
 use crate::error::{Error, Result};
+use crate::launch::teamfile::{KEYS, Section};
 use crate::policy;
 
 const EXIT_STATUS: &[(&str, &str)] = &[
@@ -224,8 +225,9 @@ const EXAMPLES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Writes `swarm.1` and one page per subcommand of `command` (the whole command line) into `dir`;
-/// returns the files written.
+/// Writes `swarm.1`, one page per subcommand of `command` (the whole command line) and the team
+/// file's page, `swarm-team.5`, into `dir`; returns the files written. A `dir` named `man1` is a
+/// section folder of a man path: `swarm-team.5` goes to the `man5` beside it, where man looks.
 pub(crate) fn write_pages(command: clap::Command, dir: &Path) -> Result<Vec<PathBuf>> {
     crate::store::durable::create_dir_outside_home(dir)?;
     let mut command = command.disable_help_subcommand(true);
@@ -234,11 +236,120 @@ pub(crate) fn write_pages(command: clap::Command, dir: &Path) -> Result<Vec<Path
     for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
         write_subcommand_pages(sub, dir, &mut written)?;
     }
+    let version = command.get_version().unwrap_or_default().to_owned();
     let top = dir.join("swarm.1");
     fs::write(&top, render_top(command)?).map_err(|err| Error::io("write", &top, err))?;
     written.push(top);
+    let formats = match (dir.file_name(), dir.parent()) {
+        (Some(name), Some(parent)) if name == "man1" => parent.join("man5"),
+        _ => dir.to_path_buf(),
+    };
+    crate::store::durable::create_dir_outside_home(&formats)?;
+    let team = formats.join(TEAM_PAGE);
+    fs::write(&team, render_team_page(&version)).map_err(|err| Error::io("write", &team, err))?;
+    written.push(team);
     written.sort();
     Ok(written)
+}
+
+/// The team file's page.
+const TEAM_PAGE: &str = "swarm-team.5";
+
+const TEAM_DESCRIPTION: &[&str] = &[
+    "A team file is TOML: the team's keys at the top level, the lead's in a [lead] table, and one [[member]] table per teammate. swarm up starts the team it describes, swarm up --dry-run prints each pane's exact argv and environment and the settings of each member, and swarm init creates the team without starting anything.",
+    "Every key is checked before anything is created: a key not listed below is refused with the line it is on, and so is a value that is not valid (exit status 2).",
+    "swarm spawn adds a member later, to a team started by up or created by init: it takes each member key as the flag named below, checked as the key is, and records the same settings. A team whose lead has no command is led from outside every pane, by a terminal or a script: swarm init, then swarm spawn for each member (the first opens the team's window) and swarm wait --all.",
+];
+
+const TEAM_EXAMPLE: &str = r#"name = "review"
+layout = "main-vertical"
+log_max = "64MiB"
+
+[lead]
+command = ["claude", "--model", "opus"]
+
+[[member]]
+name = "security"
+model = "sonnet"
+plan_mode_required = true
+isolation = "worktree"
+prompt = "Review the auth changes."
+
+[[member]]
+name = "repl"
+command = ["python3", "-i"]
+paste_format = "raw"
+run_timeout_s = 3600
+env = { PYTHONUNBUFFERED = "1" }"#;
+
+/// swarm-team(5): every key of the team file, from the parser's own table (`teamfile::KEYS`), so
+/// the page lists exactly the keys the parser reads.
+fn render_team_page(version: &str) -> Vec<u8> {
+    let mut roff = Roff::default();
+    let footer = format!("swarm {version}");
+    roff.control("TH", ["swarm-team", "5", "", footer.as_str()]);
+    roff.control("SH", ["NAME"]);
+    roff.text([roman(
+        "swarm-team - the TOML team file of swarm up, swarm init and swarm spawn",
+    )]);
+    roff.control("SH", ["DESCRIPTION"]);
+    for (n, paragraph) in TEAM_DESCRIPTION.iter().enumerate() {
+        if n > 0 {
+            roff.control("PP", []);
+        }
+        roff.text([roman(*paragraph)]);
+    }
+    for (section, title) in [
+        (Section::Team, "TEAM KEYS"),
+        (Section::Lead, "LEAD KEYS"),
+        (Section::Member, "MEMBER KEYS"),
+    ] {
+        roff.control("SH", [title]);
+        roff.text([roman(match section {
+            Section::Team => "At the top level of the file.",
+            Section::Lead => "In the [lead] table.",
+            Section::Member => "In each [[member]] table, and as swarm spawn's flags.",
+        })]);
+        for doc in KEYS.iter().filter(|doc| doc.section == section) {
+            roff.control("TP", []);
+            roff.text([bold(doc.key)]);
+            roff.text([
+                italic("Type: "),
+                roman(doc.kind),
+                roman(". "),
+                italic("Default: "),
+                roman(doc.default),
+                roman("."),
+            ]);
+            if let Some(spawn) = doc.spawn {
+                roff.text([italic("spawn: "), bold(spawn), roman(".")]);
+            }
+            roff.control("br", []);
+            roff.text([roman(doc.meaning)]);
+        }
+    }
+    roff.control("SH", ["EXAMPLE"]);
+    roff.control("nf", []);
+    for line in TEAM_EXAMPLE.lines() {
+        roff.text([roman(line)]);
+    }
+    roff.control("fi", []);
+    roff.control("SH", ["SEE ALSO"]);
+    roff.text([
+        bold("swarm"),
+        roman("(1), "),
+        bold("swarm-up"),
+        roman("(1), "),
+        bold("swarm-init"),
+        roman("(1), "),
+        bold("swarm-spawn"),
+        roman("(1), "),
+        bold("swarm-wait"),
+        roman("(1), "),
+        bold("tmux"),
+        roman("(1)"),
+    ]);
+    roff.render().into_bytes()
 }
 
 fn write_subcommand_pages(
@@ -292,7 +403,9 @@ fn render_top(command: clap::Command) -> Result<Vec<u8>> {
         bold("tmux"),
         roman("(1), "),
         italic("swarm-<command>"),
-        roman("(1) for each command."),
+        roman("(1) for each command, "),
+        bold("swarm-team"),
+        roman("(5) for the team file."),
     ]);
     render(roff.to_writer(&mut page))?;
     render(man.render_version_section(&mut page))?;
@@ -305,5 +418,62 @@ fn definitions(roff: &mut Roff, title: &str, items: &[(&str, &str)]) {
         roff.control("TP", []);
         roff.text([bold(*term)]);
         roff.text([roman(*meaning)]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Text as roff writes it.
+    fn roff_text(text: &str) -> String {
+        text.replace('\\', r"\\")
+            .replace('-', r"\-")
+            .replace('\'', r"\*(Aq")
+    }
+
+    /// swarm-team(5) lists every key of the parser's table in its own section, with its type, its
+    /// default, its meaning and, for a member key, spawn's flag for it.
+    #[test]
+    fn the_team_page_lists_every_key_in_its_section() {
+        let page = String::from_utf8(render_team_page("0.0.0")).unwrap();
+        for (section, title, next) in [
+            (Section::Team, ".SH \"TEAM KEYS\"", ".SH \"LEAD KEYS\""),
+            (Section::Lead, ".SH \"LEAD KEYS\"", ".SH \"MEMBER KEYS\""),
+            (Section::Member, ".SH \"MEMBER KEYS\"", ".SH EXAMPLE"),
+        ] {
+            let start = page.find(title).unwrap_or_else(|| panic!("no {title}"));
+            let end = start + page[start..].find(next).unwrap();
+            let part = &page[start..end];
+            let docs: Vec<_> = KEYS.iter().filter(|doc| doc.section == section).collect();
+            assert_eq!(part.matches(".TP\n").count(), docs.len(), "{title}");
+            for doc in docs {
+                let entry = format!(".TP\n\\fB{}\\fR\n", roff_text(doc.key));
+                let at = part
+                    .find(&entry)
+                    .unwrap_or_else(|| panic!("{title} lacks {}", doc.key));
+                let body = &part[at + entry.len()..];
+                let body = &body[..body.find(".TP\n").unwrap_or(body.len())];
+                for needle in [doc.kind, doc.default, doc.meaning] {
+                    assert!(body.contains(&roff_text(needle)), "{}: {needle}", doc.key);
+                }
+                if let Some(spawn) = doc.spawn {
+                    assert!(body.contains(&roff_text(spawn)), "{}: {spawn}", doc.key);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_man1_folder_gets_the_team_page_in_man5_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let command = clap::Command::new("swarm").version("0.0.0");
+        let man1 = dir.path().join("man").join("man1");
+        let written = write_pages(command.clone(), &man1).unwrap();
+        assert!(written.contains(&man1.join("swarm.1")));
+        assert!(written.contains(&dir.path().join("man/man5/swarm-team.5")));
+        let flat = dir.path().join("pages");
+        let written = write_pages(command, &flat).unwrap();
+        assert!(written.contains(&flat.join("swarm-team.5")));
     }
 }

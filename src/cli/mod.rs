@@ -108,7 +108,7 @@ pub(crate) enum Command {
     Up(commands::up::Args),
 
     /// Add a teammate pane to the team, opening its window if it has none (lead only)
-    Spawn(commands::spawn::Args),
+    Spawn(Box<commands::spawn::Args>),
 
     /// Create a team from a TOML team file without launching anything
     Init(commands::init::Args),
@@ -256,7 +256,7 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
     )?;
     match cli.command {
         Command::Up(args) => commands::up::run(&ctx, args),
-        Command::Spawn(args) => commands::spawn::run(&ctx, args),
+        Command::Spawn(args) => commands::spawn::run(&ctx, *args),
         Command::Down(args) => commands::down::run(&ctx, args),
         Command::Rm(args) => commands::rm::run(&ctx, args),
         Command::Prune(args) => commands::prune::run(&ctx, args),

@@ -155,17 +155,6 @@ pub(crate) enum Section {
     Member,
 }
 
-impl Section {
-    /// The section as a team file spells its header.
-    pub(crate) fn header(self) -> &'static str {
-        match self {
-            Self::Team => "top level",
-            Self::Lead => "[lead]",
-            Self::Member => "[[member]]",
-        }
-    }
-}
-
 /// One key a team file may hold: what it is, its type, its default and its meaning, and for a
 /// member key, how `swarm spawn` takes it.
 #[derive(Debug, Clone, Copy)]

@@ -287,3 +287,58 @@ fn files_sections_name_every_file_swarm_keeps() {
         );
     }
 }
+
+/// Every key the README's team file and `teams/*.toml` use is in swarm-team(5), in its section:
+/// the page is written from the parser's own table, and the examples are real team files.
+#[test]
+fn the_team_page_documents_every_key_the_examples_use() {
+    let page = fs::read_to_string(repo().join("man/swarm-team.5")).unwrap();
+    let section = |title: &str, next: &str| -> String {
+        let start = page.find(title).unwrap_or_else(|| panic!("no {title}"));
+        let end = start + page[start..].find(next).unwrap();
+        page[start..end].to_owned()
+    };
+    let team = section(".SH \"TEAM KEYS\"", ".SH \"LEAD KEYS\"");
+    let lead = section(".SH \"LEAD KEYS\"", ".SH \"MEMBER KEYS\"");
+    let member = section(".SH \"MEMBER KEYS\"", ".SH EXAMPLE");
+    let readme = fs::read_to_string(repo().join("README.md")).unwrap();
+    let example = readme
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("README has a team file");
+    let mut files = vec![("README.md".to_owned(), example.to_owned())];
+    for entry in fs::read_dir(repo().join("teams")).unwrap() {
+        let path = entry.unwrap().path();
+        files.push((
+            path.display().to_string(),
+            fs::read_to_string(&path).unwrap(),
+        ));
+    }
+    let listed = |part: &str, key: &str| part.contains(&format!(".TP\n\\fB{key}\\fR\n"));
+    for (name, text) in files {
+        let file: toml::Table = toml::from_str(&text).unwrap_or_else(|err| panic!("{name}: {err}"));
+        for (key, value) in &file {
+            assert!(
+                listed(&team, key),
+                "{name}: {key} is not a team key in swarm-team(5)"
+            );
+            let tables: Vec<&toml::Table> = match (key.as_str(), value) {
+                ("lead", toml::Value::Table(table)) => vec![table],
+                ("member", toml::Value::Array(members)) => {
+                    members.iter().filter_map(toml::Value::as_table).collect()
+                }
+                _ => continue,
+            };
+            let part = if key == "lead" { &lead } else { &member };
+            for table in tables {
+                for inner in table.keys() {
+                    assert!(
+                        listed(part, inner),
+                        "{name}: {key}.{inner} is not in swarm-team(5)"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,4 +1,5 @@
-//! `swarm man DIR`: write the man pages (swarm.1 and one page per command) into DIR.
+//! `swarm man DIR`: write the man pages (swarm.1, one page per command, and the team file's
+//! swarm-team.5) into DIR.
 
 use std::path::PathBuf;
 
@@ -8,7 +9,8 @@ use crate::error::Result;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The directory to write the pages into (created if missing)
+    /// The directory to write the pages into (created if missing); when it is a man1 folder,
+    /// swarm-team.5 goes to the man5 folder beside it
     #[arg(value_name = "DIR")]
     pub(crate) dir: PathBuf,
 }
