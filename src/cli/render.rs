@@ -3,9 +3,10 @@
 use serde_json::{Map, Value};
 
 use crate::base::screen::visible;
+use crate::base::text::derive_summary;
 use crate::format::config::Member;
 use crate::format::message::InboxMessage;
-use crate::format::settings::Color;
+use crate::format::settings::{Color, Delivery};
 use crate::format::signature::Verdict;
 
 /// The body as a person reads it: a protocol message described in one line, else the text.
@@ -74,6 +75,184 @@ pub(crate) fn shell_words(argv: &[String]) -> String {
     shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| format!("{argv:?}"))
 }
 
+/// One effective setting of a member, as `info` and `up --dry-run` show it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Setting {
+    /// Its name for people: `paste format`.
+    pub(crate) label: &'static str,
+    /// Its name in JSON, config.json's: `pasteFormat`.
+    pub(crate) field: &'static str,
+    /// Its value for people, on one line: `-` for none.
+    pub(crate) text: String,
+    pub(crate) value: Value,
+}
+
+/// Every setting `member` runs with, its defaults applied: what it was launched with, from the
+/// team file or spawn's flags, as config.json records it.
+pub(crate) fn settings(member: &Member) -> Vec<Setting> {
+    let setting = |label, field, text: String, value: Value| Setting {
+        label,
+        field,
+        text: if text.is_empty() {
+            "-".to_owned()
+        } else {
+            text
+        },
+        value,
+    };
+    let optional = |label, field, value: Option<&String>| {
+        setting(
+            label,
+            field,
+            value.map(|v| visible(v)).unwrap_or_default(),
+            value.map_or(Value::Null, |v| Value::String(v.clone())),
+        )
+    };
+    let paste = (member.delivery() == Delivery::Paste).then(|| member.paste_format());
+    let paste_text = match &paste {
+        None => String::new(),
+        // A template may hold a newline: shown escaped, on its one line.
+        Some(Ok(format)) => format
+            .as_str()
+            .chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_debug().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+        Some(Err(err)) => err.message().to_owned(),
+    };
+    let paste_value = match &paste {
+        Some(Ok(format)) => Value::String(format.as_str().to_owned()),
+        _ => Value::Null,
+    };
+    let profile = member.profile.unwrap_or_default();
+    let plan_mode = member.plan_mode_required.unwrap_or(false);
+    let isolation = member.isolation.unwrap_or_default();
+    vec![
+        setting(
+            "profile",
+            "profile",
+            profile.as_str().to_owned(),
+            profile.as_str().into(),
+        ),
+        optional("agent type", "agentType", member.agent_type.as_ref()),
+        optional("model", "model", member.model.as_ref()),
+        optional("color", "color", member.color.as_ref()),
+        setting(
+            "plan mode",
+            "planModeRequired",
+            if plan_mode { "required" } else { "" }.to_owned(),
+            plan_mode.into(),
+        ),
+        setting(
+            "prompt",
+            "prompt",
+            member
+                .prompt
+                .as_deref()
+                .map(|prompt| visible(&derive_summary(prompt)))
+                .unwrap_or_default(),
+            member.prompt.clone().map_or(Value::Null, Value::String),
+        ),
+        setting(
+            "protocol",
+            "protocol",
+            member.protocol().as_str().to_owned(),
+            member.protocol().as_str().into(),
+        ),
+        setting(
+            "delivery",
+            "delivery",
+            member.delivery().as_str().to_owned(),
+            member.delivery().as_str().into(),
+        ),
+        setting("paste format", "pasteFormat", paste_text, paste_value),
+        setting(
+            "run timeout",
+            "runTimeoutS",
+            member
+                .run_timeout_s
+                .map(|secs| format!("{secs}s"))
+                .unwrap_or_default(),
+            member.run_timeout_s.into(),
+        ),
+        setting(
+            "isolation",
+            "isolation",
+            isolation.as_str().to_owned(),
+            isolation.as_str().into(),
+        ),
+        setting(
+            "cwd",
+            "cwd",
+            visible(&member.cwd),
+            member.cwd.clone().into(),
+        ),
+        setting(
+            "log max",
+            "logMax",
+            member.log_max.map(size).unwrap_or_default(),
+            member.log_max.into(),
+        ),
+    ]
+}
+
+/// Settings as one JSON object, each under its config.json name.
+pub(crate) fn settings_object(settings: &[Setting]) -> Value {
+    Value::Object(
+        settings
+            .iter()
+            .map(|setting| (setting.field.to_owned(), setting.value.clone()))
+            .collect(),
+    )
+}
+
+/// A size in bytes as a person writes it in a team file: `64MiB`, `1536KiB`, `1000B`.
+pub(crate) fn size(bytes: u64) -> String {
+    match bytes {
+        0 => "0B".to_owned(),
+        b if b % (1 << 30) == 0 => format!("{}GiB", b >> 30),
+        b if b % (1 << 20) == 0 => format!("{}MiB", b >> 20),
+        b if b % (1 << 10) == 0 => format!("{}KiB", b >> 10),
+        b => format!("{b}B"),
+    }
+}
+
+/// An environment variable's value as swarm shows it: the value of one whose name looks like a
+/// secret's is hidden. Every command that shows a member's environment asks here.
+pub(crate) fn env_value(name: &str, value: &str) -> String {
+    if secret_name(name) {
+        HIDDEN.to_owned()
+    } else {
+        visible(value)
+    }
+}
+
+/// What is shown in place of a secret's value.
+pub(crate) const HIDDEN: &str = "<hidden>";
+
+/// Whether a variable's name says it holds a secret: a key, token, password, credential and the
+/// like. swarm's own variables hold none (`SWARM_LEAD_VERIFY_KEY` is a public key).
+fn secret_name(name: &str) -> bool {
+    const SECRET_WORDS: [&str; 9] = [
+        "KEY",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "CREDENTIAL",
+        "AUTH",
+        "COOKIE",
+    ];
+    let name = name.to_ascii_uppercase();
+    !name.starts_with("SWARM_") && SECRET_WORDS.iter().any(|word| name.contains(word))
+}
+
 /// `bob    | `: what each line of a member's output starts with when several members' lines are
 /// shown together (`log --all`): its name padded to `width`, in the member's colour when `colour`.
 pub(crate) fn member_prefix(member: &Member, width: usize, colour: bool) -> String {
@@ -94,6 +273,59 @@ pub(crate) fn member_prefix(member: &Member, width: usize, colour: bool) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secret_looking_values_are_hidden_and_sizes_read_as_written() {
+        for secret in [
+            "ANTHROPIC_API_KEY",
+            "GITHUB_TOKEN",
+            "db_password",
+            "AWS_SECRET_ACCESS_KEY",
+        ] {
+            assert_eq!(env_value(secret, "sk-1"), HIDDEN, "{secret}");
+        }
+        for plain in ["RUST_LOG", "PATH", "SWARM_LEAD_VERIFY_KEY", "HTTPS_PROXY"] {
+            assert_eq!(env_value(plain, "v"), "v", "{plain}");
+        }
+        assert_eq!(
+            env_value("LANG", "a\u{1b}[31mb"),
+            "a[31mb",
+            "no control reaches the terminal"
+        );
+        assert_eq!(size(64 << 20), "64MiB");
+        assert_eq!(size(1536 << 10), "1536KiB");
+        assert_eq!(size(1000), "1000B");
+        assert_eq!(size(2 << 30), "2GiB");
+    }
+
+    #[test]
+    fn settings_show_the_defaults_a_member_runs_with() {
+        let mut bob = Member::new("bob", "t", 0);
+        bob.delivery = Some(Delivery::Paste);
+        bob.paste_format = Some("# {from}\n{text}".into());
+        bob.run_timeout_s = Some(60);
+        bob.log_max = Some(4096);
+        let shown: Vec<(&str, String)> = settings(&bob)
+            .into_iter()
+            .map(|setting| (setting.label, setting.text))
+            .collect();
+        for row in [
+            ("profile", "generic"),
+            ("protocol", "native"),
+            ("delivery", "paste"),
+            ("paste format", "# {from}\\n{text}"),
+            ("run timeout", "60s"),
+            ("isolation", "none"),
+            ("log max", "4KiB"),
+            ("model", "-"),
+            ("plan mode", "-"),
+        ] {
+            assert!(
+                shown.contains(&(row.0, row.1.to_owned())),
+                "{row:?} in {shown:?}"
+            );
+        }
+    }
 
     #[test]
     fn a_prefix_is_the_padded_name_in_its_colour() {

@@ -715,7 +715,7 @@ fn dry_run_shows_the_claude_profiles_exact_argv_and_environment() {
     assert!(text.stdout.contains("security:\n"), "{}", text.stdout);
     assert!(
         text.stdout
-            .contains("  argv claude --settings s.json --model sonnet"),
+            .contains("  argv          claude --settings s.json --model sonnet"),
         "{}",
         text.stdout
     );

@@ -1,5 +1,5 @@
-//! `swarm info NAME`: a member's full record: command, environment keys, pane, pids, state, times,
-//! worktree and log.
+//! `swarm info NAME`: a member's full record: command, every setting it runs with (as `up
+//! --dry-run` shows them), environment keys, pane, pids, state, times, worktree and log.
 
 use clap_complete::engine::ArgValueCandidates;
 
@@ -8,8 +8,8 @@ use crate::base::names::Name;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
+use crate::cli::render;
 use crate::error::Result;
-use crate::format::settings::Delivery;
 use crate::member::liveness::Observed;
 
 #[derive(Debug, clap::Args)]
@@ -33,6 +33,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         let mut record = serde_json::to_value(member)
             .map_err(|err| crate::error::Error::runtime(err.to_string()))?;
         record["shownState"] = seen.label().into();
+        record["settings"] = render::settings_object(&render::settings(member));
         record["logFile"] = log.into();
         record["inbox"] = team
             .mailbox(&member.name)
@@ -48,7 +49,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             .filter(|v| !v.is_empty())
             .unwrap_or_else(|| "-".to_owned())
     };
-    let rows = [
+    let mut rows = vec![
         ("name", member.name.clone()),
         ("agent id", member.agent_id.clone()),
         ("state", seen.label().to_owned()),
@@ -62,52 +63,19 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             member
                 .argv
                 .as_deref()
-                .map_or_else(|| "-".to_owned(), crate::cli::render::shell_words),
+                .map_or_else(|| "-".to_owned(), render::shell_words),
         ),
+    ];
+    rows.extend(
+        render::settings(member)
+            .into_iter()
+            .map(|setting| (setting.label, setting.text)),
+    );
+    rows.extend([
         (
             "env keys",
             or_dash(member.env_keys.as_ref().map(|k| k.join(" "))),
         ),
-        (
-            "profile",
-            or_dash(member.profile.map(|p| p.as_str().to_owned())),
-        ),
-        ("protocol", member.protocol().as_str().to_owned()),
-        ("delivery", member.delivery().as_str().to_owned()),
-        (
-            "paste format",
-            if member.delivery() == Delivery::Paste {
-                member
-                    .paste_format()
-                    // A template may hold a newline: shown escaped, on its one row.
-                    .map_or_else(
-                        |err| err.message().to_owned(),
-                        |f| {
-                            f.as_str()
-                                .chars()
-                                .map(|c| {
-                                    if c.is_control() {
-                                        c.escape_debug().to_string()
-                                    } else {
-                                        c.to_string()
-                                    }
-                                })
-                                .collect()
-                        },
-                    )
-            } else {
-                "-".to_owned()
-            },
-        ),
-        (
-            "isolation",
-            member.isolation.unwrap_or_default().as_str().to_owned(),
-        ),
-        (
-            "run timeout",
-            or_dash(member.run_timeout_s.map(|secs| format!("{secs}s"))),
-        ),
-        ("cwd", or_dash(Some(member.cwd.clone()))),
         ("worktree", or_dash(member.worktree_path.clone())),
         ("pane", or_dash(Some(member.tmux_pane_id.clone()))),
         ("pid", or_dash(member.pid.map(|p| p.to_string()))),
@@ -126,7 +94,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
                 .display()
                 .to_string(),
         ),
-    ];
+    ]);
     for (key, value) in rows {
         output::line(format!("{key:<15} {value}"))?;
     }

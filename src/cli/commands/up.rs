@@ -19,7 +19,7 @@ use crate::launch::keys;
 use crate::launch::layout;
 use crate::launch::lock::LaunchLock;
 use crate::launch::panes::{self, Destination};
-use crate::launch::prepare::{self, PanePlan, Prepared};
+use crate::launch::prepare::{self, Prepared};
 use crate::launch::teamfile::TeamFile;
 use crate::launch::worktree;
 use crate::member::liveness::{self, Awaited, Event, Observed};
@@ -71,7 +71,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     }
     if args.dry_run {
         key_teammates(&mut prepared, |_| Ok(keys::MADE_AT_LAUNCH.to_owned()))?;
-        return print_plans(ctx, file.name.as_str(), &prepared.panes);
+        return print_plans(ctx, &prepared);
     }
 
     // A team with nothing to run (a lead with no command, no members yet) is made as `init`
@@ -297,16 +297,49 @@ fn key_teammates(
     Ok(())
 }
 
-fn print_plans(ctx: &Context, team: &str, plans: &[PanePlan]) -> Result<()> {
+/// What `--dry-run` shows of each pane: its exact argv and environment (the values of
+/// secret-looking variables hidden) and every setting its member runs with.
+fn print_plans(ctx: &Context, prepared: &Prepared) -> Result<()> {
+    let team = prepared.config.name.as_str();
+    let panes = prepared.panes.iter().map(|plan| {
+        let settings = prepared
+            .config
+            .member(&plan.name)
+            .map(render::settings)
+            .unwrap_or_default();
+        let env: std::collections::BTreeMap<&String, String> = plan
+            .env
+            .iter()
+            .map(|(key, value)| (key, render::env_value(key, value)))
+            .collect();
+        (plan, env, settings)
+    });
     if ctx.json {
-        return output::json(&json!({"team": team, "panes": plans}));
+        let panes: Vec<serde_json::Value> = panes
+            .map(|(plan, env, settings)| {
+                json!({
+                    "name": plan.name,
+                    "argv": plan.argv,
+                    "env": env,
+                    "cwd": plan.cwd,
+                    "settings": render::settings_object(&settings),
+                })
+            })
+            .collect();
+        return output::json(&json!({"team": team, "panes": panes}));
     }
-    for plan in plans {
+    for (plan, env, settings) in panes {
         output::line(format!("{}:", plan.name))?;
-        output::line(format!("  cwd  {}", plan.cwd.display()))?;
-        output::line(format!("  argv {}", render::shell_words(&plan.argv)))?;
-        for (key, value) in &plan.env {
-            output::line(format!("  env  {key}={value}"))?;
+        output::line(format!(
+            "  {:<12}  {}",
+            "argv",
+            render::shell_words(&plan.argv)
+        ))?;
+        for (key, value) in env {
+            output::line(format!("  {:<12}  {key}={value}", "env"))?;
+        }
+        for setting in settings {
+            output::line(format!("  {:<12}  {}", setting.label, setting.text))?;
         }
     }
     Ok(())
