@@ -22,5 +22,6 @@ mod person;
 mod private_files;
 mod processes;
 mod protocol_rules;
+mod scripted;
 mod signatures;
 mod teams;
