@@ -70,7 +70,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "SWARM_TMUX_SOCKET",
-        "The private tmux server for up, as --socket: a name (tmux -L) or a socket path (tmux -S).",
+        "The private tmux server for up, and for a spawn that opens the team's window, as --socket: a name (tmux -L) or a socket path (tmux -S).",
     ),
     (
         "SWARM_LOCK_TIMEOUT",
@@ -106,7 +106,7 @@ const FILES: &[(&str, &str)] = &[
     ),
     (
         "<home>/teams/<team>/.launch.flock",
-        "Held by the swarm up that is starting the team, and holding its pid: a second up of the team is refused.",
+        "Held by the swarm up that is starting the team, or a swarm spawn opening its window, and holding its pid: a second up of the team is refused, and spawns take turns.",
     ),
     (
         "<home>/teams/<team>/inboxes/<name>.json",
@@ -196,6 +196,10 @@ const EXAMPLES: &[(&str, &str)] = &[
     (
         "Add a teammate from the lead's program:",
         "swarm spawn tester --model sonnet -- claude",
+    ),
+    (
+        "Lead a team from a script: the first spawn opens its window; wait for every member:",
+        "swarm init team.toml; swarm spawn a -- ./job 1; swarm spawn b -- ./job 2; swarm wait --all",
     ),
     ("Read what a member printed:", "swarm log bob -n 50"),
     (
