@@ -373,7 +373,7 @@ fn info_shows_the_full_record() {
         let line = text
             .stdout
             .lines()
-            .find(|l| l.starts_with(label))
+            .find(|l| l.starts_with(&format!("{label:<15} ")))
             .unwrap_or_else(|| panic!("no {label}: {}", text.stdout));
         assert!(line.ends_with(&value), "{line:?} should end with {value:?}");
     }
