@@ -1,6 +1,8 @@
 //! `swarm spawn NAME [-- CMD ARGS…]`: the lead adds one teammate pane to its team, with the same
 //! inherited flags as the team file's members and a flag for each of their keys. The first spawn
-//! into a team with no window (made by `init`) opens one, as `up` would.
+//! into a team with no window (made by `init`) opens one, as `up` would. Each flag is a member key
+//! of the team file (swarm-team(5)), spelled as `teamfile::KEYS` says, and becomes the settings the
+//! team file's `[[member]]` does, through the same `MemberSpec::check`.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -27,8 +29,6 @@ use crate::member::stop;
 use crate::policy::{self, Action};
 use crate::store::team::Team;
 
-/// Each flag is a member key of the team file (swarm-team(5)), spelled as `KEYS` says, and becomes
-/// the same settings the team file's `[[member]]` does (`MemberSpec::check`).
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The new teammate's name
