@@ -382,6 +382,63 @@ fn usage_errors_come_from_clap_with_status_2() {
     settings(&sandbox, &[]).bind(|| insta::assert_snapshot!("usage_errors", text));
 }
 
+/// With `--json`, every refusal is one JSON object on stderr, with the status it has without:
+/// swarm's own and clap's usage errors alike.
+#[test]
+fn errors_are_json_with_the_same_status() {
+    let sandbox = team();
+    let mut shown = Vec::new();
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("team-lead", vec!["inbox", "nobody"]),
+        ("user", vec!["recv"]),
+        ("bob", vec!["shutdown", "request", "carol"]),
+        ("carol", vec!["recv", "--wait", "--timeout", "0.2"]),
+        ("team-lead", vec!["--team", "a/b", "status"]),
+        ("team-lead", vec!["sned", "bob", "hi"]),
+        ("team-lead", vec!["send"]),
+        ("team-lead", vec!["recv", "--max", "0"]),
+    ];
+    for (who, args) in cases {
+        let plain = sandbox.swarm().args(&args).team("t").as_(who).run();
+        let json = sandbox
+            .swarm()
+            .args(&args)
+            .arg("--json")
+            .team("t")
+            .as_(who)
+            .run();
+        assert_eq!(json.status.code(), plain.status.code(), "{args:?}");
+        let error = json.json_error();
+        shown.push(format!(
+            "$ swarm {} --json\nexit {}\n{error}",
+            args.join(" "),
+            json.status.code().unwrap_or(-1)
+        ));
+    }
+    // `--json` anywhere before `--` counts; after it, it is text.
+    sandbox
+        .swarm()
+        .args(["--json", "send", "ghost", "hi"])
+        .team("t")
+        .run()
+        .json_error();
+    sandbox
+        .swarm()
+        .args(["send", "bob", "--", "--json"])
+        .team("t")
+        .run()
+        .success();
+    // Help and version are no errors, and stay text.
+    sandbox
+        .swarm()
+        .args(["--json", "--version"])
+        .run()
+        .success()
+        .stdout_has("swarm ");
+    let text = shown.join("\n\n");
+    settings(&sandbox, &[]).bind(|| insta::assert_snapshot!("errors_json", text));
+}
+
 #[test]
 fn seeded_invocations_repeat_their_ids_and_times_but_never_share_them() {
     let send = |sandbox: &Sandbox, seed: &str| {
