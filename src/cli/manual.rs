@@ -21,11 +21,11 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     ),
     (
         "2",
-        "Bad input or usage, or a protocol rule refused: an invalid name, an oversized message, a non-lead sending a lead-only message, an answer to a request that does not exist, a recipient not on the roster.",
+        "Bad input or usage, or a protocol rule refused: an invalid name, an oversized message, a non-lead sending a lead-only message, an answer to a request that does not exist.",
     ),
     (
         "3",
-        "Not found: a team, a member, a file, or a peer socket with nobody listening.",
+        "Not found: a team, a member (a misspelt name is this status, in the same words, from every command), a file, or a peer socket with nobody listening.",
     ),
     ("4", "A --wait or --timeout ran out."),
 ];

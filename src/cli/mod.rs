@@ -250,7 +250,10 @@ fn clap_message(err: &clap::Error) -> (String, Option<String>) {
         .filter(|line| !line.is_empty())
         .collect::<Vec<_>>()
         .join(" ");
-    let message = message.strip_prefix("error: ").unwrap_or(&message).to_owned();
+    let message = message
+        .strip_prefix("error: ")
+        .unwrap_or(&message)
+        .to_owned();
     let rest: Vec<&str> = paragraphs.flat_map(str::lines).map(str::trim).collect();
     let tips: Vec<&str> = rest
         .iter()
@@ -336,6 +339,9 @@ mod tests {
         assert!(asks(&["swarm", "status", "--json"]));
         assert!(!asks(&["swarm", "send", "bob", "--", "--json"]));
         assert!(!asks(&["swarm", "send", "bob", "--jsonx"]));
-        assert!(!asks(&["--json"]), "the program's own name is not an argument");
+        assert!(
+            !asks(&["--json"]),
+            "the program's own name is not an argument"
+        );
     }
 }

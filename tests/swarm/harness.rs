@@ -428,7 +428,12 @@ impl Outcome {
             self.stdout
         );
         let lines: Vec<&str> = self.stderr.lines().collect();
-        assert_eq!(lines.len(), 1, "one line of JSON on stderr:\n{}", self.stderr);
+        assert_eq!(
+            lines.len(),
+            1,
+            "one line of JSON on stderr:\n{}",
+            self.stderr
+        );
         let error: Value = serde_json::from_str(lines[0])
             .unwrap_or_else(|err| panic!("stderr is not JSON ({err}):\n{}", self.stderr));
         let keys: Vec<&str> = error

@@ -382,6 +382,93 @@ fn usage_errors_come_from_clap_with_status_2() {
     settings(&sandbox, &[]).bind(|| insta::assert_snapshot!("usage_errors", text));
 }
 
+/// A misspelt member's name is exit 3 with the same words from every command that names a member,
+/// whoever runs it, before any other check; with a hint when a member's name looks like it.
+#[test]
+fn a_misspelt_member_is_not_found_in_the_same_words_everywhere() {
+    let sandbox = team();
+    let task = r#"{"type":"task_assignment","taskId":"1","subject":"s","description":"d","assignedBy":"team-lead","timestamp":"2026-01-01T00:00:00.000Z"}"#;
+    // (acting as, args)
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("team-lead", vec!["send", "bobb", "hi"]),
+        ("team-lead", vec!["send", "bobb", task]),
+        ("carol", vec!["send", "bobb", "hi"]),
+        ("team-lead", vec!["stop", "bobb"]),
+        ("carol", vec!["stop", "bobb"]),
+        ("team-lead", vec!["info", "bobb"]),
+        ("team-lead", vec!["log", "bobb"]),
+        ("team-lead", vec!["log", "bobb", "-f"]),
+        ("team-lead", vec!["wait", "bobb"]),
+        ("team-lead", vec!["inbox", "bobb"]),
+        ("team-lead", vec!["watch", "bobb"]),
+        ("carol", vec!["watch", "bobb", "--consume"]),
+        ("team-lead", vec!["shutdown", "request", "bobb"]),
+        (
+            "team-lead",
+            vec!["plan", "approve", "plan_approval-5@bobb@t"],
+        ),
+        (
+            "team-lead",
+            vec![
+                "plan",
+                "reject",
+                "plan_approval-5@bobb@t",
+                "--feedback",
+                "no",
+            ],
+        ),
+    ];
+    let expected = "bobb is not a member of team t; members: team-lead, bob, carol";
+    for (who, args) in cases {
+        let outcome = sandbox.swarm().args(&args).team("t").as_(who).run();
+        let stderr = outcome.refused(3, expected).stderr;
+        assert_eq!(
+            stderr,
+            format!("swarm: {expected}\nhint: did you mean bob?\n"),
+            "{args:?} as {who}"
+        );
+        let json = sandbox
+            .swarm()
+            .args(&args)
+            .arg("--json")
+            .team("t")
+            .as_(who)
+            .run()
+            .code(3)
+            .json_error();
+        assert_eq!(
+            json,
+            serde_json::json!({"error": expected, "kind": "not_found", "hint": "did you mean bob?"}),
+            "{args:?} as {who}"
+        );
+    }
+    // Acting as a misspelt member to read one's own inbox: the same words, a hint of its own.
+    sandbox
+        .swarm()
+        .arg("recv")
+        .team("t")
+        .as_("bobb")
+        .run()
+        .refused(3, expected);
+    // A name like no member's gets no guess.
+    sandbox
+        .swarm()
+        .args(["info", "zzz"])
+        .team("t")
+        .run()
+        .refused(3, "zzz is not a member of team t")
+        .stderr
+        .lines()
+        .count()
+        .eq(&1)
+        .then_some(())
+        .expect("no hint");
+    assert!(
+        !sandbox.inbox_path("t", "bobb").exists(),
+        "no phantom inbox"
+    );
+}
+
 /// With `--json`, every refusal is one JSON object on stderr, with the status it has without:
 /// swarm's own and clap's usage errors alike.
 #[test]

@@ -162,7 +162,10 @@ fn unknown_recipient_is_refused_listing_the_roster() {
         .args(["send", "ghost", "hi"])
         .team("t")
         .run()
-        .refused(2, "roster: team-lead, bob");
+        .refused(
+            3,
+            "ghost is not a member of team t; members: team-lead, bob",
+        );
     assert!(
         !sandbox.inbox_path("t", "ghost").exists(),
         "no phantom inbox"

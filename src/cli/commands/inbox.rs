@@ -28,8 +28,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         Some(name) => Name::parse("member", name)?,
         None => ctx.member_of(&config)?.name().clone(),
     };
-    policy::allow(&config, &ctx.caller(&config)?, Action::Read)?;
     let member = config.require_member(name.as_str())?;
+    policy::allow(&config, &ctx.caller(&config)?, Action::Read)?;
     let mailbox = team.mailbox(&member.name);
     let (delivered, unread) = if args.all {
         mailbox.listing()?

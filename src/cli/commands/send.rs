@@ -64,22 +64,16 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 
     let team = ctx.team()?;
     let config = team.load()?;
+    if let Recipient::Member(to) = recipient {
+        config.require_member(to)?;
+    }
     let caller = ctx.caller(&config)?;
     let me = match &structured {
         Some(message) => rules::check(&team, &config, &caller, recipient, message)?,
         None => policy::allow(&config, &caller, Action::Send)?,
     };
     let targets: Vec<String> = match recipient {
-        Recipient::Member(to) => {
-            let member = config.member(to).ok_or_else(|| {
-                Error::usage(format!(
-                    "{to} is not on team {}'s roster: {}",
-                    config.name,
-                    config.roster().join(", ")
-                ))
-            })?;
-            vec![member.name.clone()]
-        }
+        Recipient::Member(to) => vec![config.require_member(to)?.name.clone()],
         Recipient::Broadcast => config
             .members
             .iter()

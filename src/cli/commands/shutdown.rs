@@ -77,6 +77,7 @@ fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
     let name = Name::parse("member", &args.name)?;
     let team = ctx.team()?;
     let config = team.load()?;
+    config.require_member(name.as_str())?;
     let caller = ctx.caller(&config)?;
     // The person at the keyboard asks as the lead, so the answer comes to the lead's inbox.
     let me = policy::allow(&config, &caller, Action::RequestShutdown)?;

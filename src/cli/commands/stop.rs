@@ -22,25 +22,32 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let team = ctx.team()?;
     let observed = Observed::take(&team)?;
     let config = &observed.config;
+    // A misspelt name is not found, whoever asks.
+    let named = if args.name == "all" {
+        None
+    } else {
+        let name = Name::parse("member", &args.name)?;
+        Some(config.require_member(name.as_str())?)
+    };
     policy::allow(config, &ctx.caller(config)?, Action::Stop)?;
     let lead = config.lead_name().to_owned();
-    let names: Vec<String> = if args.name == "all" {
-        observed
+    let names: Vec<String> = match named {
+        None => observed
             .live()
             .filter(|name| *name != lead)
             .map(str::to_owned)
-            .collect()
-    } else {
-        let name = Name::parse("member", &args.name)?;
-        let member = config.require_member(name.as_str())?;
-        let seen = observed.seen(member);
-        if !seen.is_live() {
-            return Err(Error::usage(format!(
-                "{name} is not running ({})",
-                seen.label()
-            )));
+            .collect(),
+        Some(member) => {
+            let seen = observed.seen(member);
+            if !seen.is_live() {
+                return Err(Error::usage(format!(
+                    "{} is not running ({})",
+                    member.name,
+                    seen.label()
+                )));
+            }
+            vec![member.name.clone()]
         }
-        vec![member.name.clone()]
     };
     let stopped = stop::stop(&team, &names, "stop")?;
     let config = team.load()?;

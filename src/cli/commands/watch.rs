@@ -38,6 +38,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         (Some(name), false) => Some(Name::parse("member", name)?),
         (None, false) => Some(ctx.member_of(&config)?.name().clone()),
     };
+    if let Some(name) = &target {
+        config.require_member(name.as_str())?;
+    }
     policy::allow(&config, &caller, Action::Read)?;
     if let Some(owner) = target.as_ref().filter(|_| args.consume) {
         policy::allow_own(&config, &caller, Action::Consume, owner.as_str()).map_err(|err| {
