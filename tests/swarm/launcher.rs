@@ -25,6 +25,55 @@ fn state(sandbox: &Sandbox, team: &str, name: &str) -> String {
         .to_owned()
 }
 
+/// Counts read right: "1 pane", "1 member", "2 members", wherever swarm prints one.
+#[test]
+fn counts_of_one_are_singular() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let solo = sandbox.write(
+        "solo.toml",
+        "name = \"solo\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    sandbox
+        .swarm()
+        .arg("init")
+        .arg(&solo)
+        .run()
+        .success()
+        .stdout_has("created team solo with 1 member (team-lead)");
+    sandbox
+        .swarm()
+        .args(["status", "solo"])
+        .run()
+        .success()
+        .stdout_has("team solo · 1 member\n");
+    up(&sandbox, &server, &solo)
+        .success()
+        .stdout_has("team solo is up: 1 pane in window");
+    eventually("the lead to run", || {
+        state(&sandbox, "solo", "team-lead") == "running"
+    });
+    sandbox
+        .swarm()
+        .args(["status", "solo"])
+        .run()
+        .success()
+        .stdout_has("team solo · 1 member · 1 launched\n");
+    sandbox
+        .swarm()
+        .args(["down", "solo", "--force"])
+        .run()
+        .success();
+
+    sandbox.team("pair", &["bob"]);
+    sandbox
+        .swarm()
+        .args(["status", "pair"])
+        .run()
+        .success()
+        .stdout_has("team pair · 2 members\n");
+}
+
 #[test]
 fn up_starts_one_pane_per_member_and_records_panes_and_pids() {
     let sandbox = Sandbox::new();

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
+use crate::base::text::count;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::Result;
@@ -31,9 +32,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         }));
     }
     output::line(format!(
-        "created team {} with {} members ({}) in {}",
+        "created team {} with {} ({}) in {}",
         team.name(),
-        names.len(),
+        count(names.len(), "member", "members"),
         names.join(", "),
         team.paths().dir().display()
     ))

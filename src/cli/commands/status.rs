@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::base::clock;
+use crate::base::text::count;
 use crate::cli::context::Context;
 use crate::cli::output::{self, Table};
 use crate::error::Result;
@@ -95,7 +96,11 @@ fn modified_ms(path: &Path) -> Option<u64> {
 }
 
 fn print(config: &TeamConfig, launched: usize, rows: &[MemberStatus]) -> Result<()> {
-    let mut heading = format!("team {} · {} members", config.name, rows.len());
+    let mut heading = format!(
+        "team {} · {}",
+        config.name,
+        count(rows.len(), "member", "members")
+    );
     if launched > 0 {
         heading = format!("{heading} · {launched} launched");
     }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::base::clock;
+use crate::base::text::count;
 use crate::cli::args::parse_seconds;
 use crate::cli::context::Context;
 use crate::cli::output;
@@ -123,9 +124,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         }
     } else {
         output::line(format!(
-            "team {} is up: {} panes in window {} of session {}",
+            "team {} is up: {} in window {} of session {}",
             team.name(),
-            prepared.panes.len(),
+            count(prepared.panes.len(), "pane", "panes"),
             placement.window,
             placement.session
         ))?;
@@ -231,8 +232,8 @@ fn archive_previous_run(ctx: &Context, name: &str) -> Result<()> {
         let archived = team.mailbox(&member.name).consume(None, |_| true)?;
         if !archived.is_empty() {
             tracing::info!(
-                "moved {} unread messages of {} from the previous run to history",
-                archived.len(),
+                "moved {} of {} from the previous run to history",
+                count(archived.len(), "unread message", "unread messages"),
                 member.name
             );
         }
