@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::format::structured::{ShutdownRequest, Structured, shutdown_request_id};
 use crate::launch::tmux::Tmux;
 use crate::member::GRACE;
+use crate::member::ending;
 use crate::member::liveness::{self, Observed};
 use crate::member::processes::{self, Run};
 use crate::member::seal;
@@ -88,7 +89,7 @@ pub(crate) fn down(
     if !caller_is_lead && live.contains(&lead) {
         remaining.push(lead.clone());
     }
-    let stopped = stop::stop(team, &remaining, "shutdown")?;
+    let stopped = stop::stop(team, &remaining, ending::SHUTDOWN)?;
     for (name, state) in &stopped {
         report(&format!("{name} stopped: {state}"))?;
     }

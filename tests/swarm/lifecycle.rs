@@ -724,9 +724,27 @@ fn a_wrapper_member_approves_shutdown_on_its_programs_behalf() {
         "{}",
         answer.stdout
     );
+    // An approved shutdown is a successful end, as Claude Code counts it ("has shut down"):
+    // completed, with the reason and the real exit code, and `wait` exits 0.
     let ended = notice(&sandbox, "wr", "legacy");
-    assert_eq!(ended["status"], "killed");
+    assert_eq!(ended["status"], "completed");
     assert_eq!(ended["reason"], "shutdown");
+    assert_eq!(ended["exitCode"], 143, "sleep ends on the SIGTERM: {ended}");
+    assert!(
+        ended["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("legacy has shut down (shutdown request approved, exit 143) after "),
+        "{ended}"
+    );
+    assert_eq!(state(&sandbox, "wr", "legacy"), "exited");
+    sandbox
+        .swarm()
+        .args(["wait", "legacy", "--timeout", "60"])
+        .team("wr")
+        .run()
+        .success()
+        .stdout_has("legacy has shut down");
     eventually("the program to be gone", || {
         processes_in(&[pid], &[pid]).is_empty()
     });
