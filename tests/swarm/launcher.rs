@@ -511,8 +511,13 @@ fn the_demo_team_runs_to_completion() {
         );
         found[0]
     };
-    position("team-lead → alice  standup: say hello");
-    position("team-lead → bob  standup: say hello");
+    // The broadcast shows once, to everyone, not once per copy.
+    position("team-lead → *  standup: say hello");
+    assert!(
+        !outcome.stdout.contains("team-lead → alice  standup"),
+        "{}",
+        outcome.stdout
+    );
     position("alice → team-lead  hello from alice");
     let plan = position("alice → team-lead  plan_approval_request plan_approval-");
     let approval = position("team-lead → alice  plan_approval_response plan_approval-");

@@ -95,7 +95,12 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         (None, Some(_)) => None,
     };
     let color = config.member(me.as_str()).and_then(|m| m.color.clone());
-    let message = InboxMessage::new(me.as_str(), &text, summary.as_deref(), color.as_deref());
+    let mut message = InboxMessage::new(me.as_str(), &text, summary.as_deref(), color.as_deref());
+    // Its copies share its msg_id and say they are one broadcast: a reader of several inboxes
+    // (watch --all, up --wait) shows it once, to `*`.
+    if matches!(recipient, Recipient::Broadcast) {
+        message.mark_broadcast();
+    }
     // Every copy is signed before any is written: one that cannot be stops them all.
     let mut sealed = Vec::with_capacity(targets.len());
     for target in &targets {

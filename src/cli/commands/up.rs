@@ -302,11 +302,14 @@ fn wait_all(
             Event::Arrived(arrival) if ctx.json => output::json_line(&render::json(
                 &arrival.message,
                 judges.judge(&arrival.to, &arrival.message),
-                &[("event", json!("message")), ("to", json!(arrival.to))],
+                &[
+                    ("event", json!("message")),
+                    ("to", json!(arrival.addressee())),
+                ],
             )),
             Event::Arrived(arrival) => output::line(render::arrival(
                 &arrival.message,
-                &arrival.to,
+                arrival.addressee(),
                 judges.judge(&arrival.to, &arrival.message),
             )),
             Event::Ended(member, seen) => {

@@ -78,9 +78,13 @@ fn show(ctx: &Context, arrival: &Arrival, verdict: Verdict) -> Result<()> {
         output::json_line(&render::json(
             &arrival.message,
             verdict,
-            &[("to", json!(arrival.to))],
+            &[("to", json!(arrival.addressee()))],
         ))
     } else {
-        output::line(render::arrival(&arrival.message, &arrival.to, verdict))
+        output::line(render::arrival(
+            &arrival.message,
+            arrival.addressee(),
+            verdict,
+        ))
     }
 }
