@@ -11,6 +11,7 @@
 //! and what a member's supervisor (which runs without the hooks) measures and stamps.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use crate::harness::{Outcome, Sandbox, TmuxServer};
 use crate::peers::listen;
@@ -149,7 +150,13 @@ fn status_json() {
     // The latest of the inbox's, history's and log's modification times.
     settings(
         &sandbox,
-        &[(r#""lastActivity": \d+"#, r#""lastActivity": "[mtime]""#)],
+        &[
+            (
+                r#""lastActivity": "[0-9T:.-]+Z""#,
+                r#""lastActivity": "[mtime]""#,
+            ),
+            (r#""lastActivityMs": \d+"#, r#""lastActivityMs": "[mtime]""#),
+        ],
     )
     .bind(|| insta::assert_snapshot!("status_json", status));
 }
@@ -252,10 +259,89 @@ fn task_notice_json() {
             "${1}[time]",
         ),
         (r#"("msg_id": ")[0-9a-f-]{36}"#, "${1}[derived id]"),
+        (r#"("endedAt": ")[0-9T:.-]+Z"#, "${1}[time]"),
+        (r#"("endedAtMs": )\d+"#, "${1}[ms]"),
     ];
     let settings = settings(&sandbox, &filters);
     settings.bind(|| insta::assert_snapshot!("wait_json", waited));
     settings.bind(|| insta::assert_snapshot!("task_notice_inbox_json", inbox));
+}
+
+/// The documents the other commands print with `--json`, each pinned: times in RFC 3339 with
+/// their milliseconds beside where config.json keeps milliseconds, protocol messages decoded
+/// beside their text, a broadcast once, to `*`.
+#[test]
+fn json_documents() {
+    let sandbox = team();
+    let settings = settings(&sandbox, &[]);
+    let json = |who: &str, args: &[&str], stdin: Option<&str>| {
+        let mut run = sandbox.swarm().args(args).arg("--json").team("t").as_(who);
+        if let Some(stdin) = stdin {
+            run = run.stdin(stdin);
+        }
+        run.run().success().stdout
+    };
+    let field = |document: &str, key: &str| {
+        serde_json::from_str::<serde_json::Value>(document).unwrap()[key]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let watch = sandbox
+        .swarm()
+        .args(["watch", "--all", "--json"])
+        .team("t")
+        .spawn();
+
+    let broadcast = json("team-lead", &["send", "*", "standup in 5"], None);
+    settings.bind(|| insta::assert_snapshot!("send_json", broadcast));
+    json("carol", &["send", "bob", "hi bob"], None);
+    let request = json(
+        "team-lead",
+        &["shutdown", "request", "bob", "--reason", "done"],
+        None,
+    );
+    settings.bind(|| insta::assert_snapshot!("shutdown_request_json", request));
+    let request_id = field(&request, "requestId");
+    let approved = json("bob", &["shutdown", "approve", &request_id], None);
+    settings.bind(|| insta::assert_snapshot!("shutdown_approve_json", approved));
+    let submitted = json("carol", &["plan", "submit", "-"], Some("1. test\n2. ship"));
+    let plan_id = field(&submitted, "requestId");
+    let answered = json(
+        "team-lead",
+        &[
+            "plan",
+            "approve",
+            &plan_id,
+            "--permission-mode",
+            "acceptEdits",
+        ],
+        None,
+    );
+    settings.bind(|| insta::assert_snapshot!("plan_approve_json", answered));
+
+    // Every message, each once, the broadcast to `*`: six in all.
+    let watched: Vec<String> = (0..6).map(|_| watch.next_line()).collect();
+    assert!(
+        watch
+            .lines
+            .next_within(Duration::from_millis(500))
+            .is_none(),
+        "nothing more"
+    );
+    let watched = watched.join("\n");
+    settings.bind(|| insta::assert_snapshot!("watch_all_json", watched));
+    let lead_inbox = json("team-lead", &["inbox", "--all"], None);
+    settings.bind(|| insta::assert_snapshot!("inbox_structured_json", lead_inbox));
+
+    let ls = json("user", &["ls"], None);
+    settings.bind(|| insta::assert_snapshot!("ls_json", ls));
+    let info = json("user", &["info", "bob"], None);
+    settings.bind(|| insta::assert_snapshot!("info_json", info));
+    let prune = json("user", &["prune", "--dry-run"], None);
+    settings.bind(|| insta::assert_snapshot!("prune_dry_run_json", prune));
+    let rm = json("user", &["rm", "t"], None);
+    settings.bind(|| insta::assert_snapshot!("rm_json", rm));
 }
 
 /// One refusal as a snapshot shows it: the command, its exit status and its stderr.

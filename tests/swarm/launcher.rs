@@ -576,7 +576,7 @@ name = "pair"
 command = ["sh", "-c", "swarm recv --wait --timeout 60 >/dev/null"]
 [[member]]
 name = "worker"
-command = ["sh", "-c", "swarm send team-lead 'finished: 42'; exit 3"]
+command = ["sh", "-c", "swarm send team-lead 'finished: 42'; swarm send '*' 'bye, all'; exit 3"]
 "#,
     );
     let outcome = sandbox
@@ -604,12 +604,33 @@ command = ["sh", "-c", "swarm send team-lead 'finished: 42'; exit 3"]
     assert_eq!(message["from"], "worker");
     assert_eq!(message["to"], "team-lead");
     assert_eq!(message["text"], "finished: 42");
+    assert_eq!(message["structured"], Value::Null);
+    assert!(message["timestamp"].as_str().unwrap().ends_with('Z'));
+    let broadcast: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "message" && e["text"] == "bye, all")
+        .collect();
+    assert_eq!(broadcast.len(), 1, "{}", outcome.stdout);
+    assert_eq!(broadcast[0]["to"], "*");
     let ended: Vec<&Value> = events.iter().filter(|e| e["event"] == "ended").collect();
     assert_eq!(ended.len(), 2, "{}", outcome.stdout);
     let worker = ended.iter().find(|e| e["name"] == "worker").unwrap();
+    assert_eq!(worker["agentId"], "worker@pair");
     assert_eq!(worker["state"], "failed");
     assert_eq!(worker["exitCode"], 3);
+    assert_eq!(worker["reason"], Value::Null);
+    assert!(
+        worker["endedAt"].as_str().unwrap().ends_with('Z'),
+        "{worker}"
+    );
+    assert!(worker["endedAtMs"].as_u64().is_some(), "{worker}");
     assert_eq!(worker["notice"]["status"], "failed");
+    // The completion notice is the ending event, not a message too.
+    assert!(
+        !outcome.stdout.contains("\"task_notification\""),
+        "{}",
+        outcome.stdout
+    );
 }
 
 const CLAUDE_TEAM: &str = r#"

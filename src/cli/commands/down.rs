@@ -51,9 +51,13 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         timeout: args.timeout,
         force: args.force,
     };
-    let outcome = down::down(&team, how, |line| report(ctx, line))?;
+    let outcome = down::down(&team, how, |report| removal::report_down(ctx, report))?;
     if ctx.json {
-        output::json_line(&json!({"team": team.name(), "down": true}))?;
+        output::json_line(&json!({
+            "event": "down",
+            "team": team.name(),
+            "leadSpared": outcome == Outcome::LeadSpared,
+        }))?;
     } else {
         match outcome {
             Outcome::LeadSpared => output::line(format!(
@@ -75,12 +79,4 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         args.archive,
         "stop what is left with `swarm down --force`, then remove it with `swarm rm`",
     )
-}
-
-fn report(ctx: &Context, line: &str) -> Result<()> {
-    if ctx.json {
-        output::json_line(&json!({"event": line}))
-    } else {
-        output::line(line)
-    }
 }

@@ -5,6 +5,7 @@ use crate::base::clock;
 use crate::base::names::Name;
 use crate::cli::context::Context;
 use crate::cli::output;
+use crate::cli::render;
 use crate::error::Result;
 use crate::member::liveness::Observed;
 
@@ -26,8 +27,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         .clone()
         .unwrap_or_else(|| team.paths().log(&member.name).display().to_string());
     if ctx.json {
-        let mut record = serde_json::to_value(member)
-            .map_err(|err| crate::error::Error::runtime(err.to_string()))?;
+        // config.json's record, its times in the one format, the milliseconds beside.
+        let mut record = render::with_times(
+            render::to_value(member),
+            &["joinedAt", "startedAt", "endedAt"],
+        );
         record["shownState"] = seen.label().into();
         record["logFile"] = log.into();
         record["inbox"] = team
@@ -58,7 +62,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             member
                 .argv
                 .as_deref()
-                .map_or_else(|| "-".to_owned(), crate::cli::render::shell_words),
+                .map_or_else(|| "-".to_owned(), render::shell_words),
         ),
         (
             "env keys",

@@ -4,6 +4,7 @@
 use crate::base::clock;
 use crate::cli::context::Context;
 use crate::cli::output::{self, Table};
+use crate::cli::render;
 use crate::error::Result;
 use crate::peer::live_peers;
 
@@ -13,7 +14,11 @@ pub(crate) struct Args {}
 pub(crate) fn run(ctx: &Context, _args: Args) -> Result<()> {
     let peers = live_peers(&ctx.home)?;
     if ctx.json {
-        return output::json(&peers);
+        let shown: Vec<_> = peers
+            .iter()
+            .map(|peer| render::with_times(render::to_value(peer), &["startedAt"]))
+            .collect();
+        return output::json(&shown);
     }
     if peers.is_empty() {
         return output::line("no live peers");

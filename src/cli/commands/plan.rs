@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::base::clock;
 use crate::cli::args::parse_seconds;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::{output, render};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::MAX_TEXT_BYTES;
 use crate::format::settings::PermissionMode;
@@ -106,7 +106,7 @@ fn submit(ctx: &Context, args: SubmitArgs) -> Result<()> {
     seal::request(&team, &config, &caller, &lead, &message)?;
     let Some(watch) = watch else {
         return if ctx.json {
-            output::json(&json!({"requestId": request_id}))
+            output::json(&json!({"requestId": request_id, "to": lead}))
         } else {
             output::line(&request_id)
         };
@@ -128,7 +128,12 @@ fn submit(ctx: &Context, args: SubmitArgs) -> Result<()> {
     };
     let mode = response.permission_mode.as_deref().unwrap_or("default");
     if ctx.json {
-        output::json(&response)?;
+        output::json(&json!({
+            "requestId": request_id,
+            "to": lead,
+            "approved": response.approved,
+            "answer": render::structured(&Structured::PlanApprovalResponse(response.clone())),
+        }))?;
     } else if response.approved {
         output::line(format!("approved {request_id}; permission mode: {mode}"))?;
     } else {
@@ -176,7 +181,7 @@ fn respond(
     let verdict = if approved { "approved" } else { "rejected" };
     if ctx.json {
         return output::json(
-            &json!({"requestId": request_id, "approved": approved, "to": subject}),
+            &json!({"requestId": request_id, "to": subject, "approved": approved}),
         );
     }
     output::line(format!("{verdict} {request_id} for {subject}"))

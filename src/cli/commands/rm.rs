@@ -5,11 +5,8 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
 use crate::base::names::Name;
 use crate::cli::context::Context;
-use crate::cli::output;
 use crate::cli::removal::{self, ArchiveArgs};
 use crate::error::Result;
 use crate::member::down::{self, Down, Outcome};
@@ -68,13 +65,7 @@ fn remove(ctx: &Context, team: &Team, args: &Args) -> Result<()> {
             timeout: Duration::ZERO,
             force: true,
         };
-        let outcome = down::down(team, how, |line| {
-            if ctx.json {
-                output::json_line(&json!({"event": line}))
-            } else {
-                output::line(line)
-            }
-        })?;
+        let outcome = down::down(team, how, |report| removal::report_down(ctx, report))?;
         if outcome == Outcome::LeadSpared {
             return Err(removal::lead_runs_this(team.name()));
         }

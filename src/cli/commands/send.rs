@@ -181,7 +181,7 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
     seal::seal_peer_request(&ctx.home, &path, &mut request)?;
     let msg_id = peer::deliver(&path, &request)?;
     if ctx.json {
-        return output::json(&json!({"msg_id": msg_id, "from": request.from, "to": to}));
+        return output::json(&json!({"msg_id": msg_id, "from": request.from, "to": [to]}));
     }
     output::line(msg_id)
 }

@@ -8,7 +8,7 @@ use crate::base::clock;
 use crate::base::names::Name;
 use crate::cli::args::parse_seconds;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::{output, render};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::structured::{
     ShutdownApproved, ShutdownRejected, ShutdownRequest, Structured, request_subject,
@@ -96,7 +96,7 @@ fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
     seal::request(&team, &config, &caller, name.as_str(), &message)?;
     let Some(watch) = watch else {
         return if ctx.json {
-            output::json(&json!({"requestId": request_id}))
+            output::json(&json!({"requestId": request_id, "to": name.as_str()}))
         } else {
             output::line(&request_id)
         };
@@ -116,7 +116,12 @@ fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
     };
     let approved = matches!(answer, Structured::ShutdownApproved(_));
     if ctx.json {
-        output::json(&json!({"requestId": request_id, "approved": approved, "answer": answer}))?;
+        output::json(&json!({
+            "requestId": request_id,
+            "to": name.as_str(),
+            "approved": approved,
+            "answer": render::structured(&answer),
+        }))?;
     } else {
         output::line(match &answer {
             Structured::ShutdownRejected(rejected) => {
@@ -179,7 +184,11 @@ fn answer(ctx: &Context, request_id: &str, rejection: Option<String>) -> Result<
         "approved"
     };
     if ctx.json {
-        return output::json(&json!({"requestId": request_id, "approved": rejection.is_none()}));
+        return output::json(&json!({
+            "requestId": request_id,
+            "to": lead,
+            "approved": rejection.is_none(),
+        }));
     }
     output::line(format!("{verdict} {request_id}"))
 }

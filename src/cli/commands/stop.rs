@@ -1,11 +1,9 @@
 //! `swarm stop NAME|all`: stop members now. SIGTERM to the program's process group, a grace
 //! period, SIGKILL, and the pane killed; the member is recorded as killed and the lead notified.
 
-use serde_json::json;
-
 use crate::base::names::Name;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::{output, render};
 use crate::error::{Error, Result};
 use crate::member::liveness::Observed;
 use crate::member::stop;
@@ -52,11 +50,16 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let stopped = stop::stop(&team, &names, "stop")?;
     let config = team.load()?;
     for (name, state) in &stopped {
-        let notice = config.member(name).and_then(|m| m.notice.clone());
+        let Some(member) = config.member(name) else {
+            continue;
+        };
         if ctx.json {
-            output::json_line(&json!({"name": name, "state": state, "notice": notice}))?;
+            output::json_line(&render::event("stopped", render::ending(member, state)))?;
         } else {
-            output::line(notice.map_or_else(|| format!("{name} {state}"), |n| n.summary))?;
+            output::line(member.notice.as_ref().map_or_else(
+                || format!("{name} {state}"),
+                |notice| notice.summary.clone(),
+            ))?;
         }
     }
     Ok(())

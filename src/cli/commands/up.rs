@@ -315,10 +315,10 @@ fn wait_all(
             Event::Ended(member, seen) => {
                 all_well &= liveness::ended_well(seen);
                 if ctx.json {
-                    output::json_line(&json!({
-                        "event": "ended", "name": member.name, "state": seen.label(),
-                        "exitCode": member.exit_code, "notice": member.notice,
-                    }))
+                    output::json_line(&render::event(
+                        "ended",
+                        render::ending(member, seen.label()),
+                    ))
                 } else {
                     output::line(liveness::ending_line(member, seen))
                 }

@@ -8,6 +8,7 @@ use crate::base::names::Name;
 use crate::cli::args::parse_seconds;
 use crate::cli::context::Context;
 use crate::cli::output;
+use crate::cli::render;
 use crate::error::{Error, ErrorKind, Result};
 use crate::member::liveness;
 
@@ -35,12 +36,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         deadline,
         |member, seen| {
             well = liveness::ended_well(seen);
-            match (&member.notice, ctx.json) {
-                (Some(notice), true) => output::json(notice),
-                (_, true) => output::json(
-                    &serde_json::json!({"taskId": member.agent_id, "state": seen.label()}),
-                ),
-                (_, false) => output::line(liveness::ending_line(member, seen)),
+            if ctx.json {
+                output::json(&render::ending(member, seen.label()))
+            } else {
+                output::line(liveness::ending_line(member, seen))
             }
         },
     )?;
