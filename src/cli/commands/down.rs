@@ -14,7 +14,16 @@ use crate::error::Result;
 use crate::member::down::{self, Down, Outcome};
 use crate::policy::{self, Action};
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one line per event:
+  {"event": "ended", ...}     a teammate asked to shut down has ended (as `swarm wait` prints it)
+  {"event": "stopped", ...}   a member that was still running was stopped (likewise)
+  {"event": "warning", "name", "message"}   a teammate could not be asked to shut down
+  {"event": "down", "team", "leadSpared"}
+  {"event": "removed", "team", "archive"}   with --rm"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 #[command(mut_arg("archive", |arg| arg.requires("rm")))]
 pub(crate) struct Args {
     /// The team [default: --team, SWARM_TEAM, the only team, or the only one running]

@@ -10,7 +10,15 @@ use crate::error::Result;
 use crate::member::verify;
 use crate::policy::{self, Action};
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document, oldest first:
+  [{"state": "delivered" | "unread", ...the message}]
+A message is its object from the inbox, fields in their order, with "msg_id", "timestamp" in
+RFC 3339, "structured" after "text" (the protocol message it holds, decoded, or null), and
+"verified" when it claims to come from the lead's side (swarm(1), JSON OUTPUT)."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// Whose inbox [default: yours]
     #[arg(value_name = "NAME")]

@@ -9,7 +9,14 @@ use crate::cli::render;
 use crate::error::Result;
 use crate::member::liveness::Observed;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document: the member's record in config.json, Claude Code's field
+names and swarm's, with "joinedAt", "startedAt" and "endedAt" as RFC 3339 and "joinedAtMs",
+"startedAtMs", "endedAtMs" beside, then "shownState" (the state as status shows it), "logFile"
+and "inbox"."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The member
     #[arg(value_name = "NAME")]

@@ -12,7 +12,12 @@ use crate::launch::prepare;
 use crate::launch::teamfile::TeamFile;
 use crate::member::seal;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document:
+  {"team", "dir", "members"}"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The TOML team file (see teams/ for examples)
     #[arg(value_name = "TEAMFILE")]

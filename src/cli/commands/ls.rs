@@ -10,7 +10,12 @@ use crate::error::Result;
 use crate::member::liveness::Observed;
 use crate::store::team::{Team, list_teams};
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document:
+  [{"name", "description", "members", "live", "createdAt", "createdAtMs", "dir"}]"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {}
 
 #[derive(Debug, Serialize)]

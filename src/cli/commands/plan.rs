@@ -31,7 +31,14 @@ pub(crate) enum Command {
     Reject(RejectArgs),
 }
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON_SUBMIT: &str = r#"JSON output (--json), one document:
+  {"requestId", "to"}
+With --wait: {"requestId", "to", "approved", "answer"}, "answer" the lead's
+plan_approval_response, decoded ({"type", "requestId", "approved", "feedback", ...})."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_SUBMIT)]
 pub(crate) struct SubmitArgs {
     /// The plan: a file, or '-' for stdin
     #[arg(value_name = "FILE|-")]
@@ -46,7 +53,12 @@ pub(crate) struct SubmitArgs {
     pub(crate) timeout: Option<Duration>,
 }
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON_ANSWER: &str = r#"JSON output (--json), one document:
+  {"requestId", "to", "approved"}"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_ANSWER)]
 pub(crate) struct ApproveArgs {
     /// The request id, as in `plan_approval-<ms>@<name>@<team>`
     #[arg(value_name = "REQUEST_ID")]
@@ -58,6 +70,7 @@ pub(crate) struct ApproveArgs {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_ANSWER)]
 pub(crate) struct RejectArgs {
     /// The request id, as in `plan_approval-<ms>@<name>@<team>`
     #[arg(value_name = "REQUEST_ID")]

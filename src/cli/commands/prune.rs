@@ -16,7 +16,14 @@ use crate::member::remove::{self as removing, Removal};
 use crate::policy::{self, Action};
 use crate::store::team::{Team, list_teams};
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one line per team:
+  {"event": "removed", "team", "archive", "endedAt", "endedAtMs"}
+  {"event": "would_remove", "team", "endedAt", "endedAtMs"}   with --dry-run
+Nothing at all when there is nothing to prune."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// Only teams that ended longer ago than this: 30m, 2h, 7d, 1h30m
     ///

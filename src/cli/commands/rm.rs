@@ -14,7 +14,13 @@ use crate::member::liveness::Observed;
 use crate::policy::{self, Action};
 use crate::store::team::Team;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one line per team removed:
+  {"event": "removed", "team", "archive"}
+With --force, a running team's endings come first, as `swarm down` prints them."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The teams to remove
     #[arg(value_name = "TEAM", required = true)]

@@ -20,7 +20,12 @@ use crate::policy::{self, Action, PERSON, Whereabouts};
 use crate::protocol::rules::{self, Recipient};
 use crate::store::team::Team;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document:
+  {"msg_id", "from", "to": [every member the message was written to, or the uds: address]}"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// A member's name, '*' for every member except you, or a peer: uds:PATH, or uds:LABEL for
     /// the live peer with that label (or that agent@team)

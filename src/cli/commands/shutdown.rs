@@ -28,7 +28,14 @@ pub(crate) enum Command {
     Reject(RejectArgs),
 }
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON_REQUEST: &str = r#"JSON output (--json), one document:
+  {"requestId", "to"}
+With --wait: {"requestId", "to", "approved", "answer"}, "answer" the teammate's
+shutdown_approved or shutdown_rejected, decoded ({"type", "requestId", "from", ...})."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_REQUEST)]
 pub(crate) struct RequestArgs {
     /// The teammate to stop
     #[arg(value_name = "NAME")]
@@ -47,7 +54,12 @@ pub(crate) struct RequestArgs {
     pub(crate) timeout: Option<Duration>,
 }
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON_ANSWER: &str = r#"JSON output (--json), one document:
+  {"requestId", "to", "approved"}"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_ANSWER)]
 pub(crate) struct ApproveArgs {
     /// The request id, as in `shutdown-<ms>@<you>`
     #[arg(value_name = "REQUEST_ID")]
@@ -55,6 +67,7 @@ pub(crate) struct ApproveArgs {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_ANSWER)]
 pub(crate) struct RejectArgs {
     /// The request id, as in `shutdown-<ms>@<you>`
     #[arg(value_name = "REQUEST_ID")]

@@ -17,7 +17,16 @@ use crate::member::liveness::{Observed, Seen};
 use crate::store::mailbox::SetAside;
 use crate::store::team::Team;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document:
+  {"team", "description", "lead", "members": [{"name", "agentId", "pane", "pid", "state",
+    "exitCode", "unread", "lastActivity", "lastActivityMs", "verifies", "setAside": [{"path",
+    "reason"}]}]}
+"state" is as the table shows it ("-" for never launched); "pane" is null before there is one.
+Times are RFC 3339 with their epoch milliseconds beside (swarm(1), JSON OUTPUT)."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The team [default: --team, SWARM_TEAM, the only team, or the only one running]
     // Its own id: sharing the global --team's would let an empty SWARM_TEAM fill it.

@@ -9,7 +9,13 @@ use crate::member::liveness::Observed;
 use crate::member::stop;
 use crate::policy::{self, Action};
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one line per member stopped, its ending as `swarm wait` prints it:
+  {"event": "stopped", "name", "agentId", "state", "exitCode", "reason", "endedAt",
+   "endedAtMs", "notice"}"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The member to stop, or `all` for every running member but the lead
     #[arg(value_name = "NAME|all")]

@@ -28,7 +28,17 @@ use crate::member::verify::Judges;
 use crate::store::follow::{Follower, Scope};
 use crate::store::team::Team;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document:
+  {"team", "session", "window", "socket", "members", "attach"}
+With --wait, one line per event:
+  {"event": "up", "team", "session", "window", "socket", "members", "attach"}
+  {"event": "message", "to", ...the message as `swarm watch` prints it}
+  {"event": "ended", ...the member's ending as `swarm wait` prints it}
+With --dry-run, one document: {"team", "panes": [{"name", "argv", "env", "cwd"}]}"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The TOML team file (see teams/ for examples)
     #[arg(value_name = "TEAMFILE")]

@@ -12,7 +12,14 @@ use crate::cli::render;
 use crate::error::{Error, ErrorKind, Result};
 use crate::member::liveness;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document, the member's ending:
+  {"name", "agentId", "state", "exitCode", "reason", "endedAt", "endedAtMs", "notice"}
+"notice" is the task_notification the lead was sent ({"taskId", "status", "exitCode",
+"summary", "outputFile", "durationMs", "timestamp", ...}), or null."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The member to wait for
     #[arg(value_name = "NAME")]

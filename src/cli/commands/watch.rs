@@ -14,7 +14,13 @@ use crate::policy::{self, Action};
 use crate::store::follow::{Arrival, Follower, Scope};
 use crate::store::watcher::Watcher;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one line per message, as `swarm inbox` prints it, "to" first:
+  {"to", "from", "text", "structured", "timestamp", "msg_id", ...}
+"to" is the member whose inbox it reached, or "*" for a broadcast, shown once."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// Whose inbox to follow [default: yours]
     #[arg(value_name = "NAME", conflicts_with = "all")]
