@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::config::TeamConfig;
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::structured::Structured;
@@ -21,13 +21,7 @@ pub(crate) fn envelope(
     to: &str,
     message: &Structured,
 ) -> Result<InboxMessage> {
-    if config.member(to).is_none() {
-        return Err(Error::usage(format!(
-            "{to} is not on team {}'s roster: {}",
-            config.name,
-            config.roster().join(", ")
-        )));
-    }
+    config.require_member(to)?;
     let sender = rules::check(team, config, caller, Recipient::Member(to), message)?;
     let text = message.to_text();
     check_text_size(&text)?;
@@ -188,10 +182,10 @@ mod tests {
             &request("shutdown-1@ghost"),
         )
         .unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::Usage);
+        assert_eq!(err.kind(), ErrorKind::NotFound);
         assert_eq!(
             err.message(),
-            "ghost is not on team t's roster: team-lead, bob"
+            "ghost is not a member of team t; members: team-lead, bob"
         );
         assert!(!team.mailbox("ghost").inbox_path().exists());
     }

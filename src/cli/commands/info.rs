@@ -8,11 +8,19 @@ use crate::base::names::Name;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
+use crate::cli::render;
 use crate::error::Result;
 use crate::format::settings::Delivery;
 use crate::member::liveness::Observed;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document: the member's record in config.json, Claude Code's field
+names and swarm's, with "joinedAt", "startedAt" and "endedAt" as RFC 3339 and "joinedAtMs",
+"startedAtMs", "endedAtMs" beside, then "shownState" (the state as status shows it), "logFile"
+and "inbox"."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The member
     #[arg(value_name = "NAME", add = ArgValueCandidates::new(complete::members))]
@@ -30,8 +38,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         .clone()
         .unwrap_or_else(|| team.paths().log(&member.name).display().to_string());
     if ctx.json {
-        let mut record = serde_json::to_value(member)
-            .map_err(|err| crate::error::Error::runtime(err.to_string()))?;
+        // config.json's record, its times in the one format, the milliseconds beside.
+        let mut record = render::with_times(
+            render::to_value(member),
+            &["joinedAt", "startedAt", "endedAt"],
+        );
         record["shownState"] = seen.label().into();
         record["logFile"] = log.into();
         record["inbox"] = team
@@ -62,7 +73,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             member
                 .argv
                 .as_deref()
-                .map_or_else(|| "-".to_owned(), crate::cli::render::shell_words),
+                .map_or_else(|| "-".to_owned(), render::shell_words),
         ),
         (
             "env keys",

@@ -11,10 +11,18 @@ use crate::cli::args::parse_seconds;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
+use crate::cli::render;
 use crate::error::{Error, ErrorKind, Result};
 use crate::member::liveness;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document, the member's ending:
+  {"name", "agentId", "state", "exitCode", "reason", "endedAt", "endedAtMs", "notice"}
+"notice" is the task_notification the lead was sent ({"taskId", "status", "exitCode",
+"summary", "outputFile", "durationMs", "timestamp", ...}), or null."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The member to wait for
     #[arg(value_name = "NAME", add = ArgValueCandidates::new(complete::members))]
@@ -38,12 +46,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         deadline,
         |member, seen| {
             well = liveness::ended_well(seen);
-            match (&member.notice, ctx.json) {
-                (Some(notice), true) => output::json(notice),
-                (_, true) => output::json(
-                    &serde_json::json!({"taskId": member.agent_id, "state": seen.label()}),
-                ),
-                (_, false) => output::line(liveness::ending_line(member, seen)),
+            if ctx.json {
+                output::json(&render::ending(member, seen.label()))
+            } else {
+                output::line(liveness::ending_line(member, seen))
             }
         },
     )?;
