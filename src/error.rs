@@ -31,6 +31,17 @@ impl ErrorKind {
             Self::Timeout => 4,
         }
     }
+
+    /// The kind as `--json` names it in an error object: `runtime`, `usage`, `not_found`,
+    /// `timeout`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Runtime => "runtime",
+            Self::Usage => "usage",
+            Self::NotFound => "not_found",
+            Self::Timeout => "timeout",
+        }
+    }
 }
 
 #[derive(Debug)]

@@ -22,13 +22,42 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     ),
     (
         "2",
-        "Bad input or usage, or a protocol rule refused: an invalid name, an oversized message, a non-lead sending a lead-only message, an answer to a request that does not exist, a recipient not on the roster.",
+        "Bad input or usage, or a protocol rule refused: an invalid name, an oversized message, a non-lead sending a lead-only message, an answer to a request that does not exist.",
     ),
     (
         "3",
-        "Not found: a team, a member, a file, or a peer socket with nobody listening.",
+        "Not found: a team, a member (a misspelt name is this status, in the same words, from every command), a file, or a peer socket with nobody listening.",
     ),
     ("4", "A --wait or --timeout ran out."),
+];
+
+/// The rules every `--json` output follows; each command's own page shows its document under JSON
+/// OUTPUT, from the command's long help (docs/ARCHITECTURE.md, "JSON output").
+const JSON_OUTPUT: &[(&str, &str)] = &[
+    (
+        "Documents and streams",
+        "A command that answers once prints one JSON document. One that goes on, or reports as it goes (watch, log, listen, up --wait, stop, down, rm, prune), prints one object per line; where a stream mixes kinds, each object has \"event\" first.",
+    ),
+    (
+        "Times",
+        "Every time is an RFC 3339 string, UTC, with milliseconds: 2026-01-01T00:00:02.000Z. Where swarm reads the time from a file that keeps epoch milliseconds (config.json's createdAt, joinedAt, startedAt and endedAt, as Claude Code's format has them; a peer's startedAt) or works it out (lastActivity), the same time is also an integer in the key with Ms appended: createdAtMs. A message's timestamp is shown in the same format. Durations are integer milliseconds (durationMs). The files themselves are not changed.",
+    ),
+    (
+        "Missing values",
+        "A field of a document swarm makes up is always there, null when it has no value. A record swarm shows as it is kept (a message, a member's record in info) has the fields it has: a message's summary and color are there when it has them.",
+    ),
+    (
+        "A message",
+        "In inbox, recv, watch and up --wait: the message's object from the inbox, fields in their order, with msg_id, its timestamp as above, \"structured\" right after \"text\" (the protocol message the text holds, decoded into an object with \"type\" first and Claude Code's field names, or null for plain text), and \"verified\" (true or false) when it claims to come from the lead's side. A broadcast has \"to\": \"*\" and is shown once.",
+    ),
+    (
+        "A member's ending",
+        "In wait, stop, down and up --wait: name, agentId, state, exitCode, reason, endedAt, endedAtMs, and notice, the task_notification the lead was sent, or null.",
+    ),
+    (
+        "An error",
+        "One line of JSON on stderr, the last: {\"error\": message, \"kind\": \"runtime\", \"usage\", \"not_found\" or \"timeout\", \"hint\": what to do, or null}, with the exit status it has without --json. Usage errors found while parsing the command line are such objects too. A command that already answered on stdout and fails only by its status (a rejected plan, a member that did not complete) prints none.",
+    ),
 ];
 
 const PERMISSIONS_INTRO: &str = "Who a command acts as depends on where it runs, never on what it says. Inside a member's pane (a process its supervisor started, or anything that started in turn, through setsid and double forks) it is that member, whatever SWARM_AGENT says, and --as naming anyone else is refused; from a pane of another team under the same home it is a stranger to this one, who may only send and read. Outside every pane it is the person at the keyboard, user, who has the lead's authority (what only the lead may send goes out under the lead's name) and may act as any member with --as; members added with swarm join act from outside too.";
@@ -366,12 +395,74 @@ fn write_subcommand_pages(
     }
     let man = Man::new(command.clone());
     let path = dir.join(man.get_filename());
-    let mut page = Vec::new();
-    man.render(&mut page)
-        .map_err(|err| Error::io("render", &path, err))?;
+    let page = render_subcommand(command, &man).map_err(|err| Error::io("render", &path, err))?;
     fs::write(&path, page).map_err(|err| Error::io("write", &path, err))?;
     written.push(path);
     Ok(())
+}
+
+/// A command's page as clap_mangen renders one, and the long help after its options (what its
+/// `--json` prints) under JSON OUTPUT, before VERSION, its shapes kept as they are laid out.
+fn render_subcommand(command: &clap::Command, man: &Man) -> std::io::Result<Vec<u8>> {
+    let Some(json) = command.get_after_long_help().map(ToString::to_string) else {
+        let mut page = Vec::new();
+        man.render(&mut page)?;
+        return Ok(page);
+    };
+    let mut page = Vec::new();
+    Man::new(command.clone().after_long_help(None::<&str>)).render(&mut page)?;
+    let page = String::from_utf8_lossy(&page).into_owned();
+    let mut roff = Roff::default();
+    roff.control("SH", ["JSON OUTPUT"]);
+    laid_out(&mut roff, &json);
+    let section = roff.render();
+    // Once at the top of the page is enough.
+    let preamble = Roff::default().render();
+    let section = section.strip_prefix(&preamble).unwrap_or(&section);
+    let at = page.find("\n.SH VERSION").map_or(page.len(), |at| at + 1);
+    Ok(format!("{}{section}{}", &page[..at], &page[at..]).into_bytes())
+}
+
+/// `text` in roff: indented lines (a JSON shape) as they are, the others as filled paragraphs.
+/// A first line `JSON output (--json), one document:` reads `One document:` under its heading.
+fn laid_out(roff: &mut Roff, text: &str) {
+    let text = text.strip_prefix("JSON output (--json), ").map_or_else(
+        || text.to_owned(),
+        |rest| {
+            let mut chars = rest.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_uppercase().chain(chars).collect::<String>()
+            })
+        },
+    );
+    let mut prose: Vec<&str> = Vec::new();
+    let mut shape: Vec<&str> = Vec::new();
+    let flush_prose = |roff: &mut Roff, prose: &mut Vec<&str>| {
+        if !prose.is_empty() {
+            roff.text([roman(prose.join(" "))]);
+            prose.clear();
+        }
+    };
+    let flush_shape = |roff: &mut Roff, shape: &mut Vec<&str>| {
+        if !shape.is_empty() {
+            roff.control("nf", []);
+            for line in shape.drain(..) {
+                roff.text([roman(line)]);
+            }
+            roff.control("fi", []);
+        }
+    };
+    for line in text.lines() {
+        if line.starts_with(' ') {
+            flush_prose(roff, &mut prose);
+            shape.push(line);
+        } else {
+            flush_shape(roff, &mut shape);
+            prose.push(line);
+        }
+    }
+    flush_prose(roff, &mut prose);
+    flush_shape(roff, &mut shape);
 }
 
 fn render_top(command: clap::Command) -> Result<Vec<u8>> {
@@ -387,6 +478,7 @@ fn render_top(command: clap::Command) -> Result<Vec<u8>> {
     render(man.render_subcommands_section(&mut page))?;
     let mut roff = Roff::default();
     definitions(&mut roff, "EXIT STATUS", EXIT_STATUS);
+    definitions(&mut roff, "JSON OUTPUT", JSON_OUTPUT);
     roff.control("SH", ["PERMISSIONS"]);
     roff.text([roman(PERMISSIONS_INTRO)]);
     for (doing, who) in policy::definitions() {

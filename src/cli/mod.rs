@@ -20,7 +20,7 @@ use clap::parser::ValueSource;
 use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use clap_complete::engine::ArgValueCandidates;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 use self::context::Context;
 
@@ -198,13 +198,21 @@ pub fn run() -> ExitCode {
     // `COMPLETE=bash swarm`: the shell asks for candidates (or the script that asks); answered
     // here, before anything else runs, and the process exits.
     clap_complete::CompleteEnv::with_factory(Cli::command).complete();
+    // Known before parsing, so that even a usage error clap finds is reported as JSON.
+    let json = json_requested(std::env::args_os());
     let parsed = Cli::command()
         .try_get_matches()
         .and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, typed_as(&matches))));
     let (cli, agent_typed) = match parsed {
         Ok(parsed) => parsed,
         Err(err) => {
-            let _ = err.print();
+            // --help and --version are not errors: they print to stdout as ever.
+            if json && err.use_stderr() {
+                let (message, hint) = clap_message(&err);
+                report_json(ErrorKind::Usage, &message, hint.as_deref());
+            } else {
+                let _ = err.print();
+            }
             return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
         }
     };
@@ -213,23 +221,82 @@ pub fn run() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
-            report(&err);
+            report(&err, json);
             ExitCode::from(err.kind().exit_code())
         }
     }
 }
 
-/// One line on stderr, and a hint where one helps. An empty message means the command already
+/// One line on stderr, and a hint where one helps; with `--json`, one JSON object on one line
+/// (docs/ARCHITECTURE.md, "Errors and exit statuses"). An empty message means the command already
 /// said everything on stdout (a rejected plan, a failed member) and only the status is left.
-fn report(err: &Error) {
+fn report(err: &Error, json: bool) {
     if err.message().is_empty() {
         return;
+    }
+    if json {
+        return report_json(err.kind(), err.message(), err.hint());
     }
     let mut stderr = std::io::stderr().lock();
     let _ = writeln!(stderr, "swarm: {}", err.message());
     if let Some(hint) = err.hint() {
         let _ = writeln!(stderr, "hint: {hint}");
     }
+}
+
+/// `{"error": …, "kind": …, "hint": … or null}` on one line of stderr.
+fn report_json(kind: ErrorKind, message: &str, hint: Option<&str>) {
+    let object = serde_json::json!({"error": message, "kind": kind.name(), "hint": hint});
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "{object}");
+}
+
+/// Whether `--json` is on the command line, before any `--` (after it, it is an argument).
+fn json_requested(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
+    args.into_iter()
+        .skip(1)
+        .take_while(|arg| arg != "--")
+        .any(|arg| arg == "--json")
+}
+
+/// What clap says about a usage error, as a message and a hint: the message is what follows
+/// `error: ` up to the first blank line, on one line; the hint is clap's tips, else where the
+/// usage is shown.
+fn clap_message(err: &clap::Error) -> (String, Option<String>) {
+    let text = err.render().to_string();
+    let mut paragraphs = text.split("\n\n");
+    let message = paragraphs
+        .next()
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let message = message
+        .strip_prefix("error: ")
+        .unwrap_or(&message)
+        .to_owned();
+    let rest: Vec<&str> = paragraphs.flat_map(str::lines).map(str::trim).collect();
+    let tips: Vec<&str> = rest
+        .iter()
+        .filter_map(|line| line.strip_prefix("tip: "))
+        .collect();
+    let hint = if tips.is_empty() {
+        // `Usage: swarm send --json <TO> [TEXT]` names the command whose help says more.
+        rest.iter()
+            .find_map(|line| line.strip_prefix("Usage: "))
+            .map(|usage| {
+                let command: Vec<&str> = usage
+                    .split_whitespace()
+                    .take_while(|word| !word.starts_with(['-', '<', '[']))
+                    .collect();
+                format!("`{} --help` shows how to use it", command.join(" "))
+            })
+    } else {
+        Some(tips.join("; "))
+    };
+    (message, hint)
 }
 
 /// Whether `--as` was typed on the command line (at any level), rather than taken from
@@ -283,5 +350,23 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
         Command::Watch(args) => commands::watch::run(&ctx, args),
         Command::Shutdown(command) => commands::shutdown::run(&ctx, command),
         Command::Plan(command) => commands::plan::run(&ctx, command),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_is_asked_for_anywhere_before_a_double_dash() {
+        let asks = |args: &[&str]| json_requested(args.iter().map(std::ffi::OsString::from));
+        assert!(asks(&["swarm", "--json", "status"]));
+        assert!(asks(&["swarm", "status", "--json"]));
+        assert!(!asks(&["swarm", "send", "bob", "--", "--json"]));
+        assert!(!asks(&["swarm", "send", "bob", "--jsonx"]));
+        assert!(
+            !asks(&["--json"]),
+            "the program's own name is not an argument"
+        );
     }
 }

@@ -3,11 +3,13 @@
 
 use std::path::Path;
 
-use serde_json::json;
+use serde_json::Map;
 
+use crate::base::clock;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::{output, render};
 use crate::error::{Error, Result};
+use crate::member::down::Report;
 use crate::member::remove::{self, Removal};
 use crate::store::archive;
 use crate::store::paths::ArchiveFormat;
@@ -67,6 +69,26 @@ pub(crate) fn remove(ctx: &Context, team: &Team, archive: ArchiveArgs, hint: &st
     }
 }
 
+/// What becomes of each member while `down`, `down --rm` or `rm --force` takes a team down: a
+/// line, or with `--json` an event: `ended` and `stopped` with the member's ending, `warning` for a
+/// teammate that could not be asked to shut down.
+pub(crate) fn report_down(ctx: &Context, report: Report<'_>) -> Result<()> {
+    if !ctx.json {
+        return output::line(report.line());
+    }
+    let event = match report {
+        Report::NotAsked { name, .. } => {
+            let mut fields = Map::new();
+            fields.insert("name".to_owned(), name.into());
+            fields.insert("message".to_owned(), report.line().into());
+            render::event("warning", fields)
+        }
+        Report::Ended(member, seen) => render::event("ended", render::ending(member, seen.label())),
+        Report::Stopped(member, state) => render::event("stopped", render::ending(member, state)),
+    };
+    output::json_line(&event)
+}
+
 /// Refuses to remove a team that still runs, naming what runs.
 pub(crate) fn still_running(team: &str, live: &[String]) -> Error {
     Error::usage(format!(
@@ -94,22 +116,25 @@ pub(crate) fn lead_runs_this(team: &str) -> Error {
     .with_hint(format!("run `swarm rm {team}` once the lead has exited"))
 }
 
-/// One line (or JSON object) for a team removed; `ended` says when it had ended, for `prune`.
+/// One line (or JSON object) for a team removed; `ended` says when it had ended (epoch ms), for
+/// `prune`.
 pub(crate) fn report(
     ctx: &Context,
     team: &str,
     archived: Option<&Path>,
-    ended: Option<String>,
+    ended: Option<u64>,
 ) -> Result<()> {
     if ctx.json {
-        return output::json_line(&json!({
-            "team": team,
-            "removed": true,
-            "archive": archived,
-        }));
+        let mut fields = Map::new();
+        fields.insert("team".to_owned(), team.into());
+        fields.insert("archive".to_owned(), render::to_value(archived));
+        if ended.is_some() {
+            render::put_time(&mut fields, "endedAt", ended);
+        }
+        return output::json_line(&render::event("removed", fields));
     }
     let ended = ended
-        .map(|ago| format!(" (ended {ago})"))
+        .map(|at| format!(" (ended {})", clock::ago(at, clock::now_ms())))
         .unwrap_or_default();
     output::line(match archived {
         None => format!("removed team {team}{ended}"),

@@ -292,17 +292,35 @@ impl TeamConfig {
         self.members.get_mut(index)
     }
 
-    /// A member, or a "not found" error that lists the roster.
+    /// A member, or a "not found" error that lists the roster: the one way every command checks
+    /// a member's name, so a misspelt one is exit 3 with the same words everywhere.
     pub(crate) fn require_member(&self, name: &str) -> Result<&Member> {
         self.member(name).ok_or_else(|| self.unknown_member(name))
     }
 
+    /// "bobb is not a member of team t; members: team-lead, bob", with a hint naming the member
+    /// it most looks like, if one does.
     pub(crate) fn unknown_member(&self, name: &str) -> Error {
-        Error::not_found(format!(
+        let err = Error::not_found(format!(
             "{name} is not a member of team {}; members: {}",
             self.name,
             self.roster().join(", ")
-        ))
+        ));
+        match self.closest_member(name) {
+            Some(close) => err.with_hint(format!("did you mean {close}?")),
+            None => err,
+        }
+    }
+
+    /// The member whose name `name` most looks like, when it looks enough like one (the
+    /// similarity clap uses for a misspelt command).
+    fn closest_member(&self, name: &str) -> Option<&str> {
+        self.members
+            .iter()
+            .map(|m| (strsim::jaro(name, &m.name), m.name.as_str()))
+            .filter(|(similarity, _)| *similarity > 0.7)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, name)| name)
     }
 
     pub(crate) fn roster(&self) -> Vec<&str> {

@@ -11,6 +11,10 @@ use crate::base::{clock, ids};
 use crate::error::{Error, Result};
 use crate::format::structured::Structured;
 
+/// The field that marks one copy of a broadcast (swarm's own; other tools keep it as they keep
+/// every field they do not know).
+const BROADCAST: &str = "broadcast";
+
 /// Message text above this many bytes is refused before anything is written.
 pub(crate) const MAX_TEXT_BYTES: usize = 1024 * 1024;
 
@@ -88,6 +92,17 @@ impl InboxMessage {
     /// Sets one field, keeping its place if it is already there.
     pub(crate) fn set_field(&mut self, key: &str, value: Value) {
         self.0.insert(key.into(), value);
+    }
+
+    /// Whether it is one copy of a broadcast: `send '*'` writes each member's copy with the same
+    /// `msg_id` and `"broadcast": true`, so a reader of several inboxes shows it once.
+    pub(crate) fn is_broadcast(&self) -> bool {
+        self.0.get(BROADCAST) == Some(&Value::Bool(true))
+    }
+
+    /// Marks it as a broadcast, before its copies are made.
+    pub(crate) fn mark_broadcast(&mut self) {
+        self.set_field(BROADCAST, Value::Bool(true));
     }
 
     /// The protocol message inside `text`, if it is one.

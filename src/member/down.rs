@@ -7,10 +7,12 @@ use std::time::Duration;
 
 use crate::base::clock;
 use crate::error::Result;
+use crate::format::config::Member;
 use crate::format::structured::{ShutdownRequest, Structured, shutdown_request_id};
 use crate::launch::tmux::Tmux;
 use crate::member::GRACE;
-use crate::member::liveness::{self, Awaited, Observed};
+use crate::member::ending;
+use crate::member::liveness::{self, Awaited, Observed, Seen};
 use crate::member::processes::{self, Run};
 use crate::member::seal;
 use crate::member::stop;
@@ -36,12 +38,35 @@ pub(crate) enum Outcome {
     LeadSpared,
 }
 
-/// Takes `team` down, reporting each member's ending as a line through `report`. The caller has
+/// What happens to each member while a team is taken down, as it happens.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Report<'a> {
+    /// A teammate could not be asked to shut down (its request could not be signed); it is
+    /// stopped with the rest.
+    NotAsked { name: &'a str, why: &'a str },
+    /// A member asked to shut down has ended (or vanished).
+    Ended(&'a Member, Seen),
+    /// A member was stopped: its record once stopped, and its final state.
+    Stopped(&'a Member, &'a str),
+}
+
+impl Report<'_> {
+    /// One line for people.
+    pub(crate) fn line(&self) -> String {
+        match self {
+            Self::NotAsked { name, why } => format!("cannot ask {name} to shut down: {why}"),
+            Self::Ended(member, seen) => liveness::ending_line(member, *seen),
+            Self::Stopped(member, state) => format!("{} stopped: {state}", member.name),
+        }
+    }
+}
+
+/// Takes `team` down, reporting what becomes of each member through `report`. The caller has
 /// already been allowed to (`policy::Action::Down`).
 pub(crate) fn down(
     team: &Team,
     how: Down,
-    mut report: impl FnMut(&str) -> Result<()>,
+    mut report: impl FnMut(Report<'_>) -> Result<()>,
 ) -> Result<Outcome> {
     let observed = Observed::take(team)?;
     let config = &observed.config;
@@ -68,15 +93,15 @@ pub(crate) fn down(
             // is gone) is stopped with the rest below.
             match seal::request(team, config, &lead_caller, name, &request) {
                 Ok(_) => asked.push(name.clone()),
-                Err(err) => report(&format!(
-                    "cannot ask {name} to shut down: {}",
-                    err.message()
-                ))?,
+                Err(err) => report(Report::NotAsked {
+                    name,
+                    why: err.message(),
+                })?,
             }
         }
         let deadline = clock::deadline(how.timeout);
         liveness::wait_for_endings(team, Awaited::Named(&asked), deadline, |member, seen| {
-            report(&liveness::ending_line(member, seen))
+            report(Report::Ended(member, seen))
         })?;
     }
 
@@ -88,9 +113,14 @@ pub(crate) fn down(
     if !caller_is_lead && live.contains(&lead) {
         remaining.push(lead.clone());
     }
-    let stopped = stop::stop(team, &remaining, "shutdown")?;
-    for (name, state) in &stopped {
-        report(&format!("{name} stopped: {state}"))?;
+    let stopped = stop::stop(team, &remaining, ending::SHUTDOWN)?;
+    if !stopped.is_empty() {
+        let config = team.load()?;
+        for (name, state) in &stopped {
+            if let Some(member) = config.member(name) {
+                report(Report::Stopped(member, state))?;
+            }
+        }
     }
     // Nothing any member started outlives the team, whatever became of its supervisor.
     let runs: Vec<Run> = team

@@ -24,6 +24,10 @@ pub(crate) struct Ending {
     pub(crate) worktree: Option<String>,
 }
 
+/// The reason recorded for a member that shut down because the lead asked: an approved shutdown
+/// request (exited, completed), or one `down` stopped when it had not ended in time (killed).
+pub(crate) const SHUTDOWN: &str = "shutdown";
+
 /// Signals that mean the program crashed rather than was stopped.
 const CRASH_SIGNALS: [i32; 5] = [
     libc_signal(nix::sys::signal::Signal::SIGSEGV),
@@ -59,6 +63,23 @@ impl Ending {
             state,
             exit_code: Some(exit_code),
             reason,
+            worktree: None,
+        }
+    }
+
+    /// A program ended because its shutdown request was approved on its behalf (wrapper): a
+    /// successful end, as Claude Code counts a teammate that approved its shutdown ("bob has shut
+    /// down"), whatever status the signal that ended it left. The exit code is the real one.
+    pub(crate) fn shut_down(status: ExitStatus) -> Self {
+        let exit_code = match (status.code(), status.signal()) {
+            (Some(code), _) => code,
+            (None, Some(signal)) => 128 + signal,
+            (None, None) => -1,
+        };
+        Self {
+            state: State::Exited,
+            exit_code: Some(exit_code),
+            reason: Some(SHUTDOWN.to_owned()),
             worktree: None,
         }
     }
@@ -169,6 +190,9 @@ pub(crate) fn summary(name: &str, ending: &Ending, duration: Duration) -> String
         .map(|code| format!("exit {code}"))
         .unwrap_or_default();
     match ending.status() {
+        TaskStatus::Completed if ending.reason.is_some() => {
+            format!("{name} has shut down (shutdown request approved, {code}) after {after}")
+        }
         TaskStatus::Completed => format!("{name} completed ({code}) after {after}"),
         TaskStatus::Failed => format!("{name} failed ({code}) after {after}"),
         TaskStatus::Killed => format!(
@@ -258,6 +282,23 @@ mod tests {
             summary_of(signalled(nix::sys::signal::Signal::SIGTERM), None),
             "bob was killed (signal) after 12.3s"
         );
+        let approved = Ending::shut_down(signalled(nix::sys::signal::Signal::SIGTERM));
+        assert_eq!(
+            summary("bob", &approved, Duration::from_millis(12_340)),
+            "bob has shut down (shutdown request approved, exit 143) after 12.3s"
+        );
+    }
+
+    #[test]
+    fn an_approved_shutdown_is_a_successful_end() {
+        use nix::sys::signal::Signal::SIGTERM;
+        for status in [signalled(SIGTERM), exited(0), exited(3)] {
+            let ending = Ending::shut_down(status);
+            assert_eq!(ending.state, State::Exited, "{status:?}");
+            assert_eq!(ending.status(), TaskStatus::Completed, "{status:?}");
+            assert_eq!(ending.reason.as_deref(), Some(SHUTDOWN));
+        }
+        assert_eq!(Ending::shut_down(signalled(SIGTERM)).exit_code, Some(143));
     }
 
     /// Marks bob as running since `started`, with a log, as the supervisor does.

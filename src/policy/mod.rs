@@ -143,6 +143,16 @@ pub(crate) fn inbox_owner<'a>(config: &'a TeamConfig, name: &'a str) -> Option<&
     }
 }
 
+/// [`inbox_owner`], or the not-found error every command gives for a name not on the roster.
+pub(crate) fn require_inbox<'a>(config: &'a TeamConfig, name: &'a str) -> Result<&'a str> {
+    match inbox_owner(config, name) {
+        Some(owner) => Ok(owner),
+        None => config
+            .require_member(name)
+            .map(|member| member.name.as_str()),
+    }
+}
+
 /// What a caller asks to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Action {

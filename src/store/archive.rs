@@ -21,6 +21,7 @@ use nix::errno::Errno;
 use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
 
 use crate::base::clock;
+use crate::base::text::count;
 use crate::error::{Error, Result};
 use crate::store::durable::{
     PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, open_existing, private_dir, real_dirs, sync_dir,
@@ -82,8 +83,8 @@ fn tarball(home: &Home, team: &TeamPaths, name: &str, stamp: &str) -> Result<Pat
     let read = read_tarball(reread).map_err(|err| Error::io("read back", temp.path(), err))?;
     if read != written {
         return Err(Error::runtime(format!(
-            "the archive of team {name} did not read back as written ({} entries written, {} read); the team is left as it was",
-            written.entries.len(),
+            "the archive of team {name} did not read back as written ({} written, {} read); the team is left as it was",
+            count(written.entries.len(), "entry", "entries"),
             read.entries.len()
         )));
     }

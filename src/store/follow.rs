@@ -8,8 +8,14 @@
 //! message recorded twice (a consumer crashed between history and rewrite) once. A follower that
 //! consumes shows exactly what it took, once, before it leaves the inbox (a failed show leaves it
 //! unread), and reads no history: what another consumer took is that consumer's to show.
+//!
+//! A broadcast is one message with a copy in every other member's inbox, each with the same
+//! `msg_id`: it is shown once, as a broadcast (docs/ARCHITECTURE.md, "Watching"). A copy is known
+//! by its id: one marked `"broadcast": true` (swarm's `send '*'`), or one whose id turns up in
+//! several inboxes at one look (another tool's broadcast) is shown as a broadcast, and a copy whose
+//! id was shown lately for another inbox is not shown again.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -53,8 +59,54 @@ impl Scope {
 /// A message that arrived in `to`'s inbox.
 #[derive(Debug, Clone)]
 pub(crate) struct Arrival {
+    /// The member in whose inbox it was found: for a broadcast, the first copy's.
     pub(crate) to: String,
     pub(crate) message: InboxMessage,
+    /// One copy of a broadcast, standing for all of them.
+    pub(crate) broadcast: bool,
+}
+
+impl Arrival {
+    fn new(to: &str, message: InboxMessage) -> Self {
+        Self {
+            to: to.to_owned(),
+            broadcast: message.is_broadcast(),
+            message,
+        }
+    }
+
+    /// Whom it is shown as addressed to: the member, or `*` for a broadcast.
+    pub(crate) fn addressee(&self) -> &str {
+        if self.broadcast { "*" } else { &self.to }
+    }
+}
+
+/// How many ids shown lately a follower remembers to know a broadcast's later copies by: far more
+/// than a team has members, and far more messages than arrive while one broadcast is written.
+const RECENT_IDS: usize = 4096;
+
+/// The ids shown lately, oldest forgotten first.
+#[derive(Debug, Default)]
+struct Recent {
+    order: VecDeque<String>,
+    ids: HashSet<String>,
+}
+
+impl Recent {
+    /// Remembers `id`; false if it was remembered already.
+    fn insert(&mut self, id: &str) -> bool {
+        if self.ids.contains(id) {
+            return false;
+        }
+        if self.order.len() == RECENT_IDS
+            && let Some(oldest) = self.order.pop_front()
+        {
+            self.ids.remove(&oldest);
+        }
+        self.order.push_back(id.to_owned());
+        self.ids.insert(id.to_owned());
+        true
+    }
 }
 
 pub(crate) struct Follower<'a> {
@@ -65,6 +117,8 @@ pub(crate) struct Follower<'a> {
     names: HashMap<String, String>,
     /// Per path component.
     owners: BTreeMap<String, Owner>,
+    /// Ids shown lately, in any inbox: a broadcast's other copies are not shown again.
+    recent: Recent,
 }
 
 #[derive(Debug, Default)]
@@ -97,6 +151,7 @@ impl<'a> Follower<'a> {
                 .map(|m| (path_component(&m.name), m.name.clone()))
                 .collect(),
             owners: BTreeMap::new(),
+            recent: Recent::default(),
         };
         for component in follower.components(&paths.history(), TeamPaths::history_owner)? {
             let history_at = team.mailbox(&follower.name_of(&component)).history_len()?;
@@ -140,12 +195,9 @@ impl<'a> Follower<'a> {
                     None,
                     |_| true,
                     |taken| {
-                        taken.iter().try_for_each(|message| {
-                            show(&Arrival {
-                                to: to.clone(),
-                                message: message.clone(),
-                            })
-                        })
+                        taken
+                            .iter()
+                            .try_for_each(|message| show(&Arrival::new(&to, message.clone())))
                     },
                 )?;
                 continue;
@@ -154,10 +206,7 @@ impl<'a> Follower<'a> {
             let unread = mailbox.peek()?;
             for message in &unread {
                 if owner.shown_unread.insert(message.id().into_owned()) {
-                    arrived.push(Arrival {
-                        to: to.clone(),
-                        message: message.clone(),
-                    });
+                    arrived.push(Arrival::new(&to, message.clone()));
                 }
             }
             let (delivered, history_at) = mailbox.history_since(owner.history_at)?;
@@ -170,10 +219,7 @@ impl<'a> Follower<'a> {
                 let id = message.id().into_owned();
                 if owner.shown_unread.insert(id.clone()) {
                     recorded_now.insert(id);
-                    arrived.push(Arrival {
-                        to: to.clone(),
-                        message,
-                    });
+                    arrived.push(Arrival::new(&to, message));
                 }
             }
             // What left the inbox was either in the history just read, or removed by a reader
@@ -189,7 +235,21 @@ impl<'a> Follower<'a> {
         // Several inboxes changed at once: show their messages in the order they were sent.
         // Timestamps are RFC 3339 UTC, so they sort as text; the sort is stable for equal ones.
         arrived.sort_by(|a, b| a.message.timestamp().cmp(b.message.timestamp()));
-        arrived.iter().try_for_each(show)
+        let mut copies: HashMap<String, usize> = HashMap::new();
+        for arrival in &arrived {
+            *copies.entry(arrival.message.id().into_owned()).or_default() += 1;
+        }
+        let mut shown = Vec::with_capacity(arrived.len());
+        for mut arrival in arrived {
+            let id = arrival.message.id().into_owned();
+            // The first copy stands for every copy: shown now, or lately for another inbox.
+            if !self.recent.insert(&id) {
+                continue;
+            }
+            arrival.broadcast |= copies.get(&id).is_some_and(|n| *n > 1);
+            shown.push(arrival);
+        }
+        shown.iter().try_for_each(show)
     }
 
     fn name_of(&self, component: &str) -> String {
@@ -420,6 +480,68 @@ mod tests {
             .unwrap();
         writeln!(history, "{tail}").unwrap();
         assert_eq!(texts(&arrivals(&mut follower)), ["split"]);
+    }
+
+    #[test]
+    fn a_broadcast_shows_once_whenever_its_copies_land() {
+        let dir = tempfile::tempdir().unwrap();
+        let (team, config) = team(dir.path());
+        team.update(|config| {
+            config.members.push(Member::new("carol", "t", 0));
+            Ok(())
+        })
+        .unwrap();
+        let mut follower = Follower::start(&team, &config, Scope::All, false).unwrap();
+        let mut broadcast = InboxMessage::new("team-lead", "to all", None, None);
+        broadcast.mark_broadcast();
+        // The first copy lands, is shown to `*`, and is taken; the second lands a look later.
+        team.mailbox("bob")
+            .append(std::slice::from_ref(&broadcast))
+            .unwrap();
+        let arrived = arrivals(&mut follower);
+        assert_eq!(texts(&arrived), ["to all"]);
+        assert!(arrived[0].broadcast);
+        assert_eq!(arrived[0].addressee(), "*");
+        assert_eq!(arrived[0].to, "bob", "verified as the copy it is");
+        team.mailbox("bob").consume(None, |_| true).unwrap();
+        assert!(arrivals(&mut follower).is_empty());
+        team.mailbox("carol")
+            .append(std::slice::from_ref(&broadcast))
+            .unwrap();
+        assert!(
+            arrivals(&mut follower).is_empty(),
+            "a later copy is the same"
+        );
+
+        // Another tool's broadcast is not marked: copies found at one look show once, to `*`.
+        let unmarked = InboxMessage::new("team-lead", "also to all", None, None);
+        for name in ["bob", "carol"] {
+            team.mailbox(name)
+                .append(std::slice::from_ref(&unmarked))
+                .unwrap();
+        }
+        let arrived = arrivals(&mut follower);
+        assert_eq!(texts(&arrived), ["also to all"]);
+        assert_eq!(arrived[0].addressee(), "*");
+
+        // A message to one member is to that member.
+        team.mailbox("carol")
+            .append(&[InboxMessage::new("bob", "just you", None, None)])
+            .unwrap();
+        let arrived = arrivals(&mut follower);
+        assert_eq!(arrived[0].addressee(), "carol");
+        assert!(!arrived[0].broadcast);
+    }
+
+    #[test]
+    fn the_ids_remembered_are_bounded() {
+        let mut recent = Recent::default();
+        for n in 0..=RECENT_IDS {
+            assert!(recent.insert(&n.to_string()));
+        }
+        assert!(!recent.insert(&RECENT_IDS.to_string()));
+        assert_eq!(recent.ids.len(), RECENT_IDS);
+        assert!(recent.insert("0"), "the oldest was forgotten");
     }
 
     #[test]

@@ -523,7 +523,10 @@ impl Mailbox {
         private_dir(&self.paths.root, durable::parent(&self.paths.history))?;
         let mut lines = Vec::new();
         for message in delivered {
-            serde_json::to_writer(&mut lines, message)
+            // Delivered is read, as Claude Code marks a message it has shown.
+            let mut message = message.clone();
+            message.set_field("read", Value::Bool(true));
+            serde_json::to_writer(&mut lines, &message)
                 .map_err(|err| Error::runtime(err.to_string()))?;
             lines.push(b'\n');
         }
@@ -568,6 +571,18 @@ mod tests {
     use super::*;
     use crate::store::paths::Home;
 
+    /// `messages` as history keeps them: marked read.
+    fn read(messages: &[InboxMessage]) -> Vec<InboxMessage> {
+        messages
+            .iter()
+            .cloned()
+            .map(|mut message| {
+                message.set_field("read", Value::Bool(true));
+                message
+            })
+            .collect()
+    }
+
     fn mailbox() -> (tempfile::TempDir, Mailbox) {
         let dir = tempfile::tempdir().unwrap();
         let team = Home::new(dir.path().to_path_buf()).team("t");
@@ -585,7 +600,7 @@ mod tests {
         let taken = mailbox.consume(Some(1), |_| true).unwrap();
         assert_eq!(taken, std::slice::from_ref(&first));
         assert_eq!(mailbox.peek().unwrap(), [second]);
-        assert_eq!(mailbox.history().unwrap(), [first]);
+        assert_eq!(mailbox.history().unwrap(), read(&[first]));
     }
 
     #[test]
@@ -626,7 +641,11 @@ mod tests {
             (&sent[..2], &sent[..2])
         );
         assert_eq!(mailbox.peek().unwrap(), &sent[2..]);
-        assert_eq!(mailbox.history().unwrap(), sent, "recorded once each");
+        assert_eq!(
+            mailbox.history().unwrap(),
+            read(&sent),
+            "recorded once each"
+        );
     }
 
     #[test]
@@ -695,9 +714,12 @@ mod tests {
         mailbox
             .record_history(&[first.clone(), second.clone()])
             .unwrap();
-        assert_eq!(mailbox.history().unwrap(), [first.clone(), second.clone()]);
+        assert_eq!(
+            mailbox.history().unwrap(),
+            read(&[first.clone(), second.clone()])
+        );
         let (delivered, unread) = mailbox.listing().unwrap();
-        assert_eq!(delivered, [first, second]);
+        assert_eq!(delivered, read(&[first, second]));
         assert!(unread.is_empty(), "{unread:?}");
     }
 

@@ -40,6 +40,35 @@ fn committed_man_pages_match_the_command_line() {
     }
 }
 
+/// Every command's page says what its `--json` prints, and the top page the rules they all follow.
+#[test]
+fn every_page_documents_its_json_output() {
+    let pages = pages(&repo().join("man"));
+    for (name, page) in &pages {
+        // A completion script is a script, with --json or without; the supervisor prints into
+        // its pane.
+        if name == "swarm-completions.1" || name == "swarm-run.1" {
+            continue;
+        }
+        // swarm-team(5) is the team file's format, no command's.
+        if name.ends_with(".5") {
+            continue;
+        }
+        // A command with subcommands is documented on their pages.
+        if page.contains(".SH SUBCOMMANDS") && name != "swarm.1" {
+            continue;
+        }
+        assert!(
+            page.contains(".SH \"JSON OUTPUT\""),
+            "{name} does not document its JSON output"
+        );
+    }
+    let top = pages["swarm.1"].replace("\\-", "-");
+    for rule in ["RFC 3339", "createdAtMs", "\"structured\"", "\"hint\""] {
+        assert!(top.contains(rule), "swarm.1 lacks {rule}");
+    }
+}
+
 #[test]
 fn the_top_page_documents_exit_statuses_environment_files_and_examples() {
     // roff escapes every dash.

@@ -412,6 +412,40 @@ impl Outcome {
         );
     }
 
+    /// The error object a refusal with `--json` prints: one line of JSON on stderr, with
+    /// `error`, `kind` and `hint`, and nothing on stdout.
+    #[track_caller]
+    pub(crate) fn json_error(&self) -> Value {
+        assert!(
+            !self.status.success(),
+            "{} succeeded:\n{}",
+            self.description,
+            self.stdout
+        );
+        assert!(
+            self.stdout.is_empty(),
+            "a refusal printed to stdout:\n{}",
+            self.stdout
+        );
+        let lines: Vec<&str> = self.stderr.lines().collect();
+        assert_eq!(
+            lines.len(),
+            1,
+            "one line of JSON on stderr:\n{}",
+            self.stderr
+        );
+        let error: Value = serde_json::from_str(lines[0])
+            .unwrap_or_else(|err| panic!("stderr is not JSON ({err}):\n{}", self.stderr));
+        let keys: Vec<&str> = error
+            .as_object()
+            .expect("an object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["error", "kind", "hint"], "{error}");
+        error
+    }
+
     pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|err| panic!("stdout is not JSON ({err}):\n{}", self.stdout))

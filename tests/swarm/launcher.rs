@@ -25,6 +25,55 @@ fn state(sandbox: &Sandbox, team: &str, name: &str) -> String {
         .to_owned()
 }
 
+/// Counts read right: "1 pane", "1 member", "2 members", wherever swarm prints one.
+#[test]
+fn counts_of_one_are_singular() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let solo = sandbox.write(
+        "solo.toml",
+        "name = \"solo\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    sandbox
+        .swarm()
+        .arg("init")
+        .arg(&solo)
+        .run()
+        .success()
+        .stdout_has("created team solo with 1 member (team-lead)");
+    sandbox
+        .swarm()
+        .args(["status", "solo"])
+        .run()
+        .success()
+        .stdout_has("team solo · 1 member\n");
+    up(&sandbox, &server, &solo)
+        .success()
+        .stdout_has("team solo is up: 1 pane in window");
+    eventually("the lead to run", || {
+        state(&sandbox, "solo", "team-lead") == "running"
+    });
+    sandbox
+        .swarm()
+        .args(["status", "solo"])
+        .run()
+        .success()
+        .stdout_has("team solo · 1 member · 1 launched\n");
+    sandbox
+        .swarm()
+        .args(["down", "solo", "--force"])
+        .run()
+        .success();
+
+    sandbox.team("pair", &["bob"]);
+    sandbox
+        .swarm()
+        .args(["status", "pair"])
+        .run()
+        .success()
+        .stdout_has("team pair · 2 members\n");
+}
+
 #[test]
 fn up_starts_one_pane_per_member_and_records_panes_and_pids() {
     let sandbox = Sandbox::new();
@@ -468,8 +517,13 @@ fn the_demo_team_runs_to_completion() {
         );
         found[0]
     };
-    position("team-lead → alice  standup: say hello");
-    position("team-lead → bob  standup: say hello");
+    // The broadcast shows once, to everyone, not once per copy.
+    position("team-lead → *  standup: say hello");
+    assert!(
+        !outcome.stdout.contains("team-lead → alice  standup"),
+        "{}",
+        outcome.stdout
+    );
     position("alice → team-lead  hello from alice");
     let plan = position("alice → team-lead  plan_approval_request plan_approval-");
     let approval = position("team-lead → alice  plan_approval_response plan_approval-");
@@ -528,7 +582,7 @@ name = "pair"
 command = ["sh", "-c", "swarm recv --wait --timeout 60 >/dev/null"]
 [[member]]
 name = "worker"
-command = ["sh", "-c", "swarm send team-lead 'finished: 42'; exit 3"]
+command = ["sh", "-c", "swarm send team-lead 'finished: 42'; swarm send '*' 'bye, all'; exit 3"]
 "#,
     );
     let outcome = sandbox
@@ -556,12 +610,33 @@ command = ["sh", "-c", "swarm send team-lead 'finished: 42'; exit 3"]
     assert_eq!(message["from"], "worker");
     assert_eq!(message["to"], "team-lead");
     assert_eq!(message["text"], "finished: 42");
+    assert_eq!(message["structured"], Value::Null);
+    assert!(message["timestamp"].as_str().unwrap().ends_with('Z'));
+    let broadcast: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "message" && e["text"] == "bye, all")
+        .collect();
+    assert_eq!(broadcast.len(), 1, "{}", outcome.stdout);
+    assert_eq!(broadcast[0]["to"], "*");
     let ended: Vec<&Value> = events.iter().filter(|e| e["event"] == "ended").collect();
     assert_eq!(ended.len(), 2, "{}", outcome.stdout);
     let worker = ended.iter().find(|e| e["name"] == "worker").unwrap();
+    assert_eq!(worker["agentId"], "worker@pair");
     assert_eq!(worker["state"], "failed");
     assert_eq!(worker["exitCode"], 3);
+    assert_eq!(worker["reason"], Value::Null);
+    assert!(
+        worker["endedAt"].as_str().unwrap().ends_with('Z'),
+        "{worker}"
+    );
+    assert!(worker["endedAtMs"].as_u64().is_some(), "{worker}");
     assert_eq!(worker["notice"]["status"], "failed");
+    // The completion notice is the ending event, not a message too.
+    assert!(
+        !outcome.stdout.contains("\"task_notification\""),
+        "{}",
+        outcome.stdout
+    );
 }
 
 const CLAUDE_TEAM: &str = r#"

@@ -173,8 +173,12 @@ fn wait_blocks_until_the_end_and_times_out() {
         .run()
         .code(1)
         .json();
-    assert_eq!(json["status"], "failed");
+    assert_eq!(json["name"], "slow");
+    assert_eq!(json["state"], "failed");
     assert_eq!(json["exitCode"], 5);
+    assert_eq!(json["notice"]["status"], "failed");
+    assert!(json["endedAt"].as_str().unwrap().ends_with('Z'), "{json}");
+    assert!(json["endedAtMs"].as_u64().is_some(), "{json}");
     sandbox
         .swarm()
         .args(["down", "w", "--force"])
@@ -699,6 +703,73 @@ fn paste_delivery_types_messages_into_the_pane_byte_for_byte() {
         .success();
 }
 
+/// `stop` and `down` with `--json` print one event per line, each member's ending as `wait`
+/// prints it; `down` ends with an event of its own. A wrapper member that approves the shutdown
+/// request `down` sends has ended well.
+#[test]
+fn stop_and_down_print_endings_as_json_events() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "ev",
+        &format!(
+            "name = \"ev\"\n{LEAD}[[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"carol\"\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"wr\"\ncommand = [\"sleep\", \"1000\"]\nprotocol = \"wrapper\"\n"
+        ),
+    );
+    for name in ["team-lead", "bob", "carol", "wr"] {
+        eventually(&format!("{name} to run"), || {
+            state(&sandbox, "ev", name) == "running"
+        });
+    }
+    let events = |stdout: &str| -> Vec<Value> {
+        stdout
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap_or_else(|err| panic!("{err}: {line}")))
+            .collect()
+    };
+    let stopped = sandbox
+        .swarm()
+        .args(["stop", "bob", "--json"])
+        .team("ev")
+        .run()
+        .success();
+    let stopped = events(&stopped.stdout);
+    assert_eq!(stopped.len(), 1, "{stopped:#?}");
+    assert_eq!(stopped[0]["event"], "stopped");
+    assert_eq!(stopped[0]["name"], "bob");
+    assert_eq!(stopped[0]["state"], "killed");
+    assert_eq!(stopped[0]["reason"], "stop");
+    assert_eq!(stopped[0]["notice"]["status"], "killed");
+    assert!(stopped[0]["endedAt"].as_str().unwrap().ends_with('Z'));
+
+    let down = sandbox
+        .swarm()
+        .args(["down", "ev", "--timeout", "3", "--json"])
+        .run()
+        .success();
+    let down = events(&down.stdout);
+    let of = |event: &str, name: &str| {
+        down.iter()
+            .find(|e| e["event"] == event && e["name"] == name)
+            .unwrap_or_else(|| panic!("no {event} event for {name}: {down:#?}"))
+            .clone()
+    };
+    let wr = of("ended", "wr");
+    assert_eq!(wr["state"], "exited", "approved, so ended well: {wr}");
+    assert_eq!(wr["reason"], "shutdown");
+    assert_eq!(wr["notice"]["status"], "completed");
+    let carol = of("stopped", "carol");
+    assert_eq!(carol["state"], "killed", "it did not answer: {carol}");
+    assert_eq!(carol["reason"], "shutdown");
+    assert_eq!(of("stopped", "team-lead")["state"], "killed");
+    assert_eq!(
+        down.last().unwrap(),
+        &serde_json::json!({"event": "down", "team": "ev", "leadSpared": false})
+    );
+}
+
 #[test]
 fn a_wrapper_member_approves_shutdown_on_its_programs_behalf() {
     let sandbox = Sandbox::new();
@@ -727,9 +798,30 @@ fn a_wrapper_member_approves_shutdown_on_its_programs_behalf() {
         "{}",
         answer.stdout
     );
+    // An approved shutdown is a successful end, as Claude Code counts it ("has shut down"):
+    // completed, with the reason and the real exit code, and `wait` exits 0.
     let ended = notice(&sandbox, "wr", "legacy");
-    assert_eq!(ended["status"], "killed");
+    assert_eq!(ended["status"], "completed");
     assert_eq!(ended["reason"], "shutdown");
+    assert_eq!(ended["exitCode"], 143, "sleep ends on the SIGTERM: {ended}");
+    assert!(
+        ended["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("legacy has shut down (shutdown request approved, exit 143) after "),
+        "{ended}"
+    );
+    // The notice lands just before the final state.
+    eventually("legacy to be recorded exited", || {
+        state(&sandbox, "wr", "legacy") == "exited"
+    });
+    sandbox
+        .swarm()
+        .args(["wait", "legacy", "--timeout", "60"])
+        .team("wr")
+        .run()
+        .success()
+        .stdout_has("legacy has shut down");
     eventually("the program to be gone", || {
         processes_in(&[pid], &[pid]).is_empty()
     });

@@ -182,7 +182,10 @@ fn unknown_recipient_is_refused_listing_the_roster() {
         .args(["send", "ghost", "hi"])
         .team("t")
         .run()
-        .refused(2, "roster: team-lead, bob");
+        .refused(
+            3,
+            "ghost is not a member of team t; members: team-lead, bob",
+        );
     assert!(
         !sandbox.inbox_path("t", "ghost").exists(),
         "no phantom inbox"
@@ -410,6 +413,76 @@ fn watch_follows_one_inbox_without_consuming() {
     assert_eq!(arrived["from"], "carol");
     assert_eq!(arrived["to"], "bob");
     assert_eq!(sandbox.inbox("t", "bob").len(), 2, "watch does not consume");
+}
+
+/// A broadcast is one message with a copy per member, each with the same msg_id and marked as a
+/// broadcast: `watch --all` shows it once, as `team-lead → *`, however its copies are read or taken,
+/// and so does a broadcast another tool wrote (the same message in several inboxes, unmarked).
+#[test]
+fn a_broadcast_shows_once_to_everyone() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob", "carol", "dave"]);
+    // Another tool's broadcast: the same message, with no msg_id, in two inboxes.
+    let foreign = serde_json::json!({"from": "team-lead", "text": "from claude", "timestamp": "2026-01-01T00:00:00.000Z"});
+    for name in ["bob", "carol"] {
+        sandbox.write_inbox_as_claude("t", name, std::slice::from_ref(&foreign));
+    }
+    let all = sandbox.swarm().args(["watch", "--all"]).team("t").spawn();
+    assert!(
+        all.next_line().ends_with("team-lead → *  from claude"),
+        "shown once, to everyone"
+    );
+    let json = sandbox
+        .swarm()
+        .args(["watch", "--all", "--json"])
+        .team("t")
+        .spawn();
+    assert_eq!(json.next_json()["to"], "*");
+
+    let id = sandbox
+        .swarm()
+        .args(["send", "*", "standup in 5"])
+        .team("t")
+        .as_("team-lead")
+        .run()
+        .success()
+        .stdout_line();
+    for name in ["bob", "carol", "dave"] {
+        let copies = sandbox.inbox("t", name);
+        let copy = copies.last().unwrap();
+        assert_eq!(copy["msg_id"], id.as_str(), "{name}");
+        assert_eq!(copy["broadcast"], true, "{name}");
+    }
+    assert!(
+        all.next_line().ends_with("team-lead → *  standup in 5"),
+        "shown once, to everyone"
+    );
+    let shown = json.next_json();
+    assert_eq!(shown["to"], "*");
+    assert_eq!(shown["msg_id"], id.as_str());
+    // Taking the copies one by one shows nothing again.
+    for name in ["bob", "carol", "dave"] {
+        sandbox
+            .swarm()
+            .arg("recv")
+            .team("t")
+            .as_(name)
+            .run()
+            .success();
+    }
+    sandbox
+        .swarm()
+        .args(["send", "bob", "only to bob"])
+        .team("t")
+        .as_("carol")
+        .run()
+        .success();
+    // The next line is the next message: no other copy of the broadcast came in between.
+    assert!(
+        all.next_line().ends_with("carol → bob  only to bob"),
+        "a message to one member is to that member"
+    );
+    assert_eq!(json.next_json()["to"], "bob");
 }
 
 #[test]

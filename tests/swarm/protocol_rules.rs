@@ -60,7 +60,7 @@ fn only_the_lead_asks_for_shutdown() {
         .team("t")
         .as_("team-lead")
         .run()
-        .refused(2, "roster");
+        .refused(3, "ghost is not a member of team t");
     sandbox
         .swarm()
         .args(["shutdown", "request", "team-lead"])

@@ -33,7 +33,7 @@ swarm recv --as team-lead
 
 fn check_team_of_three(out: &str) {
     for line in [
-        "created team s with 1 members (team-lead)",
+        "created team s with 1 member (team-lead)",
         "spawned quick in pane %",
         "spawned talker in pane %",
         "spawned slow in pane %",
@@ -463,7 +463,7 @@ fn up_wait_prints_the_ending_of_a_member_spawned_later() {
         .arg(server.socket())
         .arg("--wait")
         .spawn();
-    assert!(up.next_line().starts_with("team u is up: 1 panes"));
+    assert!(up.next_line().starts_with("team u is up: 1 pane in"));
     spawn(
         &sandbox,
         &server,

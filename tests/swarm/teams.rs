@@ -257,7 +257,11 @@ fn ls_and_status_report_teams_and_unread_counts() {
         .find(|m| m["name"] == "bob")
         .unwrap();
     assert_eq!(bob["unread"], 2);
-    assert!(bob["lastActivity"].as_u64().is_some());
+    assert!(
+        bob["lastActivity"].as_str().unwrap().ends_with('Z'),
+        "{bob}"
+    );
+    assert!(bob["lastActivityMs"].as_u64().is_some(), "{bob}");
     let text = sandbox.swarm().args(["status", "alpha"]).run().success();
     let bob_row = text
         .stdout

@@ -18,15 +18,20 @@ use crate::format::config::{Member, State, TeamConfig, TmuxPlacement};
 use crate::launch::tmux::{self, Located, Tmux};
 use crate::store::team::{Team, list_teams};
 
-#[derive(Debug, clap::Args)]
-#[command(after_help = "\
-With one name, a member of the team (--team, SWARM_TEAM, the only team, or the only one running) \
-is meant when there is one by that name, else the team of that name.
+const HELP: &str = r#"With one name, a member of the team (--team, SWARM_TEAM, the only team, or the only one running) is
+meant when there is one by that name, else the team of that name.
 
-Outside tmux, swarm becomes `tmux attach` on the team's server (detach with the prefix key and d). \
-Inside tmux on the team's server, it switches your client to the team's window. Inside tmux on \
-another server (a team started with --socket), attaching would nest one tmux in another: swarm \
-refuses, as tmux does, unless --nest.")]
+Outside tmux, swarm becomes `tmux attach` on the team's server (detach with the prefix key and d).
+Inside tmux on the team's server, it switches your client to the team's window. Inside tmux on
+another server (a team started with --socket), attaching would nest one tmux in another: swarm
+refuses, as tmux does, unless --nest.
+
+JSON output (--json), one line before swarm hands over: "team", "member" (null for the window
+alone), "pane", "window", "session", "socket", "how" (attach or switch-client) and "attach", the
+tmux command line that attaches."#;
+
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = HELP)]
 pub(crate) struct Args {
     /// The team [default: --team, SWARM_TEAM, the only team, or the only one running]; alone, it
     /// names a member of that team if there is one by that name

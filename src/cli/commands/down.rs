@@ -16,7 +16,16 @@ use crate::error::Result;
 use crate::member::down::{self, Down, Outcome};
 use crate::policy::{self, Action};
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one line per event:
+  {"event": "ended", ...}     a teammate asked to shut down has ended (as `swarm wait` prints it)
+  {"event": "stopped", ...}   a member that was still running was stopped (likewise)
+  {"event": "warning", "name", "message"}   a teammate could not be asked to shut down
+  {"event": "down", "team", "leadSpared"}
+  {"event": "removed", "team", "archive"}   with --rm"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 #[command(mut_arg("archive", |arg| arg.requires("rm")))]
 pub(crate) struct Args {
     /// The team [default: --team, SWARM_TEAM, the only team, or the only one running]
@@ -53,9 +62,13 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         timeout: args.timeout,
         force: args.force,
     };
-    let outcome = down::down(&team, how, |line| report(ctx, line))?;
+    let outcome = down::down(&team, how, |report| removal::report_down(ctx, report))?;
     if ctx.json {
-        output::json_line(&json!({"team": team.name(), "down": true}))?;
+        output::json_line(&json!({
+            "event": "down",
+            "team": team.name(),
+            "leadSpared": outcome == Outcome::LeadSpared,
+        }))?;
     } else {
         match outcome {
             Outcome::LeadSpared => output::line(format!(
@@ -77,12 +90,4 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         args.archive,
         "stop what is left with `swarm down --force`, then remove it with `swarm rm`",
     )
-}
-
-fn report(ctx: &Context, line: &str) -> Result<()> {
-    if ctx.json {
-        output::json_line(&json!({"event": line}))
-    } else {
-        output::line(line)
-    }
 }

@@ -13,7 +13,15 @@ use crate::error::Result;
 use crate::member::verify;
 use crate::policy::{self, Action};
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document, oldest first:
+  [{"state": "delivered" | "unread", ...the message}]
+A message is its object from the inbox, fields in their order, with "msg_id", "timestamp" in
+RFC 3339, "structured" after "text" (the protocol message it holds, decoded, or null), and
+"verified" when it claims to come from the lead's side (swarm(1), JSON OUTPUT)."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// Whose inbox [default: yours]
     #[arg(value_name = "NAME", add = ArgValueCandidates::new(complete::members))]
@@ -31,10 +39,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         Some(name) => Name::parse("member", name)?,
         None => ctx.member_of(&config)?.name().clone(),
     };
+    // `user`, the person at the keyboard, has an inbox in every team, on the roster or not.
+    let owner = policy::require_inbox(&config, name.as_str())?.to_owned();
     policy::allow(&config, &ctx.caller(&config)?, Action::Read)?;
-    let owner = policy::inbox_owner(&config, name.as_str())
-        .ok_or_else(|| config.unknown_member(name.as_str()))?;
-    let mailbox = team.mailbox(owner);
+    let mailbox = team.mailbox(&owner);
     let (delivered, unread) = if args.all {
         mailbox.listing()?
     } else {
@@ -43,7 +51,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 
     // Delivered first (with --all, else as seen from history): an unread entry whose msg_id was
     // delivered before is a replay.
-    let mut judge = verify::judge(&team, &config, owner, !args.all)?;
+    let mut judge = verify::judge(&team, &config, &owner, !args.all)?;
     let delivered: Vec<_> = delivered.iter().map(|m| (m, judge.judge(m))).collect();
     let unread: Vec<_> = unread.iter().map(|m| (m, judge.judge(m))).collect();
 

@@ -12,7 +12,16 @@ use crate::cli::render;
 use crate::error::Result;
 use crate::member::liveness::Observed;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document: the member's record in config.json, Claude Code's field
+names and swarm's, with "joinedAt", "startedAt" and "endedAt" as RFC 3339 and "joinedAtMs",
+"startedAtMs", "endedAtMs" beside, then "shownState" (the state as status shows it), "settings"
+(every setting it runs with, defaults applied: {"profile", "agentType", "model", "color",
+"planModeRequired", "prompt", "protocol", "delivery", "pasteFormat", "runTimeoutS", "isolation",
+"cwd", "logMax"}), "logFile" and "inbox"."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The member
     #[arg(value_name = "NAME", add = ArgValueCandidates::new(complete::members))]
@@ -30,8 +39,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         .clone()
         .unwrap_or_else(|| team.paths().log(&member.name).display().to_string());
     if ctx.json {
-        let mut record = serde_json::to_value(member)
-            .map_err(|err| crate::error::Error::runtime(err.to_string()))?;
+        // config.json's record, its times in the one format, the milliseconds beside.
+        let mut record = render::with_times(
+            render::to_value(member),
+            &["joinedAt", "startedAt", "endedAt"],
+        );
         record["shownState"] = seen.label().into();
         record["settings"] = render::settings_object(&render::settings(member));
         record["logFile"] = log.into();

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
+use crate::base::text::count;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::Result;
@@ -11,7 +12,12 @@ use crate::launch::prepare;
 use crate::launch::teamfile::TeamFile;
 use crate::member::seal;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document:
+  {"team", "dir", "members"}"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The TOML team file (see teams/ for examples)
     #[arg(value_name = "TEAMFILE")]
@@ -31,9 +37,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         }));
     }
     output::line(format!(
-        "created team {} with {} members ({}) in {}",
+        "created team {} with {} ({}) in {}",
         team.name(),
-        names.len(),
+        count(names.len(), "member", "members"),
         names.join(", "),
         team.paths().dir().display()
     ))

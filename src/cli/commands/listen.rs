@@ -15,7 +15,13 @@ use crate::member::identity;
 use crate::peer::{Incoming, Listener, Request, Sink};
 use crate::policy::{PERSON, Whereabouts};
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one line per message, under the name of whoever really sent it:
+  {"from", "text", "summary", "msg_id", "timestamp", "lead_sig"}
+"summary", "timestamp" and "lead_sig" only when the sender gave them."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// A name for this peer: `swarm peers` shows it, and `swarm send uds:L` reaches it [default:
     /// none, and `swarm send uds:user` reaches the newest such listener]

@@ -26,7 +26,12 @@ use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::{Watcher, named};
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one object per line of the log, as it is printed:
+  {"name", "line"}"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The member whose log to print (or --all)
     #[arg(

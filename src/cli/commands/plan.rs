@@ -11,7 +11,7 @@ use crate::base::clock;
 use crate::cli::args::parse_seconds;
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::{output, render};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::MAX_TEXT_BYTES;
 use crate::format::settings::PermissionMode;
@@ -33,7 +33,14 @@ pub(crate) enum Command {
     Reject(RejectArgs),
 }
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON_SUBMIT: &str = r#"JSON output (--json), one document:
+  {"requestId", "to"}
+With --wait: {"requestId", "to", "approved", "answer"}, "answer" the lead's
+plan_approval_response, decoded ({"type", "requestId", "approved", "feedback", ...})."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_SUBMIT)]
 pub(crate) struct SubmitArgs {
     /// The plan: a file, or '-' for stdin
     #[arg(value_name = "FILE|-")]
@@ -48,7 +55,12 @@ pub(crate) struct SubmitArgs {
     pub(crate) timeout: Option<Duration>,
 }
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON_ANSWER: &str = r#"JSON output (--json), one document:
+  {"requestId", "to", "approved"}"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_ANSWER)]
 pub(crate) struct ApproveArgs {
     /// The request id, as in `plan_approval-<ms>@<name>@<team>`
     #[arg(value_name = "REQUEST_ID", add = ArgValueCandidates::new(complete::plan_requests))]
@@ -60,6 +72,7 @@ pub(crate) struct ApproveArgs {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_ANSWER)]
 pub(crate) struct RejectArgs {
     /// The request id, as in `plan_approval-<ms>@<name>@<team>`
     #[arg(value_name = "REQUEST_ID", add = ArgValueCandidates::new(complete::plan_requests))]
@@ -108,7 +121,7 @@ fn submit(ctx: &Context, args: SubmitArgs) -> Result<()> {
     seal::request(&team, &config, &caller, &lead, &message)?;
     let Some(watch) = watch else {
         return if ctx.json {
-            output::json(&json!({"requestId": request_id}))
+            output::json(&json!({"requestId": request_id, "to": lead}))
         } else {
             output::line(&request_id)
         };
@@ -130,7 +143,12 @@ fn submit(ctx: &Context, args: SubmitArgs) -> Result<()> {
     };
     let mode = response.permission_mode.as_deref().unwrap_or("default");
     if ctx.json {
-        output::json(&response)?;
+        output::json(&json!({
+            "requestId": request_id,
+            "to": lead,
+            "approved": response.approved,
+            "answer": render::structured(&Structured::PlanApprovalResponse(response.clone())),
+        }))?;
     } else if response.approved {
         output::line(format!("approved {request_id}; permission mode: {mode}"))?;
     } else {
@@ -178,7 +196,7 @@ fn respond(
     let verdict = if approved { "approved" } else { "rejected" };
     if ctx.json {
         return output::json(
-            &json!({"requestId": request_id, "approved": approved, "to": subject}),
+            &json!({"requestId": request_id, "to": subject, "approved": approved}),
         );
     }
     output::line(format!("{verdict} {request_id} for {subject}"))

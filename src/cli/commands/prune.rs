@@ -3,20 +3,27 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::Map;
 
 use crate::base::clock;
 use crate::base::names::Name;
 use crate::cli::context::Context;
-use crate::cli::output;
 use crate::cli::removal::{self, ArchiveArgs};
+use crate::cli::{output, render};
 use crate::error::Result;
 use crate::member::liveness::Observed;
 use crate::member::remove::{self as removing, Removal};
 use crate::policy::{self, Action};
 use crate::store::team::{Team, list_teams};
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one line per team:
+  {"event": "removed", "team", "archive", "endedAt", "endedAtMs"}
+  {"event": "would_remove", "team", "endedAt", "endedAtMs"}   with --dry-run
+Nothing at all when there is nothing to prune."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// Only teams that ended longer ago than this: 30m, 2h, 7d, 1h30m
     ///
@@ -90,18 +97,21 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         args.archive.prepare(ctx)?;
     }
     for Ended { team, at } in &ended {
-        let ago = clock::ago(*at, now);
         if args.dry_run {
             if ctx.json {
-                output::json_line(&json!({"team": team.name(), "removed": false}))?;
+                let mut fields = Map::new();
+                fields.insert("team".to_owned(), team.name().into());
+                render::put_time(&mut fields, "endedAt", Some(*at));
+                output::json_line(&render::event("would_remove", fields))?;
             } else {
+                let ago = clock::ago(*at, now);
                 output::line(format!("would remove team {} (ended {ago})", team.name()))?;
             }
             continue;
         }
         match removing::remove(team, args.archive.format())? {
             Removal::Removed(archived) => {
-                removal::report(ctx, team.name(), archived.as_deref(), Some(ago))?;
+                removal::report(ctx, team.name(), archived.as_deref(), Some(*at))?;
             }
             // It started again since it was looked at: it is not pruned.
             Removal::Running(live) => {

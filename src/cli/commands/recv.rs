@@ -19,7 +19,13 @@ use crate::member::verify;
 use crate::policy::{self, Action};
 use crate::store::watcher::{Watcher, named};
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document: the messages taken, oldest first, each as `swarm inbox`
+prints it, without "state":
+  [{"from", "text", "structured", "summary", "timestamp", "color", "read", "msg_id", ...}]"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// Block until at least one message arrives
     #[arg(long)]

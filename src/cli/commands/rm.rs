@@ -6,12 +6,10 @@
 use std::time::Duration;
 
 use clap_complete::engine::ArgValueCandidates;
-use serde_json::json;
 
 use crate::base::names::Name;
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output;
 use crate::cli::removal::{self, ArchiveArgs};
 use crate::error::Result;
 use crate::member::down::{self, Down, Outcome};
@@ -19,7 +17,13 @@ use crate::member::liveness::Observed;
 use crate::policy::{self, Action};
 use crate::store::team::Team;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one line per team removed:
+  {"event": "removed", "team", "archive"}
+With --force, a running team's endings come first, as `swarm down` prints them."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The teams to remove
     #[arg(value_name = "TEAM", required = true, add = ArgValueCandidates::new(complete::teams))]
@@ -70,13 +74,7 @@ fn remove(ctx: &Context, team: &Team, args: &Args) -> Result<()> {
             timeout: Duration::ZERO,
             force: true,
         };
-        let outcome = down::down(team, how, |line| {
-            if ctx.json {
-                output::json_line(&json!({"event": line}))
-            } else {
-                output::line(line)
-            }
-        })?;
+        let outcome = down::down(team, how, |report| removal::report_down(ctx, report))?;
         if outcome == Outcome::LeadSpared {
             return Err(removal::lead_runs_this(team.name()));
         }

@@ -23,7 +23,12 @@ use crate::policy::{self, Action, PERSON, Whereabouts};
 use crate::protocol::rules::{self, Recipient};
 use crate::store::team::Team;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document:
+  {"msg_id", "from", "to": [every member the message was written to, or the uds: address]}"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// A member's name ('user': the person at the keyboard, in every team), '*' for every member
     /// except you, or a peer: uds:PATH, uds:LABEL for the live peer with that label (or that
@@ -69,6 +74,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 
     let team = ctx.team()?;
     let config = team.load()?;
+    if let Recipient::Member(to) = recipient {
+        policy::require_inbox(&config, to)?;
+    }
     let caller = ctx.caller(&config)?;
     let me = match &structured {
         Some(message) => rules::check(&team, &config, &caller, recipient, message)?,
@@ -76,16 +84,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     };
     let targets: Vec<String> = match recipient {
         // `user`, the person at the keyboard, has an inbox in every team, on the roster or not.
-        Recipient::Member(to) => {
-            let owner = policy::inbox_owner(&config, to).ok_or_else(|| {
-                Error::usage(format!(
-                    "{to} is not on team {}'s roster: {}",
-                    config.name,
-                    config.roster().join(", ")
-                ))
-            })?;
-            vec![owner.to_owned()]
-        }
+        Recipient::Member(to) => vec![policy::require_inbox(&config, to)?.to_owned()],
         Recipient::Broadcast => config
             .members
             .iter()
@@ -107,7 +106,12 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         (None, Some(_)) => None,
     };
     let color = config.member(me.as_str()).and_then(|m| m.color.clone());
-    let message = InboxMessage::new(me.as_str(), &text, summary.as_deref(), color.as_deref());
+    let mut message = InboxMessage::new(me.as_str(), &text, summary.as_deref(), color.as_deref());
+    // Its copies share its msg_id and say they are one broadcast: a reader of several inboxes
+    // (watch --all, up --wait) shows it once, to `*`.
+    if matches!(recipient, Recipient::Broadcast) {
+        message.mark_broadcast();
+    }
     // Every copy is signed before any is written: one that cannot be stops them all.
     let mut sealed = Vec::with_capacity(targets.len());
     for target in &targets {
@@ -202,7 +206,7 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
     };
     if ctx.json {
         return output::json(
-            &json!({"msg_id": msg_id, "from": from, "to": to, "delivered": "peer"}),
+            &json!({"msg_id": msg_id, "from": from, "to": [to], "delivered": "peer"}),
         );
     }
     output::line(msg_id)

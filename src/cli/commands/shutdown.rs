@@ -10,7 +10,7 @@ use crate::base::names::Name;
 use crate::cli::args::parse_seconds;
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::{output, render};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::structured::{
     ShutdownApproved, ShutdownRejected, ShutdownRequest, Structured, request_subject,
@@ -30,7 +30,14 @@ pub(crate) enum Command {
     Reject(RejectArgs),
 }
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON_REQUEST: &str = r#"JSON output (--json), one document:
+  {"requestId", "to"}
+With --wait: {"requestId", "to", "approved", "answer"}, "answer" the teammate's
+shutdown_approved or shutdown_rejected, decoded ({"type", "requestId", "from", ...})."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_REQUEST)]
 pub(crate) struct RequestArgs {
     /// The teammate to stop
     #[arg(value_name = "NAME", add = ArgValueCandidates::new(complete::members))]
@@ -49,7 +56,12 @@ pub(crate) struct RequestArgs {
     pub(crate) timeout: Option<Duration>,
 }
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON_ANSWER: &str = r#"JSON output (--json), one document:
+  {"requestId", "to", "approved"}"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_ANSWER)]
 pub(crate) struct ApproveArgs {
     /// The request id, as in `shutdown-<ms>@<you>`
     #[arg(value_name = "REQUEST_ID", add = ArgValueCandidates::new(complete::shutdown_requests))]
@@ -57,6 +69,7 @@ pub(crate) struct ApproveArgs {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_ANSWER)]
 pub(crate) struct RejectArgs {
     /// The request id, as in `shutdown-<ms>@<you>`
     #[arg(value_name = "REQUEST_ID", add = ArgValueCandidates::new(complete::shutdown_requests))]
@@ -79,6 +92,7 @@ fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
     let name = Name::parse("member", &args.name)?;
     let team = ctx.team()?;
     let config = team.load()?;
+    config.require_member(name.as_str())?;
     let caller = ctx.caller(&config)?;
     // The person at the keyboard asks as the lead, so the answer comes to the lead's inbox.
     let me = policy::allow(&config, &caller, Action::RequestShutdown)?;
@@ -97,7 +111,7 @@ fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
     seal::request(&team, &config, &caller, name.as_str(), &message)?;
     let Some(watch) = watch else {
         return if ctx.json {
-            output::json(&json!({"requestId": request_id}))
+            output::json(&json!({"requestId": request_id, "to": name.as_str()}))
         } else {
             output::line(&request_id)
         };
@@ -117,7 +131,12 @@ fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
     };
     let approved = matches!(answer, Structured::ShutdownApproved(_));
     if ctx.json {
-        output::json(&json!({"requestId": request_id, "approved": approved, "answer": answer}))?;
+        output::json(&json!({
+            "requestId": request_id,
+            "to": name.as_str(),
+            "approved": approved,
+            "answer": render::structured(&answer),
+        }))?;
     } else {
         output::line(match &answer {
             Structured::ShutdownRejected(rejected) => {
@@ -180,7 +199,11 @@ fn answer(ctx: &Context, request_id: &str, rejection: Option<String>) -> Result<
         "approved"
     };
     if ctx.json {
-        return output::json(&json!({"requestId": request_id, "approved": rejection.is_none()}));
+        return output::json(&json!({
+            "requestId": request_id,
+            "to": lead,
+            "approved": rejection.is_none(),
+        }));
     }
     output::line(format!("{verdict} {request_id}"))
 }

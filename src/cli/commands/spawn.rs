@@ -29,7 +29,12 @@ use crate::member::stop;
 use crate::policy::{self, Action};
 use crate::store::team::Team;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document:
+  {"name", "pane", "argv"}"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The new teammate's name
     #[arg(value_name = "NAME")]

@@ -8,16 +8,27 @@ use clap_complete::engine::ArgValueCandidates;
 use serde::Serialize;
 
 use crate::base::clock;
+use crate::base::text::count;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output::{self, Table};
+use crate::cli::render;
 use crate::error::Result;
 use crate::format::config::{Member, TeamConfig};
 use crate::member::liveness::{Observed, Seen};
 use crate::store::mailbox::SetAside;
 use crate::store::team::Team;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document:
+  {"team", "description", "lead", "members": [{"name", "agentId", "pane", "pid", "state",
+    "exitCode", "unread", "lastActivity", "lastActivityMs", "verifies", "setAside": [{"path",
+    "reason"}]}]}
+"state" is as the table shows it ("-" for never launched); "pane" is null before there is one.
+Times are RFC 3339 with their epoch milliseconds beside (swarm(1), JSON OUTPUT)."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The team [default: --team, SWARM_TEAM, the only team, or the only one running]
     // Its own id: sharing the global --team's would let an empty SWARM_TEAM fill it.
@@ -30,13 +41,15 @@ pub(crate) struct Args {
 pub(crate) struct MemberStatus {
     pub(crate) name: String,
     pub(crate) agent_id: String,
-    pub(crate) pane: String,
+    /// The tmux pane id, `null` before the member has one.
+    pub(crate) pane: Option<String>,
     pub(crate) pid: Option<i32>,
     pub(crate) state: &'static str,
     pub(crate) exit_code: Option<i32>,
     pub(crate) unread: usize,
-    /// Epoch milliseconds of the last message, output or state change.
-    pub(crate) last_activity: Option<u64>,
+    /// The last message, output or state change (RFC 3339), and in epoch milliseconds.
+    pub(crate) last_activity: Option<String>,
+    pub(crate) last_activity_ms: Option<u64>,
     /// Whether the member verifies the lead's messages: it was launched with a key.
     pub(crate) verifies: bool,
     pub(crate) set_aside: Vec<SetAside>,
@@ -78,15 +91,17 @@ pub(crate) fn member_status(team: &Team, member: &Member, seen: Seen) -> Result<
     let record_times = [Some(member.joined_at), member.started_at, member.ended_at]
         .into_iter()
         .flatten();
+    let last_activity = file_times.chain(record_times).filter(|ms| *ms > 0).max();
     Ok(MemberStatus {
         name: member.name.clone(),
         agent_id: member.agent_id.clone(),
-        pane: member.tmux_pane_id.clone(),
+        pane: Some(member.tmux_pane_id.clone()).filter(|pane| !pane.is_empty()),
         pid: member.pid,
         state: seen.label(),
         exit_code: member.exit_code,
         unread,
-        last_activity: file_times.chain(record_times).filter(|ms| *ms > 0).max(),
+        last_activity: render::time(last_activity),
+        last_activity_ms: last_activity,
         verifies: member.lead_verify_key.is_some(),
         set_aside: mailbox.set_aside(),
     })
@@ -97,7 +112,11 @@ fn modified_ms(path: &Path) -> Option<u64> {
 }
 
 fn print(config: &TeamConfig, launched: usize, rows: &[MemberStatus]) -> Result<()> {
-    let mut heading = format!("team {} · {} members", config.name, rows.len());
+    let mut heading = format!(
+        "team {} · {}",
+        config.name,
+        count(rows.len(), "member", "members")
+    );
     if launched > 0 {
         heading = format!("{heading} · {launched} launched");
     }
@@ -119,18 +138,14 @@ fn print(config: &TeamConfig, launched: usize, rows: &[MemberStatus]) -> Result<
     for row in rows {
         table.row(vec![
             row.name.clone(),
-            if row.pane.is_empty() {
-                "-".into()
-            } else {
-                row.pane.clone()
-            },
+            row.pane.clone().unwrap_or_else(|| "-".into()),
             row.pid.map_or_else(|| "-".into(), |pid| pid.to_string()),
             row.state.to_owned(),
             row.exit_code
                 .map_or_else(|| "-".into(), |code| code.to_string()),
             row.unread.to_string(),
             if row.verifies { "yes" } else { "no" }.to_owned(),
-            row.last_activity
+            row.last_activity_ms
                 .map_or_else(|| "-".into(), |ms| clock::ago(ms, now)),
         ]);
     }

@@ -7,17 +7,23 @@ use std::io::Read;
 use serde_json::json;
 
 use crate::base::names::Name;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::{Error, Result};
 use crate::format::message::MAX_TEXT_BYTES;
 use crate::launch::tmux::Tmux;
 use crate::policy::{self, Action};
+use clap_complete::engine::ArgValueCandidates;
+
+const JSON: &str = r#"JSON output (--json), one document once the keys are typed: "name", "pane",
+"bytes" (how many were typed) and "enter" (whether Enter followed)."#;
 
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The member whose pane to type into
-    #[arg(value_name = "NAME")]
+    #[arg(value_name = "NAME", add = ArgValueCandidates::new(complete::members))]
     pub(crate) name: String,
 
     /// What to type, each character as a key; a newline is Enter. '-' or nothing reads the bytes

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::base::clock;
+use crate::base::text::count;
 use crate::cli::args::parse_seconds;
 use crate::cli::context::Context;
 use crate::cli::output;
@@ -29,7 +30,19 @@ use crate::member::verify::Judges;
 use crate::store::follow::{Follower, Scope};
 use crate::store::team::Team;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document:
+  {"team", "session", "window", "socket", "members", "attach"}
+With --wait, one line per event:
+  {"event": "up", "team", "session", "window", "socket", "members", "attach"}
+  {"event": "message", "to", ...the message as `swarm watch` prints it}
+  {"event": "ended", ...the member's ending as `swarm wait` prints it}
+A team with nothing to run has "session", "window", "socket" and "attach" null.
+With --dry-run, one document: {"team", "panes": [{"name", "argv", "env", "cwd", "settings"}]},
+"env" with a secret's value as "<hidden>", "settings" as `swarm info` shows them."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The TOML team file (see teams/ for examples)
     #[arg(value_name = "TEAMFILE")]
@@ -151,9 +164,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         }
     } else if let (Some(placement), Some(attach)) = (&placement, &attach) {
         output::line(format!(
-            "team {} is up: {} panes in window {} of session {}",
+            "team {} is up: {} in window {} of session {}",
             team.name(),
-            prepared.panes.len(),
+            count(prepared.panes.len(), "pane", "panes"),
             placement.window,
             placement.session
         ))?;
@@ -269,8 +282,8 @@ fn archive_previous_run(ctx: &Context, name: &str) -> Result<()> {
         let archived = team.mailbox(&member.name).consume(None, |_| true)?;
         if !archived.is_empty() {
             tracing::info!(
-                "moved {} unread messages of {} from the previous run to history",
-                archived.len(),
+                "moved {} of {} from the previous run to history",
+                count(archived.len(), "unread message", "unread messages"),
                 member.name
             );
         }
@@ -376,20 +389,23 @@ fn wait_all(
             Event::Arrived(arrival) if ctx.json => output::json_line(&render::json(
                 &arrival.message,
                 judges.judge(&arrival.to, &arrival.message),
-                &[("event", json!("message")), ("to", json!(arrival.to))],
+                &[
+                    ("event", json!("message")),
+                    ("to", json!(arrival.addressee())),
+                ],
             )),
             Event::Arrived(arrival) => output::line(render::arrival(
                 &arrival.message,
-                &arrival.to,
+                arrival.addressee(),
                 judges.judge(&arrival.to, &arrival.message),
             )),
             Event::Ended(member, seen) => {
                 all_well &= liveness::ended_well(seen);
                 if ctx.json {
-                    output::json_line(&json!({
-                        "event": "ended", "name": member.name, "state": seen.label(),
-                        "exitCode": member.exit_code, "notice": member.notice,
-                    }))
+                    output::json_line(&render::event(
+                        "ended",
+                        render::ending(member, seen.label()),
+                    ))
                 } else {
                     output::line(liveness::ending_line(member, seen))
                 }

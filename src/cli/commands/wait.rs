@@ -6,7 +6,6 @@
 use std::time::Duration;
 
 use clap_complete::engine::ArgValueCandidates;
-use serde_json::json;
 
 use crate::base::clock;
 use crate::base::names::Name;
@@ -14,11 +13,20 @@ use crate::cli::args::parse_seconds;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
+use crate::cli::render;
 use crate::error::{Error, ErrorKind, Result};
 use crate::member::liveness::{self, Awaited};
 use crate::policy::Whereabouts;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document, the member's ending:
+  {"name", "agentId", "state", "exitCode", "reason", "endedAt", "endedAtMs", "notice"}
+"notice" is the task_notification the lead was sent ({"taskId", "status", "exitCode",
+"summary", "outputFile", "durationMs", "timestamp", ...}), or null.
+With --all, one such object per line, as each member ends."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The member to wait for
     #[arg(
@@ -61,10 +69,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             |member, seen| {
                 all_well &= liveness::ended_well(seen);
                 if ctx.json {
-                    output::json_line(&json!({
-                        "name": member.name, "state": seen.label(),
-                        "exitCode": member.exit_code, "notice": member.notice,
-                    }))
+                    output::json_line(&render::ending(member, seen.label()))
                 } else {
                     output::line(liveness::ending_line(member, seen))
                 }
@@ -91,12 +96,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         deadline,
         |member, seen| {
             well = liveness::ended_well(seen);
-            match (&member.notice, ctx.json) {
-                (Some(notice), true) => output::json(notice),
-                (_, true) => {
-                    output::json(&json!({"taskId": member.agent_id, "state": seen.label()}))
-                }
-                (_, false) => output::line(liveness::ending_line(member, seen)),
+            if ctx.json {
+                output::json(&render::ending(member, seen.label()))
+            } else {
+                output::line(liveness::ending_line(member, seen))
             }
         },
     )?;

@@ -16,7 +16,13 @@ use crate::policy::{self, Action};
 use crate::store::follow::{Arrival, Follower, Scope};
 use crate::store::watcher::Watcher;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one line per message, as `swarm inbox` prints it, "to" first:
+  {"to", "from", "text", "structured", "timestamp", "msg_id", ...}
+"to" is the member whose inbox it reached, or "*" for a broadcast, shown once."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// Whose inbox to follow [default: yours]
     #[arg(value_name = "NAME", conflicts_with = "all", add = ArgValueCandidates::new(complete::members))]
@@ -40,6 +46,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         (Some(name), false) => Some(Name::parse("member", name)?),
         (None, false) => Some(ctx.member_of(&config)?.name().clone()),
     };
+    if let Some(name) = &target {
+        policy::require_inbox(&config, name.as_str())?;
+    }
     policy::allow(&config, &caller, Action::Read)?;
     if let Some(owner) = target.as_ref().filter(|_| args.consume) {
         policy::allow_own(&config, &caller, Action::Consume, owner.as_str()).map_err(|err| {
@@ -78,9 +87,13 @@ fn show(ctx: &Context, arrival: &Arrival, verdict: Verdict) -> Result<()> {
         output::json_line(&render::json(
             &arrival.message,
             verdict,
-            &[("to", json!(arrival.to))],
+            &[("to", json!(arrival.addressee()))],
         ))
     } else {
-        output::line(render::arrival(&arrival.message, &arrival.to, verdict))
+        output::line(render::arrival(
+            &arrival.message,
+            arrival.addressee(),
+            verdict,
+        ))
     }
 }

@@ -15,6 +15,7 @@ use crate::format::paste::PasteFormat;
 use crate::format::settings::{Delivery, Protocol};
 use crate::format::signature::{Judge, Verdict};
 use crate::format::structured::{ShutdownApproved, Structured};
+use crate::member::ending;
 use crate::member::seal;
 use crate::member::verify;
 use crate::policy::Caller;
@@ -158,7 +159,8 @@ impl InboxFeed {
         }
     }
 
-    /// Handles what arrived; returns a reason when the program must now end.
+    /// Handles what arrived; returns a reason when the program must now end: only ever
+    /// [`ending::SHUTDOWN`], a shutdown request it approved (wrapper).
     pub(crate) async fn handle(&mut self, supervisor: &Arc<Supervisor>) -> Option<String> {
         let handling = self.handling.clone();
         let judge = Arc::clone(&self.judge);
@@ -243,7 +245,7 @@ impl Handling {
                     "approved {} on behalf of {}; ending it",
                     request.request_id, supervisor.name
                 ));
-                return Ok(Some("shutdown".to_owned()));
+                return Ok(Some(ending::SHUTDOWN.to_owned()));
             }
         }
         if self.paste

@@ -198,6 +198,9 @@ impl Supervisor {
                 }
                 () = feed.changed() => {
                     if let Some(why) = feed.handle(&self).await {
+                        // The lead asked, and it was approved: an end as asked, unless swarm
+                        // was already ending the program for a reason of its own.
+                        stopping.approved |= stopping.reason.is_none();
                         stopping.begin(pid, &why, Signal::SIGTERM);
                     }
                 }
@@ -213,7 +216,11 @@ impl Supervisor {
         })
         .await;
 
-        let mut ending = Ending::from_status(status, stopping.reason);
+        let mut ending = if stopping.approved {
+            Ending::shut_down(status)
+        } else {
+            Ending::from_status(status, stopping.reason)
+        };
         if let Some(worktree) = worktree {
             ending.worktree = self
                 .off_runtime(move |_| match worktree.finish() {
@@ -525,6 +532,8 @@ const SUPERVISOR_FAILED: &str = "supervisor failed";
 #[derive(Default)]
 struct Stopping {
     reason: Option<String>,
+    /// Ending because a shutdown request was approved on the program's behalf (wrapper).
+    approved: bool,
     kill_at: Option<tokio::time::Instant>,
 }
 
