@@ -93,6 +93,15 @@ impl Caller {
     /// The member `asked` names, with its role from the roster, or the person at the keyboard.
     fn named(config: &TeamConfig, asked: Option<Name>) -> Self {
         let Some(name) = asked else {
+            // A team whose lead runs no program is run by a script or a person from outside
+            // every pane: they are its lead, and read the lead's inbox (docs/ARCHITECTURE.md,
+            // "Scripted teams").
+            if let Some(lead) = scripted_lead(config) {
+                return Self {
+                    name: lead,
+                    role: Role::Lead,
+                };
+            }
             return Self::person();
         };
         let role = if name.as_str() == config.lead_name() {
@@ -133,12 +142,25 @@ impl fmt::Display for Caller {
     }
 }
 
+/// The lead of a team whose lead runs no program: whoever acts from outside every pane.
+fn scripted_lead(config: &TeamConfig) -> Option<Name> {
+    let lead = config.lead_name();
+    config
+        .member(lead)
+        .is_none_or(|member| member.argv.is_none())
+        .then(|| Name::parse("member", lead).ok())
+        .flatten()
+}
+
 /// Whose inbox `name` is in the team of `config`: a member's on its roster (by the name the
 /// roster spells), or the person at the keyboard's, `user`, which every team has whether or not
 /// `swarm join` put it on the roster (docs/ARCHITECTURE.md, "The person's inbox").
+/// In a scripted team (its lead runs no program) the person is the lead, and `user`'s messages
+/// are the lead's.
 pub(crate) fn inbox_owner<'a>(config: &'a TeamConfig, name: &'a str) -> Option<&'a str> {
     match config.member(name) {
         Some(member) => Some(member.name.as_str()),
+        None if name == PERSON && scripted_lead(config).is_some() => Some(config.lead_name()),
         None => (name == PERSON).then_some(PERSON),
     }
 }
@@ -476,11 +498,13 @@ mod tests {
     fn team() -> TeamConfig {
         let mut bob = Member::new("bob", "t", 0);
         bob.argv = Some(vec!["claude".into()]);
+        let mut lead = Member::new("team-lead", "t", 0);
+        lead.argv = Some(vec!["claude".into()]);
         TeamConfig {
             name: "t".into(),
             lead_agent_id: "team-lead@t".into(),
             members: vec![
-                Member::new("team-lead", "t", 0),
+                lead,
                 bob,
                 // Added with `swarm join`: no program, so a person.
                 Member::new("alice", "t", 0),
@@ -559,6 +583,13 @@ mod tests {
         assert_eq!(caller(&config, Some("bob")).role, Role::Teammate);
         assert_eq!(caller(&config, Some("alice")).role, Role::Person);
         assert_eq!(caller(&config, Some("stranger")).role, Role::Person);
+        // A team whose lead runs no program is a script's: outside every pane is its lead.
+        let mut scripted = team();
+        scripted.members[0].argv = None;
+        assert_eq!(caller(&scripted, None).role, Role::Lead);
+        assert_eq!(caller(&scripted, None).name().as_str(), "team-lead");
+        assert_eq!(inbox_owner(&scripted, PERSON), Some("team-lead"));
+        assert_eq!(inbox_owner(&config, PERSON), Some(PERSON));
     }
 
     #[test]

@@ -417,7 +417,10 @@ fn run_timeout_stops_the_member() {
     let sleepy = notice(&sandbox, "t", "sleepy");
     assert_eq!(sleepy["status"], "killed");
     assert_eq!(sleepy["reason"], "timeout");
-    assert_eq!(sandbox.member("t", "sleepy")["reason"], "timeout");
+    // The notice lands just before the final state.
+    eventually("sleepy's reason to be recorded", || {
+        sandbox.member("t", "sleepy")["reason"] == "timeout"
+    });
     sandbox
         .swarm()
         .args(["down", "t", "--force"])

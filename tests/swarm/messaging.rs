@@ -73,7 +73,12 @@ fn text_comes_from_stdin_and_summary_can_be_given() {
 #[test]
 fn outside_a_team_the_sender_is_user() {
     let sandbox = Sandbox::new();
-    sandbox.team("t", &["bob"]);
+    // A team whose lead runs a program (never started here): outside every pane is the person.
+    let file = sandbox.write(
+        "t.toml",
+        "name = \"t\"\n[lead]\ncommand = [\"true\"]\n[[member]]\nname = \"bob\"\ncommand = [\"true\"]\n",
+    );
+    sandbox.swarm().arg("init").arg(file).run().success();
     sandbox
         .swarm()
         .args(["send", "bob", "hi"])
@@ -108,6 +113,46 @@ fn outside_a_team_the_sender_is_user() {
         .as_("mallory")
         .run()
         .refused(3, "mallory is not a member");
+}
+
+/// A team whose lead runs no program is a script's (`init`, then `spawn`): outside every pane is
+/// its lead, who sends as the lead and reads the lead's inbox, where notices and `user` arrive.
+#[test]
+fn outside_a_scripted_team_the_sender_is_its_lead() {
+    let sandbox = Sandbox::new();
+    sandbox.team("s", &["bob"]);
+    sandbox
+        .swarm()
+        .args(["send", "bob", "hi"])
+        .team("s")
+        .env_remove("SWARM_AGENT")
+        .run()
+        .success();
+    assert_eq!(sandbox.inbox("s", "bob")[0]["from"], "team-lead");
+    for to in ["team-lead", "user"] {
+        sandbox
+            .swarm()
+            .args(["send", to, &format!("to {to}")])
+            .team("s")
+            .as_("bob")
+            .run()
+            .success();
+    }
+    let got = sandbox
+        .swarm()
+        .args(["recv", "--json"])
+        .team("s")
+        .env_remove("SWARM_AGENT")
+        .run()
+        .success()
+        .json();
+    let texts: Vec<&str> = got
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["to team-lead", "to user"]);
 }
 
 #[test]
@@ -148,6 +193,7 @@ fn a_broadcast_that_fails_part_way_is_withdrawn() {
         .swarm()
         .args(["send", "*", "standup"])
         .team("t")
+        .as_("user")
         .run()
         .code(1)
         .stderr_has("withdrawn from team-lead, a, so nobody has it");
@@ -163,6 +209,7 @@ fn a_broadcast_that_fails_part_way_is_withdrawn() {
         .swarm()
         .args(["send", "*", "standup"])
         .team("t")
+        .as_("user")
         .run()
         .success()
         .stdout_line();

@@ -28,7 +28,7 @@ swarm spawn quick -- true
 swarm spawn talker -- sh -c 'swarm send team-lead \"talker was here\"'
 swarm spawn slow -- sh -c 'sleep 1'
 swarm wait --all
-swarm recv --as team-lead
+swarm recv
 ";
 
 fn check_team_of_three(out: &str) {

@@ -941,8 +941,9 @@ fn members_without_keys_work_as_before() {
             .run()
             .success()
             .stdout;
+        // The team's lead runs no program: the person outside every pane is its lead.
         assert!(
-            line.contains("  user  hello") && !line.contains("forged"),
+            line.contains("  team-lead  hello") && !line.contains("forged"),
             "{line}"
         );
     }
