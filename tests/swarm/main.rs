@@ -23,4 +23,5 @@ mod private_files;
 mod processes;
 mod protocol_rules;
 mod signatures;
+mod tasks;
 mod teams;

@@ -2,6 +2,7 @@
 //! list, in Claude Code's format (docs/ARCHITECTURE.md, "Task list").
 
 use std::collections::BTreeSet;
+use std::io::Read;
 use std::time::Duration;
 
 use clap_complete::engine::ArgValueCandidates;
@@ -63,7 +64,7 @@ pub(crate) struct AddArgs {
     /// What is to be done, in a line
     #[arg(value_name = "SUBJECT")]
     pub(crate) subject: String,
-    /// The details (at most 1 MiB)
+    /// The details (at most 1 MiB); '-' reads them from stdin
     #[arg(long, value_name = "D", default_value = "")]
     pub(crate) description: String,
     /// Tasks that must be completed first
@@ -133,7 +134,7 @@ pub(crate) struct UpdateArgs {
     #[arg(long, value_name = "S")]
     /// A new subject
     pub(crate) subject: Option<String>,
-    /// A new description (at most 1 MiB)
+    /// A new description (at most 1 MiB); '-' reads it from stdin
     #[arg(long, value_name = "D")]
     pub(crate) description: Option<String>,
     /// A new active form
@@ -248,6 +249,20 @@ fn check_size(what: &str, text: &str) -> Result<()> {
     Ok(())
 }
 
+/// A description as given, or read from stdin for '-' (at most 1 MiB and a byte read, so a
+/// larger one is refused, not cut).
+fn description(raw: String) -> Result<String> {
+    if raw != "-" {
+        return Ok(raw);
+    }
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_DESCRIPTION_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| Error::os("read the description from stdin", err))?;
+    String::from_utf8(bytes).map_err(|_| Error::usage("the description on stdin is not UTF-8"))
+}
+
 fn ids(raw: &[String]) -> Result<Vec<u64>> {
     raw.iter().map(|id| parse_id(id)).collect()
 }
@@ -262,6 +277,10 @@ fn print_task(ctx: &Context, task: &Task, said: &str) -> Result<()> {
 
 fn add(ctx: &Context, args: AddArgs) -> Result<()> {
     let scope = scope(ctx, Action::EditTasks)?;
+    let args = AddArgs {
+        description: description(args.description)?,
+        ..args
+    };
     check_size("subject", &args.subject)?;
     check_size("description", &args.description)?;
     let blockers = ids(&args.blocked_by)?;
@@ -462,6 +481,10 @@ fn release(ctx: &Context, raw: &str) -> Result<()> {
 fn update(ctx: &Context, args: UpdateArgs) -> Result<()> {
     let scope = scope(ctx, Action::EditTasks)?;
     let id = parse_id(&args.id)?;
+    let args = UpdateArgs {
+        description: args.description.map(description).transpose()?,
+        ..args
+    };
     for (what, text) in [
         ("subject", &args.subject),
         ("description", &args.description),
