@@ -51,6 +51,9 @@ pub struct Error {
     hint: Option<String>,
     /// Set only for failures writing swarm's own output, where a closed pipe is not an error.
     output: Option<io::ErrorKind>,
+    /// A machine-readable word for a refusal that has one (a refused claim: `already_claimed`,
+    /// Claude Code's words); `--json` errors carry it as `"reason"`.
+    reason: Option<&'static str>,
 }
 
 impl Error {
@@ -60,6 +63,7 @@ impl Error {
             message: message.into(),
             hint: None,
             output: None,
+            reason: None,
         }
     }
 
@@ -93,6 +97,7 @@ impl Error {
             message: format!("cannot {action} {}: {}", path.display(), describe(&err)),
             hint,
             output: None,
+            reason: None,
         }
     }
 
@@ -104,6 +109,7 @@ impl Error {
             message: format!("cannot {action}: {}", describe(&err)),
             hint,
             output: None,
+            reason: None,
         }
     }
 
@@ -124,6 +130,16 @@ impl Error {
     pub(crate) fn with_kind(mut self, kind: ErrorKind) -> Self {
         self.kind = kind;
         self
+    }
+
+    #[must_use]
+    pub(crate) fn with_reason(mut self, reason: &'static str) -> Self {
+        self.reason = Some(reason);
+        self
+    }
+
+    pub(crate) fn reason(&self) -> Option<&'static str> {
+        self.reason
     }
 
     pub(crate) fn kind(&self) -> ErrorKind {

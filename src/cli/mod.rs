@@ -169,6 +169,10 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Plan(commands::plan::Command),
 
+    /// The team's shared task list, in Claude Code's format: add, claim, finish, wait
+    #[command(subcommand)]
+    Task(commands::task::Command),
+
     /// Open a peer socket in this terminal and print what arrives (uds: messages)
     Listen(commands::listen::Args),
 
@@ -235,6 +239,11 @@ fn report(err: &Error, json: bool) {
         return;
     }
     if json {
+        if let Some(reason) = err.reason() {
+            let object = serde_json::json!({"error": err.message(), "kind": err.kind().name(), "hint": err.hint(), "reason": reason});
+            let _ = writeln!(std::io::stderr().lock(), "{object}");
+            return;
+        }
         return report_json(err.kind(), err.message(), err.hint());
     }
     let mut stderr = std::io::stderr().lock();
@@ -350,6 +359,7 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
         Command::Watch(args) => commands::watch::run(&ctx, args),
         Command::Shutdown(command) => commands::shutdown::run(&ctx, command),
         Command::Plan(command) => commands::plan::run(&ctx, command),
+        Command::Task(command) => commands::task::run(&ctx, command),
     }
 }
 

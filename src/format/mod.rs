@@ -9,3 +9,4 @@ pub(crate) mod paste;
 pub(crate) mod settings;
 pub(crate) mod signature;
 pub(crate) mod structured;
+pub(crate) mod task;

@@ -191,6 +191,12 @@ pub(crate) enum Action {
     SubmitPlan,
     AnswerPlan,
     AssignTask,
+    /// Look at the task list.
+    ReadTasks,
+    /// Add tasks or change them.
+    EditTasks,
+    /// Claim, start, finish or release a task.
+    WorkTasks,
     /// Type keys into a member's pane, as if at its keyboard.
     Type,
     /// Use the team's signing agent: have a message from the lead's side signed, or a
@@ -249,7 +255,7 @@ impl Rule {
 }
 
 /// The whole policy.
-pub(crate) const RULES: [Rule; 15] = [
+pub(crate) const RULES: [Rule; 18] = [
     rule(
         Action::Send,
         "send a message, or broadcast one",
@@ -328,8 +334,26 @@ pub(crate) const RULES: [Rule; 15] = [
     rule(
         Action::AssignTask,
         "assign a task",
-        "send (task_assignment)",
+        "send (task_assignment), task assign",
         [Grant::Yes, Grant::AsLead, Grant::No, Grant::No],
+    ),
+    rule(
+        Action::ReadTasks,
+        "look at the task list",
+        "task list, task show, task wait",
+        [Grant::Yes, Grant::Yes, Grant::Yes, Grant::No],
+    ),
+    rule(
+        Action::EditTasks,
+        "add a task or change one",
+        "task add, task update",
+        [Grant::Yes, Grant::Yes, Grant::Yes, Grant::No],
+    ),
+    rule(
+        Action::WorkTasks,
+        "claim, start, finish or release a task",
+        "task claim, task start, task done, task release",
+        [Grant::Yes, Grant::Yes, Grant::Yes, Grant::No],
     ),
     rule(
         Action::Type,

@@ -31,7 +31,7 @@ pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(5);
 pub(crate) struct FileLock {
     dir: LockDir,
     // Fields drop in this order, after `Drop::drop` has removed the directory.
-    _atm: Flock,
+    _atm: Option<Flock>,
     flock: Flock,
 }
 
@@ -47,9 +47,15 @@ impl FileLock {
     /// the caller can undo what it did before another swarm process is in.
     pub(crate) fn complete(mut flock: Flock, paths: &LockPaths) -> Result<Self, Incomplete> {
         let deadline = clock::deadline(wait_bound());
-        let atm = match FlockFile::open(&paths.atm).and_then(|atm| atm.lock_by(deadline)) {
-            Ok(atm) => atm,
-            Err(error) => return Err(Incomplete { flock, error }),
+        // atm locks inboxes and config.json only; a task file has no atm lock.
+        let atm = match paths
+            .atm
+            .as_deref()
+            .map(|atm| FlockFile::open(atm).and_then(|atm| atm.lock_by(deadline)))
+        {
+            None => None,
+            Some(Ok(atm)) => Some(atm),
+            Some(Err(error)) => return Err(Incomplete { flock, error }),
         };
         match LockDir::acquire(paths.dir.clone(), deadline, &mut flock) {
             Ok(dir) => Ok(Self {
@@ -457,9 +463,10 @@ mod tests {
     fn an_atm_writer_holding_its_flock_is_waited_for_then_named() {
         let dir = tempfile::tempdir().unwrap();
         let paths = LockPaths::beside(&dir.path().join("bob.json"));
-        let atm = File::create(&paths.atm).unwrap();
+        let atm_path = paths.atm.clone().unwrap();
+        let atm = File::create(&atm_path).unwrap();
         atm.lock().unwrap();
-        let err = FlockFile::open(&paths.atm)
+        let err = FlockFile::open(&atm_path)
             .unwrap()
             .lock_by(clock::deadline(Duration::from_millis(50)))
             .unwrap_err();
@@ -467,11 +474,11 @@ mod tests {
         atm.unlock().unwrap();
         let lock = FileLock::acquire(&paths).unwrap();
         assert!(
-            File::open(&paths.atm).unwrap().try_lock().is_err(),
+            File::open(&atm_path).unwrap().try_lock().is_err(),
             "atm's flock is held with the others"
         );
         drop(lock);
-        assert!(File::open(&paths.atm).unwrap().try_lock().is_ok());
+        assert!(File::open(&atm_path).unwrap().try_lock().is_ok());
     }
 
     #[test]

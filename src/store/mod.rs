@@ -7,5 +7,6 @@ pub(crate) mod follow;
 pub(crate) mod lock;
 pub(crate) mod mailbox;
 pub(crate) mod paths;
+pub(crate) mod tasks;
 pub(crate) mod team;
 pub(crate) mod watcher;

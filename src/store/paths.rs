@@ -50,6 +50,22 @@ impl Home {
         }
     }
 
+    /// `tasks/`: the task lists, one folder per team, as Claude Code keeps them
+    /// (docs/ARCHITECTURE.md, "Task list"); a folder swarm keeps private, like `teams/`.
+    pub(crate) fn tasks_dir(&self) -> PathBuf {
+        self.root.join("tasks")
+    }
+
+    /// `tasks/<list>/`: the task list of team `team`, `<list>` its name with every character
+    /// outside `[A-Za-z0-9_-]` turned into `-`, as Claude Code names it.
+    pub(crate) fn task_list(&self, team: &str) -> TaskListPaths {
+        let root = self.tasks_dir();
+        TaskListPaths {
+            dir: root.join(path_component(team)),
+            root,
+        }
+    }
+
     /// `peers/`: a folder swarm owns and keeps private.
     pub(crate) fn peers_dir(&self) -> PathBuf {
         self.root.join("peers")
@@ -259,6 +275,83 @@ impl MailboxPaths {
     }
 }
 
+/// The files of one team's task list, in Claude Code's layout (docs/ARCHITECTURE.md, "Task
+/// list"): `<id>.json` per task, `.lock` (whose lock directory `.lock.lock` is the list lock),
+/// `<id>.json.lock` per task, `.highwatermark`; swarm's flock files beside them.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskListPaths {
+    /// `tasks/`: the private folder every list is in, for `durable::private_dir`.
+    pub(crate) root: PathBuf,
+    /// `tasks/<list>/`
+    pub(crate) dir: PathBuf,
+}
+
+const TASK_SUFFIX: &str = ".json";
+const LIST_LOCK_FILE: &str = ".lock";
+const HIGH_WATER_MARK_FILE: &str = ".highwatermark";
+
+impl TaskListPaths {
+    /// `<id>.json`
+    pub(crate) fn task(&self, id: u64) -> PathBuf {
+        self.dir.join(format!("{id}{TASK_SUFFIX}"))
+    }
+
+    /// The task id a file in the list's folder holds, if it is a task file (`<decimal>.json`).
+    pub(crate) fn task_id(file: &OsStr) -> Option<u64> {
+        let stem = file.to_str()?.strip_suffix(TASK_SUFFIX)?;
+        parse_task_id(stem)
+    }
+
+    /// The locks on one task: swarm's flock `.<id>.flock`, then Claude Code's lock directory
+    /// `<id>.json.lock` (proper-lockfile's `lockfilePath`); atm takes none.
+    pub(crate) fn task_lock(&self, id: u64) -> LockPaths {
+        LockPaths {
+            atm: None,
+            ..LockPaths::beside(&self.task(id))
+        }
+    }
+
+    /// `.lock`: the empty file Claude Code locks the whole list through.
+    pub(crate) fn list_lock_file(&self) -> PathBuf {
+        self.dir.join(LIST_LOCK_FILE)
+    }
+
+    /// The list lock: swarm's flock `.list.flock`, then Claude Code's lock directory `.lock.lock`.
+    pub(crate) fn list_lock(&self) -> LockPaths {
+        LockPaths {
+            flock: self.dir.join(".list.flock"),
+            waiting: self.dir.join(".list.wait.flock"),
+            atm: None,
+            dir: self.dir.join(format!("{LIST_LOCK_FILE}.lock")),
+        }
+    }
+
+    /// `.highwatermark`: the highest id ever issued, as decimal text.
+    pub(crate) fn high_water_mark(&self) -> PathBuf {
+        self.dir.join(HIGH_WATER_MARK_FILE)
+    }
+
+    /// `<id>.json.corrupt-<ms>` (`.<attempt>` added when taken): a task file that could not be
+    /// read, moved aside.
+    pub(crate) fn aside(&self, id: u64, ms: u64, attempt: u32) -> PathBuf {
+        let again = if attempt > 0 {
+            format!(".{attempt}")
+        } else {
+            String::new()
+        };
+        self.dir
+            .join(format!("{id}{TASK_SUFFIX}.corrupt-{ms}{again}"))
+    }
+}
+
+/// A task id as Claude Code writes it: a decimal number without sign or leading zeros.
+pub(crate) fn parse_task_id(raw: &str) -> Option<u64> {
+    let canonical = !raw.is_empty()
+        && raw.bytes().all(|b| b.is_ascii_digit())
+        && (raw == "0" || !raw.starts_with('0'));
+    canonical.then(|| raw.parse().ok()).flatten()
+}
+
 /// One writer's spool file, and the name it is written under before it is complete.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SpoolFile {
@@ -314,8 +407,9 @@ pub(crate) struct LockPaths {
     pub(crate) flock: PathBuf,
     /// `.<stem>.wait.flock`: swarm processes waiting for the first lock hold it shared.
     pub(crate) waiting: PathBuf,
-    /// `<stem>.lock`: atm's writers `flock` it (`inbox_path.with_extension("lock")`).
-    pub(crate) atm: PathBuf,
+    /// `<stem>.lock`: atm's writers `flock` it (`inbox_path.with_extension("lock")`); none for a
+    /// task file, which atm never writes.
+    pub(crate) atm: Option<PathBuf>,
     /// `<file>.lock`
     pub(crate) dir: PathBuf,
 }
@@ -354,7 +448,7 @@ impl LockPaths {
         Self {
             flock: target.with_file_name(format!(".{stem}.flock")),
             waiting: target.with_file_name(format!(".{stem}.wait.flock")),
-            atm: target.with_file_name(format!("{stem}.lock")),
+            atm: Some(target.with_file_name(format!("{stem}.lock"))),
             dir: target.with_file_name(dir_name),
         }
     }
@@ -487,7 +581,10 @@ mod tests {
             bob.lock.waiting,
             Path::new("/h/teams/t/inboxes/.bob.wait.flock")
         );
-        assert_eq!(bob.lock.atm, Path::new("/h/teams/t/inboxes/bob.lock"));
+        assert_eq!(
+            bob.lock.atm.as_deref(),
+            Some(Path::new("/h/teams/t/inboxes/bob.lock"))
+        );
         assert_eq!(bob.lock.dir, Path::new("/h/teams/t/inboxes/bob.json.lock"));
         assert_eq!(
             bob.consumers,
@@ -502,7 +599,10 @@ mod tests {
             rotated_log(&team.log("bob")),
             Path::new("/h/teams/t/logs/bob.log.1")
         );
-        assert_eq!(team.config_lock().atm, Path::new("/h/teams/t/config.lock"));
+        assert_eq!(
+            team.config_lock().atm.as_deref(),
+            Some(Path::new("/h/teams/t/config.lock"))
+        );
         let home = Home::new(PathBuf::from("/h"));
         assert_eq!(
             home.archive("t", "20260101T000000Z", 1, ArchiveFormat::TarZst),
@@ -540,6 +640,46 @@ mod tests {
             Path::new("/h/teams/t/inboxes/.bob.json.lock.swarm-42")
         );
         assert_eq!(temp_prefix(&bob.inbox), ".bob.json.");
+    }
+
+    #[test]
+    fn task_list_names_follow_claude_code() {
+        let list = Home::new(PathBuf::from("/h")).task_list("my team.x");
+        assert_eq!(list.dir, Path::new("/h/tasks/my-team-x"));
+        assert_eq!(list.task(3), Path::new("/h/tasks/my-team-x/3.json"));
+        assert_eq!(
+            list.task_lock(3).dir,
+            Path::new("/h/tasks/my-team-x/3.json.lock")
+        );
+        assert_eq!(
+            list.task_lock(3).flock,
+            Path::new("/h/tasks/my-team-x/.3.flock")
+        );
+        assert_eq!(list.task_lock(3).atm, None);
+        assert_eq!(list.list_lock_file(), Path::new("/h/tasks/my-team-x/.lock"));
+        assert_eq!(
+            list.list_lock().dir,
+            Path::new("/h/tasks/my-team-x/.lock.lock")
+        );
+        assert_eq!(
+            list.high_water_mark(),
+            Path::new("/h/tasks/my-team-x/.highwatermark")
+        );
+        assert_eq!(
+            list.aside(3, 7, 1),
+            Path::new("/h/tasks/my-team-x/3.json.corrupt-7.1")
+        );
+        assert_eq!(TaskListPaths::task_id(OsStr::new("12.json")), Some(12));
+        for no in [
+            "012.json",
+            "1.json.lock",
+            ".1.json.x.tmp",
+            "a.json",
+            "-1.json",
+            ".json",
+        ] {
+            assert_eq!(TaskListPaths::task_id(OsStr::new(no)), None, "{no}");
+        }
     }
 
     #[test]

@@ -24,4 +24,5 @@ mod processes;
 mod protocol_rules;
 mod scripted;
 mod signatures;
+mod tasks;
 mod teams;

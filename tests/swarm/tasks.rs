@@ -1,0 +1,469 @@
+//! The shared task list: Claude Code's format, its claim rules, races, crashes, bad input.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::PathBuf;
+use std::thread;
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Value, json};
+
+use crate::harness::Sandbox;
+
+fn list_dir(sandbox: &Sandbox) -> PathBuf {
+    sandbox.home().join("tasks").join("t")
+}
+
+fn task(sandbox: &Sandbox, id: u64) -> Value {
+    let path = list_dir(sandbox).join(format!("{id}.json"));
+    serde_json::from_slice(&fs::read(&path).unwrap()).unwrap()
+}
+
+fn add(sandbox: &Sandbox, subject: &str) -> u64 {
+    sandbox
+        .swarm()
+        .args(["task", "add", subject])
+        .team("t")
+        .run()
+        .success()
+        .stdout_line()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn eight_claimers_racing_for_200_tasks_claim_each_exactly_once() {
+    const CLAIMERS: usize = 8;
+    const TASKS: u64 = 200;
+    let sandbox = Sandbox::new();
+    let names: Vec<String> = (0..CLAIMERS).map(|n| format!("c{n}")).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    sandbox.team("t", &refs);
+    for n in 1..=TASKS {
+        assert_eq!(add(&sandbox, &format!("task {n}")), n);
+    }
+    let claimers: Vec<_> = names
+        .iter()
+        .enumerate()
+        .map(|(k, name)| {
+            // Each claimer goes through every task, starting at a different place.
+            let commands: Vec<_> = (0..TASKS)
+                .map(|i| (i + u64::try_from(k).unwrap() * 25) % TASKS + 1)
+                .map(|id| {
+                    let command = sandbox
+                        .swarm()
+                        .args(["task", "claim", "--json"])
+                        .arg(id.to_string())
+                        .team("t")
+                        .as_(name)
+                        .into_command();
+                    (id, command)
+                })
+                .collect();
+            let name = name.clone();
+            thread::spawn(move || {
+                let mut won = Vec::new();
+                let mut refused = 0;
+                for (id, mut command) in commands {
+                    let output = command.output().unwrap();
+                    let stderr = String::from_utf8_lossy(&output.stderr);
+                    match output.status.code() {
+                        Some(0) => won.push(id),
+                        Some(2) => {
+                            let error: Value = serde_json::from_str(stderr.trim()).unwrap();
+                            assert_eq!(error["reason"], "already_claimed", "{stderr}");
+                            refused += 1;
+                        }
+                        other => panic!("{name} claiming {id}: {other:?} {stderr}"),
+                    }
+                }
+                (name, won, refused)
+            })
+        })
+        .collect();
+    let mut owners: BTreeMap<u64, String> = BTreeMap::new();
+    let mut refused = 0;
+    for claimer in claimers {
+        let (name, won, no) = claimer.join().unwrap();
+        refused += no;
+        for id in won {
+            assert!(
+                owners.insert(id, name.clone()).is_none(),
+                "task {id} was claimed twice"
+            );
+        }
+    }
+    assert_eq!(
+        owners.len(),
+        usize::try_from(TASKS).unwrap(),
+        "every task claimed once"
+    );
+    assert_eq!(refused, (CLAIMERS - 1) * usize::try_from(TASKS).unwrap());
+    for (id, owner) in owners {
+        assert_eq!(task(&sandbox, id)["owner"], owner.as_str(), "task {id}");
+    }
+}
+
+#[test]
+fn claude_codes_own_fields_survive_swarms_updates() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    let dir = list_dir(&sandbox);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join(".lock"), "").unwrap();
+    let written = json!({
+        "id": "1", "subject": "Write the parser", "description": "by hand",
+        "activeForm": "Writing the parser", "status": "pending", "blocks": [], "blockedBy": [],
+        "metadata": {"source": "claude"}, "futureField": [1, 2]
+    });
+    fs::write(
+        dir.join("1.json"),
+        serde_json::to_string_pretty(&written).unwrap(),
+    )
+    .unwrap();
+    let internal = json!({"id": "2", "subject": "bob", "description": "", "status": "in_progress",
+        "blocks": [], "blockedBy": [], "metadata": {"_internal": true}});
+    fs::write(dir.join("2.json"), internal.to_string()).unwrap();
+    fs::write(dir.join(".highwatermark"), "2").unwrap();
+
+    let listed = sandbox
+        .swarm()
+        .args(["task", "list", "--json"])
+        .team("t")
+        .run()
+        .success()
+        .json();
+    assert_eq!(
+        listed.as_array().unwrap().len(),
+        1,
+        "internal tasks are hidden: {listed}"
+    );
+    let all = sandbox
+        .swarm()
+        .args(["task", "list", "--all", "--json"])
+        .team("t")
+        .run()
+        .success()
+        .json();
+    assert_eq!(all.as_array().unwrap().len(), 2);
+
+    sandbox
+        .swarm()
+        .args(["task", "start", "1"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["task", "done", "1", "--note", "ok"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success();
+    let after = task(&sandbox, 1);
+    let keys: Vec<&String> = after.as_object().unwrap().keys().collect();
+    assert_eq!(
+        &keys[..9],
+        [
+            "id",
+            "subject",
+            "description",
+            "activeForm",
+            "status",
+            "blocks",
+            "blockedBy",
+            "metadata",
+            "futureField"
+        ]
+    );
+    assert_eq!(after["futureField"], json!([1, 2]));
+    assert_eq!(after["metadata"], json!({"source": "claude", "note": "ok"}));
+    assert_eq!(after["status"], "completed");
+    assert_eq!(after["owner"], "bob");
+    let text = fs::read_to_string(dir.join("1.json")).unwrap();
+    assert!(
+        text.starts_with("{\n  \"id\": \"1\""),
+        "2-space pretty print:\n{text}"
+    );
+    // The next id follows the high-water mark Claude Code left.
+    assert_eq!(add(&sandbox, "next"), 3);
+}
+
+#[test]
+fn claims_are_refused_with_claude_codes_reasons() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob", "amy"]);
+    add(&sandbox, "first");
+    sandbox
+        .swarm()
+        .args(["task", "add", "second", "--blocked-by", "1"])
+        .team("t")
+        .run()
+        .success();
+    let claim = |who: &str, id: &str| {
+        sandbox
+            .swarm()
+            .args(["task", "claim", id])
+            .team("t")
+            .as_(who)
+    };
+    claim("bob", "2").run().refused(2, "blocked");
+    claim("bob", "9").run().refused(3, "task_not_found");
+    claim("bob", "1").run().success();
+    claim("amy", "1").run().refused(2, "already_claimed");
+    let refused = claim("amy", "1").arg("--json").run().code(2);
+    let error: Value = serde_json::from_str(refused.stderr.trim()).unwrap();
+    assert_eq!(error["reason"], "already_claimed");
+    assert_eq!(error["kind"], "usage");
+    add(&sandbox, "third");
+    sandbox
+        .swarm()
+        .args(["task", "claim", "--exclusive"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .refused(2, "busy");
+    sandbox
+        .swarm()
+        .args(["task", "done", "1"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success();
+    claim("bob", "1").run().refused(2, "already_resolved");
+    // Without an id: the first available, now task 2.
+    let claimed = sandbox
+        .swarm()
+        .args(["task", "claim", "--json"])
+        .team("t")
+        .as_("amy")
+        .run()
+        .success()
+        .json();
+    assert_eq!(claimed["id"], "2");
+    assert_eq!(task(&sandbox, 1)["blocks"], json!(["2"]));
+    sandbox
+        .swarm()
+        .args(["task", "update", "1", "--blocked-by", "3"])
+        .team("t")
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["task", "update", "3", "--blocked-by", "2"])
+        .team("t")
+        .run()
+        .refused(2, "cannot block");
+}
+
+#[test]
+fn bad_input_is_refused_and_nothing_is_written() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    let dir = list_dir(&sandbox);
+    sandbox
+        .swarm()
+        .args(["task", "list"])
+        .team("t")
+        .run()
+        .refused(3, "no task list yet");
+    sandbox
+        .swarm()
+        .args(["task", "claim", "1"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .refused(3, "no task list yet");
+    sandbox
+        .swarm()
+        .args(["task", "add", "x", "--owner", "nobody"])
+        .team("t")
+        .run()
+        .refused(3, "nobody");
+    let huge = "d".repeat(1024 * 1024 + 1);
+    sandbox
+        .swarm()
+        .args(["task", "add", "x", "--description", "-"])
+        .stdin(huge)
+        .team("t")
+        .run()
+        .refused(2, "at most");
+    assert!(!dir.exists(), "nothing was written");
+    add(&sandbox, "one");
+    let before: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    for bad in ["abc", "01", "1.5", "", "+1"] {
+        sandbox
+            .swarm()
+            .args(["task", "claim", bad])
+            .team("t")
+            .as_("bob")
+            .run()
+            .refused(2, "bad task id");
+    }
+    sandbox
+        .swarm()
+        .args(["task", "add", "y", "--blocked-by", "7"])
+        .team("t")
+        .run()
+        .refused(3, "task_not_found");
+    sandbox
+        .swarm()
+        .args(["task", "claim", "7"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .refused(3, "task_not_found");
+    sandbox
+        .swarm()
+        .args(["task", "assign", "1", "nobody"])
+        .team("t")
+        .run()
+        .refused(3, "nobody");
+    let mut after: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let mut before = before;
+    before.sort();
+    after.sort();
+    assert_eq!(before, after);
+    assert_eq!(task(&sandbox, 1)["owner"], Value::Null);
+}
+
+#[test]
+fn a_stale_lock_directory_is_taken_over_and_a_live_one_waited_for() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    add(&sandbox, "one");
+    let held = list_dir(&sandbox).join("1.json.lock");
+    fs::create_dir(&held).unwrap();
+    // A live holder (fresh mtime) is waited for, then named.
+    sandbox
+        .swarm()
+        .args(["task", "claim", "1"])
+        .team("t")
+        .as_("bob")
+        .env("SWARM_LOCK_TIMEOUT", "0.2")
+        .run()
+        .refused(1, "1.json.lock");
+    assert_eq!(task(&sandbox, 1)["owner"], Value::Null);
+    let old = SystemTime::now() - Duration::from_secs(60);
+    fs::File::open(&held).unwrap().set_modified(old).unwrap();
+    sandbox
+        .swarm()
+        .args(["task", "claim", "1"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success();
+    assert_eq!(task(&sandbox, 1)["owner"], "bob");
+    assert!(!held.exists(), "the stale lock was taken over and released");
+}
+
+#[test]
+fn writers_killed_at_any_moment_leave_readable_tasks_and_no_lasting_lock() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    add(&sandbox, "one");
+    add(&sandbox, "two");
+    for round in 0..40u64 {
+        let mut child = sandbox
+            .swarm()
+            .args(["task", "update", "2", "--blocked-by", "1", "--description"])
+            .arg(format!("round {round}"))
+            .team("t")
+            .into_command()
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        thread::sleep(Duration::from_micros(round * 500 % 20_000));
+        let _ = kill(Pid::from_raw(child.id().cast_signed()), Signal::SIGKILL);
+        let _ = child.wait();
+        for id in [1, 2] {
+            let value = task(&sandbox, id);
+            assert_eq!(value["id"], id.to_string(), "round {round}: {value}");
+        }
+    }
+    // No lock left behind blocks anyone: the next update goes through at once.
+    sandbox
+        .swarm()
+        .args(["task", "update", "2", "--description", "after"])
+        .team("t")
+        .env("SWARM_LOCK_TIMEOUT", "1")
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["task", "add", "three", "--blocked-by", "2"])
+        .team("t")
+        .env("SWARM_LOCK_TIMEOUT", "1")
+        .run()
+        .success();
+    assert_eq!(task(&sandbox, 2)["description"], "after");
+}
+
+#[test]
+fn task_wait_all_returns_when_the_board_is_done() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    add(&sandbox, "one");
+    add(&sandbox, "two");
+    sandbox
+        .swarm()
+        .args(["task", "wait", "--all", "--timeout", "0.3"])
+        .team("t")
+        .run()
+        .refused(4, "not all completed");
+    let waiter = sandbox
+        .swarm()
+        .args(["task", "wait", "--all", "--timeout", "60"])
+        .team("t")
+        .spawn();
+    for id in ["1", "2"] {
+        sandbox
+            .swarm()
+            .args(["task", "done", id])
+            .team("t")
+            .as_("bob")
+            .run()
+            .success();
+    }
+    assert_eq!(waiter.next_line(), "completed task 1: one");
+    assert_eq!(waiter.next_line(), "completed task 2: two");
+    let (status, err) = waiter.finish();
+    assert!(status.success(), "{err}");
+}
+
+#[test]
+fn assign_sets_the_owner_and_sends_a_task_assignment() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    add(&sandbox, "one");
+    sandbox
+        .swarm()
+        .args(["task", "assign", "1", "bob"])
+        .team("t")
+        .run()
+        .success();
+    assert_eq!(task(&sandbox, 1)["owner"], "bob");
+    let inbox = sandbox.inbox("t", "bob");
+    let last: Value =
+        serde_json::from_str(inbox.last().unwrap()["text"].as_str().unwrap()).unwrap();
+    assert_eq!(last["type"], "task_assignment");
+    assert_eq!(last["taskId"], "1");
+    // A teammate may not assign.
+    sandbox
+        .swarm()
+        .args(["task", "assign", "1", "bob"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .code(2);
+}
