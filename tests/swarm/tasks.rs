@@ -31,6 +31,83 @@ fn add(sandbox: &Sandbox, subject: &str) -> u64 {
         .unwrap()
 }
 
+/// What one claimer won and how many claims were refused (each with `already_claimed`).
+type Claims = (String, Vec<u64>, usize);
+
+/// Each claimer goes through every task once, claimer `k` starting at task `k * 25 + 1`.
+fn order(k: usize, tasks: u64) -> Vec<u64> {
+    (0..tasks)
+        .map(|i| (i + u64::try_from(k).unwrap() * 25) % tasks + 1)
+        .collect()
+}
+
+/// A claimer running `swarm task claim ID` once per task, in `ids`' order.
+fn swarm_claimer(sandbox: &Sandbox, name: &str, ids: Vec<u64>) -> thread::JoinHandle<Claims> {
+    let commands: Vec<_> = ids
+        .into_iter()
+        .map(|id| {
+            let command = sandbox
+                .swarm()
+                .args(["task", "claim", "--json"])
+                .arg(id.to_string())
+                .team("t")
+                .as_(name)
+                .into_command();
+            (id, command)
+        })
+        .collect();
+    let name = name.to_owned();
+    thread::spawn(move || {
+        let mut won = Vec::new();
+        let mut refused = 0;
+        for (id, mut command) in commands {
+            let output = command.output().unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            match output.status.code() {
+                Some(0) => won.push(id),
+                Some(2) => {
+                    let error: Value = serde_json::from_str(stderr.trim()).unwrap();
+                    assert_eq!(error["reason"], "already_claimed", "{stderr}");
+                    refused += 1;
+                }
+                other => panic!("{name} claiming {id}: {other:?} {stderr}"),
+            }
+        }
+        (name, won, refused)
+    })
+}
+
+/// Every task claimed exactly once, every other claim refused, every file readable and owned by
+/// its winner. Returns how many each claimer won.
+fn check_claims(
+    sandbox: &Sandbox,
+    claimers: Vec<thread::JoinHandle<Claims>>,
+    tasks: u64,
+) -> BTreeMap<String, usize> {
+    let count = claimers.len();
+    let mut owners: BTreeMap<u64, String> = BTreeMap::new();
+    let mut wins = BTreeMap::new();
+    let mut refused = 0;
+    for claimer in claimers {
+        let (name, won, no) = claimer.join().unwrap();
+        refused += no;
+        wins.insert(name.clone(), won.len());
+        for id in won {
+            assert!(
+                owners.insert(id, name.clone()).is_none(),
+                "task {id} was claimed twice"
+            );
+        }
+    }
+    let tasks = usize::try_from(tasks).unwrap();
+    assert_eq!(owners.len(), tasks, "every task claimed once");
+    assert_eq!(refused, (count - 1) * tasks, "every other claim refused");
+    for (id, owner) in owners {
+        assert_eq!(task(sandbox, id)["owner"], owner.as_str(), "task {id}");
+    }
+    wins
+}
+
 #[test]
 fn eight_claimers_racing_for_200_tasks_claim_each_exactly_once() {
     const CLAIMERS: usize = 8;
@@ -42,66 +119,164 @@ fn eight_claimers_racing_for_200_tasks_claim_each_exactly_once() {
     for n in 1..=TASKS {
         assert_eq!(add(&sandbox, &format!("task {n}")), n);
     }
-    let claimers: Vec<_> = names
+    let claimers = names
+        .iter()
+        .enumerate()
+        .map(|(k, name)| swarm_claimer(&sandbox, name, order(k, TASKS)))
+        .collect();
+    check_claims(&sandbox, claimers, TASKS);
+}
+
+/// Claude Code's claim, in node with the real proper-lockfile and Claude Code's settings: under
+/// the task's lock (lockfilePath `<id>.json.lock`, 30 retries between 5 and 100 ms, stale after
+/// 10 s), read the task, refuse already_claimed, already_resolved or blocked, else write the
+/// owner and in_progress (2-space JSON, as Claude Code writes it). One line per claim on stdout:
+/// `won ID` or `refused ID REASON`.
+const NODE_CLAIMER: &str = r#"
+const fs = require("fs");
+const path = require("path");
+const lockfile = require("proper-lockfile");
+const [dir, me, ids] = process.argv.slice(2);
+const file = (id) => path.join(dir, `${id}.json`);
+const read = (id) => JSON.parse(fs.readFileSync(file(id), "utf8"));
+(async () => {
+  for (const id of ids.split(",")) {
+    const release = await lockfile.lock(file(id), {
+      lockfilePath: `${file(id)}.lock`,
+      retries: { retries: 30, minTimeout: 5, maxTimeout: 100 },
+      stale: 10000,
+    });
+    let reason = null;
+    try {
+      const task = read(id);
+      if (task.owner && task.owner !== me) reason = "already_claimed";
+      else if (task.status === "completed") reason = "already_resolved";
+      else if ((task.blockedBy || []).some((b) => fs.existsSync(file(b)) && read(b).status !== "completed"))
+        reason = "blocked";
+      else {
+        task.owner = me;
+        task.status = "in_progress";
+        fs.writeFileSync(file(id), JSON.stringify(task, null, 2));
+      }
+    } finally {
+      await release();
+    }
+    console.log(reason ? `refused ${id} ${reason}` : `won ${id}`);
+  }
+})().catch((err) => { console.error(err); process.exit(1); });
+"#;
+
+/// Installs proper-lockfile 4 into `dir` with npm and writes the claimer beside it; `None`, with
+/// the reason printed, when node or npm is missing.
+fn node_claimer_script(dir: &std::path::Path) -> Option<PathBuf> {
+    for program in ["node", "npm"] {
+        let found = std::process::Command::new(program)
+            .arg("--version")
+            .output()
+            .is_ok_and(|out| out.status.success());
+        if !found {
+            eprintln!("skipped: {program} is not installed (CI installs nodejs and npm)");
+            return None;
+        }
+    }
+    let out = std::process::Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--prefix"])
+        .arg(dir)
+        .arg("proper-lockfile@4")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "npm install proper-lockfile@4: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let script = dir.join("claim.js");
+    fs::write(&script, NODE_CLAIMER).unwrap();
+    Some(script)
+}
+
+/// A claimer that is Claude Code's lock protocol in node, one process claiming `ids` in order.
+fn node_claimer(
+    sandbox: &Sandbox,
+    script: &std::path::Path,
+    name: &str,
+    ids: &[u64],
+) -> thread::JoinHandle<Claims> {
+    let ids: Vec<String> = ids.iter().map(u64::to_string).collect();
+    let mut command = std::process::Command::new("node");
+    command
+        .arg(script)
+        .arg(list_dir(sandbox))
+        .arg(name)
+        .arg(ids.join(","));
+    let name = name.to_owned();
+    thread::spawn(move || {
+        let output = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "node claimer {name}: {stderr}");
+        let mut won = Vec::new();
+        let mut refused = 0;
+        for line in String::from_utf8_lossy(&output.stdout).lines() {
+            match line.split(' ').collect::<Vec<_>>()[..] {
+                ["won", id] => won.push(id.parse().unwrap()),
+                ["refused", _, "already_claimed"] => refused += 1,
+                _ => panic!("node claimer {name}: {line}"),
+            }
+        }
+        (name, won, refused)
+    })
+}
+
+#[test]
+fn claims_race_with_claude_codes_own_lock_protocol_in_node() {
+    const CLAIMERS: usize = 8;
+    const TASKS: u64 = 200;
+    let sandbox = Sandbox::new();
+    let npm_dir = sandbox.root().join("npm");
+    fs::create_dir_all(&npm_dir).unwrap();
+    let Some(script) = node_claimer_script(&npm_dir) else {
+        return;
+    };
+    let names: Vec<String> = (0..CLAIMERS).map(|n| format!("c{n}")).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    sandbox.team("t", &refs);
+    for n in 1..=TASKS {
+        assert_eq!(add(&sandbox, &format!("task {n}")), n);
+    }
+    // Even claimers are swarm, odd ones node.
+    let claimers = names
         .iter()
         .enumerate()
         .map(|(k, name)| {
-            // Each claimer goes through every task, starting at a different place.
-            let commands: Vec<_> = (0..TASKS)
-                .map(|i| (i + u64::try_from(k).unwrap() * 25) % TASKS + 1)
-                .map(|id| {
-                    let command = sandbox
-                        .swarm()
-                        .args(["task", "claim", "--json"])
-                        .arg(id.to_string())
-                        .team("t")
-                        .as_(name)
-                        .into_command();
-                    (id, command)
-                })
-                .collect();
-            let name = name.clone();
-            thread::spawn(move || {
-                let mut won = Vec::new();
-                let mut refused = 0;
-                for (id, mut command) in commands {
-                    let output = command.output().unwrap();
-                    let stderr = String::from_utf8_lossy(&output.stderr);
-                    match output.status.code() {
-                        Some(0) => won.push(id),
-                        Some(2) => {
-                            let error: Value = serde_json::from_str(stderr.trim()).unwrap();
-                            assert_eq!(error["reason"], "already_claimed", "{stderr}");
-                            refused += 1;
-                        }
-                        other => panic!("{name} claiming {id}: {other:?} {stderr}"),
-                    }
-                }
-                (name, won, refused)
-            })
+            if k % 2 == 0 {
+                swarm_claimer(&sandbox, name, order(k, TASKS))
+            } else {
+                node_claimer(&sandbox, &script, name, &order(k, TASKS))
+            }
         })
         .collect();
-    let mut owners: BTreeMap<u64, String> = BTreeMap::new();
-    let mut refused = 0;
-    for claimer in claimers {
-        let (name, won, no) = claimer.join().unwrap();
-        refused += no;
-        for id in won {
-            assert!(
-                owners.insert(id, name.clone()).is_none(),
-                "task {id} was claimed twice"
-            );
-        }
-    }
-    assert_eq!(
-        owners.len(),
-        usize::try_from(TASKS).unwrap(),
-        "every task claimed once"
+    let wins = check_claims(&sandbox, claimers, TASKS);
+    eprintln!("tasks won (even: swarm, odd: node): {wins:?}");
+    // Nothing was left locked, and swarm still reads and writes every task.
+    assert!(
+        fs::read_dir(list_dir(&sandbox)).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .ends_with(".json.lock")),
+        "no lock directory left"
     );
-    assert_eq!(refused, (CLAIMERS - 1) * usize::try_from(TASKS).unwrap());
-    for (id, owner) in owners {
-        assert_eq!(task(&sandbox, id)["owner"], owner.as_str(), "task {id}");
-    }
+    let listed = sandbox
+        .swarm()
+        .args(["task", "list", "--json"])
+        .team("t")
+        .run()
+        .success()
+        .json();
+    assert_eq!(
+        listed.as_array().unwrap().len(),
+        usize::try_from(TASKS).unwrap()
+    );
 }
 
 #[test]
