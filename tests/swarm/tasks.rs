@@ -642,3 +642,53 @@ fn assign_sets_the_owner_and_sends_a_task_assignment() {
         .run()
         .code(2);
 }
+
+#[test]
+fn a_member_that_ends_holding_a_task_returns_it_and_the_lead_is_told() {
+    use crate::harness::{TmuxServer, bin, eventually};
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    // bob claims task 1 as soon as there is one, starts it, and exits.
+    let file = sandbox.write(
+        "t.toml",
+        format!(
+            "name = \"t\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
+             [[member]]\nname = \"bob\"\n\
+             command = [\"sh\", \"-c\", \"until \\\"$0\\\" task start 1; do sleep 0.1; done\", \"{}\"]\n",
+            bin()
+        ),
+    );
+    sandbox
+        .swarm()
+        .arg("up")
+        .arg(&file)
+        .arg("--socket")
+        .arg(server.socket())
+        .run()
+        .success();
+    add(&sandbox, "parse");
+    add(&sandbox, "lex");
+    let plain = || -> Vec<Value> {
+        sandbox
+            .inbox("t", "team-lead")
+            .into_iter()
+            .filter(|m| m["from"] == "bob" && m["text"].as_str().unwrap().contains("pending again"))
+            .collect()
+    };
+    eventually("the lead to hear of bob's tasks", || !plain().is_empty());
+    // The lead is told just before the task is written.
+    eventually("task 1 to be pending with no owner", || {
+        let one = task(&sandbox, 1);
+        one["status"] == "pending" && one.get("owner").is_none()
+    });
+    assert_eq!(task(&sandbox, 2)["status"], "pending");
+    let told = plain();
+    assert_eq!(told.len(), 1, "{told:#?}");
+    assert_eq!(
+        told[0]["text"],
+        "bob ended with open tasks; they are pending again, with no owner: 1 (parse)"
+    );
+    eventually("bob to be recorded", || {
+        sandbox.member("t", "bob")["state"] == "exited"
+    });
+}
