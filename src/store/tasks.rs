@@ -109,6 +109,16 @@ impl Board {
         (!by.is_empty()).then_some(Refusal::Blocked { by })
     }
 
+    /// The open tasks with an owner that wait for `done` and for nothing else still open: those
+    /// `done`'s completion unblocked.
+    pub(crate) fn unblocked_by(&self, done: u64) -> Vec<&Task> {
+        self.tasks
+            .values()
+            .filter(|t| t.is_open() && t.owner().is_some() && t.blocked_by().contains(&done))
+            .filter(|t| self.open_blockers(t).is_empty())
+            .collect()
+    }
+
     /// The open tasks `owner` holds, other than `except`.
     pub(crate) fn owned_open(&self, owner: &str, except: u64) -> Vec<u64> {
         self.tasks

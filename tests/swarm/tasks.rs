@@ -692,3 +692,51 @@ fn a_member_that_ends_holding_a_task_returns_it_and_the_lead_is_told() {
         sandbox.member("t", "bob")["state"] == "exited"
     });
 }
+
+#[test]
+fn completing_a_task_tells_the_owners_of_the_tasks_it_unblocked() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob", "amy"]);
+    let run = |args: &[&str]| {
+        sandbox.swarm().args(args).team("t").run().success();
+    };
+    add(&sandbox, "parse");
+    run(&["task", "add", "lex", "--blocked-by", "1", "--owner", "bob"]);
+    add(&sandbox, "plan");
+    run(&[
+        "task",
+        "add",
+        "emit",
+        "--blocked-by",
+        "1",
+        "3",
+        "--owner",
+        "amy",
+    ]);
+    run(&["task", "add", "docs", "--blocked-by", "1"]);
+    let told = |who: &str| -> Vec<String> {
+        sandbox
+            .inbox("t", who)
+            .iter()
+            .filter_map(|m| m["text"].as_str())
+            .filter(|text| text.contains("no longer blocked"))
+            .map(str::to_owned)
+            .collect()
+    };
+    run(&["task", "done", "1"]);
+    assert_eq!(
+        told("bob"),
+        ["task 1 (parse) is completed: your task 2 (lex) is no longer blocked"]
+    );
+    assert!(told("amy").is_empty(), "task 4 still waits for task 3");
+    // Completing it again, or by update, tells nobody twice; update tells as done does.
+    run(&["task", "done", "1"]);
+    run(&["task", "update", "3", "--status", "completed"]);
+    assert_eq!(told("bob").len(), 1);
+    assert_eq!(
+        told("amy"),
+        ["task 3 (plan) is completed: your task 4 (emit) is no longer blocked"]
+    );
+    let message = sandbox.inbox("t", "amy").pop().unwrap();
+    assert_eq!(message["from"], "team-lead");
+}
