@@ -740,3 +740,72 @@ fn completing_a_task_tells_the_owners_of_the_tasks_it_unblocked() {
     let message = sandbox.inbox("t", "amy").pop().unwrap();
     assert_eq!(message["from"], "team-lead");
 }
+
+#[test]
+fn status_shows_each_members_current_task_and_the_boards_counts() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob", "amy"]);
+    let status = || {
+        sandbox
+            .swarm()
+            .args(["status"])
+            .team("t")
+            .env("COLUMNS", "200")
+            .run()
+            .success()
+            .stdout
+    };
+    assert!(!status().contains("tasks:"), "no board, no counts");
+    add(&sandbox, "parse");
+    add(&sandbox, "lex");
+    add(&sandbox, "emit");
+    for (who, id) in [("bob", "1"), ("amy", "3")] {
+        sandbox
+            .swarm()
+            .args(["task", "start", id])
+            .team("t")
+            .as_(who)
+            .run()
+            .success();
+    }
+    sandbox
+        .swarm()
+        .args(["task", "done", "3"])
+        .team("t")
+        .as_("amy")
+        .run()
+        .success();
+    let text = status();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].ends_with("tasks: 1 pending, 1 in progress, 1 completed"),
+        "{text}"
+    );
+    assert!(lines[1].trim_end().ends_with("TASK"), "{text}");
+    let row = |name: &str| {
+        lines
+            .iter()
+            .find(|l| l.starts_with(name))
+            .unwrap()
+            .trim_end()
+            .to_owned()
+    };
+    assert!(row("bob").ends_with(" 1 parse"), "{text}");
+    assert!(
+        row("amy").ends_with(" -"),
+        "a completed task is no current task: {text}"
+    );
+    let json = sandbox
+        .swarm()
+        .args(["status", "--json"])
+        .team("t")
+        .run()
+        .success()
+        .json();
+    assert_eq!(
+        json["tasks"],
+        json!({"pending": 1, "inProgress": 1, "completed": 1})
+    );
+    let bob = &json["members"].as_array().unwrap()[1];
+    assert_eq!(bob["task"], json!({"id": "1", "subject": "parse"}));
+}
