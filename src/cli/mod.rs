@@ -119,7 +119,7 @@ pub(crate) enum Command {
     /// List the teams under home
     Ls(commands::ls::Args),
 
-    /// Show each member: pane, pid, state, exit code, unread count, last activity
+    /// Show each member (pane, pid, state, exit, unread, activity, task) and the task counts
     Status(commands::status::Args),
 
     /// Show a member's full record: command, environment keys, pane, pids, times, worktree, log

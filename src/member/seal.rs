@@ -114,6 +114,21 @@ fn post(
     Ok(message)
 }
 
+/// Sends a plain message from `from` (a member, the lead's side, or `user`) to member `to`,
+/// signed if it must be: a notice swarm writes on the sender's behalf.
+pub(crate) fn tell(
+    team: &Team,
+    config: &TeamConfig,
+    from: &str,
+    to: &str,
+    text: &str,
+) -> Result<InboxMessage> {
+    check_text_size(text)?;
+    let color = config.member(from).and_then(|m| m.color.clone());
+    let message = InboxMessage::new(from, text, Some(&derive_summary(text)), color.as_deref());
+    post(team, config, to, &message)
+}
+
 /// Sends protocol message `message` from `caller` to `to` under every protocol rule
 /// ([`exchange::envelope`]), signed if it must be.
 pub(crate) fn request(

@@ -109,6 +109,16 @@ impl Board {
         (!by.is_empty()).then_some(Refusal::Blocked { by })
     }
 
+    /// The open tasks with an owner that wait for `done` and for nothing else still open: those
+    /// `done`'s completion unblocked.
+    pub(crate) fn unblocked_by(&self, done: u64) -> Vec<&Task> {
+        self.tasks
+            .values()
+            .filter(|t| t.is_open() && t.owner().is_some() && t.blocked_by().contains(&done))
+            .filter(|t| self.open_blockers(t).is_empty())
+            .collect()
+    }
+
     /// The open tasks `owner` holds, other than `except`.
     pub(crate) fn owned_open(&self, owner: &str, except: u64) -> Vec<u64> {
         self.tasks
@@ -348,6 +358,50 @@ impl TaskList {
     }
 }
 
+impl TaskList {
+    /// Returns every open task `owner` holds (internal ones aside: they are Claude Code's own
+    /// bookkeeping) to pending with no owner, under those tasks' locks, re-checked there.
+    /// `before_write` sees the released tasks before any is written; when it fails, nothing is.
+    /// A list that does not exist has nothing to release, and a second call finds nothing left.
+    pub(crate) fn release_owned(
+        &self,
+        owner: &str,
+        before_write: impl FnOnce(&[Task]) -> Result<()>,
+    ) -> Result<Vec<Task>> {
+        if !self.paths.dir.is_dir() {
+            return Ok(Vec::new());
+        }
+        let held =
+            |task: &Task| task.is_open() && !task.is_internal() && task.owner() == Some(owner);
+        let ids: Vec<u64> = self
+            .read()?
+            .tasks
+            .values()
+            .filter(|t| held(t))
+            .map(Task::id)
+            .collect();
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.edit(&ids, false, |edit| {
+            let mut released = Vec::new();
+            for &id in &ids {
+                if let Some(task) = edit.task_mut(id)
+                    && held(task)
+                {
+                    task.set_owner(None);
+                    task.set_status(Status::Pending);
+                    released.push(task.clone());
+                }
+            }
+            if !released.is_empty() {
+                before_write(&released)?;
+            }
+            Ok(released)
+        })
+    }
+}
+
 /// What [`TaskList::edit`] hands its change.
 #[derive(Debug)]
 pub(crate) struct Edit {
@@ -556,6 +610,51 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.reason(), Some("cycle"));
         assert_eq!(list.read().unwrap().tasks, before);
+    }
+
+    #[test]
+    fn an_owners_open_tasks_are_released_once() {
+        let (_dir, list) = list();
+        for _ in 0..3 {
+            add(&list, "x", &[]);
+        }
+        for (id, status) in [
+            (1, Status::InProgress),
+            (2, Status::Completed),
+            (3, Status::Pending),
+        ] {
+            list.edit(&[id], false, |edit| {
+                let task = edit.task_mut(id).unwrap();
+                task.set_owner(Some("bob"));
+                task.set_status(status);
+                Ok(())
+            })
+            .unwrap();
+        }
+        // A failing `before_write` writes nothing.
+        let failed = list.release_owned("bob", |_| Err(Error::runtime("no")));
+        assert!(failed.is_err());
+        assert_eq!(list.read().unwrap().tasks[&1].owner(), Some("bob"));
+        let mut seen = Vec::new();
+        let released = list
+            .release_owned("bob", |tasks| {
+                seen = tasks.iter().map(Task::id).collect();
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(released.iter().map(Task::id).collect::<Vec<_>>(), [1, 3]);
+        assert_eq!(seen, [1, 3]);
+        let board = list.read().unwrap();
+        assert!(board.available(&board.tasks[&1]));
+        assert_eq!(
+            board.tasks[&2].owner(),
+            Some("bob"),
+            "completed tasks keep theirs"
+        );
+        let again = list
+            .release_owned("bob", |_| panic!("nothing to release"))
+            .unwrap();
+        assert!(again.is_empty());
     }
 
     #[test]

@@ -140,6 +140,22 @@ fn status_json() {
         .team("t")
         .run()
         .success();
+    // A board: bob works on task 1; task 2 waits.
+    for subject in ["Write the parser", "Write the tests"] {
+        sandbox
+            .swarm()
+            .args(["task", "add", subject])
+            .team("t")
+            .run()
+            .success();
+    }
+    sandbox
+        .swarm()
+        .args(["task", "start", "1"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success();
     let status = sandbox
         .swarm()
         .args(["status", "--json"])

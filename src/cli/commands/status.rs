@@ -1,5 +1,6 @@
 //! `swarm status [TEAM]`: every member with its pane, pid, state, exit code, unread count, whether
-//! it verifies the lead's messages, and last activity, plus anything moved aside from an inbox.
+//! it verifies the lead's messages, last activity and current task, plus anything moved aside
+//! from an inbox, and the task board's counts.
 
 use std::fs;
 use std::path::Path;
@@ -15,16 +16,21 @@ use crate::cli::output::{self, Table};
 use crate::cli::render;
 use crate::error::Result;
 use crate::format::config::{Member, TeamConfig};
+use crate::format::task::Status;
 use crate::member::liveness::{Observed, Seen};
 use crate::store::mailbox::SetAside;
+use crate::store::tasks::{Board, TaskList};
 use crate::store::team::Team;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
 const JSON: &str = r#"JSON output (--json), one document:
   {"team", "description", "lead", "members": [{"name", "agentId", "pane", "pid", "state",
     "exitCode", "unread", "lastActivity", "lastActivityMs", "verifies", "setAside": [{"path",
-    "reason"}]}]}
+    "reason"}], "task": {"id", "subject"}}],
+   "tasks": {"pending", "inProgress", "completed"}}
 "state" is as the table shows it ("-" for never launched); "pane" is null before there is one.
+"task" is the member's in_progress task (the lowest id if several), null when none; "tasks"
+counts the board's tasks (Claude Code's internal ones aside), all 0 when there is no list.
 Times are RFC 3339 with their epoch milliseconds beside (swarm(1), JSON OUTPUT)."#;
 
 #[derive(Debug, clap::Args)]
@@ -53,32 +59,93 @@ pub(crate) struct MemberStatus {
     /// Whether the member verifies the lead's messages: it was launched with a key.
     pub(crate) verifies: bool,
     pub(crate) set_aside: Vec<SetAside>,
+    /// The member's in_progress task, the lowest id if it has several.
+    pub(crate) task: Option<CurrentTask>,
+}
+
+/// A member's current task.
+#[derive(Debug, Serialize)]
+pub(crate) struct CurrentTask {
+    pub(crate) id: String,
+    pub(crate) subject: String,
+}
+
+/// How many of the board's tasks are in each status.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TaskCounts {
+    pub(crate) pending: usize,
+    pub(crate) in_progress: usize,
+    pub(crate) completed: usize,
+}
+
+impl TaskCounts {
+    fn of(board: &Board) -> Self {
+        let mut counts = Self::default();
+        for task in board.tasks.values().filter(|t| !t.is_internal()) {
+            match task.status() {
+                Status::Pending => counts.pending += 1,
+                Status::InProgress => counts.in_progress += 1,
+                Status::Completed => counts.completed += 1,
+            }
+        }
+        counts
+    }
+
+    fn total(&self) -> usize {
+        self.pending + self.in_progress + self.completed
+    }
+}
+
+/// The member's current task on `board`.
+fn current_task(board: &Board, member: &str) -> Option<CurrentTask> {
+    board
+        .tasks
+        .values()
+        .find(|t| !t.is_internal() && t.status() == Status::InProgress && t.owner() == Some(member))
+        .map(|t| CurrentTask {
+            id: t.id().to_string(),
+            subject: t.subject().to_owned(),
+        })
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let team = ctx.team_or(args.team.as_deref())?;
     let observed = Observed::take(&team)?;
     let config = &observed.config;
+    let list = TaskList::new(&ctx.home, team.name());
+    let board = if list.dir().is_dir() {
+        list.read()?
+    } else {
+        Board::default()
+    };
     let rows = observed
         .members()
-        .map(|(member, seen)| member_status(&team, member, seen))
+        .map(|(member, seen)| member_status(&team, &board, member, seen))
         .collect::<Result<Vec<_>>>()?;
+    let counts = TaskCounts::of(&board);
     if ctx.json {
         return output::json(&serde_json::json!({
             "team": config.name,
             "description": config.description,
             "lead": config.lead_name(),
             "members": rows,
+            "tasks": counts,
         }));
     }
     let launched = observed
         .members()
         .filter(|(_, seen)| *seen != Seen::NotStarted)
         .count();
-    print(config, launched, &rows)
+    print(config, launched, &rows, &counts)
 }
 
-pub(crate) fn member_status(team: &Team, member: &Member, seen: Seen) -> Result<MemberStatus> {
+pub(crate) fn member_status(
+    team: &Team,
+    board: &Board,
+    member: &Member,
+    seen: Seen,
+) -> Result<MemberStatus> {
     let mailbox = team.mailbox(&member.name);
     let unread = mailbox.peek()?.len();
     let file_times = [
@@ -104,6 +171,7 @@ pub(crate) fn member_status(team: &Team, member: &Member, seen: Seen) -> Result<
         last_activity_ms: last_activity,
         verifies: member.lead_verify_key.is_some(),
         set_aside: mailbox.set_aside(),
+        task: current_task(board, &member.name),
     })
 }
 
@@ -111,7 +179,12 @@ fn modified_ms(path: &Path) -> Option<u64> {
     fs::metadata(path).ok()?.modified().ok().map(clock::to_ms)
 }
 
-fn print(config: &TeamConfig, launched: usize, rows: &[MemberStatus]) -> Result<()> {
+fn print(
+    config: &TeamConfig,
+    launched: usize,
+    rows: &[MemberStatus],
+    counts: &TaskCounts,
+) -> Result<()> {
     let mut heading = format!(
         "team {} · {}",
         config.name,
@@ -119,6 +192,12 @@ fn print(config: &TeamConfig, launched: usize, rows: &[MemberStatus]) -> Result<
     );
     if launched > 0 {
         heading = format!("{heading} · {launched} launched");
+    }
+    if counts.total() > 0 {
+        heading = format!(
+            "{heading} · tasks: {} pending, {} in progress, {} completed",
+            counts.pending, counts.in_progress, counts.completed
+        );
     }
     if let Some(description) = &config.description {
         heading = format!("{heading} · {description}");
@@ -134,6 +213,7 @@ fn print(config: &TeamConfig, launched: usize, rows: &[MemberStatus]) -> Result<
         "UNREAD",
         "VERIFIES",
         "LAST ACTIVITY",
+        "TASK",
     ]);
     for row in rows {
         table.row(vec![
@@ -147,6 +227,9 @@ fn print(config: &TeamConfig, launched: usize, rows: &[MemberStatus]) -> Result<
             if row.verifies { "yes" } else { "no" }.to_owned(),
             row.last_activity_ms
                 .map_or_else(|| "-".into(), |ms| clock::ago(ms, now)),
+            row.task
+                .as_ref()
+                .map_or_else(|| "-".into(), |t| format!("{} {}", t.id, t.subject)),
         ]);
     }
     table.print()?;

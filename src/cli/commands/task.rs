@@ -445,18 +445,60 @@ fn done(ctx: &Context, args: DoneArgs) -> Result<()> {
     if let Some(note) = &args.note {
         check_size("note", note)?;
     }
-    let task = scope.list.edit(&[id], false, |edit| {
+    let (task, was_open) = scope.list.edit(&[id], false, |edit| {
         let task = edit
             .task_mut(id)
             .ok_or_else(|| Refusal::NotFound.error(id))?;
         own_or_lead(&scope, task, &me)?;
+        let was_open = task.is_open();
         task.set_status(Status::Completed);
         if let Some(note) = &args.note {
             task.set_metadata("note", Value::String(note.clone()));
         }
-        Ok(task.clone())
+        Ok((task.clone(), was_open))
     })?;
+    if was_open {
+        tell_unblocked(&scope, &task);
+    }
     print_task(ctx, &task, "completed")
+}
+
+/// Tells the owner of each task that `done`'s completion unblocked (open, owned, no open blocker
+/// left) that it may start, in a plain message from the caller. The completion is what counts:
+/// a message that cannot be sent is a warning.
+fn tell_unblocked(scope: &Scope, done: &Task) {
+    let board = match scope.list.read() {
+        Ok(board) => board,
+        Err(err) => {
+            tracing::warn!(
+                "task {} is completed, but its blocked tasks' owners were not told: {err}",
+                done.id()
+            );
+            return;
+        }
+    };
+    let from = scope.caller.name().as_str();
+    for task in board.unblocked_by(done.id()) {
+        let owner = task.owner().expect("unblocked tasks have owners");
+        if owner == from {
+            continue;
+        }
+        let text = format!(
+            "task {} ({}) is completed: your task {} ({}) is no longer blocked",
+            done.id(),
+            done.subject(),
+            task.id(),
+            task.subject()
+        );
+        let told = policy::require_inbox(&scope.config, owner)
+            .and_then(|owner| seal::tell(&scope.team, &scope.config, from, owner, &text));
+        if let Err(err) = told {
+            tracing::warn!(
+                "task {} is unblocked, but its owner {owner} was not told: {err}",
+                task.id()
+            );
+        }
+    }
 }
 
 fn release(ctx: &Context, raw: &str) -> Result<()> {
@@ -532,17 +574,22 @@ fn update(ctx: &Context, args: UpdateArgs) -> Result<()> {
             if let Some(form) = &args.active_form {
                 task.set_active_form(form);
             }
+            let was_open = task.is_open();
             if let Some(status) = args.status {
                 task.set_status(status);
             }
+            let completed = was_open && !task.is_open();
             if let Some(owner) = &owner {
                 task.set_owner(Some(owner));
             } else if args.no_owner {
                 task.set_owner(None);
             }
-            Ok(Some(task.clone()))
+            Ok(Some((task.clone(), completed)))
         })?;
-        if let Some(task) = changed {
+        if let Some((task, completed)) = changed {
+            if completed {
+                tell_unblocked(&scope, &task);
+            }
             break task;
         }
         attempts += 1;
