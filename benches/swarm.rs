@@ -1,6 +1,7 @@
 //! swarm's benchmark harness (run it with `scripts/bench`). It measures delivery latency through the
 //! CLI and the library, throughput with concurrent writers, send latency against inbox size, team
-//! start on a private tmux server, and a polling reader as the baseline, all in one run. It prints a
+//! start on a private tmux server, a polling reader as the baseline, and task claims against the
+//! board's size and from concurrent claimers, all in one run. It prints a
 //! table and writes the same figures to target/bench/results.json (and, with --record, to
 //! BENCHMARKS.md). Nothing here asserts a time: the figures are reported, and compared with targets.
 
@@ -23,6 +24,8 @@ use swarm::{Home, InboxMessage, Mailbox, Watcher, named};
 const SWARM: &str = env!("CARGO_BIN_EXE_swarm");
 const TEAM: &str = "bench";
 const WAIT: Duration = Duration::from_secs(60);
+/// How many members race to claim tasks (g); they are members `c0`…
+const CLAIMERS: usize = 4;
 
 struct Options {
     quick: bool,
@@ -148,6 +151,24 @@ fn main() {
         );
     }
 
+    for tasks in [10, 1000].into_iter().filter(|_| options.runs("g")) {
+        report.latency(
+            "g",
+            &format!("swarm task claim with {tasks} tasks on the board"),
+            bench.claim_latency(tasks, scale(200, 40)),
+        );
+    }
+    if options.runs("g") {
+        let tasks = scale(200, 80);
+        report.throughput(
+            "g",
+            &format!("task claims, {CLAIMERS} claimer processes"),
+            CLAIMERS,
+            tasks,
+            runs(|| bench.claim_throughput(tasks)),
+        );
+    }
+
     // What bounds the figures above on this machine, measured in the same run.
     if options.runs("ref") {
         report.latency(
@@ -189,7 +210,12 @@ impl Bench {
         let file = dir.path().join("bench.toml");
         fs::write(
             &file,
-            format!("name = \"{TEAM}\"\n[[member]]\nname = \"sink\"\ncommand = [\"true\"]\n"),
+            format!(
+                "name = \"{TEAM}\"\n[[member]]\nname = \"sink\"\ncommand = [\"true\"]\n{}",
+                (0..CLAIMERS)
+                    .map(|n| format!("[[member]]\nname = \"c{n}\"\ncommand = [\"true\"]\n"))
+                    .collect::<String>()
+            ),
         )
         .unwrap();
         let bench = Self { _dir: dir, home };
@@ -444,6 +470,73 @@ impl Bench {
         }
         self.drain();
         latencies
+    }
+
+    /// A fresh task list of `tasks` pending tasks, written as Claude Code writes them.
+    fn board(&self, tasks: usize) {
+        let dir = self.home.join("tasks").join(TEAM);
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        for id in 1..=tasks {
+            fs::write(dir.join(format!("{id}.json")), pending_task(id)).unwrap();
+        }
+    }
+
+    /// (g) Wall time of one `swarm task claim` (the first available task, which reads the whole
+    /// board to choose), exec to exit, with `tasks` pending tasks on the board. The claimed task
+    /// is put back between samples, so every claim sees the same board.
+    fn claim_latency(&self, tasks: usize, samples: usize) -> Vec<Duration> {
+        self.board(tasks);
+        let first = self.home.join("tasks").join(TEAM).join("1.json");
+        let mut latencies = Vec::with_capacity(samples);
+        for _ in 0..samples {
+            let start = Instant::now();
+            let status = self
+                .swarm()
+                .args(["task", "claim"])
+                .env("SWARM_AGENT", "c0")
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+            latencies.push(start.elapsed());
+            assert!(status.success(), "swarm task claim failed");
+            fs::write(&first, pending_task(1)).unwrap();
+        }
+        latencies
+    }
+
+    /// (g) `CLAIMERS` members each run `swarm task claim` in a loop, one process per claim, until
+    /// no task is left on a board of `tasks`; the figure counts tasks claimed.
+    fn claim_throughput(&self, tasks: usize) -> (usize, Duration) {
+        self.board(tasks);
+        let start = Instant::now();
+        let claimers: Vec<_> = (0..CLAIMERS)
+            .map(|n| {
+                let home = self.home.clone();
+                thread::spawn(move || {
+                    let mut won = 0;
+                    loop {
+                        let status = Command::new(SWARM)
+                            .env("SWARM_HOME", &home)
+                            .env("SWARM_TEAM", TEAM)
+                            .env("SWARM_AGENT", format!("c{n}"))
+                            .args(["task", "claim"])
+                            .stdout(Stdio::null())
+                            .stderr(Stdio::null())
+                            .status()
+                            .unwrap();
+                        match status.code() {
+                            Some(0) => won += 1,
+                            // Not found: no task is available any more.
+                            Some(3) => return won,
+                            other => panic!("swarm task claim exited {other:?}"),
+                        }
+                    }
+                })
+            })
+            .collect();
+        let claimed = claimers.into_iter().map(|c| c.join().unwrap()).sum();
+        (claimed, start.elapsed())
     }
 
     /// (f) A reader that re-reads the inbox every `interval`, as polling tools do; time from just
@@ -720,6 +813,16 @@ fn team_start(members: usize, samples: usize) -> Vec<Duration> {
     times
 }
 
+/// Task `id`, pending and unowned, in Claude Code's shape.
+fn pending_task(id: usize) -> String {
+    serde_json::to_string_pretty(&json!({
+        "id": id.to_string(), "subject": format!("task {id}"),
+        "description": "a task on the bench's board, about as long as a short description",
+        "status": "pending", "blocks": [], "blockedBy": [],
+    }))
+    .unwrap()
+}
+
 /// Where the homes under test live: `SWARM_BENCH_DIR` (to measure another file system), else
 /// /tmp, short enough for tmux and peer socket paths.
 fn bench_dir() -> PathBuf {
@@ -788,8 +891,9 @@ impl Report {
             .iter()
             .map(|(delivered, elapsed)| format!("{:.0}", *delivered as f64 / elapsed.as_secs_f64()))
             .collect();
+        let unit = if id == "g" { "claims/s" } else { "msg/s" };
         println!(
-            "  {id}  {name:<55} min {min:>6.0}  median {median:>6.0} msg/s  (runs: {}; fewest delivered {fewest}/{expected})",
+            "  {id}  {name:<55} min {min:>6.0}  median {median:>6.0} {unit}  (runs: {}; fewest delivered {fewest}/{expected})",
             shown.join(", ")
         );
         self.rows.push(json!({
@@ -850,6 +954,18 @@ impl Report {
             targets.push(target(
                 "d",
                 "send at 1,000 unread ≤ 3× send at 10 unread",
+                format!("{ratio:.2}×"),
+                ratio <= 3.0,
+            ));
+        }
+        if let (Some(many), Some(few)) = (
+            value("swarm task claim with 1000 tasks on the board", "median_ms"),
+            value("swarm task claim with 10 tasks on the board", "median_ms"),
+        ) {
+            let ratio = many / few;
+            targets.push(target(
+                "g",
+                "claim on 1,000 tasks ≤ 3× claim on 10 tasks",
                 format!("{ratio:.2}×"),
                 ratio <= 3.0,
             ));
