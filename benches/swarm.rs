@@ -212,9 +212,10 @@ impl Bench {
             &file,
             format!(
                 "name = \"{TEAM}\"\n[[member]]\nname = \"sink\"\ncommand = [\"true\"]\n{}",
-                (0..CLAIMERS)
-                    .map(|n| format!("[[member]]\nname = \"c{n}\"\ncommand = [\"true\"]\n"))
-                    .collect::<String>()
+                (0..CLAIMERS).fold(String::new(), |mut members, n| {
+                    let _ = writeln!(members, "[[member]]\nname = \"c{n}\"\ncommand = [\"true\"]");
+                    members
+                })
             ),
         )
         .unwrap();
