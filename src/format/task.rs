@@ -206,6 +206,11 @@ impl Task {
         }
     }
 
+    /// `metadata.<key>`, when the task has it.
+    pub(crate) fn metadata(&self, key: &str) -> Option<&Value> {
+        self.0.get("metadata").and_then(|m| m.get(key))
+    }
+
     /// Sets `metadata.<key>`, keeping what else metadata holds.
     pub(crate) fn set_metadata(&mut self, key: &str, value: Value) {
         let metadata = self

@@ -33,6 +33,20 @@ pub(crate) struct TeamFile {
     pub(crate) log_max: Option<u64>,
     pub(crate) lead: LeadSpec,
     pub(crate) members: Vec<MemberSpec>,
+    /// The `[[task]]` entries, checked, each after every task it is blocked by.
+    pub(crate) tasks: Vec<TaskSpec>,
+}
+
+/// One `[[task]]` entry: a task `up` and `init` put on the team's board.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskSpec {
+    /// The name the file's other tasks use for it in `blocked_by`.
+    pub(crate) key: String,
+    pub(crate) subject: String,
+    pub(crate) description: String,
+    /// The keys of the tasks it waits for, each earlier in [`TeamFile::tasks`].
+    pub(crate) blocked_by: Vec<String>,
+    pub(crate) owner: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -85,6 +99,20 @@ struct RawTeam {
     lead: RawLead,
     #[serde(default)]
     member: Vec<MemberKeys>,
+    #[serde(default)]
+    task: Vec<RawTask>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTask {
+    key: String,
+    subject: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    blocked_by: Vec<String>,
+    owner: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -153,6 +181,8 @@ pub(crate) enum Section {
     Lead,
     /// Each `[[member]]`.
     Member,
+    /// Each `[[task]]`.
+    Task,
 }
 
 /// One key a team file may hold: what it is, its type, its default and its meaning, and for a
@@ -264,6 +294,13 @@ pub(crate) const KEYS: &[KeyDoc] = &[
         "array of tables",
         "none",
         "One [[member]] table per teammate, in the order their panes are placed.",
+    ),
+    key(
+        Section::Team,
+        "task",
+        "array of tables",
+        "none",
+        "One [[task]] table per task to put on the team's board at up and init; a board that already holds tasks from the team file gets none again.",
     ),
     key(
         Section::Lead,
@@ -425,6 +462,41 @@ pub(crate) const KEYS: &[KeyDoc] = &[
         SIZE,
         "the team's log_max",
         "The bound of the member's log.",
+    ),
+    key(
+        Section::Task,
+        "key",
+        "string",
+        "required",
+        "The task's name in this file, unique among its tasks, for blocked_by; kept in the task's metadata as team_file_key.",
+    ),
+    key(
+        Section::Task,
+        "subject",
+        "string",
+        "required",
+        "The task's subject, at most 1 MiB.",
+    ),
+    key(
+        Section::Task,
+        "description",
+        "string",
+        "empty",
+        "The task's description, at most 1 MiB.",
+    ),
+    key(
+        Section::Task,
+        "blocked_by",
+        "array of strings (keys)",
+        "none",
+        "The keys of the tasks that must be completed before this one can be claimed. An unknown key or a circle is refused before anything is made.",
+    ),
+    key(
+        Section::Task,
+        "owner",
+        "string",
+        "none",
+        "The member, or the lead, that owns the task from the start.",
     ),
 ];
 
@@ -643,6 +715,8 @@ impl TeamFile {
             )));
         }
 
+        let tasks = check_tasks(raw.task, &seen, source)?;
+
         Ok(Self {
             path: path.to_path_buf(),
             name,
@@ -652,8 +726,88 @@ impl TeamFile {
             log_max: team_log_max,
             lead,
             members,
+            tasks,
         })
     }
+}
+
+/// Checks the `[[task]]` entries: keys unique, subjects and descriptions within bounds, owners on
+/// the roster, every `blocked_by` key known and no circle. Returns them blockers first, otherwise
+/// in file order.
+fn check_tasks(
+    raw: Vec<RawTask>,
+    roster: &BTreeSet<Name>,
+    source: Source<'_>,
+) -> Result<Vec<TaskSpec>> {
+    use crate::format::task::MAX_DESCRIPTION_BYTES;
+    let mut keys = BTreeSet::new();
+    for task in &raw {
+        if task.key.is_empty() {
+            return Err(source.invalid("a [[task]] has an empty key"));
+        }
+        if !keys.insert(task.key.as_str()) {
+            return Err(source.invalid(format!("task key {:?} is used twice", task.key)));
+        }
+        if task.subject.trim().is_empty() {
+            return Err(source.invalid(format!("task {:?} has an empty subject", task.key)));
+        }
+        for (what, text) in [
+            ("subject", &task.subject),
+            ("description", &task.description),
+        ] {
+            if text.len() > MAX_DESCRIPTION_BYTES {
+                return Err(
+                    source.invalid(format!("the {what} of task {:?} is over 1 MiB", task.key))
+                );
+            }
+        }
+        if let Some(owner) = &task.owner
+            && !roster.iter().any(|name| name.as_str() == owner)
+        {
+            return Err(source.invalid(format!(
+                "task {:?} is owned by {owner:?}, who is neither the lead nor a member",
+                task.key
+            )));
+        }
+    }
+    for task in &raw {
+        for blocker in &task.blocked_by {
+            if !keys.contains(blocker.as_str()) {
+                return Err(source.invalid(format!(
+                    "task {:?} is blocked by {blocker:?}, which no [[task]] has as its key",
+                    task.key
+                )));
+            }
+        }
+    }
+    // Blockers first: each pass takes, in file order, every task whose blockers are all taken.
+    let mut placed: BTreeSet<String> = BTreeSet::new();
+    let mut ordered = Vec::with_capacity(raw.len());
+    let mut left: Vec<RawTask> = raw;
+    while !left.is_empty() {
+        let (ready, waiting): (Vec<RawTask>, Vec<RawTask>) = left
+            .into_iter()
+            .partition(|t| t.blocked_by.iter().all(|b| placed.contains(b)));
+        if ready.is_empty() {
+            let circle: Vec<&str> = waiting.iter().map(|t| t.key.as_str()).collect();
+            return Err(source.invalid(format!(
+                "the blocked_by of tasks {} form a circle",
+                circle.join(", ")
+            )));
+        }
+        for task in ready {
+            placed.insert(task.key.clone());
+            ordered.push(TaskSpec {
+                key: task.key,
+                subject: task.subject,
+                description: task.description,
+                blocked_by: task.blocked_by,
+                owner: task.owner,
+            });
+        }
+        left = waiting;
+    }
+    Ok(ordered)
 }
 
 impl MemberSpec {
@@ -836,6 +990,7 @@ mod tests {
             (Section::Team, fields_of::<RawTeam>()),
             (Section::Lead, fields_of::<RawLead>()),
             (Section::Member, fields_of::<MemberKeys>()),
+            (Section::Task, fields_of::<RawTask>()),
         ] {
             let parsed: BTreeSet<&str> = fields.iter().copied().collect();
             let documented: BTreeSet<&str> = KEYS

@@ -412,6 +412,11 @@ pub(crate) struct Edit {
 }
 
 impl Edit {
+    /// Every task on the board, as read under this edit's locks.
+    pub(crate) fn tasks(&self) -> impl Iterator<Item = &Task> {
+        self.board.tasks.values()
+    }
+
     pub(crate) fn task(&self, id: u64) -> Option<&Task> {
         self.board.tasks.get(&id)
     }

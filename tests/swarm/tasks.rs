@@ -809,3 +809,123 @@ fn status_shows_each_members_current_task_and_the_boards_counts() {
     let bob = &json["members"].as_array().unwrap()[1];
     assert_eq!(bob["task"], json!({"id": "1", "subject": "parse"}));
 }
+
+/// A team file whose `[[task]]` entries name each other by key; the blocked one comes first.
+const TEAM_WITH_TASKS: &str = r#"name = "t"
+
+[[member]]
+name = "a"
+command = "true"
+
+[[task]]
+key = "build"
+subject = "Build it"
+blocked_by = ["design"]
+owner = "a"
+
+[[task]]
+key = "design"
+subject = "Design it"
+description = "on paper"
+"#;
+
+#[test]
+fn team_file_tasks_are_made_at_init_blockers_first_with_ids_for_keys() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.write("t.toml", TEAM_WITH_TASKS);
+    let out = sandbox
+        .swarm()
+        .args(["init", "--json"])
+        .arg(&file)
+        .run()
+        .success();
+    assert_eq!(out.json()["tasks"], json!({"design": 1, "build": 2}));
+    let design = task(&sandbox, 1);
+    let build = task(&sandbox, 2);
+    assert_eq!(design["subject"], "Design it");
+    assert_eq!(design["description"], "on paper");
+    assert_eq!(design["blocks"], json!(["2"]));
+    assert_eq!(design["metadata"]["team_file_key"], "design");
+    assert_eq!(build["blockedBy"], json!(["1"]));
+    assert_eq!(build["owner"], "a");
+    assert_eq!(build["status"], "pending");
+}
+
+#[test]
+fn a_second_up_of_the_team_makes_its_tasks_no_second_time() {
+    let sandbox = Sandbox::new();
+    // Nothing to run: `up` makes the team on disk and opens no window.
+    let text = TEAM_WITH_TASKS
+        .replace("[[member]]\nname = \"a\"\ncommand = \"true\"\n", "")
+        .replace("owner = \"a\"", "owner = \"team-lead\"");
+    let file = sandbox.write("t.toml", text);
+    sandbox.swarm().arg("up").arg(&file).run().success();
+    sandbox.swarm().arg("up").arg(&file).run().success();
+    let files = fs::read_dir(list_dir(&sandbox))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".json")
+        })
+        .count();
+    assert_eq!(files, 2, "the second up made no tasks");
+}
+
+#[test]
+fn an_unknown_key_a_circle_or_an_unknown_owner_is_refused_before_anything_is_made() {
+    let sandbox = Sandbox::new();
+    for (bad, needle) in [
+        (
+            TEAM_WITH_TASKS.replace("[\"design\"]", "[\"nope\"]"),
+            "\"nope\", which no [[task]]",
+        ),
+        (
+            TEAM_WITH_TASKS.replace("description = \"on paper\"", "blocked_by = [\"build\"]"),
+            "form a circle",
+        ),
+        (
+            TEAM_WITH_TASKS.replace("owner = \"a\"", "owner = \"zed\""),
+            "\"zed\"",
+        ),
+    ] {
+        let file = sandbox.write("t.toml", bad);
+        for command in ["init", "up"] {
+            sandbox
+                .swarm()
+                .arg(command)
+                .arg(&file)
+                .run()
+                .refused(2, needle);
+        }
+        let dry = sandbox.swarm().args(["up", "--dry-run"]).arg(&file).run();
+        dry.refused(2, needle);
+        assert!(!sandbox.team_dir("t").exists());
+        assert!(!list_dir(&sandbox).exists());
+    }
+}
+
+#[test]
+fn up_dry_run_shows_the_team_files_tasks() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.write("t.toml", TEAM_WITH_TASKS);
+    let out = sandbox
+        .swarm()
+        .args(["up", "--dry-run", "--json"])
+        .arg(&file)
+        .run()
+        .success();
+    let tasks = &out.json()["tasks"];
+    assert_eq!(tasks[0]["key"], "design");
+    assert_eq!(tasks[1]["blocked_by"], json!(["design"]));
+    sandbox
+        .swarm()
+        .args(["up", "--dry-run"])
+        .arg(&file)
+        .run()
+        .success()
+        .stdout_has("build         Build it  (blocked by design)  (owner a)");
+    assert!(!list_dir(&sandbox).exists());
+}

@@ -2,6 +2,7 @@
 //! to run (a lead with no command, no members) is created without a window, which the first
 //! `swarm spawn` opens.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -21,6 +22,7 @@ use crate::launch::layout;
 use crate::launch::lock::LaunchLock;
 use crate::launch::panes::{self, Destination};
 use crate::launch::prepare::{self, Prepared};
+use crate::launch::tasks;
 use crate::launch::teamfile::TeamFile;
 use crate::launch::worktree;
 use crate::member::liveness::{self, Awaited, Event, Observed};
@@ -38,7 +40,8 @@ With --wait, one line per event:
   {"event": "message", "to", ...the message as `swarm watch` prints it}
   {"event": "ended", ...the member's ending as `swarm wait` prints it}
 A team with nothing to run has "session", "window", "socket" and "attach" null.
-With --dry-run, one document: {"team", "panes": [{"name", "argv", "env", "cwd", "settings"}]},
+With --dry-run, one document: {"team", "panes": [{"name", "argv", "env", "cwd", "settings"}],
+"tasks"?: [{"key", "subject", "description", "blocked_by", "owner"}]} (tasks when the file has any),
 "env" with a secret's value as "<hidden>", "settings" as `swarm info` shows them."#;
 
 #[derive(Debug, clap::Args)]
@@ -84,7 +87,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     }
     if args.dry_run {
         key_teammates(&mut prepared, |_| Ok(keys::MADE_AT_LAUNCH.to_owned()))?;
-        return print_plans(ctx, &prepared);
+        return print_plans(ctx, &prepared, &file);
     }
 
     // A team with nothing to run (a lead with no command, no members yet) is made as `init`
@@ -113,6 +116,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         seal::make_key(&ctx.home, &team_name, &lead, member)
     })?;
     let team = seal::create(&ctx.home, &prepared.config, true)?;
+    // On the board before the first pane starts, so members find them.
+    if let tasks::Made::Created(made) = tasks::create(&ctx.home, &file)? {
+        tracing::info!("put {} on the board", count(made.len(), "task", "tasks"));
+    }
     // Following starts before the first pane, so the transcript misses nothing the team says.
     let mut transcript = if args.wait {
         Some(Follower::start(&team, &prepared.config, Scope::All, false)?)
@@ -312,7 +319,7 @@ fn key_teammates(
 
 /// What `--dry-run` shows of each pane: its exact argv and environment (the values of
 /// secret-looking variables hidden) and every setting its member runs with.
-fn print_plans(ctx: &Context, prepared: &Prepared) -> Result<()> {
+fn print_plans(ctx: &Context, prepared: &Prepared, file: &TeamFile) -> Result<()> {
     let team = prepared.config.name.as_str();
     let panes = prepared.panes.iter().map(|plan| {
         let settings = prepared
@@ -339,7 +346,18 @@ fn print_plans(ctx: &Context, prepared: &Prepared) -> Result<()> {
                 })
             })
             .collect();
-        return output::json(&json!({"team": team, "panes": panes}));
+        let mut out = json!({"team": team, "panes": panes});
+        if !file.tasks.is_empty() {
+            out["tasks"] = file
+                .tasks
+                .iter()
+                .map(|t| {
+                    json!({"key": t.key, "subject": t.subject, "description": t.description,
+                        "blocked_by": t.blocked_by, "owner": t.owner})
+                })
+                .collect();
+        }
+        return output::json(&out);
     }
     for (plan, env, settings) in panes {
         output::line(format!("{}:", plan.name))?;
@@ -354,6 +372,19 @@ fn print_plans(ctx: &Context, prepared: &Prepared) -> Result<()> {
         for setting in settings {
             output::line(format!("  {:<12}  {}", setting.label, setting.text))?;
         }
+    }
+    if !file.tasks.is_empty() {
+        output::line("tasks (made unless the board has tasks from this file):")?;
+    }
+    for task in &file.tasks {
+        let mut line = format!("  {:<12}  {}", task.key, task.subject);
+        if !task.blocked_by.is_empty() {
+            let _ = write!(line, "  (blocked by {})", task.blocked_by.join(", "));
+        }
+        if let Some(owner) = &task.owner {
+            let _ = write!(line, "  (owner {owner})");
+        }
+        output::line(line)?;
     }
     Ok(())
 }
