@@ -677,7 +677,12 @@ fn paste_delivery_marks_a_forged_lead_message() {
     eventually("the real paste", || {
         fs::read_to_string(&received).is_ok_and(|got| got == "[from user] real\n")
     });
-    let history = fs::read_to_string(sandbox.team_dir("p").join("history/typist.jsonl")).unwrap();
+    // The paste reaches the pane before the message moves to history.
+    let history_file = sandbox.team_dir("p").join("history/typist.jsonl");
+    eventually("the real message in history", || {
+        fs::read_to_string(&history_file).is_ok_and(|h| h.ends_with('\n'))
+    });
+    let history = fs::read_to_string(&history_file).unwrap();
     let real: Value = serde_json::from_str(history.lines().next().unwrap()).unwrap();
     forge(
         &sandbox,
