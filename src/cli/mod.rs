@@ -16,6 +16,7 @@ use std::process::ExitCode;
 
 use clap::{ArgAction, Args, CommandFactory, Parser, Subcommand};
 
+use crate::base::text::for_terminal;
 use crate::error::{Error, Result};
 
 use self::context::Context;
@@ -188,9 +189,9 @@ fn report(err: &Error) {
         return;
     }
     let mut stderr = std::io::stderr().lock();
-    let _ = writeln!(stderr, "swarm: {}", err.message());
+    let _ = writeln!(stderr, "swarm: {}", for_terminal(err.message()));
     if let Some(hint) = err.hint() {
-        let _ = writeln!(stderr, "hint: {hint}");
+        let _ = writeln!(stderr, "hint: {}", for_terminal(hint));
     }
 }
 

@@ -13,3 +13,4 @@ mod peers;
 mod processes;
 mod protocol_rules;
 mod teams;
+mod terminal;

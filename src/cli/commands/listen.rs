@@ -7,6 +7,7 @@ use std::sync::Arc;
 use tokio::signal::unix::{Signal, SignalKind};
 
 use crate::base::names::Name;
+use crate::base::text::for_terminal;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::{Error, Result};
@@ -45,12 +46,13 @@ async fn listen(ctx: &Context, args: Args) -> Result<()> {
     let listener = Listener::bind(&ctx.home, args.label, team, agent)?;
     {
         let mut stderr = std::io::stderr().lock();
-        let _ = writeln!(stderr, "swarm: listening on {}{also}", listener.address());
-        let _ = writeln!(
-            stderr,
-            "hint: sends from this terminal are signed with it; elsewhere, export SWARM_SOCKET={}",
+        let listening = format!("listening on {}{also}", listener.address());
+        let _ = writeln!(stderr, "swarm: {}", for_terminal(&listening));
+        let hint = format!(
+            "sends from this terminal are signed with it; elsewhere, export SWARM_SOCKET={}",
             listener.socket().display()
         );
+        let _ = writeln!(stderr, "hint: {}", for_terminal(&hint));
     }
     let json = ctx.json;
     let sink: Sink = Arc::new(move |message: &Incoming| {

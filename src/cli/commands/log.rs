@@ -46,7 +46,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         )));
     }
     for line in lines.unwrap_or_default() {
-        output::line(line.trim_end_matches('\r'))?;
+        output::verbatim_line(line.trim_end_matches('\r'))?;
     }
     let Some(watcher) = watcher else {
         return Ok(());
@@ -57,7 +57,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     watcher.wait_for(None, &named(&file_name), || {
         partial.push_str(&String::from_utf8_lossy(&follower.fresh()?));
         while let Some(end) = partial.find('\n') {
-            output::line(partial[..end].trim_end_matches('\r'))?;
+            output::verbatim_line(partial[..end].trim_end_matches('\r'))?;
             partial.drain(..=end);
         }
         Ok(None::<()>)

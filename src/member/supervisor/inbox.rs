@@ -1,12 +1,14 @@
 //! What the supervisor does with the member's inbox: for `protocol = "wrapper"` it answers the
 //! lead's shutdown request on the program's behalf; for `delivery = "paste"` it pastes each plain
-//! message into the pane as `[from <sender>] <text>` and moves it to history.
+//! message into the pane as `[from <sender>] <text>`, made safe for a terminal
+//! (docs/ARCHITECTURE.md, "Terminal output"), and moves it to history.
 
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::sync::Arc;
 
 use crate::base::clock;
+use crate::base::text::for_terminal;
 use crate::error::Result;
 use crate::format::settings::{Delivery, Protocol};
 use crate::format::structured::{ShutdownApproved, Structured};
@@ -131,11 +133,10 @@ impl Handling {
             let mut pasted = HashSet::new();
             let mut failure = None;
             for message in &plain {
-                match tmux.paste(
-                    pane,
-                    &buffer,
-                    crate::format::message::framed(message.from(), message.text()).as_bytes(),
-                ) {
+                // Escaped as for any terminal: a control character in a paste would reach the
+                // program as a keystroke, and ESC could end a bracketed paste early.
+                let framed = crate::format::message::framed(message.from(), message.text());
+                match tmux.paste(pane, &buffer, for_terminal(&framed).as_bytes()) {
                     Ok(()) => {
                         pasted.insert(message.id().into_owned());
                     }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::base::names::Name;
+use crate::base::text::for_terminal;
 use crate::error::Result;
 use crate::format::config::Member;
 use crate::launch::tmux::Tmux;
@@ -100,7 +101,7 @@ impl Supervisor {
     pub(super) fn say(&self, text: &str) {
         if !self.hung_up() {
             let mut stdout = std::io::stdout().lock();
-            let _ = writeln!(stdout, "[swarm] {text}");
+            let _ = writeln!(stdout, "[swarm] {}", for_terminal(text));
             let _ = stdout.flush();
         }
     }
