@@ -2,6 +2,7 @@
 //! the launch lock, the window layout, the panes, the tmux driver and worktrees.
 
 pub(crate) mod argv;
+pub(crate) mod environment;
 pub(crate) mod layout;
 pub(crate) mod lock;
 pub(crate) mod panes;

@@ -1,6 +1,7 @@
 //! Placing a team's panes: where the team goes, the first pane and the splits, the layout, each
 //! pane's title and colour. `up` and `spawn` share it. tmux execs the supervisor (`swarm run NAME`)
-//! directly in each pane, so no keys are ever typed into a shell.
+//! directly in each pane, so no keys are ever typed into a shell, and the member's variables reach
+//! it in a [`Handoff`], never on tmux's command line.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -8,6 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::format::config::{State, TmuxPlacement};
 use crate::format::settings::Color;
+use crate::launch::environment::Handoff;
 use crate::launch::layout::Layout;
 use crate::launch::prepare::PanePlan;
 use crate::launch::tmux::{PaneInfo, PaneSpec, Placement, Server, Tmux};
@@ -39,13 +41,26 @@ impl Destination {
     }
 }
 
-/// The command tmux runs in a member's pane: its supervisor, told the bound of the member's log.
-pub(crate) fn supervisor_argv(name: &str, log_max: u64) -> Result<Vec<OsString>> {
+/// The command tmux runs in a member's pane: its supervisor, told its home and team, the bound of
+/// the member's log, and the file its environment waits in. Nothing secret: this is tmux's
+/// command line, which every local user can read.
+pub(crate) fn supervisor_argv(
+    team: &Team,
+    name: &str,
+    log_max: u64,
+    handoff: &Handoff,
+) -> Result<Vec<OsString>> {
     Ok(vec![
         swarm_exe()?,
         "run".into(),
+        "--home".into(),
+        team.home().root().as_os_str().to_owned(),
+        "--team".into(),
+        team.name().into(),
         "--log-max".into(),
         log_max.to_string().into(),
+        "--env-file".into(),
+        handoff.path().as_os_str().to_owned(),
         name.into(),
     ])
 }
@@ -93,10 +108,12 @@ pub(crate) fn start_team(
             window: team.name(),
         }
     };
-    let argv = supervisor_argv(&first.name, first.log_max)?;
+    let handoff = Handoff::write(&first.env)?;
+    let argv = supervisor_argv(team, &first.name, first.log_max, &handoff)?;
     let info = destination
         .tmux
         .first_pane(placement, &spec(first, &argv))?;
+    handoff.deliver();
     let where_ = TmuxPlacement {
         socket: info.socket.clone(),
         session: info.session.clone(),
@@ -126,7 +143,8 @@ pub(crate) fn add_pane(
     plan: &PanePlan,
     layout: &Layout,
 ) -> Result<PaneInfo> {
-    let argv = supervisor_argv(&plan.name, plan.log_max)?;
+    let handoff = Handoff::write(&plan.env)?;
+    let argv = supervisor_argv(team, &plan.name, plan.log_max, &handoff)?;
     let info = tmux
         .split(&placement.window, &spec(plan, &argv))
         .map_err(|err| {
@@ -140,6 +158,7 @@ pub(crate) fn add_pane(
                 err
             }
         })?;
+    handoff.deliver();
     // Keep room for the next split.
     tmux.select_layout(&placement.window, layout.while_growing())?;
     settle(tmux, team, &plan.name, &info)?;
@@ -181,7 +200,6 @@ fn settle(tmux: &Tmux, team: &Team, name: &str, info: &PaneInfo) -> Result<()> {
 fn spec<'a>(plan: &'a PanePlan, argv: &'a [OsString]) -> PaneSpec<'a> {
     PaneSpec {
         cwd: &plan.cwd,
-        env: &plan.env,
         argv,
     }
 }

@@ -1,9 +1,10 @@
 //! The one place swarm runs tmux. It passes argv lists, never shell strings; learns pane ids with
-//! `-P -F`; targets panes by id; passes the environment with `-e`; and changes no global or session
-//! option of the user's server, only options of the panes and window it creates
+//! `-P -F`; targets panes by id; passes no environment (a member's variables reach its supervisor
+//! another way: docs/ARCHITECTURE.md, "Secrets and the environment"); and changes no global or
+//! session option of the user's server, only options of the panes and window it creates
 //! (docs/ARCHITECTURE.md, "Launching").
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -44,7 +45,6 @@ pub(crate) struct Tmux {
 #[derive(Debug, Clone)]
 pub(crate) struct PaneSpec<'a> {
     pub(crate) cwd: &'a Path,
-    pub(crate) env: &'a BTreeMap<String, String>,
     pub(crate) argv: &'a [OsString],
 }
 
@@ -390,10 +390,6 @@ fn args<const N: usize>(items: [&str; N]) -> Vec<OsString> {
 fn push_spec(argv: &mut Vec<OsString>, spec: &PaneSpec<'_>) {
     argv.push("-c".into());
     argv.push(spec.cwd.as_os_str().to_owned());
-    for (key, value) in spec.env {
-        argv.push("-e".into());
-        argv.push(format!("{key}={value}").into());
-    }
     argv.push("--".into());
     argv.extend(spec.argv.iter().cloned());
 }
@@ -496,21 +492,16 @@ mod tests {
     }
 
     #[test]
-    fn pane_commands_are_argv_lists() {
-        let env = BTreeMap::from([("A".to_owned(), "x y; z".to_owned())]);
-        let argv = [OsString::from("prog"), OsString::from("it's")];
+    fn pane_commands_are_argv_lists_with_no_environment() {
+        let argv = [OsString::from("prog"), OsString::from("it's; x")];
         let mut out = Vec::new();
         push_spec(
             &mut out,
             &PaneSpec {
                 cwd: Path::new("/w"),
-                env: &env,
                 argv: &argv,
             },
         );
-        assert_eq!(
-            out,
-            args(["-c", "/w", "-e", "A=x y; z", "--", "prog", "it's"])
-        );
+        assert_eq!(out, args(["-c", "/w", "--", "prog", "it's; x"]));
     }
 }

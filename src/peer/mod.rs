@@ -8,6 +8,7 @@ mod server;
 
 pub(crate) use client::{deliver, own_address};
 pub(crate) use registry::{live_peers, resolve};
+pub(crate) use runtime::runtime_dir;
 pub(crate) use server::{Incoming, Listener, Sink};
 
 use serde::{Deserialize, Serialize};

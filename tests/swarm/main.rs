@@ -12,5 +12,6 @@ mod messaging;
 mod peers;
 mod processes;
 mod protocol_rules;
+mod secrets;
 mod teams;
 mod terminal;

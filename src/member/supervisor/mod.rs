@@ -18,6 +18,7 @@ mod queue;
 mod seat;
 mod signals;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,8 +34,8 @@ use crate::format::config::State;
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::settings::Isolation;
 use crate::format::structured::{Classified, Structured};
-use crate::launch::panes;
 use crate::launch::worktree::{self, Worktree};
+use crate::launch::{environment, panes};
 use crate::member::GRACE;
 use crate::member::ending::{self, Ending};
 use crate::member::logfile;
@@ -49,17 +50,22 @@ use self::seat::Supervisor;
 use self::signals::{Caught, Signals};
 
 /// Runs member `name` of `team` in this pane until its program ends and the ending is recorded.
-pub(crate) fn run(team: Team, name: Name, log_max: u64) -> Result<()> {
+/// `env_file` holds the variables the launch set for the member ("Secrets and the environment").
+pub(crate) fn run(team: Team, name: Name, log_max: u64, env_file: PathBuf) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|err| Error::os("start the supervisor's runtime", err))?;
-    let supervisor = Arc::new(Supervisor::new(team, name, log_max)?);
+    let supervisor = Arc::new(Supervisor::new(team, name, log_max, env_file)?);
     runtime.block_on(supervisor.run())
 }
 
 impl Supervisor {
     async fn run(self: Arc<Self>) -> Result<()> {
+        // First of all: the file holds the member's variables, secrets among them, and goes at once.
+        let own_env = self
+            .off_runtime(|this| environment::take_handoff(&this.env_file))
+            .await;
         child::ignore_terminal_stops();
         // Before the program starts: whatever it leaves behind when its parent exits is
         // reparented here, not to init, so it can be found and ended with the member.
@@ -95,6 +101,10 @@ impl Supervisor {
             return self.end_unstarted(State::Killed, None, Some(reason)).await;
         }
 
+        let own_env = match own_env {
+            Ok(own_env) => own_env,
+            Err(err) => return self.fail_to_start(err).await,
+        };
         let (cwd, worktree) = match self.member.isolation {
             Some(Isolation::Worktree) => {
                 let created = self
@@ -113,7 +123,7 @@ impl Supervisor {
         let mut child = match child::spawn(
             &argv,
             &cwd,
-            &self.child_env(worktree.as_ref(), socket.as_deref()),
+            &self.child_env(own_env, worktree.as_ref(), socket.as_deref()),
         ) {
             Ok(child) => child,
             Err(err) => return self.fail_to_start(err).await,
@@ -333,18 +343,20 @@ impl Supervisor {
         })
     }
 
-    /// The member's environment on top of the pane's: `swarm` itself first on PATH, and the
-    /// run's marker, which everything the program starts inherits (docs/ARCHITECTURE.md,
-    /// "A member's processes").
+    /// The member's environment on top of the pane's: the variables the launch set for it, then
+    /// `swarm` itself first on PATH, and the run's marker, which everything the program starts
+    /// inherits (docs/ARCHITECTURE.md, "A member's processes").
     fn child_env(
         &self,
+        own_env: BTreeMap<String, String>,
         worktree: Option<&Worktree>,
         socket: Option<&Path>,
     ) -> Vec<(String, String)> {
-        let mut env = vec![(
+        let mut env: Vec<(String, String)> = own_env.into_iter().collect();
+        env.push((
             processes::RUN_ID_VAR.to_owned(),
             Run::new(&self.member, own_pid(), None).id,
-        )];
+        ));
         if let Some(socket) = socket {
             env.push(("SWARM_SOCKET".to_owned(), socket.display().to_string()));
         }
