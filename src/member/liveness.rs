@@ -261,12 +261,24 @@ mod tests {
 
     impl Supervisor {
         fn of(name: &str) -> Self {
+            use std::os::unix::process::CommandExt;
             // `; :` keeps the shell from exec'ing sleep, which would change its command line.
+            // A group of its own, so dropping it ends its `sleep` too, which holds the test's
+            // stdout.
             let child = std::process::Command::new("sh")
                 .args(["-c", "sleep 600; :", "run", name])
+                .process_group(0)
                 .spawn()
                 .unwrap();
-            Self(child)
+            let supervisor = Self(child);
+            // spawn returns once the child has begun its exec, which may not yet have set up
+            // the command line /proc shows: until then it passes for nobody's supervisor.
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while !crate::base::process::is_supervisor(supervisor.pid(), name) {
+                assert!(Instant::now() < deadline, "sh did not start");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            supervisor
         }
 
         fn pid(&self) -> i32 {
@@ -276,7 +288,7 @@ mod tests {
 
     impl Drop for Supervisor {
         fn drop(&mut self) {
-            let _ = self.0.kill();
+            crate::base::process::signal_group(self.pid(), nix::sys::signal::Signal::SIGKILL);
             let _ = self.0.wait();
         }
     }
