@@ -61,8 +61,9 @@ pub(crate) fn prepare(
     lead.agent_type = Some("team-lead".to_owned());
     lead.cwd = file.lead.cwd.display().to_string();
     lead.profile = Some(file.lead.profile);
+    lead.env_policy = file.lead.env_policy.clone();
     if let Some(command) = &file.lead.command {
-        let launch = launch_team.lead(command, &file.lead.env, launcher_env);
+        let launch = launch_team.lead(command, &file.lead.env, &file.lead.env_policy, launcher_env);
         record_launch(&mut lead, &launch);
         panes.push(plan(
             lead_name,
@@ -85,6 +86,7 @@ pub(crate) fn prepare(
                 color: Some(color),
                 plan_mode_required: spec.plan_mode_required,
                 env: &spec.env,
+                env_policy: &spec.env_policy,
             },
             launcher_env,
         );
@@ -96,6 +98,7 @@ pub(crate) fn prepare(
         member.plan_mode_required = spec.plan_mode_required.then_some(true);
         member.cwd = spec.cwd.display().to_string();
         member.profile = Some(spec.profile);
+        member.env_policy = spec.env_policy.clone();
         member.protocol = Some(spec.protocol);
         member.delivery = Some(spec.delivery);
         member.run_timeout_s = (spec.run_timeout_s > 0).then_some(spec.run_timeout_s);
@@ -126,6 +129,7 @@ pub(crate) fn prepare(
             profile: file.lead.profile,
             inherit: file.lead.inherit.clone(),
             base_dir: Some(crate::store::durable::parent(&file.path).to_path_buf()),
+            env_policy: file.env_policy.clone(),
             extra: file
                 .log_max
                 .map(|bytes| (LOG_MAX_KEY.to_owned(), bytes.into()))

@@ -9,9 +9,10 @@ use serde::Deserialize;
 use crate::base::names::Name;
 use crate::error::{Error, Result};
 use crate::format::config::DEFAULT_LEAD;
-use crate::format::settings::{Color, Profile};
+use crate::format::settings::{Color, EnvPolicy, Profile};
 use crate::format::settings::{Delivery, Isolation, Protocol};
 use crate::launch::argv::{default_inherit, detect_profile};
+use crate::launch::environment::check_policy;
 use crate::launch::layout::Layout;
 use crate::policy::PERSON;
 use crate::store::paths::absolute;
@@ -25,6 +26,8 @@ pub(crate) struct TeamFile {
     pub(crate) max_concurrent: Option<u32>,
     /// The team-wide `log_max`, as written; members without their own use it.
     pub(crate) log_max: Option<u64>,
+    /// The team-wide `env_clear`, `env_keep` and `env_remove`, as written.
+    pub(crate) env_policy: EnvPolicy,
     pub(crate) lead: LeadSpec,
     pub(crate) members: Vec<MemberSpec>,
 }
@@ -37,6 +40,8 @@ pub(crate) struct LeadSpec {
     pub(crate) profile: Profile,
     pub(crate) inherit: Vec<String>,
     pub(crate) env: BTreeMap<String, String>,
+    /// The team's rules for what its program inherits, with its own over them.
+    pub(crate) env_policy: EnvPolicy,
     pub(crate) cwd: PathBuf,
     /// The bound of its log, in bytes.
     pub(crate) log_max: u64,
@@ -57,6 +62,8 @@ pub(crate) struct MemberSpec {
     pub(crate) delivery: Delivery,
     pub(crate) run_timeout_s: u64,
     pub(crate) env: BTreeMap<String, String>,
+    /// The team's rules for what its program inherits, with its own over them.
+    pub(crate) env_policy: EnvPolicy,
     pub(crate) cwd: PathBuf,
     /// The bound of its log, in bytes.
     pub(crate) log_max: u64,
@@ -71,6 +78,11 @@ struct RawTeam {
     max_concurrent: Option<u32>,
     log_max: Option<Size>,
     cwd: Option<PathBuf>,
+    env_clear: Option<bool>,
+    #[serde(default)]
+    env_keep: BTreeSet<String>,
+    #[serde(default)]
+    env_remove: BTreeSet<String>,
     #[serde(default)]
     lead: RawLead,
     #[serde(default)]
@@ -86,6 +98,11 @@ struct RawLead {
     inherit: Option<Vec<String>>,
     #[serde(default)]
     env: BTreeMap<String, String>,
+    env_clear: Option<bool>,
+    #[serde(default)]
+    env_keep: BTreeSet<String>,
+    #[serde(default)]
+    env_remove: BTreeSet<String>,
     cwd: Option<PathBuf>,
     log_max: Option<Size>,
 }
@@ -112,6 +129,11 @@ struct RawMember {
     run_timeout_s: u64,
     #[serde(default)]
     env: BTreeMap<String, String>,
+    env_clear: Option<bool>,
+    #[serde(default)]
+    env_keep: BTreeSet<String>,
+    #[serde(default)]
+    env_remove: BTreeSet<String>,
     cwd: Option<PathBuf>,
     log_max: Option<Size>,
 }
@@ -240,6 +262,25 @@ impl TeamFile {
             .profile
             .or_else(|| detect_profile(lead_command.as_deref()))
             .unwrap_or_default();
+        let team_policy = EnvPolicy {
+            clear: raw.env_clear.unwrap_or(false),
+            keep: raw.env_keep,
+            remove: raw.env_remove,
+        };
+        check_policy(&team_policy, &BTreeMap::new())
+            .map_err(|why| invalid(format!("the team: {why}")))?;
+        let lead_env = checked_env(raw.lead.env, "lead", &invalid)?;
+        let lead_policy = env_policy(
+            EnvRules {
+                clear: raw.lead.env_clear,
+                keep: raw.lead.env_keep,
+                remove: raw.lead.env_remove,
+            },
+            &team_policy,
+            &lead_env,
+            "the lead",
+            &invalid,
+        )?;
         let lead = LeadSpec {
             name: Name::parse("lead", raw.lead.name.as_deref().unwrap_or(DEFAULT_LEAD))
                 .map_err(|err| invalid(err.message().to_owned()))?,
@@ -251,7 +292,8 @@ impl TeamFile {
                     .collect()
             }),
             profile: lead_profile,
-            env: checked_env(raw.lead.env, "lead", &invalid)?,
+            env: lead_env,
+            env_policy: lead_policy,
             cwd: raw
                 .lead
                 .cwd
@@ -297,11 +339,24 @@ impl TeamFile {
                     "member {name} needs a command: the generic profile has no default program"
                 )));
             }
+            let env = checked_env(member.env, name.as_str(), &invalid)?;
+            let env_policy = env_policy(
+                EnvRules {
+                    clear: member.env_clear,
+                    keep: member.env_keep,
+                    remove: member.env_remove,
+                },
+                &team_policy,
+                &env,
+                name.as_str(),
+                &invalid,
+            )?;
             members.push(MemberSpec {
                 log_max: log_max(member.log_max, name.as_str(), &invalid)?
                     .or(team_log_max)
                     .unwrap_or(DEFAULT_LOG_MAX),
-                env: checked_env(member.env, name.as_str(), &invalid)?,
+                env,
+                env_policy,
                 cwd: member
                     .cwd
                     .as_deref()
@@ -330,6 +385,15 @@ impl TeamFile {
             )));
         }
 
+        let anyone_clears = (lead.command.is_some() && lead.env_policy.clear)
+            || members.iter().any(|member| member.env_policy.clear);
+        if !team_policy.keep.is_empty() && !anyone_clears {
+            return Err(invalid(
+                "env_keep has no effect: neither the team nor any member has env_clear = true"
+                    .into(),
+            ));
+        }
+
         Ok(Self {
             path: path.to_path_buf(),
             name,
@@ -337,6 +401,7 @@ impl TeamFile {
             layout,
             max_concurrent: raw.max_concurrent,
             log_max: team_log_max,
+            env_policy: team_policy,
             lead,
             members,
         })
@@ -383,6 +448,40 @@ fn argv(
         return Err(invalid(format!("the command of {who} contains a NUL byte")));
     }
     Ok(Some(argv))
+}
+
+/// A member's own `env_clear`, `env_keep` and `env_remove`, as written.
+struct EnvRules {
+    clear: Option<bool>,
+    keep: BTreeSet<String>,
+    remove: BTreeSet<String>,
+}
+
+/// A member's rules over the team's, checked.
+fn env_policy(
+    own: EnvRules,
+    team: &EnvPolicy,
+    env: &BTreeMap<String, String>,
+    who: &str,
+    invalid: &dyn Fn(String) -> Error,
+) -> Result<EnvPolicy> {
+    let policy = EnvPolicy {
+        clear: false,
+        keep: own.keep,
+        remove: own.remove,
+    };
+    // Only its own rules can contradict each other or its own `env`: a name the team removes
+    // and the member sets is the member's own, and a name the team keeps and the member
+    // removes is removed.
+    check_policy(&policy, env).map_err(|why| invalid(format!("{who}: {why}")))?;
+    let kept_by_itself = !policy.keep.is_empty();
+    let policy = policy.over(own.clear, team);
+    if kept_by_itself && !policy.clear {
+        return Err(invalid(format!(
+            "env_keep of {who} has no effect without env_clear = true"
+        )));
+    }
+    Ok(policy)
 }
 
 fn checked_env(
@@ -548,6 +647,55 @@ cwd = "sub"
         }
         assert_eq!(parse_size("1MB"), Ok(1_000_000));
         assert_eq!(parse_size("3g"), Ok(3 << 30));
+    }
+
+    #[test]
+    fn env_rules_are_team_wide_or_a_members_own_and_checked() {
+        let file = parse(
+            "name = \"t\"\nenv_remove = [\"AWS_SECRET_ACCESS_KEY\"]\nenv_keep = [\"PATH\"]\n\
+             [lead]\ncommand = \"x\"\n\
+             [[member]]\nname = \"a\"\ncommand = \"x\"\nenv_remove = [\"ANTHROPIC_API_KEY\"]\n\
+             [[member]]\nname = \"b\"\ncommand = \"x\"\nenv_clear = true\nenv_keep = [\"HOME\"]\n",
+        )
+        .unwrap();
+        let names = |set: &BTreeSet<String>| set.iter().cloned().collect::<Vec<_>>();
+        assert!(!file.lead.env_policy.clear);
+        assert_eq!(
+            names(&file.lead.env_policy.remove),
+            ["AWS_SECRET_ACCESS_KEY"]
+        );
+        let a = &file.members[0].env_policy;
+        assert_eq!(
+            names(&a.remove),
+            ["ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY"]
+        );
+        let b = &file.members[1].env_policy;
+        assert!(b.clear);
+        assert_eq!(names(&b.keep), ["HOME", "PATH"]);
+        assert_eq!(file.env_policy.remove.len(), 1);
+
+        // Between the team and a member there is no contradiction: a name removed anywhere is
+        // removed, and a member's own variable is set whatever the team removes.
+        let file = parse(
+            "name = \"t\"\nenv_clear = true\nenv_keep = [\"K\", \"PATH\"]\nenv_remove = [\"T\"]\n\
+             [[member]]\nname = \"a\"\ncommand = \"x\"\nenv_remove = [\"K\"]\nenv = { T = \"own\" }\n",
+        )
+        .unwrap();
+        let a = &file.members[0];
+        assert!(!a.env_policy.keeps("K") && a.env_policy.keeps("PATH"));
+        assert_eq!(a.env["T"], "own");
+
+        for bad in [
+            "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"x\"\nenv_keep = [\"PATH\"]",
+            "name = \"t\"\nenv_keep = [\"PATH\"]\n[[member]]\nname = \"a\"\ncommand = \"x\"",
+            "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"x\"\nenv = { K = \"v\" }\nenv_remove = [\"K\"]",
+            "name = \"t\"\nenv_clear = true\nenv_keep = [\"X\"]\nenv_remove = [\"X\"]",
+            "name = \"t\"\n[lead]\nenv_remove = [\"A=B\"]",
+            "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"x\"\nenv_clear = \"yes\"",
+        ] {
+            let err = parse(bad).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{bad}");
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ const ACK_WAIT: Duration = Duration::from_secs(30);
 /// The address a sender signs with, so the receiver can answer it: `SWARM_SOCKET` (set in every
 /// member's pane), else a `swarm listen` running on this same terminal, else just a label.
 pub(crate) fn own_address(home: &Home, label: &str) -> String {
-    if let Some(socket) = std::env::var_os("SWARM_SOCKET").filter(|s| !s.is_empty()) {
+    if let Some(socket) = std::env::var_os(super::SOCKET_VAR).filter(|s| !s.is_empty()) {
         return format!("uds:{}", socket.to_string_lossy());
     }
     if let Some(tty) = own_tty()

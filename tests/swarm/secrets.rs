@@ -146,3 +146,180 @@ fn a_members_own_variables_reach_its_program_and_nothing_else() {
         .run()
         .success();
 }
+
+/// Secrets in the tmux server's own environment, as a server started from a shell that had them
+/// would hold.
+fn server_with_secrets(sandbox: &Sandbox) -> TmuxServer {
+    let server = TmuxServer::start(sandbox);
+    for (name, value) in SERVER_SECRETS {
+        server.run(&["set-environment", "-g", name, value]);
+    }
+    server
+}
+
+const SERVER_SECRETS: [(&str, &str); 3] = [
+    ("ANTHROPIC_API_KEY", "sk-ant-server-secret"),
+    ("CLAUDE_CODE_OAUTH_TOKEN", "oauth-server-secret"),
+    ("AWS_SECRET_ACCESS_KEY", "aws-server-secret"),
+];
+
+/// What `sh` adds to the environment it runs `env` in.
+const SHELL_ADDS: [&str; 3] = ["PWD", "OLDPWD", "SHLVL"];
+
+#[test]
+fn env_remove_and_env_clear_hold_whatever_the_tmux_server_passes() {
+    let sandbox = Sandbox::new();
+    let dir = sandbox.root().join("seen");
+    fs::create_dir_all(&dir).unwrap();
+    let server = server_with_secrets(&sandbox);
+    let file = sandbox.write(
+        "pol.toml",
+        format!(
+            "name = \"pol\"\nenv_remove = [\"AWS_SECRET_ACCESS_KEY\"]\n\
+             [lead]\ncommand = [\"sleep\", \"600\"]\n\
+             [[member]]\nname = \"open\"\n{}\n\
+             [[member]]\nname = \"removed\"\n{}\nenv_remove = [\"ANTHROPIC_API_KEY\"]\n\
+             [[member]]\nname = \"cleared\"\n{}\nenv_clear = true\nenv_keep = [\"PATH\", \"HOME\"]\n",
+            env_recorder(&dir, "open"),
+            env_recorder(&dir, "removed"),
+            env_recorder(&dir, "cleared"),
+        ),
+    );
+    sandbox
+        .swarm()
+        .arg("up")
+        .arg(&file)
+        .arg("--socket")
+        .arg(server.socket())
+        .run()
+        .success();
+
+    // By default a member gets its pane's environment, keys and all: a teammate that talks to a
+    // model needs its key. The team-wide env_remove holds for every member.
+    let open = seen(&dir, "open");
+    assert_eq!(open["ANTHROPIC_API_KEY"], "sk-ant-server-secret");
+    assert_eq!(open["CLAUDE_CODE_OAUTH_TOKEN"], "oauth-server-secret");
+    assert!(open.contains_key("TMUX_PANE"));
+    assert!(!open.contains_key("AWS_SECRET_ACCESS_KEY"));
+
+    let removed = seen(&dir, "removed");
+    assert!(!removed.contains_key("ANTHROPIC_API_KEY"));
+    assert!(!removed.contains_key("AWS_SECRET_ACCESS_KEY"));
+    assert_eq!(removed["CLAUDE_CODE_OAUTH_TOKEN"], "oauth-server-secret");
+
+    let cleared = seen(&dir, "cleared");
+    let names: Vec<&str> = cleared
+        .keys()
+        .map(String::as_str)
+        .filter(|name| !SHELL_ADDS.contains(name))
+        .collect();
+    assert!(
+        names
+            .iter()
+            .all(|name| ["PATH", "HOME"].contains(name) || name.starts_with("SWARM_")),
+        "env_clear let more through: {names:?}"
+    );
+    assert_eq!(
+        cleared["HOME"],
+        sandbox.root().join("user").to_str().unwrap()
+    );
+    assert!(cleared["PATH"].ends_with(sandbox.env_value("PATH").unwrap().to_str().unwrap()));
+    assert_eq!(cleared["SWARM_AGENT"], "cleared");
+    assert!(cleared.contains_key("SWARM_RUN_ID"));
+
+    // config.json records the rules, names only, and `info` says them.
+    sandbox
+        .swarm()
+        .args(["info", "removed", "--team", "pol"])
+        .run()
+        .success()
+        .stdout_has("inherits        everything, never ANTHROPIC_API_KEY AWS_SECRET_ACCESS_KEY\n");
+    sandbox
+        .swarm()
+        .args(["info", "cleared", "--team", "pol"])
+        .run()
+        .success()
+        .stdout_has("inherits        only HOME PATH, never AWS_SECRET_ACCESS_KEY\n");
+    let member = sandbox.member("pol", "cleared");
+    assert_eq!(member["envClear"], true);
+    assert_eq!(member["envKeep"], serde_json::json!(["HOME", "PATH"]));
+    assert_eq!(
+        sandbox.member("pol", "removed")["envRemove"],
+        serde_json::json!(["ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY"])
+    );
+    let config = fs::read_to_string(sandbox.team_dir("pol").join("config.json")).unwrap();
+    for (_, secret) in SERVER_SECRETS {
+        assert!(!config.contains(secret), "{secret} is in config.json");
+    }
+
+    // spawn takes the same rules, over the team's.
+    sandbox
+        .swarm()
+        .args([
+            "spawn",
+            "late",
+            "--env-remove",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg(format!(
+            "env > {out}.tmp && mv {out}.tmp {out}.env; exec sleep 600",
+            out = dir.join("late").display()
+        ))
+        .team("pol")
+        .as_("team-lead")
+        .run()
+        .success();
+    let late = seen(&dir, "late");
+    assert_eq!(late["ANTHROPIC_API_KEY"], "sk-ant-server-secret");
+    assert!(!late.contains_key("CLAUDE_CODE_OAUTH_TOKEN"));
+    assert!(
+        !late.contains_key("AWS_SECRET_ACCESS_KEY"),
+        "the team's rule holds"
+    );
+    sandbox
+        .swarm()
+        .args(["spawn", "odd", "--env-keep", "PATH", "--", "true"])
+        .team("pol")
+        .as_("team-lead")
+        .run()
+        .refused(2, "--env-keep has no effect without --env-clear");
+    sandbox
+        .swarm()
+        .args(["down", "pol", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn impossible_env_rules_are_refused_before_anything_starts() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::unstarted(&sandbox);
+    for (rules, why) in [
+        (
+            "env_keep = [\"PATH\"]",
+            "env_keep of a has no effect without env_clear = true",
+        ),
+        (
+            "env = { API_KEY = \"x\" }\nenv_remove = [\"API_KEY\"]",
+            "API_KEY is set in env and removed by env_remove",
+        ),
+    ] {
+        let file = sandbox.write(
+            "bad.toml",
+            format!("name = \"bad\"\n[[member]]\nname = \"a\"\ncommand = [\"true\"]\n{rules}\n"),
+        );
+        sandbox
+            .swarm()
+            .arg("up")
+            .arg(&file)
+            .arg("--socket")
+            .arg(server.socket())
+            .run()
+            .refused(2, why);
+        assert!(!sandbox.team_dir("bad").exists());
+        assert!(!server.is_running());
+    }
+}

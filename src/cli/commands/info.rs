@@ -1,11 +1,12 @@
-//! `swarm info NAME`: a member's full record: command, environment keys, pane, pids, state, times,
-//! worktree and log.
+//! `swarm info NAME`: a member's full record: command, environment keys and what its program
+//! inherits, pane, pids, state, times, worktree and log.
 
 use crate::base::clock;
 use crate::base::names::Name;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::Result;
+use crate::format::settings::EnvPolicy;
 use crate::member::liveness::Observed;
 
 #[derive(Debug, clap::Args)]
@@ -64,6 +65,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             "env keys",
             or_dash(member.env_keys.as_ref().map(|k| k.join(" "))),
         ),
+        ("inherits", inherits(&member.env_policy)),
         (
             "profile",
             or_dash(member.profile.map(|p| p.as_str().to_owned())),
@@ -102,4 +104,25 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         output::line(format!("{key:<15} {value}"))?;
     }
     Ok(())
+}
+
+/// What a member's program inherits from its pane, by its rules (names only).
+fn inherits(policy: &EnvPolicy) -> String {
+    let join = |names: &std::collections::BTreeSet<String>| {
+        names
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let kept = match (policy.clear, policy.keep.is_empty()) {
+        (false, _) => "everything".to_owned(),
+        (true, true) => "nothing".to_owned(),
+        (true, false) => format!("only {}", join(&policy.keep)),
+    };
+    if policy.remove.is_empty() {
+        kept
+    } else {
+        format!("{kept}, never {}", join(&policy.remove))
+    }
 }

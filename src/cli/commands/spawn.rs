@@ -14,8 +14,9 @@ use crate::cli::output;
 use crate::error::{Error, Result};
 use crate::format::config::Member;
 use crate::format::settings::Isolation;
-use crate::format::settings::{Color, Profile};
+use crate::format::settings::{Color, EnvPolicy, Profile};
 use crate::launch::argv::{TeamLaunch, TeammateRequest, default_program, detect_profile};
+use crate::launch::environment::check_policy;
 use crate::launch::layout::{self, Layout};
 use crate::launch::panes;
 use crate::launch::prepare::{self, PanePlan, record_launch};
@@ -65,6 +66,20 @@ pub(crate) struct Args {
     /// Rotate its log at this size, e.g. 64MiB [default: the team file's log_max, else 64MiB]
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub(crate) log_max: Option<u64>,
+
+    /// Its program inherits nothing from the pane but what --env-keep names (and swarm's own
+    /// variables) [default: the team file's env_clear]
+    #[arg(long)]
+    pub(crate) env_clear: bool,
+
+    /// With --env-clear, an inherited variable its program keeps (repeatable)
+    #[arg(long, value_name = "NAME")]
+    pub(crate) env_keep: Vec<String>,
+
+    /// An inherited variable its program does not get, e.g. ANTHROPIC_API_KEY (repeatable), on top
+    /// of the team file's env_remove
+    #[arg(long, value_name = "NAME")]
+    pub(crate) env_remove: Vec<String>,
 
     /// The program and its arguments [default for claude: claude]
     #[arg(last = true, value_name = "CMD")]
@@ -129,6 +144,18 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let lead_argv = config.member(&lead).and_then(|m| m.argv.clone());
     let session = config.lead_session_id.clone().unwrap_or_default();
     let env = BTreeMap::new();
+    let own_policy = EnvPolicy {
+        clear: false,
+        keep: args.env_keep.iter().cloned().collect(),
+        remove: args.env_remove.iter().cloned().collect(),
+    };
+    check_policy(&own_policy, &env).map_err(Error::usage)?;
+    let env_policy = own_policy.over(args.env_clear.then_some(true), &launch_settings.env_policy);
+    if !args.env_keep.is_empty() && !env_policy.clear {
+        return Err(Error::usage(
+            "--env-keep has no effect without --env-clear (or the team file's env_clear = true)",
+        ));
+    }
     let launch = TeamLaunch {
         home: ctx.home.root(),
         team: team.name(),
@@ -148,6 +175,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             color: Some(color),
             plan_mode_required: args.plan_mode_required,
             env: &env,
+            env_policy: &env_policy,
         },
         &|key| std::env::var(key).ok(),
     );
@@ -168,6 +196,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         member.cwd = cwd.display().to_string();
         member.profile = Some(profile);
         member.isolation = args.worktree.then_some(Isolation::Worktree);
+        member.env_policy = env_policy.clone();
         record_launch(&mut member, &launch);
         config.members.push(member);
         Ok(())

@@ -19,6 +19,7 @@ mod seat;
 mod signals;
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -34,13 +35,14 @@ use crate::format::config::State;
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::settings::Isolation;
 use crate::format::structured::{Classified, Structured};
+use crate::launch::environment::{self, Started};
+use crate::launch::panes;
 use crate::launch::worktree::{self, Worktree};
-use crate::launch::{environment, panes};
 use crate::member::GRACE;
 use crate::member::ending::{self, Ending};
 use crate::member::logfile;
 use crate::member::processes::{self, Run};
-use crate::peer::{Incoming, Listener, Sink};
+use crate::peer::{Incoming, Listener, SOCKET_VAR, Sink};
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::{AsyncWatcher, named};
@@ -51,6 +53,18 @@ use self::signals::{Caught, Signals};
 
 /// Runs member `name` of `team` in this pane until its program ends and the ending is recorded.
 /// `env_file` holds the variables the launch set for the member ("Secrets and the environment").
+/// What a supervisor adds to its program's environment once the run exists: `swarm`'s own
+/// directory, the run's marker, its peer socket and its worktree.
+fn started(run_id: String, socket: Option<String>, worktree: Option<String>) -> Started {
+    let mut vars = vec![(processes::RUN_ID_VAR.to_owned(), run_id)];
+    vars.extend(socket.map(|socket| (SOCKET_VAR.to_owned(), socket)));
+    vars.extend(worktree.map(|worktree| (environment::WORKTREE_VAR.to_owned(), worktree)));
+    Started {
+        swarm_dir: panes::exe_dir(),
+        vars,
+    }
+}
+
 pub(crate) fn run(team: Team, name: Name, log_max: u64, env_file: PathBuf) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -123,7 +137,7 @@ impl Supervisor {
         let mut child = match child::spawn(
             &argv,
             &cwd,
-            &self.child_env(own_env, worktree.as_ref(), socket.as_deref()),
+            &self.child_env(&own_env, worktree.as_ref(), socket.as_deref()),
         ) {
             Ok(child) => child,
             Err(err) => return self.fail_to_start(err).await,
@@ -343,34 +357,29 @@ impl Supervisor {
         })
     }
 
-    /// The member's environment on top of the pane's: the variables the launch set for it, then
-    /// `swarm` itself first on PATH, and the run's marker, which everything the program starts
-    /// inherits (docs/ARCHITECTURE.md, "A member's processes").
+    /// The program's whole environment, built by the one function that builds it
+    /// (docs/ARCHITECTURE.md, "Secrets and the environment"): what this pane inherited, as the
+    /// member's rules allow; the variables the launch set for it; `swarm` itself first on PATH;
+    /// and the run's marker, which everything the program starts inherits ("A member's
+    /// processes"), its socket and its worktree.
     fn child_env(
         &self,
-        own_env: BTreeMap<String, String>,
+        own_env: &BTreeMap<String, String>,
         worktree: Option<&Worktree>,
         socket: Option<&Path>,
-    ) -> Vec<(String, String)> {
-        let mut env: Vec<(String, String)> = own_env.into_iter().collect();
-        env.push((
-            processes::RUN_ID_VAR.to_owned(),
+    ) -> BTreeMap<OsString, OsString> {
+        let started = started(
             Run::new(&self.member, own_pid(), None).id,
-        ));
-        if let Some(socket) = socket {
-            env.push(("SWARM_SOCKET".to_owned(), socket.display().to_string()));
-        }
-        if let Some(dir) = panes::exe_dir() {
-            let path = std::env::var("PATH").unwrap_or_default();
-            env.push(("PATH".to_owned(), format!("{}:{path}", dir.display())));
-        }
-        if let Some(worktree) = worktree {
-            env.push((
-                "SWARM_WORKTREE".to_owned(),
-                worktree.path.display().to_string(),
-            ));
-        }
-        env
+            socket.map(|socket| socket.display().to_string()),
+            worktree.map(|worktree| worktree.path.display().to_string()),
+        );
+        environment::program_env(
+            std::env::vars_os(),
+            own_env,
+            &self.member.env_policy,
+            &started,
+        )
+        .vars
     }
 
     /// The program could not start: say why in the pane, record it, tell the lead.
