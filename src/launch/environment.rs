@@ -44,7 +44,8 @@ pub(crate) struct ProgramEnv {
 /// What a member's program gets (docs/ARCHITECTURE.md, "Secrets and the environment"): of what
 /// its pane `inherited`, what its rules keep (the test hooks never); over that, the variables the
 /// launch set for it (`own`), which no rule removes; then `swarm`'s own directory first on PATH;
-/// then the run's variables. The supervisor starts the program with exactly this.
+/// then the run's variables. The supervisor starts the program with exactly this, and
+/// `up --dry-run` shows it, from what the pane will inherit.
 pub(crate) fn program_env(
     inherited: impl IntoIterator<Item = (OsString, OsString)>,
     own: &BTreeMap<String, String>,

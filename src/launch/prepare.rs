@@ -9,8 +9,8 @@ use crate::base::{clock, ids};
 use crate::error::Result;
 use crate::format::config::{LaunchSettings, Member, TeamConfig};
 use crate::format::message::InboxMessage;
-use crate::format::settings::Color;
 use crate::format::settings::Isolation;
+use crate::format::settings::{Color, EnvPolicy};
 use crate::launch::argv::{Launch, TeamLaunch, TeammateRequest};
 use crate::launch::teamfile::{DEFAULT_LOG_MAX, TeamFile};
 use crate::store::paths::Home;
@@ -24,14 +24,18 @@ pub(crate) struct Prepared {
 }
 
 /// One pane to start: the member's name, command, environment and directory.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub(crate) struct PanePlan {
     pub(crate) name: String,
     pub(crate) argv: Vec<String>,
+    /// The variables the launch sets for it, which reach its supervisor in a handoff file.
     pub(crate) env: BTreeMap<String, String>,
+    /// Which inherited variables its program keeps; config.json records them for its supervisor.
+    pub(crate) env_policy: EnvPolicy,
+    /// Whether it works in a worktree of its own.
+    pub(crate) worktree: bool,
     pub(crate) cwd: PathBuf,
     /// The bound of the member's log, which its supervisor is told on its command line.
-    #[serde(skip)]
     pub(crate) log_max: u64,
 }
 
@@ -65,12 +69,15 @@ pub(crate) fn prepare(
     if let Some(command) = &file.lead.command {
         let launch = launch_team.lead(command, &file.lead.env, &file.lead.env_policy, launcher_env);
         record_launch(&mut lead, &launch);
-        panes.push(plan(
-            lead_name,
-            launch,
-            file.lead.cwd.clone(),
-            file.lead.log_max,
-        ));
+        panes.push(PanePlan {
+            name: lead_name.to_owned(),
+            argv: launch.argv,
+            env: launch.env,
+            env_policy: file.lead.env_policy.clone(),
+            worktree: false,
+            cwd: file.lead.cwd.clone(),
+            log_max: file.lead.log_max,
+        });
     }
     let mut members = vec![lead];
 
@@ -104,12 +111,15 @@ pub(crate) fn prepare(
         member.run_timeout_s = (spec.run_timeout_s > 0).then_some(spec.run_timeout_s);
         member.isolation = (spec.isolation == Isolation::Worktree).then_some(Isolation::Worktree);
         record_launch(&mut member, &launch);
-        panes.push(plan(
-            spec.name.as_str(),
-            launch,
-            spec.cwd.clone(),
-            spec.log_max,
-        ));
+        panes.push(PanePlan {
+            name: spec.name.as_str().to_owned(),
+            argv: launch.argv,
+            env: launch.env,
+            env_policy: spec.env_policy.clone(),
+            worktree: spec.isolation == Isolation::Worktree,
+            cwd: spec.cwd.clone(),
+            log_max: spec.log_max,
+        });
         members.push(member);
     }
 
@@ -146,16 +156,6 @@ pub(crate) fn prepare(
 pub(crate) fn record_launch(member: &mut Member, launch: &Launch) {
     member.argv = Some(launch.argv.clone());
     member.env_keys = Some(launch.env.keys().cloned().collect());
-}
-
-fn plan(name: &str, launch: Launch, cwd: PathBuf, log_max: u64) -> PanePlan {
-    PanePlan {
-        name: name.to_owned(),
-        argv: launch.argv,
-        env: launch.env,
-        cwd,
-        log_max,
-    }
 }
 
 /// Where config.json keeps the team file's `log_max`, for members `spawn` adds later: in the

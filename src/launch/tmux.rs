@@ -41,6 +41,10 @@ pub(crate) struct Tmux {
     server: Server,
 }
 
+/// An environment as `show-environment` prints it: each name with its value, or `None` for a
+/// variable it removes.
+pub(crate) type Environment = Vec<(String, Option<String>)>;
+
 /// What a new pane runs.
 #[derive(Debug, Clone)]
 pub(crate) struct PaneSpec<'a> {
@@ -335,6 +339,39 @@ impl Tmux {
             .map(drop)
     }
 
+    /// One of the server's environments as a new pane would meet it, hidden variables
+    /// (`set-environment -h`) included: the global one, or, with `session`, the current
+    /// session's (inside tmux, the caller's). A variable the environment removes (`-NAME`) has no
+    /// value. `None` when no server runs there.
+    pub(crate) fn environment(&self, session: bool) -> Result<Option<Environment>> {
+        let mut found = Vec::new();
+        for hidden in [false, true] {
+            let mut argv = args(["show-environment"]);
+            if !session {
+                argv.push("-g".into());
+            }
+            if hidden {
+                argv.push("-h".into());
+            }
+            match self.run(&argv) {
+                Ok(out) => found.extend(parse_environment(&out)),
+                Err(err) if is_gone(err.message()) => return Ok(None),
+                Err(err) => return Err(err),
+            }
+        }
+        Ok(Some(found))
+    }
+
+    /// The values of a global array option, such as `update-environment`, one a line. `None` when
+    /// no server runs there.
+    pub(crate) fn global_values(&self, option: &str) -> Result<Option<Vec<String>>> {
+        match self.run(&args(["show-options", "-g", "-v", option])) {
+            Ok(out) => Ok(Some(out.lines().map(str::to_owned).collect())),
+            Err(err) if is_gone(err.message()) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
     /// How a person attaches to `session` on this server.
     pub(crate) fn attach_command(&self, session: &str) -> Vec<String> {
         let mut argv = vec!["tmux".to_owned()];
@@ -411,6 +448,23 @@ fn parse_pane(out: &str) -> Result<PaneInfo> {
     }
 }
 
+/// `show-environment`'s lines: `NAME=value`, or `-NAME` for a variable removed. A line that is
+/// neither continues the value before it, which held a line break.
+fn parse_environment(out: &str) -> Environment {
+    let mut found = Environment::new();
+    for line in out.lines() {
+        if let Some((name, value)) = line.split_once('=') {
+            found.push((name.to_owned(), Some(value.to_owned())));
+        } else if let Some(name) = line.strip_prefix('-') {
+            found.push((name.to_owned(), None));
+        } else if let Some((_, Some(value))) = found.last_mut() {
+            value.push('\n');
+            value.push_str(line);
+        }
+    }
+    found
+}
+
 /// tmux's ways of saying the server, session, window or pane does not exist. "no current target"
 /// comes from a server whose last session has just ended, on its way out.
 pub(crate) fn is_gone(message: &str) -> bool {
@@ -453,6 +507,20 @@ mod tests {
         assert_eq!(
             attach(Server::Path("/tmp/s".into())),
             "tmux -S /tmp/s attach -t swarm-demo"
+        );
+    }
+
+    #[test]
+    fn show_environment_is_parsed() {
+        let found = parse_environment("A=1\n-DISPLAY\nB=x=y\nC=two\nlines\n");
+        assert_eq!(
+            found,
+            [
+                ("A".to_owned(), Some("1".to_owned())),
+                ("DISPLAY".to_owned(), None),
+                ("B".to_owned(), Some("x=y".to_owned())),
+                ("C".to_owned(), Some("two\nlines".to_owned())),
+            ]
         );
     }
 

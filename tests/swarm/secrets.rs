@@ -323,3 +323,223 @@ fn impossible_env_rules_are_refused_before_anything_starts() {
         assert!(!server.is_running());
     }
 }
+
+/// `up --dry-run --json --socket <server>`: what each pane's program would get.
+fn dry_run(sandbox: &Sandbox, server: &TmuxServer, file: &Path) -> serde_json::Value {
+    sandbox
+        .swarm()
+        .args(["up", "--dry-run", "--json"])
+        .arg(file)
+        .arg("--socket")
+        .arg(server.socket())
+        .run()
+        .success()
+        .json()
+}
+
+fn planned<'a>(plan: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    plan["panes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|pane| pane["name"] == name)
+        .unwrap_or_else(|| panic!("{name} is not in the dry run: {plan:#}"))
+}
+
+/// What `sh` sets itself when it runs `env`, whatever it was given.
+fn set_by_the_shell(name: &str) -> bool {
+    SHELL_ADDS.contains(&name) || name == "_"
+}
+
+#[test]
+fn dry_run_shows_every_variable_the_program_gets_with_secret_values_masked() {
+    let sandbox = Sandbox::new();
+    let dir = sandbox.root().join("seen");
+    fs::create_dir_all(&dir).unwrap();
+    let server = server_with_secrets(&sandbox);
+    server.run(&[
+        "set-environment",
+        "-g",
+        "HTTPS_PROXY",
+        "http://me:proxy-pass@proxy:3128",
+    ]);
+    let file = sandbox.write(
+        "dry.toml",
+        format!(
+            "name = \"dry\"\nenv_remove = [\"AWS_SECRET_ACCESS_KEY\"]\n\
+             [[member]]\nname = \"open\"\n{}\nenv = {{ OWN_API_KEY = \"own-key-value\", PLAIN = \"plain-value\" }}\n\
+             [[member]]\nname = \"removed\"\n{}\nenv_remove = [\"ANTHROPIC_API_KEY\"]\n\
+             [[member]]\nname = \"cleared\"\n{}\nenv_clear = true\nenv_keep = [\"HOME\", \"TMUX_PANE\"]\n",
+            env_recorder(&dir, "open"),
+            env_recorder(&dir, "removed"),
+            env_recorder(&dir, "cleared"),
+        ),
+    );
+    let plan = dry_run(&sandbox, &server, &file);
+    let text = sandbox
+        .swarm()
+        .args(["up", "--dry-run"])
+        .arg(&file)
+        .arg("--socket")
+        .arg(server.socket())
+        .run()
+        .success();
+    let secrets = [
+        "sk-ant-server-secret",
+        "oauth-server-secret",
+        "aws-server-secret",
+        "own-key-value",
+        "proxy-pass",
+    ];
+    for secret in secrets {
+        assert!(!text.stdout.contains(secret), "{secret}:\n{}", text.stdout);
+        assert!(!plan.to_string().contains(secret), "{secret}:\n{plan:#}");
+    }
+    assert!(
+        text.stdout.contains("  env  ANTHROPIC_API_KEY=<masked>\n"),
+        "{}",
+        text.stdout
+    );
+    assert!(text.stdout.contains("  drop AWS_SECRET_ACCESS_KEY\n"));
+    assert_eq!(plan["environmentFrom"], "the running tmux server");
+
+    sandbox
+        .swarm()
+        .arg("up")
+        .arg(&file)
+        .arg("--socket")
+        .arg(server.socket())
+        .run()
+        .success();
+    for name in ["open", "removed", "cleared"] {
+        let foreseen = planned(&plan, name)["env"].as_object().unwrap();
+        let got = seen(&dir, name);
+        let names = |keys: Vec<&String>| -> Vec<String> {
+            keys.into_iter()
+                .filter(|key| !set_by_the_shell(key))
+                .cloned()
+                .collect()
+        };
+        assert_eq!(
+            names(foreseen.keys().collect()),
+            names(got.keys().collect()),
+            "{name}: the dry run's variables are not the program's"
+        );
+        for (key, shown) in foreseen {
+            let shown = shown.as_str().unwrap();
+            if set_by_the_shell(key) || shown.starts_with("<set ") {
+                continue;
+            }
+            if shown.contains("<masked>") {
+                assert_ne!(shown, got[key], "{name}: {key} is not masked");
+            } else {
+                assert_eq!(shown, got[key], "{name}: {key}");
+            }
+        }
+    }
+    let open = planned(&plan, "open");
+    assert_eq!(open["env"]["ANTHROPIC_API_KEY"], "<masked>");
+    assert_eq!(open["env"]["OWN_API_KEY"], "<masked>");
+    assert_eq!(open["env"]["PLAIN"], "plain-value");
+    assert_eq!(open["env"]["HTTPS_PROXY"], "http://me:<masked>@proxy:3128");
+    assert_eq!(open["env"]["TMUX_PANE"], "<set by tmux>");
+    assert_eq!(open["env"]["SWARM_RUN_ID"], "<set when it starts>");
+    assert_eq!(
+        open["withheld"],
+        serde_json::json!(["AWS_SECRET_ACCESS_KEY"])
+    );
+    let removed = planned(&plan, "removed");
+    assert_eq!(
+        removed["withheld"],
+        serde_json::json!(["ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY"])
+    );
+    let cleared = planned(&plan, "cleared")["withheld"].to_string();
+    assert!(cleared.contains("CLAUDE_CODE_OAUTH_TOKEN") && !cleared.contains("\"PATH\""));
+    sandbox
+        .swarm()
+        .args(["down", "dry", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn secrets_reach_no_file_argv_log_or_notice_of_swarms() {
+    let mut sandbox = Sandbox::new();
+    let record = recording_tmux(&mut sandbox);
+    let server = server_with_secrets(&sandbox);
+    // Whatever the supervisors log, at any level, goes into the pane logs under the home.
+    server.run(&["set-environment", "-g", "RUST_LOG", "swarm=trace"]);
+    // The test put the secrets there with tmux's command line; what swarm runs is recorded next.
+    fs::write(&record, "").unwrap();
+    let file = sandbox.write(
+        "quiet.toml",
+        "name = \"quiet\"\nenv_remove = [\"AWS_SECRET_ACCESS_KEY\"]\n\
+         [lead]\ncommand = [\"sleep\", \"600\"]\nenv = { LEAD_TOKEN = \"lead-own-secret\" }\n\
+         [[member]]\nname = \"done\"\ncommand = [\"true\"]\nenv = { DONE_API_KEY = \"done-own-secret\" }\n\
+         [[member]]\nname = \"broke\"\ncommand = [\"sh\", \"-c\", \"exit 3\"]\nenv_clear = true\n\
+         env = { BROKE_PASSWORD = \"broke-own-secret\" }\n",
+    );
+    let mut said = String::new();
+    for dry in [true, false] {
+        let mut up = sandbox.swarm().arg("-vvv").arg("up").arg(&file);
+        if dry {
+            up = up.arg("--dry-run");
+        }
+        let outcome = up.arg("--socket").arg(server.socket()).run().success();
+        said.push_str(&outcome.stdout);
+        said.push_str(&outcome.stderr);
+    }
+    let notices = || {
+        fs::read_to_string(sandbox.inbox_path("quiet", "team-lead"))
+            .ok()
+            .and_then(|text| serde_json::from_str::<Vec<serde_json::Value>>(&text).ok())
+            .unwrap_or_default()
+            .iter()
+            .filter(|m| m["text"].as_str().unwrap().contains("task_notification"))
+            .count()
+    };
+    eventually("the lead to be told that done and broke ended", || {
+        notices() == 2
+    });
+    for args in [
+        &["status", "quiet"][..],
+        &["inbox", "team-lead", "--team", "quiet"],
+        &["log", "done", "--team", "quiet"],
+    ] {
+        let outcome = sandbox.swarm().arg("-vvv").args(args).run().success();
+        said.push_str(&outcome.stdout);
+        said.push_str(&outcome.stderr);
+    }
+    let logged = fs::read_to_string(sandbox.team_dir("quiet").join("logs/done.log")).unwrap();
+    assert!(
+        logged.contains("[swarm] done completed"),
+        "the pane log holds what the supervisor said:\n{logged}"
+    );
+
+    let argv = fs::read_to_string(&record).unwrap();
+    let secrets: Vec<&str> = SERVER_SECRETS
+        .iter()
+        .map(|(_, value)| *value)
+        .chain(["lead-own-secret", "done-own-secret", "broke-own-secret"])
+        .collect();
+    for secret in &secrets {
+        assert!(!said.contains(secret), "{secret} was printed:\n{said}");
+        assert!(
+            !argv.contains(secret),
+            "{secret} was on tmux's command line"
+        );
+    }
+    for (path, text) in files_under(&sandbox.home())
+        .into_iter()
+        .chain(files_under(&sandbox.root().join("run")))
+    {
+        for secret in &secrets {
+            assert!(!text.contains(secret), "{secret} is in {}", path.display());
+        }
+    }
+    sandbox
+        .swarm()
+        .args(["down", "quiet", "--force"])
+        .run()
+        .success();
+}

@@ -209,6 +209,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         name: name.to_string(),
         argv: launch.argv,
         env: launch.env,
+        env_policy,
+        worktree: args.worktree,
         cwd,
         log_max: args
             .log_max

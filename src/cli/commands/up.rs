@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Value, json};
 
+use crate::base::secrets;
 use crate::cli::args::parse_seconds;
 use crate::cli::context::Context;
 use crate::cli::output;
@@ -14,11 +15,12 @@ use crate::format::settings::Isolation;
 use crate::format::structured::Structured;
 use crate::launch::layout;
 use crate::launch::lock::LaunchLock;
-use crate::launch::panes::{self, Destination};
+use crate::launch::panes::{self, Destination, PaneEnvironment};
 use crate::launch::prepare::{self, PanePlan};
 use crate::launch::teamfile::TeamFile;
 use crate::launch::worktree;
 use crate::member::liveness::{self, Event, Observed};
+use crate::member::supervisor;
 use crate::store::follow::{Follower, Scope};
 use crate::store::team::Team;
 
@@ -28,7 +30,8 @@ pub(crate) struct Args {
     #[arg(value_name = "TEAMFILE")]
     pub(crate) teamfile: PathBuf,
 
-    /// Print each member's exact argv and environment; start nothing
+    /// Print each member's exact argv and every variable its program will get, the values of
+    /// secret-looking names masked; start nothing
     #[arg(long)]
     pub(crate) dry_run: bool,
 
@@ -62,11 +65,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             worktree::require_repo(&member.cwd, member.name.as_str())?;
         }
     }
+    let destination = Destination::choose(args.socket.as_deref());
     if args.dry_run {
-        return print_plans(ctx, file.name.as_str(), &prepared.panes);
+        return print_plans(ctx, file.name.as_str(), &prepared.panes, &destination);
     }
 
-    let destination = Destination::choose(args.socket.as_deref());
     destination.tmux.check_version()?;
     // Held from the check until every pane is placed: a second `up` of this team is refused.
     let launch_lock = LaunchLock::take(&ctx.home, file.name.as_str())?;
@@ -202,19 +205,92 @@ fn archive_previous_run(ctx: &Context, name: &str) -> Result<()> {
     Ok(())
 }
 
-fn print_plans(ctx: &Context, team: &str, plans: &[PanePlan]) -> Result<()> {
+/// What `--dry-run` shows of each pane: its directory, its argv, and every variable its program
+/// will get (docs/ARCHITECTURE.md, "Secrets and the environment"), the values of secret-looking
+/// names masked, then the inherited names its rules withhold.
+fn print_plans(
+    ctx: &Context,
+    team: &str,
+    plans: &[PanePlan],
+    destination: &Destination,
+) -> Result<()> {
+    let pane_env = panes::pane_environment(destination)?;
+    let foreseen: Vec<Foreseen<'_>> = plans
+        .iter()
+        .map(|plan| Foreseen::of(plan, &pane_env))
+        .collect();
     if ctx.json {
-        return output::json(&json!({"team": team, "panes": plans}));
+        let panes: Vec<Value> = foreseen
+            .iter()
+            .map(|pane| {
+                let env: serde_json::Map<String, Value> = pane
+                    .vars
+                    .iter()
+                    .map(|(name, value)| (name.clone(), json!(value)))
+                    .collect();
+                json!({
+                    "name": pane.plan.name,
+                    "argv": pane.plan.argv,
+                    "cwd": pane.plan.cwd,
+                    "env": env,
+                    "withheld": pane.withheld,
+                })
+            })
+            .collect();
+        return output::json(&json!({
+            "team": team, "environmentFrom": pane_env.source, "panes": panes,
+        }));
     }
-    for plan in plans {
-        output::line(format!("{}:", plan.name))?;
-        output::line(format!("  cwd  {}", plan.cwd.display()))?;
-        output::line(format!("  argv {}", render::shell_words(&plan.argv)))?;
-        for (key, value) in &plan.env {
-            output::line(format!("  env  {key}={value}"))?;
+    output::line(format!(
+        "environment from {}; values of secret-looking names masked",
+        pane_env.source
+    ))?;
+    for pane in &foreseen {
+        output::line(format!("{}:", pane.plan.name))?;
+        output::line(format!("  cwd  {}", pane.plan.cwd.display()))?;
+        output::line(format!("  argv {}", render::shell_words(&pane.plan.argv)))?;
+        for (name, value) in &pane.vars {
+            output::line(format!("  env  {name}={value}"))?;
+        }
+        for name in &pane.withheld {
+            output::line(format!("  drop {name}"))?;
         }
     }
     Ok(())
+}
+
+/// One pane as `--dry-run` shows it.
+struct Foreseen<'a> {
+    plan: &'a PanePlan,
+    /// Every variable its program will get, each value as [`secrets::shown`] shows it.
+    vars: Vec<(String, String)>,
+    /// Inherited names its rules withhold.
+    withheld: Vec<String>,
+}
+
+impl<'a> Foreseen<'a> {
+    fn of(plan: &'a PanePlan, pane_env: &PaneEnvironment) -> Self {
+        let env = supervisor::foreseen_env(plan, pane_env);
+        let vars = env
+            .vars
+            .iter()
+            .map(|(name, value)| {
+                let name = name.to_string_lossy().into_owned();
+                let value = secrets::shown(&name, &value.to_string_lossy()).into_owned();
+                (name, value)
+            })
+            .collect();
+        let withheld = env
+            .removed
+            .iter()
+            .map(|name| name.to_string_lossy().into_owned())
+            .collect();
+        Self {
+            plan,
+            vars,
+            withheld,
+        }
+    }
 }
 
 /// Waits for every member, printing the messages they exchange and each ending; exit 1 unless

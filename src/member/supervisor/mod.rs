@@ -35,8 +35,9 @@ use crate::format::config::State;
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::settings::Isolation;
 use crate::format::structured::{Classified, Structured};
-use crate::launch::environment::{self, Started};
-use crate::launch::panes;
+use crate::launch::environment::{self, ProgramEnv, Started};
+use crate::launch::panes::{self, PaneEnvironment};
+use crate::launch::prepare::PanePlan;
 use crate::launch::worktree::{self, Worktree};
 use crate::member::GRACE;
 use crate::member::ending::{self, Ending};
@@ -53,6 +54,9 @@ use self::signals::{Caught, Signals};
 
 /// Runs member `name` of `team` in this pane until its program ends and the ending is recorded.
 /// `env_file` holds the variables the launch set for the member ("Secrets and the environment").
+/// What is shown, before a program starts, for a variable its supervisor sets when it does.
+pub(crate) const SET_AT_START: &str = "<set when it starts>";
+
 /// What a supervisor adds to its program's environment once the run exists: `swarm`'s own
 /// directory, the run's marker, its peer socket and its worktree.
 fn started(run_id: String, socket: Option<String>, worktree: Option<String>) -> Started {
@@ -63,6 +67,18 @@ fn started(run_id: String, socket: Option<String>, worktree: Option<String>) -> 
         swarm_dir: panes::exe_dir(),
         vars,
     }
+}
+
+/// The environment `plan`'s program will get, foreseen before its pane exists, for
+/// `up --dry-run`: the same function as [`Supervisor::child_env`], given what the pane will
+/// inherit, with what only the start can know as [`SET_AT_START`].
+pub(crate) fn foreseen_env(plan: &PanePlan, pane: &PaneEnvironment) -> ProgramEnv {
+    let started = started(
+        SET_AT_START.to_owned(),
+        Some(SET_AT_START.to_owned()),
+        plan.worktree.then(|| SET_AT_START.to_owned()),
+    );
+    environment::program_env(pane.vars.clone(), &plan.env, &plan.env_policy, &started)
 }
 
 pub(crate) fn run(team: Team, name: Name, log_max: u64, env_file: PathBuf) -> Result<()> {
