@@ -82,6 +82,8 @@ fn main() {
             bench.library_latency(scale(2000, 400)),
         );
     }
+    // Each throughput figure is run THROUGHPUT_RUNS times and reported as the minimum and the
+    // median: one run is at the mercy of whatever else the machine does, and a stall is a tail.
     for writers in [1, 4, 16].into_iter().filter(|_| options.runs("c")) {
         let total = scale(480, 160);
         let each = total / writers;
@@ -90,7 +92,7 @@ fn main() {
             &format!("CLI throughput, {writers} writer processes"),
             writers,
             writers * each,
-            bench.cli_throughput(writers, each),
+            runs(|| bench.cli_throughput(writers, each)),
         );
     }
     for writers in [1, 4, 16].into_iter().filter(|_| options.runs("c")) {
@@ -101,7 +103,7 @@ fn main() {
             &format!("long-lived writer processes: {writers}"),
             writers,
             writers * each,
-            bench.process_throughput(writers, each),
+            runs(|| bench.process_throughput(writers, each)),
         );
     }
     for threads in [1, 4, 16].into_iter().filter(|_| options.runs("c")) {
@@ -112,7 +114,7 @@ fn main() {
             &format!("library throughput, {threads} writer threads"),
             threads,
             threads * each,
-            bench.library_throughput(threads, each),
+            runs(|| bench.library_throughput(threads, each)),
         );
     }
     for unread in [10, 100, 1000, 10_000]
@@ -161,6 +163,14 @@ fn main() {
     }
 
     report.finish(started.elapsed(), &options);
+}
+
+/// How many times each throughput figure is measured.
+const THROUGHPUT_RUNS: usize = 5;
+
+/// `THROUGHPUT_RUNS` runs of one throughput measurement: (messages delivered, time taken) each.
+fn runs(mut run: impl FnMut() -> (usize, Duration)) -> Vec<(usize, Duration)> {
+    (0..THROUGHPUT_RUNS).map(|_| run()).collect()
 }
 
 /// One sandboxed home with a team whose member `sink` receives everything.
@@ -759,16 +769,35 @@ impl Report {
         name: &str,
         writers: usize,
         expected: usize,
-        (delivered, elapsed): (usize, Duration),
+        runs: Vec<(usize, Duration)>,
     ) {
-        let rate = delivered as f64 / elapsed.as_secs_f64();
+        let mut rates: Vec<f64> = runs
+            .iter()
+            .map(|(delivered, elapsed)| *delivered as f64 / elapsed.as_secs_f64())
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        let min = rates[0];
+        // The lower median of an even count: never flattering.
+        let median = rates[(rates.len() - 1) / 2];
+        let fewest = runs
+            .iter()
+            .map(|(delivered, _)| *delivered)
+            .min()
+            .unwrap_or(0);
+        let shown: Vec<String> = runs
+            .iter()
+            .map(|(delivered, elapsed)| format!("{:.0}", *delivered as f64 / elapsed.as_secs_f64()))
+            .collect();
         println!(
-            "  {id}  {name:<55} {rate:>8.0} msg/s     ({delivered} delivered in {:.2} s)",
-            elapsed.as_secs_f64()
+            "  {id}  {name:<55} min {min:>6.0}  median {median:>6.0} msg/s  (runs: {}; fewest delivered {fewest}/{expected})",
+            shown.join(", ")
         );
         self.rows.push(json!({
-            "id": id, "name": name, "kind": "throughput", "writers": writers,
-            "delivered": delivered, "expected": expected, "seconds": elapsed.as_secs_f64(), "per_second": rate,
+            "id": id, "name": name, "kind": "throughput", "writers": writers, "runs": runs.len(),
+            "delivered": fewest, "expected": expected,
+            "min_per_second": min, "median_per_second": median,
+            "per_second_runs": runs.iter().map(|(d, e)| *d as f64 / e.as_secs_f64()).collect::<Vec<_>>(),
+            "seconds_runs": runs.iter().map(|(_, e)| e.as_secs_f64()).collect::<Vec<_>>(),
         }));
     }
 
@@ -800,16 +829,17 @@ impl Report {
             ));
         }
         if let Some(four) = self.find("long-lived writer processes: 4") {
-            let rate = four["per_second"].as_f64().unwrap_or(0.0);
+            let min = four["min_per_second"].as_f64().unwrap_or(0.0);
+            let median = four["median_per_second"].as_f64().unwrap_or(0.0);
             let all_delivered = four["delivered"] == four["expected"];
             targets.push(target(
                 "c",
-                "≥ 1,000 msg/s from 4 writer processes, all delivered",
+                "≥ 1,000 msg/s from 4 writer processes (minimum of the runs), all delivered",
                 format!(
-                    "{rate:.0} msg/s, {}/{} delivered",
+                    "min {min:.0} msg/s (median {median:.0}), {}/{} delivered",
                     four["delivered"], four["expected"]
                 ),
-                rate >= 1000.0 && all_delivered,
+                min >= 1000.0 && all_delivered,
             ));
         }
         if let (Some(many), Some(few)) = (
@@ -901,17 +931,19 @@ impl Report {
             );
         }
         md.push_str(
-            "\n| | throughput | messages/s | delivered | seconds |\n|---|---|---:|---:|---:|\n",
+            "\n| | throughput | min messages/s | median messages/s | fewest delivered | runs |\n|---|---|---:|---:|---:|---:|\n",
         );
         for row in self.rows.iter().filter(|r| r["kind"] == "throughput") {
             let _ = writeln!(
                 md,
-                "| {} | {} | {:.0} | {} | {:.2} |",
+                "| {} | {} | {:.0} | {:.0} | {}/{} | {} |",
                 row["id"].as_str().unwrap(),
                 row["name"].as_str().unwrap(),
-                row["per_second"].as_f64().unwrap(),
+                row["min_per_second"].as_f64().unwrap(),
+                row["median_per_second"].as_f64().unwrap(),
                 row["delivered"],
-                row["seconds"].as_f64().unwrap()
+                row["expected"],
+                row["runs"]
             );
         }
         md.push_str(READING);
@@ -943,7 +975,12 @@ Reading the figures:
   holder's rewrite, which is why 4 and 16 writers beat 1.
 - The CLI rows run one `swarm send` process per message, so each also pays a process start (the
   second `ref` row) before its write. Long-lived writer processes append through the library in
-  a loop; target c is measured on them.
+  a loop; target c is measured on them, and must hold for the slowest of the runs.
+- Each throughput figure is measured in several runs, reported as the minimum and the median: a
+  stall shows in the minimum. Another process writing heavily to the same file system makes every
+  fsync wait for its data (ext4's ordered mode), and with each writer waiting for its own message
+  the figures fall with the fsync latency: a loop of `dd bs=1M count=64 conv=fsync` beside the
+  bench brings 4 writer processes to about 200 msg/s, as a single run once recorded.
 - Send latency grows with the unread backlog because the inbox is one JSON array that is read
   and rewritten whole: that is Claude Code's format, kept so both tools share a team.
 ";

@@ -31,6 +31,17 @@ impl ErrorKind {
             Self::Timeout => 4,
         }
     }
+
+    /// The kind as `--json` names it in an error object: `runtime`, `usage`, `not_found`,
+    /// `timeout`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Runtime => "runtime",
+            Self::Usage => "usage",
+            Self::NotFound => "not_found",
+            Self::Timeout => "timeout",
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -40,6 +51,9 @@ pub struct Error {
     hint: Option<String>,
     /// Set only for failures writing swarm's own output, where a closed pipe is not an error.
     output: Option<io::ErrorKind>,
+    /// A machine-readable word for a refusal that has one (a refused claim: `already_claimed`,
+    /// Claude Code's words); `--json` errors carry it as `"reason"`.
+    reason: Option<&'static str>,
 }
 
 impl Error {
@@ -49,6 +63,7 @@ impl Error {
             message: message.into(),
             hint: None,
             output: None,
+            reason: None,
         }
     }
 
@@ -82,6 +97,7 @@ impl Error {
             message: format!("cannot {action} {}: {}", path.display(), describe(&err)),
             hint,
             output: None,
+            reason: None,
         }
     }
 
@@ -93,6 +109,7 @@ impl Error {
             message: format!("cannot {action}: {}", describe(&err)),
             hint,
             output: None,
+            reason: None,
         }
     }
 
@@ -102,10 +119,27 @@ impl Error {
         self
     }
 
+    /// The same error, its message followed by what was done about it (an undo, a withdrawal).
+    #[must_use]
+    pub(crate) fn with_note(mut self, note: impl AsRef<str>) -> Self {
+        self.message = format!("{}; {}", self.message, note.as_ref());
+        self
+    }
+
     #[must_use]
     pub(crate) fn with_kind(mut self, kind: ErrorKind) -> Self {
         self.kind = kind;
         self
+    }
+
+    #[must_use]
+    pub(crate) fn with_reason(mut self, reason: &'static str) -> Self {
+        self.reason = Some(reason);
+        self
+    }
+
+    pub(crate) fn reason(&self) -> Option<&'static str> {
+        self.reason
     }
 
     pub(crate) fn kind(&self) -> ErrorKind {

@@ -5,9 +5,12 @@
 //! (`1767225600000`) or RFC 3339 (`2026-01-01T00:00:00Z`). When set and not empty, every read of
 //! the clock in this process returns that time; an unreadable value is a panic, not a silently
 //! real clock. Durations measured with `Instant` and file modification times are not affected.
+//!
+//! [`deadline`] is the one way a timeout becomes an `Instant`: a timeout too long to represent is
+//! no deadline at all, never an overflow.
 
 use std::sync::OnceLock;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use time::OffsetDateTime;
 use time::format_description::FormatItem;
@@ -16,6 +19,9 @@ use time::macros::format_description;
 
 const RFC3339_MILLIS: &[FormatItem<'static>] =
     format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
+
+const COMPACT: &[FormatItem<'static>] =
+    format_description!("[year][month][day]T[hour][minute][second]Z");
 
 pub(crate) const NOW_VAR: &str = "SWARM_TEST_NOW";
 
@@ -48,6 +54,23 @@ pub(crate) fn to_ms(time: SystemTime) -> u64 {
     })
 }
 
+/// The instant `after` from now, or `None`, no deadline, when that is too far to represent: a
+/// timeout of `1e19` seconds (or `Duration::MAX`) waits for ever rather than overflowing.
+pub(crate) fn deadline(after: Duration) -> Option<Instant> {
+    Instant::now().checked_add(after)
+}
+
+/// Whether `deadline` has passed; never, without one.
+pub(crate) fn passed(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|deadline| Instant::now() >= deadline)
+}
+
+/// An RFC 3339 time as epoch milliseconds; `None` when it is not one, or before 1970.
+pub(crate) fn parse_ms(timestamp: &str) -> Option<u64> {
+    let time = OffsetDateTime::parse(timestamp, &Rfc3339).ok()?;
+    u64::try_from(time.unix_timestamp_nanos() / 1_000_000).ok()
+}
+
 /// `2026-11-21T08:27:54.622Z`
 pub(crate) fn timestamp_now() -> String {
     format_ms(now_ms())
@@ -59,6 +82,16 @@ pub(crate) fn format_ms(ms: u64) -> String {
         .ok()
         .and_then(|time| time.format(RFC3339_MILLIS).ok())
         .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".to_owned())
+}
+
+/// `20261122T082754Z`: a time in a file name (ISO 8601's basic format, UTC, to the second), which
+/// sorts as the times do.
+pub(crate) fn compact_ms(ms: u64) -> String {
+    let nanos = i128::from(ms) * 1_000_000;
+    OffsetDateTime::from_unix_timestamp_nanos(nanos)
+        .ok()
+        .and_then(|time| time.format(COMPACT).ok())
+        .unwrap_or_else(|| "19700101T000000Z".to_owned())
 }
 
 /// "3s ago", "5m ago", "2h ago", "4d ago".
@@ -93,6 +126,7 @@ mod tests {
     fn formats_like_javascript_to_iso_string() {
         assert_eq!(format_ms(1_795_336_074_622), "2026-11-22T08:27:54.622Z");
         assert_eq!(format_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(compact_ms(1_795_336_074_622), "20261122T082754Z");
     }
 
     #[test]
@@ -108,6 +142,20 @@ mod tests {
             let err = parse_fixed(bad).unwrap_err();
             assert!(err.starts_with("SWARM_TEST_NOW="), "{err}");
         }
+    }
+
+    #[test]
+    fn a_timeout_too_long_to_represent_is_no_deadline() {
+        assert_eq!(deadline(Duration::MAX), None);
+        assert_eq!(
+            deadline(Duration::from_secs(10_000_000_000_000_000_000)),
+            None
+        );
+        assert!(!passed(None));
+        let soon = deadline(Duration::ZERO);
+        assert!(soon.is_some());
+        assert!(passed(soon));
+        assert!(!passed(deadline(Duration::from_secs(3600))));
     }
 
     #[test]

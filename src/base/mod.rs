@@ -5,6 +5,7 @@ pub(crate) mod clock;
 pub(crate) mod ids;
 pub(crate) mod names;
 pub(crate) mod process;
+pub(crate) mod screen;
 pub(crate) mod secrets;
 pub(crate) mod text;
 

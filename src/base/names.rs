@@ -25,6 +25,12 @@ impl Name {
         }
     }
 
+    /// `<member>@<team>`: how a member of another team is named where it acts as a stranger. Both
+    /// parts are valid names, so it holds no `/`; it never names a file.
+    pub(crate) fn qualified(member: &str, team: &str) -> Self {
+        Self(format!("{member}@{team}"))
+    }
+
     pub(crate) fn as_str(&self) -> &str {
         &self.0
     }

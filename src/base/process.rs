@@ -32,14 +32,120 @@ pub(crate) fn signal(pid: i32, signal: Signal) -> bool {
 
 /// Whether `pid` is the `swarm run NAME` supervisor of `name`, so a recycled pid is never signalled.
 pub(crate) fn is_supervisor(pid: i32, name: &str) -> bool {
-    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-        return false;
+    cmdline(pid).is_some_and(|args| {
+        args.iter().any(|a| a == "run") && args.last().map(String::as_str) == Some(name)
+    })
+}
+
+/// The arguments process `pid` was started with, if it can be read.
+pub(crate) fn cmdline(pid: i32) -> Option<Vec<String>> {
+    let bytes = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    Some(
+        bytes
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect(),
+    )
+}
+
+/// A `swarm run NAME` supervisor, as its command line and the environment it was started with
+/// show it. Nothing a member's program runs can change either: they are the supervisor's own
+/// memory, set by tmux when it started the pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SupervisorProcess {
+    pub(crate) pid: i32,
+    /// The member it runs: the last argument.
+    pub(crate) name: String,
+    /// Its home: `--home`, else `SWARM_HOME`, else `$HOME/.swarm`, made absolute against its
+    /// working directory.
+    pub(crate) home: Option<std::path::PathBuf>,
+    /// Its team: `--team`, else `SWARM_TEAM`.
+    pub(crate) team: Option<String>,
+}
+
+/// Process `pid` as a swarm supervisor, if it is one: a command line `<exe> [options] run
+/// [options] NAME`.
+pub(crate) fn supervisor(pid: i32) -> Option<SupervisorProcess> {
+    let args = cmdline(pid)?;
+    let (name, home, team) = parse_supervisor_args(&args)?;
+    let from_env = |key: &str| environment_value(pid, key).filter(|v| !v.is_empty());
+    let home = home
+        .or_else(|| from_env("SWARM_HOME"))
+        .map(std::path::PathBuf::from)
+        .or_else(|| from_env("HOME").map(|h| std::path::Path::new(&h).join(".swarm")))
+        .map(|home| {
+            if home.is_absolute() {
+                home
+            } else {
+                std::fs::read_link(format!("/proc/{pid}/cwd"))
+                    .unwrap_or_default()
+                    .join(home)
+            }
+        });
+    Some(SupervisorProcess {
+        pid,
+        name,
+        home,
+        team: team.or_else(|| from_env("SWARM_TEAM")),
+    })
+}
+
+/// `(name, --home, --team)` from a supervisor's arguments, or `None` when they are not one's.
+fn parse_supervisor_args(args: &[String]) -> Option<(String, Option<String>, Option<String>)> {
+    // The first word that is neither an option nor an option's value is the subcommand.
+    let mut run = None;
+    let mut at = 1;
+    while at < args.len() {
+        let word = args[at].as_str();
+        if ["--home", "--team", "--as"].contains(&word) {
+            at += 2;
+        } else if word.starts_with('-') {
+            at += 1;
+        } else {
+            run = (word == "run").then_some(at);
+            break;
+        }
+    }
+    let run = run?;
+    let name = args.last().filter(|_| args.len() > run + 1)?;
+    if name.starts_with('-') {
+        return None;
+    }
+    let option = |flag: &str| {
+        let mut found = None;
+        let mut words = args[1..args.len() - 1].iter();
+        while let Some(word) = words.next() {
+            if word == flag {
+                found = words.next().cloned();
+            } else if let Some(value) = word.strip_prefix(flag).and_then(|r| r.strip_prefix('=')) {
+                found = Some(value.to_owned());
+            }
+        }
+        found.filter(|v| !v.is_empty())
     };
-    let args: Vec<&[u8]> = cmdline
-        .split(|b| *b == 0)
-        .filter(|a| !a.is_empty())
-        .collect();
-    args.iter().any(|a| *a == b"run") && args.last() == Some(&name.as_bytes())
+    Some((name.clone(), option("--home"), option("--team")))
+}
+
+/// `pid` and the processes above it, nearest first, up to (not including) init. A process that
+/// cannot be read ends the line.
+pub(crate) fn ancestry(pid: i32) -> Vec<ProcStat> {
+    let mut line = Vec::new();
+    let mut at = pid;
+    while at > 1 && line.len() < 4096 {
+        let Some(stat) = stat(at) else { break };
+        if line.iter().any(|p: &ProcStat| p.pid == stat.pid) {
+            break;
+        }
+        at = stat.ppid;
+        line.push(stat);
+    }
+    line
+}
+
+/// This process's pid.
+pub(crate) fn own_pid() -> i32 {
+    i32::try_from(std::process::id()).unwrap_or(0)
 }
 
 /// One process as `/proc/<pid>/stat` shows it.
@@ -141,6 +247,40 @@ mod tests {
         );
         assert!(parse_stat(7, "7 (zombie) Z 1 7 7 0").unwrap().dead);
         assert!(parse_stat(7, "7 (cut").is_none());
+    }
+
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn supervisor_command_lines_name_member_home_and_team() {
+        assert_eq!(
+            parse_supervisor_args(&words("/x/swarm run --log-max 100 bob")),
+            Some(("bob".into(), None, None))
+        );
+        assert_eq!(
+            parse_supervisor_args(&words("swarm --home /h --team=t run bob")),
+            Some(("bob".into(), Some("/h".into()), Some("t".into())))
+        );
+        for not_one in [
+            "swarm run",
+            "swarm send bob hi",
+            "swarm send run hi",
+            "swarm run --log-max",
+            "run bob",
+        ] {
+            assert_eq!(parse_supervisor_args(&words(not_one)), None, "{not_one}");
+        }
+    }
+
+    #[test]
+    fn ancestry_starts_here_and_climbs() {
+        let me = own_pid();
+        let line = ancestry(me);
+        assert_eq!(line[0].pid, me);
+        assert_eq!(line[1].pid, nix::unistd::getppid().as_raw());
+        assert!(supervisor(me).is_none());
     }
 
     #[test]

@@ -25,9 +25,10 @@ pub(crate) const SECRET_MARKS: [&str; 9] = [
 /// Whether a variable called `name` looks like it holds a secret: its name contains one of
 /// [`SECRET_MARKS`] (`ANTHROPIC_API_KEY`, `CLAUDE_CODE_OAUTH_TOKEN`, `AWS_SECRET_ACCESS_KEY`,
 /// `PGPASSWORD`, `GOOGLE_APPLICATION_CREDENTIALS`, …).
+/// swarm's own variables hold none (`SWARM_LEAD_VERIFY_KEY` is a public key).
 pub(crate) fn looks_secret(name: &str) -> bool {
     let name = name.to_ascii_uppercase();
-    SECRET_MARKS.iter().any(|mark| name.contains(mark))
+    !name.starts_with("SWARM_") && SECRET_MARKS.iter().any(|mark| name.contains(mark))
 }
 
 /// The value of variable `name` as a person may see it: [`MASK`] when the name looks secret,

@@ -1,7 +1,16 @@
-//! Text for people: one-line previews, and text made safe to show on a terminal.
+//! Text for people: one-line previews, counts, and text made safe to show on a terminal.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
+
+/// `1 member`, `2 members`, `0 members`: a count with its noun in the number it takes.
+pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
 
 /// A one-line preview: the first non-empty line, whitespace collapsed, at most 60 characters.
 pub(crate) fn derive_summary(text: &str) -> String {
@@ -55,6 +64,25 @@ pub(crate) fn for_terminal(text: &str) -> Cow<'_, str> {
     Cow::Owned(shown)
 }
 
+/// `text` as it may be typed into a program (a paste in its raw form or a template): as
+/// [`for_terminal`] has it, but its line breaks kept as they are, with no continuation mark, for
+/// the program reads them as the sender wrote them. A `\r` before a `\n` is dropped.
+pub(crate) fn keystrokes(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(hidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut typed = String::with_capacity(text.len() + 16);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' if chars.peek() == Some(&'\n') => {}
+            c if hidden(c) => escape(c, &mut typed),
+            c => typed.push(c),
+        }
+    }
+    Cow::Owned(typed)
+}
+
 /// Whether a terminal would act on `c` rather than show it, or show it reordering its
 /// neighbours: controls (C0 but tab and newline, DEL, C1), bidi formatting characters, and the
 /// Unicode line and paragraph separators.
@@ -95,10 +123,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn counts_read_right() {
+        assert_eq!(count(1, "pane", "panes"), "1 pane");
+        assert_eq!(count(2, "member", "members"), "2 members");
+        assert_eq!(count(0, "entry", "entries"), "0 entries");
+    }
+
+    #[test]
     fn summaries_are_one_short_line() {
         assert_eq!(derive_summary("\n  fix   the\tbug \nmore"), "fix the bug");
         let long = derive_summary(&"word ".repeat(40));
         assert!(long.ends_with('…') && long.chars().count() <= 60, "{long}");
+    }
+
+    #[test]
+    fn keystrokes_keep_line_breaks_and_lose_controls() {
+        assert!(matches!(keystrokes("a\nb\tc"), Cow::Borrowed(_)));
+        assert_eq!(keystrokes("a\r\nb\x1b[201~c"), "a\nb\\e[201~c");
     }
 
     #[test]

@@ -1,13 +1,16 @@
-//! Who is running a command, for which team, under which home: resolved once from the global
-//! options and the `SWARM_*` environment the launcher sets in every pane (docs/ARCHITECTURE.md,
-//! "Who may do what").
+//! Who is running a command, for which team, under which home: the home and team from the global
+//! options and the `SWARM_*` environment the launcher sets in every pane; who the caller is from
+//! where the command runs (docs/ARCHITECTURE.md, "Identity" and "Who may do what").
 
+use std::cell::OnceCell;
 use std::path::PathBuf;
 
 use crate::base::names::Name;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
-use crate::policy::{Caller, PERSON};
+use crate::member::identity;
+use crate::member::liveness::Observed;
+use crate::policy::{self, Asked, Caller, Whereabouts};
 use crate::store::paths::Home;
 use crate::store::team::{Team, list_teams};
 
@@ -17,6 +20,9 @@ pub(crate) struct Context {
     pub(crate) json: bool,
     team: Option<String>,
     agent: Option<String>,
+    /// `--as` was typed, rather than `SWARM_AGENT` inherited.
+    agent_typed: bool,
+    whereabouts: OnceCell<Whereabouts>,
 }
 
 impl Context {
@@ -24,6 +30,7 @@ impl Context {
         home: Option<PathBuf>,
         team: Option<String>,
         agent: Option<String>,
+        agent_typed: bool,
         json: bool,
     ) -> Result<Self> {
         let nonempty = |value: Option<String>| value.filter(|value| !value.is_empty());
@@ -32,10 +39,13 @@ impl Context {
             json,
             team: nonempty(team),
             agent: nonempty(agent),
+            agent_typed,
+            whereabouts: OnceCell::new(),
         })
     }
 
-    /// The team named by `--team`/`SWARM_TEAM`, else the only team under home.
+    /// The team named by `--team`/`SWARM_TEAM`, else the only team under home, else the only one
+    /// running.
     pub(crate) fn team(&self) -> Result<Team> {
         self.team_or(None)
     }
@@ -58,39 +68,71 @@ impl Context {
                 self.home.teams_dir().display()
             ))
             .with_hint("create one with `swarm init TEAMFILE` or `swarm up TEAMFILE`")),
-            several => Err(Error::usage(format!(
-                "which team? pass --team or set SWARM_TEAM (teams: {})",
-                several.join(", ")
-            ))),
+            several => {
+                let running: Vec<&String> = several
+                    .iter()
+                    .filter(|name| is_running(&self.home, name))
+                    .collect();
+                if let [only] = running.as_slice() {
+                    return Name::parse("team", only);
+                }
+                let listing: Vec<String> = several
+                    .iter()
+                    .map(|name| {
+                        if running.contains(&name) {
+                            format!("{name} (running)")
+                        } else {
+                            name.clone()
+                        }
+                    })
+                    .collect();
+                Err(Error::usage(format!(
+                    "which team? pass --team or set SWARM_TEAM (teams: {})",
+                    listing.join(", ")
+                )))
+            }
         }
     }
 
-    /// Who runs this command in the team of `config`: the member named by `--as`/`SWARM_AGENT`,
-    /// else the person at the keyboard.
+    /// Where this command runs: inside which member's pane of a team under home, if any.
+    pub(crate) fn whereabouts(&self) -> &Whereabouts {
+        self.whereabouts
+            .get_or_init(|| identity::own_whereabouts(&self.home))
+    }
+
+    /// Who runs this command in the team of `config`: inside a member's pane that member (`--as`
+    /// naming another is refused), outside every pane the member `--as`/`SWARM_AGENT` names, else
+    /// the person at the keyboard.
     pub(crate) fn caller(&self, config: &TeamConfig) -> Result<Caller> {
         let asked = self
             .agent
             .as_deref()
             .map(|name| Name::parse("member", name))
-            .transpose()?;
-        Ok(Caller::resolve(config, asked))
+            .transpose()?
+            .map(|name| Asked {
+                name,
+                typed: self.agent_typed,
+            });
+        Caller::resolve(config, self.whereabouts(), asked.as_ref())
     }
 
-    /// The caller, required to be on the team's roster (for reading one's own inbox).
+    /// The caller, required to have an inbox in the team (for reading one's own): a member on
+    /// its roster, or the person at the keyboard, `user`, who has one in every team.
     pub(crate) fn member_of(&self, config: &TeamConfig) -> Result<Caller> {
         let caller = self.caller(config)?;
-        if config.member(caller.name().as_str()).is_none() {
-            let hint = if self.agent.is_none() {
-                format!(
-                    "pass --as NAME or set SWARM_AGENT, or add yourself with `swarm join {PERSON}`"
-                )
-            } else {
-                format!("add it with `swarm join {caller}`")
-            };
+        if policy::inbox_owner(config, caller.name().as_str()).is_none() {
             return Err(config
                 .unknown_member(caller.name().as_str())
-                .with_hint(hint));
+                .with_hint(format!("add it with `swarm join {caller}`")));
         }
         Ok(caller)
     }
+}
+
+/// Whether team `name` has a member that may still be running (`member/liveness.rs`). A team that
+/// cannot be read is not running.
+fn is_running(home: &Home, name: &str) -> bool {
+    Team::open(home, name)
+        .and_then(|team| Observed::take(&team))
+        .is_ok_and(|observed| observed.running())
 }

@@ -8,26 +8,59 @@ use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, italic, roman};
 
 use crate::error::{Error, Result};
+use crate::launch::teamfile::{KEYS, Section};
 use crate::policy;
 
 const EXIT_STATUS: &[(&str, &str)] = &[
-    ("0", "Success."),
+    (
+        "0",
+        "Success, and durable. Writing to a closed stdout (swarm inbox | head -1) is a quiet success too: recv and watch --consume print what they take before it leaves the inbox, so what they could not print stays unread.",
+    ),
     (
         "1",
-        "A runtime failure: an OS error, a peer that refused a message, a rejected plan or shutdown request, a member that did not complete.",
+        "A runtime failure: an OS error, a peer that refused a message, a rejected plan or shutdown request, a member that did not complete, a symlink (or anything but a regular file) where swarm keeps a file of its own under its home: swarm refuses it and writes nothing through it.",
     ),
     (
         "2",
-        "Bad input or usage, or a protocol rule refused: an invalid name, an oversized message, a non-lead sending a lead-only message, an answer to a request that does not exist, a recipient not on the roster.",
+        "Bad input or usage, or a protocol rule refused: an invalid name, an oversized message, a non-lead sending a lead-only message, an answer to a request that does not exist.",
     ),
     (
         "3",
-        "Not found: a team, a member, a file, or a peer socket with nobody listening.",
+        "Not found: a team, a member (a misspelt name is this status, in the same words, from every command), a file, or a peer socket with nobody listening.",
     ),
     ("4", "A --wait or --timeout ran out."),
 ];
 
-const PERMISSIONS_INTRO: &str = "A command acts as the lead, as a teammate (a member that runs a program), or as the person at the keyboard: anyone else, including members added with swarm join. The person has the lead's authority; what only the lead may send goes out under the lead's name.";
+/// The rules every `--json` output follows; each command's own page shows its document under JSON
+/// OUTPUT, from the command's long help (docs/ARCHITECTURE.md, "JSON output").
+const JSON_OUTPUT: &[(&str, &str)] = &[
+    (
+        "Documents and streams",
+        "A command that answers once prints one JSON document. One that goes on, or reports as it goes (watch, log, listen, up --wait, stop, down, rm, prune), prints one object per line; where a stream mixes kinds, each object has \"event\" first.",
+    ),
+    (
+        "Times",
+        "Every time is an RFC 3339 string, UTC, with milliseconds: 2026-01-01T00:00:02.000Z. Where swarm reads the time from a file that keeps epoch milliseconds (config.json's createdAt, joinedAt, startedAt and endedAt, as Claude Code's format has them; a peer's startedAt) or works it out (lastActivity), the same time is also an integer in the key with Ms appended: createdAtMs. A message's timestamp is shown in the same format. Durations are integer milliseconds (durationMs). The files themselves are not changed.",
+    ),
+    (
+        "Missing values",
+        "A field of a document swarm makes up is always there, null when it has no value. A record swarm shows as it is kept (a message, a member's record in info) has the fields it has: a message's summary and color are there when it has them.",
+    ),
+    (
+        "A message",
+        "In inbox, recv, watch and up --wait: the message's object from the inbox, fields in their order, with msg_id, its timestamp as above, \"structured\" right after \"text\" (the protocol message the text holds, decoded into an object with \"type\" first and Claude Code's field names, or null for plain text), and \"verified\" (true or false) when it claims to come from the lead's side. A broadcast has \"to\": \"*\" and is shown once.",
+    ),
+    (
+        "A member's ending",
+        "In wait, stop, down and up --wait: name, agentId, state, exitCode, reason, endedAt, endedAtMs, and notice, the task_notification the lead was sent, or null.",
+    ),
+    (
+        "An error",
+        "One line of JSON on stderr, the last: {\"error\": message, \"kind\": \"runtime\", \"usage\", \"not_found\" or \"timeout\", \"hint\": what to do, or null}, with the exit status it has without --json. Usage errors found while parsing the command line are such objects too. A command that already answered on stdout and fails only by its status (a rejected plan, a member that did not complete) prints none.",
+    ),
+];
+
+const PERMISSIONS_INTRO: &str = "Who a command acts as depends on where it runs, never on what it says. Inside a member's pane (a process its supervisor started, or anything that started in turn, through setsid and double forks) it is that member, whatever SWARM_AGENT says, and --as naming anyone else is refused; from a pane of another team under the same home it is a stranger to this one, who may only send and read. Outside every pane it is the person at the keyboard, user, who has the lead's authority (what only the lead may send goes out under the lead's name) and may act as any member with --as; members added with swarm join act from outside too.";
 
 const ENVIRONMENT: &[(&str, &str)] = &[
     (
@@ -40,7 +73,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "SWARM_AGENT",
-        "Who you are, as --as. Set in every pane. Outside a team the sender is user.",
+        "Who you are outside every pane, as --as. Set in every pane, where it only says who the pane already is. Outside a team the sender is user.",
     ),
     ("SWARM_AGENT_ID", "<name>@<team>, set in every pane."),
     (
@@ -48,6 +81,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
         "The member's colour, set in every teammate's pane.",
     ),
     ("SWARM_LEAD", "The lead's name, set in every pane."),
+    (
+        "SWARM_LEAD_VERIFY_KEY",
+        "The public key a teammate verifies the lead's messages with, <ms>.<base64url DER SPKI>, made at its launch and set in its pane (Claude Code also gets it as --lead-verify-key). A message from the lead, user or system that does not verify with it is shown as forged and never acted on.",
+    ),
     (
         "SWARM_SOCKET",
         "The member's own peer socket, set by the supervisor; send signs uds: messages with it so they can be answered.",
@@ -62,19 +99,23 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "SWARM_TMUX_SOCKET",
-        "The private tmux server for up, as --socket: a name (tmux -L) or a socket path (tmux -S).",
+        "The private tmux server for up, and for a spawn that opens the team's window, as --socket: a name (tmux -L) or a socket path (tmux -S).",
     ),
     (
         "SWARM_LOCK_TIMEOUT",
-        "Seconds to wait for a lock directory held by another writer before failing (default 5).",
+        "Seconds to wait for another tool's lock (Claude Code's lock directory, agent-team-mail's lock file) before failing (default 5).",
     ),
     (
         "XDG_RUNTIME_DIR",
-        "Peer sockets live in $XDG_RUNTIME_DIR/swarm, else /tmp/swarm-<uid>.",
+        "Peer sockets and each team's signing agent live in $XDG_RUNTIME_DIR/swarm, else /tmp/swarm-<uid>.",
     ),
     (
         "TMUX, TMUX_PANE",
-        "Set by tmux. Inside tmux, up opens a new window in the current session.",
+        "Set by tmux. Inside tmux, up opens a new window in the current session, and attach switches the client instead of attaching; inside another server's pane attach refuses to nest unless --nest.",
+    ),
+    (
+        "COMPLETE",
+        "Set by a shell's dynamic completion (source <(COMPLETE=bash swarm)): swarm prints the registration script, or the candidates for the word being completed (team, member, request id and peer names among them), and exits.",
     ),
     ("RUST_LOG", "Overrides the log level chosen with -v and -q."),
     (
@@ -85,8 +126,20 @@ const ENVIRONMENT: &[(&str, &str)] = &[
 
 const FILES: &[(&str, &str)] = &[
     (
+        "<home>/teams, <home>/peers",
+        "Private to you: swarm keeps every folder below them mode 0700 and every file 0600, whatever the umask, and tightens what an older swarm or another tool left open to others the next time it writes there (the home itself is never changed). It follows no symlink there: a link where swarm keeps a file is refused.",
+    ),
+    (
         "<home>/teams/<team>/config.json",
-        "The team: name, description, createdAt, leadAgentId, leadSessionId and members, in Claude Code's field names, plus swarm's own (pid, state, exitCode, argv, startedAt, endedAt). Unknown fields survive every rewrite.",
+        "The team: name, description, createdAt, leadAgentId, leadSessionId and members, in Claude Code's field names, plus swarm's own (pid, state, exitCode, argv, startedAt, endedAt and more). Unknown fields survive every rewrite.",
+    ),
+    (
+        "<home>/teams/<team>/.config.flock, .config.wait.flock, config.lock, config.json.lock",
+        "The locks on config.json, all taken to rewrite it: swarm's lock file and the one its waiting processes hold shared, the lock file agent-team-mail's writers flock, and the lock directory Claude Code's writers create.",
+    ),
+    (
+        "<home>/teams/<team>/.launch.flock",
+        "Held by the swarm up that is starting the team, or a swarm spawn opening its window, and holding its pid: a second up of the team is refused, and spawns take turns.",
     ),
     (
         "<home>/teams/<team>/inboxes/<name>.json",
@@ -97,12 +150,28 @@ const FILES: &[(&str, &str)] = &[
         "swarm's lock file for that inbox.",
     ),
     (
+        "<home>/teams/<team>/inboxes/.<name>.wait.flock",
+        "swarm processes waiting for that inbox's lock hold it shared, so none takes the lock ahead of them.",
+    ),
+    (
+        "<home>/teams/<team>/inboxes/.<name>.consume.flock",
+        "swarm's consumers of that inbox take turns on it.",
+    ),
+    (
+        "<home>/teams/<team>/inboxes/<name>.lock",
+        "The lock file agent-team-mail's writers flock; swarm takes it too.",
+    ),
+    (
         "<home>/teams/<team>/inboxes/<name>.json.lock",
         "The lock directory Claude Code's writers create and honour; swarm takes it too.",
     ),
     (
+        "<home>/teams/<team>/inboxes/.spool/<name>/<ns>-<pid>-<id>.json",
+        "Messages of a sender waiting for that inbox's lock, merged into the inbox by whoever holds it. Written first under the same name with a leading dot.",
+    ),
+    (
         "<home>/teams/<team>/inboxes/<name>.json.corrupt-<ms>",
-        "An inbox that was not a JSON array, moved aside. Elements without string from, text and timestamp are moved to <name>.json.invalid-<ms>.",
+        "An inbox that was not a JSON array, moved aside. Elements without string from, text and timestamp are moved to <name>.json.invalid-<ms>. A name already taken gets .1, .2, ... added.",
     ),
     (
         "<home>/teams/<team>/history/<name>.jsonl",
@@ -110,11 +179,19 @@ const FILES: &[(&str, &str)] = &[
     ),
     (
         "<home>/teams/<team>/logs/<name>.log",
-        "What the member's pane printed, newest last, at most log_max bytes (64MiB unless the team file says); the output before it is in <name>.log.1.",
+        "What the member's pane printed, byte for byte, newest last, at most log_max bytes (64MiB unless the team file says); the output before it is in <name>.log.1. swarm log shows it as text, swarm log --raw as it is.",
+    ),
+    (
+        "<home>/archive/<team>-<time>.tar.zst, <home>/archive/<team>-<time>",
+        "A team removed with rm, prune or down --rm and --archive: a tar archive compressed with zstd that unpacks to <team>/, or with --archive=dir the team's folder itself. <time> is UTC, as 20260101T120000Z. Private like the rest: the folder 0700, the archive 0600.",
     ),
     (
         "<home>/peers/<pid>.json",
-        "A live peer: pid, socket, label, team, agent, cwd, startedAt.",
+        "A live peer: pid, socket, label, team, agent, cwd, startedAt and tty.",
+    ),
+    (
+        ".<file>.<random>.tmp, .<file>.lock.swarm-<pid>",
+        "Beside a file swarm replaces, its next version while it is written; beside a lock directory, that directory while swarm process <pid> makes it. Only a swarm process that was killed leaves one; it is safe to remove when no swarm runs.",
     ),
     (
         "<runtime>/<pid>.sock",
@@ -123,6 +200,10 @@ const FILES: &[(&str, &str)] = &[
     (
         "<runtime>/env-<random>.json",
         "A member's own variables (mode 0600) on their way to its supervisor, which removes it when it reads it.",
+    ),
+    (
+        "<repo>/.swarm/worktrees/<team>/<name>",
+        "The git worktree of a member with isolation = \"worktree\", on branch swarm/<team>/<name>. Removed with its branch at the member's end when nothing was committed or changed; kept otherwise, and used again by the member's next run. swarm adds /.swarm/ to the repository's info/exclude, and its git commands on the repository take turns on swarm-worktrees.lock in the git directory.",
     ),
 ];
 
@@ -153,33 +234,163 @@ const EXAMPLES: &[(&str, &str)] = &[
         "Add a teammate from the lead's program:",
         "swarm spawn tester --model sonnet -- claude",
     ),
+    (
+        "Lead a team from a script: the first spawn opens its window; wait for every member:",
+        "swarm init team.toml; swarm spawn a -- ./job 1; swarm spawn b -- ./job 2; swarm wait --all",
+    ),
     ("Read what a member printed:", "swarm log bob -n 50"),
+    (
+        "Watch a member at work in its pane (inside tmux, switch to it):",
+        "swarm attach bob",
+    ),
+    (
+        "Follow what every member prints, each line after its name:",
+        "swarm log --all -f",
+    ),
     (
         "Message a terminal that runs swarm listen:",
         "swarm send uds:/run/user/1000/swarm/4242.sock 'build is green'",
     ),
     ("Shut the team down:", "swarm down"),
     (
+        "Shut the team down and remove it, keeping an archive:",
+        "swarm down --rm --archive",
+    ),
+    (
+        "Remove every team that ended more than a week ago:",
+        "swarm prune --older-than 7d",
+    ),
+    (
         "Work with a real Claude Code team:",
         "SWARM_HOME=~/.claude swarm status my-team",
     ),
 ];
 
-/// Writes `swarm.1` and one page per subcommand of `command` (the whole command line) into `dir`;
-/// returns the files written.
+/// Writes `swarm.1`, one page per subcommand of `command` (the whole command line) and the team
+/// file's page, `swarm-team.5`, into `dir`; returns the files written. A `dir` named `man1` is a
+/// section folder of a man path: `swarm-team.5` goes to the `man5` beside it, where man looks.
 pub(crate) fn write_pages(command: clap::Command, dir: &Path) -> Result<Vec<PathBuf>> {
-    crate::store::durable::create_dir_all(dir)?;
+    crate::store::durable::create_dir_outside_home(dir)?;
     let mut command = command.disable_help_subcommand(true);
     command.build();
     let mut written = Vec::new();
     for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
         write_subcommand_pages(sub, dir, &mut written)?;
     }
+    let version = command.get_version().unwrap_or_default().to_owned();
     let top = dir.join("swarm.1");
     fs::write(&top, render_top(command)?).map_err(|err| Error::io("write", &top, err))?;
     written.push(top);
+    let formats = match (dir.file_name(), dir.parent()) {
+        (Some(name), Some(parent)) if name == "man1" => parent.join("man5"),
+        _ => dir.to_path_buf(),
+    };
+    crate::store::durable::create_dir_outside_home(&formats)?;
+    let team = formats.join(TEAM_PAGE);
+    fs::write(&team, render_team_page(&version)).map_err(|err| Error::io("write", &team, err))?;
+    written.push(team);
     written.sort();
     Ok(written)
+}
+
+/// The team file's page.
+const TEAM_PAGE: &str = "swarm-team.5";
+
+const TEAM_DESCRIPTION: &[&str] = &[
+    "A team file is TOML: the team's keys at the top level, the lead's in a [lead] table, and one [[member]] table per teammate. swarm up starts the team it describes, swarm up --dry-run prints each pane's exact argv and environment and the settings of each member, and swarm init creates the team without starting anything.",
+    "Every key is checked before anything is created: a key not listed below is refused with the line it is on, and so is a value that is not valid (exit status 2).",
+    "swarm spawn adds a member later, to a team started by up or created by init: it takes each member key as the flag named below, checked as the key is, and records the same settings. A team whose lead has no command is led from outside every pane, by a terminal or a script: swarm init, then swarm spawn for each member (the first opens the team's window) and swarm wait --all.",
+];
+
+const TEAM_EXAMPLE: &str = r#"name = "review"
+layout = "main-vertical"
+log_max = "64MiB"
+
+[lead]
+command = ["claude", "--model", "opus"]
+
+[[member]]
+name = "security"
+model = "sonnet"
+plan_mode_required = true
+isolation = "worktree"
+prompt = "Review the auth changes."
+
+[[member]]
+name = "repl"
+command = ["python3", "-i"]
+paste_format = "raw"
+run_timeout_s = 3600
+env = { PYTHONUNBUFFERED = "1" }"#;
+
+/// swarm-team(5): every key of the team file, from the parser's own table (`teamfile::KEYS`), so
+/// the page lists exactly the keys the parser reads.
+fn render_team_page(version: &str) -> Vec<u8> {
+    let mut roff = Roff::default();
+    let footer = format!("swarm {version}");
+    roff.control("TH", ["swarm-team", "5", "", footer.as_str()]);
+    roff.control("SH", ["NAME"]);
+    roff.text([roman(
+        "swarm-team - the TOML team file of swarm up, swarm init and swarm spawn",
+    )]);
+    roff.control("SH", ["DESCRIPTION"]);
+    for (n, paragraph) in TEAM_DESCRIPTION.iter().enumerate() {
+        if n > 0 {
+            roff.control("PP", []);
+        }
+        roff.text([roman(*paragraph)]);
+    }
+    for (section, title) in [
+        (Section::Team, "TEAM KEYS"),
+        (Section::Lead, "LEAD KEYS"),
+        (Section::Member, "MEMBER KEYS"),
+    ] {
+        roff.control("SH", [title]);
+        roff.text([roman(match section {
+            Section::Team => "At the top level of the file.",
+            Section::Lead => "In the [lead] table.",
+            Section::Member => "In each [[member]] table, and as swarm spawn's flags.",
+        })]);
+        for doc in KEYS.iter().filter(|doc| doc.section == section) {
+            roff.control("TP", []);
+            roff.text([bold(doc.key)]);
+            roff.text([
+                italic("Type: "),
+                roman(doc.kind),
+                roman(". "),
+                italic("Default: "),
+                roman(doc.default),
+                roman("."),
+            ]);
+            if let Some(spawn) = doc.spawn {
+                roff.text([italic("spawn: "), bold(spawn), roman(".")]);
+            }
+            roff.control("br", []);
+            roff.text([roman(doc.meaning)]);
+        }
+    }
+    roff.control("SH", ["EXAMPLE"]);
+    roff.control("nf", []);
+    for line in TEAM_EXAMPLE.lines() {
+        roff.text([roman(line)]);
+    }
+    roff.control("fi", []);
+    roff.control("SH", ["SEE ALSO"]);
+    roff.text([
+        bold("swarm"),
+        roman("(1), "),
+        bold("swarm-up"),
+        roman("(1), "),
+        bold("swarm-init"),
+        roman("(1), "),
+        bold("swarm-spawn"),
+        roman("(1), "),
+        bold("swarm-wait"),
+        roman("(1), "),
+        bold("tmux"),
+        roman("(1)"),
+    ]);
+    roff.render().into_bytes()
 }
 
 fn write_subcommand_pages(
@@ -192,12 +403,74 @@ fn write_subcommand_pages(
     }
     let man = Man::new(command.clone());
     let path = dir.join(man.get_filename());
-    let mut page = Vec::new();
-    man.render(&mut page)
-        .map_err(|err| Error::io("render", &path, err))?;
+    let page = render_subcommand(command, &man).map_err(|err| Error::io("render", &path, err))?;
     fs::write(&path, page).map_err(|err| Error::io("write", &path, err))?;
     written.push(path);
     Ok(())
+}
+
+/// A command's page as clap_mangen renders one, and the long help after its options (what its
+/// `--json` prints) under JSON OUTPUT, before VERSION, its shapes kept as they are laid out.
+fn render_subcommand(command: &clap::Command, man: &Man) -> std::io::Result<Vec<u8>> {
+    let Some(json) = command.get_after_long_help().map(ToString::to_string) else {
+        let mut page = Vec::new();
+        man.render(&mut page)?;
+        return Ok(page);
+    };
+    let mut page = Vec::new();
+    Man::new(command.clone().after_long_help(None::<&str>)).render(&mut page)?;
+    let page = String::from_utf8_lossy(&page).into_owned();
+    let mut roff = Roff::default();
+    roff.control("SH", ["JSON OUTPUT"]);
+    laid_out(&mut roff, &json);
+    let section = roff.render();
+    // Once at the top of the page is enough.
+    let preamble = Roff::default().render();
+    let section = section.strip_prefix(&preamble).unwrap_or(&section);
+    let at = page.find("\n.SH VERSION").map_or(page.len(), |at| at + 1);
+    Ok(format!("{}{section}{}", &page[..at], &page[at..]).into_bytes())
+}
+
+/// `text` in roff: indented lines (a JSON shape) as they are, the others as filled paragraphs.
+/// A first line `JSON output (--json), one document:` reads `One document:` under its heading.
+fn laid_out(roff: &mut Roff, text: &str) {
+    let text = text.strip_prefix("JSON output (--json), ").map_or_else(
+        || text.to_owned(),
+        |rest| {
+            let mut chars = rest.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_uppercase().chain(chars).collect::<String>()
+            })
+        },
+    );
+    let mut prose: Vec<&str> = Vec::new();
+    let mut shape: Vec<&str> = Vec::new();
+    let flush_prose = |roff: &mut Roff, prose: &mut Vec<&str>| {
+        if !prose.is_empty() {
+            roff.text([roman(prose.join(" "))]);
+            prose.clear();
+        }
+    };
+    let flush_shape = |roff: &mut Roff, shape: &mut Vec<&str>| {
+        if !shape.is_empty() {
+            roff.control("nf", []);
+            for line in shape.drain(..) {
+                roff.text([roman(line)]);
+            }
+            roff.control("fi", []);
+        }
+    };
+    for line in text.lines() {
+        if line.starts_with(' ') {
+            flush_prose(roff, &mut prose);
+            shape.push(line);
+        } else {
+            flush_shape(roff, &mut shape);
+            prose.push(line);
+        }
+    }
+    flush_prose(roff, &mut prose);
+    flush_shape(roff, &mut shape);
 }
 
 fn render_top(command: clap::Command) -> Result<Vec<u8>> {
@@ -213,6 +486,7 @@ fn render_top(command: clap::Command) -> Result<Vec<u8>> {
     render(man.render_subcommands_section(&mut page))?;
     let mut roff = Roff::default();
     definitions(&mut roff, "EXIT STATUS", EXIT_STATUS);
+    definitions(&mut roff, "JSON OUTPUT", JSON_OUTPUT);
     roff.control("SH", ["PERMISSIONS"]);
     roff.text([roman(PERMISSIONS_INTRO)]);
     for (doing, who) in policy::definitions() {
@@ -233,7 +507,9 @@ fn render_top(command: clap::Command) -> Result<Vec<u8>> {
         bold("tmux"),
         roman("(1), "),
         italic("swarm-<command>"),
-        roman("(1) for each command."),
+        roman("(1) for each command, "),
+        bold("swarm-team"),
+        roman("(5) for the team file."),
     ]);
     render(roff.to_writer(&mut page))?;
     render(man.render_version_section(&mut page))?;
@@ -246,5 +522,62 @@ fn definitions(roff: &mut Roff, title: &str, items: &[(&str, &str)]) {
         roff.control("TP", []);
         roff.text([bold(*term)]);
         roff.text([roman(*meaning)]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Text as roff writes it.
+    fn roff_text(text: &str) -> String {
+        text.replace('\\', r"\\")
+            .replace('-', r"\-")
+            .replace('\'', r"\*(Aq")
+    }
+
+    /// swarm-team(5) lists every key of the parser's table in its own section, with its type, its
+    /// default, its meaning and, for a member key, spawn's flag for it.
+    #[test]
+    fn the_team_page_lists_every_key_in_its_section() {
+        let page = String::from_utf8(render_team_page("0.0.0")).unwrap();
+        for (section, title, next) in [
+            (Section::Team, ".SH \"TEAM KEYS\"", ".SH \"LEAD KEYS\""),
+            (Section::Lead, ".SH \"LEAD KEYS\"", ".SH \"MEMBER KEYS\""),
+            (Section::Member, ".SH \"MEMBER KEYS\"", ".SH EXAMPLE"),
+        ] {
+            let start = page.find(title).unwrap_or_else(|| panic!("no {title}"));
+            let end = start + page[start..].find(next).unwrap();
+            let part = &page[start..end];
+            let docs: Vec<_> = KEYS.iter().filter(|doc| doc.section == section).collect();
+            assert_eq!(part.matches(".TP\n").count(), docs.len(), "{title}");
+            for doc in docs {
+                let entry = format!(".TP\n\\fB{}\\fR\n", roff_text(doc.key));
+                let at = part
+                    .find(&entry)
+                    .unwrap_or_else(|| panic!("{title} lacks {}", doc.key));
+                let body = &part[at + entry.len()..];
+                let body = &body[..body.find(".TP\n").unwrap_or(body.len())];
+                for needle in [doc.kind, doc.default, doc.meaning] {
+                    assert!(body.contains(&roff_text(needle)), "{}: {needle}", doc.key);
+                }
+                if let Some(spawn) = doc.spawn {
+                    assert!(body.contains(&roff_text(spawn)), "{}: {spawn}", doc.key);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_man1_folder_gets_the_team_page_in_man5_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let command = clap::Command::new("swarm").version("0.0.0");
+        let man1 = dir.path().join("man").join("man1");
+        let written = write_pages(command.clone(), &man1).unwrap();
+        assert!(written.contains(&man1.join("swarm.1")));
+        assert!(written.contains(&dir.path().join("man/man5/swarm-team.5")));
+        let flat = dir.path().join("pages");
+        let written = write_pages(command, &flat).unwrap();
+        assert!(written.contains(&flat.join("swarm-team.5")));
     }
 }

@@ -4,20 +4,24 @@
 
 pub(crate) mod args;
 mod commands;
+mod complete;
 pub(crate) mod context;
 mod logging;
 mod manual;
 pub(crate) mod output;
+mod removal;
 pub(crate) mod render;
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{ArgAction, Args, CommandFactory, Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use clap_complete::engine::ArgValueCandidates;
 
 use crate::base::text::for_terminal;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 use self::context::Context;
 
@@ -64,14 +68,26 @@ pub(crate) struct GlobalArgs {
     )]
     pub(crate) home: Option<PathBuf>,
 
-    /// The team to act on; optional when home holds only one team
-    #[arg(long, global = true, env = "SWARM_TEAM", value_name = "NAME")]
+    /// The team to act on; optional when home holds only one team, or only one is running
+    #[arg(
+        long,
+        global = true,
+        env = "SWARM_TEAM",
+        value_name = "NAME",
+        add = ArgValueCandidates::new(complete::teams)
+    )]
     pub(crate) team: Option<String>,
 
     /// Act as this member [default: user]
     ///
     /// Every pane the launcher starts has SWARM_AGENT set, so agents need no flag.
-    #[arg(long = "as", global = true, env = "SWARM_AGENT", value_name = "NAME")]
+    #[arg(
+        long = "as",
+        global = true,
+        env = "SWARM_AGENT",
+        value_name = "NAME",
+        add = ArgValueCandidates::new(complete::members)
+    )]
     pub(crate) agent: Option<String>,
 
     /// Print machine-readable JSON: one document, or one object per line for a stream
@@ -92,8 +108,8 @@ pub(crate) enum Command {
     /// Start a team from a TOML team file: the lead's pane, then one pane per member
     Up(commands::up::Args),
 
-    /// Add a teammate pane to the running team (lead only)
-    Spawn(commands::spawn::Args),
+    /// Add a teammate pane to the team, opening its window if it has none (lead only)
+    Spawn(Box<commands::spawn::Args>),
 
     /// Create a team from a TOML team file without launching anything
     Init(commands::init::Args),
@@ -104,26 +120,38 @@ pub(crate) enum Command {
     /// List the teams under home
     Ls(commands::ls::Args),
 
-    /// Show each member: pane, pid, state, exit code, unread count, last activity
+    /// Show each member (pane, pid, state, exit, unread, activity, task) and the task counts
     Status(commands::status::Args),
 
     /// Show a member's full record: command, environment keys, pane, pids, times, worktree, log
     Info(commands::info::Args),
 
-    /// Print the last lines a member's pane printed; -f follows
+    /// Attach to the team's window with a member's pane selected; inside tmux, switch to it
+    Attach(commands::attach::Args),
+
+    /// Print the last lines a member's pane printed, as text; -f follows, --all for everyone
     Log(commands::log::Args),
 
-    /// Block until a member ends and print its completion notice
+    /// Block until a member ends (--all: every member) and print its completion notice
     Wait(commands::wait::Args),
 
     /// Stop a member now (or all of them): SIGTERM, a grace period, SIGKILL, pane killed
     Stop(commands::stop::Args),
 
-    /// Shut the whole team down gracefully, then remove what is left
+    /// Shut the whole team down gracefully, then stop what is left; --rm removes it too
     Down(commands::down::Args),
+
+    /// Remove ended teams with their inboxes, history and logs; --archive keeps a copy
+    Rm(commands::rm::Args),
+
+    /// Remove every team that has ended, or those that ended longer ago than --older-than
+    Prune(commands::prune::Args),
 
     /// Send a message to a member, to everyone ('*'), or to a uds: peer
     Send(commands::send::Args),
+
+    /// Type keys into a member's pane, as if at its keyboard, then Enter
+    Type(commands::type_keys::Args),
 
     /// Show unread messages without consuming them
     Inbox(commands::inbox::Args),
@@ -141,6 +169,10 @@ pub(crate) enum Command {
     /// Submit a plan for the lead's approval, or answer one
     #[command(subcommand)]
     Plan(commands::plan::Command),
+
+    /// The team's shared task list, in Claude Code's format: add, claim, finish, wait
+    #[command(subcommand)]
+    Task(commands::task::Command),
 
     /// Open a peer socket in this terminal and print what arrives (uds: messages)
     Listen(commands::listen::Args),
@@ -160,33 +192,60 @@ pub(crate) enum Command {
     /// The log writer tmux pipes a member's pane into; not run by hand
     #[command(hide = true)]
     PipeLog(commands::pipe_log::Args),
+
+    /// The signing agent that holds the teammates' keys; started on demand, not run by hand
+    #[command(hide = true)]
+    KeyAgent(commands::key_agent::Args),
 }
 
 /// Parses the command line, runs the command, and maps the outcome to an exit status.
 pub fn run() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    // `COMPLETE=bash swarm`: the shell asks for candidates (or the script that asks); answered
+    // here, before anything else runs, and the process exits.
+    clap_complete::CompleteEnv::with_factory(Cli::command).complete();
+    // Known before parsing, so that even a usage error clap finds is reported as JSON.
+    let json = json_requested(std::env::args_os());
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, typed_as(&matches))));
+    let (cli, agent_typed) = match parsed {
+        Ok(parsed) => parsed,
         Err(err) => {
-            let _ = err.print();
+            // --help and --version are not errors: they print to stdout as ever.
+            if json && err.use_stderr() {
+                let (message, hint) = clap_message(&err);
+                report_json(ErrorKind::Usage, &message, hint.as_deref());
+            } else {
+                let _ = err.print();
+            }
             return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
         }
     };
     logging::init(cli.global.verbose, cli.global.quiet);
-    match dispatch(cli) {
+    match dispatch(cli, agent_typed) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
-            report(&err);
+            report(&err, json);
             ExitCode::from(err.kind().exit_code())
         }
     }
 }
 
-/// One line on stderr, and a hint where one helps. An empty message means the command already
+/// One line on stderr, and a hint where one helps; with `--json`, one JSON object on one line
+/// (docs/ARCHITECTURE.md, "Errors and exit statuses"). An empty message means the command already
 /// said everything on stdout (a rejected plan, a failed member) and only the status is left.
-fn report(err: &Error) {
+fn report(err: &Error, json: bool) {
     if err.message().is_empty() {
         return;
+    }
+    if json {
+        if let Some(reason) = err.reason() {
+            let object = serde_json::json!({"error": err.message(), "kind": err.kind().name(), "hint": err.hint(), "reason": reason});
+            let _ = writeln!(std::io::stderr().lock(), "{object}");
+            return;
+        }
+        return report_json(err.kind(), err.message(), err.hint());
     }
     let mut stderr = std::io::stderr().lock();
     let _ = writeln!(stderr, "swarm: {}", for_terminal(err.message()));
@@ -195,14 +254,91 @@ fn report(err: &Error) {
     }
 }
 
-fn dispatch(cli: Cli) -> Result<()> {
+/// `{"error": …, "kind": …, "hint": … or null}` on one line of stderr.
+fn report_json(kind: ErrorKind, message: &str, hint: Option<&str>) {
+    let object = serde_json::json!({"error": message, "kind": kind.name(), "hint": hint});
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "{object}");
+}
+
+/// Whether `--json` is on the command line, before any `--` (after it, it is an argument).
+fn json_requested(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
+    args.into_iter()
+        .skip(1)
+        .take_while(|arg| arg != "--")
+        .any(|arg| arg == "--json")
+}
+
+/// What clap says about a usage error, as a message and a hint: the message is what follows
+/// `error: ` up to the first blank line, on one line; the hint is clap's tips, else where the
+/// usage is shown.
+fn clap_message(err: &clap::Error) -> (String, Option<String>) {
+    let text = err.render().to_string();
+    let mut paragraphs = text.split("\n\n");
+    let message = paragraphs
+        .next()
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let message = message
+        .strip_prefix("error: ")
+        .unwrap_or(&message)
+        .to_owned();
+    let rest: Vec<&str> = paragraphs.flat_map(str::lines).map(str::trim).collect();
+    let tips: Vec<&str> = rest
+        .iter()
+        .filter_map(|line| line.strip_prefix("tip: "))
+        .collect();
+    let hint = if tips.is_empty() {
+        // `Usage: swarm send --json <TO> [TEXT]` names the command whose help says more.
+        rest.iter()
+            .find_map(|line| line.strip_prefix("Usage: "))
+            .map(|usage| {
+                let command: Vec<&str> = usage
+                    .split_whitespace()
+                    .take_while(|word| !word.starts_with(['-', '<', '[']))
+                    .collect();
+                format!("`{} --help` shows how to use it", command.join(" "))
+            })
+    } else {
+        Some(tips.join("; "))
+    };
+    (message, hint)
+}
+
+/// Whether `--as` was typed on the command line (at any level), rather than taken from
+/// `SWARM_AGENT`: inside a pane, only a typed name that is not the pane's is refused.
+fn typed_as(matches: &clap::ArgMatches) -> bool {
+    let mut at = Some(matches);
+    while let Some(level) = at {
+        if level.value_source("agent") == Some(ValueSource::CommandLine) {
+            return true;
+        }
+        at = level.subcommand().map(|(_, sub)| sub);
+    }
+    false
+}
+
+fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
     let global = cli.global;
-    let ctx = Context::new(global.home, global.team, global.agent, global.json)?;
+    let ctx = Context::new(
+        global.home,
+        global.team,
+        global.agent,
+        agent_typed,
+        global.json,
+    )?;
     match cli.command {
         Command::Up(args) => commands::up::run(&ctx, args),
-        Command::Spawn(args) => commands::spawn::run(&ctx, args),
+        Command::Spawn(args) => commands::spawn::run(&ctx, *args),
         Command::Down(args) => commands::down::run(&ctx, args),
+        Command::Rm(args) => commands::rm::run(&ctx, args),
+        Command::Prune(args) => commands::prune::run(&ctx, args),
         Command::Info(args) => commands::info::run(&ctx, args),
+        Command::Attach(args) => commands::attach::run(&ctx, args),
         Command::Log(args) => commands::log::run(&ctx, args),
         Command::Wait(args) => commands::wait::run(&ctx, args),
         Command::Stop(args) => commands::stop::run(&ctx, args),
@@ -212,15 +348,36 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Man(args) => commands::man::run(&ctx, args, Cli::command()),
         Command::Run(args) => commands::run::run(&ctx, args),
         Command::PipeLog(args) => commands::pipe_log::run(&ctx, args),
+        Command::KeyAgent(args) => commands::key_agent::run(&ctx, args),
         Command::Init(args) => commands::init::run(&ctx, args),
         Command::Join(args) => commands::join::run(&ctx, args),
         Command::Ls(args) => commands::ls::run(&ctx, args),
         Command::Status(args) => commands::status::run(&ctx, args),
         Command::Send(args) => commands::send::run(&ctx, args),
+        Command::Type(args) => commands::type_keys::run(&ctx, args),
         Command::Inbox(args) => commands::inbox::run(&ctx, args),
         Command::Recv(args) => commands::recv::run(&ctx, args),
         Command::Watch(args) => commands::watch::run(&ctx, args),
         Command::Shutdown(command) => commands::shutdown::run(&ctx, command),
         Command::Plan(command) => commands::plan::run(&ctx, command),
+        Command::Task(command) => commands::task::run(&ctx, command),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_is_asked_for_anywhere_before_a_double_dash() {
+        let asks = |args: &[&str]| json_requested(args.iter().map(std::ffi::OsString::from));
+        assert!(asks(&["swarm", "--json", "status"]));
+        assert!(asks(&["swarm", "status", "--json"]));
+        assert!(!asks(&["swarm", "send", "bob", "--", "--json"]));
+        assert!(!asks(&["swarm", "send", "bob", "--jsonx"]));
+        assert!(
+            !asks(&["--json"]),
+            "the program's own name is not an argument"
+        );
     }
 }

@@ -6,7 +6,7 @@
 
 #![allow(clippy::print_stdout)]
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 
 use serde::Serialize;
 
@@ -26,6 +26,20 @@ pub(crate) fn verbatim_line(text: impl AsRef<str>) -> Result<()> {
     out.write_all(b"\n")?;
     out.flush()?;
     Ok(())
+}
+
+/// Bytes exactly as given, flushed: a pane's own output, for `swarm log --raw`.
+pub(crate) fn bytes(bytes: &[u8]) -> Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(bytes)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Whether to colour what is printed: only on a terminal, and not when NO_COLOR is set
+/// (no-color.org: to anything but the empty string).
+pub(crate) fn colour() -> bool {
+    io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// One JSON document, pretty-printed.

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::base::names::path_component;
 use crate::error::{Error, Result};
+use crate::format::paste::PasteFormat;
 use crate::format::settings::{Delivery, EnvPolicy, Isolation, Profile, Protocol};
 use crate::format::structured::TaskNotification;
 
@@ -24,7 +25,8 @@ pub(crate) struct TeamConfig {
     pub(crate) created_at: u64,
     #[serde(default)]
     pub(crate) lead_agent_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Always written (empty when there is none): other tools require it.
+    #[serde(default, serialize_with = "or_empty")]
     pub(crate) lead_session_id: Option<String>,
     #[serde(default)]
     pub(crate) members: Vec<Member>,
@@ -85,9 +87,11 @@ pub(crate) struct Member {
     #[serde(default)]
     pub(crate) agent_id: String,
     pub(crate) name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Always written, [`DEFAULT_AGENT_TYPE`] when swarm chose none: other tools require it.
+    #[serde(default, serialize_with = "or_default_agent_type")]
     pub(crate) agent_type: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Always written, [`DEFAULT_MODEL`] when swarm chose none: other tools require it.
+    #[serde(default, serialize_with = "or_default_model")]
     pub(crate) model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) prompt: Option<String>,
@@ -146,6 +150,10 @@ pub(crate) struct Member {
     pub(crate) protocol: Option<Protocol>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) delivery: Option<Delivery>,
+    /// How paste delivery types a message: `framed`, `raw` or a template (`format/paste.rs`), as
+    /// written; read with [`Member::paste_format`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) paste_format: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) run_timeout_s: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -158,12 +166,20 @@ pub(crate) struct Member {
     pub(crate) socket: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) log_file: Option<String>,
+    /// The bound of the member's log in bytes, as its supervisor was told it (`log_max`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) log_max: Option<u64>,
     /// Set by `stop` and `down` before they signal the supervisor: why it should end the program.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) stop_requested: Option<String>,
     /// The last completion notice, for `swarm wait`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) notice: Option<TaskNotification>,
+    /// The public key the member verifies the lead's messages with, `<ms>.<base64url SPKI>`: a
+    /// copy for the lead's side and for readers outside its pane. The member itself reads the one
+    /// it was launched with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) lead_verify_key: Option<String>,
 
     #[serde(flatten)]
     pub(crate) extra: Map<String, Value>,
@@ -171,6 +187,45 @@ pub(crate) struct Member {
 
 fn tmux_backend() -> String {
     "tmux".to_owned()
+}
+
+/// Claude Code's agent type for a member that asked for none.
+pub(crate) const DEFAULT_AGENT_TYPE: &str = "general-purpose";
+
+/// The model of a member that chose none: its program's own default (Claude Code's alias).
+pub(crate) const DEFAULT_MODEL: &str = "default";
+
+// Fields of Claude Code's schema that swarm may leave unchosen but other tools cannot do without
+// (agent-team-mail refuses a config without them): written with a default rather than left out.
+
+#[expect(
+    clippy::ref_option,
+    reason = "serde's serialize_with passes the field by reference"
+)]
+fn or_empty<S: serde::Serializer>(value: &Option<String>, out: S) -> Result<S::Ok, S::Error> {
+    out.serialize_str(value.as_deref().unwrap_or_default())
+}
+
+#[expect(
+    clippy::ref_option,
+    reason = "serde's serialize_with passes the field by reference"
+)]
+fn or_default_agent_type<S: serde::Serializer>(
+    value: &Option<String>,
+    out: S,
+) -> Result<S::Ok, S::Error> {
+    out.serialize_str(value.as_deref().unwrap_or(DEFAULT_AGENT_TYPE))
+}
+
+#[expect(
+    clippy::ref_option,
+    reason = "serde's serialize_with passes the field by reference"
+)]
+fn or_default_model<S: serde::Serializer>(
+    value: &Option<String>,
+    out: S,
+) -> Result<S::Ok, S::Error> {
+    out.serialize_str(value.as_deref().unwrap_or(DEFAULT_MODEL))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -205,6 +260,19 @@ impl State {
 }
 
 impl TeamConfig {
+    /// When anything last began or ended in the team, in epoch milliseconds: the latest of its
+    /// creation and each member's joining, start and end. For a team that has ended, when it
+    /// ended (`swarm prune --older-than`).
+    pub(crate) fn last_activity(&self) -> u64 {
+        self.members
+            .iter()
+            .flat_map(|m| [Some(m.joined_at), m.started_at, m.ended_at])
+            .flatten()
+            .chain([self.created_at])
+            .max()
+            .unwrap_or_default()
+    }
+
     pub(crate) fn lead_name(&self) -> &str {
         self.lead_agent_id
             .split_once('@')
@@ -232,17 +300,35 @@ impl TeamConfig {
         self.members.get_mut(index)
     }
 
-    /// A member, or a "not found" error that lists the roster.
+    /// A member, or a "not found" error that lists the roster: the one way every command checks
+    /// a member's name, so a misspelt one is exit 3 with the same words everywhere.
     pub(crate) fn require_member(&self, name: &str) -> Result<&Member> {
         self.member(name).ok_or_else(|| self.unknown_member(name))
     }
 
+    /// "bobb is not a member of team t; members: team-lead, bob", with a hint naming the member
+    /// it most looks like, if one does.
     pub(crate) fn unknown_member(&self, name: &str) -> Error {
-        Error::not_found(format!(
+        let err = Error::not_found(format!(
             "{name} is not a member of team {}; members: {}",
             self.name,
             self.roster().join(", ")
-        ))
+        ));
+        match self.closest_member(name) {
+            Some(close) => err.with_hint(format!("did you mean {close}?")),
+            None => err,
+        }
+    }
+
+    /// The member whose name `name` most looks like, when it looks enough like one (the
+    /// similarity clap uses for a misspelt command).
+    fn closest_member(&self, name: &str) -> Option<&str> {
+        self.members
+            .iter()
+            .map(|m| (strsim::jaro(name, &m.name), m.name.as_str()))
+            .filter(|(similarity, _)| *similarity > 0.7)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, name)| name)
     }
 
     pub(crate) fn roster(&self) -> Vec<&str> {
@@ -267,6 +353,15 @@ impl Member {
 
     pub(crate) fn delivery(&self) -> Delivery {
         self.delivery.unwrap_or_default()
+    }
+
+    /// How paste delivery types a message for this member: `framed` unless config.json says
+    /// otherwise; what it says is checked again, as the file may have been edited.
+    pub(crate) fn paste_format(&self) -> Result<PasteFormat> {
+        self.paste_format
+            .as_deref()
+            .map_or(Ok(PasteFormat::Framed), PasteFormat::parse)
+            .map_err(|why| Error::usage(format!("pasteFormat of {}: {why}", self.name)))
     }
 }
 

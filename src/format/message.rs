@@ -11,6 +11,10 @@ use crate::base::{clock, ids};
 use crate::error::{Error, Result};
 use crate::format::structured::Structured;
 
+/// The field that marks one copy of a broadcast (swarm's own; other tools keep it as they keep
+/// every field they do not know).
+const BROADCAST: &str = "broadcast";
+
 /// Message text above this many bytes is refused before anything is written.
 pub(crate) const MAX_TEXT_BYTES: usize = 1024 * 1024;
 
@@ -53,8 +57,19 @@ impl InboxMessage {
         self.str_field("text").unwrap_or_default()
     }
 
+    /// The one-line preview the sender gave, if any.
+    pub(crate) fn summary(&self) -> Option<&str> {
+        self.str_field("summary")
+    }
+
     pub(crate) fn timestamp(&self) -> &str {
         self.str_field("timestamp").unwrap_or_default()
+    }
+
+    /// Whether another tool marked it read (`"read": true`; agent-team-mail's reader does, and
+    /// keeps it in the file). Such a message is not unread for swarm.
+    pub(crate) fn is_read(&self) -> bool {
+        self.0.get("read") == Some(&Value::Bool(true))
     }
 
     /// The `msg_id`, or for a message written without one (Claude Code's own), a stable id derived
@@ -72,6 +87,22 @@ impl InboxMessage {
     /// Replaces the `msg_id`, for messages whose id is derived from what they record.
     pub(crate) fn set_id(&mut self, id: &str) {
         self.0.insert("msg_id".into(), id.into());
+    }
+
+    /// Sets one field, keeping its place if it is already there.
+    pub(crate) fn set_field(&mut self, key: &str, value: Value) {
+        self.0.insert(key.into(), value);
+    }
+
+    /// Whether it is one copy of a broadcast: `send '*'` writes each member's copy with the same
+    /// `msg_id` and `"broadcast": true`, so a reader of several inboxes shows it once.
+    pub(crate) fn is_broadcast(&self) -> bool {
+        self.0.get(BROADCAST) == Some(&Value::Bool(true))
+    }
+
+    /// Marks it as a broadcast, before its copies are made.
+    pub(crate) fn mark_broadcast(&mut self) {
+        self.set_field(BROADCAST, Value::Bool(true));
     }
 
     /// The protocol message inside `text`, if it is one.

@@ -110,6 +110,22 @@ impl Color {
         Self::from_str(raw, false).ok()
     }
 
+    /// The colour as a terminal shows it: the ANSI colour of the same name, and for those ANSI
+    /// lacks the 256-colour palette's, as in tmux.
+    pub(crate) fn ansi(self) -> anstyle::Color {
+        use anstyle::{Ansi256Color, AnsiColor};
+        match self {
+            Self::Red => AnsiColor::Red.into(),
+            Self::Blue => AnsiColor::Blue.into(),
+            Self::Green => AnsiColor::Green.into(),
+            Self::Yellow => AnsiColor::Yellow.into(),
+            Self::Purple => AnsiColor::Magenta.into(),
+            Self::Orange => Ansi256Color(208).into(),
+            Self::Pink => Ansi256Color(205).into(),
+            Self::Cyan => AnsiColor::Cyan.into(),
+        }
+    }
+
     /// The colour's name in tmux.
     pub(crate) fn tmux(self) -> &'static str {
         match self {
@@ -204,5 +220,12 @@ mod tests {
         assert_eq!(Color::Pink.tmux(), "colour205");
         assert_eq!(Color::parse("cyan"), Some(Color::Cyan));
         assert_eq!(Color::parse("mauve"), None);
+        let shown = |color: Color| {
+            let style = anstyle::Style::new().fg_color(Some(color.ansi()));
+            format!("{style}")
+        };
+        assert_eq!(shown(Color::Red), "\x1b[31m");
+        assert_eq!(shown(Color::Purple), "\x1b[35m");
+        assert_eq!(shown(Color::Orange), "\x1b[38;5;208m");
     }
 }

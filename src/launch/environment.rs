@@ -140,7 +140,7 @@ pub(crate) struct Handoff {
 
 impl Handoff {
     pub(crate) fn write(env: &BTreeMap<String, String>) -> Result<Self> {
-        Self::write_in(&runtime_dir()?, env)
+        Self::write_in(runtime_dir()?.dir(), env)
     }
 
     fn write_in(dir: &Path, env: &BTreeMap<String, String>) -> Result<Self> {

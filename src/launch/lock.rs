@@ -3,67 +3,66 @@
 //! cannot both pass the check and start every member twice. A second launch does not wait for it:
 //! by the time it could take the lock the team is running, so it is refused at once.
 
-use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Read, Seek, Write};
-use std::os::unix::fs::OpenOptionsExt;
-
 use crate::error::{Error, Result};
-use crate::store::durable::{PRIVATE_FILE_MODE, create_dir_all, parent};
+use crate::store::durable::private_dir;
+use crate::store::lock::{Flock, FlockFile};
 use crate::store::paths::Home;
 
 /// The team's launch lock, held until drop; the kernel releases it if its holder dies.
 #[derive(Debug)]
 pub(crate) struct LaunchLock {
-    file: File,
+    flock: Flock,
 }
 
 impl LaunchLock {
     /// Takes the lock on team `name`, or refuses (exit 2) naming the launch that holds it.
     pub(crate) fn take(home: &Home, name: &str) -> Result<Self> {
-        let path = home.team(name).launch_lock();
-        create_dir_all(parent(&path))?;
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(PRIVATE_FILE_MODE)
-            .open(&path)
-            .map_err(|err| Error::io("open lock file", &path, err))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
-                let by = match holder.trim() {
-                    "" => String::new(),
-                    pid => format!(" (pid {pid})"),
-                };
-                return Err(Error::usage(format!(
-                    "team {name} is already being started by another `swarm up`{by}"
-                ))
-                .with_hint(format!(
-                    "wait for it, then see `swarm status {name}`; stop it with `swarm down {name}`"
-                )));
-            }
-            Err(TryLockError::Error(err)) => return Err(Error::io("lock", &path, err)),
-        }
+        Self::try_take(home, name)?.map_err(|holder| {
+            Error::usage(format!(
+                "team {name} is already being started by another `swarm up`{}",
+                holder
+                    .map(|pid| format!(" (pid {pid})"))
+                    .unwrap_or_default()
+            ))
+            .with_hint(format!(
+                "wait for it, then see `swarm status {name}`; stop it with `swarm down {name}`"
+            ))
+        })
+    }
+
+    /// Waits for the lock on team `name`: `spawn` opening the team's window takes its turn with
+    /// other spawns and with `up`, which hold it for moments.
+    pub(crate) fn wait(home: &Home, name: &str) -> Result<Self> {
+        let team = home.team(name);
+        private_dir(team.private_root(), team.dir())?;
+        let mut flock = FlockFile::open(&team.launch_lock())?.lock()?;
+        flock.record(&std::process::id().to_string());
+        Ok(Self { flock })
+    }
+
+    /// Takes the lock on team `name`, or tells the pid of the launch that holds it, when it wrote
+    /// one.
+    pub(crate) fn try_take(
+        home: &Home,
+        name: &str,
+    ) -> Result<std::result::Result<Self, Option<String>>> {
+        let team = home.team(name);
+        let path = team.launch_lock();
+        private_dir(team.private_root(), team.dir())?;
+        let mut flock = match FlockFile::open(&path)?.try_lock()? {
+            Ok(flock) => flock,
+            Err(mut held) => return Ok(Err(held.recorded())),
+        };
         // Who holds it, for the refusal above; a stale pid left by a dead holder is overwritten.
-        let written = file
-            .set_len(0)
-            .and_then(|()| file.rewind())
-            .and_then(|()| write!(file, "{}", std::process::id()));
-        if let Err(err) = written {
-            tracing::debug!("cannot record the launch lock's holder: {err}");
-        }
-        Ok(Self { file })
+        flock.record(&std::process::id().to_string());
+        Ok(Ok(Self { flock }))
     }
 }
 
 impl Drop for LaunchLock {
     fn drop(&mut self) {
-        let _ = self.file.set_len(0);
-        let _ = self.file.unlock();
+        // Emptied while still held; the flock is released after.
+        self.flock.forget();
     }
 }
 

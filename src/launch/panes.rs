@@ -11,9 +11,13 @@ use crate::error::{Error, Result};
 use crate::format::config::{State, TmuxPlacement};
 use crate::format::settings::Color;
 use crate::launch::environment::Handoff;
+use crate::launch::keys::KEY_VAR;
 use crate::launch::layout::Layout;
+use crate::launch::lock::LaunchLock;
 use crate::launch::prepare::PanePlan;
-use crate::launch::tmux::{Environment, PaneInfo, PaneSpec, Placement, Server, Tmux};
+use crate::launch::tmux::{
+    Environment, PaneInfo, PaneSpec, Placement, Server, Tmux, current_socket, is_gone, same_socket,
+};
 use crate::store::team::Team;
 
 /// Which server a team goes on and whether it joins the caller's own tmux session.
@@ -36,6 +40,27 @@ impl Destination {
             Some(tmux) => Self { tmux, inside: true },
             None => Self {
                 tmux: Tmux::new(Server::Default),
+                inside: false,
+            },
+        }
+    }
+}
+
+impl Destination {
+    /// Where `spawn` opens a team's window: on the server `socket` names; else on the server the
+    /// window was on, as a new window in the current session when that is this process's tmux,
+    /// else a detached session; else where `up` would.
+    pub(crate) fn reopen(socket: Option<&str>, was: Option<&TmuxPlacement>) -> Self {
+        let Some(was) = was.filter(|_| socket.is_none_or(str::is_empty)) else {
+            return Self::choose(socket);
+        };
+        match current_socket() {
+            Some(current) if same_socket(&current, &was.socket) => Self {
+                tmux: Tmux::at(&current),
+                inside: true,
+            },
+            _ => Self {
+                tmux: Tmux::at(&was.socket),
                 inside: false,
             },
         }
@@ -97,6 +122,24 @@ pub(crate) fn start_team(
             team.name()
         )));
     };
+    let (where_, _) = open_window(destination, team, first, select)?;
+    // From here on, talk to the server by its socket path, as every later command will.
+    let tmux = Tmux::at(&where_.socket);
+    for plan in rest {
+        add_pane(&tmux, team, &where_, plan, layout)?;
+    }
+    tmux.select_layout(&where_.window, layout)?;
+    Ok(where_)
+}
+
+/// Opens the team's window with its first pane, as a new window in the current session (inside
+/// tmux) or a detached session `swarm-<team>`, and records in config.json where it is.
+fn open_window(
+    destination: &Destination,
+    team: &Team,
+    first: &PanePlan,
+    select: bool,
+) -> Result<(TmuxPlacement, PaneInfo)> {
     let session = format!("swarm-{}", team.name());
     let placement = if destination.inside {
         Placement::NewWindow {
@@ -113,7 +156,7 @@ pub(crate) fn start_team(
     let argv = supervisor_argv(team, &first.name, first.log_max, &handoff)?;
     let info = destination
         .tmux
-        .first_pane(placement, &spec(first, &argv))?;
+        .first_pane(placement, &spec(first, &argv, &public_env(first)))?;
     handoff.deliver();
     let where_ = TmuxPlacement {
         socket: info.socket.clone(),
@@ -125,14 +168,8 @@ pub(crate) fn start_team(
         config.tmux = Some(where_.clone());
         Ok(())
     })?;
-    // From here on, talk to the server by its socket path, as every later command will.
-    let tmux = Tmux::at(&info.socket);
-    settle(&tmux, team, &first.name, &info)?;
-    for plan in rest {
-        add_pane(&tmux, team, &where_, plan, layout)?;
-    }
-    tmux.select_layout(&where_.window, layout)?;
-    Ok(where_)
+    settle(&Tmux::at(&info.socket), team, &first.name, &info)?;
+    Ok((where_, info))
 }
 
 /// Splits one more member's pane into the team's window, then lays it out: a named `layout`
@@ -144,26 +181,67 @@ pub(crate) fn add_pane(
     plan: &PanePlan,
     layout: &Layout,
 ) -> Result<PaneInfo> {
+    try_add_pane(tmux, team, placement, plan, layout)?.ok_or_else(|| {
+        Error::not_found(format!(
+            "the team's tmux window {} is gone",
+            placement.window
+        ))
+        .with_hint("start the team again with `swarm up`")
+    })
+}
+
+/// [`add_pane`], or `None` when the window (or its whole server) is gone and nothing was placed.
+fn try_add_pane(
+    tmux: &Tmux,
+    team: &Team,
+    placement: &TmuxPlacement,
+    plan: &PanePlan,
+    layout: &Layout,
+) -> Result<Option<PaneInfo>> {
     let handoff = Handoff::write(&plan.env)?;
     let argv = supervisor_argv(team, &plan.name, plan.log_max, &handoff)?;
-    let info = tmux
-        .split(&placement.window, &spec(plan, &argv))
-        .map_err(|err| {
-            if err.message().contains("can't find") {
-                Error::not_found(format!(
-                    "the team's tmux window {} is gone",
-                    placement.window
-                ))
-                .with_hint("start the team again with `swarm up`")
-            } else {
-                err
-            }
-        })?;
+    let public = public_env(plan);
+    let info = match tmux.split(&placement.window, &spec(plan, &argv, &public)) {
+        Ok(info) => info,
+        Err(err) if is_gone(err.message()) => return Ok(None),
+        Err(err) => return Err(err),
+    };
     handoff.deliver();
     // Keep room for the next split.
     tmux.select_layout(&placement.window, layout.while_growing())?;
     settle(tmux, team, &plan.name, &info)?;
-    Ok(info)
+    Ok(Some(info))
+}
+
+/// Places the pane of a member `spawn` adds: split into the team's window, or, when the team has
+/// none (it was made by `init`, or started with nothing to run) or its window is gone (its last
+/// pane closed), opens one as `up` does, on the server `socket` names, else the one the window
+/// was on. Opening takes the team's launch lock ("Locks"), so spawns run at once open one window
+/// between them and the others split into it.
+pub(crate) fn place_member(
+    team: &Team,
+    plan: &PanePlan,
+    layout: &Layout,
+    socket: Option<&str>,
+) -> Result<PaneInfo> {
+    let split = || -> Result<Option<PaneInfo>> {
+        let Some(placement) = team.load()?.tmux else {
+            return Ok(None);
+        };
+        try_add_pane(&Tmux::at(&placement.socket), team, &placement, plan, layout)
+    };
+    if let Some(info) = split()? {
+        return Ok(info);
+    }
+    let _opening = LaunchLock::wait(team.home(), team.name())?;
+    // Another spawn may have opened one while this one waited (on a server started again, its
+    // window may even have the id of the one that was gone).
+    if let Some(info) = split()? {
+        return Ok(info);
+    }
+    let destination = Destination::reopen(socket, team.load()?.tmux.as_ref());
+    destination.tmux.check_version()?;
+    open_window(&destination, team, plan, false).map(|(_, info)| info)
 }
 
 /// Titles and colours the pane and records it; never downgrades what the supervisor already wrote.
@@ -190,7 +268,7 @@ fn settle(tmux: &Tmux, team: &Team, name: &str, info: &PaneInfo) -> Result<()> {
     let tmux_color = color.as_deref().and_then(Color::parse).map(Color::tmux);
     match tmux.decorate(&info.pane, &info.window, name, tmux_color) {
         // A program that ended at once takes its pane with it; its ending is recorded all the same.
-        Err(err) if crate::launch::tmux::is_gone(err.message()) => {
+        Err(err) if is_gone(err.message()) => {
             tracing::debug!("{name}'s pane closed before it was decorated");
             Ok(())
         }
@@ -198,11 +276,27 @@ fn settle(tmux: &Tmux, team: &Team, name: &str, info: &PaneInfo) -> Result<()> {
     }
 }
 
-fn spec<'a>(plan: &'a PanePlan, argv: &'a [OsString]) -> PaneSpec<'a> {
+fn spec<'a>(
+    plan: &'a PanePlan,
+    argv: &'a [OsString],
+    public_env: &'a [(&'a str, &'a str)],
+) -> PaneSpec<'a> {
     PaneSpec {
         cwd: &plan.cwd,
         argv,
+        public_env,
     }
+}
+
+/// What of a pane's variables tmux may set itself: its verify key, public, which swarm's readers
+/// in the pane take from the supervisor's own environment, where the member cannot change it.
+/// Everything else reaches the supervisor in its [`Handoff`].
+fn public_env(plan: &PanePlan) -> Vec<(&str, &str)> {
+    plan.env
+        .get_key_value(KEY_VAR)
+        .map(|(key, value)| (key.as_str(), value.as_str()))
+        .into_iter()
+        .collect()
 }
 
 /// What a variable tmux sets in each pane it creates is shown as, before the pane exists.

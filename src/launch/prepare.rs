@@ -1,20 +1,17 @@
-//! From a team file to a team on disk: the config with every member's exact argv, and each prompt
-//! waiting as the member's first message. `init` and `up` both go through here.
+//! From a team file to a team ready to be written: the config with every member's exact argv,
+//! and each pane's plan. `init` and `up` both go through here; `member/seal.rs` writes it and
+//! queues each prompt, signed where it must be.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::base::text::derive_summary;
 use crate::base::{clock, ids};
-use crate::error::Result;
 use crate::format::config::{LaunchSettings, Member, TeamConfig};
-use crate::format::message::InboxMessage;
 use crate::format::settings::Isolation;
 use crate::format::settings::{Color, EnvPolicy};
 use crate::launch::argv::{Launch, TeamLaunch, TeammateRequest};
-use crate::launch::teamfile::{DEFAULT_LOG_MAX, TeamFile};
+use crate::launch::teamfile::{DEFAULT_LOG_MAX, MemberSpec, TeamFile};
 use crate::store::paths::Home;
-use crate::store::team::Team;
 
 /// A team ready to be written, with what each pane will run.
 #[derive(Debug, Clone)]
@@ -69,6 +66,7 @@ pub(crate) fn prepare(
     if let Some(command) = &file.lead.command {
         let launch = launch_team.lead(command, &file.lead.env, &file.lead.env_policy, launcher_env);
         record_launch(&mut lead, &launch);
+        lead.log_max = Some(file.lead.log_max);
         panes.push(PanePlan {
             name: lead_name.to_owned(),
             argv: launch.argv,
@@ -83,43 +81,8 @@ pub(crate) fn prepare(
 
     for (index, spec) in file.members.iter().enumerate() {
         let color = spec.color.unwrap_or_else(|| Color::round_robin(index));
-        let launch = launch_team.teammate(
-            &TeammateRequest {
-                name: spec.name.as_str(),
-                command: spec.command.as_deref(),
-                profile: spec.profile,
-                agent_type: spec.agent_type.as_deref(),
-                model: spec.model.as_deref(),
-                color: Some(color),
-                plan_mode_required: spec.plan_mode_required,
-                env: &spec.env,
-                env_policy: &spec.env_policy,
-            },
-            launcher_env,
-        );
-        let mut member = Member::new(spec.name.as_str(), team, now);
-        member.agent_type.clone_from(&spec.agent_type);
-        member.model.clone_from(&spec.model);
-        member.prompt.clone_from(&spec.prompt);
-        member.color = Some(color.as_str().to_owned());
-        member.plan_mode_required = spec.plan_mode_required.then_some(true);
-        member.cwd = spec.cwd.display().to_string();
-        member.profile = Some(spec.profile);
-        member.env_policy = spec.env_policy.clone();
-        member.protocol = Some(spec.protocol);
-        member.delivery = Some(spec.delivery);
-        member.run_timeout_s = (spec.run_timeout_s > 0).then_some(spec.run_timeout_s);
-        member.isolation = (spec.isolation == Isolation::Worktree).then_some(Isolation::Worktree);
-        record_launch(&mut member, &launch);
-        panes.push(PanePlan {
-            name: spec.name.as_str().to_owned(),
-            argv: launch.argv,
-            env: launch.env,
-            env_policy: spec.env_policy.clone(),
-            worktree: spec.isolation == Isolation::Worktree,
-            cwd: spec.cwd.clone(),
-            log_max: spec.log_max,
-        });
+        let (member, pane) = teammate(&launch_team, spec, color, now, launcher_env);
+        panes.push(pane);
         members.push(member);
     }
 
@@ -153,6 +116,60 @@ pub(crate) fn prepare(
     Prepared { config, panes }
 }
 
+/// A teammate's record in config.json and its pane's plan, from its settings: what `up`, `init`
+/// and `spawn` all write for a member, so a member spawned later is the same as one in the file.
+pub(crate) fn teammate(
+    launch_team: &TeamLaunch<'_>,
+    spec: &MemberSpec,
+    color: Color,
+    now: u64,
+    launcher_env: &dyn Fn(&str) -> Option<String>,
+) -> (Member, PanePlan) {
+    let launch = launch_team.teammate(
+        &TeammateRequest {
+            name: spec.name.as_str(),
+            command: spec.command.as_deref(),
+            profile: spec.profile,
+            agent_type: spec.agent_type.as_deref(),
+            model: spec.model.as_deref(),
+            color: Some(color),
+            plan_mode_required: spec.plan_mode_required,
+            env: &spec.env,
+            env_policy: &spec.env_policy,
+        },
+        launcher_env,
+    );
+    let mut member = Member::new(spec.name.as_str(), launch_team.team, now);
+    member.agent_type.clone_from(&spec.agent_type);
+    member.model.clone_from(&spec.model);
+    member.prompt.clone_from(&spec.prompt);
+    member.color = Some(color.as_str().to_owned());
+    member.plan_mode_required = spec.plan_mode_required.then_some(true);
+    member.cwd = spec.cwd.display().to_string();
+    member.profile = Some(spec.profile);
+    member.env_policy = spec.env_policy.clone();
+    member.protocol = Some(spec.protocol);
+    member.delivery = Some(spec.delivery);
+    member.paste_format = spec
+        .paste_format
+        .as_ref()
+        .map(|format| format.as_str().to_owned());
+    member.run_timeout_s = (spec.run_timeout_s > 0).then_some(spec.run_timeout_s);
+    member.isolation = (spec.isolation == Isolation::Worktree).then_some(Isolation::Worktree);
+    member.log_max = Some(spec.log_max);
+    record_launch(&mut member, &launch);
+    let pane = PanePlan {
+        name: spec.name.as_str().to_owned(),
+        argv: launch.argv,
+        env: launch.env,
+        env_policy: spec.env_policy.clone(),
+        worktree: spec.isolation == Isolation::Worktree,
+        cwd: spec.cwd.clone(),
+        log_max: spec.log_max,
+    };
+    (member, pane)
+}
+
 pub(crate) fn record_launch(member: &mut Member, launch: &Launch) {
     member.argv = Some(launch.argv.clone());
     member.env_keys = Some(launch.env.keys().cloned().collect());
@@ -169,33 +186,4 @@ pub(crate) fn team_log_max(settings: &LaunchSettings) -> u64 {
         .get(LOG_MAX_KEY)
         .and_then(serde_json::Value::as_u64)
         .unwrap_or(DEFAULT_LOG_MAX)
-}
-
-/// Writes the team and queues each member's prompt as its first message, from the lead.
-/// `replace` rewrites an existing team's config; inboxes, history and logs are kept.
-pub(crate) fn create(home: &Home, config: &TeamConfig, replace: bool) -> Result<Team> {
-    let team = Team::create(home, config, replace)?;
-    let lead = config.lead_name();
-    for member in &config.members {
-        if let Some(prompt) = &member.prompt {
-            deliver_prompt(&team, lead, &member.name, prompt)?;
-        }
-    }
-    Ok(team)
-}
-
-/// Queues a prompt unless the same prompt is already waiting unread (an `init` before `up`).
-pub(crate) fn deliver_prompt(team: &Team, lead: &str, member: &str, prompt: &str) -> Result<()> {
-    crate::format::message::check_text_size(prompt)?;
-    team.mailbox(member).update(|unread| {
-        if unread
-            .iter()
-            .any(|m| m.from() == lead && m.text() == prompt)
-        {
-            return Ok(((), false));
-        }
-        let summary = derive_summary(prompt);
-        unread.push(InboxMessage::new(lead, prompt, Some(&summary), None));
-        Ok(((), true))
-    })
 }

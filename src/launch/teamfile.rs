@@ -1,5 +1,10 @@
 //! The TOML team file (docs/ARCHITECTURE.md, "Launching"). Unknown keys are refused with the line
 //! they are on, and every value is checked before anything is created.
+//!
+//! [`KEYS`] is the one statement of what a team file may hold: swarm-team(5) is written from it,
+//! `swarm spawn` takes a flag for each member key it names, and a test holds the parser's fields
+//! to it. A member's keys are checked by [`MemberSpec::check`], whether they come from a
+//! `[[member]]` table or from `spawn`'s flags.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -9,6 +14,7 @@ use serde::Deserialize;
 use crate::base::names::Name;
 use crate::error::{Error, Result};
 use crate::format::config::DEFAULT_LEAD;
+use crate::format::paste::{PasteFormat, delivery_with};
 use crate::format::settings::{Color, EnvPolicy, Profile};
 use crate::format::settings::{Delivery, Isolation, Protocol};
 use crate::launch::argv::{default_inherit, detect_profile};
@@ -47,6 +53,8 @@ pub(crate) struct LeadSpec {
     pub(crate) log_max: u64,
 }
 
+/// A member's settings, every one checked and every default applied: what the team file's
+/// `[[member]]` and `swarm spawn`'s flags both become.
 #[derive(Debug, Clone)]
 pub(crate) struct MemberSpec {
     pub(crate) name: Name,
@@ -60,6 +68,8 @@ pub(crate) struct MemberSpec {
     pub(crate) prompt: Option<String>,
     pub(crate) protocol: Protocol,
     pub(crate) delivery: Delivery,
+    /// How paste delivery types a message; `None` for the default, framed.
+    pub(crate) paste_format: Option<PasteFormat>,
     pub(crate) run_timeout_s: u64,
     pub(crate) env: BTreeMap<String, String>,
     /// The team's rules for what its program inherits, with its own over them.
@@ -86,7 +96,7 @@ struct RawTeam {
     #[serde(default)]
     lead: RawLead,
     #[serde(default)]
-    member: Vec<RawMember>,
+    member: Vec<MemberKeys>,
 }
 
 #[derive(Deserialize, Default)]
@@ -107,43 +117,446 @@ struct RawLead {
     log_max: Option<Size>,
 }
 
-#[derive(Deserialize)]
+/// A member's keys as written: a `[[member]]` table, or `swarm spawn`'s flags. Nothing is checked
+/// and no default applied yet: [`MemberSpec::check`] does both.
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct RawMember {
-    name: String,
-    command: Option<Command>,
-    profile: Option<Profile>,
-    agent_type: Option<String>,
-    model: Option<String>,
-    color: Option<Color>,
+pub(crate) struct MemberKeys {
+    pub(crate) name: String,
+    pub(crate) command: Option<Command>,
+    pub(crate) profile: Option<Profile>,
+    pub(crate) agent_type: Option<String>,
+    pub(crate) model: Option<String>,
+    pub(crate) color: Option<Color>,
     #[serde(default)]
-    plan_mode_required: bool,
+    pub(crate) plan_mode_required: bool,
     #[serde(default)]
-    isolation: Isolation,
-    prompt: Option<String>,
+    pub(crate) isolation: Isolation,
+    pub(crate) prompt: Option<String>,
     #[serde(default)]
-    protocol: Protocol,
+    pub(crate) protocol: Protocol,
+    pub(crate) delivery: Option<Delivery>,
+    pub(crate) paste_format: Option<String>,
     #[serde(default)]
-    delivery: Delivery,
+    pub(crate) run_timeout_s: u64,
     #[serde(default)]
-    run_timeout_s: u64,
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) env_clear: Option<bool>,
     #[serde(default)]
-    env: BTreeMap<String, String>,
-    env_clear: Option<bool>,
+    pub(crate) env_keep: BTreeSet<String>,
     #[serde(default)]
-    env_keep: BTreeSet<String>,
-    #[serde(default)]
-    env_remove: BTreeSet<String>,
-    cwd: Option<PathBuf>,
-    log_max: Option<Size>,
+    pub(crate) env_remove: BTreeSet<String>,
+    pub(crate) cwd: Option<PathBuf>,
+    pub(crate) log_max: Option<Size>,
 }
 
 /// `log_max = 1048576` or `log_max = "64MiB"`.
 #[derive(Deserialize)]
 #[serde(untagged)]
-enum Size {
+pub(crate) enum Size {
     Bytes(u64),
     Text(String),
+}
+
+/// `command = ["claude", "--model", "opus"]`, or one string split the way a shell would.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(crate) enum Command {
+    Argv(Vec<String>),
+    Line(String),
+}
+
+/// Where a key goes in a team file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Section {
+    /// The top level: the team as a whole.
+    Team,
+    /// `[lead]`.
+    Lead,
+    /// Each `[[member]]`.
+    Member,
+}
+
+/// One key a team file may hold: what it is, its type, its default and its meaning, and for a
+/// member key, how `swarm spawn` takes it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KeyDoc {
+    pub(crate) section: Section,
+    pub(crate) key: &'static str,
+    pub(crate) kind: &'static str,
+    pub(crate) default: &'static str,
+    pub(crate) meaning: &'static str,
+    /// How `swarm spawn` takes a member key: a flag (`--model`), or a positional argument.
+    pub(crate) spawn: Option<&'static str>,
+}
+
+const fn key(
+    section: Section,
+    key: &'static str,
+    kind: &'static str,
+    default: &'static str,
+    meaning: &'static str,
+) -> KeyDoc {
+    KeyDoc {
+        section,
+        key,
+        kind,
+        default,
+        meaning,
+        spawn: None,
+    }
+}
+
+const fn member(
+    key: &'static str,
+    spawn: &'static str,
+    kind: &'static str,
+    default: &'static str,
+    meaning: &'static str,
+) -> KeyDoc {
+    KeyDoc {
+        section: Section::Member,
+        key,
+        kind,
+        default,
+        meaning,
+        spawn: Some(spawn),
+    }
+}
+
+const SIZE: &str = "integer (bytes) or string (\"64MiB\")";
+const COMMAND: &str = "array of strings, or a string split as a shell splits it";
+const PATH: &str = "string (a path)";
+
+/// Every key of a team file, in the order swarm-team(5) lists them. The parser's fields are held
+/// to it by a test: a key cannot be added, renamed or dropped without its line here.
+pub(crate) const KEYS: &[KeyDoc] = &[
+    key(
+        Section::Team,
+        "name",
+        "string",
+        "required",
+        "The team's name, [A-Za-z0-9][A-Za-z0-9_-]{0,63}: its folder <home>/teams/<name>, its tmux window, and the session swarm-<name> outside tmux.",
+    ),
+    key(
+        Section::Team,
+        "description",
+        "string",
+        "none",
+        "A line about the team, kept in config.json.",
+    ),
+    key(
+        Section::Team,
+        "layout",
+        "string",
+        "tiled",
+        "The tmux layout of the team's window: even-horizontal, even-vertical, main-horizontal, main-vertical or tiled, or a layout string as #{window_layout} prints it, whose pane count must be the team's. Checked before tmux sees it.",
+    ),
+    key(
+        Section::Team,
+        "max_concurrent",
+        "integer, at least 1",
+        "no limit",
+        "At most this many teammates run at once; the others wait as queued, in file order. The lead is never limited.",
+    ),
+    key(
+        Section::Team,
+        "log_max",
+        SIZE,
+        "64MiB",
+        "A member's log, logs/<name>.log, is moved to <name>.log.1 before it passes this size (units KiB, MiB, GiB, KB, MB, GB; at least 1KiB). For every member without its own, and for members spawn adds.",
+    ),
+    key(
+        Section::Team,
+        "cwd",
+        PATH,
+        "where swarm up runs",
+        "Where the lead and members work, relative to the team file's folder; each may set its own.",
+    ),
+    key(
+        Section::Team,
+        "env_clear",
+        "boolean",
+        "false",
+        "Every program (the lead's and each member's) inherits nothing from its pane but what env_keep names, and swarm's own variables, unless it says env_clear = false. For members spawn adds too.",
+    ),
+    key(
+        Section::Team,
+        "env_keep",
+        "array of variable names",
+        "none",
+        "With env_clear, the inherited variables every program keeps, with its own env_keep. Refused when no one clears.",
+    ),
+    key(
+        Section::Team,
+        "env_remove",
+        "array of variable names",
+        "none",
+        "Inherited variables no program gets, e.g. ANTHROPIC_API_KEY, whatever else is kept; a member's own env still sets them. For members spawn adds too.",
+    ),
+    key(
+        Section::Team,
+        "lead",
+        "table",
+        "a lead with no command",
+        "The lead: the keys under [lead].",
+    ),
+    key(
+        Section::Team,
+        "member",
+        "array of tables",
+        "none",
+        "One [[member]] table per teammate, in the order their panes are placed.",
+    ),
+    key(
+        Section::Lead,
+        "name",
+        "string",
+        "team-lead",
+        "The lead's name; never user, which is the person at the keyboard.",
+    ),
+    key(
+        Section::Lead,
+        "command",
+        COMMAND,
+        "none",
+        "The lead's program, in the first pane. Without one the lead has no pane: it is whoever runs swarm outside every pane (a terminal, a script), which has the lead's authority, and the team's window opens with the first member placed, by swarm up or the first swarm spawn.",
+    ),
+    key(
+        Section::Lead,
+        "profile",
+        "\"claude\" or \"generic\"",
+        "claude when the program is claude, else generic",
+        "How the lead and, by default, its teammates are launched: claude gives Claude Code's teammate identity flags and environment; generic, identity in SWARM_* variables only.",
+    ),
+    key(
+        Section::Lead,
+        "inherit",
+        "array of flag names",
+        "claude: --model, --permission-mode, --settings, --plugin-dir, --dangerously-skip-permissions; generic: none",
+        "Flags of the lead's command that teammates of the same profile get too, with their values, unless they set their own.",
+    ),
+    key(
+        Section::Lead,
+        "env",
+        "table of strings",
+        "none",
+        "Variables set in the lead's pane; the SWARM_* identity variables are set after them.",
+    ),
+    key(
+        Section::Lead,
+        "env_clear",
+        "boolean",
+        "the team's env_clear",
+        "The lead's program inherits nothing from its pane but what env_keep names, and swarm's own variables.",
+    ),
+    key(
+        Section::Lead,
+        "env_keep",
+        "array of variable names",
+        "none",
+        "With env_clear, inherited variables the lead's program keeps, besides the team's env_keep.",
+    ),
+    key(
+        Section::Lead,
+        "env_remove",
+        "array of variable names",
+        "none",
+        "Inherited variables the lead's program does not get, besides the team's env_remove; none may be set in its env.",
+    ),
+    key(
+        Section::Lead,
+        "cwd",
+        PATH,
+        "the team's cwd",
+        "Where the lead works, relative to the team file's folder.",
+    ),
+    key(
+        Section::Lead,
+        "log_max",
+        SIZE,
+        "the team's log_max",
+        "The bound of the lead's log.",
+    ),
+    member(
+        "name",
+        "NAME",
+        "string",
+        "required",
+        "The member's name, unique in the team; never user.",
+    ),
+    member(
+        "command",
+        "-- CMD",
+        COMMAND,
+        "the profile's program: claude for claude; generic has none, so it is required",
+        "The member's program, started by its supervisor in its own pane.",
+    ),
+    member(
+        "profile",
+        "--profile",
+        "\"claude\" or \"generic\"",
+        "claude when the program is claude, else the lead's",
+        "How the member is launched: Claude Code's teammate flags and environment, or SWARM_* variables only.",
+    ),
+    member(
+        "agent_type",
+        "--agent-type",
+        "string",
+        "none (general-purpose in config.json)",
+        "The member's agent type: claude gets it as --agent-type.",
+    ),
+    member(
+        "model",
+        "--model",
+        "string",
+        "the lead's --model, when inherited",
+        "The model, in place of an inherited --model.",
+    ),
+    member(
+        "color",
+        "--color",
+        "red, blue, green, yellow, purple, orange, pink or cyan",
+        "the next in that order",
+        "The colour of the member's name on its pane's border, in swarm's output, and for claude its --agent-color.",
+    ),
+    member(
+        "plan_mode_required",
+        "--plan-mode-required",
+        "boolean",
+        "false",
+        "The member starts in plan mode, gets no permission-bypassing flag, and must have its plan approved by the lead.",
+    ),
+    member(
+        "isolation",
+        "--worktree",
+        "\"none\" or \"worktree\"",
+        "none",
+        "worktree: the member works in its own git worktree, <repo>/.swarm/worktrees/<team>/<name>, on branch swarm/<team>/<name>; its cwd must be in a git repository.",
+    ),
+    member(
+        "prompt",
+        "--prompt",
+        "string",
+        "none",
+        "The member's first message, from the lead, waiting in its inbox when it starts.",
+    ),
+    member(
+        "protocol",
+        "--protocol",
+        "\"native\" or \"wrapper\"",
+        "native",
+        "native: the program reads its inbox and answers the lead's requests itself; wrapper: the supervisor approves a shutdown request for it and ends it.",
+    ),
+    member(
+        "delivery",
+        "--delivery",
+        "\"pull\" or \"paste\"",
+        "pull, or paste when paste_format is set",
+        "pull: the program runs swarm recv; paste: the supervisor pastes each plain message into its pane, then Enter.",
+    ),
+    member(
+        "paste_format",
+        "--paste-format",
+        "\"framed\", \"raw\", or a template",
+        "framed",
+        "How paste delivery types a message: framed, [from <sender>] <text>; raw, the text exactly; or a template with {from}, {text} and {summary}, {{ and }} for a literal brace. Means delivery = \"paste\"; refused beside delivery = \"pull\".",
+    ),
+    member(
+        "run_timeout_s",
+        "--run-timeout",
+        "integer (seconds)",
+        "0, no limit",
+        "The supervisor stops the program after this long, as swarm stop does (reason timeout). At most a year.",
+    ),
+    member(
+        "env",
+        "--env",
+        "table of strings",
+        "none",
+        "Variables set in the member's pane; the SWARM_* identity variables are set after them, so none can be overridden.",
+    ),
+    member(
+        "env_clear",
+        "--env-clear",
+        "boolean",
+        "the team's env_clear",
+        "The member's program inherits nothing from its pane but what env_keep names, and swarm's own variables.",
+    ),
+    member(
+        "env_keep",
+        "--env-keep",
+        "array of variable names",
+        "none",
+        "With env_clear, inherited variables the member's program keeps, besides the team's env_keep.",
+    ),
+    member(
+        "env_remove",
+        "--env-remove",
+        "array of variable names",
+        "none",
+        "Inherited variables the member's program does not get, e.g. ANTHROPIC_API_KEY, besides the team's env_remove; none may be set in its env.",
+    ),
+    member(
+        "cwd",
+        "--cwd",
+        PATH,
+        "the team's cwd (spawn: the current directory)",
+        "Where the member works, relative to the team file's folder (spawn: to the current directory).",
+    ),
+    member(
+        "log_max",
+        "--log-max",
+        SIZE,
+        "the team's log_max",
+        "The bound of the member's log.",
+    ),
+];
+
+/// Where a member's keys were written, to name them as they were written in a refusal.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Source<'a> {
+    /// A team file, at this path.
+    File(&'a Path),
+    /// `swarm spawn`'s flags.
+    Flags,
+}
+
+impl Source<'_> {
+    /// A member key as this source spells it: `run_timeout_s` in a file, `--run-timeout` as a flag.
+    fn key(self, key: &'static str) -> &'static str {
+        match self {
+            Self::File(_) => key,
+            Self::Flags => KEYS
+                .iter()
+                .find(|doc| doc.section == Section::Member && doc.key == key)
+                .and_then(|doc| doc.spawn)
+                .unwrap_or(key),
+        }
+    }
+
+    /// A refusal of what this source says (exit 2): a file's names its path.
+    fn invalid(self, what: impl std::fmt::Display) -> Error {
+        match self {
+            Self::File(path) => Error::usage(format!("{}: {what}", path.display())),
+            Self::Flags => Error::usage(what.to_string()),
+        }
+    }
+}
+
+/// What a member's keys default to, from the rest of the team.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Defaults<'a> {
+    /// The lead's profile.
+    pub(crate) profile: Profile,
+    /// Where a member that names no `cwd` works.
+    pub(crate) cwd: &'a Path,
+    /// What a relative `cwd` is relative to.
+    pub(crate) base: &'a Path,
+    /// The team's `log_max`.
+    pub(crate) log_max: Option<u64>,
+    /// The team's `env_clear`, `env_keep` and `env_remove`, which a member's own go over.
+    pub(crate) env_policy: &'a EnvPolicy,
 }
 
 /// How large a member's log grows before it is rotated, unless the team file says.
@@ -151,6 +564,10 @@ pub(crate) const DEFAULT_LOG_MAX: u64 = 64 * 1024 * 1024;
 
 /// The smallest `log_max`: a bound so small would rotate on almost every write.
 const MIN_LOG_MAX: u64 = 1024;
+
+/// The longest `run_timeout_s`, a year. The supervisor adds it to the clock, and a run meant to
+/// last longer than this has no use for a timeout.
+pub(crate) const MAX_RUN_TIMEOUT_S: u64 = 365 * 24 * 60 * 60;
 
 /// A size in bytes: a number, optionally followed by a unit: `KiB`, `MiB`, `GiB` (or `K`, `M`,
 /// `G`), `KB`, `MB`, `GB` (powers of 1000), `B`. Units are read case-insensitively.
@@ -186,25 +603,13 @@ pub(crate) fn parse_size(text: &str) -> std::result::Result<u64, String> {
     Ok(bytes)
 }
 
-fn log_max(
-    size: Option<Size>,
-    who: &str,
-    invalid: &dyn Fn(String) -> Error,
-) -> Result<Option<u64>> {
+fn log_max(size: Option<Size>, key: &str, who: &str, source: Source<'_>) -> Result<Option<u64>> {
     size.map(|size| match size {
         Size::Bytes(bytes) => parse_size(&bytes.to_string()),
         Size::Text(text) => parse_size(&text),
     })
     .transpose()
-    .map_err(|why| invalid(format!("log_max of {who}: {why}")))
-}
-
-/// `command = ["claude", "--model", "opus"]`, or one string split the way a shell would.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Command {
-    Argv(Vec<String>),
-    Line(String),
+    .map_err(|why| source.invalid(format!("{key} of {who}: {why}")))
 }
 
 impl TeamFile {
@@ -235,7 +640,8 @@ impl TeamFile {
             let at = line.map_or_else(|| shown.to_string(), |line| format!("{shown}:{line}"));
             Error::usage(format!("{at}: {message}"))
         })?;
-        let invalid = |what: String| Error::usage(format!("{shown}: {what}"));
+        let source = Source::File(path);
+        let invalid = |what: String| source.invalid(what);
         let base = crate::store::durable::parent(path).to_path_buf();
         let team_cwd = raw
             .cwd
@@ -255,8 +661,8 @@ impl TeamFile {
             .transpose()
             .map_err(invalid)?;
 
-        let team_log_max = log_max(raw.log_max, "the team", &invalid)?;
-        let lead_command = argv(raw.lead.command, "lead", &invalid)?;
+        let team_log_max = log_max(raw.log_max, "log_max", "the team", source)?;
+        let lead_command = argv(raw.lead.command, "lead", source)?;
         let lead_profile = raw
             .lead
             .profile
@@ -269,7 +675,7 @@ impl TeamFile {
         };
         check_policy(&team_policy, &BTreeMap::new())
             .map_err(|why| invalid(format!("the team: {why}")))?;
-        let lead_env = checked_env(raw.lead.env, "lead", &invalid)?;
+        let lead_env = checked_env(raw.lead.env, "env", "lead", source)?;
         let lead_policy = env_policy(
             EnvRules {
                 clear: raw.lead.env_clear,
@@ -279,7 +685,7 @@ impl TeamFile {
             &team_policy,
             &lead_env,
             "the lead",
-            &invalid,
+            source,
         )?;
         let lead = LeadSpec {
             name: Name::parse("lead", raw.lead.name.as_deref().unwrap_or(DEFAULT_LEAD))
@@ -299,7 +705,7 @@ impl TeamFile {
                 .cwd
                 .as_deref()
                 .map_or_else(|| team_cwd.clone(), |cwd| resolve(&base, Some(cwd))),
-            log_max: log_max(raw.lead.log_max, "the lead", &invalid)?
+            log_max: log_max(raw.lead.log_max, "log_max", "the lead", source)?
                 .or(team_log_max)
                 .unwrap_or(DEFAULT_LOG_MAX),
         };
@@ -316,73 +722,24 @@ impl TeamFile {
                 "the lead cannot be called {PERSON}: that is the person at the keyboard"
             )));
         }
+        let defaults = Defaults {
+            profile: lead_profile,
+            cwd: &team_cwd,
+            base: &base,
+            log_max: team_log_max,
+            env_policy: &team_policy,
+        };
         let mut seen = BTreeSet::from([lead.name.clone()]);
         let mut members = Vec::with_capacity(raw.member.len());
-        for member in raw.member {
-            let name = Name::parse("member", &member.name)
-                .map_err(|err| invalid(err.message().to_owned()))?;
-            if !seen.insert(name.clone()) {
-                return Err(invalid(format!("member name {name} is used twice")));
-            }
-            if name.as_str() == PERSON {
+        for keys in raw.member {
+            let member = MemberSpec::check(keys, &defaults, source)?;
+            if !seen.insert(member.name.clone()) {
                 return Err(invalid(format!(
-                    "a member cannot be called {PERSON}: that is the person at the keyboard"
+                    "member name {} is used twice",
+                    member.name
                 )));
             }
-            let command = argv(member.command, name.as_str(), &invalid)?;
-            let profile = member
-                .profile
-                .or_else(|| detect_profile(command.as_deref()))
-                .unwrap_or(lead_profile);
-            if command.is_none() && profile == Profile::Generic {
-                return Err(invalid(format!(
-                    "member {name} needs a command: the generic profile has no default program"
-                )));
-            }
-            let env = checked_env(member.env, name.as_str(), &invalid)?;
-            let env_policy = env_policy(
-                EnvRules {
-                    clear: member.env_clear,
-                    keep: member.env_keep,
-                    remove: member.env_remove,
-                },
-                &team_policy,
-                &env,
-                name.as_str(),
-                &invalid,
-            )?;
-            members.push(MemberSpec {
-                log_max: log_max(member.log_max, name.as_str(), &invalid)?
-                    .or(team_log_max)
-                    .unwrap_or(DEFAULT_LOG_MAX),
-                env,
-                env_policy,
-                cwd: member
-                    .cwd
-                    .as_deref()
-                    .map_or_else(|| team_cwd.clone(), |cwd| resolve(&base, Some(cwd))),
-                name,
-                command,
-                profile,
-                agent_type: member.agent_type,
-                model: member.model,
-                color: member.color,
-                plan_mode_required: member.plan_mode_required,
-                isolation: member.isolation,
-                prompt: member.prompt,
-                protocol: member.protocol,
-                delivery: member.delivery,
-                run_timeout_s: member.run_timeout_s,
-            });
-        }
-
-        let panes = members.len() + usize::from(lead.command.is_some());
-        if let Some(cells) = layout.as_ref().and_then(Layout::cells)
-            && cells != panes
-        {
-            return Err(invalid(format!(
-                "the layout string describes {cells} panes but the team has {panes}"
-            )));
+            members.push(member);
         }
 
         let anyone_clears = (lead.command.is_some() && lead.env_policy.clear)
@@ -392,6 +749,15 @@ impl TeamFile {
                 "env_keep has no effect: neither the team nor any member has env_clear = true"
                     .into(),
             ));
+        }
+
+        let panes = members.len() + usize::from(lead.command.is_some());
+        if let Some(cells) = layout.as_ref().and_then(Layout::cells)
+            && cells != panes
+        {
+            return Err(invalid(format!(
+                "the layout string describes {cells} panes but the team has {panes}"
+            )));
         }
 
         Ok(Self {
@@ -404,6 +770,90 @@ impl TeamFile {
             env_policy: team_policy,
             lead,
             members,
+        })
+    }
+}
+
+impl MemberSpec {
+    /// Checks a member's keys, from a team file or `spawn`'s flags, and applies the defaults the
+    /// rest of the team gives them. A refusal names the key as `source` spells it.
+    pub(crate) fn check(
+        keys: MemberKeys,
+        defaults: &Defaults<'_>,
+        source: Source<'_>,
+    ) -> Result<Self> {
+        let name = Name::parse("member", &keys.name)
+            .map_err(|err| source.invalid(err.message().to_owned()))?;
+        if name.as_str() == PERSON {
+            return Err(source.invalid(format!(
+                "a member cannot be called {PERSON}: that is the person at the keyboard"
+            )));
+        }
+        if keys.run_timeout_s > MAX_RUN_TIMEOUT_S {
+            return Err(source.invalid(format!(
+                "{} of {name} is {}; at most {MAX_RUN_TIMEOUT_S} (a year), or 0 for none",
+                source.key("run_timeout_s"),
+                keys.run_timeout_s
+            )));
+        }
+        let paste_key = source.key("paste_format");
+        let paste_format = keys
+            .paste_format
+            .as_deref()
+            .map(PasteFormat::parse)
+            .transpose()
+            .map_err(|why| source.invalid(format!("{paste_key} of {name}: {why}")))?;
+        let delivery = delivery_with(keys.delivery, paste_format.as_ref())
+            .map_err(|why| source.invalid(format!("{paste_key} of {name}: {why}")))?;
+        let command = argv(keys.command, name.as_str(), source)?;
+        let profile = keys
+            .profile
+            .or_else(|| detect_profile(command.as_deref()))
+            .unwrap_or(defaults.profile);
+        if command.is_none() && profile == Profile::Generic {
+            let refusal = source.invalid(format!(
+                "member {name} needs a command: the generic profile has no default program"
+            ));
+            return Err(match source {
+                Source::File(_) => refusal,
+                Source::Flags => refusal.with_hint(format!("swarm spawn {name} -- PROGRAM ARGS…")),
+            });
+        }
+        let env = checked_env(keys.env, source.key("env"), name.as_str(), source)?;
+        let env_policy = env_policy(
+            EnvRules {
+                clear: keys.env_clear,
+                keep: keys.env_keep,
+                remove: keys.env_remove,
+            },
+            defaults.env_policy,
+            &env,
+            name.as_str(),
+            source,
+        )?;
+        Ok(Self {
+            log_max: log_max(keys.log_max, source.key("log_max"), name.as_str(), source)?
+                .or(defaults.log_max)
+                .unwrap_or(DEFAULT_LOG_MAX),
+            env,
+            env_policy,
+            cwd: keys.cwd.as_deref().map_or_else(
+                || defaults.cwd.to_path_buf(),
+                |cwd| resolve(defaults.base, Some(cwd)),
+            ),
+            name,
+            command,
+            profile,
+            agent_type: keys.agent_type,
+            model: keys.model,
+            color: keys.color,
+            plan_mode_required: keys.plan_mode_required,
+            isolation: keys.isolation,
+            prompt: keys.prompt,
+            protocol: keys.protocol,
+            delivery,
+            paste_format,
+            run_timeout_s: keys.run_timeout_s,
         })
     }
 }
@@ -430,22 +880,18 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-fn argv(
-    command: Option<Command>,
-    who: &str,
-    invalid: &dyn Fn(String) -> Error,
-) -> Result<Option<Vec<String>>> {
+fn argv(command: Option<Command>, who: &str, source: Source<'_>) -> Result<Option<Vec<String>>> {
     let argv = match command {
         None => return Ok(None),
         Some(Command::Argv(argv)) => argv,
         Some(Command::Line(line)) => shlex::split(&line)
-            .ok_or_else(|| invalid(format!("the command of {who} has unbalanced quotes")))?,
+            .ok_or_else(|| source.invalid(format!("the command of {who} has unbalanced quotes")))?,
     };
     if argv.first().is_none_or(String::is_empty) {
-        return Err(invalid(format!("the command of {who} is empty")));
+        return Err(source.invalid(format!("the command of {who} is empty")));
     }
     if argv.iter().any(|arg| arg.contains('\0')) {
-        return Err(invalid(format!("the command of {who} contains a NUL byte")));
+        return Err(source.invalid(format!("the command of {who} contains a NUL byte")));
     }
     Ok(Some(argv))
 }
@@ -457,13 +903,14 @@ struct EnvRules {
     remove: BTreeSet<String>,
 }
 
-/// A member's rules over the team's, checked.
+/// A member's (or the lead's) rules over the team's, checked: the one check of the team file's
+/// keys and of `spawn`'s `--env-clear`, `--env-keep` and `--env-remove`.
 fn env_policy(
     own: EnvRules,
     team: &EnvPolicy,
     env: &BTreeMap<String, String>,
     who: &str,
-    invalid: &dyn Fn(String) -> Error,
+    source: Source<'_>,
 ) -> Result<EnvPolicy> {
     let policy = EnvPolicy {
         clear: false,
@@ -473,26 +920,31 @@ fn env_policy(
     // Only its own rules can contradict each other or its own `env`: a name the team removes
     // and the member sets is the member's own, and a name the team keeps and the member
     // removes is removed.
-    check_policy(&policy, env).map_err(|why| invalid(format!("{who}: {why}")))?;
+    check_policy(&policy, env).map_err(|why| source.invalid(format!("{who}: {why}")))?;
     let kept_by_itself = !policy.keep.is_empty();
     let policy = policy.over(own.clear, team);
     if kept_by_itself && !policy.clear {
-        return Err(invalid(format!(
-            "env_keep of {who} has no effect without env_clear = true"
-        )));
+        return Err(source.invalid(match source {
+            Source::File(_) => format!("env_keep of {who} has no effect without env_clear = true"),
+            Source::Flags => {
+                "--env-keep has no effect without --env-clear (or the team file's env_clear = true)"
+                    .to_owned()
+            }
+        }));
     }
     Ok(policy)
 }
 
 fn checked_env(
     env: BTreeMap<String, String>,
+    key: &str,
     who: &str,
-    invalid: &dyn Fn(String) -> Error,
+    source: Source<'_>,
 ) -> Result<BTreeMap<String, String>> {
-    for (key, value) in &env {
-        if key.is_empty() || key.contains(['=', '\0']) || value.contains('\0') {
-            return Err(invalid(format!(
-                "the env of {who} has an invalid variable {key:?}"
+    for (name, value) in &env {
+        if name.is_empty() || name.contains(['=', '\0']) || value.contains('\0') {
+            return Err(source.invalid(format!(
+                "the {key} of {who} has an invalid variable {name:?}"
             )));
         }
     }
@@ -505,6 +957,166 @@ mod tests {
 
     fn parse(text: &str) -> Result<TeamFile> {
         TeamFile::parse(Path::new("/repo/teams/t.toml"), text, Path::new("/work"))
+    }
+
+    /// The fields a derived `Deserialize` asks for: what the parser accepts, and refuses beside.
+    fn fields_of<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+        use serde::de::{Error as _, Visitor, value::Error as DeError};
+
+        struct Fields(&'static [&'static str]);
+        struct Asked<'a>(&'a mut Fields);
+
+        impl<'de> serde::Deserializer<'de> for Asked<'_> {
+            type Error = DeError;
+
+            fn deserialize_any<V: Visitor<'de>>(
+                self,
+                _: V,
+            ) -> std::result::Result<V::Value, DeError> {
+                Err(DeError::custom("not a struct"))
+            }
+
+            fn deserialize_struct<V: Visitor<'de>>(
+                self,
+                _: &'static str,
+                fields: &'static [&'static str],
+                _: V,
+            ) -> std::result::Result<V::Value, DeError> {
+                self.0.0 = fields;
+                Err(DeError::custom("asked"))
+            }
+
+            serde::forward_to_deserialize_any! {
+                bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+                byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+                identifier ignored_any
+            }
+        }
+
+        let mut fields = Fields(&[]);
+        let _ = T::deserialize(Asked(&mut fields));
+        fields.0
+    }
+
+    /// swarm-team(5) is written from `KEYS`, and the parser refuses every key its structs lack:
+    /// the two name the same keys, section by section, so the manual cannot drift from the parser.
+    #[test]
+    fn the_key_table_names_exactly_the_keys_the_parser_reads() {
+        for (section, fields) in [
+            (Section::Team, fields_of::<RawTeam>()),
+            (Section::Lead, fields_of::<RawLead>()),
+            (Section::Member, fields_of::<MemberKeys>()),
+        ] {
+            let parsed: BTreeSet<&str> = fields.iter().copied().collect();
+            let documented: BTreeSet<&str> = KEYS
+                .iter()
+                .filter(|doc| doc.section == section)
+                .map(|doc| doc.key)
+                .collect();
+            assert!(!parsed.is_empty(), "{section:?}");
+            assert_eq!(
+                parsed, documented,
+                "{section:?}: the parser's keys and KEYS differ"
+            );
+        }
+        for doc in KEYS {
+            assert_eq!(
+                doc.spawn.is_some(),
+                doc.section == Section::Member,
+                "{}: every member key, and only those, says how spawn takes it",
+                doc.key
+            );
+            assert!(
+                !doc.kind.is_empty() && !doc.default.is_empty() && doc.meaning.ends_with('.'),
+                "{}: type, default and a sentence of meaning",
+                doc.key
+            );
+        }
+    }
+
+    #[test]
+    fn a_refusal_names_the_key_as_its_source_spells_it() {
+        let keys = |timeout| MemberKeys {
+            name: "a".into(),
+            command: Some(Command::Argv(vec!["x".into()])),
+            run_timeout_s: timeout,
+            ..MemberKeys::default()
+        };
+        let defaults = Defaults {
+            profile: Profile::Generic,
+            cwd: Path::new("/work"),
+            base: Path::new("/work"),
+            log_max: None,
+            env_policy: &EnvPolicy::default(),
+        };
+        let err = MemberSpec::check(keys(u64::MAX), &defaults, Source::Flags).unwrap_err();
+        assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
+        assert!(
+            err.message().starts_with("--run-timeout of a is "),
+            "{}",
+            err.message()
+        );
+        let err = MemberSpec::check(
+            keys(u64::MAX),
+            &defaults,
+            Source::File(Path::new("/t.toml")),
+        )
+        .unwrap_err();
+        assert!(
+            err.message().starts_with("/t.toml: run_timeout_s of a is "),
+            "{}",
+            err.message()
+        );
+        let spec = MemberSpec::check(keys(60), &defaults, Source::Flags).unwrap();
+        assert_eq!((spec.run_timeout_s, spec.log_max), (60, DEFAULT_LOG_MAX));
+        assert_eq!(spec.cwd, Path::new("/work"));
+    }
+
+    /// `spawn`'s `--env-*` flags are checked as a `[[member]]` table's keys are, over the team's
+    /// rules, and a refusal names the flags.
+    #[test]
+    fn spawn_env_flags_go_through_the_member_check() {
+        let team = EnvPolicy {
+            clear: true,
+            keep: BTreeSet::from(["PATH".to_owned()]),
+            remove: BTreeSet::from(["AWS_SECRET_ACCESS_KEY".to_owned()]),
+        };
+        let defaults = Defaults {
+            profile: Profile::Generic,
+            cwd: Path::new("/work"),
+            base: Path::new("/work"),
+            log_max: None,
+            env_policy: &team,
+        };
+        let keys = |clear: Option<bool>, keep: &[&str], remove: &[&str]| MemberKeys {
+            name: "a".into(),
+            command: Some(Command::Argv(vec!["x".into()])),
+            env_clear: clear,
+            env_keep: keep.iter().map(|k| (*k).to_owned()).collect(),
+            env_remove: remove.iter().map(|k| (*k).to_owned()).collect(),
+            ..MemberKeys::default()
+        };
+        let spec =
+            MemberSpec::check(keys(None, &["HOME"], &["K"]), &defaults, Source::Flags).unwrap();
+        assert!(spec.env_policy.clear, "the team's env_clear holds");
+        assert!(spec.env_policy.keeps("HOME") && spec.env_policy.keeps("PATH"));
+        assert!(!spec.env_policy.keeps("K") && !spec.env_policy.keeps("AWS_SECRET_ACCESS_KEY"));
+
+        let open = Defaults {
+            env_policy: &EnvPolicy::default(),
+            ..defaults
+        };
+        let err = MemberSpec::check(keys(None, &["HOME"], &[]), &open, Source::Flags).unwrap_err();
+        assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
+        assert!(
+            err.message()
+                .starts_with("--env-keep has no effect without --env-clear"),
+            "{}",
+            err.message()
+        );
+        let err =
+            MemberSpec::check(keys(Some(true), &["X"], &["X"]), &open, Source::Flags).unwrap_err();
+        assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
     }
 
     #[test]
@@ -647,6 +1259,67 @@ cwd = "sub"
         }
         assert_eq!(parse_size("1MB"), Ok(1_000_000));
         assert_eq!(parse_size("3g"), Ok(3 << 30));
+    }
+
+    #[test]
+    fn run_timeouts_past_a_year_are_refused() {
+        let team = |secs: u64| {
+            parse(&format!(
+                "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"x\"\nrun_timeout_s = {secs}"
+            ))
+        };
+        assert_eq!(
+            team(MAX_RUN_TIMEOUT_S).unwrap().members[0].run_timeout_s,
+            MAX_RUN_TIMEOUT_S
+        );
+        for absurd in [MAX_RUN_TIMEOUT_S + 1, i64::MAX.unsigned_abs()] {
+            let err = team(absurd).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{absurd}");
+            assert_eq!(
+                err.message(),
+                format!(
+                    "/repo/teams/t.toml: run_timeout_s of a is {absurd}; at most 31536000 (a year), or 0 for none"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn paste_formats_are_checked_and_mean_paste_delivery() {
+        let team = |keys: &str| {
+            parse(&format!(
+                "name = \"t\"\n[[member]]\nname = \"py\"\ncommand = \"python3 -i\"\n{keys}"
+            ))
+        };
+        let raw = team("paste_format = \"raw\"").unwrap();
+        assert_eq!(raw.members[0].delivery, Delivery::Paste);
+        assert_eq!(raw.members[0].paste_format, Some(PasteFormat::Raw));
+        let template = team("delivery = \"paste\"\npaste_format = \"# {from}\\n{text}\"").unwrap();
+        assert_eq!(
+            template.members[0].paste_format.as_ref().unwrap().as_str(),
+            "# {from}\n{text}"
+        );
+        let plain = team("delivery = \"paste\"").unwrap();
+        assert_eq!(plain.members[0].paste_format, None);
+        assert_eq!(team("").unwrap().members[0].delivery, Delivery::Pull);
+        for (keys, why) in [
+            (
+                "paste_format = \"{frm}: {text}\"",
+                "/repo/teams/t.toml: paste_format of py: \"{frm}: {text}\" has an unknown placeholder {frm}",
+            ),
+            (
+                "paste_format = \"Raw\"",
+                "/repo/teams/t.toml: paste_format of py: \"Raw\" is not a paste format",
+            ),
+            (
+                "delivery = \"pull\"\npaste_format = \"raw\"",
+                "/repo/teams/t.toml: paste_format of py: \"raw\" needs delivery = \"paste\", not \"pull\"",
+            ),
+        ] {
+            let err = team(keys).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{keys}");
+            assert!(err.message().starts_with(why), "{}", err.message());
+        }
     }
 
     #[test]

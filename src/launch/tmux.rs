@@ -50,6 +50,10 @@ pub(crate) type Environment = Vec<(String, Option<String>)>;
 pub(crate) struct PaneSpec<'a> {
     pub(crate) cwd: &'a Path,
     pub(crate) argv: &'a [OsString],
+    /// Public variables tmux sets in the pane with `-e`, where they are on its command line for
+    /// every local user to read: only the verify key (`launch::keys`), which swarm's readers in
+    /// the pane take from its supervisor's own environment. Nothing secret ever goes here.
+    pub(crate) public_env: &'a [(&'a str, &'a str)],
 }
 
 /// A pane tmux created, and where it lives.
@@ -91,9 +95,7 @@ impl Tmux {
 
     /// The server this process runs under: `$TMUX` names its socket.
     pub(crate) fn current() -> Option<Self> {
-        let tmux = std::env::var_os("TMUX").filter(|v| !v.is_empty())?;
-        let socket = tmux.to_string_lossy().split(',').next()?.to_owned();
-        Some(Self::at(Path::new(&socket)))
+        current_socket().map(|socket| Self::at(&socket))
     }
 
     /// tmux with the server chosen and `args` as one command, each escaped as [`escape`] says.
@@ -303,38 +305,48 @@ impl Tmux {
     /// Pastes `text` into a pane exactly as given, then presses Enter. The text travels through a
     /// named buffer on stdin, so no byte of it is interpreted by tmux or a shell.
     pub(crate) fn paste(&self, pane: &str, buffer: &str, text: &[u8]) -> Result<()> {
-        let mut load = self.command(["load-buffer", "-b", buffer, "-"]);
-        load.stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = load
-            .spawn()
-            .map_err(|err| Error::os("run tmux load-buffer", err))?;
-        if let Some(mut stdin) = child.stdin.take() {
-            stdin
-                .write_all(text)
-                .map_err(|err| Error::os("write to tmux load-buffer", err))?;
-        }
-        let output = child
-            .wait_with_output()
-            .map_err(|err| Error::os("run tmux load-buffer", err))?;
-        if !output.status.success() {
-            return Err(Error::runtime(format!(
-                "tmux load-buffer failed: {}",
-                String::from_utf8_lossy(&output.stderr).trim()
-            )));
-        }
         // -p: bracketed paste when the program asked for it; -r: newlines stay newlines.
-        self.run(&args([
-            "paste-buffer",
-            "-d",
-            "-p",
-            "-r",
-            "-b",
-            buffer,
-            "-t",
-            pane,
-        ]))?;
+        self.put(pane, buffer, text, &["-p", "-r"])?;
+        self.press_enter(pane)
+    }
+
+    /// Types `keys` into a pane as a person at its keyboard would, each byte as it is (a newline
+    /// is the Enter key), then Enter unless `enter` is false. Like [`Tmux::paste`], the bytes go
+    /// through a named buffer on stdin: a control character, a key name or a leading `-` is never
+    /// read by tmux as a key or an option.
+    pub(crate) fn type_keys(
+        &self,
+        pane: &str,
+        buffer: &str,
+        keys: &[u8],
+        enter: bool,
+    ) -> Result<()> {
+        if !keys.is_empty() {
+            self.put(pane, buffer, keys, &[])?;
+        }
+        if enter {
+            self.press_enter(pane)?;
+        }
+        Ok(())
+    }
+
+    /// Loads `bytes` into `buffer` from stdin and pastes it into `pane` with `flags`, deleting the
+    /// buffer. A paste that fails takes the buffer away too, so no text is left on the server.
+    fn put(&self, pane: &str, buffer: &str, bytes: &[u8], flags: &[&str]) -> Result<()> {
+        feed(
+            self.command(["load-buffer", "-b", buffer, "-"]),
+            "load-buffer",
+            bytes,
+        )?;
+        let mut argv = args(["paste-buffer", "-d"]);
+        argv.extend(flags.iter().map(OsString::from));
+        argv.extend(args(["-b", buffer, "-t", pane]));
+        self.run(&argv).map(drop).inspect_err(|_| {
+            let _ = self.run(&args(["delete-buffer", "-b", buffer]));
+        })
+    }
+
+    fn press_enter(&self, pane: &str) -> Result<()> {
         self.run(&args(["send-keys", "-t", pane, "Enter"]))
             .map(drop)
     }
@@ -372,6 +384,22 @@ impl Tmux {
         }
     }
 
+    /// The member a pane of swarm's shows on its border (`@swarm-member`, set by
+    /// [`Tmux::decorate`]); `None` when the pane is gone or is no member's.
+    pub(crate) fn member_in(&self, pane: &str) -> Result<Option<String>> {
+        match self.run(&args([
+            "display-message",
+            "-p",
+            "-t",
+            pane,
+            "#{@swarm-member}",
+        ])) {
+            Ok(out) => Ok(Some(out.trim_end_matches('\n').to_owned()).filter(|m| !m.is_empty())),
+            Err(err) if is_gone(err.message()) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
     /// How a person attaches to `session` on this server.
     pub(crate) fn attach_command(&self, session: &str) -> Vec<String> {
         let mut argv = vec!["tmux".to_owned()];
@@ -402,6 +430,130 @@ impl Tmux {
     pub(crate) fn switch_to(&self, window: &str) -> Result<()> {
         self.run(&args(["switch-client", "-t", window])).map(drop)
     }
+
+    /// Where `target` (a pane id, or a window id for its active pane) is now, and the member
+    /// swarm placed in that pane; `None` when the pane, the window or the whole server is gone.
+    pub(crate) fn locate(&self, target: &str) -> Result<Option<Located>> {
+        let out = match self.run(&args([
+            "display-message",
+            "-p",
+            "-t",
+            target,
+            LOCATE_FORMAT,
+        ])) {
+            Ok(out) => out,
+            Err(err) if is_gone(err.message()) => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        // display-message may fall back to no target at all when its own is gone (tmux 3.3a
+        // prints empty fields), so what it printed must be the target's.
+        Ok(
+            parse_located(&out)
+                .filter(|located| located.pane == target || located.window == target),
+        )
+    }
+
+    /// Makes `pane` the active pane of its window and that window the current one of its session.
+    pub(crate) fn select(&self, pane: &str) -> Result<()> {
+        self.run(&args(["select-pane", "-t", pane]))?;
+        self.run(&args(["select-window", "-t", pane])).map(drop)
+    }
+
+    /// Inside tmux on this server: moves the caller's client (tmux finds it from `$TMUX_PANE`) to
+    /// `target`'s session, window and pane.
+    pub(crate) fn switch_client(&self, target: &str) -> Result<()> {
+        self.run(&args(["switch-client", "-t", target])).map(drop)
+    }
+
+    /// Replaces this process with `tmux attach -t target`, handing it the terminal; returns only
+    /// when tmux could not be run. `nest` runs it inside another tmux's pane: without `$TMUX`,
+    /// which tmux would otherwise refuse.
+    pub(crate) fn exec_attach(&self, target: &str, nest: bool) -> Error {
+        let mut command = self.command(["attach-session", "-t", target]);
+        command
+            .stdin(Stdio::inherit())
+            .stdout(Stdio::inherit())
+            .stderr(Stdio::inherit());
+        if nest {
+            command.env_remove("TMUX").env_remove("TMUX_PANE");
+        }
+        let err = std::os::unix::process::CommandExt::exec(&mut command);
+        if err.kind() == std::io::ErrorKind::NotFound {
+            Error::runtime("tmux is not installed")
+                .with_hint("install it, e.g. `apt-get install tmux`")
+        } else {
+            Error::os("run tmux attach", err)
+        }
+    }
+}
+
+/// Where a pane is: what [`Tmux::locate`] finds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Located {
+    pub(crate) pane: String,
+    pub(crate) window: String,
+    pub(crate) session: String,
+    /// The `@swarm-member` option swarm gave the pane; empty on a pane swarm did not place.
+    pub(crate) member: String,
+}
+
+const LOCATE_FORMAT: &str = "#{pane_id}\t#{window_id}\t#{session_name}\t#{@swarm-member}";
+
+fn parse_located(out: &str) -> Option<Located> {
+    let line = out.lines().next().unwrap_or_default();
+    let mut fields = line.splitn(4, '\t');
+    let mut next = || fields.next().unwrap_or_default().to_owned();
+    let located = Located {
+        pane: next(),
+        window: next(),
+        session: next(),
+        member: next(),
+    };
+    (located.pane.starts_with('%') && located.window.starts_with('@')).then_some(located)
+}
+
+/// The socket of the tmux server this process runs under, from `$TMUX`; `None` outside tmux.
+pub(crate) fn current_socket() -> Option<PathBuf> {
+    let tmux = std::env::var_os("TMUX").filter(|v| !v.is_empty())?;
+    let socket = tmux.to_string_lossy().split(',').next()?.to_owned();
+    (!socket.is_empty()).then(|| PathBuf::from(socket))
+}
+
+/// Whether two socket paths are one server's: the same file, or the same path when either is
+/// gone.
+pub(crate) fn same_socket(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => a == b,
+    }
+}
+
+/// Runs tmux `command` with `input` on its stdin and waits for it, whatever happens to the
+/// input: a tmux that exits without reading it all (its server is gone) is reaped, never left a
+/// zombie of the supervisor, and its own complaint is the error.
+fn feed(mut command: Command, verb: &str, input: &[u8]) -> Result<()> {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = command
+        .spawn()
+        .map_err(|err| Error::os(&format!("run tmux {verb}"), err))?;
+    let written = child.stdin.take().map_or(Ok(()), |mut stdin| {
+        stdin.write_all(input)
+        // Dropped here: tmux sees the end of its input.
+    });
+    let output = child
+        .wait_with_output()
+        .map_err(|err| Error::os(&format!("run tmux {verb}"), err))?;
+    if !output.status.success() {
+        return Err(Error::runtime(format!(
+            "tmux {verb} failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        )));
+    }
+    written.map_err(|err| Error::os(&format!("write to tmux {verb}"), err))
 }
 
 /// tmux splits the argv it is given into commands at every argument that ends with `;`, and reads
@@ -427,6 +579,10 @@ fn args<const N: usize>(items: [&str; N]) -> Vec<OsString> {
 fn push_spec(argv: &mut Vec<OsString>, spec: &PaneSpec<'_>) {
     argv.push("-c".into());
     argv.push(spec.cwd.as_os_str().to_owned());
+    for (key, value) in spec.public_env {
+        argv.push("-e".into());
+        argv.push(escape(OsStr::new(&format!("{key}={value}"))));
+    }
     argv.push("--".into());
     argv.extend(spec.argv.iter().cloned());
 }
@@ -533,6 +689,23 @@ mod tests {
     }
 
     #[test]
+    fn a_located_pane_names_its_window_session_and_member() {
+        let located = parse_located("%3\t@1\tswarm-t\tbob\n").unwrap();
+        assert_eq!(
+            (
+                located.pane,
+                located.window,
+                located.session,
+                located.member
+            ),
+            ("%3".into(), "@1".into(), "swarm-t".into(), "bob".into())
+        );
+        // A pane swarm did not place has no member; a target tmux did not find prints nothing.
+        assert_eq!(parse_located("%4\t@1\ts\t").unwrap().member, "");
+        assert!(parse_located("\t\t\t\n").is_none());
+    }
+
+    #[test]
     fn a_server_on_its_way_out_has_no_panes() {
         for message in [
             "tmux kill-pane failed: can't find pane: %7",
@@ -559,6 +732,32 @@ mod tests {
         assert_eq!(argv, ["-L", "s", "new-window", "-c", "/w\\;"]);
     }
 
+    /// A tmux that exits without reading its input (its server is gone) is waited for, not left
+    /// a zombie of the supervisor, which reaps only what its program left behind.
+    #[test]
+    fn a_command_that_does_not_read_its_input_is_reaped() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let mut command = Command::new("sh");
+        command
+            .args([
+                "-c",
+                "echo $$ > \"$1\"; exec 0<&-; echo gone >&2; exit 3",
+                "sh",
+            ])
+            .arg(&pid_file);
+        // More than a pipe holds, so the write fails however quickly the command exits.
+        let err = feed(command, "load-buffer", &vec![b'x'; 4 << 20]).unwrap_err();
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        assert!(
+            !Path::new("/proc").join(pid.trim()).exists(),
+            "{} is left a zombie",
+            pid.trim()
+        );
+        // tmux's own complaint says more than the broken pipe.
+        assert_eq!(err.message(), "tmux load-buffer failed: gone");
+    }
+
     #[test]
     fn pane_commands_are_argv_lists_with_no_environment() {
         let argv = [OsString::from("prog"), OsString::from("it's; x")];
@@ -568,6 +767,7 @@ mod tests {
             &PaneSpec {
                 cwd: Path::new("/w"),
                 argv: &argv,
+                public_env: &[],
             },
         );
         assert_eq!(out, args(["-c", "/w", "--", "prog", "it's; x"]));

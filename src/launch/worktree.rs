@@ -1,14 +1,18 @@
 //! Worktree isolation: a member with `isolation = "worktree"` works in its own git worktree on
-//! branch `swarm/<team>/<name>`, under the repository's `.swarm/worktrees/`. At its end, a worktree
-//! with no new commits and no changes is removed with its branch; any other is kept.
+//! branch `swarm/<team>/<name>`, at the repository's `.swarm/worktrees/<team>/<name>`. At its end,
+//! a worktree with no new commits and no changes is removed with its branch; any other is kept,
+//! and the next run of that member works in it again, wherever it is.
 
 use std::ffi::OsStr;
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::error::{Error, Result};
+use crate::store::durable;
 use crate::store::lock::Flock;
+use crate::store::paths::RepoPaths;
 
 #[derive(Debug, Clone)]
 pub(crate) struct Worktree {
@@ -17,6 +21,9 @@ pub(crate) struct Worktree {
     pub(crate) branch: String,
     /// The commit the worktree started from.
     pub(crate) base: String,
+    /// `.swarm/worktrees/<team>`, when the worktree is in it: removed with the team's last
+    /// worktree. A kept worktree found elsewhere leaves its folder alone.
+    team_dir: Option<PathBuf>,
 }
 
 /// The top of the git repository containing `dir`, or a refusal naming the member.
@@ -35,46 +42,73 @@ pub(crate) fn require_repo(dir: &Path, member: &str) -> Result<PathBuf> {
 /// Creates (or reuses, after an earlier run kept it) the member's worktree.
 pub(crate) fn create(dir: &Path, team: &str, member: &str) -> Result<Worktree> {
     let repo = require_repo(dir, member)?;
-    let common = common_dir(&repo)?;
-    let _serial = lock_repo(&common)?;
+    let paths = RepoPaths::new(repo.clone(), common_dir(&repo)?);
+    let _serial = lock_repo(&paths)?;
     let branch = format!("swarm/{team}/{member}");
-    let path = repo
-        .join(".swarm")
-        .join("worktrees")
-        .join(format!("{team}-{member}"));
-    exclude_swarm_dir(&common)?;
-    if !path.join(".git").exists() {
-        let branch_exists = git(
-            &repo,
-            [
-                "rev-parse",
-                "--verify",
-                "--quiet",
-                &format!("refs/heads/{branch}"),
-            ],
-        )
-        .is_ok();
-        let path_arg = path.to_string_lossy().into_owned();
-        if branch_exists {
-            git(&repo, ["worktree", "add", &path_arg, &branch])?;
-        } else {
-            git(&repo, ["worktree", "add", "-b", &branch, &path_arg, "HEAD"])?;
+    exclude_swarm_dir(&paths)?;
+    // A worktree an earlier run kept is the member's, even at the path an older swarm chose.
+    let path = match checked_out_at(&repo, &branch)? {
+        Some(path) if path.join(".git").exists() => path,
+        found => {
+            if found.is_some() {
+                // Its directory was deleted by hand: git still counts the branch as checked out.
+                git(&repo, ["worktree", "prune"])?;
+            }
+            let path = paths.worktree(team, member);
+            let branch_exists = git(
+                &repo,
+                [
+                    "rev-parse",
+                    "--verify",
+                    "--quiet",
+                    &format!("refs/heads/{branch}"),
+                ],
+            )
+            .is_ok();
+            let path_arg = path.to_string_lossy().into_owned();
+            if branch_exists {
+                git(&repo, ["worktree", "add", &path_arg, &branch])?;
+            } else {
+                git(&repo, ["worktree", "add", "-b", &branch, &path_arg, "HEAD"])?;
+            }
+            path
         }
-    }
+    };
     let base = git(&path, ["rev-parse", "HEAD"])?.trim().to_owned();
+    let team_dir = (path == paths.worktree(team, member)).then(|| paths.team_worktrees(team));
     Ok(Worktree {
         repo,
         path,
         branch,
         base,
+        team_dir,
     })
+}
+
+/// Where `branch` is checked out in a linked worktree of `repo`, if it is. The main worktree
+/// (listed first) is the user's own checkout and never the member's: a branch checked out there
+/// is left to `git worktree add` to refuse.
+fn checked_out_at(repo: &Path, branch: &str) -> Result<Option<PathBuf>> {
+    let listing = git(repo, ["worktree", "list", "--porcelain"])?;
+    let wanted = format!("branch refs/heads/{branch}");
+    let mut path = None;
+    let mut linked = false;
+    for line in listing.lines() {
+        if let Some(worktree) = line.strip_prefix("worktree ") {
+            linked = path.is_some();
+            path = Some(PathBuf::from(worktree));
+        } else if line == wanted && linked {
+            return Ok(path);
+        }
+    }
+    Ok(None)
 }
 
 impl Worktree {
     /// Removes the worktree and its branch when nothing was committed or changed; returns the path
     /// when it is kept.
     pub(crate) fn finish(&self) -> Result<Option<PathBuf>> {
-        let _serial = lock_repo(&common_dir(&self.repo)?)?;
+        let _serial = lock_repo(&RepoPaths::new(self.repo.clone(), common_dir(&self.repo)?))?;
         let head = git(&self.path, ["rev-parse", "HEAD"])?.trim().to_owned();
         let changes = git(
             &self.path,
@@ -86,6 +120,10 @@ impl Worktree {
         let path_arg = self.path.to_string_lossy().into_owned();
         git(&self.repo, ["worktree", "remove", &path_arg])?;
         git(&self.repo, ["branch", "-D", &self.branch])?;
+        // The team's directory goes with its last worktree; one still in use is not empty.
+        if let Some(team_dir) = &self.team_dir {
+            let _ = fs::remove_dir(team_dir);
+        }
         Ok(None)
     }
 }
@@ -93,8 +131,8 @@ impl Worktree {
 /// swarm's git commands on one repository run one at a time, across supervisors. git fails rather
 /// than waits on a lock another git process holds, and `branch -D` reads every worktree, including
 /// one that a concurrent `worktree add` has only half created.
-fn lock_repo(common_dir: &Path) -> Result<Flock> {
-    Flock::wait(&common_dir.join("swarm-worktrees.lock"))
+fn lock_repo(paths: &RepoPaths) -> Result<Flock> {
+    Flock::wait(&paths.git_lock())
 }
 
 /// The git directory that the repository's worktrees share.
@@ -103,21 +141,30 @@ fn common_dir(repo: &Path) -> Result<PathBuf> {
     Ok(repo.join(common.trim()))
 }
 
-/// Keeps `.swarm/` out of the main worktree's `git status`.
-fn exclude_swarm_dir(common_dir: &Path) -> Result<()> {
-    let exclude = common_dir.join("info").join("exclude");
-    let current = fs::read_to_string(&exclude).unwrap_or_default();
-    if current.lines().any(|line| line.trim() == "/.swarm/") {
+/// Keeps `.swarm/` out of the main worktree's `git status`: one line added to the repository's
+/// `info/exclude`, which is the user's file, so it is replaced atomically and whatever it held is
+/// kept byte for byte.
+fn exclude_swarm_dir(paths: &RepoPaths) -> Result<()> {
+    let exclude = paths.exclude();
+    let current = durable::read_if_exists(&exclude)?.unwrap_or_default();
+    if current
+        .split(|b| *b == b'\n')
+        .any(|line| line.trim_ascii() == RepoPaths::EXCLUDED.as_bytes())
+    {
         return Ok(());
     }
-    crate::store::durable::create_dir_all(crate::store::durable::parent(&exclude))?;
-    let separator = if current.is_empty() || current.ends_with('\n') {
-        ""
-    } else {
-        "\n"
-    };
-    fs::write(&exclude, format!("{current}{separator}/.swarm/\n"))
-        .map_err(|err| Error::io("write", &exclude, err))
+    durable::create_dir_outside_home(durable::parent(&exclude))?;
+    // The user's file keeps its mode; a new one gets git's usual 0644.
+    let mode = fs::metadata(&exclude).map_or(0o644, |meta| meta.permissions().mode() & 0o7777);
+    durable::atomic_write(&exclude, |out| {
+        out.write_all(&current)?;
+        if !current.is_empty() && !current.ends_with(b"\n") {
+            out.write_all(b"\n")?;
+        }
+        writeln!(out, "{}", RepoPaths::EXCLUDED)
+    })?;
+    fs::set_permissions(&exclude, fs::Permissions::from_mode(mode))
+        .map_err(|err| Error::io("restore the mode of", &exclude, err))
 }
 
 fn git<I, S>(dir: &Path, args: I) -> Result<String>
@@ -152,4 +199,102 @@ where
         dir.display(),
         String::from_utf8_lossy(&output.stderr).trim()
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A repository with one commit, in a temporary directory.
+    fn repo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path();
+        git(top, ["init", "-q", "-b", "main"]).unwrap();
+        fs::write(top.join("README"), "hi\n").unwrap();
+        git(top, ["add", "README"]).unwrap();
+        git(
+            top,
+            [
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "start",
+            ],
+        )
+        .unwrap();
+        dir
+    }
+
+    #[test]
+    fn team_and_member_names_that_join_alike_get_worktrees_of_their_own() {
+        let repo = repo();
+        let first = create(repo.path(), "a-b", "c").unwrap();
+        let second = create(repo.path(), "a", "b-c").unwrap();
+        assert_ne!(first.path, second.path);
+        assert_eq!(
+            first.path,
+            repo.path().join(".swarm/worktrees/a-b/c"),
+            "one directory per team"
+        );
+        assert_eq!(
+            git(&second.path, ["branch", "--show-current"])
+                .unwrap()
+                .trim(),
+            "swarm/a/b-c"
+        );
+        assert_eq!(first.finish().unwrap(), None);
+        assert!(!repo.path().join(".swarm/worktrees/a-b").exists());
+        assert_eq!(second.finish().unwrap(), None);
+    }
+
+    #[test]
+    fn a_kept_worktree_is_used_again_wherever_it_is() {
+        let repo = repo();
+        // Kept by an earlier run of a swarm that joined team and member with a dash.
+        let old = repo.path().join(".swarm/worktrees/t-m");
+        git(
+            repo.path(),
+            [
+                "worktree",
+                "add",
+                "-b",
+                "swarm/t/m",
+                old.to_str().unwrap(),
+                "HEAD",
+            ],
+        )
+        .unwrap();
+        let again = create(repo.path(), "t", "m").unwrap();
+        assert_eq!(again.path, old);
+        assert_eq!(again.finish().unwrap(), None);
+        assert!(
+            repo.path().join(".swarm/worktrees").is_dir(),
+            "only a team's own folder goes with its last worktree"
+        );
+    }
+
+    #[test]
+    fn a_branch_checked_out_in_the_main_worktree_is_not_taken_over() {
+        let repo = repo();
+        git(repo.path(), ["checkout", "-q", "-b", "swarm/t/m"]).unwrap();
+        let err = create(repo.path(), "t", "m").unwrap_err();
+        assert!(err.to_string().contains("worktree add"), "{err}");
+    }
+
+    #[test]
+    fn the_exclude_file_keeps_what_it_held_and_gets_one_line() {
+        let repo = repo();
+        let exclude = repo.path().join(".git/info/exclude");
+        // Not UTF-8, and no newline at the end.
+        let mine = b"# mine\n*.\xff\nlast".to_vec();
+        fs::write(&exclude, &mine).unwrap();
+        create(repo.path(), "t", "a").unwrap();
+        create(repo.path(), "t", "b").unwrap();
+        let mut expected = mine;
+        expected.extend_from_slice(b"\n/.swarm/\n");
+        assert_eq!(fs::read(&exclude).unwrap(), expected);
+    }
 }

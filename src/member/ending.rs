@@ -2,6 +2,9 @@
 //! exactly once per ending. The supervisor records it; `stop` and `down` record it only when the
 //! supervisor is gone. Both go through [`record`], which checks under the config lock whether the
 //! ending is already recorded, and writes the notice to the lead while still holding that lock.
+//! Then, outside that lock and on every record (so a second record finishes what a crash left),
+//! the member's open tasks return to pending with no owner, and the lead gets a plain message
+//! naming them (docs/ARCHITECTURE.md, "Task list").
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
@@ -12,6 +15,8 @@ use crate::error::{Error, Result};
 use crate::format::config::State;
 use crate::format::message::InboxMessage;
 use crate::format::structured::{Structured, TaskNotification, TaskStatus};
+use crate::format::task::Task;
+use crate::store::tasks::TaskList;
 use crate::store::team::Team;
 
 /// How a member's program ended.
@@ -23,6 +28,10 @@ pub(crate) struct Ending {
     pub(crate) reason: Option<String>,
     pub(crate) worktree: Option<String>,
 }
+
+/// The reason recorded for a member that shut down because the lead asked: an approved shutdown
+/// request (exited, completed), or one `down` stopped when it had not ended in time (killed).
+pub(crate) const SHUTDOWN: &str = "shutdown";
 
 /// Signals that mean the program crashed rather than was stopped.
 const CRASH_SIGNALS: [i32; 5] = [
@@ -63,6 +72,23 @@ impl Ending {
         }
     }
 
+    /// A program ended because its shutdown request was approved on its behalf (wrapper): a
+    /// successful end, as Claude Code counts a teammate that approved its shutdown ("bob has shut
+    /// down"), whatever status the signal that ended it left. The exit code is the real one.
+    pub(crate) fn shut_down(status: ExitStatus) -> Self {
+        let exit_code = match (status.code(), status.signal()) {
+            (Some(code), _) => code,
+            (None, Some(signal)) => 128 + signal,
+            (None, None) => -1,
+        };
+        Self {
+            state: State::Exited,
+            exit_code: Some(exit_code),
+            reason: Some(SHUTDOWN.to_owned()),
+            worktree: None,
+        }
+    }
+
     pub(crate) fn status(&self) -> TaskStatus {
         match self.state {
             State::Exited => TaskStatus::Completed,
@@ -72,17 +98,45 @@ impl Ending {
     }
 }
 
-/// Records the ending and notifies the lead; `None` if this ending was already recorded.
+/// Who hears of a member's end, read from config.json as it was recorded.
+struct Told {
+    /// The lead, unless the member is the lead.
+    lead: Option<String>,
+    agent_id: String,
+    started_at: Option<u64>,
+    color: Option<String>,
+}
+
+/// Records the ending and notifies the lead; `None` if this ending was already recorded. Either
+/// way, the member's open tasks then return to pending ([`release_tasks`]).
+///
+/// The notice reaches the lead's inbox before the final state reaches config.json, both under the
+/// config lock: whoever sees the member ended (`wait`, `status`) finds the notice already there.
+/// A failure between the two leaves the member unrecorded, and recording it again (the supervisor
+/// retries) delivers the same notice, recognised by its id, once.
 pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<TaskNotification>> {
-    let recorded = team.update_then(
+    let (notice, told) = team.update_then(
         |config| {
             let lead = config.lead_name().to_owned();
             let team_name = config.name.clone();
             let member = config.member_mut(name).ok_or_else(|| {
                 Error::not_found(format!("{name} is no longer a member of team {team_name}"))
             })?;
+            let to = (name != lead).then_some(lead);
+            let told = Told {
+                lead: to.clone(),
+                agent_id: member.agent_id.clone(),
+                started_at: member.started_at,
+                color: member.color.clone(),
+            };
             if member.state.is_some_and(State::is_final) {
-                return Ok(None);
+                // Recorded already. A notice lost to a crash, or to another tool's deleting it
+                // unread, is delivered again (its id keeps it from arriving twice).
+                if let (Some(notice), Some(lead)) = (&member.notice, &to) {
+                    let id = notice_id(notice, member.started_at);
+                    deliver(team, name, lead, notice, member.color.as_deref(), &id)?;
+                }
+                return Ok((None, told));
             }
             let now = clock::now_ms();
             let started = member.started_at.unwrap_or(now);
@@ -98,6 +152,10 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
                 reason: ending.reason.clone(),
                 timestamp: clock::timestamp_now(),
             };
+            if let Some(lead) = &to {
+                let id = notice_id(&notice, member.started_at);
+                deliver(team, name, lead, &notice, member.color.as_deref(), &id)?;
+            }
             member.state = Some(ending.state);
             member.exit_code = ending.exit_code;
             member.reason.clone_from(&ending.reason);
@@ -105,30 +163,88 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
             member.is_active = Some(false);
             member.worktree_path.clone_from(&ending.worktree);
             member.notice = Some(notice.clone());
-            // One id per ending, so a retried write can be recognised.
-            let id = ids::derived(&format!("{}\0{started}", notice.task_id));
-            let to = (name != lead).then_some(lead);
-            Ok(Some((notice, member.color.clone(), id, to)))
+            Ok((Some(notice), told))
         },
-        // The notice goes out once the final state is on disk, still under the config lock.
-        |recorded| {
-            let Some((notice, color, id, Some(lead))) = recorded else {
-                return Ok(());
-            };
-            let text = Structured::TaskNotification(notice.clone()).to_text();
-            let mut message =
-                InboxMessage::new(name, &text, Some(&notice.summary), color.as_deref());
-            message.set_id(id);
-            team.mailbox(lead).update(|unread| {
-                if unread.iter().any(|m| m.id() == id.as_str()) {
-                    return Ok(((), false));
-                }
-                unread.push(message);
-                Ok(((), true))
-            })
-        },
+        |_| Ok(()),
     )?;
-    Ok(recorded.map(|(notice, ..)| notice))
+    release_tasks(team, name, &told)?;
+    Ok(notice)
+}
+
+/// Returns the ended member's open tasks to pending with no owner and tells the lead which, in a
+/// plain message from the member put in the lead's inbox under those tasks' locks, before they
+/// are written: a crash between the two leaves the tasks owned, and the next record releases them
+/// and finds the message already sent (its id is derived from the ending and the tasks).
+fn release_tasks(team: &Team, name: &str, told: &Told) -> Result<Vec<Task>> {
+    let list = TaskList::new(team.home(), team.name());
+    list.release_owned(name, |tasks| {
+        let Some(lead) = &told.lead else {
+            return Ok(());
+        };
+        let ids: Vec<String> = tasks.iter().map(|t| t.id().to_string()).collect();
+        let text = released_text(name, tasks);
+        let summary = format!("{name}'s open tasks are pending again: {}", ids.join(", "));
+        let mut message = InboxMessage::new(name, &text, Some(&summary), told.color.as_deref());
+        message.set_id(&ids::derived(&format!(
+            "{}\0{}\0released\0{}",
+            told.agent_id,
+            told.started_at.unwrap_or_default(),
+            ids.join(",")
+        )));
+        deliver_once(team, lead, message)
+    })
+}
+
+/// "bob ended with open tasks; they are pending again, with no owner: 3 (Write the parser), …".
+fn released_text(name: &str, tasks: &[Task]) -> String {
+    let list: Vec<String> = tasks
+        .iter()
+        .map(|t| format!("{} ({})", t.id(), t.subject()))
+        .collect();
+    format!(
+        "{name} ended with open tasks; they are pending again, with no owner: {}",
+        list.join(", ")
+    )
+}
+
+/// Puts the notice in the lead's inbox unless it is there, or was delivered already.
+fn deliver(
+    team: &Team,
+    name: &str,
+    lead: &str,
+    notice: &TaskNotification,
+    color: Option<&str>,
+    id: &str,
+) -> Result<()> {
+    let text = Structured::TaskNotification(notice.clone()).to_text();
+    let mut message = InboxMessage::new(name, &text, Some(&notice.summary), color);
+    message.set_id(id);
+    deliver_once(team, lead, message)
+}
+
+/// Puts `message` in `to`'s inbox unless one with its id is there, or was delivered already.
+fn deliver_once(team: &Team, to: &str, message: InboxMessage) -> Result<()> {
+    let mailbox = team.mailbox(to);
+    let id = message.id().into_owned();
+    if mailbox.history()?.iter().any(|m| m.id() == id) {
+        return Ok(());
+    }
+    mailbox.update(|unread| {
+        if unread.iter().any(|m| m.id() == id) {
+            return Ok(((), false));
+        }
+        unread.push(message);
+        Ok(((), true))
+    })
+}
+
+/// One id per ending, so a notice written again after a crash is recognised.
+fn notice_id(notice: &TaskNotification, started: Option<u64>) -> String {
+    ids::derived(&format!(
+        "{}\0{}",
+        notice.task_id,
+        started.unwrap_or_default()
+    ))
 }
 
 /// "bob completed (exit 0) after 12.3s", "bob was killed (timeout) after 30.0s".
@@ -139,6 +255,9 @@ pub(crate) fn summary(name: &str, ending: &Ending, duration: Duration) -> String
         .map(|code| format!("exit {code}"))
         .unwrap_or_default();
     match ending.status() {
+        TaskStatus::Completed if ending.reason.is_some() => {
+            format!("{name} has shut down (shutdown request approved, {code}) after {after}")
+        }
         TaskStatus::Completed => format!("{name} completed ({code}) after {after}"),
         TaskStatus::Failed => format!("{name} failed ({code}) after {after}"),
         TaskStatus::Killed => format!(
@@ -228,6 +347,23 @@ mod tests {
             summary_of(signalled(nix::sys::signal::Signal::SIGTERM), None),
             "bob was killed (signal) after 12.3s"
         );
+        let approved = Ending::shut_down(signalled(nix::sys::signal::Signal::SIGTERM));
+        assert_eq!(
+            summary("bob", &approved, Duration::from_millis(12_340)),
+            "bob has shut down (shutdown request approved, exit 143) after 12.3s"
+        );
+    }
+
+    #[test]
+    fn an_approved_shutdown_is_a_successful_end() {
+        use nix::sys::signal::Signal::SIGTERM;
+        for status in [signalled(SIGTERM), exited(0), exited(3)] {
+            let ending = Ending::shut_down(status);
+            assert_eq!(ending.state, State::Exited, "{status:?}");
+            assert_eq!(ending.status(), TaskStatus::Completed, "{status:?}");
+            assert_eq!(ending.reason.as_deref(), Some(SHUTDOWN));
+        }
+        assert_eq!(Ending::shut_down(signalled(SIGTERM)).exit_code, Some(143));
     }
 
     /// Marks bob as running since `started`, with a log, as the supervisor does.
@@ -297,6 +433,125 @@ mod tests {
         assert_eq!(
             team.load().unwrap().member("bob").unwrap().state,
             Some(State::Failed)
+        );
+    }
+
+    #[test]
+    fn a_notice_lost_to_a_crash_is_sent_by_the_next_record_and_only_once() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        running(&team, 1_000);
+        let ending = Ending::from_status(exited(0), None);
+        record(&team, "bob", &ending)
+            .unwrap()
+            .expect("first record");
+        // A crash after the config write, before the notice: the lead's inbox never got it.
+        let lead = team.mailbox("team-lead");
+        lead.update(|unread| {
+            unread.clear();
+            Ok(((), true))
+        })
+        .unwrap();
+        assert!(
+            record(&team, "bob", &ending).unwrap().is_none(),
+            "recorded once"
+        );
+        assert_eq!(notices(&team).len(), 1, "the lost notice is sent again");
+        assert!(record(&team, "bob", &ending).unwrap().is_none());
+        assert_eq!(notices(&team).len(), 1, "and only once");
+        // Once the lead has read it, it is not sent again either.
+        lead.consume(None, |_| true).unwrap();
+        record(&team, "bob", &ending).unwrap();
+        assert!(notices(&team).is_empty());
+    }
+
+    #[test]
+    fn an_ended_members_open_tasks_return_to_pending_and_the_lead_is_told_once() {
+        use crate::format::task::Status;
+        let (_dir, team) = fixture::team(&["bob"]);
+        running(&team, 1_000);
+        let list = TaskList::new(team.home(), team.name());
+        list.ensure().unwrap();
+        for (subject, status) in [("parse", Status::InProgress), ("lex", Status::Completed)] {
+            list.edit(&[], true, |edit| {
+                let id = edit.create(|id| Task::new(id, subject, "", None, Some("bob")));
+                edit.task_mut(id).unwrap().set_status(status);
+                Ok(())
+            })
+            .unwrap();
+        }
+        let ending = Ending::from_status(exited(1), None);
+        record(&team, "bob", &ending)
+            .unwrap()
+            .expect("first record");
+        let board = list.read().unwrap();
+        assert!(board.available(&board.tasks[&1]), "{:?}", board.tasks[&1]);
+        assert_eq!(
+            board.tasks[&2].owner(),
+            Some("bob"),
+            "a completed task keeps its owner"
+        );
+        let told = |team: &Team| -> Vec<InboxMessage> {
+            team.mailbox("team-lead")
+                .peek()
+                .unwrap()
+                .into_iter()
+                .filter(|m| m.structured().is_none())
+                .collect()
+        };
+        let sent = told(&team);
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].from(), "bob");
+        assert_eq!(
+            sent[0].text(),
+            "bob ended with open tasks; they are pending again, with no owner: 1 (parse)"
+        );
+        // The notice comes first, then the tasks.
+        let all = team.mailbox("team-lead").peek().unwrap();
+        assert!(all[0].structured().is_some());
+        assert!(record(&team, "bob", &ending).unwrap().is_none());
+        assert_eq!(told(&team).len(), 1, "told once");
+    }
+
+    #[test]
+    fn tasks_still_held_after_a_crash_are_released_by_the_next_record_and_told_once() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        running(&team, 1_000);
+        let list = TaskList::new(team.home(), team.name());
+        list.ensure().unwrap();
+        list.edit(&[], true, |edit| {
+            edit.create(|id| Task::new(id, "parse", "", None, Some("bob")));
+            Ok(())
+        })
+        .unwrap();
+        let ending = Ending::from_status(exited(0), None);
+        // A crash after the message, before the task was written: the release fails here.
+        let lead = team.mailbox("team-lead");
+        let told = Told {
+            lead: Some("team-lead".into()),
+            agent_id: "bob@t".into(),
+            started_at: Some(1_000),
+            color: None,
+        };
+        list.release_owned("bob", |tasks| {
+            let mut message = InboxMessage::new("bob", &released_text("bob", tasks), None, None);
+            message.set_id(&ids::derived("bob@t\u{0}1000\u{0}released\u{0}1"));
+            deliver_once(&team, "team-lead", message)?;
+            Err(Error::runtime("crash"))
+        })
+        .unwrap_err();
+        assert_eq!(list.read().unwrap().tasks[&1].owner(), Some("bob"));
+        record(&team, "bob", &ending).unwrap();
+        assert!(release_tasks(&team, "bob", &told).unwrap().is_empty());
+        assert_eq!(list.read().unwrap().tasks[&1].owner(), None);
+        let plain = lead
+            .peek()
+            .unwrap()
+            .into_iter()
+            .filter(|m| m.structured().is_none())
+            .count();
+        assert_eq!(
+            plain, 1,
+            "the message sent before the crash is not sent again"
         );
     }
 

@@ -8,9 +8,9 @@ use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::config::{Member, State, TeamConfig};
-use crate::member::processes::{self, Run};
+use crate::member::processes::{Run, Snapshot};
 use crate::store::follow::{Arrival, Follower};
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
@@ -47,8 +47,9 @@ impl Seen {
     }
 }
 
-/// `panes` is the set of live pane ids on the team's tmux server, when it could be listed.
-pub(crate) fn seen(member: &Member, panes: Option<&HashSet<String>>) -> Seen {
+/// What `member` is seen to be: `panes` is the set of live pane ids on the team's tmux server,
+/// when it could be listed; `processes` one look at every process.
+fn judge(member: &Member, panes: Option<&HashSet<String>>, processes: &Snapshot) -> Seen {
     let Some(state) = member.state else {
         return Seen::NotStarted;
     };
@@ -59,10 +60,10 @@ pub(crate) fn seen(member: &Member, panes: Option<&HashSet<String>>) -> Seen {
         && !run.supervised()
     {
         // Its processes are looked for by what they carry, not by asking the supervisor.
-        return if processes::alive(&run) {
-            Seen::Orphaned
-        } else {
+        return if processes.of(&run).is_empty() {
             Seen::ProcessVanished
+        } else {
+            Seen::Orphaned
         };
     }
     if let Some(panes) = panes
@@ -74,7 +75,8 @@ pub(crate) fn seen(member: &Member, panes: Option<&HashSet<String>>) -> Seen {
     Seen::Recorded(state)
 }
 
-/// A team's config and what its members are doing, observed together.
+/// A team's config and what its members are doing, observed together, once: every question asked
+/// of one observation gets the same answer, however the processes and panes change meanwhile.
 ///
 /// Processes and panes are checked after config.json is read, so a member whose program ended in
 /// between would look vanished. A supervisor records the ending before it exits, so a member that
@@ -82,48 +84,66 @@ pub(crate) fn seen(member: &Member, panes: Option<&HashSet<String>>) -> Seen {
 #[derive(Debug, Clone)]
 pub(crate) struct Observed {
     pub(crate) config: TeamConfig,
-    panes: Option<HashSet<String>>,
+    /// What each member of `config` is seen to be, in the same order.
+    seen: Vec<Seen>,
 }
 
 impl Observed {
     pub(crate) fn take(team: &Team) -> Result<Self> {
         let mut config = team.load()?;
         let panes = live_panes(&config);
-        let looks_vanished: Vec<String> = config
+        let processes = Snapshot::take();
+        let mut seen: Vec<Seen> = config
             .members
             .iter()
-            .filter(|m| {
-                matches!(
-                    seen(m, panes.as_ref()),
-                    Seen::ProcessVanished | Seen::PaneVanished | Seen::Orphaned
-                )
-            })
-            .map(|m| m.name.clone())
+            .map(|m| judge(m, panes.as_ref(), &processes))
             .collect();
-        if !looks_vanished.is_empty() {
+        let looks_vanished = |seen: &Seen| {
+            matches!(
+                seen,
+                Seen::ProcessVanished | Seen::PaneVanished | Seen::Orphaned
+            )
+        };
+        if seen.iter().any(looks_vanished) {
             let fresh = team.load()?;
-            for name in &looks_vanished {
-                if let (Some(now), Some(then)) = (fresh.member(name), config.member_mut(name))
-                    && now.state.is_some_and(State::is_final)
+            for (then, seen) in config.members.iter_mut().zip(&mut seen) {
+                if looks_vanished(seen)
+                    && let Some(now) = fresh.member(&then.name)
+                    && let Some(state) = now.state.filter(|state| state.is_final())
                 {
                     *then = now.clone();
+                    *seen = Seen::Recorded(state);
                 }
             }
         }
-        Ok(Self { config, panes })
+        Ok(Self { config, seen })
     }
 
+    /// What `member`, one of `config`'s, was seen to be.
     pub(crate) fn seen(&self, member: &Member) -> Seen {
-        seen(member, self.panes.as_ref())
+        self.config
+            .members
+            .iter()
+            .position(|m| m.name == member.name)
+            .map_or(Seen::NotStarted, |at| self.seen[at])
+    }
+
+    /// Each member with what it was seen to be.
+    pub(crate) fn members(&self) -> impl Iterator<Item = (&Member, Seen)> {
+        self.config.members.iter().zip(self.seen.iter().copied())
+    }
+
+    /// Whether anything of the team may still be running: a team is *running* while one of its
+    /// members is live, and has *ended* when none is.
+    pub(crate) fn running(&self) -> bool {
+        self.live().next().is_some()
     }
 
     /// Names of the members whose programs may still be running.
     pub(crate) fn live(&self) -> impl Iterator<Item = &str> {
-        self.config
-            .members
-            .iter()
-            .filter(|m| self.seen(m).is_live())
-            .map(|m| m.name.as_str())
+        self.members()
+            .filter(|(_, seen)| seen.is_live())
+            .map(|(m, _)| m.name.as_str())
     }
 }
 
@@ -149,15 +169,51 @@ pub(crate) enum Event<'a> {
     Ended(&'a Member, Seen),
 }
 
-/// Blocks until every member named has ended or vanished, calling `ended` once for each, in the
-/// order they end. Returns the members still live when the deadline passed.
+/// Whom a wait is for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Awaited<'a> {
+    /// These members. One never launched is waited for until it is; one that leaves the roster
+    /// counts as ended.
+    Named(&'a [String]),
+    /// Every member launched so far, and each one launched while the wait goes on, but `except`
+    /// (the caller's own member, which would wait for itself). A member never launched (added by
+    /// `init` or `join` and not started) is not waited for. With `first`, the wait lasts at least
+    /// until one member has been launched.
+    Launched {
+        except: Option<&'a str>,
+        first: bool,
+    },
+}
+
+impl Awaited<'_> {
+    /// The members this wait is for, as `observed` shows the team: names, and whether any is.
+    fn members(&self, observed: &Observed, launched_before: bool) -> (Vec<String>, bool) {
+        match *self {
+            Self::Named(names) => (names.to_vec(), false),
+            Self::Launched { except, first } => {
+                let launched: Vec<String> = observed
+                    .members()
+                    .filter(|(member, seen)| {
+                        *seen != Seen::NotStarted && Some(member.name.as_str()) != except
+                    })
+                    .map(|(member, _)| member.name.clone())
+                    .collect();
+                let waiting = first && !launched_before && launched.is_empty();
+                (launched, waiting)
+            }
+        }
+    }
+}
+
+/// Blocks until every member awaited has ended or vanished, calling `ended` once for each, in
+/// the order they end. Returns the members still live when the deadline passed.
 pub(crate) fn wait_for_endings(
     team: &Team,
-    names: &[String],
+    awaited: Awaited<'_>,
     deadline: Option<Instant>,
     mut ended: impl FnMut(&Member, Seen) -> Result<()>,
 ) -> Result<Vec<String>> {
-    follow_endings(team, names, deadline, None, |event| match event {
+    follow_endings(team, awaited, deadline, None, |event| match event {
         Event::Ended(member, seen) => ended(member, seen),
         Event::Arrived(_) => Ok(()),
     })
@@ -167,7 +223,7 @@ pub(crate) fn wait_for_endings(
 /// through the same watcher. A member's last messages are reported before its ending.
 pub(crate) fn follow_endings(
     team: &Team,
-    names: &[String],
+    awaited: Awaited<'_>,
     deadline: Option<Instant>,
     mut transcript: Option<&mut Follower<'_>>,
     mut on: impl FnMut(Event<'_>) -> Result<()>,
@@ -183,9 +239,7 @@ pub(crate) fn follow_endings(
 
     let mut report_arrivals = |on: &mut dyn FnMut(Event<'_>) -> Result<()>| -> Result<()> {
         if let Some(follower) = transcript.as_deref_mut() {
-            for arrival in follower.arrivals()? {
-                on(Event::Arrived(&arrival))?;
-            }
+            follower.arrivals(|arrival| on(Event::Arrived(arrival)))?;
         }
         Ok(())
     };
@@ -194,9 +248,10 @@ pub(crate) fn follow_endings(
     loop {
         report_arrivals(&mut on)?;
         let observed = Observed::take(team)?;
+        let (names, none_yet) = awaited.members(&observed, !reported.is_empty());
         let mut still_live = Vec::new();
         let mut ended = Vec::new();
-        for name in names {
+        for name in &names {
             let Some(member) = observed.config.member(name) else {
                 reported.insert(name.clone());
                 continue;
@@ -215,11 +270,17 @@ pub(crate) fn follow_endings(
                 on(Event::Ended(member, seen))?;
             }
         }
-        if still_live.is_empty() {
+        if still_live.is_empty() && !none_yet {
             return Ok(still_live);
         }
         if out_of_time {
             report_arrivals(&mut on)?;
+            if none_yet {
+                return Err(Error::timeout(format!(
+                    "no member of team {} was started",
+                    team.name()
+                )));
+            }
             return Ok(still_live);
         }
         out_of_time = watcher.wait(deadline, &relevant)? == Wake::Deadline;
@@ -263,22 +324,35 @@ mod tests {
         fn of(name: &str) -> Self {
             use std::os::unix::process::CommandExt;
             // `; :` keeps the shell from exec'ing sleep, which would change its command line.
-            // A group of its own, so dropping it ends its `sleep` too, which holds the test's
-            // stdout.
+            // Its own group, so dropping it ends the sleep too; no inherited stdio to hold open.
             let child = std::process::Command::new("sh")
                 .args(["-c", "sleep 600; :", "run", name])
                 .process_group(0)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
                 .spawn()
                 .unwrap();
-            let supervisor = Self(child);
-            // spawn returns once the child has begun its exec, which may not yet have set up
-            // the command line /proc shows: until then it passes for nobody's supervisor.
-            let deadline = Instant::now() + Duration::from_secs(30);
-            while !crate::base::process::is_supervisor(supervisor.pid(), name) {
-                assert!(Instant::now() < deadline, "sh did not start");
-                std::thread::sleep(Duration::from_millis(5));
+            // Right after exec the kernel may still show an empty command line; wait it out.
+            let cmdline = format!("/proc/{}/cmdline", child.id());
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !std::fs::read(&cmdline).is_ok_and(|bytes| {
+                bytes.ends_with(
+                    name.as_bytes()
+                        .iter()
+                        .chain(b"\0")
+                        .copied()
+                        .collect::<Vec<u8>>()
+                        .as_slice(),
+                )
+            }) {
+                assert!(
+                    Instant::now() < deadline,
+                    "the fake supervisor never showed its command line"
+                );
+                std::thread::sleep(Duration::from_millis(1));
             }
-            supervisor
+            Self(child)
         }
 
         fn pid(&self) -> i32 {
@@ -291,6 +365,10 @@ mod tests {
             crate::base::process::signal_group(self.pid(), nix::sys::signal::Signal::SIGKILL);
             let _ = self.0.wait();
         }
+    }
+
+    fn seen(member: &Member, panes: Option<&HashSet<String>>) -> Seen {
+        judge(member, panes, &Snapshot::take())
     }
 
     fn member(state: Option<State>, supervisor: Option<i32>, pane: &str) -> Member {
@@ -421,6 +499,25 @@ mod tests {
         assert_eq!(observed.live().collect::<Vec<_>>(), ["bob"]);
     }
 
+    /// Every question asked of one observation gets the same answer: `status` shows the state it
+    /// counted, and `stop all` stops the members it judged live.
+    #[test]
+    fn an_observation_does_not_change_after_it_is_taken() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        let bob = Supervisor::of("bob");
+        set(&team, "bob", State::Running, bob.pid());
+        let observed = Observed::take(&team).unwrap();
+        drop(bob);
+        let member = observed.config.member("bob").unwrap();
+        assert_eq!(observed.seen(member), Seen::Recorded(State::Running));
+        assert_eq!(observed.live().collect::<Vec<_>>(), ["bob"]);
+        assert_eq!(
+            Observed::take(&team).unwrap().seen(member),
+            Seen::ProcessVanished,
+            "a new observation sees the change"
+        );
+    }
+
     #[test]
     fn waiting_reports_each_ending_once_and_the_members_still_live_at_the_deadline() {
         let (_dir, team) = fixture::team(&["bob", "carol", "dave"]);
@@ -431,10 +528,15 @@ mod tests {
         let names: Vec<String> = ["bob", "carol", "dave", "ghost"].map(str::to_owned).into();
         let mut ended = Vec::new();
         let deadline = Instant::now() + Duration::from_millis(50);
-        let left = wait_for_endings(&team, &names, Some(deadline), |member, seen| {
-            ended.push((member.name.clone(), seen));
-            Ok(())
-        })
+        let left = wait_for_endings(
+            &team,
+            Awaited::Named(&names),
+            Some(deadline),
+            |member, seen| {
+                ended.push((member.name.clone(), seen));
+                Ok(())
+            },
+        )
         .unwrap();
         assert_eq!(left, ["dave"]);
         assert_eq!(
@@ -460,7 +562,7 @@ mod tests {
         let deadline = Instant::now() + Duration::from_secs(60);
         let left = wait_for_endings(
             &team,
-            &["bob".to_owned()],
+            Awaited::Named(&["bob".to_owned()]),
             Some(deadline),
             |member, seen| {
                 ended.push(seen);

@@ -5,11 +5,11 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::store::durable::PRIVATE_FILE_MODE;
+use crate::store::durable::{self, open_private};
 use crate::store::paths::rotated_log;
 
 /// Creates the log, mode 0600, unless it exists: swarm makes it before anything is appended.
@@ -17,13 +17,9 @@ pub(crate) fn create(path: &Path) -> Result<()> {
     open_append(path).map(drop)
 }
 
+/// The log, opened to append, never through a symlink (docs/ARCHITECTURE.md, "Private files").
 fn open_append(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(PRIVATE_FILE_MODE)
-        .open(path)
-        .map_err(|err| Error::io("open log", path, err))
+    open_private(path, OpenOptions::new().append(true))
 }
 
 /// Appends to a log, moving it to `<log>.1` before it would grow past its bound.
@@ -110,11 +106,7 @@ pub(crate) fn tail(path: &Path, n: u64) -> Result<Vec<u8>> {
 }
 
 fn open_existing(path: &Path) -> Result<Option<File>> {
-    match File::open(path) {
-        Ok(file) => Ok(Some(file)),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(Error::io("read", path, err)),
-    }
+    durable::open_existing(path)
 }
 
 fn length(file: Option<&File>, path: &Path) -> Result<u64> {
@@ -154,31 +146,33 @@ fn read_range(mut file: &File, path: &Path, end: u64, n: u64, out: &mut Vec<u8>)
     Ok(())
 }
 
-/// The last `n` lines of what [`tail_upto`] reads, reading further back until there are enough.
-fn lines_upto(
-    path: &Path,
-    current: Option<&File>,
-    end: u64,
-    n: usize,
-) -> Result<Option<Vec<String>>> {
+/// The last `n` lines of what [`tail_upto`] reads, as the bytes they are (a last line not ended
+/// yet counts as one), reading further back until there are enough; `None` if nothing was ever
+/// logged.
+fn lines_upto(path: &Path, current: Option<&File>, end: u64, n: usize) -> Result<Option<Vec<u8>>> {
     if current.is_none() && !rotated_log(path).exists() {
         return Ok(None);
     }
     let mut want: u64 = 64 * 1024;
     loop {
-        let bytes = tail_upto(path, current, end, want)?;
+        let mut bytes = tail_upto(path, current, end, want)?;
         let complete = (bytes.len() as u64) < want;
-        let text = String::from_utf8_lossy(&bytes);
-        let mut lines: Vec<&str> = text.lines().collect();
+        // The line breaks that begin a line, newest first: one that ends the bytes begins none.
+        let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+        let start = if n == 0 {
+            Some(bytes.len())
+        } else {
+            body.iter()
+                .enumerate()
+                .rev()
+                .filter(|(_, b)| **b == b'\n')
+                .nth(n - 1)
+                .map(|(at, _)| at + 1)
+        };
         // The first line may have been cut: it counts only if everything was read.
-        if complete || lines.len() > n {
-            if !complete {
-                lines.remove(0);
-            }
-            let from = lines.len().saturating_sub(n);
-            return Ok(Some(
-                lines[from..].iter().map(|l| (*l).to_owned()).collect(),
-            ));
+        if let Some(start) = start.or(complete.then_some(0)) {
+            bytes.drain(..start);
+            return Ok(Some(bytes));
         }
         want = want.saturating_mul(4);
     }
@@ -193,9 +187,10 @@ pub(crate) struct Follower {
 }
 
 impl Follower {
-    /// Follows from where the log ends now, and returns its last `n` lines up to there (`None` if
-    /// nothing was ever logged), so nothing is shown twice or missed in between.
-    pub(crate) fn start(path: &Path, n: usize) -> Result<(Self, Option<Vec<String>>)> {
+    /// Follows from where the log ends now, and returns its last `n` lines up to there, as the
+    /// bytes they are (`None` if nothing was ever logged), so nothing is shown twice or missed in
+    /// between.
+    pub(crate) fn start(path: &Path, n: usize) -> Result<(Self, Option<Vec<u8>>)> {
         let file = open_existing(path)?;
         let end = length(file.as_ref(), path)?;
         let lines = lines_upto(path, file.as_ref(), end, n)?;
@@ -207,6 +202,16 @@ impl Follower {
             },
             lines,
         ))
+    }
+
+    /// Follows a log from its very beginning, for one that was not there, or not known, when
+    /// following began: its first call to [`Follower::fresh`] returns all of it.
+    pub(crate) fn from_beginning(path: &Path) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            file: None,
+            offset: 0,
+        }
     }
 
     /// Whatever was appended since the last call.
@@ -304,8 +309,8 @@ mod tests {
             "{current}"
         );
         assert_eq!(
-            Follower::start(&log, 12).unwrap().1.unwrap(),
-            (38..50).map(|i| format!("line {i:02}")).collect::<Vec<_>>(),
+            String::from_utf8(Follower::start(&log, 12).unwrap().1.unwrap()).unwrap(),
+            (38..50).fold(String::new(), |lines, i| lines + &format!("line {i:02}\n")),
             "the tail reads across the rotation"
         );
         assert_eq!(tail(&log, 20).unwrap(), b"line 47\nline 48\nline 49\n"[4..]);
@@ -332,7 +337,7 @@ mod tests {
         let mut writer = Writer::open(&log, 10).unwrap();
         writer.write(b"before\n").unwrap();
         let (mut follower, lines) = Follower::start(&log, 5).unwrap();
-        assert_eq!(lines.unwrap(), ["before"]);
+        assert_eq!(lines.unwrap(), b"before\n");
         writer.write(b"one\n").unwrap(); // rotates: "before\n" + "one\n" > 10
         writer.write(b"two\n").unwrap();
         assert_eq!(follower.fresh().unwrap(), b"one\ntwo\n");
@@ -344,6 +349,20 @@ mod tests {
         writer.write(b"five\n").unwrap();
         writer.write(b"six\n").unwrap(); // rotates
         assert_eq!(follower.fresh().unwrap(), b"four\nfive\nsix\n");
+    }
+
+    #[test]
+    fn the_last_lines_are_the_bytes_they_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("bob.log");
+        fs::write(&log, "one\r\n\x1b[7mtwo\x1b[0m\r\nthree").unwrap();
+        let last = |n| Follower::start(&log, n).unwrap().1.unwrap();
+        assert_eq!(last(1), b"three");
+        assert_eq!(last(2), b"\x1b[7mtwo\x1b[0m\r\nthree");
+        assert_eq!(last(9), fs::read(&log).unwrap());
+        assert_eq!(last(0), b"");
+        fs::write(&log, "one\ntwo\n").unwrap();
+        assert_eq!(last(1), b"two\n");
     }
 
     #[test]

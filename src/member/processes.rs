@@ -180,6 +180,21 @@ impl Snapshot {
     }
 }
 
+impl Snapshot {
+    /// Only `pid` and the processes above it: enough to tell whose run `pid` is in.
+    fn of_ancestry(pid: i32) -> Self {
+        Self {
+            procs: process::ancestry(pid)
+                .into_iter()
+                .map(|p| (p.pid, p))
+                .collect(),
+            children: HashMap::new(),
+            spared: HashSet::new(),
+            run_ids: std::cell::RefCell::default(),
+        }
+    }
+}
+
 /// Whether any process of `run` is still running.
 pub(crate) fn alive(run: &Run) -> bool {
     !Snapshot::take().of(run).is_empty()
@@ -191,11 +206,16 @@ pub(crate) fn owner_of(pid: i32, runs: &[Run]) -> Option<&Run> {
     Snapshot::take().owner(pid, runs)
 }
 
+/// [`owner_of`], judged from `pid`'s own ancestry alone, without a scan of every process.
+pub(crate) fn owner_by_ancestry(pid: i32, runs: &[Run]) -> Option<&Run> {
+    Snapshot::of_ancestry(pid).owner(pid, runs)
+}
+
 /// How often to look again while waiting for processes to exit.
 const POLL: Duration = Duration::from_millis(25);
 
 /// How long to keep sending SIGKILL to processes that have not gone yet.
-const KILL_BOUND: Duration = Duration::from_secs(2);
+pub(crate) const KILL_BOUND: Duration = Duration::from_secs(2);
 
 /// Ends every process of `runs`: SIGTERM, up to `grace` for them to exit, then SIGKILL. Processes
 /// a run starts meanwhile are found on the next look and signalled too. Blocks; returns how many

@@ -5,18 +5,18 @@
 //! its pane is killed, and nothing the member started is left running.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
-use crate::base::process;
+use crate::base::{clock, process};
 use crate::error::Result;
 use crate::format::config::{Member, State};
 use crate::launch::tmux::Tmux;
-use crate::member::GRACE;
 use crate::member::ending::{self, Ending};
 use crate::member::liveness::Observed;
 use crate::member::processes::{self, Run};
+use crate::member::{GRACE, ending_bound};
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::Watcher;
@@ -57,7 +57,7 @@ pub(crate) fn stop(
         record_killed(team, member, reason)?;
     }
 
-    // The supervisors send SIGKILL after their grace period; allow a little more for them to record.
+    // The supervisors end their programs and record the endings within their own bound.
     let pending = |names: &[String]| -> Result<Vec<String>> {
         let config = team.load()?;
         Ok(names
@@ -75,9 +75,9 @@ pub(crate) fn stop(
         .filter(|m| !unsupervised.iter().any(|u| u.name == m.name))
         .map(|m| m.name.clone())
         .collect();
-    let deadline = Instant::now() + GRACE + Duration::from_secs(3);
+    let deadline = clock::deadline(ending_bound());
     let left = watcher
-        .wait_for(Some(deadline), &TeamPaths::is_config, || {
+        .wait_for(deadline, &TeamPaths::is_config, || {
             let left = pending(&waiting_for)?;
             Ok(left.is_empty().then_some(()))
         })?

@@ -5,30 +5,43 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
 
-use super::registry::{live_peers, own_tty};
+use super::registry::{PeerEntry, live_peers, own_tty};
 use super::{Ack, MAX_LINE_BYTES, Request};
 use crate::error::{Error, ErrorKind, Result};
+use crate::policy::PERSON;
 use crate::store::paths::Home;
 
 /// How long to wait for the receiver's acknowledgement (it may be storing the message durably).
 const ACK_WAIT: Duration = Duration::from_secs(30);
 
-/// The address a sender signs with, so the receiver can answer it: `SWARM_SOCKET` (set in every
-/// member's pane), else a `swarm listen` running on this same terminal, else just a label.
-pub(crate) fn own_address(home: &Home, label: &str) -> String {
-    if let Some(socket) = std::env::var_os(super::SOCKET_VAR).filter(|s| !s.is_empty()) {
-        return format!("uds:{}", socket.to_string_lossy());
+/// The name the person at the keyboard sends under, so the receiver can answer it: that of its
+/// own listener, `SWARM_SOCKET`'s, else a `swarm listen` running on this same terminal (its
+/// newest): `uds:<label>`, or `uds:user` without a label. With no listener of its own, `user`.
+/// Never a socket path. The receiver accepts it only from a process that runs where that listener
+/// runs (outside every pane). A member sends as `<member>@<team>`.
+pub(crate) fn own_address(home: &Home) -> String {
+    own_listener(home)
+        .and_then(|peer| peer.reply_address())
+        .unwrap_or_else(|| PERSON.to_owned())
+}
+
+/// The live listener of the person's that `SWARM_SOCKET` names, else the newest on this terminal.
+fn own_listener(home: &Home) -> Option<PeerEntry> {
+    let peers = live_peers(home).ok()?;
+    if let Some(socket) = std::env::var_os("SWARM_SOCKET").filter(|s| !s.is_empty()) {
+        let socket = Path::new(&socket);
+        let same = |path: &Path| {
+            path == socket
+                || std::fs::canonicalize(path)
+                    .is_ok_and(|a| std::fs::canonicalize(socket).is_ok_and(|b| a == b))
+        };
+        return peers.into_iter().find(|p| same(&p.socket));
     }
-    if let Some(tty) = own_tty()
-        && let Ok(peers) = live_peers(home)
-        && let Some(peer) = peers
-            .iter()
-            .rev()
-            .find(|p| p.tty.as_deref() == Some(tty.as_str()))
-    {
-        return peer.address();
-    }
-    format!("uds:{label}")
+    let tty = own_tty()?;
+    peers
+        .into_iter()
+        .rev()
+        .find(|p| p.is_persons() && p.tty.as_deref() == Some(tty.as_str()))
 }
 
 /// A receiver that closes the connection unanswered (it refused us, or died) is one clear error.

@@ -7,7 +7,7 @@ mod runtime;
 mod server;
 
 pub(crate) use client::{deliver, own_address};
-pub(crate) use registry::{live_peers, resolve};
+pub(crate) use registry::{PeerEntry, listed_peers, live_peers, resolve};
 pub(crate) use runtime::runtime_dir;
 pub(crate) use server::{Incoming, Listener, Sink};
 
@@ -20,7 +20,9 @@ pub(crate) const SOCKET_VAR: &str = "SWARM_SOCKET";
 /// The longest line a peer reads or writes.
 pub(crate) const MAX_LINE_BYTES: usize = 1024 * 1024;
 
-/// What a sender writes: `{"from": "uds:…", "text": …, "summary"?: …, "msg_id": …}`.
+/// What a sender writes: `{"from": "uds:…", "text": …, "summary"?: …, "msg_id": …,
+/// "timestamp"?: …, "lead_sig"?: …}`. The last two come with a message from the lead's side to a
+/// member that verifies the lead's messages (docs/ARCHITECTURE.md, "Signed lead messages").
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Request {
     pub(crate) from: String,
@@ -28,6 +30,10 @@ pub(crate) struct Request {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) summary: Option<String>,
     pub(crate) msg_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) timestamp: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) lead_sig: Option<String>,
 }
 
 /// What a receiver answers: `{"ok": true, "msg_id": …}` or `{"ok": false, "error": …}`.

@@ -7,11 +7,13 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::runtime::runtime_dir;
 use crate::base::clock;
 use crate::base::process;
 use crate::error::{Error, Result};
-use crate::store::durable::{atomic_write, create_dir_all};
-use crate::store::paths::Home;
+use crate::policy::PERSON;
+use crate::store::durable::{atomic_write, private_dir, read_if_exists};
+use crate::store::paths::{Home, RuntimePaths};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -36,19 +38,55 @@ impl PeerEntry {
         format!("uds:{}", self.socket.display())
     }
 
-    /// Whether `name` is this peer's label, or its member's `<agent>@<team>`.
-    fn is_called(&self, name: &str) -> bool {
-        self.label.as_deref() == Some(name)
+    /// Whether it runs outside every pane: a `swarm listen` of the person's, which no member
+    /// registered.
+    pub(crate) fn is_persons(&self) -> bool {
+        self.agent.is_none() && self.team.is_none()
+    }
+
+    /// The name a message sent from where this listener runs is answered at, never its socket:
+    /// `uds:<label>`, or `uds:user` for a listener of the person's without a label. `None` for a
+    /// member's, which is answered at `<member>@<team>`.
+    pub(crate) fn reply_address(&self) -> Option<String> {
+        match &self.label {
+            Some(label) => Some(format!("uds:{label}")),
+            None if self.is_persons() => Some(format!("uds:{PERSON}")),
+            None => None,
+        }
+    }
+
+    /// Whether `name` is this peer's socket path, its label, or its member's `<agent>@<team>`.
+    pub(crate) fn is_called(&self, name: &str) -> bool {
+        (name.contains('/') && Path::new(name) == self.socket)
+            || self.label.as_deref() == Some(name)
             || matches!((&self.agent, &self.team), (Some(agent), Some(team))
                 if name.split_once('@') == Some((agent.as_str(), team.as_str())))
     }
 }
 
-/// The socket a `uds:` address names: a path (anything with a `/`), else a live peer's label or
-/// its member's `<agent>@<team>`.
+/// The listener `uds:user` reaches: the most recent live `swarm listen` without a label that
+/// runs outside every pane, if any.
+fn person_listener(home: &Home) -> Result<Option<PeerEntry>> {
+    Ok(live_peers(home)?
+        .into_iter()
+        .rev()
+        .find(|peer| peer.label.is_none() && peer.is_persons()))
+}
+
+/// The socket a `uds:` address names: a path (anything with a `/`), `user` for the person's
+/// newest listener without a label, else a live peer's label or its member's `<agent>@<team>`.
 pub(crate) fn resolve(home: &Home, target: &str) -> Result<PathBuf> {
     if target.contains('/') {
         return Ok(PathBuf::from(target));
+    }
+    if target == PERSON {
+        return person_listener(home)?
+            .map(|peer| peer.socket)
+            .ok_or_else(|| {
+                Error::not_found(format!("no terminal listens as uds:{PERSON}")).with_hint(
+                    "run `swarm listen` without --label in the terminal that should receive it",
+                )
+            });
     }
     let peers = live_peers(home)?;
     let called: Vec<&PeerEntry> = peers.iter().filter(|p| p.is_called(target)).collect();
@@ -79,7 +117,7 @@ pub(crate) struct Registration {
 impl Registration {
     pub(crate) fn write(home: &Home, entry: &PeerEntry) -> Result<Self> {
         let dir = home.peers_dir();
-        create_dir_all(&dir)?;
+        private_dir(&dir, &dir)?;
         let entry_path = home.peer_entry(entry.pid);
         atomic_write(&entry_path, |out| {
             serde_json::to_writer_pretty(&mut *out, entry)?;
@@ -100,6 +138,8 @@ impl Drop for Registration {
 }
 
 /// Live peers, oldest first. Entries of processes that are gone are removed with their sockets.
+/// An entry is only a claim: the socket it names is removed only if it is that peer's own, a
+/// socket at `<runtime>/<pid>.sock` (docs/ARCHITECTURE.md, "Private files").
 pub(crate) fn live_peers(home: &Home) -> Result<Vec<PeerEntry>> {
     let dir = home.peers_dir();
     let entries = match fs::read_dir(&dir) {
@@ -108,20 +148,29 @@ pub(crate) fn live_peers(home: &Home) -> Result<Vec<PeerEntry>> {
         Err(err) => return Err(Error::io("list", &dir, err)),
     };
     let mut live = Vec::new();
+    let mut runtime = None;
     for entry in entries.filter_map(std::result::Result::ok) {
         let path = entry.path();
         if !Home::is_peer_entry(&path) {
             continue;
         }
-        let parsed = fs::read(&path)
+        let parsed = read_if_exists(&path)
             .ok()
+            .flatten()
             .and_then(|bytes| serde_json::from_slice::<PeerEntry>(&bytes).ok());
         match parsed {
             Some(peer) if process::alive(peer.pid) && is_socket(&peer.socket) => live.push(peer),
             Some(peer) => {
                 tracing::info!(pid = peer.pid, "removing stale peer entry");
-                if is_socket(&peer.socket) {
+                let runtime = runtime.get_or_insert_with(|| runtime_dir().ok());
+                if is_own_socket(runtime.as_ref(), &peer) {
                     let _ = fs::remove_file(&peer.socket);
+                } else {
+                    tracing::warn!(
+                        pid = peer.pid,
+                        "leaving {}: not the peer's own socket",
+                        peer.socket.display()
+                    );
                 }
                 let _ = fs::remove_file(&path);
             }
@@ -133,6 +182,32 @@ pub(crate) fn live_peers(home: &Home) -> Result<Vec<PeerEntry>> {
     }
     live.sort_by_key(|peer| (peer.started_at, peer.pid));
     Ok(live)
+}
+
+/// Live peers, oldest first, read as the registry lists them and nothing removed: for completing
+/// a name, which must write nothing. What cannot be read is left out.
+pub(crate) fn listed_peers(home: &Home) -> Vec<PeerEntry> {
+    let Ok(entries) = fs::read_dir(home.peers_dir()) else {
+        return Vec::new();
+    };
+    let mut live: Vec<PeerEntry> = entries
+        .filter_map(std::result::Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| Home::is_peer_entry(path))
+        .filter_map(|path| read_if_exists(&path).ok().flatten())
+        .filter_map(|bytes| serde_json::from_slice::<PeerEntry>(&bytes).ok())
+        .filter(|peer| process::alive(peer.pid) && is_socket(&peer.socket))
+        .collect();
+    live.sort_by_key(|peer| (peer.started_at, peer.pid));
+    live
+}
+
+/// Whether the socket `peer` names is the one a peer with its pid binds: `<pid>.sock` in the
+/// runtime folder (`peer/server.rs`), and a socket. Nothing else is removed on an entry's word.
+fn is_own_socket(runtime: Option<&RuntimePaths>, peer: &PeerEntry) -> bool {
+    runtime.is_some_and(|runtime| {
+        u32::try_from(peer.pid).is_ok_and(|pid| peer.socket == runtime.socket(pid))
+    }) && is_socket(&peer.socket)
 }
 
 fn is_socket(path: &Path) -> bool {

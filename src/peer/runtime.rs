@@ -4,23 +4,22 @@
 
 use std::fs;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-use std::path::PathBuf;
 
 use nix::unistd::getuid;
 
 use crate::error::{Error, Result};
+use crate::store::paths::RuntimePaths;
 
-pub(crate) fn runtime_dir() -> Result<PathBuf> {
-    let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
-        Some(base) => PathBuf::from(base).join("swarm"),
-        None => PathBuf::from(format!("/tmp/swarm-{}", getuid())),
-    };
-    match fs::DirBuilder::new().mode(0o700).create(&dir) {
+/// This process's runtime directory (`store/paths.rs` names it), made private and checked.
+pub(crate) fn runtime_dir() -> Result<RuntimePaths> {
+    let runtime = RuntimePaths::current();
+    let dir = runtime.dir();
+    match fs::DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => {}
         Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(err) => return Err(Error::io("create the peer socket directory", &dir, err)),
+        Err(err) => return Err(Error::io("create the peer socket directory", dir, err)),
     }
-    let meta = fs::symlink_metadata(&dir).map_err(|err| Error::io("inspect", &dir, err))?;
+    let meta = fs::symlink_metadata(dir).map_err(|err| Error::io("inspect", dir, err))?;
     let uid = getuid().as_raw();
     let unsafe_dir = |why: String| {
         Error::runtime(format!(
@@ -45,5 +44,5 @@ pub(crate) fn runtime_dir() -> Result<PathBuf> {
     if mode & 0o077 != 0 {
         return Err(unsafe_dir(format!("its mode is {mode:03o}, not 700")));
     }
-    Ok(dir)
+    Ok(runtime)
 }

@@ -1,5 +1,7 @@
 //! The peer server. It accepts only connections whose `SO_PEERCRED` uid is its own, reads one
-//! JSON line at a time (at most 1 MiB, within 5 s), hands each message to its sink and answers.
+//! JSON line at a time (at most 1 MiB, within 5 s), hands each message to its sink with the
+//! sender's pid from `SO_PEERCRED` (who sent it is the sink's to tell, from that pid, never from
+//! the `from` the message claims) and answers.
 //! A bad client gets `{"ok": false, "error"}` and is closed; the listener and the other
 //! connections carry on.
 
@@ -11,7 +13,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
-use super::registry::{self, Registration};
+use super::registry::{self, PeerEntry, Registration};
 use super::runtime::runtime_dir;
 use super::{Ack, MAX_LINE_BYTES, Request};
 use crate::error::{Error, Result};
@@ -24,13 +26,19 @@ pub(crate) const IDLE: Duration = Duration::from_secs(5);
 /// thread and must finish (durably, for an inbox) before the sender is acknowledged.
 pub(crate) type Sink = Arc<dyn Fn(&Incoming) -> Result<()> + Send + Sync>;
 
-/// A message that arrived on the socket.
-pub(crate) type Incoming = Request;
+/// A message that arrived on the socket, and the pid of the process that sent it.
+#[derive(Debug, Clone)]
+pub(crate) struct Incoming {
+    pub(crate) message: Request,
+    /// From `SO_PEERCRED`: the process that connected.
+    pub(crate) pid: i32,
+}
 
 /// A bound peer socket with its registry entry; both are removed when it is dropped.
 pub(crate) struct Listener {
     unix: UnixListener,
     socket: PathBuf,
+    entry: PeerEntry,
     _registration: Registration,
 }
 
@@ -42,24 +50,30 @@ impl Listener {
         team: Option<String>,
         agent: Option<String>,
     ) -> Result<Self> {
-        let socket = runtime_dir()?.join(format!("{}.sock", std::process::id()));
+        let socket = runtime_dir()?.socket(std::process::id());
         // A socket file left by an earlier process with this pid is stale: that process is gone.
         let _ = std::fs::remove_file(&socket);
         let listener =
             UnixListener::bind(&socket).map_err(|err| Error::io("listen on", &socket, err))?;
         std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
             .map_err(|err| Error::io("restrict", &socket, err))?;
-        let registration =
-            Registration::write(home, &registry::entry(socket.clone(), label, team, agent))?;
+        let entry = registry::entry(socket.clone(), label, team, agent);
+        let registration = Registration::write(home, &entry)?;
         Ok(Self {
             unix: listener,
             socket,
+            entry,
             _registration: registration,
         })
     }
 
     pub(crate) fn socket(&self) -> &Path {
         &self.socket
+    }
+
+    /// What it registered as.
+    pub(crate) fn entry(&self) -> &PeerEntry {
+        &self.entry
     }
 
     pub(crate) fn address(&self) -> String {
@@ -84,8 +98,10 @@ impl Listener {
 }
 
 async fn handle(stream: UnixStream, sink: Sink, own_uid: u32) {
-    match stream.peer_cred() {
-        Ok(cred) if cred.uid() == own_uid => {}
+    let pid = match stream.peer_cred() {
+        Ok(cred) if cred.uid() == own_uid && cred.pid().is_some_and(|pid| pid > 0) => {
+            cred.pid().unwrap_or_default()
+        }
         Ok(cred) => {
             tracing::warn!(
                 "refused a peer connection from uid {} (pid {}): only uid {own_uid} may send here",
@@ -99,7 +115,7 @@ async fn handle(stream: UnixStream, sink: Sink, own_uid: u32) {
             tracing::warn!("refused a peer connection whose credentials cannot be read: {err}");
             return;
         }
-    }
+    };
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     loop {
@@ -110,11 +126,13 @@ async fn handle(stream: UnixStream, sink: Sink, own_uid: u32) {
             Ok(Err(problem)) => Err(problem),
         };
         let outcome = match line.and_then(|line| parse(&line)) {
-            Ok(request) => {
+            Ok(message) => {
                 let sink = Arc::clone(&sink);
-                let stored =
-                    tokio::task::spawn_blocking(move || sink(&request).map(|()| request.msg_id))
-                        .await;
+                let incoming = Incoming { message, pid };
+                let stored = tokio::task::spawn_blocking(move || {
+                    sink(&incoming).map(|()| incoming.message.msg_id)
+                })
+                .await;
                 match stored {
                     Ok(Ok(msg_id)) => Ok(msg_id),
                     Ok(Err(err)) => Err(err.message().to_owned()),

@@ -2,10 +2,12 @@
 //! does anything; [`RULES`] is the one statement of the policy, printed in docs/ARCHITECTURE.md
 //! ("Who may do what") and in swarm(1), and tests hold both to it.
 //!
-//! A caller has one of three roles:
-//! - the **lead**, the member named by `leadAgentId`;
-//! - a **teammate**, a member that runs a program (an agent in a pane);
-//! - the **person** at the keyboard: anyone else, a member added with `swarm join`, or `user`.
+//! A caller's role comes from where it runs ([`Whereabouts`], docs/ARCHITECTURE.md, "Identity"):
+//! - the **lead**, the member named by `leadAgentId`, in its own pane;
+//! - a **teammate**, a member that runs a program, in its own pane;
+//! - the **person** at the keyboard, outside every pane: as itself (`user`), a member added with
+//!   `swarm join`, or, with `--as`, any member;
+//! - a **stranger**: a member of another team, in its own pane.
 //!
 //! The person has the lead's authority: what only the lead may do, the person may do too, and it
 //! goes out under the lead's name, so teammates see the lead's requests as they always do.
@@ -24,6 +26,24 @@ pub(crate) enum Role {
     Lead,
     Person,
     Teammate,
+    /// A member of another team, acting on this one from its own pane.
+    Stranger,
+}
+
+/// Where a command runs, as its ancestry shows it: the one thing a member cannot choose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Whereabouts {
+    /// Outside every member's pane under this home: the person at the keyboard.
+    Outside,
+    /// Inside member `member`'s pane of team `team` (or among what its program left running).
+    Pane { team: String, member: String },
+}
+
+/// The name a command was asked to act as: typed with `--as`, or inherited from `SWARM_AGENT`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Asked {
+    pub(crate) name: Name,
+    pub(crate) typed: bool,
 }
 
 /// Who runs a command: the name it acts as, and that name's role in the team.
@@ -34,9 +54,54 @@ pub(crate) struct Caller {
 }
 
 impl Caller {
-    /// The caller named `asked` (`--as`), or the person at the keyboard when no name was given.
-    pub(crate) fn resolve(config: &TeamConfig, asked: Option<Name>) -> Self {
+    /// The caller at `whereabouts`, in the team of `config`. Inside a pane it is that pane's
+    /// member, whatever `SWARM_AGENT` says; `--as` naming anyone else is refused. Outside every
+    /// pane it is the member `asked` names, or the person at the keyboard.
+    pub(crate) fn resolve(
+        config: &TeamConfig,
+        whereabouts: &Whereabouts,
+        asked: Option<&Asked>,
+    ) -> Result<Self> {
+        let Whereabouts::Pane { team, member } = whereabouts else {
+            return Ok(Self::named(config, asked.map(|a| a.name.clone())));
+        };
+        if let Some(asked) = asked.filter(|a| a.typed && a.name.as_str() != member) {
+            return Err(Error::usage(format!(
+                "this command runs in {member}'s pane of team {team}, so it acts as {member}; \
+                 --as {} is refused",
+                asked.name
+            ))
+            .with_hint(
+                "a member acts only as itself; the person at the keyboard may use --as outside every pane",
+            ));
+        }
+        if *team != config.name {
+            return Ok(Self {
+                name: Name::qualified(member, team),
+                role: Role::Stranger,
+            });
+        }
+        let name = Name::parse("member", member)?;
+        let role = if member == config.lead_name() {
+            Role::Lead
+        } else {
+            Role::Teammate
+        };
+        Ok(Self { name, role })
+    }
+
+    /// The member `asked` names, with its role from the roster, or the person at the keyboard.
+    fn named(config: &TeamConfig, asked: Option<Name>) -> Self {
         let Some(name) = asked else {
+            // A team whose lead runs no program is run by a script or a person from outside
+            // every pane: they are its lead, and read the lead's inbox (docs/ARCHITECTURE.md,
+            // "Scripted teams").
+            if let Some(lead) = scripted_lead(config) {
+                return Self {
+                    name: lead,
+                    role: Role::Lead,
+                };
+            }
             return Self::person();
         };
         let role = if name.as_str() == config.lead_name() {
@@ -55,7 +120,7 @@ impl Caller {
 
     /// Member `name` acting for itself: the lead, or a teammate's supervisor answering for it.
     pub(crate) fn member(config: &TeamConfig, name: &str) -> Result<Self> {
-        Ok(Self::resolve(config, Some(Name::parse("member", name)?)))
+        Ok(Self::named(config, Some(Name::parse("member", name)?)))
     }
 
     /// The person at the keyboard, as `user`.
@@ -77,6 +142,39 @@ impl fmt::Display for Caller {
     }
 }
 
+/// The lead of a team whose lead runs no program: whoever acts from outside every pane.
+fn scripted_lead(config: &TeamConfig) -> Option<Name> {
+    let lead = config.lead_name();
+    config
+        .member(lead)
+        .is_none_or(|member| member.argv.is_none())
+        .then(|| Name::parse("member", lead).ok())
+        .flatten()
+}
+
+/// Whose inbox `name` is in the team of `config`: a member's on its roster (by the name the
+/// roster spells), or the person at the keyboard's, `user`, which every team has whether or not
+/// `swarm join` put it on the roster (docs/ARCHITECTURE.md, "The person's inbox").
+/// In a scripted team (its lead runs no program) the person is the lead, and `user`'s messages
+/// are the lead's.
+pub(crate) fn inbox_owner<'a>(config: &'a TeamConfig, name: &'a str) -> Option<&'a str> {
+    match config.member(name) {
+        Some(member) => Some(member.name.as_str()),
+        None if name == PERSON && scripted_lead(config).is_some() => Some(config.lead_name()),
+        None => (name == PERSON).then_some(PERSON),
+    }
+}
+
+/// [`inbox_owner`], or the not-found error every command gives for a name not on the roster.
+pub(crate) fn require_inbox<'a>(config: &'a TeamConfig, name: &'a str) -> Result<&'a str> {
+    match inbox_owner(config, name) {
+        Some(owner) => Ok(owner),
+        None => config
+            .require_member(name)
+            .map(|member| member.name.as_str()),
+    }
+}
+
 /// What a caller asks to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Action {
@@ -87,11 +185,23 @@ pub(crate) enum Action {
     Spawn,
     Stop,
     Down,
+    Remove,
     RequestShutdown,
     AnswerShutdown,
     SubmitPlan,
     AnswerPlan,
     AssignTask,
+    /// Look at the task list.
+    ReadTasks,
+    /// Add tasks or change them.
+    EditTasks,
+    /// Claim, start, finish or release a task.
+    WorkTasks,
+    /// Type keys into a member's pane, as if at its keyboard.
+    Type,
+    /// Use the team's signing agent: have a message from the lead's side signed, or a
+    /// teammate's key pair made (docs/ARCHITECTURE.md, "Signed lead messages").
+    Sign,
 }
 
 /// What one role may do with an action.
@@ -130,6 +240,7 @@ pub(crate) struct Rule {
     pub(crate) lead: Grant,
     pub(crate) person: Grant,
     pub(crate) teammate: Grant,
+    pub(crate) stranger: Grant,
 }
 
 impl Rule {
@@ -138,86 +249,123 @@ impl Rule {
             Role::Lead => self.lead,
             Role::Person => self.person,
             Role::Teammate => self.teammate,
+            Role::Stranger => self.stranger,
         }
     }
 }
 
 /// The whole policy.
-pub(crate) const RULES: [Rule; 12] = [
+pub(crate) const RULES: [Rule; 18] = [
     rule(
         Action::Send,
         "send a message, or broadcast one",
         "send",
-        [Grant::Yes, Grant::Yes, Grant::Yes],
+        [Grant::Yes, Grant::Yes, Grant::Yes, Grant::Yes],
     ),
     rule(
         Action::Read,
         "look at any member's inbox or history",
         "inbox, watch, status",
-        [Grant::Yes, Grant::Yes, Grant::Yes],
+        [Grant::Yes, Grant::Yes, Grant::Yes, Grant::Yes],
     ),
     rule(
         Action::Consume,
         "consume messages from an inbox",
         "recv, watch --consume",
-        [Grant::Own, Grant::Own, Grant::Own],
+        [Grant::Own, Grant::Own, Grant::Own, Grant::No],
     )
     .own("consume messages from {owner}'s inbox"),
     rule(
         Action::Join,
         "add a member with no pane",
         "join",
-        [Grant::Yes, Grant::Yes, Grant::No],
+        [Grant::Yes, Grant::Yes, Grant::No, Grant::No],
     ),
     rule(
         Action::Spawn,
         "spawn a teammate",
         "spawn",
-        [Grant::Yes, Grant::Yes, Grant::No],
+        [Grant::Yes, Grant::Yes, Grant::No, Grant::No],
     ),
     rule(
         Action::Stop,
         "stop a member",
         "stop",
-        [Grant::Yes, Grant::Yes, Grant::No],
+        [Grant::Yes, Grant::Yes, Grant::No, Grant::No],
     ),
     rule(
         Action::Down,
         "take the team down",
         "down",
-        [Grant::Yes, Grant::Yes, Grant::No],
+        [Grant::Yes, Grant::Yes, Grant::No, Grant::No],
+    ),
+    rule(
+        Action::Remove,
+        "remove a team that ended, or archive it",
+        "rm, prune, down --rm",
+        [Grant::Yes, Grant::Yes, Grant::No, Grant::No],
     ),
     rule(
         Action::RequestShutdown,
         "ask a teammate to shut down",
         "shutdown request",
-        [Grant::Yes, Grant::AsLead, Grant::No],
+        [Grant::Yes, Grant::AsLead, Grant::No, Grant::No],
     ),
     rule(
         Action::AnswerShutdown,
         "answer a shutdown request",
         "shutdown approve, shutdown reject",
-        [Grant::No, Grant::No, Grant::Own],
+        [Grant::No, Grant::No, Grant::Own, Grant::No],
     )
     .own("answer {owner}'s shutdown request"),
     rule(
         Action::SubmitPlan,
         "submit a plan for approval",
         "plan submit",
-        [Grant::No, Grant::No, Grant::Own],
+        [Grant::No, Grant::No, Grant::Own, Grant::No],
     )
     .own("submit a plan as {owner}"),
     rule(
         Action::AnswerPlan,
         "answer a plan",
         "plan approve, plan reject",
-        [Grant::Yes, Grant::AsLead, Grant::No],
+        [Grant::Yes, Grant::AsLead, Grant::No, Grant::No],
     ),
     rule(
         Action::AssignTask,
         "assign a task",
-        "send (task_assignment)",
-        [Grant::Yes, Grant::AsLead, Grant::No],
+        "send (task_assignment), task assign",
+        [Grant::Yes, Grant::AsLead, Grant::No, Grant::No],
+    ),
+    rule(
+        Action::ReadTasks,
+        "look at the task list",
+        "task list, task show, task wait",
+        [Grant::Yes, Grant::Yes, Grant::Yes, Grant::No],
+    ),
+    rule(
+        Action::EditTasks,
+        "add a task or change one",
+        "task add, task update",
+        [Grant::Yes, Grant::Yes, Grant::Yes, Grant::No],
+    ),
+    rule(
+        Action::WorkTasks,
+        "claim, start, finish or release a task",
+        "task claim, task start, task done, task release",
+        [Grant::Yes, Grant::Yes, Grant::Yes, Grant::No],
+    ),
+    rule(
+        Action::Type,
+        "type keys into a member's pane",
+        "type",
+        [Grant::Yes, Grant::Yes, Grant::No, Grant::No],
+    ),
+    rule(
+        Action::Sign,
+        "sign the lead's messages to a teammate, or make its key",
+        "key-agent, asked by send, shutdown, plan, down, spawn, up",
+        [Grant::Yes, Grant::Yes, Grant::No, Grant::No],
     ),
 ];
 
@@ -225,7 +373,7 @@ const fn rule(
     action: Action,
     doing: &'static str,
     commands: &'static str,
-    [lead, person, teammate]: [Grant; 3],
+    [lead, person, teammate, stranger]: [Grant; 4],
 ) -> Rule {
     Rule {
         action,
@@ -235,6 +383,7 @@ const fn rule(
         lead,
         person,
         teammate,
+        stranger,
     }
 }
 
@@ -243,6 +392,24 @@ impl Rule {
         self.own = own;
         self
     }
+}
+
+impl Role {
+    /// The role of a process at `whereabouts` in team `team` led by `lead`, for a check that
+    /// takes the lead's name from somewhere other than config.json (the signing agent).
+    pub(crate) fn of(whereabouts: &Whereabouts, team: &str, lead: &str) -> Self {
+        match whereabouts {
+            Whereabouts::Outside => Self::Person,
+            Whereabouts::Pane { team: at, .. } if at != team => Self::Stranger,
+            Whereabouts::Pane { member, .. } if member == lead => Self::Lead,
+            Whereabouts::Pane { .. } => Self::Teammate,
+        }
+    }
+}
+
+/// Whether a caller of `role` may do `action` at all.
+pub(crate) fn permits(role: Role, action: Action) -> bool {
+    rule_for(action).grant(role) != Grant::No
 }
 
 fn rule_for(action: Action) -> &'static Rule {
@@ -289,6 +456,7 @@ fn refusal(config: &TeamConfig, caller: &Caller, rule: &Rule) -> Error {
         (rule.lead, "the lead"),
         (rule.person, "the person at the keyboard"),
         (rule.teammate, "a teammate"),
+        (rule.stranger, "another team's member"),
     ]
     .into_iter()
     .filter(|(grant, _)| *grant != Grant::No)
@@ -298,6 +466,7 @@ fn refusal(config: &TeamConfig, caller: &Caller, rule: &Rule) -> Error {
         Role::Lead => format!("{caller} is the lead"),
         Role::Person => format!("{caller} is not a teammate"),
         Role::Teammate => format!("{caller} is a teammate"),
+        Role::Stranger => format!("{caller} is a member of another team"),
     };
     let error = Error::usage(format!(
         "only {} may {}; {who}",
@@ -312,21 +481,34 @@ fn refusal(config: &TeamConfig, caller: &Caller, rule: &Rule) -> Error {
     }
 }
 
-/// The policy as a Markdown table, as docs/ARCHITECTURE.md shows it; a test holds the document
-/// to it.
+/// Who each column of the policy is, and from where it acts: the roles in the order of a
+/// [`Rule`]'s grants.
+pub(crate) const COLUMNS: [&str; 4] = [
+    "lead, in its pane",
+    "person at the keyboard, outside every pane",
+    "teammate, in its pane",
+    "another team's member, in its pane",
+];
+
+impl Rule {
+    fn grants(&self) -> [Grant; 4] {
+        [self.lead, self.person, self.teammate, self.stranger]
+    }
+}
+
 /// The policy as (term, meaning) pairs, as the PERMISSIONS section of swarm(1) shows it.
 pub(crate) fn definitions() -> Vec<(String, String)> {
     RULES
         .iter()
         .map(|rule| {
+            let cells: Vec<String> = COLUMNS
+                .iter()
+                .zip(rule.grants())
+                .map(|(who, grant)| format!("{who}: {}", grant.word()))
+                .collect();
             (
                 format!("{} ({})", rule.doing, rule.commands),
-                format!(
-                    "lead: {}; person at the keyboard: {}; teammate: {}.",
-                    rule.lead.word(),
-                    rule.person.word(),
-                    rule.teammate.word()
-                ),
+                format!("{}.", cells.join("; ")),
             )
         })
         .collect()
@@ -340,11 +522,13 @@ mod tests {
     fn team() -> TeamConfig {
         let mut bob = Member::new("bob", "t", 0);
         bob.argv = Some(vec!["claude".into()]);
+        let mut lead = Member::new("team-lead", "t", 0);
+        lead.argv = Some(vec!["claude".into()]);
         TeamConfig {
             name: "t".into(),
             lead_agent_id: "team-lead@t".into(),
             members: vec![
-                Member::new("team-lead", "t", 0),
+                lead,
                 bob,
                 // Added with `swarm join`: no program, so a person.
                 Member::new("alice", "t", 0),
@@ -354,7 +538,64 @@ mod tests {
     }
 
     fn caller(config: &TeamConfig, name: Option<&str>) -> Caller {
-        Caller::resolve(config, name.map(|n| Name::parse("member", n).unwrap()))
+        let asked = name.map(|n| Asked {
+            name: Name::parse("member", n).unwrap(),
+            typed: true,
+        });
+        Caller::resolve(config, &Whereabouts::Outside, asked.as_ref()).unwrap()
+    }
+
+    fn in_pane(team: &str, member: &str) -> Whereabouts {
+        Whereabouts::Pane {
+            team: team.into(),
+            member: member.into(),
+        }
+    }
+
+    #[test]
+    fn inside_a_pane_the_caller_is_that_member_whatever_it_asks() {
+        let config = team();
+        let bob = in_pane("t", "bob");
+        let lead = |typed| Asked {
+            name: Name::parse("member", "team-lead").unwrap(),
+            typed,
+        };
+        // SWARM_AGENT naming someone else is not who runs the command.
+        let caller = Caller::resolve(&config, &bob, Some(&lead(false))).unwrap();
+        assert_eq!(
+            (caller.name().as_str(), caller.role),
+            ("bob", Role::Teammate)
+        );
+        // --as naming someone else is refused.
+        let err = Caller::resolve(&config, &bob, Some(&lead(true))).unwrap_err();
+        assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
+        assert!(
+            err.message().contains("--as team-lead is refused"),
+            "{}",
+            err.message()
+        );
+        // The lead's pane is the lead.
+        let caller = Caller::resolve(&config, &in_pane("t", "team-lead"), None).unwrap();
+        assert_eq!(caller.role, Role::Lead);
+        // Another team's member is a stranger: it may send and read, nothing more.
+        let stranger = Caller::resolve(&config, &in_pane("other", "team-lead"), None).unwrap();
+        assert_eq!(
+            (stranger.name().as_str(), stranger.role),
+            ("team-lead@other", Role::Stranger)
+        );
+        for rule in &RULES {
+            let allowed = match rule.stranger {
+                Grant::No => allow(&config, &stranger, rule.action).is_err(),
+                _ => allow(&config, &stranger, rule.action).is_ok(),
+            };
+            assert!(allowed, "{:?}", rule.action);
+            assert_eq!(
+                rule.stranger != Grant::No,
+                matches!(rule.action, Action::Send | Action::Read),
+                "{:?}",
+                rule.action
+            );
+        }
     }
 
     #[test]
@@ -366,6 +607,21 @@ mod tests {
         assert_eq!(caller(&config, Some("bob")).role, Role::Teammate);
         assert_eq!(caller(&config, Some("alice")).role, Role::Person);
         assert_eq!(caller(&config, Some("stranger")).role, Role::Person);
+        // A team whose lead runs no program is a script's: outside every pane is its lead.
+        let mut scripted = team();
+        scripted.members[0].argv = None;
+        assert_eq!(caller(&scripted, None).role, Role::Lead);
+        assert_eq!(caller(&scripted, None).name().as_str(), "team-lead");
+        assert_eq!(inbox_owner(&scripted, PERSON), Some("team-lead"));
+        assert_eq!(inbox_owner(&config, PERSON), Some(PERSON));
+    }
+
+    #[test]
+    fn the_person_has_an_inbox_in_every_team() {
+        let config = team();
+        assert_eq!(inbox_owner(&config, "user"), Some("user"));
+        assert_eq!(inbox_owner(&config, "bob"), Some("bob"));
+        assert_eq!(inbox_owner(&config, "ghost"), None);
     }
 
     #[test]
@@ -373,7 +629,14 @@ mod tests {
         let config = team();
         for who in [None, Some("alice")] {
             let person = caller(&config, who);
-            for action in [Action::Stop, Action::Down, Action::Spawn, Action::Join] {
+            for action in [
+                Action::Stop,
+                Action::Down,
+                Action::Remove,
+                Action::Spawn,
+                Action::Join,
+                Action::Type,
+            ] {
                 assert_eq!(allow(&config, &person, action).unwrap(), *person.name());
             }
             for action in [
@@ -430,19 +693,25 @@ mod tests {
         );
     }
 
+    #[test]
+    fn only_the_leads_side_may_sign_whatever_config_json_says() {
+        let role = |w: &Whereabouts| Role::of(w, "t", "team-lead");
+        assert!(permits(role(&Whereabouts::Outside), Action::Sign));
+        assert!(permits(role(&in_pane("t", "team-lead")), Action::Sign));
+        assert!(!permits(role(&in_pane("t", "bob")), Action::Sign));
+        // Another team's lead is a stranger here.
+        assert!(!permits(role(&in_pane("u", "team-lead")), Action::Sign));
+    }
+
     /// The policy as a Markdown table, as docs/ARCHITECTURE.md shows it.
     fn markdown_table() -> String {
-        let mut table = String::from(
-            "| action | commands | lead | person at the keyboard | teammate |\n|---|---|---|---|---|\n",
+        let mut table = format!(
+            "| action | commands | {} |\n|---|---|---|---|---|---|\n",
+            COLUMNS.join(" | ")
         );
         for rule in &RULES {
-            let cells = [
-                rule.doing.to_owned(),
-                format!("`{}`", rule.commands),
-                rule.lead.word().to_owned(),
-                rule.person.word().to_owned(),
-                rule.teammate.word().to_owned(),
-            ];
+            let mut cells = vec![rule.doing.to_owned(), format!("`{}`", rule.commands)];
+            cells.extend(rule.grants().iter().map(|grant| grant.word().to_owned()));
             table.push_str("| ");
             table.push_str(&cells.join(" | "));
             table.push_str(" |\n");
@@ -463,7 +732,7 @@ mod tests {
     #[test]
     fn every_action_has_exactly_one_rule() {
         for rule in &RULES {
-            let owns = [rule.lead, rule.person, rule.teammate].contains(&Grant::Own);
+            let owns = rule.grants().contains(&Grant::Own);
             assert_eq!(owns, rule.own.contains("{owner}"), "{:?}", rule.action);
             assert_eq!(
                 RULES.iter().filter(|r| r.action == rule.action).count(),

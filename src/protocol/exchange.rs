@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::config::TeamConfig;
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::structured::Structured;
@@ -12,29 +12,26 @@ use crate::protocol::rules::{self, Recipient};
 use crate::store::team::Team;
 use crate::store::watcher::{Watcher, named};
 
-/// Sends `message` from `caller` to `to` after checking every protocol rule. The envelope is from
-/// the name the rules send it under.
-pub(crate) fn send(
+/// The envelope of `message` from `caller` to `to`, after checking every protocol rule: from the
+/// name the rules send it under. `peer::post::request` signs it if it must be and writes it.
+pub(crate) fn envelope(
     team: &Team,
     config: &TeamConfig,
     caller: &Caller,
     to: &str,
     message: &Structured,
 ) -> Result<InboxMessage> {
-    if config.member(to).is_none() {
-        return Err(Error::usage(format!(
-            "{to} is not on team {}'s roster: {}",
-            config.name,
-            config.roster().join(", ")
-        )));
-    }
+    config.require_member(to)?;
     let sender = rules::check(team, config, caller, Recipient::Member(to), message)?;
     let text = message.to_text();
     check_text_size(&text)?;
     let color = config.member(sender.as_str()).and_then(|m| m.color.clone());
-    let envelope = InboxMessage::new(sender.as_str(), &text, None, color.as_deref());
-    team.mailbox(to).append(std::slice::from_ref(&envelope))?;
-    Ok(envelope)
+    Ok(InboxMessage::new(
+        sender.as_str(),
+        &text,
+        None,
+        color.as_deref(),
+    ))
 }
 
 /// A watch on the team's inboxes, armed before the request goes out so no answer is missed.
@@ -102,6 +99,11 @@ mod tests {
     };
     use crate::store::team::fixture;
 
+    /// What history holds, by id: it keeps messages as delivered, marked read.
+    fn ids(messages: &[InboxMessage]) -> Vec<String> {
+        messages.iter().map(|m| m.id().into_owned()).collect()
+    }
+
     fn request(id: &str) -> Structured {
         Structured::ShutdownRequest(ShutdownRequest {
             request_id: id.into(),
@@ -152,7 +154,9 @@ mod tests {
         to: &str,
         message: &Structured,
     ) -> Result<InboxMessage> {
-        super::send(team, config, &Caller::member(config, me)?, to, message)
+        let envelope = envelope(team, config, &Caller::member(config, me)?, to, message)?;
+        team.mailbox(to).append(std::slice::from_ref(&envelope))?;
+        Ok(envelope)
     }
 
     fn texts(messages: &[InboxMessage]) -> Vec<&str> {
@@ -183,10 +187,10 @@ mod tests {
             &request("shutdown-1@ghost"),
         )
         .unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::Usage);
+        assert_eq!(err.kind(), ErrorKind::NotFound);
         assert_eq!(
             err.message(),
-            "ghost is not on team t's roster: team-lead, bob"
+            "ghost is not a member of team t; members: team-lead, bob"
         );
         assert!(!team.mailbox("ghost").inbox_path().exists());
     }
@@ -270,7 +274,7 @@ mod tests {
             texts(&bob.peek().unwrap()),
             [second.text(), "shutdown-1@bob", answer.as_str()]
         );
-        assert_eq!(bob.history().unwrap(), [first]);
+        assert_eq!(ids(&bob.history().unwrap()), ids(&[first]));
         // Nothing left to retire is not an error, and changes nothing.
         retire(&team, "bob", "shutdown-1@bob").unwrap();
         retire(&team, "bob", "shutdown-9@bob").unwrap();
@@ -305,7 +309,7 @@ mod tests {
             texts(&lead.peek().unwrap()),
             [idle().to_text().as_str(), "shutdown-1@bob"]
         );
-        assert_eq!(lead.history().unwrap(), [answer]);
+        assert_eq!(ids(&lead.history().unwrap()), ids(&[answer]));
     }
 
     #[test]

@@ -6,8 +6,9 @@ use crate::base::names::Name;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::format::message::InboxMessage;
+use crate::format::signature::{Verdict, VerifyKey};
 use crate::format::structured::{Structured, request_subject};
-use crate::policy::{Action, Caller, allow, allow_own};
+use crate::policy::{Action, Caller, PERSON, allow, allow_own};
 use crate::store::team::Team;
 
 /// Where a message is going.
@@ -41,6 +42,21 @@ pub(crate) fn check(
         }
         Recipient::Member(to) => to,
     };
+    // No phantom inboxes: `user`, whose inbox every team has, takes plain messages only.
+    if config.member(to).is_none() {
+        let error = Error::usage(format!(
+            "{to} is not on team {}'s roster: {}",
+            config.name,
+            config.roster().join(", ")
+        ));
+        return Err(if to == PERSON {
+            error.with_hint(format!(
+                "{PERSON} takes plain messages only; {kind} and the other protocol messages go to members"
+            ))
+        } else {
+            error
+        });
+    }
     let lead = config.lead_name();
     let sender = match message {
         Structured::ShutdownRequest(_) => allow(config, caller, Action::RequestShutdown)?,
@@ -129,7 +145,28 @@ fn answer_own_shutdown(
         ))
     })?;
     allow_own(config, caller, Action::AnswerShutdown, subject)?;
-    require_request(team, subject, request_id, "shutdown_request").map(drop)
+    let request = require_request(team, subject, request_id, "shutdown_request")?;
+    // A member that verifies the lead's messages answers only a request the lead's side signed
+    // (docs/ARCHITECTURE.md, "Signed lead messages"): a forged one is never acted on.
+    let Some(key) = config
+        .member(subject)
+        .and_then(|m| m.lead_verify_key.as_deref())
+    else {
+        return Ok(());
+    };
+    let key = VerifyKey::parse(key).unwrap_or_else(|_| VerifyKey::unusable());
+    let genuine = |m: &InboxMessage| key.check(m) == Verdict::Verified;
+    if genuine(&request)
+        || find_request(team, subject, request_id, "shutdown_request", genuine)?.is_some()
+    {
+        return Ok(());
+    }
+    let Verdict::Forged(why) = key.check(&request) else {
+        return Ok(());
+    };
+    Err(Error::usage(format!(
+        "shutdown request {request_id} does not come from the lead ({why}); it is not answered"
+    )))
 }
 
 fn expect_subject(request_id: &str, expected: &str, rule: &str) -> Result<()> {
@@ -151,7 +188,7 @@ pub(crate) fn require_request(
     request_id: &str,
     kind: &str,
 ) -> Result<InboxMessage> {
-    find_request(team, holder, request_id, kind)?.ok_or_else(|| {
+    find_request(team, holder, request_id, kind, |_| true)?.ok_or_else(|| {
         Error::usage(format!(
             "there is no {kind} {request_id} in {holder}'s inbox or history"
         ))
@@ -161,19 +198,24 @@ pub(crate) fn require_request(
     })
 }
 
+/// The newest request `request_id` of type `kind` in `holder`'s inbox or history that `accept`
+/// takes.
 fn find_request(
     team: &Team,
     holder: &str,
     request_id: &str,
     kind: &str,
+    accept: impl Fn(&InboxMessage) -> bool,
 ) -> Result<Option<InboxMessage>> {
     let mailbox = team.mailbox(holder);
     let matches = |message: &InboxMessage| {
         message
             .structured()
             .is_some_and(|s| s.kind() == kind && s.request_id() == Some(request_id))
+            && accept(message)
     };
-    if let Some(found) = mailbox.peek()?.into_iter().find(|m| matches(m)) {
+    // A request another tool marked read is still a request.
+    if let Some(found) = mailbox.messages()?.into_iter().find(|m| matches(m)) {
         return Ok(Some(found));
     }
     Ok(mailbox.history()?.into_iter().rev().find(|m| matches(m)))
@@ -319,6 +361,31 @@ mod tests {
                 )
             );
         }
+    }
+
+    #[test]
+    fn nothing_structured_goes_off_the_roster_not_even_to_user() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        for to in ["user", "ghost"] {
+            let err = checked(
+                &team,
+                "team-lead",
+                Recipient::Member(to),
+                &request(&format!("shutdown-1@{to}"), "team-lead"),
+            )
+            .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Usage);
+            assert_eq!(
+                err.message(),
+                format!("{to} is not on team t's roster: team-lead, bob")
+            );
+            assert_eq!(err.hint().is_some(), to == "user");
+        }
+        let err = checked(&team, "bob", Recipient::Member("user"), &idle("bob")).unwrap_err();
+        assert!(
+            err.hint().unwrap().contains("takes plain messages only"),
+            "{err:?}"
+        );
     }
 
     #[test]
@@ -490,6 +557,47 @@ mod tests {
         let taken = team.mailbox("bob").consume(None, |_| true).unwrap();
         assert_eq!(taken.len(), 2);
         answer("bob", &approval("shutdown-1@bob", "bob")).unwrap();
+    }
+
+    #[test]
+    fn a_member_that_verifies_answers_only_a_shutdown_request_the_lead_signed() {
+        use crate::format::signature::{FIELD, KeyPair};
+        let (_dir, team) = fixture::team(&["bob"]);
+        let pair = KeyPair::generate(0);
+        team.update(|config| {
+            config.member_mut("bob").unwrap().lead_verify_key = Some(pair.public().encode());
+            Ok(())
+        })
+        .unwrap();
+        let answer = || {
+            checked(
+                &team,
+                "bob",
+                Recipient::Member("team-lead"),
+                &approval("shutdown-1@bob", "bob"),
+            )
+        };
+        deliver(
+            &team,
+            "bob",
+            "team-lead",
+            &request("shutdown-1@bob", "team-lead"),
+        );
+        assert_eq!(
+            refusal(answer()),
+            "shutdown request shutdown-1@bob does not come from the lead (it is not signed); it is not answered"
+        );
+        let mut signed = InboxMessage::new(
+            "team-lead",
+            &request("shutdown-1@bob", "team-lead").to_text(),
+            None,
+            None,
+        );
+        let lead_sig = pair.sign(&signed);
+        signed.set_field(FIELD, lead_sig.into());
+        team.mailbox("bob").append(&[signed]).unwrap();
+        // The forged copy comes first; the signed one is the one answered.
+        answer().unwrap();
     }
 
     #[test]

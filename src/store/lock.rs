@@ -1,6 +1,7 @@
-//! The two locks that guard every read-modify-write of a shared JSON file (docs/ARCHITECTURE.md,
-//! "Locks"): swarm's own `flock` on `.<stem>.flock`, then Claude Code's `<file>.lock` directory.
-//! swarm processes queue on the flock; the directory keeps Claude Code's writers out.
+//! The three locks that guard every read-modify-write of a shared JSON file (docs/ARCHITECTURE.md,
+//! "Locks"): swarm's own `flock` on `.<stem>.flock`, then the `flock` on `<stem>.lock` that
+//! agent-team-mail (atm) takes, then Claude Code's `<file>.lock` directory. swarm processes queue
+//! on the first; the second keeps atm's writers out, the directory Claude Code's.
 //!
 //! While swarm holds a lock directory it records the directory's identity in its flock file. A
 //! swarm writer killed inside the locked section leaves the directory behind; the next swarm
@@ -9,13 +10,14 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::base::clock;
 use crate::error::{Error, Result};
-use crate::store::durable::{PRIVATE_FILE_MODE, parent};
+use crate::store::durable::{create_private_dir, open_private, symlink_refused};
 use crate::store::paths::LockPaths;
 
 /// A lock directory older than this was left by a writer that died (Claude Code uses the same bound).
@@ -24,42 +26,53 @@ pub(crate) const STALE_AFTER: Duration = Duration::from_secs(10);
 /// How long to wait for a lock directory held by a live writer before giving up.
 pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(5);
 
-/// Both locks on one file, released on drop (directory first).
+/// All three locks on one file, released on drop (directory first, swarm's flock last).
 #[derive(Debug)]
 pub(crate) struct FileLock {
     dir: LockDir,
+    // Fields drop in this order, after `Drop::drop` has removed the directory.
+    _atm: Option<Flock>,
     flock: Flock,
 }
 
 impl FileLock {
+    /// Waits for all three locks.
     pub(crate) fn acquire(paths: &LockPaths) -> Result<Self> {
-        let mut flock = Flock::wait(&paths.flock)?;
-        let dir = LockDir::acquire(paths.dir.clone(), wait_bound(), &mut flock)?;
-        Ok(Self { dir, flock })
+        let flock = Queue::open(paths)?.lock()?;
+        Self::complete(flock, paths).map_err(|failed| failed.error)
     }
 
-    /// Waits for the flock, then takes the lock directory too, unless `done` says (under the flock,
-    /// where no other swarm writer can be at work) that there is nothing left to do.
-    pub(crate) fn acquire_unless(
-        paths: &LockPaths,
-        done: impl FnOnce() -> bool,
-    ) -> Result<Option<Self>> {
-        let mut flock = Flock::wait(&paths.flock)?;
-        if done() {
-            return Ok(None);
-        }
-        let dir = LockDir::acquire(paths.dir.clone(), wait_bound(), &mut flock)?;
-        Ok(Some(Self { dir, flock }))
-    }
-
-    /// Both locks if no other swarm process holds the flock right now; `None` if one does.
-    pub(crate) fn try_acquire(paths: &LockPaths) -> Result<Option<Self>> {
-        let Some(mut flock) = Flock::acquire(&paths.flock, false)? else {
-            return Ok(None);
+    /// Takes atm's flock and the lock directory for a holder of swarm's flock, waiting up to
+    /// `SWARM_LOCK_TIMEOUT` for both. When that fails, swarm's flock comes back still held, so
+    /// the caller can undo what it did before another swarm process is in.
+    pub(crate) fn complete(mut flock: Flock, paths: &LockPaths) -> Result<Self, Incomplete> {
+        let deadline = clock::deadline(wait_bound());
+        // atm locks inboxes and config.json only; a task file has no atm lock.
+        let atm = match paths
+            .atm
+            .as_deref()
+            .map(|atm| FlockFile::open(atm).and_then(|atm| atm.lock_by(deadline)))
+        {
+            None => None,
+            Some(Ok(atm)) => Some(atm),
+            Some(Err(error)) => return Err(Incomplete { flock, error }),
         };
-        let dir = LockDir::acquire(paths.dir.clone(), wait_bound(), &mut flock)?;
-        Ok(Some(Self { dir, flock }))
+        match LockDir::acquire(paths.dir.clone(), deadline, &mut flock) {
+            Ok(dir) => Ok(Self {
+                dir,
+                _atm: atm,
+                flock,
+            }),
+            Err(error) => Err(Incomplete { flock, error }),
+        }
     }
+}
+
+/// [`FileLock::complete`] failed: why, and swarm's flock, still held until this is dropped.
+#[derive(Debug)]
+pub(crate) struct Incomplete {
+    pub(crate) flock: Flock,
+    pub(crate) error: Error,
 }
 
 impl Drop for FileLock {
@@ -67,17 +80,137 @@ impl Drop for FileLock {
         // Directory first, record second: a record left by a crash in between names a directory
         // (device, inode, mtime to the nanosecond) that no later directory can match.
         let _ = fs::remove_dir(&self.dir.path);
-        self.flock.forget_dir();
+        self.flock.forget();
     }
 }
 
-/// `SWARM_LOCK_TIMEOUT` (seconds) bounds the wait for a foreign writer's lock directory.
-fn wait_bound() -> Duration {
+/// `SWARM_LOCK_TIMEOUT` (seconds) bounds the wait for another tool's locks; a bound too long to
+/// represent is none.
+pub(crate) fn wait_bound() -> Duration {
     std::env::var("SWARM_LOCK_TIMEOUT")
         .ok()
         .and_then(|secs| secs.parse::<f64>().ok())
-        .filter(|secs| secs.is_finite() && *secs >= 0.0)
-        .map_or(DEFAULT_WAIT, Duration::from_secs_f64)
+        .filter(|secs| !secs.is_nan() && *secs >= 0.0)
+        .map_or(DEFAULT_WAIT, |secs| {
+            Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
+        })
+}
+
+/// swarm's flock on a shared file, taken in turn. A process that has to wait for it says so: it
+/// holds the waiting room (`.<stem>.wait.flock`) shared while it waits in the kernel. A process
+/// that finds someone in the waiting room does not take the lock ahead of them, even when it is
+/// free for a moment: it waits too. Otherwise a writer that has just released the lock and comes
+/// straight back would win it again and again over the waiters the kernel has only just woken,
+/// and a consumer, or a writer whose spooled message is already committed, could wait for a long
+/// time (docs/ARCHITECTURE.md, "Locks"). Opened once, so a writer that tried it, found it busy
+/// and spooled meanwhile needs nothing more than the lock itself to go on.
+#[derive(Debug)]
+pub(crate) struct Queue {
+    flock: FlockFile,
+    room: FlockFile,
+}
+
+impl Queue {
+    pub(crate) fn open(paths: &LockPaths) -> Result<Self> {
+        Ok(Self {
+            flock: FlockFile::open(&paths.flock)?,
+            room: FlockFile::open(&paths.waiting)?,
+        })
+    }
+
+    /// The lock if it is free and nobody waits for it; else the queue, to wait in later.
+    pub(crate) fn try_lock(self) -> Result<Result<Flock, Self>> {
+        // Anyone waiting holds the room shared; a momentary exclusive hold asks without waiting.
+        match self.room.file.try_lock() {
+            Ok(()) => {
+                let _ = self.room.file.unlock();
+            }
+            Err(fs::TryLockError::WouldBlock) => return Ok(Err(self)),
+            Err(fs::TryLockError::Error(err)) => {
+                return Err(Error::io("lock", &self.room.path, err));
+            }
+        }
+        let Self { flock, room } = self;
+        Ok(flock.try_lock()?.map_err(|flock| Self { flock, room }))
+    }
+
+    /// Waits for the lock in the waiting room, in the kernel.
+    pub(crate) fn lock(self) -> Result<Flock> {
+        self.room
+            .file
+            .lock_shared()
+            .map_err(|err| Error::io("lock", &self.room.path, err))?;
+        let flock = self.flock.lock();
+        let _ = self.room.file.unlock();
+        flock
+    }
+}
+
+/// An flock file, open but not locked yet.
+#[derive(Debug)]
+pub(crate) struct FlockFile {
+    file: File,
+    path: PathBuf,
+}
+
+impl FlockFile {
+    /// Opens the lock file at `path`, creating it when missing, never through a symlink: its
+    /// holder writes into it (the lock directory's record), and a link would carry that write
+    /// to whatever it points at.
+    pub(crate) fn open(path: &Path) -> Result<Self> {
+        let file = open_private(
+            path,
+            OpenOptions::new().read(true).write(true).truncate(false),
+        )?;
+        Ok(Self {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Waits for the lock.
+    pub(crate) fn lock(self) -> Result<Flock> {
+        self.file
+            .lock()
+            .map_err(|err| Error::io("lock", &self.path, err))?;
+        Ok(Flock { file: self.file })
+    }
+
+    /// Waits for a lock that another tool holds for short moments, polling so the wait ends at
+    /// `deadline`. (atm's own writers poll it with 50 ms back-off; a swarm process asks sooner.)
+    fn lock_by(self, deadline: Option<Instant>) -> Result<Flock> {
+        let mut backoff = Duration::from_micros(500);
+        loop {
+            match self.file.try_lock() {
+                Ok(()) => return Ok(Flock { file: self.file }),
+                Err(fs::TryLockError::WouldBlock) => {}
+                Err(fs::TryLockError::Error(err)) => {
+                    return Err(Error::io("lock", &self.path, err));
+                }
+            }
+            if clock::passed(deadline) {
+                return Err(Error::runtime(format!(
+                    "lock {} is held by another writer",
+                    self.path.display()
+                ))
+                .with_hint(format!(
+                    "agent-team-mail (atm) takes this lock to write; a process holding it is still running (`fuser {}` names it)",
+                    self.path.display()
+                )));
+            }
+            thread::sleep(backoff);
+            backoff = (backoff * 2).min(Duration::from_millis(10));
+        }
+    }
+
+    /// The lock if no other swarm process holds it right now; else the file, to wait on later.
+    pub(crate) fn try_lock(self) -> Result<Result<Flock, Self>> {
+        match self.file.try_lock() {
+            Ok(()) => Ok(Ok(Flock { file: self.file })),
+            Err(fs::TryLockError::WouldBlock) => Ok(Err(self)),
+            Err(fs::TryLockError::Error(err)) => Err(Error::io("lock", &self.path, err)),
+        }
+    }
 }
 
 /// An exclusive `flock`, held until drop. The kernel releases it if the process dies.
@@ -89,57 +222,49 @@ pub(crate) struct Flock {
 impl Flock {
     /// Waits for the lock on `path`, creating the file when missing.
     pub(crate) fn wait(path: &Path) -> Result<Self> {
-        Self::acquire(path, true)?
-            .ok_or_else(|| Error::runtime(format!("cannot lock {}", path.display())))
-    }
-
-    /// Waits for the lock when `wait` is set; otherwise returns `None` if it is held.
-    fn acquire(path: &Path, wait: bool) -> Result<Option<Self>> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(PRIVATE_FILE_MODE)
-            .open(path)
-            .map_err(|err| Error::io("open lock file", path, err))?;
-        if wait {
-            file.lock().map_err(|err| Error::io("lock", path, err))?;
-        } else {
-            match file.try_lock() {
-                Ok(()) => {}
-                Err(fs::TryLockError::WouldBlock) => return Ok(None),
-                Err(fs::TryLockError::Error(err)) => return Err(Error::io("lock", path, err)),
-            }
-        }
-        Ok(Some(Self { file }))
+        FlockFile::open(path)?.lock()
     }
 }
 
+/// What a flock file holds: a line its holder writes for the next one to read, such as the
+/// identity of the lock directory it created, or the pid of the `swarm up` starting a team.
 impl Flock {
-    /// The identity of the lock directory this flock's last holder created, if it recorded one.
-    fn recorded_dir(&mut self) -> Option<String> {
-        let mut record = String::new();
-        self.file.rewind().ok()?;
-        self.file.read_to_string(&mut record).ok()?;
-        let record = record.trim();
-        (!record.is_empty()).then(|| record.to_owned())
+    /// What the last holder recorded, if anything.
+    pub(crate) fn recorded(&mut self) -> Option<String> {
+        read_record(&mut self.file)
     }
 
-    fn record_dir(&mut self, identity: &str) {
+    /// Replaces the record.
+    pub(crate) fn record(&mut self, text: &str) {
         let written = self
             .file
             .set_len(0)
             .and_then(|()| self.file.rewind())
-            .and_then(|()| self.file.write_all(identity.as_bytes()));
+            .and_then(|()| self.file.write_all(text.as_bytes()));
         if let Err(err) = written {
-            tracing::debug!("cannot record lock directory owner: {err}");
+            tracing::debug!("cannot record in a lock file: {err}");
         }
     }
 
-    fn forget_dir(&mut self) {
+    /// Empties the record.
+    pub(crate) fn forget(&mut self) {
         let _ = self.file.set_len(0);
     }
+}
+
+impl FlockFile {
+    /// What the holder of the lock recorded, read without the lock.
+    pub(crate) fn recorded(&mut self) -> Option<String> {
+        read_record(&mut self.file)
+    }
+}
+
+fn read_record(file: &mut File) -> Option<String> {
+    let mut record = String::new();
+    file.rewind().ok()?;
+    file.read_to_string(&mut record).ok()?;
+    let record = record.trim();
+    (!record.is_empty()).then(|| record.to_owned())
 }
 
 impl Drop for Flock {
@@ -155,15 +280,14 @@ struct LockDir {
 }
 
 impl LockDir {
-    fn acquire(path: PathBuf, wait: Duration, flock: &mut Flock) -> Result<Self> {
-        let deadline = Instant::now() + wait;
+    fn acquire(path: PathBuf, deadline: Option<Instant>, flock: &mut Flock) -> Result<Self> {
         let mut backoff = Duration::from_millis(1);
         recover_abandoned(&path, flock);
         loop {
             if create(&path, flock)? {
                 return Ok(Self { path });
             }
-            match age(&path) {
+            match age(&path)? {
                 // Gone between the attempt and the stat: retry at once.
                 None => continue,
                 Some(age) if age > STALE_AFTER => {
@@ -177,7 +301,7 @@ impl LockDir {
                     }
                 }
                 Some(age) => {
-                    if Instant::now() >= deadline {
+                    if clock::passed(deadline) {
                         return Err(Error::runtime(format!(
                             "lock {} is held by another writer (modified {}s ago)",
                             path.display(),
@@ -200,41 +324,43 @@ impl LockDir {
 /// Removes what a swarm writer killed inside its locked section left: its lock directory, or the
 /// staging directory it was about to move into place. Safe because we hold the flock, so the
 /// writer named in the record is dead, and the identity check spares any directory created since.
+/// A record is only a hint: a staging directory it names is removed only if it is where a swarm
+/// writer makes one ([`LockPaths::is_staging`]).
 fn recover_abandoned(path: &Path, flock: &mut Flock) {
-    let Some(record) = flock.recorded_dir() else {
+    let Some(record) = flock.recorded() else {
         return;
     };
     if let Some((staging, recorded)) = record.split_once('\n') {
-        for candidate in [path, Path::new(staging)] {
+        let staging = Path::new(staging);
+        let ours = LockPaths::is_staging(path, staging);
+        let candidates: &[&Path] = if ours { &[path, staging] } else { &[path] };
+        for &candidate in candidates {
             if identity(candidate).as_deref() == Some(recorded) {
                 tracing::info!(lock = %candidate.display(), "removing lock directory left by a swarm writer that died");
                 let _ = fs::remove_dir(candidate);
             }
         }
     }
-    flock.forget_dir();
+    flock.forget();
 }
 
 /// Takes the lock directory if it is free. The directory is made under a private name, recorded in
 /// the flock file, then renamed into place without replacing anything, so there is no moment at
 /// which the lock exists unrecorded.
 fn create(path: &Path, flock: &mut Flock) -> Result<bool> {
-    let mut staging_name = std::ffi::OsString::from(".");
-    staging_name.push(path.file_name().unwrap_or_default());
-    staging_name.push(format!(".swarm-{}", std::process::id()));
-    let staging = parent(path).join(staging_name);
-    match fs::create_dir(&staging) {
+    let staging = LockPaths::staging(path, std::process::id());
+    match create_private_dir(&staging) {
         Ok(()) => {}
         Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
         Err(err) => return Err(Error::io("create lock directory", &staging, err)),
     }
     if let Some(identity) = identity(&staging) {
-        flock.record_dir(&format!("{}\n{identity}", staging.display()));
+        flock.record(&format!("{}\n{identity}", staging.display()));
     }
     match rename_no_replace(&staging, path) {
         Ok(()) => Ok(true),
         Err(err) => {
-            flock.forget_dir();
+            flock.forget();
             let _ = fs::remove_dir(&staging);
             if err.kind() == io::ErrorKind::AlreadyExists {
                 Ok(false)
@@ -253,7 +379,7 @@ fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
         // File systems without RENAME_NOREPLACE: mkdir is atomic too, only the record comes later.
         Err(nix::errno::Errno::EINVAL) => {
             fs::remove_dir(from)?;
-            fs::create_dir(to)
+            create_private_dir(to)
         }
         Err(errno) => Err(io::Error::from(errno)),
     }
@@ -262,7 +388,7 @@ fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
     fs::remove_dir(from)?;
-    fs::create_dir(to)
+    create_private_dir(to)
 }
 
 /// Device, inode and modification time: enough to tell one directory from a later one at the same
@@ -280,13 +406,22 @@ fn identity(path: &Path) -> Option<String> {
     })
 }
 
-fn age(path: &Path) -> Option<Duration> {
-    let modified = fs::metadata(path).ok()?.modified().ok()?;
-    Some(
+/// How old the lock directory at `path` is; `None` when it is gone. A symlink there is refused:
+/// a stale one would be removed, and a link is no lock of Claude Code's.
+fn age(path: &Path) -> Result<Option<Duration>> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_symlink() => return Err(symlink_refused("write", path)),
+        Ok(meta) => meta,
+        Err(_) => return Ok(None),
+    };
+    let Ok(modified) = meta.modified() else {
+        return Ok(None);
+    };
+    Ok(Some(
         SystemTime::now()
             .duration_since(modified)
             .unwrap_or_default(),
-    )
+    ))
 }
 
 #[cfg(test)]
@@ -310,13 +445,54 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let held = dir.path().join("bob.json.lock");
         fs::create_dir(&held).unwrap();
-        let mut flock = Flock::acquire(&dir.path().join(".bob.flock"), true)
+        let mut flock = FlockFile::open(&dir.path().join(".bob.flock"))
             .unwrap()
+            .lock()
             .unwrap();
-        let err =
-            LockDir::acquire(held.clone(), Duration::from_millis(50), &mut flock).unwrap_err();
+        let err = LockDir::acquire(
+            held.clone(),
+            clock::deadline(Duration::from_millis(50)),
+            &mut flock,
+        )
+        .unwrap_err();
         assert!(err.message().contains("bob.json.lock"), "{}", err.message());
         assert!(held.is_dir(), "a live writer's lock must not be removed");
+    }
+
+    #[test]
+    fn an_atm_writer_holding_its_flock_is_waited_for_then_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LockPaths::beside(&dir.path().join("bob.json"));
+        let atm_path = paths.atm.clone().unwrap();
+        let atm = File::create(&atm_path).unwrap();
+        atm.lock().unwrap();
+        let err = FlockFile::open(&atm_path)
+            .unwrap()
+            .lock_by(clock::deadline(Duration::from_millis(50)))
+            .unwrap_err();
+        assert!(err.message().contains("bob.lock"), "{}", err.message());
+        atm.unlock().unwrap();
+        let lock = FileLock::acquire(&paths).unwrap();
+        assert!(
+            File::open(&atm_path).unwrap().try_lock().is_err(),
+            "atm's flock is held with the others"
+        );
+        drop(lock);
+        assert!(File::open(&atm_path).unwrap().try_lock().is_ok());
+    }
+
+    #[test]
+    fn a_free_lock_is_not_taken_ahead_of_a_process_waiting_for_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LockPaths::beside(&dir.path().join("bob.json"));
+        // A process the kernel has just woken to take the lock, still in the waiting room.
+        let waiter = FlockFile::open(&paths.waiting).unwrap();
+        waiter.file.lock_shared().unwrap();
+        let Err(queue) = Queue::open(&paths).unwrap().try_lock().unwrap() else {
+            panic!("a newcomer took the free lock ahead of a waiting process");
+        };
+        waiter.file.unlock().unwrap();
+        assert!(queue.try_lock().unwrap().is_ok(), "nobody waits now");
     }
 
     #[test]
@@ -340,19 +516,59 @@ mod tests {
         {
             // A writer killed inside its locked section: the kernel drops its flock, nothing
             // removes its directory or its record.
-            let mut flock = Flock::acquire(&paths.flock, true).unwrap().unwrap();
-            let _dir = LockDir::acquire(held.clone(), Duration::ZERO, &mut flock).unwrap();
+            let mut flock = FlockFile::open(&paths.flock).unwrap().lock().unwrap();
+            let _dir = LockDir::acquire(held.clone(), Some(Instant::now()), &mut flock).unwrap();
         }
         assert!(held.is_dir());
         let again = LockDir::acquire(
             held.clone(),
-            Duration::ZERO,
-            &mut Flock::acquire(&paths.flock, true).unwrap().unwrap(),
+            Some(Instant::now()),
+            &mut FlockFile::open(&paths.flock).unwrap().lock().unwrap(),
         );
         assert!(
             again.is_ok(),
             "the dead writer's directory should be recognised"
         );
+    }
+
+    #[test]
+    fn a_record_naming_a_directory_elsewhere_removes_nothing_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LockPaths::beside(&dir.path().join("bob.json"));
+        // An empty directory outside, recorded as if a swarm writer had staged it.
+        let elsewhere = dir.path().join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        let forged = format!("{}\n{}", elsewhere.display(), identity(&elsewhere).unwrap());
+        fs::write(&paths.flock, forged).unwrap();
+        drop(FileLock::acquire(&paths).unwrap());
+        assert!(
+            elsewhere.is_dir(),
+            "a directory the record named was removed"
+        );
+        // The same name beside the lock directory would have been one of swarm's.
+        let staged = LockPaths::staging(&paths.dir, 1);
+        fs::create_dir(&staged).unwrap();
+        let record = format!("{}\n{}", staged.display(), identity(&staged).unwrap());
+        fs::write(&paths.flock, record).unwrap();
+        drop(FileLock::acquire(&paths).unwrap());
+        assert!(!staged.exists(), "a dead writer's staging directory stays");
+    }
+
+    #[test]
+    fn a_symlinked_lock_file_is_refused_and_its_target_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LockPaths::beside(&dir.path().join("bob.json"));
+        let target = dir.path().join("precious");
+        fs::write(&target, "keep").unwrap();
+        std::os::unix::fs::symlink(&target, &paths.flock).unwrap();
+        let err = FileLock::acquire(&paths).unwrap_err();
+        assert!(
+            err.message()
+                .starts_with("refusing to write through a symlink"),
+            "{}",
+            err.message()
+        );
+        assert_eq!(fs::read_to_string(&target).unwrap(), "keep");
     }
 
     #[test]
@@ -362,9 +578,14 @@ mod tests {
         drop(FileLock::acquire(&paths).unwrap());
         // Claude Code creates its own directory at the same path.
         fs::create_dir(&paths.dir).unwrap();
-        let mut flock = Flock::acquire(&paths.flock, true).unwrap().unwrap();
+        let mut flock = FlockFile::open(&paths.flock).unwrap().lock().unwrap();
         assert!(
-            LockDir::acquire(paths.dir.clone(), Duration::from_millis(20), &mut flock).is_err()
+            LockDir::acquire(
+                paths.dir.clone(),
+                clock::deadline(Duration::from_millis(20)),
+                &mut flock
+            )
+            .is_err()
         );
     }
 }

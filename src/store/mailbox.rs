@@ -1,15 +1,17 @@
 //! One member's inbox (`inboxes/<name>.json`) and history (`history/<name>.jsonl`).
 //!
-//! Every change goes through [`Mailbox::update`]: both locks, an exclusive create of `[]` when the file
-//! is missing, repair of a corrupt file or invalid elements (moved aside, never dropped), then an
-//! atomic, durable rewrite (docs/ARCHITECTURE.md, "The path of one message").
+//! Every change goes through [`Mailbox::update`]: all three locks, an exclusive create of `[]` when
+//! the file is missing, repair of a corrupt file or invalid elements (moved aside, never dropped),
+//! then an atomic, durable rewrite (docs/ARCHITECTURE.md, "The path of one message").
 //!
 //! Concurrent writers share rewrites (group commit). A writer that finds the inbox locked makes its
 //! messages durable in a spool file (`inboxes/.spool/<name>/`) while it waits; whoever holds the lock
 //! merges every spooled message into its one rewrite, then removes the spool files. A writer whose
 //! messages were merged by another only has to see that; it still returns only once they are in the
-//! inbox. A spool file left by a writer that died is merged by the next update.
+//! inbox. A writer that fails withdraws its spool file under the flock, so a failed append is never
+//! delivered later. A spool file left by a writer that died is merged by the next update.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fs;
 use std::io::Write;
@@ -17,14 +19,14 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::base::clock;
+use crate::base::{clock, process};
 use crate::error::{Error, Result};
 use crate::format::message::InboxMessage;
 use crate::store::durable::{
-    self, append_lines_durably, atomic_write, create_dir_all, create_exclusive,
+    self, append_lines_durably, atomic_write, create_exclusive, private_dir,
 };
-use crate::store::lock::FileLock;
-use crate::store::paths::{MailboxPaths, SetAsideKind, TeamPaths};
+use crate::store::lock::{FileLock, Flock, Incomplete, Queue, STALE_AFTER};
+use crate::store::paths::{MailboxPaths, SetAsideKind, SpoolEntry, SpoolFile, TeamPaths};
 
 #[derive(Debug, Clone)]
 pub struct Mailbox {
@@ -58,50 +60,111 @@ impl Mailbox {
         self.paths.inbox.file_name().unwrap_or_default()
     }
 
-    /// Creates the inbox as `[]` unless it exists.
-    pub(crate) fn ensure(&self) -> Result<()> {
-        create_dir_all(durable::parent(&self.paths.inbox))?;
-        create_exclusive(&self.paths.inbox, b"[]").map(drop)
+    /// Creates the inbox as `[]` unless it exists; returns whether it created it.
+    pub(crate) fn ensure(&self) -> Result<bool> {
+        private_dir(&self.paths.root, durable::parent(&self.paths.inbox))?;
+        create_exclusive(&self.paths.inbox, b"[]")
     }
 
-    /// Adds messages to the end of the inbox. Durable, and in the inbox, when it returns.
-    pub fn append(&self, messages: &[InboxMessage]) -> Result<()> {
-        create_dir_all(durable::parent(&self.paths.inbox))?;
-        if let Some(lock) = FileLock::try_acquire(&self.paths.lock)? {
-            return self.update_locked(lock, |unread| {
-                unread.extend_from_slice(messages);
-                Ok(((), true))
-            });
+    /// Removes the inbox file if it holds no message at all, read or not: the undoing of an
+    /// [`Mailbox::ensure`] that created it. Under the inbox locks, so no append is lost: one that
+    /// comes after finds no file and creates it again.
+    pub(crate) fn remove_if_empty(&self) -> Result<bool> {
+        let _lock = FileLock::acquire(&self.paths.lock)?;
+        let Some(bytes) = durable::read_if_exists(&self.paths.inbox)? else {
+            return Ok(false);
+        };
+        let empty = serde_json::from_slice::<Vec<Value>>(&bytes).is_ok_and(|all| all.is_empty());
+        if !empty || !self.merge_spool(&mut Vec::new())?.is_empty() {
+            return Ok(false);
         }
-        // Another writer holds the inbox: spool, so one rewrite can commit us both. If the holder
-        // has merged our spool file by the time we get the flock, our messages are durable already.
+        fs::remove_file(&self.paths.inbox)
+            .map_err(|err| Error::io("remove", &self.paths.inbox, err))?;
+        Ok(true)
+    }
+
+    /// Adds messages to the end of the inbox. Durable, and in the inbox, when it returns; on an
+    /// error, they are not in the inbox and never will be.
+    pub fn append(&self, messages: &[InboxMessage]) -> Result<()> {
+        private_dir(&self.paths.root, durable::parent(&self.paths.inbox))?;
+        let busy = match Queue::open(&self.paths.lock)?.try_lock()? {
+            Ok(flock) => {
+                let lock = FileLock::complete(flock, &self.paths.lock).map_err(|e| e.error)?;
+                return self.update_locked(&lock, |unread| {
+                    unread.extend_from_slice(messages);
+                    Ok(((), true))
+                });
+            }
+            Err(busy) => busy,
+        };
+        // Another writer holds the inbox, or others wait for it: spool, so one rewrite can commit
+        // us all, and wait our turn. If a holder has merged our spool file by the time we get the
+        // flock, our messages are durable already.
         let spooled = self.spool(messages)?;
-        match FileLock::acquire_unless(&self.paths.lock, || !spooled.exists())? {
-            Some(lock) => self.update_locked(lock, |_| Ok(((), false))),
-            None => Ok(()),
+        let flock = match busy.lock() {
+            Ok(flock) => flock,
+            Err(err) => return Self::withdraw(&spooled, err),
+        };
+        if !spooled.exists() {
+            return Ok(());
+        }
+        let lock = match FileLock::complete(flock, &self.paths.lock) {
+            Ok(lock) => lock,
+            // `_flock` keeps the flock held while we withdraw.
+            Err(Incomplete {
+                flock: _flock,
+                error,
+            }) => return Self::withdraw(&spooled, error),
+        };
+        match self.update_locked(&lock, |_| Ok(((), false))) {
+            Ok(()) => Ok(()),
+            Err(err) => Self::withdraw(&spooled, err),
+        }
+    }
+
+    /// Takes back the spool file of an append that failed, so that a failed send is never
+    /// delivered by a later one. Called while holding swarm's flock, where no merger is at work:
+    /// a merger removes the spool files it took only once the inbox is durable, so a file already
+    /// gone was committed, and the append succeeded after all. (Only if waiting for the flock
+    /// itself failed, an OS error on a file already open, is this done without it.)
+    fn withdraw(spooled: &Path, err: Error) -> Result<()> {
+        match fs::remove_file(spooled) {
+            Ok(()) => Err(err),
+            Err(gone) if gone.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(stuck) => {
+                tracing::error!(
+                    spool = %spooled.display(),
+                    "cannot withdraw the spool file of a failed send: {stuck}"
+                );
+                Err(err)
+            }
         }
     }
 
     /// Writes messages to a spool file of their own, atomically (a merger never sees part of it)
     /// but without syncing it: the writer returns only once its messages are in the durably
-    /// rewritten inbox, so the spool file never has to survive a crash on its own.
+    /// rewritten inbox, so the spool file never has to survive a crash on its own. The staging
+    /// name starts with a dot and carries the writer's pid, for [`Mailbox::merge_spool`] to
+    /// clean up after a writer killed in between.
     fn spool(&self, messages: &[InboxMessage]) -> Result<PathBuf> {
-        create_dir_all(&self.paths.spool)?;
+        private_dir(&self.paths.root, &self.paths.spool)?;
         // The real clock, not `clock::now_ms`: spool files of all processes sort by it.
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |since| since.as_nanos());
-        let unique = format!(
-            "{nanos:024}-{}-{}.json",
+        let SpoolFile { staging, path } = self.paths.spool_file(
+            nanos,
             std::process::id(),
-            crate::base::ids::fresh().simple()
+            &crate::base::ids::fresh().simple().to_string(),
         );
-        let staging = self.paths.spool.join(format!(".{unique}"));
         let bytes = serde_json::to_vec(messages).map_err(|err| Error::runtime(err.to_string()))?;
-        fs::write(&staging, bytes).map_err(|err| Error::io("write", &staging, err))?;
-        let path = self.paths.spool.join(unique);
-        fs::rename(&staging, &path).map_err(|err| Error::io("rename", &path, err))?;
-        Ok(path)
+        let written = durable::create_unsynced(&staging, &bytes).and_then(|()| {
+            fs::rename(&staging, &path).map_err(|err| Error::io("rename", &path, err))
+        });
+        if written.is_err() {
+            let _ = fs::remove_file(&staging);
+        }
+        written.map(|()| path)
     }
 
     /// Moves every spooled message not already unread into `unread`, oldest spool file first.
@@ -112,20 +175,32 @@ impl Mailbox {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(err) => return Err(Error::io("list", &self.paths.spool, err)),
         };
-        let mut files: Vec<PathBuf> = entries
-            .filter_map(std::result::Result::ok)
-            .map(|entry| entry.path())
-            // Temporary files of writers still spooling start with a dot.
-            .filter(|path| {
-                path.file_name()
-                    .is_some_and(|n| !n.to_string_lossy().starts_with('.'))
-            })
-            .collect();
+        let mut files = Vec::new();
+        for entry in entries.filter_map(std::result::Result::ok) {
+            let path = entry.path();
+            // A link is no spool file of swarm's: what it points at is never read, nor the link
+            // removed, which is left for the user to look at.
+            if entry.file_type().is_ok_and(|kind| kind.is_symlink()) {
+                tracing::error!(
+                    "spool file {} is a symlink; leaving it unread",
+                    path.display()
+                );
+                continue;
+            }
+            match SpoolEntry::of(path.file_name().unwrap_or_default()) {
+                SpoolEntry::Staging { writer } => remove_if_abandoned(&path, writer),
+                SpoolEntry::Ready => files.push(path),
+            }
+        }
         files.sort();
         let mut present: HashSet<String> = unread.iter().map(|m| m.id().into_owned()).collect();
-        for file in &files {
-            let bytes = fs::read(file).map_err(|err| Error::io("read", file, err))?;
+        let mut merged = Vec::with_capacity(files.len());
+        for file in files {
+            let Some(bytes) = durable::read_if_exists(&file)? else {
+                continue;
+            };
             let Ok(messages) = serde_json::from_slice::<Vec<InboxMessage>>(&bytes) else {
+                // Not returned, so not removed with the merged ones: it stays for the user.
                 tracing::error!(
                     "spool file {} is unreadable; leaving it in place",
                     file.display()
@@ -137,22 +212,56 @@ impl Mailbox {
                     unread.push(message);
                 }
             }
+            merged.push(file);
         }
-        Ok(files)
+        Ok(merged)
     }
 
     /// Removes up to `max` unread messages that `pick` accepts, oldest first, after appending them to
-    /// history. A crash between the two delivers them again with the same `msg_id`; it never loses one.
-    ///
-    /// The messages are chosen from a lock-free read and recorded in history before the lock is
-    /// taken, so writers do not wait out the history fsync; under the lock, only the chosen messages
-    /// still unread are removed and returned. A message that another consumer of the same inbox took
-    /// in between is then in history twice, with one `msg_id`: the at-least-once contract.
+    /// history, and returns those it removed. A crash between the two delivers them again with the
+    /// same `msg_id`; it never loses one.
     pub fn consume(
         &self,
         max: Option<usize>,
-        mut pick: impl FnMut(&InboxMessage) -> bool,
+        pick: impl FnMut(&InboxMessage) -> bool,
     ) -> Result<Vec<InboxMessage>> {
+        self.take(max, pick, |_| Ok(())).map(|(_, taken)| taken)
+    }
+
+    /// [`Mailbox::consume`] for a consumer that shows what it takes (`recv`, `watch --consume`):
+    /// `deliver` gets the chosen messages once they are in history and before they leave the
+    /// inbox, and they leave it only if `deliver` succeeded. A failed delivery (a closed stdout)
+    /// leaves them unread, and returns its error; their history record is harmless, as every
+    /// reader of history shows each `msg_id` once. Returns what was delivered.
+    ///
+    /// A message another tool took from the inbox between the choice and the rewrite is delivered
+    /// by both: at least once, never lost.
+    pub(crate) fn consume_delivering(
+        &self,
+        max: Option<usize>,
+        pick: impl FnMut(&InboxMessage) -> bool,
+        deliver: impl FnOnce(&[InboxMessage]) -> Result<()>,
+    ) -> Result<Vec<InboxMessage>> {
+        self.take(max, pick, deliver).map(|(chosen, _)| chosen)
+    }
+
+    /// The one consume: choose, record in history, deliver, rewrite. Returns the messages chosen
+    /// and those of them still unread under the lock, which the rewrite removed.
+    ///
+    /// swarm's consumers of one inbox take turns on their own flock, held from the choice to the
+    /// rewrite, so two of them never choose, record, or deliver the same message. Writers never
+    /// take that lock: the messages are chosen from a lock-free read, recorded in history and
+    /// delivered before the inbox locks are taken, so writers wait out neither the history fsync
+    /// nor the delivery. Under those locks, the chosen messages still unread (another tool may have
+    /// taken one meanwhile) are removed.
+    fn take(
+        &self,
+        max: Option<usize>,
+        mut pick: impl FnMut(&InboxMessage) -> bool,
+        deliver: impl FnOnce(&[InboxMessage]) -> Result<()>,
+    ) -> Result<(Vec<InboxMessage>, Vec<InboxMessage>)> {
+        private_dir(&self.paths.root, durable::parent(&self.paths.inbox))?;
+        let _turn = Flock::wait(&self.paths.consumers)?;
         let chosen: Vec<InboxMessage> = self
             .peek()?
             .into_iter()
@@ -160,11 +269,12 @@ impl Mailbox {
             .take(max.unwrap_or(usize::MAX))
             .collect();
         if chosen.is_empty() {
-            return Ok(chosen);
+            return Ok((chosen, Vec::new()));
         }
         self.record_history(&chosen)?;
+        deliver(&chosen)?;
         let ids: HashSet<String> = chosen.iter().map(|m| m.id().into_owned()).collect();
-        self.update(|unread| {
+        let taken = self.update(|unread| {
             let mut taken = Vec::new();
             unread.retain(|message| {
                 let take = ids.contains(message.id().as_ref());
@@ -175,26 +285,82 @@ impl Mailbox {
             });
             let changed = !taken.is_empty();
             Ok((taken, changed))
+        })?;
+        Ok((chosen, taken))
+    }
+
+    /// Takes back unread messages with these ids, from a send being undone, and returns the ids
+    /// it removed. One already consumed, or marked read by another tool, stays where it is: it
+    /// was delivered.
+    pub(crate) fn retract(&self, ids: &HashSet<String>) -> Result<HashSet<String>> {
+        self.update(|unread| {
+            let mut removed = HashSet::new();
+            unread.retain(|message| {
+                let id = message.id();
+                if message.is_read() || !ids.contains(id.as_ref()) {
+                    return true;
+                }
+                removed.insert(id.into_owned());
+                false
+            });
+            let changed = !removed.is_empty();
+            Ok((removed, changed))
         })
     }
 
     /// The unread messages, read without taking the lock (writers replace the file atomically).
-    /// A file that does not parse, or holds invalid elements, is repaired under the lock first.
+    /// A message another tool marked `"read": true` is not unread: it stays in the file, untouched,
+    /// but is never counted, consumed, pasted or shown as unread.
     pub fn peek(&self) -> Result<Vec<InboxMessage>> {
+        let mut unread = self.messages()?;
+        unread.retain(|message| !message.is_read());
+        Ok(unread)
+    }
+
+    /// The unread messages as the file holds them now, taking no lock and repairing nothing: for
+    /// completing a request id, which must write nothing and wait for no one. A file that cannot
+    /// be read, or holds anything invalid, gives none.
+    pub(crate) fn peek_as_is(&self) -> Vec<InboxMessage> {
+        let Ok(Some(bytes)) = durable::read_if_exists(&self.paths.inbox) else {
+            return Vec::new();
+        };
+        let mut unread = parse_clean(&bytes).unwrap_or_default();
+        unread.retain(|message| !message.is_read());
+        unread
+    }
+
+    /// Every message in the inbox file, read or not, for lookups such as a protocol request.
+    /// A file that does not parse, or holds invalid elements, is repaired under the lock first.
+    pub(crate) fn messages(&self) -> Result<Vec<InboxMessage>> {
         let Some(bytes) = durable::read_if_exists(&self.paths.inbox)? else {
             return Ok(Vec::new());
         };
-        if let Some(unread) = parse_clean(&bytes) {
-            return Ok(unread);
+        if let Some(messages) = parse_clean(&bytes) {
+            return Ok(messages);
         }
         // A foreign writer may have been mid-write; decide under the lock.
-        self.update(|unread| Ok((unread.clone(), false)))
+        self.update(|messages| Ok((messages.clone(), false)))
     }
 
-    /// Messages already delivered, oldest first. Lines that do not parse are skipped with a warning;
-    /// history is append-only and a torn last line is possible after a crash.
+    /// Messages already delivered, oldest first, each `msg_id` once (a consumer that crashed
+    /// between its history append and its inbox rewrite leaves a message recorded twice). Lines
+    /// that do not parse are skipped with a warning; a torn last line is possible after a crash.
     pub(crate) fn history(&self) -> Result<Vec<InboxMessage>> {
-        self.history_since(0).map(|(delivered, _)| delivered)
+        let (mut delivered, _) = self.history_since(0)?;
+        let mut seen = HashSet::new();
+        delivered.retain(|message| seen.insert(message.id().into_owned()));
+        Ok(delivered)
+    }
+
+    /// What `inbox --all` lists: the delivered messages, then the unread ones, each message once.
+    /// The inbox is read first: a message consumed after that read is in the history read next,
+    /// and one found in both (recorded, not yet removed) is listed as delivered.
+    pub(crate) fn listing(&self) -> Result<(Vec<InboxMessage>, Vec<InboxMessage>)> {
+        let mut unread = self.peek()?;
+        let delivered = self.history()?;
+        let recorded: HashSet<Cow<'_, str>> = delivered.iter().map(InboxMessage::id).collect();
+        unread.retain(|message| !recorded.contains(&message.id()));
+        Ok((delivered, unread))
     }
 
     /// The history file's length now: where [`Mailbox::history_since`] picks up later.
@@ -209,10 +375,8 @@ impl Mailbox {
     /// Messages delivered since byte `offset` of the history file, and the offset to resume from.
     /// Only complete lines count: a line still being appended is read next time.
     pub(crate) fn history_since(&self, offset: u64) -> Result<(Vec<InboxMessage>, u64)> {
-        let mut file = match fs::File::open(&self.paths.history) {
-            Ok(file) => file,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
-            Err(err) => return Err(Error::io("open", &self.paths.history, err)),
+        let Some(mut file) = durable::open_existing(&self.paths.history)? else {
+            return Ok((Vec::new(), 0));
         };
         let len = file
             .metadata()
@@ -275,18 +439,20 @@ impl Mailbox {
         &self,
         change: impl FnOnce(&mut Vec<InboxMessage>) -> Result<(R, bool)>,
     ) -> Result<R> {
-        create_dir_all(durable::parent(&self.paths.inbox))?;
-        self.update_locked(FileLock::acquire(&self.paths.lock)?, change)
+        private_dir(&self.paths.root, durable::parent(&self.paths.inbox))?;
+        self.update_locked(&FileLock::acquire(&self.paths.lock)?, change)
     }
 
+    /// The read-modify-write itself, for a caller that holds `_lock` (and keeps holding it after,
+    /// to undo what it did if this fails).
     fn update_locked<R>(
         &self,
-        _lock: FileLock,
+        _lock: &FileLock,
         change: impl FnOnce(&mut Vec<InboxMessage>) -> Result<(R, bool)>,
     ) -> Result<R> {
         create_exclusive(&self.paths.inbox, b"[]")?;
-        let bytes =
-            fs::read(&self.paths.inbox).map_err(|err| Error::io("read", &self.paths.inbox, err))?;
+        // Missing again only if another tool removed it meanwhile: then it holds nothing.
+        let bytes = durable::read_to_rewrite(&self.paths.inbox)?.unwrap_or_else(|| b"[]".to_vec());
         let (mut unread, repaired) = self.load_repairing(&bytes)?;
         let merged = self.merge_spool(&mut unread)?;
         let (result, changed) = change(&mut unread)?;
@@ -342,27 +508,44 @@ impl Mailbox {
 
     /// Where to move something aside now, never an existing file.
     fn aside_path(&self, kind: SetAsideKind) -> PathBuf {
-        let base = self.paths.aside(kind, clock::now_ms());
-        let mut candidate = base.clone();
-        let mut n = 1;
-        while candidate.exists() {
-            let mut name = base.file_name().unwrap_or_default().to_owned();
-            name.push(format!(".{n}"));
-            candidate = base.with_file_name(name);
-            n += 1;
+        let ms = clock::now_ms();
+        let mut attempt = 0;
+        loop {
+            let candidate = self.paths.aside(kind, ms, attempt);
+            if !candidate.exists() {
+                return candidate;
+            }
+            attempt += 1;
         }
-        candidate
     }
 
     fn record_history(&self, delivered: &[InboxMessage]) -> Result<()> {
-        create_dir_all(durable::parent(&self.paths.history))?;
+        private_dir(&self.paths.root, durable::parent(&self.paths.history))?;
         let mut lines = Vec::new();
         for message in delivered {
-            serde_json::to_writer(&mut lines, message)
+            // Delivered is read, as Claude Code marks a message it has shown.
+            let mut message = message.clone();
+            message.set_field("read", Value::Bool(true));
+            serde_json::to_writer(&mut lines, &message)
                 .map_err(|err| Error::runtime(err.to_string()))?;
             lines.push(b'\n');
         }
         append_lines_durably(&self.paths.history, &lines)
+    }
+}
+
+/// Removes a spool staging file whose writer was killed before it renamed it into place: its
+/// pid (in the name) is gone, or it is older than a lock directory may be. Deleting the file of a
+/// writer that is merely slow is safe too: its rename fails, and its send with it.
+fn remove_if_abandoned(path: &Path, writer: Option<i32>) {
+    let old = fs::symlink_metadata(path)
+        .and_then(|meta| meta.modified())
+        .ok()
+        .and_then(|modified| modified.elapsed().ok())
+        .is_some_and(|age| age > STALE_AFTER);
+    if old || writer.is_none_or(|pid| !process::alive(pid)) {
+        tracing::info!(file = %path.display(), "removing a spool file a killed writer left");
+        let _ = fs::remove_file(path);
     }
 }
 
@@ -388,6 +571,18 @@ mod tests {
     use super::*;
     use crate::store::paths::Home;
 
+    /// `messages` as history keeps them: marked read.
+    fn read(messages: &[InboxMessage]) -> Vec<InboxMessage> {
+        messages
+            .iter()
+            .cloned()
+            .map(|mut message| {
+                message.set_field("read", Value::Bool(true));
+                message
+            })
+            .collect()
+    }
+
     fn mailbox() -> (tempfile::TempDir, Mailbox) {
         let dir = tempfile::tempdir().unwrap();
         let team = Home::new(dir.path().to_path_buf()).team("t");
@@ -405,7 +600,127 @@ mod tests {
         let taken = mailbox.consume(Some(1), |_| true).unwrap();
         assert_eq!(taken, std::slice::from_ref(&first));
         assert_eq!(mailbox.peek().unwrap(), [second]);
-        assert_eq!(mailbox.history().unwrap(), [first]);
+        assert_eq!(mailbox.history().unwrap(), read(&[first]));
+    }
+
+    #[test]
+    fn a_failed_delivery_leaves_the_messages_unread() {
+        let (_dir, mailbox) = mailbox();
+        let sent: Vec<InboxMessage> = (0..3)
+            .map(|n| InboxMessage::new("a", &format!("m{n}"), None, None))
+            .collect();
+        mailbox.append(&sent).unwrap();
+        let failed = mailbox.consume_delivering(
+            None,
+            |_| true,
+            |chosen| {
+                assert_eq!(chosen, sent.as_slice());
+                Err(Error::runtime("stdout is closed"))
+            },
+        );
+        assert_eq!(failed.unwrap_err().message(), "stdout is closed");
+        assert_eq!(
+            mailbox.peek().unwrap(),
+            sent,
+            "nothing shown, nothing taken"
+        );
+
+        let mut shown = Vec::new();
+        let delivered = mailbox
+            .consume_delivering(
+                Some(2),
+                |_| true,
+                |chosen| {
+                    shown.extend_from_slice(chosen);
+                    Ok(())
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            (delivered.as_slice(), shown.as_slice()),
+            (&sent[..2], &sent[..2])
+        );
+        assert_eq!(mailbox.peek().unwrap(), &sent[2..]);
+        assert_eq!(
+            mailbox.history().unwrap(),
+            read(&sent),
+            "recorded once each"
+        );
+    }
+
+    #[test]
+    fn retract_takes_back_only_what_is_still_unread() {
+        let (_dir, mailbox) = mailbox();
+        let kept = InboxMessage::new("a", "kept", None, None);
+        let undone = InboxMessage::new("a", "undone", None, None);
+        let taken = InboxMessage::new("a", "taken", None, None);
+        mailbox
+            .append(&[taken.clone(), kept.clone(), undone.clone()])
+            .unwrap();
+        mailbox.consume(Some(1), |_| true).unwrap();
+        let ids: HashSet<String> = [&undone, &taken]
+            .iter()
+            .map(|m| m.id().into_owned())
+            .collect();
+        let removed = mailbox.retract(&ids).unwrap();
+        assert_eq!(removed, HashSet::from([undone.id().into_owned()]));
+        assert_eq!(mailbox.peek().unwrap(), [kept]);
+    }
+
+    #[test]
+    fn concurrent_consumers_record_each_message_in_history_once() {
+        let (_dir, mailbox) = mailbox();
+        let sent: Vec<InboxMessage> = (0..200)
+            .map(|n| InboxMessage::new("a", &format!("m{n}"), None, None))
+            .collect();
+        mailbox.append(&sent).unwrap();
+        let consumers: Vec<_> = (0..3)
+            .map(|_| {
+                let mailbox = mailbox.clone();
+                std::thread::spawn(move || {
+                    let mut taken = Vec::new();
+                    loop {
+                        let batch = mailbox.consume(Some(5), |_| true).unwrap();
+                        if batch.is_empty() {
+                            return taken;
+                        }
+                        taken.extend(batch.iter().map(|m| m.id().into_owned()));
+                    }
+                })
+            })
+            .collect();
+        let taken: Vec<String> = consumers
+            .into_iter()
+            .flat_map(|c| c.join().unwrap())
+            .collect();
+        let distinct: HashSet<&String> = taken.iter().collect();
+        assert_eq!((taken.len(), distinct.len()), (200, 200));
+        let lines = fs::read_to_string(mailbox.history_path())
+            .unwrap()
+            .lines()
+            .count();
+        assert_eq!(lines, 200, "{} duplicate history lines", lines - 200);
+    }
+
+    #[test]
+    fn history_readers_see_each_message_once() {
+        let (_dir, mailbox) = mailbox();
+        let first = InboxMessage::new("a", "one", None, None);
+        let second = InboxMessage::new("a", "two", None, None);
+        mailbox.append(&[first.clone(), second.clone()]).unwrap();
+        mailbox.consume(Some(1), |_| true).unwrap();
+        // A consumer that died after its history append: `one` again, and `two` recorded while
+        // it is still unread.
+        mailbox
+            .record_history(&[first.clone(), second.clone()])
+            .unwrap();
+        assert_eq!(
+            mailbox.history().unwrap(),
+            read(&[first.clone(), second.clone()])
+        );
+        let (delivered, unread) = mailbox.listing().unwrap();
+        assert_eq!(delivered, read(&[first, second]));
+        assert!(unread.is_empty(), "{unread:?}");
     }
 
     #[test]
@@ -453,6 +768,88 @@ mod tests {
         let later = InboxMessage::new("b", "later", None, None);
         mailbox.append(std::slice::from_ref(&later)).unwrap();
         assert_eq!(mailbox.peek().unwrap(), [message, later]);
+    }
+
+    #[test]
+    fn an_unreadable_spool_file_is_kept_when_the_others_are_merged() {
+        let (_dir, mailbox) = mailbox();
+        mailbox.ensure().unwrap();
+        fs::create_dir_all(&mailbox.paths.spool).unwrap();
+        let garbage = mailbox.paths.spool.join("000-1-garbage.json");
+        fs::write(&garbage, b"not json").unwrap();
+        let message = InboxMessage::new("a", "fine", None, None);
+        mailbox.spool(std::slice::from_ref(&message)).unwrap();
+        mailbox.append(&[]).unwrap();
+        assert_eq!(mailbox.peek().unwrap(), [message]);
+        assert_eq!(fs::read(&garbage).unwrap(), b"not json");
+    }
+
+    #[test]
+    fn fresh_inboxes_created_while_others_write_are_never_moved_aside() {
+        use std::sync::{Arc, Barrier};
+        let dir = tempfile::tempdir().unwrap();
+        let team = Home::new(dir.path().to_path_buf()).team("t");
+        for round in 0..300 {
+            let mailbox = Mailbox::new(&team, &format!("w{round}"));
+            let start = Arc::new(Barrier::new(8));
+            // As `spawn` creates an inbox while the lead sends to it and a reader looks.
+            let workers: Vec<_> = (0..8)
+                .map(|k| {
+                    let (mailbox, start) = (mailbox.clone(), Arc::clone(&start));
+                    std::thread::spawn(move || {
+                        start.wait();
+                        match k {
+                            0..3 => drop(mailbox.ensure().unwrap()),
+                            3..6 => mailbox
+                                .append(&[InboxMessage::new("lead", "hi", None, None)])
+                                .unwrap(),
+                            _ => drop(mailbox.peek().unwrap()),
+                        }
+                    })
+                })
+                .collect();
+            for worker in workers {
+                worker.join().unwrap();
+            }
+            let aside = mailbox.set_aside();
+            assert!(aside.is_empty(), "round {round}: {aside:?}");
+            assert_eq!(mailbox.peek().unwrap().len(), 3, "round {round}");
+        }
+    }
+
+    #[test]
+    fn staging_files_left_by_killed_writers_are_cleaned_up() {
+        let (_dir, mailbox) = mailbox();
+        let spool = mailbox.paths.spool.clone();
+        fs::create_dir_all(&spool).unwrap();
+        let dead = {
+            let mut child = std::process::Command::new("true").spawn().unwrap();
+            let pid = child.id();
+            child.wait().unwrap();
+            pid
+        };
+        let me = std::process::id();
+        let staging = |nanos, pid, id| mailbox.paths.spool_file(nanos, pid, id).staging;
+        let killed = staging(1, dead, "a");
+        let stalled = staging(2, me, "b");
+        let writing = staging(3, me, "c");
+        for staging in [&killed, &stalled, &writing] {
+            fs::write(staging, "[{\"from\"").unwrap();
+        }
+        let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        fs::File::options()
+            .write(true)
+            .open(&stalled)
+            .unwrap()
+            .set_modified(long_ago)
+            .unwrap();
+
+        let message = InboxMessage::new("a", "after", None, None);
+        mailbox.append(std::slice::from_ref(&message)).unwrap();
+        assert!(!killed.exists(), "the file of a dead writer stays");
+        assert!(!stalled.exists(), "a file older than a stale lock stays");
+        assert!(writing.exists(), "a live writer's file was removed");
+        assert_eq!(mailbox.peek().unwrap(), [message]);
     }
 
     #[test]

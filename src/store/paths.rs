@@ -1,7 +1,8 @@
-//! The on-disk layout under swarm's home (docs/ARCHITECTURE.md, "On disk"). Every path swarm
-//! touches is spelled here once.
+//! The on-disk layout (docs/ARCHITECTURE.md, "On disk"): under swarm's home, in the peer runtime
+//! directory, and in a git repository whose members work in worktrees. Every file name swarm
+//! touches, its temporary, staging and spool files included, is spelled here once.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use crate::base::names::path_component;
@@ -35,16 +36,37 @@ impl Home {
         &self.root
     }
 
+    /// `teams/`: a folder swarm owns and keeps private, with everything below it
+    /// (docs/ARCHITECTURE.md, "Private files").
     pub(crate) fn teams_dir(&self) -> PathBuf {
         self.root.join("teams")
     }
 
     pub fn team(&self, team: &str) -> TeamPaths {
+        let root = self.teams_dir();
         TeamPaths {
-            dir: self.teams_dir().join(path_component(team)),
+            dir: root.join(path_component(team)),
+            root,
         }
     }
 
+    /// `tasks/`: the task lists, one folder per team, as Claude Code keeps them
+    /// (docs/ARCHITECTURE.md, "Task list"); a folder swarm keeps private, like `teams/`.
+    pub(crate) fn tasks_dir(&self) -> PathBuf {
+        self.root.join("tasks")
+    }
+
+    /// `tasks/<list>/`: the task list of team `team`, `<list>` its name with every character
+    /// outside `[A-Za-z0-9_-]` turned into `-`, as Claude Code names it.
+    pub(crate) fn task_list(&self, team: &str) -> TaskListPaths {
+        let root = self.tasks_dir();
+        TaskListPaths {
+            dir: root.join(path_component(team)),
+            root,
+        }
+    }
+
+    /// `peers/`: a folder swarm owns and keeps private.
     pub(crate) fn peers_dir(&self) -> PathBuf {
         self.root.join("peers")
     }
@@ -52,6 +74,34 @@ impl Home {
     /// `peers/<pid>.json`: the registry entry of the peer with this pid.
     pub(crate) fn peer_entry(&self, pid: i32) -> PathBuf {
         self.peers_dir().join(format!("{pid}.json"))
+    }
+
+    /// `archive/`: where teams are archived when they are removed; a folder swarm owns and keeps
+    /// private, like `teams/`.
+    pub(crate) fn archive_dir(&self) -> PathBuf {
+        self.root.join("archive")
+    }
+
+    /// `archive/<team>-<stamp>.tar.zst`, or the folder `archive/<team>-<stamp>`; `-<n>` follows
+    /// the stamp from the second archive of one team within a second.
+    pub(crate) fn archive(
+        &self,
+        team: &str,
+        stamp: &str,
+        n: u32,
+        format: ArchiveFormat,
+    ) -> PathBuf {
+        let again = if n > 1 {
+            format!("-{n}")
+        } else {
+            String::new()
+        };
+        let suffix = match format {
+            ArchiveFormat::TarZst => TAR_ZST_SUFFIX,
+            ArchiveFormat::Folder => "",
+        };
+        self.archive_dir()
+            .join(format!("{}-{stamp}{again}{suffix}", path_component(team)))
     }
 
     /// Whether `path` is a registry entry file in `peers/`.
@@ -64,11 +114,27 @@ impl Home {
 #[derive(Debug, Clone)]
 pub struct TeamPaths {
     dir: PathBuf,
+    root: PathBuf,
 }
 
 impl TeamPaths {
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// `teams/.<team>.removing-<pid>`: where a team's folder is moved the moment it is removed,
+    /// so it vanishes at once and whole, before its files are deleted. No team is listed under a
+    /// dot name.
+    pub(crate) fn removing(&self) -> PathBuf {
+        let name = self.dir.file_name().unwrap_or_default().to_string_lossy();
+        self.root
+            .join(format!(".{name}.removing-{}", std::process::id()))
+    }
+
+    /// `teams/`: the private folder every directory of the team is in, for
+    /// `durable::private_dir`.
+    pub(crate) fn private_root(&self) -> &Path {
+        &self.root
     }
 
     pub(crate) fn config(&self) -> PathBuf {
@@ -103,7 +169,13 @@ impl TeamPaths {
     }
 
     pub(crate) fn log(&self, member: &str) -> PathBuf {
-        self.logs().join(format!("{}.log", path_component(member)))
+        self.logs()
+            .join(format!("{}{LOG_SUFFIX}", path_component(member)))
+    }
+
+    /// The member (as a path component) whose log `file` in `logs/` is, if it is one.
+    pub(crate) fn log_owner(file: &OsStr) -> Option<&str> {
+        owner(file, LOG_SUFFIX)
     }
 
     /// Every file of one member's mailbox.
@@ -111,7 +183,9 @@ impl TeamPaths {
         let component = path_component(member);
         let inbox = self.inboxes().join(format!("{component}{INBOX_SUFFIX}"));
         MailboxPaths {
+            root: self.root.clone(),
             lock: LockPaths::beside(&inbox),
+            consumers: self.inboxes().join(format!(".{component}.consume.flock")),
             inbox,
             history: self.history().join(format!("{component}{HISTORY_SUFFIX}")),
             spool: self.inboxes().join(".spool").join(&component),
@@ -133,6 +207,18 @@ const CONFIG_FILE: &str = "config.json";
 const LAUNCH_LOCK_FILE: &str = ".launch.flock";
 const INBOX_SUFFIX: &str = ".json";
 const HISTORY_SUFFIX: &str = ".jsonl";
+const LOG_SUFFIX: &str = ".log";
+
+const TAR_ZST_SUFFIX: &str = ".tar.zst";
+
+/// How a team is archived when it is removed (docs/ARCHITECTURE.md, "Removing a team").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ArchiveFormat {
+    /// One compressed file: a tar archive compressed with zstd.
+    TarZst,
+    /// The team's folder itself, moved into the archive.
+    Folder,
+}
 
 /// `bob.json` → `bob`; dot files (locks, temporary files, the spool) belong to no one.
 fn owner<'a>(file: &'a OsStr, suffix: &str) -> Option<&'a str> {
@@ -143,6 +229,8 @@ fn owner<'a>(file: &'a OsStr, suffix: &str) -> Option<&'a str> {
 /// One member's mailbox files.
 #[derive(Debug, Clone)]
 pub struct MailboxPaths {
+    /// `teams/`: the private folder they are all in, for `durable::private_dir`.
+    pub(crate) root: PathBuf,
     /// `inboxes/<name>.json`: the unread messages.
     pub(crate) inbox: PathBuf,
     /// `history/<name>.jsonl`: the delivered messages.
@@ -150,14 +238,31 @@ pub struct MailboxPaths {
     /// `inboxes/.spool/<name>/`: messages of writers waiting for the inbox lock.
     pub(crate) spool: PathBuf,
     pub(crate) lock: LockPaths,
+    /// `inboxes/.<name>.consume.flock`: swarm's consumers of this inbox take turns on it.
+    pub(crate) consumers: PathBuf,
 }
 
 impl MailboxPaths {
-    /// `<name>.json.<what>-<ms>`: where a corrupt inbox or its invalid elements are moved aside.
-    pub(crate) fn aside(&self, what: SetAsideKind, ms: u64) -> PathBuf {
+    /// `<name>.json.<what>-<ms>`: where a corrupt inbox or its invalid elements are moved aside;
+    /// `<name>.json.<what>-<ms>.<attempt>` when that is taken.
+    pub(crate) fn aside(&self, what: SetAsideKind, ms: u64, attempt: u32) -> PathBuf {
         let mut name = self.inbox.file_name().unwrap_or_default().to_owned();
         name.push(format!(".{}-{ms}", what.as_str()));
+        if attempt > 0 {
+            name.push(format!(".{attempt}"));
+        }
         self.inbox.with_file_name(name)
+    }
+
+    /// `.spool/<name>/<nanos>-<pid>-<id>.json`: one waiting writer's messages, written first
+    /// under the same name with a leading dot (`staging`) and renamed into place. The names sort
+    /// by the time they were written.
+    pub(crate) fn spool_file(&self, nanos: u128, pid: u32, id: &str) -> SpoolFile {
+        let name = format!("{nanos:024}-{pid}-{id}.json");
+        SpoolFile {
+            staging: self.spool.join(format!(".{name}")),
+            path: self.spool.join(name),
+        }
     }
 
     /// What a file beside the inbox holds, if it is one moved aside from it.
@@ -167,6 +272,111 @@ impl MailboxPaths {
         [SetAsideKind::Corrupt, SetAsideKind::Invalid]
             .into_iter()
             .find(|kind| rest.starts_with(&format!("{}-", kind.as_str())))
+    }
+}
+
+/// The files of one team's task list, in Claude Code's layout (docs/ARCHITECTURE.md, "Task
+/// list"): `<id>.json` per task, `.lock` (whose lock directory `.lock.lock` is the list lock),
+/// `<id>.json.lock` per task, `.highwatermark`; swarm's flock files beside them.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskListPaths {
+    /// `tasks/`: the private folder every list is in, for `durable::private_dir`.
+    pub(crate) root: PathBuf,
+    /// `tasks/<list>/`
+    pub(crate) dir: PathBuf,
+}
+
+const TASK_SUFFIX: &str = ".json";
+const LIST_LOCK_FILE: &str = ".lock";
+const HIGH_WATER_MARK_FILE: &str = ".highwatermark";
+
+impl TaskListPaths {
+    /// `<id>.json`
+    pub(crate) fn task(&self, id: u64) -> PathBuf {
+        self.dir.join(format!("{id}{TASK_SUFFIX}"))
+    }
+
+    /// The task id a file in the list's folder holds, if it is a task file (`<decimal>.json`).
+    pub(crate) fn task_id(file: &OsStr) -> Option<u64> {
+        let stem = file.to_str()?.strip_suffix(TASK_SUFFIX)?;
+        parse_task_id(stem)
+    }
+
+    /// The locks on one task: swarm's flock `.<id>.flock`, then Claude Code's lock directory
+    /// `<id>.json.lock` (proper-lockfile's `lockfilePath`); atm takes none.
+    pub(crate) fn task_lock(&self, id: u64) -> LockPaths {
+        LockPaths {
+            atm: None,
+            ..LockPaths::beside(&self.task(id))
+        }
+    }
+
+    /// `.lock`: the empty file Claude Code locks the whole list through.
+    pub(crate) fn list_lock_file(&self) -> PathBuf {
+        self.dir.join(LIST_LOCK_FILE)
+    }
+
+    /// The list lock: swarm's flock `.list.flock`, then Claude Code's lock directory `.lock.lock`.
+    pub(crate) fn list_lock(&self) -> LockPaths {
+        LockPaths {
+            flock: self.dir.join(".list.flock"),
+            waiting: self.dir.join(".list.wait.flock"),
+            atm: None,
+            dir: self.dir.join(format!("{LIST_LOCK_FILE}.lock")),
+        }
+    }
+
+    /// `.highwatermark`: the highest id ever issued, as decimal text.
+    pub(crate) fn high_water_mark(&self) -> PathBuf {
+        self.dir.join(HIGH_WATER_MARK_FILE)
+    }
+
+    /// `<id>.json.corrupt-<ms>` (`.<attempt>` added when taken): a task file that could not be
+    /// read, moved aside.
+    pub(crate) fn aside(&self, id: u64, ms: u64, attempt: u32) -> PathBuf {
+        let again = if attempt > 0 {
+            format!(".{attempt}")
+        } else {
+            String::new()
+        };
+        self.dir
+            .join(format!("{id}{TASK_SUFFIX}.corrupt-{ms}{again}"))
+    }
+}
+
+/// A task id as Claude Code writes it: a decimal number without sign or leading zeros.
+pub(crate) fn parse_task_id(raw: &str) -> Option<u64> {
+    let canonical = !raw.is_empty()
+        && raw.bytes().all(|b| b.is_ascii_digit())
+        && (raw == "0" || !raw.starts_with('0'));
+    canonical.then(|| raw.parse().ok()).flatten()
+}
+
+/// One writer's spool file, and the name it is written under before it is complete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SpoolFile {
+    pub(crate) staging: PathBuf,
+    pub(crate) path: PathBuf,
+}
+
+/// What a file in a spool directory is, by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SpoolEntry {
+    /// Complete: messages to merge.
+    Ready,
+    /// Still being written, by the process the name gives, if it gives one.
+    Staging { writer: Option<i32> },
+}
+
+impl SpoolEntry {
+    pub(crate) fn of(file: &OsStr) -> Self {
+        let name = file.to_string_lossy();
+        match name.strip_prefix('.') {
+            None => Self::Ready,
+            Some(rest) => Self::Staging {
+                writer: rest.split('-').nth(1).and_then(|pid| pid.parse().ok()),
+            },
+        }
     }
 }
 
@@ -188,26 +398,158 @@ impl SetAsideKind {
     }
 }
 
-/// The two locks that guard a shared file (docs/ARCHITECTURE.md, "Locks"): swarm's flock file,
-/// never renamed or removed, and Claude Code's lock directory.
+/// The three locks that guard a shared file (docs/ARCHITECTURE.md, "Locks"): swarm's flock file,
+/// never renamed or removed; the flock file agent-team-mail (atm) takes; Claude Code's lock
+/// directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LockPaths {
     /// `.<stem>.flock`
     pub(crate) flock: PathBuf,
+    /// `.<stem>.wait.flock`: swarm processes waiting for the first lock hold it shared.
+    pub(crate) waiting: PathBuf,
+    /// `<stem>.lock`: atm's writers `flock` it (`inbox_path.with_extension("lock")`); none for a
+    /// task file, which atm never writes.
+    pub(crate) atm: Option<PathBuf>,
     /// `<file>.lock`
     pub(crate) dir: PathBuf,
 }
 
 impl LockPaths {
-    /// `dir/bob.json` → `dir/.bob.flock` and `dir/bob.json.lock`.
+    /// `.<file>.lock.swarm-<pid>` beside the lock directory `dir`: where process `pid` makes the
+    /// directory before it renames it into place (docs/ARCHITECTURE.md, "Locks").
+    pub(crate) fn staging(dir: &Path, pid: u32) -> PathBuf {
+        let mut name = OsString::from(".");
+        name.push(dir.file_name().unwrap_or_default());
+        name.push(format!(".swarm-{pid}"));
+        dir.with_file_name(name)
+    }
+
+    /// Whether `candidate` is where some swarm writer stages lock directory `dir`: beside it,
+    /// named as [`Self::staging`] names it, for any pid.
+    pub(crate) fn is_staging(dir: &Path, candidate: &Path) -> bool {
+        let prefix = format!(
+            ".{}.swarm-",
+            dir.file_name().unwrap_or_default().to_string_lossy()
+        );
+        candidate.parent() == dir.parent()
+            && candidate
+                .file_name()
+                .and_then(|name| name.to_str())
+                .and_then(|name| name.strip_prefix(&prefix))
+                .is_some_and(|pid| pid.parse::<u32>().is_ok())
+    }
+
+    /// `dir/bob.json` → `dir/.bob.flock` (and `dir/.bob.wait.flock`), `dir/bob.lock` and
+    /// `dir/bob.json.lock`.
     pub(crate) fn beside(target: &Path) -> Self {
         let stem = target.file_stem().unwrap_or_default().to_string_lossy();
         let mut dir_name = target.file_name().unwrap_or_default().to_owned();
         dir_name.push(".lock");
         Self {
             flock: target.with_file_name(format!(".{stem}.flock")),
+            waiting: target.with_file_name(format!(".{stem}.wait.flock")),
+            atm: Some(target.with_file_name(format!("{stem}.lock"))),
             dir: target.with_file_name(dir_name),
         }
+    }
+}
+
+/// A temporary file beside `target` (docs/ARCHITECTURE.md, "Durable writes"): its name starts
+/// with this prefix and ends with [`TEMP_SUFFIX`], with random characters between.
+pub(crate) fn temp_prefix(target: &Path) -> String {
+    format!(
+        ".{}.",
+        target.file_name().unwrap_or_default().to_string_lossy()
+    )
+}
+
+pub(crate) const TEMP_SUFFIX: &str = ".tmp";
+
+/// Where peer sockets live (docs/ARCHITECTURE.md, "Peers"): `$XDG_RUNTIME_DIR/swarm`, else
+/// `/tmp/swarm-<uid>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RuntimePaths {
+    dir: PathBuf,
+}
+
+impl RuntimePaths {
+    /// From `$XDG_RUNTIME_DIR` (unset or empty: none) and the user's id.
+    pub(crate) fn new(xdg_runtime_dir: Option<&OsStr>, uid: u32) -> Self {
+        let dir = match xdg_runtime_dir.filter(|dir| !dir.is_empty()) {
+            Some(base) => PathBuf::from(base).join("swarm"),
+            None => PathBuf::from(format!("/tmp/swarm-{uid}")),
+        };
+        Self { dir }
+    }
+
+    /// This process's runtime directory.
+    pub(crate) fn current() -> Self {
+        Self::new(
+            std::env::var_os("XDG_RUNTIME_DIR").as_deref(),
+            nix::unistd::getuid().as_raw(),
+        )
+    }
+
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `<runtime>/<pid>.sock`: the socket of the peer with this pid.
+    pub(crate) fn socket(&self, pid: u32) -> PathBuf {
+        self.dir.join(format!("{pid}.sock"))
+    }
+
+    /// `<runtime>/signer-<id>.sock`: the socket of a team's signing agent.
+    pub(crate) fn signer_socket(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("signer-{id}.sock"))
+    }
+
+    /// `<runtime>/signer-<id>.lock`: held by a team's signing agent for its whole life.
+    pub(crate) fn signer_lock(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("signer-{id}.lock"))
+    }
+}
+
+/// swarm's files in a git repository whose members work in worktrees of their own
+/// (docs/ARCHITECTURE.md, "On disk").
+#[derive(Debug, Clone)]
+pub(crate) struct RepoPaths {
+    /// The top of the main worktree.
+    top: PathBuf,
+    /// The git directory the repository's worktrees share.
+    common: PathBuf,
+}
+
+impl RepoPaths {
+    pub(crate) fn new(top: PathBuf, common: PathBuf) -> Self {
+        Self { top, common }
+    }
+
+    /// `.swarm/worktrees/<team>/<member>`: one directory per team, so no team and member names
+    /// can make the same path (`a-b` + `c` and `a` + `b-c` did, joined with a dash).
+    pub(crate) fn worktree(&self, team: &str, member: &str) -> PathBuf {
+        self.team_worktrees(team).join(path_component(member))
+    }
+
+    /// `.swarm/worktrees/<team>`: the worktrees of one team's members.
+    pub(crate) fn team_worktrees(&self, team: &str) -> PathBuf {
+        self.top
+            .join(".swarm")
+            .join("worktrees")
+            .join(path_component(team))
+    }
+
+    /// `<git common dir>/info/exclude`, where `.swarm/` is kept out of `git status`.
+    pub(crate) fn exclude(&self) -> PathBuf {
+        self.common.join("info").join("exclude")
+    }
+
+    /// The line in `info/exclude` that keeps `.swarm/` out of `git status`.
+    pub(crate) const EXCLUDED: &str = "/.swarm/";
+
+    /// `<git common dir>/swarm-worktrees.lock`: swarm's git commands on the repository take turns.
+    pub(crate) fn git_lock(&self) -> PathBuf {
+        self.common.join("swarm-worktrees.lock")
     }
 }
 
@@ -235,7 +577,19 @@ mod tests {
         assert_eq!(bob.history, Path::new("/h/teams/t/history/bob.jsonl"));
         assert_eq!(bob.spool, Path::new("/h/teams/t/inboxes/.spool/bob"));
         assert_eq!(bob.lock.flock, Path::new("/h/teams/t/inboxes/.bob.flock"));
+        assert_eq!(
+            bob.lock.waiting,
+            Path::new("/h/teams/t/inboxes/.bob.wait.flock")
+        );
+        assert_eq!(
+            bob.lock.atm.as_deref(),
+            Some(Path::new("/h/teams/t/inboxes/bob.lock"))
+        );
         assert_eq!(bob.lock.dir, Path::new("/h/teams/t/inboxes/bob.json.lock"));
+        assert_eq!(
+            bob.consumers,
+            Path::new("/h/teams/t/inboxes/.bob.consume.flock")
+        );
         assert_eq!(
             team.config_lock().flock,
             Path::new("/h/teams/t/.config.flock")
@@ -246,9 +600,124 @@ mod tests {
             Path::new("/h/teams/t/logs/bob.log.1")
         );
         assert_eq!(
-            bob.aside(SetAsideKind::Corrupt, 7),
+            team.config_lock().atm.as_deref(),
+            Some(Path::new("/h/teams/t/config.lock"))
+        );
+        let home = Home::new(PathBuf::from("/h"));
+        assert_eq!(
+            home.archive("t", "20260101T000000Z", 1, ArchiveFormat::TarZst),
+            Path::new("/h/archive/t-20260101T000000Z.tar.zst")
+        );
+        assert_eq!(
+            home.archive("t", "20260101T000000Z", 2, ArchiveFormat::Folder),
+            Path::new("/h/archive/t-20260101T000000Z-2")
+        );
+        assert_eq!(
+            team.removing(),
+            Path::new(&format!("/h/teams/.t.removing-{}", std::process::id()))
+        );
+        assert_eq!(
+            bob.aside(SetAsideKind::Corrupt, 7, 0),
             Path::new("/h/teams/t/inboxes/bob.json.corrupt-7")
         );
+        assert_eq!(
+            bob.aside(SetAsideKind::Invalid, 7, 2),
+            Path::new("/h/teams/t/inboxes/bob.json.invalid-7.2")
+        );
+        assert_eq!(
+            bob.spool_file(5, 42, "ab"),
+            SpoolFile {
+                staging: PathBuf::from(
+                    "/h/teams/t/inboxes/.spool/bob/.000000000000000000000005-42-ab.json"
+                ),
+                path: PathBuf::from(
+                    "/h/teams/t/inboxes/.spool/bob/000000000000000000000005-42-ab.json"
+                ),
+            }
+        );
+        assert_eq!(
+            LockPaths::staging(&bob.lock.dir, 42),
+            Path::new("/h/teams/t/inboxes/.bob.json.lock.swarm-42")
+        );
+        assert_eq!(temp_prefix(&bob.inbox), ".bob.json.");
+    }
+
+    #[test]
+    fn task_list_names_follow_claude_code() {
+        let list = Home::new(PathBuf::from("/h")).task_list("my team.x");
+        assert_eq!(list.dir, Path::new("/h/tasks/my-team-x"));
+        assert_eq!(list.task(3), Path::new("/h/tasks/my-team-x/3.json"));
+        assert_eq!(
+            list.task_lock(3).dir,
+            Path::new("/h/tasks/my-team-x/3.json.lock")
+        );
+        assert_eq!(
+            list.task_lock(3).flock,
+            Path::new("/h/tasks/my-team-x/.3.flock")
+        );
+        assert_eq!(list.task_lock(3).atm, None);
+        assert_eq!(list.list_lock_file(), Path::new("/h/tasks/my-team-x/.lock"));
+        assert_eq!(
+            list.list_lock().dir,
+            Path::new("/h/tasks/my-team-x/.lock.lock")
+        );
+        assert_eq!(
+            list.high_water_mark(),
+            Path::new("/h/tasks/my-team-x/.highwatermark")
+        );
+        assert_eq!(
+            list.aside(3, 7, 1),
+            Path::new("/h/tasks/my-team-x/3.json.corrupt-7.1")
+        );
+        assert_eq!(TaskListPaths::task_id(OsStr::new("12.json")), Some(12));
+        for no in [
+            "012.json",
+            "1.json.lock",
+            ".1.json.x.tmp",
+            "a.json",
+            "-1.json",
+            ".json",
+        ] {
+            assert_eq!(TaskListPaths::task_id(OsStr::new(no)), None, "{no}");
+        }
+    }
+
+    #[test]
+    fn spool_names_are_read_back() {
+        let bob = Home::new(PathBuf::from("/h")).team("t").mailbox("bob");
+        let file = bob.spool_file(5, 42, "ab");
+        let name = |path: &Path| path.file_name().unwrap().to_owned();
+        assert_eq!(SpoolEntry::of(&name(&file.path)), SpoolEntry::Ready);
+        assert_eq!(
+            SpoolEntry::of(&name(&file.staging)),
+            SpoolEntry::Staging { writer: Some(42) }
+        );
+        assert_eq!(
+            SpoolEntry::of(OsStr::new(".odd")),
+            SpoolEntry::Staging { writer: None }
+        );
+    }
+
+    #[test]
+    fn peer_sockets_live_in_the_runtime_directory() {
+        let xdg = RuntimePaths::new(Some(OsStr::new("/run/user/7")), 7);
+        assert_eq!(xdg.dir(), Path::new("/run/user/7/swarm"));
+        assert_eq!(xdg.socket(99), Path::new("/run/user/7/swarm/99.sock"));
+        for unset in [None, Some(OsStr::new(""))] {
+            assert_eq!(RuntimePaths::new(unset, 7).dir(), Path::new("/tmp/swarm-7"));
+        }
+    }
+
+    #[test]
+    fn worktrees_of_different_teams_never_share_a_path() {
+        let repo = RepoPaths::new(PathBuf::from("/r"), PathBuf::from("/r/.git"));
+        assert_eq!(
+            repo.worktree("a-b", "c"),
+            Path::new("/r/.swarm/worktrees/a-b/c")
+        );
+        assert_ne!(repo.worktree("a-b", "c"), repo.worktree("a", "b-c"));
+        assert_eq!(repo.exclude(), Path::new("/r/.git/info/exclude"));
+        assert_eq!(repo.git_lock(), Path::new("/r/.git/swarm-worktrees.lock"));
     }
 
     #[test]
@@ -262,12 +731,17 @@ mod tests {
         for no in [
             "bob.jsonl",
             "bob.json.lock",
+            "bob.lock",
             ".bob.flock",
+            ".bob.consume.flock",
+            ".bob.wait.flock",
             ".bob.json.1.tmp",
             "bob.json.corrupt-1",
         ] {
             assert_eq!(TeamPaths::inbox_owner(OsStr::new(no)), None, "{no}");
         }
+        assert_eq!(TeamPaths::log_owner(OsStr::new("bob.log")), Some("bob"));
+        assert_eq!(TeamPaths::log_owner(OsStr::new("bob.log.1")), None);
         assert_eq!(
             bob.aside_kind(OsStr::new("bob.json.invalid-3")),
             Some(SetAsideKind::Invalid)

@@ -7,7 +7,9 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
-use crate::store::durable::{atomic_write, create_dir_all};
+use crate::store::durable::{
+    atomic_write, private_dir, read_if_exists, read_to_rewrite, real_dirs, sync_dir,
+};
 use crate::store::lock::FileLock;
 use crate::store::mailbox::Mailbox;
 use crate::store::paths::{Home, TeamPaths};
@@ -51,7 +53,7 @@ impl Team {
             paths.history(),
             paths.logs(),
         ] {
-            create_dir_all(&dir)?;
+            private_dir(paths.private_root(), &dir)?;
         }
         let team = Self {
             name: config.name.clone(),
@@ -88,18 +90,34 @@ impl Team {
         Mailbox::new(&self.paths, member)
     }
 
+    /// Removes the team's folder and everything in it, following no symlink (docs/ARCHITECTURE.md,
+    /// "Removing a team"). The folder is first moved to a dot name beside it, so the team vanishes
+    /// at once and whole; only then are its files deleted. A symlink where the folder belongs is
+    /// refused, and links inside it are removed, never what they point to.
+    pub(crate) fn remove(&self) -> Result<()> {
+        let dir = self.paths.dir();
+        real_dirs(self.paths.private_root(), dir, "remove")?;
+        let aside = self.paths.removing();
+        fs::rename(dir, &aside).map_err(|err| Error::io("move away", dir, err))?;
+        sync_dir(self.paths.private_root())?;
+        // std's remove_dir_all opens each folder with O_NOFOLLOW and unlinks links themselves.
+        fs::remove_dir_all(&aside).map_err(|err| {
+            Error::io("remove", &aside, err).with_hint(format!(
+                "the team is gone; remove what is left of it with `rm -r {}`",
+                aside.display()
+            ))
+        })?;
+        sync_dir(self.paths.private_root())
+    }
+
     pub(crate) fn load(&self) -> Result<TeamConfig> {
         let path = self.paths.config();
-        let bytes = fs::read(&path).map_err(|err| match err.kind() {
-            io::ErrorKind::NotFound => {
-                Error::not_found(format!("team {} has no config.json", self.name))
-            }
-            _ => Error::io("read", &path, err),
-        })?;
+        let bytes = read_if_exists(&path)?
+            .ok_or_else(|| Error::not_found(format!("team {} has no config.json", self.name)))?;
         parse_config(&path, &bytes)
     }
 
-    /// The one read-modify-write of config.json, under both locks, written atomically.
+    /// The one read-modify-write of config.json, under all three locks, written atomically.
     pub(crate) fn update<R>(&self, change: impl FnOnce(&mut TeamConfig) -> Result<R>) -> Result<R> {
         self.update_then(change, |_| Ok(()))
     }
@@ -131,12 +149,11 @@ impl Team {
         change: impl FnOnce(Option<TeamConfig>) -> Result<(R, Option<TeamConfig>)>,
     ) -> Result<R> {
         let path = self.paths.config();
+        private_dir(self.paths.private_root(), self.paths.dir())?;
         let _lock = FileLock::acquire(&self.paths.config_lock())?;
-        let existing = match fs::read(&path) {
-            Ok(bytes) => Some(parse_config(&path, &bytes)?),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => None,
-            Err(err) => return Err(Error::io("read", &path, err)),
-        };
+        let existing = read_to_rewrite(&path)?
+            .map(|bytes| parse_config(&path, &bytes))
+            .transpose()?;
         let before = existing
             .as_ref()
             .map(serde_json::to_value)
@@ -167,7 +184,8 @@ fn parse_config(path: &Path, bytes: &[u8]) -> Result<TeamConfig> {
     })
 }
 
-/// Team directory names under home that hold a config.json, sorted.
+/// Team directory names under home that hold a config.json, sorted. A dot name is never a team
+/// (a team being removed is moved to one).
 pub(crate) fn list_teams(home: &Home) -> Result<Vec<String>> {
     let dir = home.teams_dir();
     let entries = match fs::read_dir(&dir) {
@@ -179,7 +197,7 @@ pub(crate) fn list_teams(home: &Home) -> Result<Vec<String>> {
         .filter_map(|entry| {
             let entry = entry.ok()?;
             let name = entry.file_name().into_string().ok()?;
-            home.team(&name).config().is_file().then_some(name)
+            (!name.starts_with('.') && home.team(&name).config().is_file()).then_some(name)
         })
         .collect();
     teams.sort();

@@ -8,21 +8,31 @@
 //!
 //! [`Watcher`] blocks its thread; [`AsyncWatcher`] is the same watch for the supervisor's tokio
 //! runtime, whose notify callback feeds a tokio channel so no thread has to block on its behalf.
+//!
+//! When inotify's limits are reached (no instance or no watch left), both fall back to polling
+//! with notify's `PollWatcher`, warn once per process with the sysctl to raise, and keep working.
 
 use std::ffi::{OsStr, OsString};
 use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use notify::event::{AccessKind, AccessMode};
-use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
+use notify::{Event, EventKind, PollWatcher, RecommendedWatcher, RecursiveMode, Watcher as _};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use crate::error::{Error, Result};
 
 /// A backstop against a lost event; not how messages normally arrive.
 pub(crate) const SAFETY_RESCAN: Duration = Duration::from_secs(2);
+
+/// How often the polling fallback scans, and how often its waiters look again regardless:
+/// notify's `PollWatcher` compares modification times in whole seconds, so a file rewritten twice
+/// within one second is caught by the re-read, not by an event.
+pub(crate) const POLL_INTERVAL: Duration = Duration::from_millis(250);
 
 pub struct Watcher {
     armed: Armed,
@@ -38,10 +48,13 @@ pub(crate) struct AsyncWatcher {
     rescan_at: Option<Instant>,
 }
 
-/// The inotify watch both waiters share; they differ only in the channel its callback feeds.
+/// The watch both waiters share; they differ only in the channel its callback feeds.
 struct Armed {
     dirs: Vec<PathBuf>,
-    _inner: RecommendedWatcher,
+    /// How long a wait goes without an event before it looks again anyway.
+    rescan: Duration,
+    /// What notices changes, inotify or the polling fallback; held only to keep it alive.
+    _inner: Box<dyn notify::Watcher + Send>,
 }
 
 enum Signal {
@@ -81,7 +94,7 @@ impl Watcher {
         deadline: Option<Instant>,
         relevant: &dyn Fn(&OsStr) -> bool,
     ) -> Result<Wake> {
-        let until = wake_by(deadline, Instant::now() + SAFETY_RESCAN);
+        let until = wake_by(deadline, Instant::now() + self.armed.rescan);
         loop {
             let timeout = until.saturating_duration_since(Instant::now());
             match self.signals.recv_timeout(timeout) {
@@ -136,9 +149,10 @@ impl AsyncWatcher {
         deadline: Option<Instant>,
         relevant: &dyn Fn(&OsStr) -> bool,
     ) -> Result<Wake> {
+        let rescan = self.armed.rescan;
         let safety = *self
             .rescan_at
-            .get_or_insert_with(|| Instant::now() + SAFETY_RESCAN);
+            .get_or_insert_with(|| Instant::now() + rescan);
         let until = tokio::time::Instant::from_std(wake_by(deadline, safety));
         let woke = loop {
             match tokio::time::timeout_at(until, self.signals.recv()).await {
@@ -177,31 +191,59 @@ impl AsyncWatcher {
 }
 
 impl Armed {
-    fn new(dirs: &[&Path], deliver: impl Fn(Signal) + Send + 'static) -> Result<Self> {
-        let shown = dirs.first().copied().unwrap_or(Path::new("."));
-        let mut inner =
-            notify::recommended_watcher(move |event: notify::Result<Event>| match event {
-                Ok(event) if event.need_rescan() => deliver(Signal::Rescan),
-                Ok(event) if is_write(event.kind) => {
-                    for path in event.paths {
-                        if let Some(name) = path.file_name() {
-                            deliver(Signal::Touched(name.to_owned()));
-                        }
-                    }
+    fn new(dirs: &[&Path], deliver: impl Fn(Signal) + Send + Sync + 'static) -> Result<Self> {
+        let deliver: Arc<dyn Fn(Signal) + Send + Sync> = Arc::new(deliver);
+        let owned: Vec<PathBuf> = dirs.iter().map(|dir| dir.to_path_buf()).collect();
+        let (backend, rescan): (Box<dyn notify::Watcher + Send>, _) =
+            match Self::inotify(dirs, Relay::new(&deliver, false)) {
+                Ok(inotify) => (Box::new(inotify), SAFETY_RESCAN),
+                Err((err, dir)) => {
+                    let Some(limit) = Limit::of(&err) else {
+                        return Err(translate(err, dir));
+                    };
+                    limit.warn_once(dir);
+                    let poll = Self::poll(dirs, Relay::new(&deliver, true))?;
+                    (Box::new(poll), POLL_INTERVAL)
                 }
-                Ok(_) => {}
-                Err(err) => deliver(Signal::Failed(err)),
-            })
-            .map_err(|err| translate(err, shown))?;
+            };
+        Ok(Self {
+            dirs: owned,
+            rescan,
+            _inner: backend,
+        })
+    }
+
+    /// An inotify watch on every directory, or the error and the directory it is about.
+    fn inotify<'a>(
+        dirs: &[&'a Path],
+        relay: Relay,
+    ) -> std::result::Result<RecommendedWatcher, (notify::Error, &'a Path)> {
+        let shown = dirs.first().copied().unwrap_or(Path::new("."));
+        let mut inner = open_inotify(relay).map_err(|err| (err, shown))?;
         for dir in dirs {
+            inner
+                .watch(dir, RecursiveMode::NonRecursive)
+                .map_err(|err| (err, *dir))?;
+        }
+        Ok(inner)
+    }
+
+    fn poll(dirs: &[&Path], relay: Relay) -> Result<PollWatcher> {
+        let shown = dirs.first().copied().unwrap_or(Path::new("."));
+        let config = notify::Config::default().with_poll_interval(POLL_INTERVAL);
+        let mut inner = PollWatcher::new(relay, config).map_err(|err| translate(err, shown))?;
+        for dir in dirs {
+            if !dir.is_dir() {
+                return Err(translate(
+                    notify::Error::new(notify::ErrorKind::PathNotFound),
+                    dir,
+                ));
+            }
             inner
                 .watch(dir, RecursiveMode::NonRecursive)
                 .map_err(|err| translate(err, dir))?;
         }
-        Ok(Self {
-            dirs: dirs.iter().map(|dir| dir.to_path_buf()).collect(),
-            _inner: inner,
-        })
+        Ok(inner)
     }
 
     /// The first directory watched, for messages.
@@ -239,6 +281,108 @@ impl Armed {
     }
 }
 
+/// notify's callback: turns its events into [`Signal`]s for whichever channel the waiter reads.
+struct Relay {
+    deliver: Arc<dyn Fn(Signal) + Send + Sync>,
+    /// A scan can race a file's removal and report it as an error: for the polling fallback an
+    /// error only means "look again".
+    polling: bool,
+}
+
+impl Relay {
+    fn new(deliver: &Arc<dyn Fn(Signal) + Send + Sync>, polling: bool) -> Self {
+        Self {
+            deliver: Arc::clone(deliver),
+            polling,
+        }
+    }
+}
+
+impl notify::EventHandler for Relay {
+    fn handle_event(&mut self, event: notify::Result<Event>) {
+        match event {
+            Ok(event) if event.need_rescan() => (self.deliver)(Signal::Rescan),
+            Ok(event) if is_write(event.kind) => {
+                for path in event.paths {
+                    if let Some(name) = path.file_name() {
+                        (self.deliver)(Signal::Touched(name.to_owned()));
+                    }
+                }
+            }
+            Ok(_) => {}
+            Err(err) if self.polling => {
+                tracing::debug!("polling the directory: {err}; looking again");
+                (self.deliver)(Signal::Rescan);
+            }
+            Err(err) => (self.deliver)(Signal::Failed(err)),
+        }
+    }
+}
+
+/// A new inotify instance. Unit tests can make it fail as the kernel does when the limit is
+/// reached, which they cannot bring about for real from inside a threaded test process.
+fn open_inotify(relay: Relay) -> notify::Result<RecommendedWatcher> {
+    #[cfg(test)]
+    if let Some(errno) = tests::INJECTED_ERRNO.with(std::cell::Cell::get) {
+        return Err(notify::Error::io(std::io::Error::from_raw_os_error(errno)));
+    }
+    RecommendedWatcher::new(relay, notify::Config::default())
+}
+
+/// One of inotify's limits, reached (docs/ARCHITECTURE.md, "Watching").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Limit {
+    /// `ENOSPC` from `inotify_add_watch`.
+    Watches,
+    /// `EMFILE` from `inotify_init1`: the user's instances (or the process's open files).
+    Instances,
+}
+
+/// The fallback warns once per process, however many watches fall back.
+static WARNED: AtomicBool = AtomicBool::new(false);
+
+impl Limit {
+    fn of(err: &notify::Error) -> Option<Self> {
+        match &err.kind {
+            notify::ErrorKind::MaxFilesWatch => Some(Self::Watches),
+            notify::ErrorKind::Io(io) => match io.raw_os_error() {
+                Some(code) if code == nix::errno::Errno::ENOSPC as i32 => Some(Self::Watches),
+                Some(code) if code == nix::errno::Errno::EMFILE as i32 => Some(Self::Instances),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn reached(self) -> &'static str {
+        match self {
+            Self::Watches => "the inotify watch limit is reached",
+            Self::Instances => "too many inotify instances or open files",
+        }
+    }
+
+    fn raise(self) -> &'static str {
+        match self {
+            Self::Watches => "raise it with `sudo sysctl fs.inotify.max_user_watches=524288`",
+            Self::Instances => {
+                "raise `sudo sysctl fs.inotify.max_user_instances=1024`, or the open-file limit with `ulimit -n`"
+            }
+        }
+    }
+
+    fn warn_once(self, dir: &Path) {
+        if !WARNED.swap(true, Ordering::SeqCst) {
+            tracing::warn!(
+                "cannot watch {} with inotify: {}; polling every {} ms instead ({})",
+                dir.display(),
+                self.reached(),
+                POLL_INTERVAL.as_millis(),
+                self.raise()
+            );
+        }
+    }
+}
+
 /// When a wait gives up on events: at the deadline or the safety re-scan, whichever is first.
 fn wake_by(deadline: Option<Instant>, safety: Instant) -> Instant {
     deadline.map_or(safety, |deadline| deadline.min(safety))
@@ -271,26 +415,14 @@ pub fn named(name: &OsStr) -> impl Fn(&OsStr) -> bool + '_ {
     move |candidate| candidate == name
 }
 
-/// inotify's limits, turned into what to do about them (docs/ARCHITECTURE.md, "Watching").
+/// A watch that cannot be made, turned into what to do about it (docs/ARCHITECTURE.md, "Watching").
 pub(crate) fn translate(err: notify::Error, dir: &Path) -> Error {
     let shown = dir.display();
+    if let Some(limit) = Limit::of(&err) {
+        return Error::runtime(format!("cannot watch {shown}: {}", limit.reached()))
+            .with_hint(limit.raise());
+    }
     match &err.kind {
-        notify::ErrorKind::MaxFilesWatch => Error::runtime(format!(
-            "cannot watch {shown}: the inotify watch limit is reached"
-        ))
-        .with_hint("raise it with `sudo sysctl fs.inotify.max_user_watches=524288`"),
-        notify::ErrorKind::Io(io) if io.raw_os_error() == Some(nix::errno::Errno::ENOSPC as i32) => {
-            Error::runtime(format!("cannot watch {shown}: the inotify watch limit is reached"))
-                .with_hint("raise it with `sudo sysctl fs.inotify.max_user_watches=524288`")
-        }
-        notify::ErrorKind::Io(io) if io.raw_os_error() == Some(nix::errno::Errno::EMFILE as i32) => {
-            Error::runtime(format!(
-                "cannot watch {shown}: too many inotify instances or open files"
-            ))
-            .with_hint(
-                "raise `sudo sysctl fs.inotify.max_user_instances=1024`, or the open-file limit with `ulimit -n`",
-            )
-        }
         notify::ErrorKind::PathNotFound => {
             Error::not_found(format!("cannot watch {shown}: it does not exist"))
         }
@@ -301,7 +433,82 @@ pub(crate) fn translate(err: notify::Error, dir: &Path) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
     use std::io;
+
+    thread_local! {
+        /// Set by a test: the errno `open_inotify` fails with on this thread.
+        pub(super) static INJECTED_ERRNO: Cell<Option<i32>> = const { Cell::new(None) };
+    }
+
+    /// Runs `body` with every inotify instance made on this thread failing with `errno`.
+    fn without_inotify<T>(errno: nix::errno::Errno, body: impl FnOnce() -> T) -> T {
+        INJECTED_ERRNO.with(|injected| injected.set(Some(errno as i32)));
+        let result = body();
+        INJECTED_ERRNO.with(|injected| injected.set(None));
+        result
+    }
+
+    /// Replaces `target` from another thread once the caller is waiting.
+    fn write_soon(target: &Path) -> std::thread::JoinHandle<()> {
+        let target = target.to_path_buf();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            crate::store::durable::atomic_write(&target, |out| out.write_all(b"[]")).unwrap();
+        })
+    }
+
+    #[test]
+    fn without_inotify_a_watcher_polls_and_still_wakes() {
+        let dir = tempfile::tempdir().unwrap();
+        let watcher = without_inotify(nix::errno::Errno::EMFILE, || {
+            Watcher::arm(dir.path()).unwrap()
+        });
+        assert_eq!(watcher.armed.rescan, POLL_INTERVAL);
+        let target = dir.path().join("bob.json");
+        let writer = write_soon(&target);
+        let name = OsString::from("bob.json");
+        let found = watcher
+            .wait_for(
+                Some(Instant::now() + Duration::from_secs(30)),
+                &named(&name),
+                || Ok(target.exists().then_some(())),
+            )
+            .unwrap();
+        writer.join().unwrap();
+        assert_eq!(found, Some(()));
+    }
+
+    #[test]
+    fn without_inotify_the_async_watcher_polls_and_still_wakes() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("bob.json");
+        let name = OsString::from("bob.json");
+        runtime().block_on(async {
+            let mut watcher = without_inotify(nix::errno::Errno::ENOSPC, || {
+                AsyncWatcher::arm(dir.path()).unwrap()
+            });
+            assert_eq!(watcher.armed.rescan, POLL_INTERVAL);
+            let writer = write_soon(&target);
+            let found = watcher
+                .wait_for(
+                    Some(Instant::now() + Duration::from_secs(30)),
+                    &named(&name),
+                    || async { Ok(target.exists().then_some(())) },
+                )
+                .await
+                .unwrap();
+            writer.join().unwrap();
+            assert_eq!(found, Some(()));
+        });
+    }
+
+    #[test]
+    fn other_inotify_failures_are_still_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let failed = without_inotify(nix::errno::Errno::EACCES, || Watcher::arm(dir.path()).err());
+        assert!(failed.is_some(), "EACCES is not a limit to poll around");
+    }
 
     #[test]
     fn watch_limit_errors_name_the_sysctl() {

@@ -93,7 +93,10 @@ fn claude_code_entries_are_read_and_survive_rewrites_intact() {
     let history =
         fs::read_to_string(sandbox.team_dir("t").join("history/team-lead.jsonl")).unwrap();
     let first: Value = serde_json::from_str(history.lines().next().unwrap()).unwrap();
-    assert_eq!(first, claude_entry());
+    // Kept whole, unknown fields too; delivered, it is marked read.
+    let mut delivered = claude_entry();
+    delivered["read"] = json!(true);
+    assert_eq!(first, delivered);
 }
 
 #[test]

@@ -173,3 +173,207 @@ fn writers_killed_at_random_moments_lose_no_acknowledged_send() {
         .clone();
     assert_eq!(bob["setAside"], serde_json::json!([]));
 }
+
+/// Claude Code's lock directory held by a live foreign writer: kept fresh until dropped.
+pub(crate) struct ForeignHolder {
+    dir: std::path::PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    toucher: Option<thread::JoinHandle<()>>,
+}
+
+impl ForeignHolder {
+    pub(crate) fn hold(dir: std::path::PathBuf) -> Self {
+        std::fs::create_dir(&dir).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let toucher = {
+            let (dir, stop) = (dir.clone(), std::sync::Arc::clone(&stop));
+            thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    let _ = std::fs::File::open(&dir)
+                        .and_then(|d| d.set_modified(std::time::SystemTime::now()));
+                    thread::sleep(Duration::from_millis(200));
+                }
+            })
+        };
+        Self {
+            dir,
+            stop,
+            toucher: Some(toucher),
+        }
+    }
+}
+
+impl Drop for ForeignHolder {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(toucher) = self.toucher.take() {
+            let _ = toucher.join();
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+#[test]
+fn a_send_that_fails_is_never_delivered_later() {
+    let mut sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    sandbox.set_env("SWARM_LOCK_TIMEOUT", "1");
+    let inboxes = sandbox.team_dir("t").join("inboxes");
+    let spool = inboxes.join(".spool/bob");
+    let holder = ForeignHolder::hold(inboxes.join("bob.json.lock"));
+    // Another swarm writer holds the inbox, so this one spools its message and waits its turn.
+    let busy = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(inboxes.join(".bob.flock"))
+        .unwrap();
+    busy.lock().unwrap();
+    let second = sandbox
+        .swarm()
+        .args(["send", "bob", "second"])
+        .team("t")
+        .spawn();
+    crate::harness::eventually("the message to be spooled", || {
+        std::fs::read_dir(&spool).is_ok_and(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .any(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        })
+    });
+    drop(busy);
+    let (status, stderr) = second.finish();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("held by another writer"), "{stderr}");
+
+    // Exit 1: nothing is left behind to be delivered by a later send.
+    let left: Vec<_> = std::fs::read_dir(&spool)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left in the spool: {left:?}");
+    drop(holder);
+    sandbox
+        .swarm()
+        .args(["send", "bob", "third"])
+        .team("t")
+        .run()
+        .success();
+    let texts: Vec<String> = sandbox
+        .inbox("t", "bob")
+        .iter()
+        .map(|m| m["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(texts, ["third"]);
+}
+
+#[test]
+fn two_consumers_take_each_message_once_and_history_records_it_once() {
+    const WRITERS: usize = 4;
+    const EACH: usize = 200;
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["sink"]);
+    let watch = sandbox
+        .swarm()
+        .args(["watch", "--consume", "--json"])
+        .team("t")
+        .as_("sink")
+        .spawn();
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|writer| {
+            let commands: Vec<_> = (0..EACH)
+                .map(|n| {
+                    sandbox
+                        .swarm()
+                        .args(["send", "sink"])
+                        .arg(format!("w{writer} m{n}"))
+                        .team("t")
+                        .into_command()
+                })
+                .collect();
+            thread::spawn(move || {
+                commands
+                    .into_iter()
+                    .map(|mut command| {
+                        let output = command.output().unwrap();
+                        assert!(output.status.success());
+                        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+                    })
+                    .collect::<Vec<String>>()
+            })
+        })
+        .collect();
+    // `recv` in a loop, racing `watch --consume` for the same inbox, until every send is done.
+    let mut taken_by_recv: Vec<String> = Vec::new();
+    while writers.iter().any(|w| !w.is_finished()) || !sandbox.inbox("t", "sink").is_empty() {
+        let batch = sandbox
+            .swarm()
+            .args(["recv", "--json"])
+            .team("t")
+            .as_("sink")
+            .run()
+            .success()
+            .json();
+        taken_by_recv.extend(
+            batch
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["msg_id"].as_str().unwrap().to_owned()),
+        );
+    }
+    let sent: HashSet<String> = writers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    // Once watch has printed this, it has printed everything it consumed before.
+    let last = sandbox
+        .swarm()
+        .args(["send", "sink", "last"])
+        .team("t")
+        .run()
+        .success()
+        .stdout_line();
+    let mut printed_by_watch: Vec<String> = Vec::new();
+    loop {
+        let id = watch.next_json()["msg_id"].as_str().unwrap().to_owned();
+        if id == last {
+            break;
+        }
+        printed_by_watch.push(id);
+    }
+
+    let mut times: HashMap<&str, usize> = HashMap::new();
+    for id in printed_by_watch.iter().chain(&taken_by_recv) {
+        *times.entry(id).or_default() += 1;
+    }
+    let repeated = times.values().filter(|n| **n > 1).count();
+    assert_eq!(
+        repeated,
+        0,
+        "{repeated} messages shown by both consumers or twice ({} by watch, {} by recv)",
+        printed_by_watch.len(),
+        taken_by_recv.len()
+    );
+    let got: HashSet<String> = times.keys().map(|id| (*id).to_owned()).collect();
+    assert_eq!(got, sent, "every message reached exactly one consumer");
+
+    let history =
+        std::fs::read_to_string(sandbox.team_dir("t").join("history/sink.jsonl")).unwrap();
+    let lines = history.lines().count();
+    assert_eq!(
+        lines,
+        WRITERS * EACH + 1,
+        "{} duplicate history lines",
+        lines.saturating_sub(WRITERS * EACH + 1)
+    );
+    let listed = sandbox
+        .swarm()
+        .args(["inbox", "sink", "--all", "--json"])
+        .team("t")
+        .run()
+        .success()
+        .json();
+    assert_eq!(listed.as_array().unwrap().len(), WRITERS * EACH + 1);
+}

@@ -412,6 +412,40 @@ impl Outcome {
         );
     }
 
+    /// The error object a refusal with `--json` prints: one line of JSON on stderr, with
+    /// `error`, `kind` and `hint`, and nothing on stdout.
+    #[track_caller]
+    pub(crate) fn json_error(&self) -> Value {
+        assert!(
+            !self.status.success(),
+            "{} succeeded:\n{}",
+            self.description,
+            self.stdout
+        );
+        assert!(
+            self.stdout.is_empty(),
+            "a refusal printed to stdout:\n{}",
+            self.stdout
+        );
+        let lines: Vec<&str> = self.stderr.lines().collect();
+        assert_eq!(
+            lines.len(),
+            1,
+            "one line of JSON on stderr:\n{}",
+            self.stderr
+        );
+        let error: Value = serde_json::from_str(lines[0])
+            .unwrap_or_else(|err| panic!("stderr is not JSON ({err}):\n{}", self.stderr));
+        let keys: Vec<&str> = error
+            .as_object()
+            .expect("an object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["error", "kind", "hint"], "{error}");
+        error
+    }
+
     pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|err| panic!("stdout is not JSON ({err}):\n{}", self.stdout))
@@ -461,6 +495,22 @@ pub(crate) struct Background {
 }
 
 impl Background {
+    /// Starts any command in the background with stdout piped, as [`Swarm::spawn`] does.
+    pub(crate) fn spawn(mut command: Command) -> Self {
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let description = format!("{command:?}");
+        let mut child = command.spawn().unwrap();
+        let lines = LineReader::new(child.stdout.take().unwrap());
+        Self {
+            child: Some(child),
+            lines,
+            description,
+        }
+    }
+
     pub(crate) fn pid(&self) -> u32 {
         self.child.as_ref().unwrap().id()
     }

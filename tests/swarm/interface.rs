@@ -11,6 +11,7 @@
 //! and what a member's supervisor (which runs without the hooks) measures and stamps.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use crate::harness::{Outcome, Sandbox, TmuxServer};
 use crate::peers::listen;
@@ -139,6 +140,22 @@ fn status_json() {
         .team("t")
         .run()
         .success();
+    // A board: bob works on task 1; task 2 waits.
+    for subject in ["Write the parser", "Write the tests"] {
+        sandbox
+            .swarm()
+            .args(["task", "add", subject])
+            .team("t")
+            .run()
+            .success();
+    }
+    sandbox
+        .swarm()
+        .args(["task", "start", "1"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success();
     let status = sandbox
         .swarm()
         .args(["status", "--json"])
@@ -149,7 +166,13 @@ fn status_json() {
     // The latest of the inbox's, history's and log's modification times.
     settings(
         &sandbox,
-        &[(r#""lastActivity": \d+"#, r#""lastActivity": "[mtime]""#)],
+        &[
+            (
+                r#""lastActivity": "[0-9T:.-]+Z""#,
+                r#""lastActivity": "[mtime]""#,
+            ),
+            (r#""lastActivityMs": \d+"#, r#""lastActivityMs": "[mtime]""#),
+        ],
     )
     .bind(|| insta::assert_snapshot!("status_json", status));
 }
@@ -252,10 +275,89 @@ fn task_notice_json() {
             "${1}[time]",
         ),
         (r#"("msg_id": ")[0-9a-f-]{36}"#, "${1}[derived id]"),
+        (r#"("endedAt": ")[0-9T:.-]+Z"#, "${1}[time]"),
+        (r#"("endedAtMs": )\d+"#, "${1}[ms]"),
     ];
     let settings = settings(&sandbox, &filters);
     settings.bind(|| insta::assert_snapshot!("wait_json", waited));
     settings.bind(|| insta::assert_snapshot!("task_notice_inbox_json", inbox));
+}
+
+/// The documents the other commands print with `--json`, each pinned: times in RFC 3339 with
+/// their milliseconds beside where config.json keeps milliseconds, protocol messages decoded
+/// beside their text, a broadcast once, to `*`.
+#[test]
+fn json_documents() {
+    let sandbox = team();
+    let settings = settings(&sandbox, &[]);
+    let json = |who: &str, args: &[&str], stdin: Option<&str>| {
+        let mut run = sandbox.swarm().args(args).arg("--json").team("t").as_(who);
+        if let Some(stdin) = stdin {
+            run = run.stdin(stdin);
+        }
+        run.run().success().stdout
+    };
+    let field = |document: &str, key: &str| {
+        serde_json::from_str::<serde_json::Value>(document).unwrap()[key]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let watch = sandbox
+        .swarm()
+        .args(["watch", "--all", "--json"])
+        .team("t")
+        .spawn();
+
+    let broadcast = json("team-lead", &["send", "*", "standup in 5"], None);
+    settings.bind(|| insta::assert_snapshot!("send_json", broadcast));
+    json("carol", &["send", "bob", "hi bob"], None);
+    let request = json(
+        "team-lead",
+        &["shutdown", "request", "bob", "--reason", "done"],
+        None,
+    );
+    settings.bind(|| insta::assert_snapshot!("shutdown_request_json", request));
+    let request_id = field(&request, "requestId");
+    let approved = json("bob", &["shutdown", "approve", &request_id], None);
+    settings.bind(|| insta::assert_snapshot!("shutdown_approve_json", approved));
+    let submitted = json("carol", &["plan", "submit", "-"], Some("1. test\n2. ship"));
+    let plan_id = field(&submitted, "requestId");
+    let answered = json(
+        "team-lead",
+        &[
+            "plan",
+            "approve",
+            &plan_id,
+            "--permission-mode",
+            "acceptEdits",
+        ],
+        None,
+    );
+    settings.bind(|| insta::assert_snapshot!("plan_approve_json", answered));
+
+    // Every message, each once, the broadcast to `*`: six in all.
+    let watched: Vec<String> = (0..6).map(|_| watch.next_line()).collect();
+    assert!(
+        watch
+            .lines
+            .next_within(Duration::from_millis(500))
+            .is_none(),
+        "nothing more"
+    );
+    let watched = watched.join("\n");
+    settings.bind(|| insta::assert_snapshot!("watch_all_json", watched));
+    let lead_inbox = json("team-lead", &["inbox", "--all"], None);
+    settings.bind(|| insta::assert_snapshot!("inbox_structured_json", lead_inbox));
+
+    let ls = json("user", &["ls"], None);
+    settings.bind(|| insta::assert_snapshot!("ls_json", ls));
+    let info = json("user", &["info", "bob"], None);
+    settings.bind(|| insta::assert_snapshot!("info_json", info));
+    let prune = json("user", &["prune", "--dry-run"], None);
+    settings.bind(|| insta::assert_snapshot!("prune_dry_run_json", prune));
+    let rm = json("user", &["rm", "t"], None);
+    settings.bind(|| insta::assert_snapshot!("rm_json", rm));
 }
 
 /// One refusal as a snapshot shows it: the command, its exit status and its stderr.
@@ -287,7 +389,7 @@ fn refusals() {
         ("team-lead", vec!["join", "bob"], None),
         ("team-lead", vec!["inbox", "nobody"], None),
         ("team-lead", vec!["send", "ghost", "hi"], None),
-        ("user", vec!["recv"], None),
+        ("mallory", vec!["recv"], None),
         ("bob", vec!["watch", "carol", "--consume"], None),
         ("bob", vec!["shutdown", "request", "carol"], None),
         ("team-lead", vec!["shutdown", "request", "team-lead"], None),
@@ -380,6 +482,150 @@ fn usage_errors_come_from_clap_with_status_2() {
     }
     let text = shown.join("\n");
     settings(&sandbox, &[]).bind(|| insta::assert_snapshot!("usage_errors", text));
+}
+
+/// A misspelt member's name is exit 3 with the same words from every command that names a member,
+/// whoever runs it, before any other check; with a hint when a member's name looks like it.
+#[test]
+fn a_misspelt_member_is_not_found_in_the_same_words_everywhere() {
+    let sandbox = team();
+    let task = r#"{"type":"task_assignment","taskId":"1","subject":"s","description":"d","assignedBy":"team-lead","timestamp":"2026-01-01T00:00:00.000Z"}"#;
+    // (acting as, args)
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("team-lead", vec!["send", "bobb", "hi"]),
+        ("team-lead", vec!["send", "bobb", task]),
+        ("carol", vec!["send", "bobb", "hi"]),
+        ("team-lead", vec!["stop", "bobb"]),
+        ("carol", vec!["stop", "bobb"]),
+        ("team-lead", vec!["info", "bobb"]),
+        ("team-lead", vec!["log", "bobb"]),
+        ("team-lead", vec!["log", "bobb", "-f"]),
+        ("team-lead", vec!["wait", "bobb"]),
+        ("team-lead", vec!["inbox", "bobb"]),
+        ("team-lead", vec!["watch", "bobb"]),
+        ("carol", vec!["watch", "bobb", "--consume"]),
+        ("team-lead", vec!["shutdown", "request", "bobb"]),
+        (
+            "team-lead",
+            vec!["plan", "approve", "plan_approval-5@bobb@t"],
+        ),
+        (
+            "team-lead",
+            vec![
+                "plan",
+                "reject",
+                "plan_approval-5@bobb@t",
+                "--feedback",
+                "no",
+            ],
+        ),
+    ];
+    let expected = "bobb is not a member of team t; members: team-lead, bob, carol";
+    for (who, args) in cases {
+        let outcome = sandbox.swarm().args(&args).team("t").as_(who).run();
+        let stderr = outcome.refused(3, expected).stderr;
+        assert_eq!(
+            stderr,
+            format!("swarm: {expected}\nhint: did you mean bob?\n"),
+            "{args:?} as {who}"
+        );
+        let json = sandbox
+            .swarm()
+            .args(&args)
+            .arg("--json")
+            .team("t")
+            .as_(who)
+            .run()
+            .code(3)
+            .json_error();
+        assert_eq!(
+            json,
+            serde_json::json!({"error": expected, "kind": "not_found", "hint": "did you mean bob?"}),
+            "{args:?} as {who}"
+        );
+    }
+    // Acting as a misspelt member to read one's own inbox: the same words, a hint of its own.
+    sandbox
+        .swarm()
+        .arg("recv")
+        .team("t")
+        .as_("bobb")
+        .run()
+        .refused(3, expected);
+    // A name like no member's gets no guess.
+    sandbox
+        .swarm()
+        .args(["info", "zzz"])
+        .team("t")
+        .run()
+        .refused(3, "zzz is not a member of team t")
+        .stderr
+        .lines()
+        .count()
+        .eq(&1)
+        .then_some(())
+        .expect("no hint");
+    assert!(
+        !sandbox.inbox_path("t", "bobb").exists(),
+        "no phantom inbox"
+    );
+}
+
+/// With `--json`, every refusal is one JSON object on stderr, with the status it has without:
+/// swarm's own and clap's usage errors alike.
+#[test]
+fn errors_are_json_with_the_same_status() {
+    let sandbox = team();
+    let mut shown = Vec::new();
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("team-lead", vec!["inbox", "nobody"]),
+        ("mallory", vec!["recv"]),
+        ("bob", vec!["shutdown", "request", "carol"]),
+        ("carol", vec!["recv", "--wait", "--timeout", "0.2"]),
+        ("team-lead", vec!["--team", "a/b", "status"]),
+        ("team-lead", vec!["sned", "bob", "hi"]),
+        ("team-lead", vec!["send"]),
+        ("team-lead", vec!["recv", "--max", "0"]),
+    ];
+    for (who, args) in cases {
+        let plain = sandbox.swarm().args(&args).team("t").as_(who).run();
+        let json = sandbox
+            .swarm()
+            .args(&args)
+            .arg("--json")
+            .team("t")
+            .as_(who)
+            .run();
+        assert_eq!(json.status.code(), plain.status.code(), "{args:?}");
+        let error = json.json_error();
+        shown.push(format!(
+            "$ swarm {} --json\nexit {}\n{error}",
+            args.join(" "),
+            json.status.code().unwrap_or(-1)
+        ));
+    }
+    // `--json` anywhere before `--` counts; after it, it is text.
+    sandbox
+        .swarm()
+        .args(["--json", "send", "ghost", "hi"])
+        .team("t")
+        .run()
+        .json_error();
+    sandbox
+        .swarm()
+        .args(["send", "bob", "--", "--json"])
+        .team("t")
+        .run()
+        .success();
+    // Help and version are no errors, and stay text.
+    sandbox
+        .swarm()
+        .args(["--json", "--version"])
+        .run()
+        .success()
+        .stdout_has("swarm ");
+    let text = shown.join("\n\n");
+    settings(&sandbox, &[]).bind(|| insta::assert_snapshot!("errors_json", text));
 }
 
 #[test]

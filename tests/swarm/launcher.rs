@@ -25,6 +25,55 @@ fn state(sandbox: &Sandbox, team: &str, name: &str) -> String {
         .to_owned()
 }
 
+/// Counts read right: "1 pane", "1 member", "2 members", wherever swarm prints one.
+#[test]
+fn counts_of_one_are_singular() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let solo = sandbox.write(
+        "solo.toml",
+        "name = \"solo\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    sandbox
+        .swarm()
+        .arg("init")
+        .arg(&solo)
+        .run()
+        .success()
+        .stdout_has("created team solo with 1 member (team-lead)");
+    sandbox
+        .swarm()
+        .args(["status", "solo"])
+        .run()
+        .success()
+        .stdout_has("team solo · 1 member\n");
+    up(&sandbox, &server, &solo)
+        .success()
+        .stdout_has("team solo is up: 1 pane in window");
+    eventually("the lead to run", || {
+        state(&sandbox, "solo", "team-lead") == "running"
+    });
+    sandbox
+        .swarm()
+        .args(["status", "solo"])
+        .run()
+        .success()
+        .stdout_has("team solo · 1 member · 1 launched\n");
+    sandbox
+        .swarm()
+        .args(["down", "solo", "--force"])
+        .run()
+        .success();
+
+    sandbox.team("pair", &["bob"]);
+    sandbox
+        .swarm()
+        .args(["status", "pair"])
+        .run()
+        .success()
+        .stdout_has("team pair · 2 members\n");
+}
+
 #[test]
 fn up_starts_one_pane_per_member_and_records_panes_and_pids() {
     let sandbox = Sandbox::new();
@@ -164,6 +213,64 @@ fn gated_tmux(sandbox: &mut Sandbox) {
         sandbox.env_value("PATH").unwrap().to_string_lossy()
     );
     sandbox.set_env("PATH", path);
+}
+
+/// Puts a `tmux` first on PATH that refuses to place a pane for member `name` (any command with
+/// `name` as an argument, as the pane's `swarm run NAME` is), as a full window would; other calls
+/// go straight to the real tmux.
+fn refusing_tmux(sandbox: &mut Sandbox, name: &str) {
+    let bin = sandbox.root().join("refusing-bin");
+    fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("tmux");
+    fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nfor arg in \"$@\"; do\n  if [ \"$arg\" = {name} ]; then echo 'no space for new pane' >&2; exit 1; fi\ndone\nexec {} \"$@\"\n",
+            real_tmux(sandbox).display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        sandbox.env_value("PATH").unwrap().to_string_lossy()
+    );
+    sandbox.set_env("PATH", path);
+}
+
+/// An `up` that cannot place one of its panes stops the members it already placed: exit 1 leaves
+/// no pane and no program of the team running.
+#[test]
+fn an_up_that_fails_part_way_stops_what_it_started() {
+    let mut sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    refusing_tmux(&mut sandbox, "doomed");
+    let file = sandbox.write(
+        "p.toml",
+        "name = \"p\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"doomed\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    let fixture = server.panes();
+    up(&sandbox, &server, &file)
+        .code(1)
+        .stderr_has("no space for new pane")
+        .stderr_has("stopped team-lead, a, already placed");
+    assert_eq!(server.panes(), fixture, "the team's panes survived");
+    for name in ["team-lead", "a"] {
+        assert_eq!(state(&sandbox, "p", name), "killed", "{name}");
+        assert_eq!(sandbox.member("p", name)["reason"], "launch failed");
+    }
+    let supervisors: Vec<i64> = ["team-lead", "a"]
+        .iter()
+        .filter_map(|name| sandbox.member("p", name)["supervisorPid"].as_i64())
+        .collect();
+    let groups: Vec<i64> = ["team-lead", "a"]
+        .iter()
+        .filter_map(|name| sandbox.member("p", name)["pid"].as_i64())
+        .collect();
+    eventually("every process of the team to be gone", || {
+        processes_in(&supervisors, &groups).is_empty()
+    });
 }
 
 #[test]
@@ -410,8 +517,13 @@ fn the_demo_team_runs_to_completion() {
         );
         found[0]
     };
-    position("team-lead → alice  standup: say hello");
-    position("team-lead → bob  standup: say hello");
+    // The broadcast shows once, to everyone, not once per copy.
+    position("team-lead → *  standup: say hello");
+    assert!(
+        !outcome.stdout.contains("team-lead → alice  standup"),
+        "{}",
+        outcome.stdout
+    );
     position("alice → team-lead  hello from alice");
     let plan = position("alice → team-lead  plan_approval_request plan_approval-");
     let approval = position("team-lead → alice  plan_approval_response plan_approval-");
@@ -452,7 +564,10 @@ fn the_demo_team_runs_to_completion() {
         2,
         "the lead holds one completion notice per teammate"
     );
-    assert!(server.panes().len() == 1, "only the fixture's pane is left");
+    // A supervisor records its ending before it exits, and its pane closes when it does.
+    eventually("only the fixture's pane to be left", || {
+        server.panes().len() == 1
+    });
 }
 
 #[test]
@@ -467,7 +582,7 @@ name = "pair"
 command = ["sh", "-c", "swarm recv --wait --timeout 60 >/dev/null"]
 [[member]]
 name = "worker"
-command = ["sh", "-c", "swarm send team-lead 'finished: 42'; exit 3"]
+command = ["sh", "-c", "swarm send team-lead 'finished: 42'; swarm send '*' 'bye, all'; exit 3"]
 "#,
     );
     let outcome = sandbox
@@ -495,12 +610,33 @@ command = ["sh", "-c", "swarm send team-lead 'finished: 42'; exit 3"]
     assert_eq!(message["from"], "worker");
     assert_eq!(message["to"], "team-lead");
     assert_eq!(message["text"], "finished: 42");
+    assert_eq!(message["structured"], Value::Null);
+    assert!(message["timestamp"].as_str().unwrap().ends_with('Z'));
+    let broadcast: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "message" && e["text"] == "bye, all")
+        .collect();
+    assert_eq!(broadcast.len(), 1, "{}", outcome.stdout);
+    assert_eq!(broadcast[0]["to"], "*");
     let ended: Vec<&Value> = events.iter().filter(|e| e["event"] == "ended").collect();
     assert_eq!(ended.len(), 2, "{}", outcome.stdout);
     let worker = ended.iter().find(|e| e["name"] == "worker").unwrap();
+    assert_eq!(worker["agentId"], "worker@pair");
     assert_eq!(worker["state"], "failed");
     assert_eq!(worker["exitCode"], 3);
+    assert_eq!(worker["reason"], Value::Null);
+    assert!(
+        worker["endedAt"].as_str().unwrap().ends_with('Z'),
+        "{worker}"
+    );
+    assert!(worker["endedAtMs"].as_u64().is_some(), "{worker}");
     assert_eq!(worker["notice"]["status"], "failed");
+    // The completion notice is the ending event, not a message too.
+    assert!(
+        !outcome.stdout.contains("\"task_notification\""),
+        "{}",
+        outcome.stdout
+    );
 }
 
 const CLAUDE_TEAM: &str = r#"
@@ -601,6 +737,9 @@ fn dry_run_shows_the_claude_profiles_exact_argv_and_environment() {
             &session,
             "--agent-type",
             "explorer",
+            // Each teammate's own, made at launch ("Signed lead messages").
+            "--lead-verify-key",
+            "<made-at-launch>",
         ]
     );
     let security = argv(pane(&plan, "security"));
@@ -625,6 +764,8 @@ fn dry_run_shows_the_claude_profiles_exact_argv_and_environment() {
             "--plan-mode-required",
             "--agent-type",
             "reviewer",
+            "--lead-verify-key",
+            "<made-at-launch>",
         ],
         "member model overrides the inherited one; plan mode drops every permission flag"
     );
@@ -636,6 +777,7 @@ fn dry_run_shows_the_claude_profiles_exact_argv_and_environment() {
         assert_eq!(env["SWARM_AGENT"], name);
         assert_eq!(env["SWARM_TEAM"], "cc");
         assert_eq!(env["SWARM_LEAD"], "team-lead");
+        assert_eq!(env["SWARM_LEAD_VERIFY_KEY"], "<made-at-launch>");
         // The profile copies no key, but the pane passes on what the server has: shown masked.
         assert_eq!(env["ANTHROPIC_API_KEY"], "<masked>");
         assert!(!env.to_string().contains("sk-secret"));
@@ -651,10 +793,12 @@ fn dry_run_shows_the_claude_profiles_exact_argv_and_environment() {
     assert!(text.stdout.contains("security:\n"), "{}", text.stdout);
     assert!(
         text.stdout
-            .contains("  argv claude --settings s.json --model sonnet"),
+            .contains("  argv          claude --settings s.json --model sonnet"),
         "{}",
         text.stdout
     );
+    // The lead verifies nothing: it has no key.
+    assert!(!argv(pane(&plan, "team-lead")).contains(&"--lead-verify-key".to_owned()));
 }
 
 /// A `claude` on PATH that records what it was started with, then waits.
@@ -664,7 +808,7 @@ fn fake_claude(sandbox: &Sandbox) -> std::path::PathBuf {
     let script = bin.join("claude");
     fs::write(
         &script,
-        "#!/bin/sh\nout=\"$FAKE_CLAUDE_DIR/$SWARM_AGENT\"\nprintf '%s\\n' \"$@\" > \"$out.argv.tmp\" && mv \"$out.argv.tmp\" \"$out.argv\"\nenv > \"$out.env\"\nexec sleep 1000\n",
+        "#!/bin/sh\nout=\"$FAKE_CLAUDE_DIR/$SWARM_AGENT\"\nprintf '%s\\n' \"$@\" > \"$out.argv.tmp\" && mv \"$out.argv.tmp\" \"$out.argv\"\nenv > \"$out.env.tmp\" && mv \"$out.env.tmp\" \"$out.env\"\nexec sleep 1000\n",
     )
     .unwrap();
     fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
@@ -698,21 +842,38 @@ fn a_real_pane_receives_exactly_the_dry_run_argv() {
             .map(str::to_owned)
             .collect();
         let mut expected = argv(pane(&plan, name));
-        // The dry run made its own session id; the real launch uses the team's.
+        // The dry run made its own session id; the real launch uses the team's, and the key
+        // made for this teammate at launch: `<launch ms>.<base64url DER SPKI of an ed25519 key>`.
+        let key = &sandbox.member("cc", name)["leadVerifyKey"];
         for arg in &mut expected {
             if arg.len() == 36 && arg.matches('-').count() == 4 {
                 arg.clone_from(&session);
             }
+            if arg == "<made-at-launch>" {
+                let key = key.as_str().unwrap();
+                let (ms, spki) = key.split_once('.').unwrap();
+                assert!(ms.parse::<u64>().is_ok() && spki.starts_with("MCowBQYDK2VwAyEA"));
+                *arg = key.to_owned();
+            }
         }
+        assert_eq!(name == "team-lead", key.is_null(), "{name}: {key}");
         assert_eq!(received[..], expected[1..], "{name}");
         assert_eq!(
             sandbox.member("cc", name)["argv"].as_array().unwrap().len(),
             expected.len()
         );
     }
-    let env = fs::read_to_string(record.join("security.env")).unwrap();
+    // The fake writes its environment after its argv: wait for the whole of it.
+    let env_file = record.join("security.env");
+    eventually("security's environment", || {
+        fs::read_to_string(&env_file).is_ok_and(|env| env.contains("SWARM_TEAM=cc"))
+    });
+    let env = fs::read_to_string(&env_file).unwrap();
+    let key = sandbox.member("cc", "security")["leadVerifyKey"].clone();
     assert!(
-        env.contains("CLAUDECODE=1") && env.contains("SWARM_AGENT_ID=security@cc"),
+        env.contains("CLAUDECODE=1")
+            && env.contains("SWARM_AGENT_ID=security@cc")
+            && env.contains(&format!("SWARM_LEAD_VERIFY_KEY={}", key.as_str().unwrap())),
         "{env}"
     );
     sandbox
@@ -770,6 +931,45 @@ fn the_lead_and_the_person_spawn_teammates_do_not_and_names_are_unique() {
         .args(["down", "s", "--force"])
         .run()
         .success();
+}
+
+/// A spawn whose pane cannot be placed exits 1 having changed nothing: the same spawn can be run
+/// again, and fails for the same reason, not because the member exists.
+#[test]
+fn a_spawn_that_cannot_place_its_pane_takes_the_member_back_out() {
+    let mut sandbox = Sandbox::new();
+    sandbox.team("t", &["a"]);
+    refusing_tmux(&mut sandbox, "x");
+    // The team's window (on a server of the test's own) has no room for x, nor has a new one.
+    let _server = TmuxServer::unstarted_at(&sandbox, "gone.sock");
+    let config_path = sandbox.team_dir("t").join("config.json");
+    let mut config = sandbox.config("t");
+    config["tmux"] = serde_json::json!({
+        "socket": sandbox.root().join("gone.sock"),
+        "session": "swarm-t",
+        "window": "@1",
+    });
+    fs::write(&config_path, serde_json::to_vec(&config).unwrap()).unwrap();
+    let before = fs::read(&config_path).unwrap();
+    for _ in 0..2 {
+        sandbox
+            .swarm()
+            .args(["spawn", "x", "--prompt", "hello x", "--", "sleep", "1000"])
+            .team("t")
+            .run()
+            .code(1)
+            .stderr_has("no space for new pane")
+            .stderr_has("x was not added");
+        assert_eq!(
+            serde_json::from_slice::<Value>(&fs::read(&config_path).unwrap()).unwrap(),
+            serde_json::from_slice::<Value>(&before).unwrap(),
+            "config.json changed"
+        );
+        assert!(
+            !sandbox.inbox_path("t", "x").exists(),
+            "x's inbox (with its prompt) was left behind"
+        );
+    }
 }
 
 #[test]

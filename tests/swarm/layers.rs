@@ -66,111 +66,355 @@ fn file_of(path: &[String], files: &BTreeMap<PathBuf, String>) -> Option<PathBuf
     found
 }
 
-/// Module paths a file refers to: `crate::a::b`, `super::x`, `self::x`, and a child module by its
-/// bare name. A group `crate::a::{b::X, c}` yields each member.
-fn references(file: &Path, text: &str) -> Vec<Vec<String>> {
-    let module = module_of(file);
-    let code: String = text
-        .lines()
-        .filter(|line| !line.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let children: Vec<String> = code
-        .lines()
-        .filter_map(|line| {
-            let line = line.trim();
-            let rest = line
-                .strip_prefix("mod ")
-                .or_else(|| line.split_once(") mod ").map(|(_, rest)| rest))
-                .or_else(|| line.strip_prefix("pub mod "))?;
-            rest.strip_suffix(';').map(str::to_owned)
-        })
-        .collect();
-    let mut found = Vec::new();
-    let bytes = code.as_bytes();
+/// Source text with comments, string and character literals blanked out (newlines kept), so
+/// only code is read: a path in a comment or a message is no import.
+fn code_only(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
     let mut i = 0;
-    while i < code.len() {
-        if !code.is_char_boundary(i) {
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        let start = i;
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if (c == 'r' || (c == 'b' && next == Some('r')))
+            && (i == 0 || !ident(chars[i - 1]))
+            && {
+                let mut j = i + if c == 'b' { 2 } else { 1 };
+                while chars.get(j) == Some(&'#') {
+                    j += 1;
+                }
+                chars.get(j) == Some(&'"')
+            }
+        {
+            // A raw string: r"…", r#"…"#, br#"…"#.
+            i += if c == 'b' { 2 } else { 1 };
+            let mut hashes = 0;
+            while chars[i] == '#' {
+                hashes += 1;
+                i += 1;
+            }
+            i += 1;
+            while i < chars.len() {
+                if chars[i] == '"' && (1..=hashes).all(|k| chars.get(i + k) == Some(&'#')) {
+                    i += 1 + hashes;
+                    break;
+                }
+                i += 1;
+            }
+        } else if c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else if c == '\'' && (next == Some('\\') || chars.get(i + 2) == Some(&'\'')) {
+            // A character literal; a lifetime (`'a`) has no closing quote.
+            i += 1;
+            while i < chars.len() && chars[i] != '\'' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else {
+            out.push(c);
             i += 1;
             continue;
         }
-        let at = &code[i..];
-        let preceded_by_path = i >= 2 && &bytes[i - 2..i] == b"::";
-        let word_start = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
-        if word_start && !preceded_by_path {
-            let (base, rest): (Vec<String>, &str) = if let Some(rest) = at.strip_prefix("crate::") {
-                (Vec::new(), rest)
-            } else if let Some(rest) = at.strip_prefix("super::") {
-                let mut parent = module.clone();
-                // A `mod.rs` is its module; `super` from it is the parent's parent.
-                parent.pop();
-                (parent, rest)
-            } else if let Some(rest) = at.strip_prefix("self::") {
-                (module.clone(), rest)
-            } else if let Some(child) = children.iter().find(|c| at.starts_with(&format!("{c}::")))
-            {
-                let mut base = module.clone();
-                base.push(child.clone());
-                (base, &at[child.len() + 2..])
-            } else {
+        let end = i.min(chars.len());
+        out.extend(chars[start..end].iter().map(|c| blank(*c)));
+        i = end;
+    }
+    out
+}
+
+/// A word or one piece of punctuation (`::` is one).
+fn tokens(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let chars: Vec<char> = code.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if c.is_alphanumeric() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
                 i += 1;
-                continue;
-            };
-            for tail in expand(rest) {
-                let mut path = base.clone();
-                path.extend(tail);
-                found.push(path);
+            }
+            out.push(chars[start..i].iter().collect());
+        } else if c == ':' && chars.get(i + 1) == Some(&':') {
+            out.push("::".to_owned());
+            i += 2;
+        } else {
+            out.push(c.to_string());
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A path as written, with the name it binds (its last segment, or what `as` renames it to).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Written {
+    path: Vec<String>,
+    binds: String,
+}
+
+/// The path tree at `tokens[at..]`: `a::b::C`, `a::{b::X, c::{d, e}, self}`, `a::*`,
+/// `a::b as c`. Returns every path it names and where it ends.
+fn tree(tokens: &[String], mut at: usize, prefix: &[String]) -> (Vec<Written>, usize) {
+    let mut path = prefix.to_vec();
+    loop {
+        match tokens.get(at).map(String::as_str) {
+            Some("{") => {
+                let mut found = Vec::new();
+                at += 1;
+                while let Some(token) = tokens.get(at) {
+                    match token.as_str() {
+                        "}" => return (found, at + 1),
+                        "," => at += 1,
+                        "self" => {
+                            let binds = path.last().cloned().unwrap_or_default();
+                            found.push(Written {
+                                path: path.clone(),
+                                binds,
+                            });
+                            at += 1;
+                        }
+                        _ => {
+                            let (inner, next) = tree(tokens, at, &path);
+                            found.extend(inner);
+                            // Whatever the inner tree could not read is skipped.
+                            at = next.max(at + 1);
+                        }
+                    }
+                }
+                return (found, at);
+            }
+            Some("*") => {
+                return (
+                    vec![Written {
+                        path,
+                        binds: "*".into(),
+                    }],
+                    at + 1,
+                );
+            }
+            Some(word) if is_word(word) => {
+                path.push(word.to_owned());
+                at += 1;
+                let mut binds = word.to_owned();
+                if tokens.get(at).map(String::as_str) == Some("as") {
+                    binds = tokens.get(at + 1).cloned().unwrap_or_default();
+                    at += 2;
+                }
+                if tokens.get(at).map(String::as_str) == Some("::") {
+                    at += 1;
+                    continue;
+                }
+                return (vec![Written { path, binds }], at);
+            }
+            _ => {
+                let binds = path.last().cloned().unwrap_or_default();
+                return (vec![Written { path, binds }], at);
             }
         }
-        i += 1;
+    }
+}
+
+fn is_word(token: &str) -> bool {
+    token.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// What resolving paths needs beyond the file itself.
+#[derive(Debug, Default)]
+struct Crate {
+    /// `pub use` at the crate root: the name `crate::NAME` means, by what it leads to.
+    reexports: BTreeMap<String, Vec<String>>,
+    /// `macro_rules! NAME`: the file that defines it.
+    macros: BTreeMap<String, PathBuf>,
+}
+
+impl Crate {
+    fn read(root: &str, files: &BTreeMap<PathBuf, String>) -> Self {
+        let mut reexports = BTreeMap::new();
+        let root_tokens = tokens(&code_only(root));
+        for (at, token) in root_tokens.iter().enumerate() {
+            if token == "use" {
+                for written in tree(&root_tokens, at + 1, &[]).0 {
+                    reexports.insert(written.binds, written.path);
+                }
+            }
+        }
+        let mut macros = BTreeMap::new();
+        for (file, text) in files {
+            let tokens = tokens(&code_only(text));
+            for at in 0..tokens.len().saturating_sub(2) {
+                if tokens[at] == "macro_rules" && tokens[at + 1] == "!" {
+                    macros.insert(tokens[at + 2].clone(), file.clone());
+                }
+            }
+        }
+        Self { reexports, macros }
+    }
+}
+
+/// A reference from one file to another part of the crate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Reference {
+    /// A module path, from the crate root.
+    Path(Vec<String>),
+    /// A macro defined in that file.
+    Macro(PathBuf),
+}
+
+/// What a file refers to: every path from `crate::`, `$crate::`, `super::` (as many as there
+/// are), `self::` or a child module, in `use` or anywhere in the code, through groups however
+/// nested; names the crate root re-exports; and macros defined in other files. Inline modules
+/// (`mod tests { … }`) move `self` and `super` as the compiler does. Comments and literals are
+/// not code.
+fn references(file: &Path, text: &str, krate: &Crate) -> Vec<Reference> {
+    let module = module_of(file);
+    let tokens = tokens(&code_only(text));
+    let children: Vec<&str> = (0..tokens.len().saturating_sub(2))
+        .filter(|&at| tokens[at] == "mod" && tokens[at + 2] == ";")
+        .map(|at| tokens[at + 1].as_str())
+        .collect();
+    let mut found = Vec::new();
+    // Inline modules open here: name and the brace depth inside them.
+    let mut inline: Vec<(String, usize)> = Vec::new();
+    let mut depth = 0;
+    let mut opening = None;
+    let mut at = 0;
+    while at < tokens.len() {
+        let token = tokens[at].as_str();
+        match token {
+            "{" => {
+                depth += 1;
+                if let Some(name) = opening.take() {
+                    inline.push((name, depth));
+                }
+                at += 1;
+                continue;
+            }
+            "}" => {
+                if inline.last().is_some_and(|(_, d)| *d == depth) {
+                    inline.pop();
+                }
+                depth -= 1;
+                at += 1;
+                continue;
+            }
+            "mod" => {
+                opening = tokens.get(at + 1).cloned();
+                at += 1;
+                continue;
+            }
+            ";" => opening = None,
+            _ => {}
+        }
+        if tokens.get(at + 1).map(String::as_str) == Some("!")
+            && tokens.get(at + 2).map(String::as_str) != Some("=")
+            && let Some(defined) = krate.macros.get(token)
+            && defined != file
+        {
+            found.push(Reference::Macro(defined.clone()));
+        }
+        let after_path = at > 0 && (tokens[at - 1] == "::" || tokens[at - 1] == "$");
+        let followed = |by: usize| tokens.get(at + by).map(String::as_str) == Some("::");
+        let starts = (matches!(token, "crate" | "super" | "self") || children.contains(&token))
+            && followed(1);
+        let dollar_crate =
+            token == "$" && tokens.get(at + 1).map(String::as_str) == Some("crate") && followed(2);
+        if !((starts && !after_path) || dollar_crate) {
+            at += 1;
+            continue;
+        }
+        let first = if dollar_crate { at + 1 } else { at };
+        let (written, end) = tree(&tokens, first, &[]);
+        let here: Vec<String> = module
+            .iter()
+            .cloned()
+            .chain(inline.iter().map(|(name, _)| name.clone()))
+            .collect();
+        for Written { path, .. } in written {
+            let mut segments = path.into_iter().peekable();
+            let mut base = match segments.next().as_deref() {
+                Some("crate") => Vec::new(),
+                Some("self") => here.clone(),
+                Some("super") => {
+                    let mut base = here.clone();
+                    base.pop();
+                    base
+                }
+                Some(child) => {
+                    let mut base = module.clone();
+                    base.push(child.to_owned());
+                    base
+                }
+                None => continue,
+            };
+            while segments.peek().map(String::as_str) == Some("super") {
+                segments.next();
+                base.pop();
+            }
+            let mut path: Vec<String> = base.into_iter().chain(segments).collect();
+            // `crate::run` is what the crate root re-exports under that name.
+            if let Some(reexported) = path
+                .first()
+                .filter(|name| !LAYERS.contains(&name.as_str()))
+                .and_then(|name| krate.reexports.get(name))
+            {
+                path.splice(..1, reexported.iter().cloned());
+            }
+            if let Some(defined) = path
+                .last()
+                .filter(|_| tokens.get(end).map(String::as_str) == Some("!"))
+                .and_then(|name| krate.macros.get(name))
+            {
+                found.push(Reference::Macro(defined.clone()));
+            }
+            found.push(Reference::Path(path));
+        }
+        at = end.max(at + 1);
     }
     found
 }
 
-/// `a::b::C;` → [[a, b, C]]; `a::{b::X, c}` → [[a, b, X], [a, c]].
-fn expand(rest: &str) -> Vec<Vec<String>> {
-    let mut head = Vec::new();
-    let mut chars = rest;
-    loop {
-        if let Some(group) = chars.strip_prefix('{') {
-            let end = group.find('}').unwrap_or(group.len());
-            return group[..end]
-                .split(',')
-                .map(str::trim)
-                .filter(|item| !item.is_empty())
-                .map(|item| {
-                    let mut path = head.clone();
-                    path.extend(
-                        item.split("::")
-                            .map(|seg| seg.split_whitespace().next().unwrap_or("").to_owned()),
-                    );
-                    path
-                })
-                .collect();
-        }
-        let end = chars
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(chars.len());
-        if end == 0 {
-            return vec![head];
-        }
-        head.push(chars[..end].to_owned());
-        chars = &chars[end..];
-        match chars.strip_prefix("::") {
-            Some(next) => chars = next,
-            None => return vec![head],
-        }
-    }
-}
-
 fn graph() -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
     let files = sources();
+    let root = fs::read_to_string(repo().join("src/lib.rs")).unwrap();
+    let krate = Crate::read(&root, &files);
     files
         .iter()
         .map(|(file, text)| {
-            let targets = references(file, text)
-                .iter()
-                .filter_map(|path| file_of(path, &files))
+            let targets = references(file, text, &krate)
+                .into_iter()
+                .filter_map(|reference| match reference {
+                    Reference::Path(path) => file_of(&path, &files),
+                    Reference::Macro(defined) => Some(defined),
+                })
                 .filter(|target| target != file)
                 // A module's own `mod.rs` declares it; naming a sibling through it is no import.
                 .filter(|target| !is_declaring_parent(target, file))
@@ -277,8 +521,90 @@ fn the_graph_sees_imports() {
         "member/supervisor/child.rs"
     ));
     assert!(edge("cli/mod.rs", "cli/commands/up.rs"));
+}
+
+/// The paths `text`, as file `file`, refers to, in a crate whose root re-exports `cli::run` and
+/// whose `base/names.rs` defines macro `name_rule!`.
+fn referred(file: &str, text: &str) -> Vec<String> {
+    let krate = Crate {
+        reexports: BTreeMap::from([("run".to_owned(), vec!["cli".into(), "run".into()])]),
+        macros: BTreeMap::from([("name_rule".to_owned(), PathBuf::from("base/names.rs"))]),
+    };
+    references(Path::new(file), text, &krate)
+        .into_iter()
+        .map(|reference| match reference {
+            Reference::Path(path) => path.join("::"),
+            Reference::Macro(file) => format!("macro in {}", file.display()),
+        })
+        .collect()
+}
+
+#[test]
+fn the_parser_reads_every_way_a_path_is_written() {
+    // Groups, nested and over lines, with `self` and renames.
     assert_eq!(
-        expand("a::{b::X, c}"),
-        [vec!["a", "b", "X"], vec!["a", "c"]]
+        referred(
+            "store/a.rs",
+            "use crate::{cli::x, member::{self, stop::{stop as halt, Y}},\n    peer};"
+        ),
+        [
+            "cli::x",
+            "member",
+            "member::stop::stop",
+            "member::stop::Y",
+            "peer"
+        ]
+    );
+    // Paths in expressions, types and attributes, not only in `use`.
+    assert_eq!(
+        referred(
+            "store/a.rs",
+            "fn f() -> crate::cli::Out { let x: Vec<crate::launch::T> = crate::member::stop::stop(1); }"
+        ),
+        ["cli::Out", "launch::T", "member::stop::stop"]
+    );
+    // `super` as many times as written, out of a layer; `self`; a child module by its name.
+    assert_eq!(
+        referred(
+            "member/supervisor/queue.rs",
+            "mod inner;\nuse super::super::super::cli::x; use super::seat::S; use self::inner::Z; inner::f();"
+        ),
+        [
+            "cli::x",
+            "member::supervisor::seat::S",
+            "member::supervisor::queue::inner::Z",
+            "member::supervisor::queue::inner::f"
+        ]
+    );
+    // An inline module moves `super` and `self`.
+    assert_eq!(
+        referred(
+            "store/a.rs",
+            "mod tests { use super::*; use super::super::super::cli::y; fn f() { self::g(); } }\nuse super::z;"
+        ),
+        ["store::a", "cli::y", "store::a::tests::g", "store::z"]
+    );
+    // Macros: `$crate` paths in their bodies, and invoking one defined in another file.
+    assert_eq!(
+        referred(
+            "store/a.rs",
+            "macro_rules! m { () => { $crate::cli::x() }; }\nname_rule!(x); crate::name_rule!(y); a != b;"
+        ),
+        [
+            "cli::x",
+            "macro in base/names.rs",
+            "macro in base/names.rs",
+            "name_rule"
+        ]
+    );
+    // What the crate root re-exports is what it leads to.
+    assert_eq!(referred("store/a.rs", "crate::run();"), ["cli::run"]);
+    // Comments and literals are not code.
+    assert!(
+        referred(
+            "store/a.rs",
+            "// crate::cli::a\n/* crate::cli::b /* nested */ crate::cli::c */\nlet s = \"crate::cli::d\"; let r = r#\"crate::cli::e\"#; let c = '\"'; let l: &'static str = \"\";"
+        )
+        .is_empty()
     );
 }

@@ -87,7 +87,10 @@ fn notices_report_completion_failure_and_stops() {
     let three = notice(&sandbox, "n", "three");
     assert_eq!(three["status"], "failed");
     assert_eq!(three["exitCode"], 3);
-    assert_eq!(state(&sandbox, "n", "three"), "failed");
+    // The notice lands just before the final state.
+    eventually("three to be recorded failed", || {
+        state(&sandbox, "n", "three") == "failed"
+    });
 
     eventually("long to run", || state(&sandbox, "n", "long") == "running");
     let pane = sandbox.member("n", "long")["tmuxPaneId"]
@@ -170,8 +173,12 @@ fn wait_blocks_until_the_end_and_times_out() {
         .run()
         .code(1)
         .json();
-    assert_eq!(json["status"], "failed");
+    assert_eq!(json["name"], "slow");
+    assert_eq!(json["state"], "failed");
     assert_eq!(json["exitCode"], 5);
+    assert_eq!(json["notice"]["status"], "failed");
+    assert!(json["endedAt"].as_str().unwrap().ends_with('Z'), "{json}");
+    assert!(json["endedAtMs"].as_u64().is_some(), "{json}");
     sandbox
         .swarm()
         .args(["down", "w", "--force"])
@@ -351,7 +358,8 @@ fn info_shows_the_full_record() {
         ("argv", "sleep 1000".to_owned()),
         (
             "env keys",
-            "RUST_LOG SWARM_AGENT SWARM_AGENT_ID SWARM_COLOR SWARM_HOME SWARM_LEAD SWARM_TEAM"
+            "RUST_LOG SWARM_AGENT SWARM_AGENT_ID SWARM_COLOR SWARM_HOME SWARM_LEAD \
+             SWARM_LEAD_VERIFY_KEY SWARM_TEAM"
                 .to_owned(),
         ),
         ("pane", member["tmuxPaneId"].as_str().unwrap().to_owned()),
@@ -369,7 +377,7 @@ fn info_shows_the_full_record() {
         let line = text
             .stdout
             .lines()
-            .find(|l| l.starts_with(label))
+            .find(|l| l.starts_with(&format!("{label:<15} ")))
             .unwrap_or_else(|| panic!("no {label}: {}", text.stdout));
         assert!(line.ends_with(&value), "{line:?} should end with {value:?}");
     }
@@ -409,7 +417,10 @@ fn run_timeout_stops_the_member() {
     let sleepy = notice(&sandbox, "t", "sleepy");
     assert_eq!(sleepy["status"], "killed");
     assert_eq!(sleepy["reason"], "timeout");
-    assert_eq!(sandbox.member("t", "sleepy")["reason"], "timeout");
+    // The notice lands just before the final state.
+    eventually("sleepy's reason to be recorded", || {
+        sandbox.member("t", "sleepy")["reason"] == "timeout"
+    });
     sandbox
         .swarm()
         .args(["down", "t", "--force"])
@@ -595,7 +606,7 @@ fn worktrees_are_kept_when_changed_and_removed_when_clean() {
             fs::read_to_string(sandbox.team_dir("wt").join(format!("logs/{name}.log")))
                 .unwrap_or_default()
         );
-        assert!(!repo.join(format!(".swarm/worktrees/wt-{name}")).exists());
+        assert!(!repo.join(format!(".swarm/worktrees/wt/{name}")).exists());
         assert!(
             git(&repo, &["branch", "--list", &format!("swarm/wt/{name}")])
                 .trim()
@@ -606,7 +617,7 @@ fn worktrees_are_kept_when_changed_and_removed_when_clean() {
 
     for name in ["dirty", "committer"] {
         let kept = notice(&sandbox, "wt", name);
-        let path = repo.join(format!(".swarm/worktrees/wt-{name}"));
+        let path = repo.join(format!(".swarm/worktrees/wt/{name}"));
         assert_eq!(kept["worktreePath"], path.display().to_string(), "{kept:#}");
         assert!(path.is_dir());
         assert!(
@@ -616,7 +627,7 @@ fn worktrees_are_kept_when_changed_and_removed_when_clean() {
         );
     }
     assert_eq!(
-        fs::read_to_string(repo.join(".swarm/worktrees/wt-committer/f")).unwrap(),
+        fs::read_to_string(repo.join(".swarm/worktrees/wt/committer/f")).unwrap(),
         "new\n"
     );
     assert_eq!(
@@ -699,6 +710,73 @@ fn paste_delivery_types_messages_into_the_pane_made_safe_for_a_terminal() {
         .success();
 }
 
+/// `stop` and `down` with `--json` print one event per line, each member's ending as `wait`
+/// prints it; `down` ends with an event of its own. A wrapper member that approves the shutdown
+/// request `down` sends has ended well.
+#[test]
+fn stop_and_down_print_endings_as_json_events() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "ev",
+        &format!(
+            "name = \"ev\"\n{LEAD}[[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"carol\"\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"wr\"\ncommand = [\"sleep\", \"1000\"]\nprotocol = \"wrapper\"\n"
+        ),
+    );
+    for name in ["team-lead", "bob", "carol", "wr"] {
+        eventually(&format!("{name} to run"), || {
+            state(&sandbox, "ev", name) == "running"
+        });
+    }
+    let events = |stdout: &str| -> Vec<Value> {
+        stdout
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap_or_else(|err| panic!("{err}: {line}")))
+            .collect()
+    };
+    let stopped = sandbox
+        .swarm()
+        .args(["stop", "bob", "--json"])
+        .team("ev")
+        .run()
+        .success();
+    let stopped = events(&stopped.stdout);
+    assert_eq!(stopped.len(), 1, "{stopped:#?}");
+    assert_eq!(stopped[0]["event"], "stopped");
+    assert_eq!(stopped[0]["name"], "bob");
+    assert_eq!(stopped[0]["state"], "killed");
+    assert_eq!(stopped[0]["reason"], "stop");
+    assert_eq!(stopped[0]["notice"]["status"], "killed");
+    assert!(stopped[0]["endedAt"].as_str().unwrap().ends_with('Z'));
+
+    let down = sandbox
+        .swarm()
+        .args(["down", "ev", "--timeout", "3", "--json"])
+        .run()
+        .success();
+    let down = events(&down.stdout);
+    let of = |event: &str, name: &str| {
+        down.iter()
+            .find(|e| e["event"] == event && e["name"] == name)
+            .unwrap_or_else(|| panic!("no {event} event for {name}: {down:#?}"))
+            .clone()
+    };
+    let wr = of("ended", "wr");
+    assert_eq!(wr["state"], "exited", "approved, so ended well: {wr}");
+    assert_eq!(wr["reason"], "shutdown");
+    assert_eq!(wr["notice"]["status"], "completed");
+    let carol = of("stopped", "carol");
+    assert_eq!(carol["state"], "killed", "it did not answer: {carol}");
+    assert_eq!(carol["reason"], "shutdown");
+    assert_eq!(of("stopped", "team-lead")["state"], "killed");
+    assert_eq!(
+        down.last().unwrap(),
+        &serde_json::json!({"event": "down", "team": "ev", "leadSpared": false})
+    );
+}
+
 #[test]
 fn a_wrapper_member_approves_shutdown_on_its_programs_behalf() {
     let sandbox = Sandbox::new();
@@ -727,9 +805,30 @@ fn a_wrapper_member_approves_shutdown_on_its_programs_behalf() {
         "{}",
         answer.stdout
     );
+    // An approved shutdown is a successful end, as Claude Code counts it ("has shut down"):
+    // completed, with the reason and the real exit code, and `wait` exits 0.
     let ended = notice(&sandbox, "wr", "legacy");
-    assert_eq!(ended["status"], "killed");
+    assert_eq!(ended["status"], "completed");
     assert_eq!(ended["reason"], "shutdown");
+    assert_eq!(ended["exitCode"], 143, "sleep ends on the SIGTERM: {ended}");
+    assert!(
+        ended["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("legacy has shut down (shutdown request approved, exit 143) after "),
+        "{ended}"
+    );
+    // The notice lands just before the final state.
+    eventually("legacy to be recorded exited", || {
+        state(&sandbox, "wr", "legacy") == "exited"
+    });
+    sandbox
+        .swarm()
+        .args(["wait", "legacy", "--timeout", "60"])
+        .team("wr")
+        .run()
+        .success()
+        .stdout_has("legacy has shut down");
     eventually("the program to be gone", || {
         processes_in(&[pid], &[pid]).is_empty()
     });
@@ -827,10 +926,171 @@ fn the_notice_is_written_once_even_under_a_signal_storm() {
         ["signal", "hangup"].contains(&stoic["reason"].as_str().unwrap()),
         "{stoic:#}"
     );
-    assert_eq!(state(&sandbox, "st", "stoic"), "killed");
+    // The notice lands just before the final state.
+    eventually("stoic to be recorded killed", || {
+        state(&sandbox, "st", "stoic") == "killed"
+    });
     sandbox
         .swarm()
         .args(["down", "st", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn an_ending_is_recorded_once_the_leads_inbox_is_free_again() {
+    let mut sandbox = Sandbox::new();
+    sandbox.set_env("SWARM_LOCK_TIMEOUT", "0.5");
+    let server = TmuxServer::start(&sandbox);
+    let go = sandbox.work().join("go");
+    up(
+        &sandbox,
+        &server,
+        "held",
+        &format!(
+            "name = \"held\"\n{LEAD}[[member]]\nname = \"w\"\ncommand = [\"sh\", \"-c\", \"while [ ! -e {} ]; do sleep 0.1; done\"]\n",
+            go.display()
+        ),
+    );
+    eventually("w to run", || state(&sandbox, "held", "w") == "running");
+    // Another tool holds the lead's inbox while w ends: the first attempt at the notice fails.
+    let holder = crate::concurrency::ForeignHolder::hold(
+        sandbox.team_dir("held").join("inboxes/team-lead.json.lock"),
+    );
+    fs::write(&go, "").unwrap();
+    let log = sandbox.team_dir("held").join("logs/w.log");
+    eventually("the supervisor to retry", || {
+        fs::read_to_string(&log).is_ok_and(|log| log.contains("retrying"))
+    });
+    drop(holder);
+    assert_eq!(notice(&sandbox, "held", "w")["status"], "completed");
+}
+
+/// A supervisor that cannot record its program as running (another tool holds config.json's lock
+/// past `SWARM_LOCK_TIMEOUT`) does not give up and leave: it ends the program and records the
+/// ending, so the lead hears of it and nothing runs unsupervised.
+#[test]
+fn a_program_whose_start_cannot_be_recorded_is_ended_and_its_ending_recorded() {
+    let mut sandbox = Sandbox::new();
+    for (key, value) in [
+        ("GIT_AUTHOR_NAME", "t"),
+        ("GIT_AUTHOR_EMAIL", "t@t"),
+        ("GIT_COMMITTER_NAME", "t"),
+        ("GIT_COMMITTER_EMAIL", "t@t"),
+        ("SWARM_LOCK_TIMEOUT", "3"),
+    ] {
+        sandbox.set_env(key, value);
+    }
+    let repo = sandbox.work();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    fs::write(repo.join("README"), "hi\n").unwrap();
+    git(&repo, &["add", "README"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    let server = TmuxServer::start(&sandbox);
+    let lock = |path: &Path| {
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .unwrap();
+        file.lock().unwrap();
+        file
+    };
+    // swarm's git commands on the repository take this lock: bob's supervisor registers, then
+    // waits here, before its program starts.
+    let git_turn = lock(&repo.join(".git/swarm-worktrees.lock"));
+    let pid_file = sandbox.root().join("bob.pid");
+    up(
+        &sandbox,
+        &server,
+        "t",
+        &format!(
+            "name = \"t\"\n{LEAD}[[member]]\nname = \"bob\"\ncommand = [\"sh\", \"-c\", \"echo $$ > {}; exec sleep 2717\"]\nisolation = \"worktree\"\n",
+            pid_file.display()
+        ),
+    );
+    eventually("bob to register and the lead to run", || {
+        state(&sandbox, "t", "bob") == "starting" && state(&sandbox, "t", "team-lead") == "running"
+    });
+    // agent-team-mail's lock on config.json, held as atm would hold it.
+    let atm = lock(&sandbox.team_dir("t").join("config.lock"));
+    drop(git_turn);
+    eventually("bob's program to start and be ended", || {
+        fs::read_to_string(&pid_file).is_ok_and(|pid| {
+            !pid.trim().is_empty() && !Path::new("/proc").join(pid.trim()).exists()
+        })
+    });
+    drop(atm);
+    let bob = notice(&sandbox, "t", "bob");
+    assert_eq!(bob["status"], "killed", "{bob:#}");
+    assert_eq!(bob["reason"], "supervisor failed", "{bob:#}");
+    // The notice lands just before the final state.
+    eventually("bob to be recorded killed", || {
+        state(&sandbox, "t", "bob") == "killed"
+    });
+    sandbox
+        .swarm()
+        .args(["down", "t", "--force"])
+        .run()
+        .success();
+}
+
+/// The wrapper answers a shutdown request before it takes the request from the inbox: while the
+/// answer cannot be written (another tool holds the lead's inbox), the request stays unread and
+/// the program runs; once the inbox is free, the answer goes out and the program ends.
+#[test]
+fn a_wrapper_answer_that_cannot_be_sent_leaves_the_request_to_try_again() {
+    let mut sandbox = Sandbox::new();
+    sandbox.set_env("SWARM_LOCK_TIMEOUT", "0.5");
+    let server = TmuxServer::start(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "wr2",
+        &format!(
+            "name = \"wr2\"\n{LEAD}[[member]]\nname = \"legacy\"\ncommand = [\"sleep\", \"1000\"]\nprotocol = \"wrapper\"\n"
+        ),
+    );
+    eventually("legacy to run", || {
+        state(&sandbox, "wr2", "legacy") == "running"
+    });
+    let holder = crate::concurrency::ForeignHolder::hold(
+        sandbox.team_dir("wr2").join("inboxes/team-lead.json.lock"),
+    );
+    let asking = sandbox
+        .swarm()
+        .args([
+            "shutdown",
+            "request",
+            "legacy",
+            "--wait",
+            "--timeout",
+            "120",
+        ])
+        .team("wr2")
+        .spawn();
+    let log = sandbox.team_dir("wr2").join("logs/legacy.log");
+    eventually("the wrapper to try again", || {
+        fs::read_to_string(&log).is_ok_and(|log| log.contains("trying again"))
+    });
+    assert_eq!(state(&sandbox, "wr2", "legacy"), "running");
+    let unread = sandbox.inbox("wr2", "legacy");
+    assert!(
+        unread
+            .iter()
+            .any(|m| m["text"].as_str().unwrap().contains("shutdown_request")),
+        "the request stays unread until it is answered: {unread:#?}"
+    );
+    drop(holder);
+    let (status, stderr) = asking.finish();
+    assert!(status.success(), "{stderr}");
+    let ended = notice(&sandbox, "wr2", "legacy");
+    assert_eq!(ended["reason"], "shutdown");
+    sandbox
+        .swarm()
+        .args(["down", "wr2", "--force"])
         .run()
         .success();
 }

@@ -73,7 +73,12 @@ fn text_comes_from_stdin_and_summary_can_be_given() {
 #[test]
 fn outside_a_team_the_sender_is_user() {
     let sandbox = Sandbox::new();
-    sandbox.team("t", &["bob"]);
+    // A team whose lead runs a program (never started here): outside every pane is the person.
+    let file = sandbox.write(
+        "t.toml",
+        "name = \"t\"\n[lead]\ncommand = [\"true\"]\n[[member]]\nname = \"bob\"\ncommand = [\"true\"]\n",
+    );
+    sandbox.swarm().arg("init").arg(file).run().success();
     sandbox
         .swarm()
         .args(["send", "bob", "hi"])
@@ -82,12 +87,72 @@ fn outside_a_team_the_sender_is_user() {
         .run()
         .success();
     assert_eq!(sandbox.inbox("t", "bob")[0]["from"], "user");
+    // user is not on the roster, yet has an inbox: bob's answer reaches it, and `recv` outside
+    // every pane takes it.
+    sandbox
+        .swarm()
+        .args(["send", "user", "hello back"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success();
+    let got = sandbox
+        .swarm()
+        .args(["recv", "--json"])
+        .team("t")
+        .env_remove("SWARM_AGENT")
+        .run()
+        .success()
+        .json();
+    assert_eq!(got[0]["from"], "bob");
+    assert_eq!(got[0]["text"], "hello back");
     sandbox
         .swarm()
         .args(["recv"])
         .team("t")
+        .as_("mallory")
         .run()
-        .refused(3, "user is not a member");
+        .refused(3, "mallory is not a member");
+}
+
+/// A team whose lead runs no program is a script's (`init`, then `spawn`): outside every pane is
+/// its lead, who sends as the lead and reads the lead's inbox, where notices and `user` arrive.
+#[test]
+fn outside_a_scripted_team_the_sender_is_its_lead() {
+    let sandbox = Sandbox::new();
+    sandbox.team("s", &["bob"]);
+    sandbox
+        .swarm()
+        .args(["send", "bob", "hi"])
+        .team("s")
+        .env_remove("SWARM_AGENT")
+        .run()
+        .success();
+    assert_eq!(sandbox.inbox("s", "bob")[0]["from"], "team-lead");
+    for to in ["team-lead", "user"] {
+        sandbox
+            .swarm()
+            .args(["send", to, &format!("to {to}")])
+            .team("s")
+            .as_("bob")
+            .run()
+            .success();
+    }
+    let got = sandbox
+        .swarm()
+        .args(["recv", "--json"])
+        .team("s")
+        .env_remove("SWARM_AGENT")
+        .run()
+        .success()
+        .json();
+    let texts: Vec<&str> = got
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["to team-lead", "to user"]);
 }
 
 #[test]
@@ -113,6 +178,48 @@ fn broadcast_reaches_everyone_but_the_sender_once() {
     );
 }
 
+/// A broadcast that cannot reach everyone reaches nobody: the copies already written are taken
+/// back, so the retry after exit 1 delivers each copy once.
+#[test]
+fn a_broadcast_that_fails_part_way_is_withdrawn() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["a", "b", "c"]);
+    // b's inbox cannot be read (it is a directory): the broadcast fails after the lead's and a's
+    // copies.
+    let b = sandbox.inbox_path("t", "b");
+    std::fs::remove_file(&b).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    sandbox
+        .swarm()
+        .args(["send", "*", "standup"])
+        .team("t")
+        .as_("user")
+        .run()
+        .code(1)
+        .stderr_has("withdrawn from team-lead, a, so nobody has it");
+    for member in ["team-lead", "a"] {
+        assert!(
+            sandbox.inbox("t", member).is_empty(),
+            "{member} kept a copy"
+        );
+    }
+
+    std::fs::remove_dir(&b).unwrap();
+    let id = sandbox
+        .swarm()
+        .args(["send", "*", "standup"])
+        .team("t")
+        .as_("user")
+        .run()
+        .success()
+        .stdout_line();
+    for member in ["team-lead", "a", "b", "c"] {
+        let inbox = sandbox.inbox("t", member);
+        assert_eq!(inbox.len(), 1, "{member}: {inbox:?}");
+        assert_eq!(inbox[0]["msg_id"], id.as_str());
+    }
+}
+
 #[test]
 fn unknown_recipient_is_refused_listing_the_roster() {
     let sandbox = Sandbox::new();
@@ -122,7 +229,10 @@ fn unknown_recipient_is_refused_listing_the_roster() {
         .args(["send", "ghost", "hi"])
         .team("t")
         .run()
-        .refused(2, "roster: team-lead, bob");
+        .refused(
+            3,
+            "ghost is not a member of team t; members: team-lead, bob",
+        );
     assert!(
         !sandbox.inbox_path("t", "ghost").exists(),
         "no phantom inbox"
@@ -352,6 +462,76 @@ fn watch_follows_one_inbox_without_consuming() {
     assert_eq!(sandbox.inbox("t", "bob").len(), 2, "watch does not consume");
 }
 
+/// A broadcast is one message with a copy per member, each with the same msg_id and marked as a
+/// broadcast: `watch --all` shows it once, as `team-lead → *`, however its copies are read or taken,
+/// and so does a broadcast another tool wrote (the same message in several inboxes, unmarked).
+#[test]
+fn a_broadcast_shows_once_to_everyone() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob", "carol", "dave"]);
+    // Another tool's broadcast: the same message, with no msg_id, in two inboxes.
+    let foreign = serde_json::json!({"from": "team-lead", "text": "from claude", "timestamp": "2026-01-01T00:00:00.000Z"});
+    for name in ["bob", "carol"] {
+        sandbox.write_inbox_as_claude("t", name, std::slice::from_ref(&foreign));
+    }
+    let all = sandbox.swarm().args(["watch", "--all"]).team("t").spawn();
+    assert!(
+        all.next_line().ends_with("team-lead → *  from claude"),
+        "shown once, to everyone"
+    );
+    let json = sandbox
+        .swarm()
+        .args(["watch", "--all", "--json"])
+        .team("t")
+        .spawn();
+    assert_eq!(json.next_json()["to"], "*");
+
+    let id = sandbox
+        .swarm()
+        .args(["send", "*", "standup in 5"])
+        .team("t")
+        .as_("team-lead")
+        .run()
+        .success()
+        .stdout_line();
+    for name in ["bob", "carol", "dave"] {
+        let copies = sandbox.inbox("t", name);
+        let copy = copies.last().unwrap();
+        assert_eq!(copy["msg_id"], id.as_str(), "{name}");
+        assert_eq!(copy["broadcast"], true, "{name}");
+    }
+    assert!(
+        all.next_line().ends_with("team-lead → *  standup in 5"),
+        "shown once, to everyone"
+    );
+    let shown = json.next_json();
+    assert_eq!(shown["to"], "*");
+    assert_eq!(shown["msg_id"], id.as_str());
+    // Taking the copies one by one shows nothing again.
+    for name in ["bob", "carol", "dave"] {
+        sandbox
+            .swarm()
+            .arg("recv")
+            .team("t")
+            .as_(name)
+            .run()
+            .success();
+    }
+    sandbox
+        .swarm()
+        .args(["send", "bob", "only to bob"])
+        .team("t")
+        .as_("carol")
+        .run()
+        .success();
+    // The next line is the next message: no other copy of the broadcast came in between.
+    assert!(
+        all.next_line().ends_with("carol → bob  only to bob"),
+        "a message to one member is to that member"
+    );
+    assert_eq!(json.next_json()["to"], "bob");
+}
+
 #[test]
 fn watch_all_follows_every_inbox_and_consume_takes_your_own() {
     let sandbox = Sandbox::new();
@@ -514,6 +694,101 @@ fn broken_pipe_is_quiet() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// `recv` and `watch --consume` into a pipe nobody reads: a quiet exit 0, and the messages they
+/// could not show are still unread.
+#[test]
+fn a_consumer_whose_stdout_is_closed_takes_nothing() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    for text in ["1", "2", "3"] {
+        sandbox
+            .swarm()
+            .args(["send", "bob", text])
+            .team("t")
+            .run()
+            .success();
+    }
+    for args in [
+        &["recv"][..],
+        &["recv", "--wait"],
+        &["recv", "--json"],
+        &["watch", "--consume"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        // Closed before the consumer starts: its first write fails, deterministically.
+        drop(reader);
+        let output = sandbox
+            .swarm()
+            .args(args)
+            .team("t")
+            .as_("bob")
+            .into_command()
+            .stdin(std::process::Stdio::null())
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{args:?}: {output:?}");
+        assert!(output.stderr.is_empty(), "{args:?}: {output:?}");
+        assert_eq!(
+            sandbox.inbox("t", "bob").len(),
+            3,
+            "{args:?} took messages it never showed"
+        );
+    }
+    // They are shown, and taken, by the next consumer that can.
+    sandbox
+        .swarm()
+        .args(["recv"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success()
+        .stdout_has("1")
+        .stdout_has("3");
+    assert!(sandbox.inbox("t", "bob").is_empty());
+}
+
+/// A timeout too long for the clock to represent is no deadline, never a panic (exit 101).
+#[test]
+fn timeouts_too_long_to_represent_mean_no_deadline() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    for bound in ["1e19", "1e30", "inf"] {
+        sandbox
+            .swarm()
+            .args(["send", "bob", "hello"])
+            .team("t")
+            .env("SWARM_LOCK_TIMEOUT", bound)
+            .run()
+            .success();
+    }
+    sandbox
+        .swarm()
+        .args(["recv", "--wait", "--timeout", "1e19"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success()
+        .stdout_has("hello");
+    // An ended member, so `wait` returns at once.
+    let config_path = sandbox.team_dir("t").join("config.json");
+    let mut config = sandbox.config("t");
+    for member in config["members"].as_array_mut().unwrap() {
+        if member["name"] == "bob" {
+            member["state"] = "exited".into();
+            member["exitCode"] = 0.into();
+        }
+    }
+    std::fs::write(&config_path, serde_json::to_vec(&config).unwrap()).unwrap();
+    sandbox
+        .swarm()
+        .args(["wait", "bob", "--timeout", "1e19"])
+        .team("t")
+        .run()
+        .success();
 }
 
 #[test]

@@ -60,7 +60,7 @@ fn only_the_lead_asks_for_shutdown() {
         .team("t")
         .as_("team-lead")
         .run()
-        .refused(2, "roster");
+        .refused(3, "ghost is not a member of team t");
     sandbox
         .swarm()
         .args(["shutdown", "request", "team-lead"])
@@ -459,4 +459,40 @@ fn raw_protocol_json_obeys_the_same_rules() {
         .run()
         .success();
     assert_eq!(sandbox.inbox("t", "bob").len(), 1);
+}
+
+/// Once the answer is sent, the answer is what counts: a request that cannot be moved to history
+/// afterwards is a warning, not a failure that invites a second answer.
+#[test]
+fn an_answer_sent_succeeds_even_if_its_request_cannot_be_retired() {
+    let sandbox = team();
+    let shutdown = shutdown_request(&sandbox, "bob");
+    let plan = submit_plan(&sandbox);
+    // Their holders' history cannot be written: it is a directory.
+    for holder in ["bob", "team-lead"] {
+        let history = sandbox
+            .team_dir("t")
+            .join(format!("history/{holder}.jsonl"));
+        std::fs::create_dir_all(&history).unwrap();
+    }
+    for (who, args) in [
+        ("bob", ["shutdown", "approve", shutdown.as_str()]),
+        ("team-lead", ["plan", "approve", plan.as_str()]),
+    ] {
+        sandbox
+            .swarm()
+            .args(args)
+            .team("t")
+            .as_(who)
+            .run()
+            .success()
+            .stdout_has("approved")
+            .stderr_has(&format!("stays unread in {who}'s inbox"));
+    }
+    let answer = |to: &str| -> serde_json::Value {
+        let inbox = sandbox.inbox("t", to);
+        serde_json::from_str(inbox.last().unwrap()["text"].as_str().unwrap()).unwrap()
+    };
+    assert_eq!(answer("team-lead")["type"], "shutdown_approved");
+    assert_eq!(answer("bob")["type"], "plan_approval_response");
 }

@@ -195,6 +195,6 @@ fn names_another_tool_wrote_are_escaped_in_tables_and_errors() {
         .args(["send", "nobody", "hi"])
         .team("t")
         .run()
-        .refused(2, "mallory\\e]52");
+        .refused(3, "mallory\\e]52");
     assert_safe(&refused.stderr);
 }

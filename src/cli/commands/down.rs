@@ -1,28 +1,36 @@
 //! `swarm down [TEAM]`: a graceful shutdown of the whole team. Every live teammate is asked to shut
-//! down; those that have not ended by the timeout are stopped, the lead last; then their panes go.
+//! down; those that have not ended by the timeout are stopped, the lead last; then their panes go
+//! (`member/down.rs`). With `--rm`, the team is then removed as `swarm rm` removes it.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use clap_complete::engine::ArgValueCandidates;
 use serde_json::json;
 
-use crate::base::clock;
 use crate::cli::args::parse_seconds;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
+use crate::cli::removal::{self, ArchiveArgs};
 use crate::error::Result;
-use crate::format::structured::{ShutdownRequest, Structured, shutdown_request_id};
-use crate::member::GRACE;
-use crate::member::liveness::{self, Observed};
-use crate::member::processes::{self, Run};
-use crate::member::stop;
-use crate::policy::{self, Action, Caller};
-use crate::protocol::exchange;
+use crate::member::down::{self, Down, Outcome};
+use crate::policy::{self, Action};
+
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one line per event:
+  {"event": "ended", ...}     a teammate asked to shut down has ended (as `swarm wait` prints it)
+  {"event": "stopped", ...}   a member that was still running was stopped (likewise)
+  {"event": "warning", "name", "message"}   a teammate could not be asked to shut down
+  {"event": "down", "team", "leadSpared"}
+  {"event": "removed", "team", "archive"}   with --rm"#;
 
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
+#[command(mut_arg("archive", |arg| arg.requires("rm")))]
 pub(crate) struct Args {
-    /// The team [default: --team, SWARM_TEAM, or the only team]
+    /// The team [default: --team, SWARM_TEAM, the only team, or the only one running]
     // Its own id: sharing the global --team's would let an empty SWARM_TEAM fill it.
-    #[arg(id = "team_arg", value_name = "TEAM")]
+    #[arg(id = "team_arg", value_name = "TEAM", add = ArgValueCandidates::new(complete::teams))]
     pub(crate) team: Option<String>,
 
     /// How long teammates get to answer and exit before they are stopped
@@ -32,90 +40,54 @@ pub(crate) struct Args {
     /// Skip the shutdown requests and stop everyone at once
     #[arg(long)]
     pub(crate) force: bool,
+
+    /// Then remove the team, as `swarm rm` does: config, inboxes, history, logs and all
+    #[arg(long)]
+    pub(crate) rm: bool,
+
+    #[command(flatten)]
+    pub(crate) archive: ArchiveArgs,
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let team = ctx.team_or(args.team.as_deref())?;
-    let observed = Observed::take(&team)?;
-    let config = &observed.config;
-    let lead = config.lead_name().to_owned();
-    policy::allow(config, &ctx.caller(config)?, Action::Down)?;
-    let lead_caller = Caller::member(config, &lead)?;
-    let live: Vec<String> = observed.live().map(str::to_owned).collect();
-    // Run from the lead's own program, stopping the lead would stop this command too: the lead
-    // ends when its program exits.
-    let lead_run: Vec<Run> = config.member(&lead).and_then(Run::of).into_iter().collect();
-    let caller_is_lead =
-        processes::owner_of(i32::try_from(std::process::id()).unwrap_or(0), &lead_run).is_some();
-    let teammates: Vec<String> = live.iter().filter(|n| **n != lead).cloned().collect();
-
-    if !args.force && !teammates.is_empty() {
-        for name in &teammates {
-            let request = Structured::ShutdownRequest(ShutdownRequest {
-                request_id: shutdown_request_id(clock::now_ms(), name),
-                from: lead.clone(),
-                reason: Some("the team is shutting down".to_owned()),
-                timestamp: clock::timestamp_now(),
-            });
-            exchange::send(&team, config, &lead_caller, name, &request)?;
-        }
-        let deadline = Instant::now() + args.timeout;
-        liveness::wait_for_endings(&team, &teammates, Some(deadline), |member, seen| {
-            report(ctx, &liveness::ending_line(member, seen))
-        })?;
-    }
-
-    let mut remaining: Vec<String> = Observed::take(&team)?
-        .live()
-        .filter(|name| *name != lead)
-        .map(str::to_owned)
-        .collect();
-    if !caller_is_lead && live.contains(&lead) {
-        remaining.push(lead.clone());
-    }
-    let stopped = stop::stop(&team, &remaining, "shutdown")?;
-    for (name, state) in &stopped {
-        report(ctx, &format!("{name} stopped: {state}"))?;
-    }
-    // Nothing any member started outlives the team, whatever became of its supervisor.
-    let runs: Vec<Run> = team
-        .load()?
-        .members
-        .iter()
-        .filter(|m| !(caller_is_lead && m.name == lead))
-        .filter_map(Run::of)
-        .collect();
-    processes::end(&runs, GRACE);
-    // Panes of members that ended on their own close with their supervisors; any left go now.
     let config = team.load()?;
-    if let Some(placement) = &config.tmux {
-        let tmux = crate::launch::tmux::Tmux::at(&placement.socket);
-        for member in &config.members {
-            if member.name == lead && caller_is_lead {
-                continue;
-            }
-            if !member.tmux_pane_id.is_empty() {
-                tmux.kill_pane(&member.tmux_pane_id)?;
-            }
+    let caller = ctx.caller(&config)?;
+    policy::allow(&config, &caller, Action::Down)?;
+    if args.rm {
+        policy::allow(&config, &caller, Action::Remove)?;
+        args.archive.prepare(ctx)?;
+    }
+    let how = Down {
+        timeout: args.timeout,
+        force: args.force,
+    };
+    let outcome = down::down(&team, how, |report| removal::report_down(ctx, report))?;
+    if ctx.json {
+        output::json_line(&json!({
+            "event": "down",
+            "team": team.name(),
+            "leadSpared": outcome == Outcome::LeadSpared,
+        }))?;
+    } else {
+        match outcome {
+            Outcome::LeadSpared => output::line(format!(
+                "team {} is down; the lead ends when its program exits",
+                team.name()
+            ))?,
+            Outcome::Down => output::line(format!("team {} is down", team.name()))?,
         }
     }
-    if ctx.json {
-        return output::json_line(&json!({"team": config.name, "down": true}));
+    if !args.rm {
+        return Ok(());
     }
-    if caller_is_lead {
-        output::line(format!(
-            "team {} is down; the lead ends when its program exits",
-            config.name
-        ))
-    } else {
-        output::line(format!("team {} is down", config.name))
+    if outcome == Outcome::LeadSpared {
+        return Err(removal::lead_runs_this(team.name()));
     }
-}
-
-fn report(ctx: &Context, line: &str) -> Result<()> {
-    if ctx.json {
-        output::json_line(&json!({"event": line}))
-    } else {
-        output::line(line)
-    }
+    removal::remove(
+        ctx,
+        &team,
+        args.archive,
+        "stop what is left with `swarm down --force`, then remove it with `swarm rm`",
+    )
 }

@@ -1,18 +1,30 @@
-//! `swarm inbox [NAME] [--all]`: look at unread messages without consuming them.
+//! `swarm inbox [NAME] [--all]`: look at unread messages without consuming them. Outside every
+//! pane, yours is `user`'s, which every team has.
 
+use clap_complete::engine::ArgValueCandidates;
 use serde_json::{Value, json};
 
 use crate::base::names::Name;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
 use crate::error::Result;
+use crate::member::verify;
 use crate::policy::{self, Action};
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document, oldest first:
+  [{"state": "delivered" | "unread", ...the message}]
+A message is its object from the inbox, fields in their order, with "msg_id", "timestamp" in
+RFC 3339, "structured" after "text" (the protocol message it holds, decoded, or null), and
+"verified" when it claims to come from the lead's side (swarm(1), JSON OUTPUT)."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// Whose inbox [default: yours]
-    #[arg(value_name = "NAME")]
+    #[arg(value_name = "NAME", add = ArgValueCandidates::new(complete::members))]
     pub(crate) name: Option<String>,
 
     /// Include delivered messages from history, oldest first
@@ -27,42 +39,44 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         Some(name) => Name::parse("member", name)?,
         None => ctx.member_of(&config)?.name().clone(),
     };
+    // `user`, the person at the keyboard, has an inbox in every team, on the roster or not.
+    let owner = policy::require_inbox(&config, name.as_str())?.to_owned();
     policy::allow(&config, &ctx.caller(&config)?, Action::Read)?;
-    let member = config.require_member(name.as_str())?;
-    let mailbox = team.mailbox(&member.name);
-    let delivered = if args.all {
-        mailbox.history()?
+    let mailbox = team.mailbox(&owner);
+    let (delivered, unread) = if args.all {
+        mailbox.listing()?
     } else {
-        Vec::new()
+        (Vec::new(), mailbox.peek()?)
     };
-    let unread = mailbox.peek()?;
+
+    // Delivered first (with --all, else as seen from history): an unread entry whose msg_id was
+    // delivered before is a replay.
+    let mut judge = verify::judge(&team, &config, &owner, !args.all)?;
+    let delivered: Vec<_> = delivered.iter().map(|m| (m, judge.judge(m))).collect();
+    let unread: Vec<_> = unread.iter().map(|m| (m, judge.judge(m))).collect();
 
     if ctx.json {
         let tagged = |state: &str| json!(state);
         let all: Vec<Value> = delivered
             .iter()
-            .map(|m| render::json(m, &[("state", tagged("delivered"))]))
+            .map(|(m, v)| render::json(m, *v, &[("state", tagged("delivered"))]))
             .chain(
                 unread
                     .iter()
-                    .map(|m| render::json(m, &[("state", tagged("unread"))])),
+                    .map(|(m, v)| render::json(m, *v, &[("state", tagged("unread"))])),
             )
             .collect();
         return output::json(&all);
     }
     if args.all {
-        output::line(format!(
-            "# delivered to {} ({})",
-            member.name,
-            delivered.len()
-        ))?;
-        for message in &delivered {
-            output::line(render::line(message))?;
+        output::line(format!("# delivered to {} ({})", owner, delivered.len()))?;
+        for (message, verdict) in &delivered {
+            output::line(render::line(message, *verdict))?;
         }
         output::line(format!("# unread ({})", unread.len()))?;
     }
-    for message in &unread {
-        output::line(render::line(message))?;
+    for (message, verdict) in &unread {
+        output::line(render::line(message, *verdict))?;
     }
     Ok(())
 }

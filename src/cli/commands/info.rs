@@ -1,18 +1,31 @@
-//! `swarm info NAME`: a member's full record: command, environment keys and what its program
-//! inherits, pane, pids, state, times, worktree and log.
+//! `swarm info NAME`: a member's full record: command, every setting it runs with (as `up
+//! --dry-run` shows them, what its program inherits among them), environment keys, pane, pids,
+//! state, times, worktree and log.
+
+use clap_complete::engine::ArgValueCandidates;
 
 use crate::base::clock;
 use crate::base::names::Name;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
+use crate::cli::render;
 use crate::error::Result;
-use crate::format::settings::EnvPolicy;
 use crate::member::liveness::Observed;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document: the member's record in config.json, Claude Code's field
+names and swarm's, with "joinedAt", "startedAt" and "endedAt" as RFC 3339 and "joinedAtMs",
+"startedAtMs", "endedAtMs" beside, then "shownState" (the state as status shows it), "settings"
+(every setting it runs with, defaults applied: {"profile", "agentType", "model", "color",
+"planModeRequired", "prompt", "protocol", "delivery", "pasteFormat", "runTimeoutS", "isolation",
+"cwd", "logMax", "envPolicy": {"envClear", "envKeep", "envRemove"}}), "logFile" and "inbox"."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The member
-    #[arg(value_name = "NAME")]
+    #[arg(value_name = "NAME", add = ArgValueCandidates::new(complete::members))]
     pub(crate) name: String,
 }
 
@@ -27,9 +40,13 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         .clone()
         .unwrap_or_else(|| team.paths().log(&member.name).display().to_string());
     if ctx.json {
-        let mut record = serde_json::to_value(member)
-            .map_err(|err| crate::error::Error::runtime(err.to_string()))?;
+        // config.json's record, its times in the one format, the milliseconds beside.
+        let mut record = render::with_times(
+            render::to_value(member),
+            &["joinedAt", "startedAt", "endedAt"],
+        );
         record["shownState"] = seen.label().into();
+        record["settings"] = render::settings_object(&render::settings(member));
         record["logFile"] = log.into();
         record["inbox"] = team
             .mailbox(&member.name)
@@ -45,7 +62,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             .filter(|v| !v.is_empty())
             .unwrap_or_else(|| "-".to_owned())
     };
-    let rows = [
+    let mut rows = vec![
         ("name", member.name.clone()),
         ("agent id", member.agent_id.clone()),
         ("state", seen.label().to_owned()),
@@ -59,28 +76,19 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             member
                 .argv
                 .as_deref()
-                .map_or_else(|| "-".to_owned(), crate::cli::render::shell_words),
+                .map_or_else(|| "-".to_owned(), render::shell_words),
         ),
+    ];
+    rows.extend(
+        render::settings(member)
+            .into_iter()
+            .map(|setting| (setting.label, setting.text)),
+    );
+    rows.extend([
         (
             "env keys",
             or_dash(member.env_keys.as_ref().map(|k| k.join(" "))),
         ),
-        ("inherits", inherits(&member.env_policy)),
-        (
-            "profile",
-            or_dash(member.profile.map(|p| p.as_str().to_owned())),
-        ),
-        ("protocol", member.protocol().as_str().to_owned()),
-        ("delivery", member.delivery().as_str().to_owned()),
-        (
-            "isolation",
-            member.isolation.unwrap_or_default().as_str().to_owned(),
-        ),
-        (
-            "run timeout",
-            or_dash(member.run_timeout_s.map(|secs| format!("{secs}s"))),
-        ),
-        ("cwd", or_dash(Some(member.cwd.clone()))),
         ("worktree", or_dash(member.worktree_path.clone())),
         ("pane", or_dash(Some(member.tmux_pane_id.clone()))),
         ("pid", or_dash(member.pid.map(|p| p.to_string()))),
@@ -99,30 +107,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
                 .display()
                 .to_string(),
         ),
-    ];
+    ]);
     for (key, value) in rows {
         output::line(format!("{key:<15} {value}"))?;
     }
     Ok(())
-}
-
-/// What a member's program inherits from its pane, by its rules (names only).
-fn inherits(policy: &EnvPolicy) -> String {
-    let join = |names: &std::collections::BTreeSet<String>| {
-        names
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let kept = match (policy.clear, policy.keep.is_empty()) {
-        (false, _) => "everything".to_owned(),
-        (true, true) => "nothing".to_owned(),
-        (true, false) => format!("only {}", join(&policy.keep)),
-    };
-    if policy.remove.is_empty() {
-        kept
-    } else {
-        format!("{kept}, never {}", join(&policy.remove))
-    }
 }

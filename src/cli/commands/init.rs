@@ -4,13 +4,20 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
+use crate::base::text::count;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::Result;
 use crate::launch::prepare;
 use crate::launch::teamfile::TeamFile;
+use crate::member::seal;
+
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document:
+  {"team", "dir", "members"}"#;
 
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The TOML team file (see teams/ for examples)
     #[arg(value_name = "TEAMFILE")]
@@ -20,7 +27,7 @@ pub(crate) struct Args {
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let file = TeamFile::load(&args.teamfile)?;
     let prepared = prepare::prepare(&ctx.home, &file, &|key| std::env::var(key).ok());
-    let team = prepare::create(&ctx.home, &prepared.config, false)?;
+    let team = seal::create(&ctx.home, &prepared.config, false)?;
     let names: Vec<&str> = prepared.config.roster();
     if ctx.json {
         return output::json(&json!({
@@ -30,9 +37,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         }));
     }
     output::line(format!(
-        "created team {} with {} members ({}) in {}",
+        "created team {} with {} ({}) in {}",
         team.name(),
-        names.len(),
+        count(names.len(), "member", "members"),
         names.join(", "),
         team.paths().dir().display()
     ))

@@ -11,7 +11,12 @@ use crate::format::config::Member;
 use crate::format::settings::Color;
 use crate::policy::{self, Action};
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document:
+  {"team", "name", "color"}"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The new member's name
     #[arg(value_name = "NAME")]

@@ -1,5 +1,6 @@
-//! `swarm listen [--label L]`: open a peer socket in this terminal and print what arrives, until
-//! interrupted. The socket and its registry entry are removed on exit, Ctrl-C included.
+//! `swarm listen [--label L]`: open a peer socket in this terminal and print what arrives, each
+//! under a name it can be answered at, until interrupted. Without a label it is reached as
+//! `uds:user`. The socket and its registry entry are removed on exit, Ctrl-C included.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -11,11 +12,20 @@ use crate::base::text::for_terminal;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::{Error, Result};
-use crate::peer::{Incoming, Listener, Sink};
+use crate::member::identity;
+use crate::peer::{Incoming, Listener, Request, Sink};
+use crate::policy::{PERSON, Whereabouts};
+
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one line per message, under the name of whoever really sent it:
+  {"from", "text", "summary", "msg_id", "timestamp", "lead_sig"}
+"summary", "timestamp" and "lead_sig" only when the sender gave them."#;
 
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
-    /// A name for this peer: `swarm peers` shows it, and `swarm send uds:L` reaches it
+    /// A name for this peer: `swarm peers` shows it, and `swarm send uds:L` reaches it [default:
+    /// none, and `swarm send uds:user` reaches the newest such listener]
     #[arg(long, value_name = "L")]
     pub(crate) label: Option<String>,
 }
@@ -29,35 +39,56 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 }
 
 async fn listen(ctx: &Context, args: Args) -> Result<()> {
-    let team = std::env::var("SWARM_TEAM").ok().filter(|t| !t.is_empty());
-    let agent = std::env::var("SWARM_AGENT").ok().filter(|a| !a.is_empty());
+    // Registered under the member whose pane it runs in, if any: never a name it was given.
+    let (team, agent) = match ctx.whereabouts() {
+        Whereabouts::Pane { team, member } => (Some(team.clone()), Some(member.clone())),
+        Whereabouts::Outside => (None, None),
+    };
     if let Some(label) = &args.label {
         Name::parse("label", label)?;
+        if label == PERSON {
+            return Err(Error::usage(format!(
+                "--label {PERSON} is taken: uds:{PERSON} reaches a listener without a label"
+            ))
+            .with_hint("drop --label to listen as uds:user"));
+        }
     }
     // Handlers first: a Ctrl-C the moment the socket exists must still remove it.
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hangup = signal(SignalKind::hangup())?;
-    let also = args
-        .label
-        .as_ref()
-        .map(|label| format!(" (or uds:{label})"))
-        .unwrap_or_default();
     let listener = Listener::bind(&ctx.home, args.label, team, agent)?;
     {
         let mut stderr = std::io::stderr().lock();
-        let listening = format!("listening on {}{also}", listener.address());
-        let _ = writeln!(stderr, "swarm: {}", for_terminal(&listening));
-        let hint = format!(
-            "sends from this terminal are signed with it; elsewhere, export SWARM_SOCKET={}",
-            listener.socket().display()
-        );
-        let _ = writeln!(stderr, "hint: {}", for_terminal(&hint));
+        let socket = listener.socket().display().to_string();
+        // The name it is reached at, and what this terminal sends is signed with: never the
+        // socket. In a member's pane, what is sent from there is signed as that member.
+        match listener.entry().reply_address() {
+            Some(name) => {
+                let listening = format!("listening as {name} on {socket}");
+                let _ = writeln!(stderr, "swarm: {}", for_terminal(&listening));
+                let hint = format!(
+                    "what this terminal sends is signed {name}, so replies come here; \
+                     elsewhere, export SWARM_SOCKET={socket}"
+                );
+                let _ = writeln!(stderr, "hint: {}", for_terminal(&hint));
+            }
+            None => {
+                let listening = format!("listening on {}", listener.address());
+                let _ = writeln!(stderr, "swarm: {}", for_terminal(&listening));
+            }
+        }
     }
     let json = ctx.json;
-    let sink: Sink = Arc::new(move |message: &Incoming| {
+    let home = ctx.home.clone();
+    let sink: Sink = Arc::new(move |incoming: &Incoming| {
+        // Shown under the name of whoever really sent it, never the one it claims.
+        let message = Request {
+            from: identity::peer_sender(&home, incoming.pid, &incoming.message.from)?,
+            ..incoming.message.clone()
+        };
         if json {
-            output::json_line(message)
+            output::json_line(&message)
         } else {
             output::line(crate::format::message::framed(&message.from, &message.text))
         }

@@ -1,66 +1,260 @@
-//! `swarm log NAME [-n N] [-f]`: the last lines a member's pane printed; `-f` follows like `tail -f`,
-//! across the log's rotation (docs/ARCHITECTURE.md, "The supervisor").
+//! `swarm log NAME [-n N] [-f] [--raw]` and `swarm log --all [-f]`: what members' panes printed
+//! (docs/ARCHITECTURE.md, "Logs a person can read" under "Decisions"). By default as text: each
+//! line is played on a terminal emulator (`base/screen.rs`), so prompts, colours and redrawn
+//! progress read as the pane showed them; `--raw` gives the bytes exactly. `-f` follows like
+//! `tail -f`, across the log's rotation, through the one watcher; `--all -f` interleaves every
+//! member's new lines, each after the member's name in its colour.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
+
+use clap_complete::engine::ArgValueCandidates;
+use serde_json::json;
 
 use crate::base::names::Name;
+use crate::base::screen::{Screen, visible};
+use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::{output, render};
 use crate::error::{Error, Result};
-use crate::member::logfile;
+use crate::format::config::{Member, TeamConfig};
+use crate::member::logfile::Follower;
+use crate::store::durable::private_dir;
+use crate::store::paths::TeamPaths;
+use crate::store::team::Team;
 use crate::store::watcher::{Watcher, named};
 
-#[derive(Debug, clap::Args)]
-pub(crate) struct Args {
-    /// The member
-    #[arg(value_name = "NAME")]
-    pub(crate) name: String,
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one object per line of the log, as it is printed:
+  {"name", "line"}"#;
 
-    /// How many of the last lines to print
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
+pub(crate) struct Args {
+    /// The member whose log to print (or --all)
+    #[arg(
+        value_name = "NAME",
+        required_unless_present = "all",
+        conflicts_with = "all",
+        add = ArgValueCandidates::new(complete::members)
+    )]
+    pub(crate) name: Option<String>,
+
+    /// How many of the last lines to print (of each member, with --all)
     #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 10)]
     pub(crate) lines: usize,
 
     /// Keep printing what the pane prints, until interrupted
     #[arg(short, long)]
     pub(crate) follow: bool,
+
+    /// Every member's log, each line after the member's name in its colour
+    ///
+    /// With -f, the new lines of every member as they come, interleaved. Colour only on a
+    /// terminal, and not when NO_COLOR is set.
+    #[arg(long)]
+    pub(crate) all: bool,
+
+    /// The bytes exactly as the pane printed them, control sequences and all
+    ///
+    /// Without it, each line is shown as a terminal showed it last: colours, bracketed-paste
+    /// switches and cursor moves are played on a terminal emulator and only the text is kept.
+    #[arg(long, conflicts_with = "all")]
+    pub(crate) raw: bool,
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
-    let name = Name::parse("member", &args.name)?;
     let team = ctx.team()?;
     let config = team.load()?;
-    let member = config.require_member(name.as_str())?;
-    let path = team.paths().log(&member.name);
     let logs = team.paths().logs();
-    crate::store::durable::create_dir_all(&logs)?;
+    private_dir(team.paths().private_root(), &logs)?;
     // Armed before the first read, so a follower misses nothing written in between.
     let watcher = if args.follow {
         Some(Watcher::arm(&logs)?)
     } else {
         None
     };
+    match &args.name {
+        Some(name) => one(ctx, &team, &config, name, &args, watcher),
+        None => all(ctx, &team, config, &args, watcher),
+    }
+}
+
+/// One member's log.
+fn one(
+    ctx: &Context,
+    team: &Team,
+    config: &TeamConfig,
+    name: &str,
+    args: &Args,
+    watcher: Option<Watcher>,
+) -> Result<()> {
+    let name = Name::parse("member", name)?;
+    let member = config.require_member(name.as_str())?;
+    let path = team.paths().log(&member.name);
     // The log and the one it was rotated to, read as one.
-    let (mut follower, lines) = logfile::Follower::start(&path, args.lines)?;
-    if lines.is_none() && !args.follow {
+    let (follower, tail) = Follower::start(&path, args.lines)?;
+    if tail.is_none() && !args.follow {
         return Err(Error::not_found(format!(
             "no output captured for {name} yet ({})",
             path.display()
         )));
     }
-    for line in lines.unwrap_or_default() {
-        output::verbatim_line(line.trim_end_matches('\r'))?;
+    let tail = tail.unwrap_or_default();
+    let mut source = Source::new(member, String::new(), follower, &path);
+    if args.raw {
+        output::bytes(&tail)?;
+    } else {
+        source.print_tail(ctx, &tail, args)?;
     }
     let Some(watcher) = watcher else {
         return Ok(());
     };
-
-    let mut partial = String::new();
-    let file_name = path.file_name().unwrap_or_default().to_owned();
+    let file_name = source.file.clone();
     watcher.wait_for(None, &named(&file_name), || {
-        partial.push_str(&String::from_utf8_lossy(&follower.fresh()?));
-        while let Some(end) = partial.find('\n') {
-            output::verbatim_line(partial[..end].trim_end_matches('\r'))?;
-            partial.drain(..=end);
+        let fresh = source.follower.fresh()?;
+        if args.raw {
+            output::bytes(&fresh)?;
+        } else {
+            source.print_lines(ctx, &fresh)?;
         }
         Ok(None::<()>)
     })?;
     Ok(())
+}
+
+/// Every member's log, each line after the member's name.
+fn all(
+    ctx: &Context,
+    team: &Team,
+    config: TeamConfig,
+    args: &Args,
+    watcher: Option<Watcher>,
+) -> Result<()> {
+    let colour = output::colour() && !ctx.json;
+    let width = config
+        .members
+        .iter()
+        .map(|m| visible(&m.name).chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut sources = Vec::new();
+    let mut logged = false;
+    for member in &config.members {
+        let path = team.paths().log(&member.name);
+        let (follower, tail) = Follower::start(&path, args.lines)?;
+        let mut source = Source::new(
+            member,
+            render::member_prefix(member, width, colour),
+            follower,
+            &path,
+        );
+        if let Some(tail) = tail {
+            logged = true;
+            source.print_tail(ctx, &tail, args)?;
+        }
+        sources.push(source);
+    }
+    let Some(watcher) = watcher else {
+        if !logged {
+            return Err(Error::not_found(format!(
+                "no output captured for any member of team {} yet",
+                team.name()
+            )));
+        }
+        return Ok(());
+    };
+
+    // A member spawned while following has a log no source reads yet: seeing one, the roster is
+    // read again.
+    let known: RefCell<HashSet<OsString>> =
+        RefCell::new(sources.iter().map(|s| s.file.clone()).collect());
+    let unknown = Cell::new(false);
+    let relevant = |file: &OsStr| {
+        if known.borrow().contains(file) {
+            return true;
+        }
+        let new_log = TeamPaths::log_owner(file).is_some();
+        if new_log {
+            unknown.set(true);
+        }
+        new_log
+    };
+    watcher.wait_for(None, &relevant, || {
+        if unknown.take() {
+            for member in team.load()?.members {
+                let path = team.paths().log(&member.name);
+                let file = path.file_name().unwrap_or_default().to_owned();
+                if known.borrow_mut().insert(file) {
+                    let follower = Follower::from_beginning(&path);
+                    let width = width.max(visible(&member.name).chars().count());
+                    let prefix = render::member_prefix(&member, width, colour);
+                    sources.push(Source::new(&member, prefix, follower, &path));
+                }
+            }
+        }
+        for source in &mut sources {
+            let fresh = source.follower.fresh()?;
+            source.print_lines(ctx, &fresh)?;
+        }
+        Ok(None::<()>)
+    })?;
+    Ok(())
+}
+
+/// One member's log being shown.
+struct Source {
+    name: String,
+    /// The log's file name in `logs/`, as the watcher reports it.
+    file: OsString,
+    follower: Follower,
+    screen: Screen,
+    /// What each line starts with: with --all, the member's name.
+    prefix: String,
+}
+
+impl Source {
+    fn new(member: &Member, prefix: String, follower: Follower, path: &Path) -> Self {
+        Self {
+            name: member.name.clone(),
+            file: path.file_name().unwrap_or_default().to_owned(),
+            follower,
+            screen: Screen::new(),
+            prefix,
+        }
+    }
+
+    /// The last lines of `tail`, the bytes of the log's last lines; the line not finished yet
+    /// too, unless following, which shows it once it is.
+    fn print_tail(&mut self, ctx: &Context, tail: &[u8], args: &Args) -> Result<()> {
+        let mut lines = self.screen.feed(tail);
+        if !args.follow {
+            lines.extend(self.screen.pending());
+        }
+        let from = lines.len().saturating_sub(args.lines);
+        for line in &lines[from..] {
+            self.print(ctx, line)?;
+        }
+        Ok(())
+    }
+
+    /// The lines `fresh` finishes.
+    fn print_lines(&mut self, ctx: &Context, fresh: &[u8]) -> Result<()> {
+        for line in self.screen.feed(fresh) {
+            self.print(ctx, &line)?;
+        }
+        Ok(())
+    }
+
+    fn print(&self, ctx: &Context, line: &str) -> Result<()> {
+        if ctx.json {
+            output::json_line(&json!({"name": self.name, "line": line}))
+        } else {
+            // The line is already as it may reach a terminal (`screen::visible`), and the prefix
+            // holds the member's colour, which `output::line` would write out.
+            output::verbatim_line(format!("{}{line}", self.prefix))
+        }
+    }
 }

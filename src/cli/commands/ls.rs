@@ -5,11 +5,17 @@ use serde::Serialize;
 use crate::base::clock;
 use crate::cli::context::Context;
 use crate::cli::output::{self, Table};
+use crate::cli::render;
 use crate::error::Result;
-use crate::member::liveness;
+use crate::member::liveness::Observed;
 use crate::store::team::{Team, list_teams};
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document:
+  [{"name", "description", "members", "live", "createdAt", "createdAtMs", "dir"}]"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {}
 
 #[derive(Debug, Serialize)]
@@ -19,7 +25,9 @@ struct TeamSummary {
     description: Option<String>,
     members: usize,
     live: usize,
-    created_at: u64,
+    /// When the team was created (RFC 3339), and in epoch milliseconds as config.json keeps it.
+    created_at: Option<String>,
+    created_at_ms: Option<u64>,
     dir: std::path::PathBuf,
 }
 
@@ -27,22 +35,22 @@ pub(crate) fn run(ctx: &Context, _args: Args) -> Result<()> {
     let mut teams = Vec::new();
     for name in list_teams(&ctx.home)? {
         let team = Team::open(&ctx.home, &name)?;
-        let config = match team.load() {
-            Ok(config) => config,
+        // Live as `status` sees it: the same observation, panes and processes included.
+        let observed = match Observed::take(&team) {
+            Ok(observed) => observed,
             Err(err) => {
                 tracing::warn!("skipping team {name}: {err}");
                 continue;
             }
         };
+        let live = observed.live().count();
+        let config = observed.config;
         teams.push(TeamSummary {
-            live: config
-                .members
-                .iter()
-                .filter(|m| liveness::seen(m, None).is_live())
-                .count(),
+            live,
             members: config.members.len(),
             description: config.description,
-            created_at: config.created_at,
+            created_at: render::time(Some(config.created_at)),
+            created_at_ms: Some(config.created_at).filter(|ms| *ms > 0),
             dir: team.paths().dir().to_path_buf(),
             name,
         });
@@ -60,11 +68,8 @@ pub(crate) fn run(ctx: &Context, _args: Args) -> Result<()> {
             team.name.clone(),
             team.members.to_string(),
             team.live.to_string(),
-            if team.created_at > 0 {
-                clock::ago(team.created_at, now)
-            } else {
-                "-".into()
-            },
+            team.created_at_ms
+                .map_or_else(|| "-".into(), |ms| clock::ago(ms, now)),
             team.description.clone().unwrap_or_default(),
         ]);
     }

@@ -1,4 +1,5 @@
-//! `swarm man DIR`: write the man pages (swarm.1 and one page per command) into DIR.
+//! `swarm man DIR`: write the man pages (swarm.1, one page per command, and the team file's
+//! swarm-team.5) into DIR.
 
 use std::path::PathBuf;
 
@@ -6,9 +7,14 @@ use crate::cli::context::Context;
 use crate::cli::{manual, output};
 use crate::error::Result;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = "JSON output (--json), one document: the pages written, as paths.";
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
-    /// The directory to write the pages into (created if missing)
+    /// The directory to write the pages into (created if missing); when it is a man1 folder,
+    /// swarm-team.5 goes to the man5 folder beside it
     #[arg(value_name = "DIR")]
     pub(crate) dir: PathBuf,
 }

@@ -2,20 +2,24 @@
 
 use std::io::Read;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use clap_complete::engine::ArgValueCandidates;
 use serde_json::json;
 
 use crate::base::clock;
 use crate::cli::args::parse_seconds;
+use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::{output, render};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::MAX_TEXT_BYTES;
 use crate::format::settings::PermissionMode;
 use crate::format::structured::{
     PlanApprovalRequest, PlanApprovalResponse, Structured, plan_request_id, request_subject,
 };
+use crate::member::seal;
+use crate::member::verify;
 use crate::policy::{self, Action};
 use crate::protocol::exchange::{self, AnswerWatch};
 
@@ -29,7 +33,14 @@ pub(crate) enum Command {
     Reject(RejectArgs),
 }
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON_SUBMIT: &str = r#"JSON output (--json), one document:
+  {"requestId", "to"}
+With --wait: {"requestId", "to", "approved", "answer"}, "answer" the lead's
+plan_approval_response, decoded ({"type", "requestId", "approved", "feedback", ...})."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_SUBMIT)]
 pub(crate) struct SubmitArgs {
     /// The plan: a file, or '-' for stdin
     #[arg(value_name = "FILE|-")]
@@ -44,10 +55,15 @@ pub(crate) struct SubmitArgs {
     pub(crate) timeout: Option<Duration>,
 }
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON_ANSWER: &str = r#"JSON output (--json), one document:
+  {"requestId", "to", "approved"}"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_ANSWER)]
 pub(crate) struct ApproveArgs {
     /// The request id, as in `plan_approval-<ms>@<name>@<team>`
-    #[arg(value_name = "REQUEST_ID")]
+    #[arg(value_name = "REQUEST_ID", add = ArgValueCandidates::new(complete::plan_requests))]
     pub(crate) request_id: String,
 
     /// The permission mode the teammate may continue in
@@ -56,9 +72,10 @@ pub(crate) struct ApproveArgs {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_ANSWER)]
 pub(crate) struct RejectArgs {
     /// The request id, as in `plan_approval-<ms>@<name>@<team>`
-    #[arg(value_name = "REQUEST_ID")]
+    #[arg(value_name = "REQUEST_ID", add = ArgValueCandidates::new(complete::plan_requests))]
     pub(crate) request_id: String,
 
     /// What to change, shown to the teammate
@@ -101,20 +118,23 @@ fn submit(ctx: &Context, args: SubmitArgs) -> Result<()> {
     } else {
         None
     };
-    exchange::send(&team, &config, &caller, &lead, &message)?;
+    seal::request(&team, &config, &caller, &lead, &message)?;
     let Some(watch) = watch else {
         return if ctx.json {
-            output::json(&json!({"requestId": request_id}))
+            output::json(&json!({"requestId": request_id, "to": lead}))
         } else {
             output::line(&request_id)
         };
     };
 
-    let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
-    // Only the lead's answer counts; anything else claiming to answer stays unread.
+    let deadline = args.timeout.and_then(clock::deadline);
+    // Only the lead's answer counts, and for a member that verifies the lead's messages, only a
+    // signed one; anything else claiming to answer stays unread, shown as forged.
+    let judge = verify::judge(&team, &config, me.as_str(), true)?;
     let answer = watch.wait(deadline, |envelope, s| {
         envelope.from() == lead
             && matches!(s, Structured::PlanApprovalResponse(r) if r.request_id == request_id)
+            && !judge.verdict(envelope).is_forged()
     })?;
     let Some((_, Structured::PlanApprovalResponse(response))) = answer else {
         return Err(Error::timeout(format!(
@@ -123,7 +143,12 @@ fn submit(ctx: &Context, args: SubmitArgs) -> Result<()> {
     };
     let mode = response.permission_mode.as_deref().unwrap_or("default");
     if ctx.json {
-        output::json(&response)?;
+        output::json(&json!({
+            "requestId": request_id,
+            "to": lead,
+            "approved": response.approved,
+            "answer": render::structured(&Structured::PlanApprovalResponse(response.clone())),
+        }))?;
     } else if response.approved {
         output::line(format!("approved {request_id}; permission mode: {mode}"))?;
     } else {
@@ -163,12 +188,15 @@ fn respond(
         timestamp: clock::timestamp_now(),
         permission_mode,
     });
-    exchange::send(&team, &config, &caller, &subject, &message)?;
-    exchange::retire(&team, me.as_str(), request_id)?;
+    seal::request(&team, &config, &caller, &subject, &message)?;
+    // The answer is sent, and it is what counts: a request left unread is only clutter.
+    if let Err(err) = exchange::retire(&team, me.as_str(), request_id) {
+        tracing::warn!("answered {request_id}, but it stays unread in {me}'s inbox: {err}");
+    }
     let verdict = if approved { "approved" } else { "rejected" };
     if ctx.json {
         return output::json(
-            &json!({"requestId": request_id, "approved": approved, "to": subject}),
+            &json!({"requestId": request_id, "to": subject, "approved": approved}),
         );
     }
     output::line(format!("{verdict} {request_id} for {subject}"))

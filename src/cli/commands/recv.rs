@@ -1,20 +1,31 @@
 //! `swarm recv [--wait]`: consume messages from your own inbox. Each is appended to your history
-//! before it leaves the inbox, so a crash can repeat a message but never lose one.
+//! and printed before it leaves the inbox, so a crash or a closed stdout can repeat a message but
+//! never lose one.
 
-use std::time::{Duration, Instant};
+use std::cell::RefCell;
+use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::base::clock;
 use crate::cli::args::parse_seconds;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
 use crate::error::{Error, Result};
 use crate::format::message::InboxMessage;
+use crate::format::signature::{Judge, Verdict};
+use crate::member::verify;
 use crate::policy::{self, Action};
 use crate::store::watcher::{Watcher, named};
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document: the messages taken, oldest first, each as `swarm inbox`
+prints it, without "state":
+  [{"from", "text", "structured", "summary", "timestamp", "color", "read", "msg_id", ...}]"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// Block until at least one message arrives
     #[arg(long)]
@@ -35,39 +46,57 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let caller = ctx.member_of(&config)?;
     policy::allow_own(&config, &caller, Action::Consume, caller.name().as_str())?;
     let me = caller.name();
+    // Before anything is consumed: what is already in history was seen.
+    let judge = RefCell::new(verify::judge(&team, &config, me.as_str(), true)?);
     let mailbox = team.mailbox(me.as_str());
     let max = args
         .max
         .map(|max| usize::try_from(max).unwrap_or(usize::MAX));
-    let consume = || mailbox.consume(max, |_| true);
+    // Printed before they leave the inbox: a print that fails leaves them unread.
+    let consume = || {
+        mailbox.consume_delivering(
+            max,
+            |_| true,
+            |messages| print(ctx, messages, &mut judge.borrow_mut()),
+        )
+    };
 
-    let messages = if args.wait {
+    if args.wait {
         mailbox.ensure()?;
         let watcher = Watcher::arm(&team.paths().inboxes())?;
-        let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
+        let deadline = args.timeout.and_then(clock::deadline);
         let found = watcher.wait_for(deadline, &named(mailbox.file_name()), || {
             let messages = consume()?;
             Ok((!messages.is_empty()).then_some(messages))
         })?;
-        found.ok_or_else(|| {
+        found.map(drop).ok_or_else(|| {
             Error::timeout(format!(
                 "no message arrived for {me} within {}s",
                 args.timeout.unwrap_or_default().as_secs_f64()
             ))
-        })?
+        })
     } else {
-        consume()?
-    };
-    print(ctx, &messages)
+        let messages = consume()?;
+        if messages.is_empty() {
+            // Nothing to consume: `--json` still prints its empty list.
+            print(ctx, &messages, &mut judge.borrow_mut())?;
+        }
+        Ok(())
+    }
 }
 
-pub(crate) fn print(ctx: &Context, messages: &[InboxMessage]) -> Result<()> {
+fn print(ctx: &Context, messages: &[InboxMessage], judge: &mut Judge) -> Result<()> {
+    let judged: Vec<(&InboxMessage, Verdict)> =
+        messages.iter().map(|m| (m, judge.judge(m))).collect();
     if ctx.json {
-        let all: Vec<Value> = messages.iter().map(|m| render::json(m, &[])).collect();
+        let all: Vec<Value> = judged
+            .iter()
+            .map(|(m, verdict)| render::json(m, *verdict, &[]))
+            .collect();
         return output::json(&all);
     }
-    for message in messages {
-        output::line(render::line(message))?;
+    for (message, verdict) in judged {
+        output::line(render::line(message, verdict))?;
     }
     Ok(())
 }

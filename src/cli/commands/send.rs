@@ -1,26 +1,40 @@
-//! `swarm send TO [TEXT|-]`: a message to a member, to every member but yourself (`*`), or to a
-//! `uds:` peer. Text that is a protocol message obeys the protocol rules.
+//! `swarm send TO [TEXT|-]`: a message to a member, to `user` (the person at the keyboard, in
+//! every team), to every member but yourself (`*`), or to a `uds:` peer (`uds:user`: the person's
+//! listener, else their inbox). Text that is a protocol message obeys the protocol rules.
 
-use std::io::Read;
+use std::collections::HashSet;
+use std::io::{Read, Write};
 
+use clap_complete::engine::ArgValueCandidates;
 use serde_json::json;
 
 use crate::base::names::Name;
 use crate::base::text::derive_summary;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::structured::{Classified, Structured};
+use crate::member::identity;
+use crate::member::seal;
 use crate::peer;
-use crate::policy::{self, Action, PERSON};
+use crate::policy::{self, Action, PERSON, Whereabouts};
 use crate::protocol::rules::{self, Recipient};
+use crate::store::team::Team;
+
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document:
+  {"msg_id", "from", "to": [every member the message was written to, or the uds: address]}"#;
 
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
-    /// A member's name, '*' for every member except you, or a peer: uds:PATH, or uds:LABEL for
-    /// the live peer with that label (or that agent@team)
-    #[arg(value_name = "TO")]
+    /// A member's name ('user': the person at the keyboard, in every team), '*' for every member
+    /// except you, or a peer: uds:PATH, uds:LABEL for the live peer with that label (or that
+    /// agent@team), or uds:user for your terminal running `swarm listen` without a label (else
+    /// your inbox)
+    #[arg(value_name = "TO", add = ArgValueCandidates::new(complete::recipients))]
     pub(crate) to: String,
 
     /// The message; '-' or nothing reads it from stdin
@@ -60,22 +74,17 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 
     let team = ctx.team()?;
     let config = team.load()?;
+    if let Recipient::Member(to) = recipient {
+        policy::require_inbox(&config, to)?;
+    }
     let caller = ctx.caller(&config)?;
     let me = match &structured {
         Some(message) => rules::check(&team, &config, &caller, recipient, message)?,
         None => policy::allow(&config, &caller, Action::Send)?,
     };
     let targets: Vec<String> = match recipient {
-        Recipient::Member(to) => {
-            let member = config.member(to).ok_or_else(|| {
-                Error::usage(format!(
-                    "{to} is not on team {}'s roster: {}",
-                    config.name,
-                    config.roster().join(", ")
-                ))
-            })?;
-            vec![member.name.clone()]
-        }
+        // `user`, the person at the keyboard, has an inbox in every team, on the roster or not.
+        Recipient::Member(to) => vec![policy::require_inbox(&config, to)?.to_owned()],
         Recipient::Broadcast => config
             .members
             .iter()
@@ -97,10 +106,23 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         (None, Some(_)) => None,
     };
     let color = config.member(me.as_str()).and_then(|m| m.color.clone());
-    let message = InboxMessage::new(me.as_str(), &text, summary.as_deref(), color.as_deref());
+    let mut message = InboxMessage::new(me.as_str(), &text, summary.as_deref(), color.as_deref());
+    // Its copies share its msg_id and say they are one broadcast: a reader of several inboxes
+    // (watch --all, up --wait) shows it once, to `*`.
+    if matches!(recipient, Recipient::Broadcast) {
+        message.mark_broadcast();
+    }
+    // Every copy is signed before any is written: one that cannot be stops them all.
+    let mut sealed = Vec::with_capacity(targets.len());
     for target in &targets {
-        team.mailbox(target)
-            .append(std::slice::from_ref(&message))?;
+        let mut copy = message.clone();
+        seal::seal(&team, &config, target, &mut copy)?;
+        sealed.push(copy);
+    }
+    for (n, (target, copy)) in targets.iter().zip(&sealed).enumerate() {
+        if let Err(err) = team.mailbox(target).append(std::slice::from_ref(copy)) {
+            return Err(withdraw(&team, &message, &targets[..n], err));
+        }
     }
     if ctx.json {
         return output::json(&json!({"msg_id": message.id(), "from": me.as_str(), "to": targets}));
@@ -108,30 +130,134 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     output::line(message.id())
 }
 
-/// `send uds:PATH` or `send uds:LABEL`: one line to a peer socket, acknowledged once the
-/// receiver has it.
+/// A broadcast that failed part-way is taken back from the inboxes it reached, where it is still
+/// unread, so that nothing happened and a retry cannot duplicate it. The error says what could not
+/// be taken back: a copy already taken was delivered.
+fn withdraw(team: &Team, message: &InboxMessage, reached: &[String], err: Error) -> Error {
+    if reached.is_empty() {
+        return err;
+    }
+    let id = HashSet::from([message.id().into_owned()]);
+    let (mut withdrawn, mut taken, mut stuck) = (Vec::new(), Vec::new(), Vec::new());
+    for name in reached {
+        match team.mailbox(name).retract(&id) {
+            Ok(removed) if removed.is_empty() => taken.push(name.as_str()),
+            Ok(_) => withdrawn.push(name.as_str()),
+            Err(why) => {
+                tracing::error!("cannot withdraw the broadcast from {name}: {why}");
+                stuck.push(name.as_str());
+            }
+        }
+    }
+    let mut notes = Vec::new();
+    if !withdrawn.is_empty() {
+        notes.push(format!("withdrawn from {}", withdrawn.join(", ")));
+    }
+    if !taken.is_empty() {
+        notes.push(format!("already taken by {}", taken.join(", ")));
+    }
+    if !stuck.is_empty() {
+        notes.push(format!("still unread in {}", stuck.join(", ")));
+    }
+    let note = format!("broadcast {}: {}", message.id(), notes.join("; "));
+    if taken.is_empty() && stuck.is_empty() {
+        err.with_note(format!("{note}, so nobody has it"))
+    } else {
+        err.with_note(note)
+    }
+}
+
+/// `send uds:PATH`, `send uds:LABEL` or `send uds:user`: one line to a peer socket, acknowledged
+/// once the receiver has it. When no terminal listens as `uds:user`, the message waits in `user`'s
+/// inbox of the sender's team instead, and stderr says so.
 fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> Result<()> {
     let target = peer::address_path(to).ok_or_else(|| {
         Error::usage(
             "a peer address is uds:PATH or uds:LABEL, e.g. uds:/run/user/1000/swarm/4242.sock",
         )
     })?;
-    let path = peer::resolve(&ctx.home, target)?;
-    let label = match (std::env::var("SWARM_AGENT"), std::env::var("SWARM_TEAM")) {
-        (Ok(agent), Ok(team)) if !agent.is_empty() && !team.is_empty() => format!("{agent}@{team}"),
-        _ => PERSON.to_owned(),
+    // The receiver tells who sent it from the connection itself; this claim must agree with that.
+    let from = match ctx.whereabouts() {
+        Whereabouts::Outside => peer::own_address(&ctx.home),
+        pane @ Whereabouts::Pane { .. } => identity::sender_name(pane),
     };
-    let request = peer::Request {
-        from: peer::own_address(&ctx.home, &label),
-        text: text.to_owned(),
-        summary: summary.map(str::to_owned),
-        msg_id: crate::base::ids::fresh().to_string(),
+    let delivered = peer::resolve(&ctx.home, target).and_then(|path| {
+        let mut request = peer::Request {
+            from,
+            text: text.to_owned(),
+            summary: summary.map(str::to_owned),
+            msg_id: crate::base::ids::fresh().to_string(),
+            timestamp: None,
+            lead_sig: None,
+        };
+        // To a member's socket from the lead's side, signed as its inbox would have it.
+        seal::seal_peer_request(&ctx.home, &path, &mut request)?;
+        let msg_id = peer::deliver(&path, &request)?;
+        Ok((msg_id, request.from))
+    });
+    let (msg_id, from) = match delivered {
+        Ok(delivered) => delivered,
+        // Nobody listens as `user` (or the listener went before it could answer): nothing was
+        // delivered, and the person reads it from their inbox.
+        Err(err) if target == PERSON && err.kind() == ErrorKind::NotFound => {
+            return leave_for_person(ctx, to, text, summary, err);
+        }
+        Err(err) => return Err(err),
     };
-    let msg_id = peer::deliver(&path, &request)?;
     if ctx.json {
-        return output::json(&json!({"msg_id": msg_id, "from": request.from, "to": to}));
+        return output::json(
+            &json!({"msg_id": msg_id, "from": from, "to": [to], "delivered": "peer"}),
+        );
     }
     output::line(msg_id)
+}
+
+/// `send uds:user` with no terminal listening: into `user`'s inbox of the team the sender is a
+/// member of (its pane's), else of the team the command acts on, as `send user` would put it.
+/// Without a team to put it in, `unreachable` is the error.
+fn leave_for_person(
+    ctx: &Context,
+    to: &str,
+    text: &str,
+    summary: Option<&str>,
+    unreachable: Error,
+) -> Result<()> {
+    let team = match ctx.whereabouts() {
+        Whereabouts::Pane { team, .. } => Team::open(&ctx.home, team),
+        Whereabouts::Outside => ctx.team(),
+    };
+    let Ok(team) = team else {
+        return Err(unreachable);
+    };
+    let config = team.load()?;
+    let me = policy::allow(&config, &ctx.caller(&config)?, Action::Send)?;
+    let summary = summary.map_or_else(|| derive_summary(text), str::to_owned);
+    let color = config.member(me.as_str()).and_then(|m| m.color.clone());
+    let mut message = InboxMessage::new(me.as_str(), text, Some(&summary), color.as_deref());
+    seal::seal(&team, &config, PERSON, &mut message)?;
+    team.mailbox(PERSON)
+        .append(std::slice::from_ref(&message))?;
+    {
+        let mut stderr = std::io::stderr().lock();
+        let _ = writeln!(
+            stderr,
+            "swarm: no terminal listens as {to}; the message waits in {PERSON}'s inbox of team {} \
+             (swarm inbox --team {})",
+            team.name(),
+            team.name()
+        );
+    }
+    if ctx.json {
+        return output::json(&json!({
+            "msg_id": message.id(),
+            "from": me.as_str(),
+            "to": to,
+            "delivered": "inbox",
+            "team": team.name(),
+            "inbox": PERSON,
+        }));
+    }
+    output::line(message.id())
 }
 
 /// Protocol messages are checked; JSON that claims a protocol type without its fields is refused.

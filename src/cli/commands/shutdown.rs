@@ -1,19 +1,22 @@
 //! `swarm shutdown request|approve|reject`: the lead asks a teammate to stop; the teammate answers.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use clap_complete::engine::ArgValueCandidates;
 use serde_json::json;
 
 use crate::base::clock;
 use crate::base::names::Name;
 use crate::cli::args::parse_seconds;
+use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::{output, render};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::structured::{
     ShutdownApproved, ShutdownRejected, ShutdownRequest, Structured, request_subject,
     shutdown_request_id,
 };
+use crate::member::seal;
 use crate::policy::{self, Action};
 use crate::protocol::exchange::{self, AnswerWatch};
 
@@ -27,10 +30,17 @@ pub(crate) enum Command {
     Reject(RejectArgs),
 }
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON_REQUEST: &str = r#"JSON output (--json), one document:
+  {"requestId", "to"}
+With --wait: {"requestId", "to", "approved", "answer"}, "answer" the teammate's
+shutdown_approved or shutdown_rejected, decoded ({"type", "requestId", "from", ...})."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_REQUEST)]
 pub(crate) struct RequestArgs {
     /// The teammate to stop
-    #[arg(value_name = "NAME")]
+    #[arg(value_name = "NAME", add = ArgValueCandidates::new(complete::members))]
     pub(crate) name: String,
 
     /// Why, shown to the teammate
@@ -46,17 +56,23 @@ pub(crate) struct RequestArgs {
     pub(crate) timeout: Option<Duration>,
 }
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON_ANSWER: &str = r#"JSON output (--json), one document:
+  {"requestId", "to", "approved"}"#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_ANSWER)]
 pub(crate) struct ApproveArgs {
     /// The request id, as in `shutdown-<ms>@<you>`
-    #[arg(value_name = "REQUEST_ID")]
+    #[arg(value_name = "REQUEST_ID", add = ArgValueCandidates::new(complete::shutdown_requests))]
     pub(crate) request_id: String,
 }
 
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_ANSWER)]
 pub(crate) struct RejectArgs {
     /// The request id, as in `shutdown-<ms>@<you>`
-    #[arg(value_name = "REQUEST_ID")]
+    #[arg(value_name = "REQUEST_ID", add = ArgValueCandidates::new(complete::shutdown_requests))]
     pub(crate) request_id: String,
 
     /// Why you keep working, shown to the lead
@@ -76,6 +92,7 @@ fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
     let name = Name::parse("member", &args.name)?;
     let team = ctx.team()?;
     let config = team.load()?;
+    config.require_member(name.as_str())?;
     let caller = ctx.caller(&config)?;
     // The person at the keyboard asks as the lead, so the answer comes to the lead's inbox.
     let me = policy::allow(&config, &caller, Action::RequestShutdown)?;
@@ -91,16 +108,16 @@ fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
     } else {
         None
     };
-    exchange::send(&team, &config, &caller, name.as_str(), &message)?;
+    seal::request(&team, &config, &caller, name.as_str(), &message)?;
     let Some(watch) = watch else {
         return if ctx.json {
-            output::json(&json!({"requestId": request_id}))
+            output::json(&json!({"requestId": request_id, "to": name.as_str()}))
         } else {
             output::line(&request_id)
         };
     };
 
-    let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
+    let deadline = args.timeout.and_then(clock::deadline);
     let answer = watch.wait(deadline, |_, s| {
         matches!(
             s,
@@ -114,7 +131,12 @@ fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
     };
     let approved = matches!(answer, Structured::ShutdownApproved(_));
     if ctx.json {
-        output::json(&json!({"requestId": request_id, "approved": approved, "answer": answer}))?;
+        output::json(&json!({
+            "requestId": request_id,
+            "to": name.as_str(),
+            "approved": approved,
+            "answer": render::structured(&answer),
+        }))?;
     } else {
         output::line(match &answer {
             Structured::ShutdownRejected(rejected) => {
@@ -166,15 +188,22 @@ fn answer(ctx: &Context, request_id: &str, rejection: Option<String>) -> Result<
             })
         }
     };
-    exchange::send(&team, &config, &caller, &lead, &message)?;
-    exchange::retire(&team, me.as_str(), request_id)?;
+    seal::request(&team, &config, &caller, &lead, &message)?;
+    // The answer is sent, and it is what counts: a request left unread is only clutter.
+    if let Err(err) = exchange::retire(&team, me.as_str(), request_id) {
+        tracing::warn!("answered {request_id}, but it stays unread in {me}'s inbox: {err}");
+    }
     let verdict = if rejection.is_some() {
         "rejected"
     } else {
         "approved"
     };
     if ctx.json {
-        return output::json(&json!({"requestId": request_id, "approved": rejection.is_none()}));
+        return output::json(&json!({
+            "requestId": request_id,
+            "to": lead,
+            "approved": rejection.is_none(),
+        }));
     }
     output::line(format!("{verdict} {request_id}"))
 }

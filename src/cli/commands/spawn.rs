@@ -1,31 +1,40 @@
-//! `swarm spawn NAME [-- CMD ARGS…]`: the lead adds one teammate pane to its running team, with the
-//! same inherited flags as the team file's members.
+//! `swarm spawn NAME [-- CMD ARGS…]`: the lead adds one teammate pane to its team, with the same
+//! inherited flags as the team file's members and a flag for each of their keys. The first spawn
+//! into a team with no window (made by `init`) opens one, as `up` would. Each flag is a member key
+//! of the team file (swarm-team(5)), spelled as `teamfile::KEYS` says, and becomes the settings the
+//! team file's `[[member]]` does, through the same `MemberSpec::check`.
 
-use std::collections::BTreeMap;
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use serde_json::json;
 
 use crate::base::clock;
-use crate::base::names::Name;
 use crate::cli::args::resolve_cwd;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::{Error, Result};
-use crate::format::config::Member;
-use crate::format::settings::Isolation;
-use crate::format::settings::{Color, EnvPolicy, Profile};
-use crate::launch::argv::{TeamLaunch, TeammateRequest, default_program, detect_profile};
-use crate::launch::environment::check_policy;
+use crate::format::paste::PasteFormat;
+use crate::format::settings::{Color, Delivery, Isolation, Profile, Protocol};
+use crate::launch::argv::TeamLaunch;
 use crate::launch::layout::{self, Layout};
 use crate::launch::panes;
-use crate::launch::prepare::{self, PanePlan, record_launch};
-use crate::launch::teamfile::parse_size;
-use crate::launch::tmux::Tmux;
+use crate::launch::prepare;
+use crate::launch::teamfile::{
+    Command, Defaults, MemberKeys, MemberSpec, Size, Source, parse_size,
+};
 use crate::launch::worktree;
-use crate::policy::{self, Action, PERSON};
+use crate::member::seal;
+use crate::member::stop;
+use crate::policy::{self, Action};
+use crate::store::team::Team;
+
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document:
+  {"name", "pane", "argv"}"#;
 
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The new teammate's name
     #[arg(value_name = "NAME")]
@@ -55,13 +64,36 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) plan_mode_required: bool,
 
-    /// Run it in its own git worktree on branch swarm/<team>/<name>
+    /// Run it in its own git worktree on branch swarm/<team>/<name> (isolation = "worktree")
     #[arg(long)]
     pub(crate) worktree: bool,
 
     /// Its first message, from the lead
     #[arg(long, value_name = "TEXT")]
     pub(crate) prompt: Option<String>,
+
+    /// Who answers the lead's shutdown requests: the program itself, or its supervisor for it
+    #[arg(long, value_name = "P")]
+    pub(crate) protocol: Option<Protocol>,
+
+    /// How messages reach it: it runs `swarm recv`, or they are pasted into its pane
+    /// [default: pull, or paste with --paste-format]
+    #[arg(long, value_name = "D")]
+    pub(crate) delivery: Option<Delivery>,
+
+    /// Deliver messages by pasting them into its pane, typed this way: framed ([from NAME] TEXT),
+    /// raw (the text exactly), or a template with {from}, {text} and {summary}, where {{ and }}
+    /// are literal braces; Enter follows each
+    #[arg(long, value_name = "FORMAT", value_parser = PasteFormat::parse)]
+    pub(crate) paste_format: Option<PasteFormat>,
+
+    /// Stop it after SECS seconds, as `swarm stop` does; 0 for no limit
+    #[arg(long, value_name = "SECS")]
+    pub(crate) run_timeout: Option<u64>,
+
+    /// Set a variable in its pane (repeatable); SWARM_* identity variables are set after these
+    #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
+    pub(crate) env: Vec<(String, String)>,
 
     /// Rotate its log at this size, e.g. 64MiB [default: the team file's log_max, else 64MiB]
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
@@ -80,22 +112,75 @@ pub(crate) struct Args {
     /// of the team file's env_remove
     #[arg(long, value_name = "NAME")]
     pub(crate) env_remove: Vec<String>,
+    /// Where the team's window opens when this spawn opens it (the team has none yet, or it is
+    /// gone): a private tmux server, by name (tmux -L) or socket path (tmux -S)
+    #[arg(long, value_name = "NAME", env = "SWARM_TMUX_SOCKET")]
+    pub(crate) socket: Option<String>,
 
     /// The program and its arguments [default for claude: claude]
     #[arg(last = true, value_name = "CMD")]
     pub(crate) command: Vec<String>,
 }
 
-pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
-    let name = Name::parse("member", &args.name)?;
-    if name.as_str() == PERSON {
-        return Err(Error::usage(format!(
-            "a teammate cannot be called {PERSON}: that is the person at the keyboard"
-        )));
+impl Args {
+    /// The flags as the keys of a team file's `[[member]]`, to be checked as one is.
+    fn keys(&self) -> MemberKeys {
+        MemberKeys {
+            name: self.name.clone(),
+            command: (!self.command.is_empty()).then(|| Command::Argv(self.command.clone())),
+            profile: self.profile,
+            agent_type: self.agent_type.clone(),
+            model: self.model.clone(),
+            color: self.color,
+            plan_mode_required: self.plan_mode_required,
+            isolation: if self.worktree {
+                Isolation::Worktree
+            } else {
+                Isolation::None
+            },
+            prompt: self.prompt.clone(),
+            protocol: self.protocol.unwrap_or_default(),
+            delivery: self.delivery,
+            paste_format: self
+                .paste_format
+                .as_ref()
+                .map(|format| format.as_str().to_owned()),
+            run_timeout_s: self.run_timeout.unwrap_or(0),
+            env: self.env.iter().cloned().collect(),
+            env_clear: self.env_clear.then_some(true),
+            env_keep: self.env_keep.iter().cloned().collect(),
+            env_remove: self.env_remove.iter().cloned().collect(),
+            cwd: self.cwd.clone(),
+            log_max: self.log_max.map(Size::Bytes),
+        }
     }
+}
+
+/// `--env KEY=VALUE`.
+fn parse_env(raw: &str) -> std::result::Result<(String, String), String> {
+    raw.split_once('=')
+        .map(|(key, value)| (key.to_owned(), value.to_owned()))
+        .ok_or_else(|| format!("{raw:?} is not KEY=VALUE"))
+}
+
+pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
+    let here = resolve_cwd(None)?;
     let team = ctx.team()?;
     let config = team.load()?;
     policy::allow(&config, &ctx.caller(&config)?, Action::Spawn)?;
+    let launch_settings = config.launch.clone().unwrap_or_default();
+    let spec = MemberSpec::check(
+        args.keys(),
+        &Defaults {
+            profile: launch_settings.profile,
+            cwd: &here,
+            base: &here,
+            log_max: Some(prepare::team_log_max(&launch_settings)),
+            env_policy: &launch_settings.env_policy,
+        },
+        Source::Flags,
+    )?;
+    let name = spec.name.clone();
     let lead = config.lead_name().to_owned();
     if config.member(name.as_str()).is_some() {
         return Err(Error::usage(format!(
@@ -103,16 +188,6 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             config.name
         )));
     }
-    let placement = config.tmux.clone().ok_or_else(|| {
-        Error::usage(format!(
-            "team {} has no tmux window to spawn into",
-            config.name
-        ))
-        .with_hint("start it with `swarm up TEAMFILE`")
-    })?;
-
-    let command = (!args.command.is_empty()).then_some(args.command.as_slice());
-    let launch_settings = config.launch.clone().unwrap_or_default();
     // Checked again before tmux sees it: config.json may have been edited since `up`.
     let layout = launch_settings
         .layout
@@ -124,62 +199,28 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
                 .with_hint("fix launch.layout in the team's config.json")
         })?
         .unwrap_or(layout::DEFAULT);
-    let lead_profile = launch_settings.profile;
-    let profile = args
-        .profile
-        .or_else(|| detect_profile(command))
-        .unwrap_or(lead_profile);
-    if command.is_none() && default_program(profile).is_none() {
-        return Err(
-            Error::usage(format!("{name} needs a command: give it after `--`"))
-                .with_hint(format!("swarm spawn {name} -- PROGRAM ARGS…")),
-        );
-    }
-    let cwd = resolve_cwd(args.cwd.as_deref())?;
-    if args.worktree {
-        worktree::require_repo(&cwd, name.as_str())?;
+    if spec.isolation == Isolation::Worktree {
+        worktree::require_repo(&spec.cwd, name.as_str())?;
     }
     let teammates = config.members.len().saturating_sub(1);
-    let color = args.color.unwrap_or_else(|| Color::round_robin(teammates));
+    let color = spec.color.unwrap_or_else(|| Color::round_robin(teammates));
     let lead_argv = config.member(&lead).and_then(|m| m.argv.clone());
     let session = config.lead_session_id.clone().unwrap_or_default();
-    let env = BTreeMap::new();
-    let own_policy = EnvPolicy {
-        clear: false,
-        keep: args.env_keep.iter().cloned().collect(),
-        remove: args.env_remove.iter().cloned().collect(),
-    };
-    check_policy(&own_policy, &env).map_err(Error::usage)?;
-    let env_policy = own_policy.over(args.env_clear.then_some(true), &launch_settings.env_policy);
-    if !args.env_keep.is_empty() && !env_policy.clear {
-        return Err(Error::usage(
-            "--env-keep has no effect without --env-clear (or the team file's env_clear = true)",
-        ));
-    }
-    let launch = TeamLaunch {
+    let launch_team = TeamLaunch {
         home: ctx.home.root(),
         team: team.name(),
         lead: &lead,
         lead_session_id: &session,
-        lead_profile,
+        lead_profile: launch_settings.profile,
         lead_argv: lead_argv.as_deref(),
         inherit: &launch_settings.inherit,
-    }
-    .teammate(
-        &TeammateRequest {
-            name: name.as_str(),
-            command,
-            profile,
-            agent_type: args.agent_type.as_deref(),
-            model: args.model.as_deref(),
-            color: Some(color),
-            plan_mode_required: args.plan_mode_required,
-            env: &env,
-            env_policy: &env_policy,
-        },
-        &|key| std::env::var(key).ok(),
-    );
-
+    };
+    let (mut member, mut plan) =
+        prepare::teammate(&launch_team, &spec, color, clock::now_ms(), &|key| {
+            std::env::var(key).ok()
+        });
+    seal::give_key(&ctx.home, team.name(), &lead, &mut member, &mut plan.env)?;
+    plan.argv = member.argv.clone().unwrap_or_default();
     team.update(|config| {
         if config.member(name.as_str()).is_some() {
             return Err(Error::usage(format!(
@@ -187,44 +228,99 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
                 config.name
             )));
         }
-        let mut member = Member::new(name.as_str(), &config.name, clock::now_ms());
-        member.agent_type.clone_from(&args.agent_type);
-        member.model.clone_from(&args.model);
-        member.prompt.clone_from(&args.prompt);
-        member.color = Some(color.as_str().to_owned());
-        member.plan_mode_required = args.plan_mode_required.then_some(true);
-        member.cwd = cwd.display().to_string();
-        member.profile = Some(profile);
-        member.isolation = args.worktree.then_some(Isolation::Worktree);
-        member.env_policy = env_policy.clone();
-        record_launch(&mut member, &launch);
-        config.members.push(member);
+        config.members.push(member.clone());
         Ok(())
     })?;
-    team.mailbox(name.as_str()).ensure()?;
-    if let Some(prompt) = &args.prompt {
-        prepare::deliver_prompt(&team, &lead, name.as_str(), prompt)?;
-    }
-    let plan = PanePlan {
-        name: name.to_string(),
-        argv: launch.argv,
-        env: launch.env,
-        env_policy,
-        worktree: args.worktree,
-        cwd,
-        log_max: args
-            .log_max
-            .unwrap_or_else(|| prepare::team_log_max(&launch_settings)),
-    };
-    let info = panes::add_pane(
-        &Tmux::at(&placement.socket),
-        &team,
-        &placement,
-        &plan,
-        &layout,
-    )?;
+    // From here a failure takes the new member back out: exit 1 leaves nothing to clean up, and
+    // the same `spawn` can be run again.
+    let mut undo = Undo::default();
+    let placed = (|| {
+        undo.created_inbox = team.mailbox(name.as_str()).ensure()?;
+        if let Some(prompt) = &spec.prompt {
+            undo.prompt = seal::deliver_prompt(&team, &team.load()?, name.as_str(), prompt)?;
+        }
+        panes::place_member(&team, &plan, &layout, args.socket.as_deref())
+    })();
+    let info = placed.map_err(|err| undo.apply(&team, name.as_str(), err))?;
     if ctx.json {
         return output::json(&json!({"name": name.as_str(), "pane": info.pane, "argv": plan.argv}));
     }
     output::line(format!("spawned {name} in pane {}", info.pane))
+}
+
+/// What `spawn` did before placing the pane, to take back if placing it fails.
+#[derive(Debug, Default)]
+struct Undo {
+    created_inbox: bool,
+    prompt: Option<String>,
+}
+
+impl Undo {
+    /// Takes the member back out: ends what its pane started, if a pane was placed, removes it
+    /// from config.json, and withdraws its prompt and the inbox `spawn` created. Returns `err`,
+    /// saying what was undone, or what could not be.
+    fn apply(self, team: &Team, name: &str, err: Error) -> Error {
+        let undone = (|| -> Result<()> {
+            let placed = team.load()?.member(name).is_some_and(|m| {
+                !m.tmux_pane_id.is_empty() || m.supervisor_pid.is_some() || m.pid.is_some()
+            });
+            if placed {
+                stop::stop(team, &[name.to_owned()], "spawn failed")?;
+            }
+            team.update(|config| {
+                config.members.retain(|m| m.name != name);
+                Ok(())
+            })?;
+            let mailbox = team.mailbox(name);
+            if let Some(prompt) = self.prompt {
+                mailbox.retract(&HashSet::from([prompt]))?;
+            }
+            if self.created_inbox {
+                mailbox.remove_if_empty()?;
+            }
+            Ok(())
+        })();
+        match undone {
+            Ok(()) => err.with_note(format!("{name} was not added")),
+            Err(stuck) => err.with_note(format!("{name} could not be taken out again: {stuck}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Args as _;
+
+    use super::*;
+    use crate::launch::teamfile::{KEYS, Section};
+
+    /// spawn takes every member key of the team file: the flag `KEYS` names for it, or NAME and
+    /// the command after `--`.
+    #[test]
+    fn every_member_key_is_a_flag() {
+        let command = Args::augment_args(clap::Command::new("spawn"));
+        let longs: Vec<&str> = command
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .collect();
+        for doc in KEYS.iter().filter(|doc| doc.section == Section::Member) {
+            let spawn = doc.spawn.unwrap();
+            match spawn.strip_prefix("--") {
+                Some(" CMD") => assert_eq!(doc.key, "command"),
+                Some(long) => assert!(
+                    longs.contains(&long),
+                    "spawn has no {spawn} for {}",
+                    doc.key
+                ),
+                None => assert_eq!((doc.key, spawn), ("name", "NAME")),
+            }
+        }
+    }
+
+    #[test]
+    fn env_flags_are_key_value_pairs() {
+        assert_eq!(parse_env("A=b=c"), Ok(("A".into(), "b=c".into())));
+        assert_eq!(parse_env("A="), Ok(("A".into(), String::new())));
+        assert!(parse_env("A").is_err());
+    }
 }

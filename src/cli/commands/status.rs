@@ -1,25 +1,44 @@
-//! `swarm status [TEAM]`: every member with its pane, pid, state, exit code, unread count and last
-//! activity, plus anything moved aside from an inbox.
+//! `swarm status [TEAM]`: every member with its pane, pid, state, exit code, unread count, whether
+//! it verifies the lead's messages, last activity and current task, plus anything moved aside
+//! from an inbox, and the task board's counts.
 
 use std::fs;
 use std::path::Path;
 
+use clap_complete::engine::ArgValueCandidates;
 use serde::Serialize;
 
 use crate::base::clock;
+use crate::base::text::count;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output::{self, Table};
+use crate::cli::render;
 use crate::error::Result;
 use crate::format::config::{Member, TeamConfig};
-use crate::member::liveness::{self, Observed, Seen};
+use crate::format::task::Status;
+use crate::member::liveness::{Observed, Seen};
 use crate::store::mailbox::SetAside;
+use crate::store::tasks::{Board, TaskList};
 use crate::store::team::Team;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document:
+  {"team", "description", "lead", "members": [{"name", "agentId", "pane", "pid", "state",
+    "exitCode", "unread", "lastActivity", "lastActivityMs", "verifies", "setAside": [{"path",
+    "reason"}], "task": {"id", "subject"}}],
+   "tasks": {"pending", "inProgress", "completed"}}
+"state" is as the table shows it ("-" for never launched); "pane" is null before there is one.
+"task" is the member's in_progress task (the lowest id if several), null when none; "tasks"
+counts the board's tasks (Claude Code's internal ones aside), all 0 when there is no list.
+Times are RFC 3339 with their epoch milliseconds beside (swarm(1), JSON OUTPUT)."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
-    /// The team [default: --team, SWARM_TEAM, or the only team]
+    /// The team [default: --team, SWARM_TEAM, the only team, or the only one running]
     // Its own id: sharing the global --team's would let an empty SWARM_TEAM fill it.
-    #[arg(id = "team_arg", value_name = "TEAM")]
+    #[arg(id = "team_arg", value_name = "TEAM", add = ArgValueCandidates::new(complete::teams))]
     pub(crate) team: Option<String>,
 }
 
@@ -28,37 +47,105 @@ pub(crate) struct Args {
 pub(crate) struct MemberStatus {
     pub(crate) name: String,
     pub(crate) agent_id: String,
-    pub(crate) pane: String,
+    /// The tmux pane id, `null` before the member has one.
+    pub(crate) pane: Option<String>,
     pub(crate) pid: Option<i32>,
     pub(crate) state: &'static str,
     pub(crate) exit_code: Option<i32>,
     pub(crate) unread: usize,
-    /// Epoch milliseconds of the last message, output or state change.
-    pub(crate) last_activity: Option<u64>,
+    /// The last message, output or state change (RFC 3339), and in epoch milliseconds.
+    pub(crate) last_activity: Option<String>,
+    pub(crate) last_activity_ms: Option<u64>,
+    /// Whether the member verifies the lead's messages: it was launched with a key.
+    pub(crate) verifies: bool,
     pub(crate) set_aside: Vec<SetAside>,
+    /// The member's in_progress task, the lowest id if it has several.
+    pub(crate) task: Option<CurrentTask>,
+}
+
+/// A member's current task.
+#[derive(Debug, Serialize)]
+pub(crate) struct CurrentTask {
+    pub(crate) id: String,
+    pub(crate) subject: String,
+}
+
+/// How many of the board's tasks are in each status.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TaskCounts {
+    pub(crate) pending: usize,
+    pub(crate) in_progress: usize,
+    pub(crate) completed: usize,
+}
+
+impl TaskCounts {
+    fn of(board: &Board) -> Self {
+        let mut counts = Self::default();
+        for task in board.tasks.values().filter(|t| !t.is_internal()) {
+            match task.status() {
+                Status::Pending => counts.pending += 1,
+                Status::InProgress => counts.in_progress += 1,
+                Status::Completed => counts.completed += 1,
+            }
+        }
+        counts
+    }
+
+    fn total(&self) -> usize {
+        self.pending + self.in_progress + self.completed
+    }
+}
+
+/// The member's current task on `board`.
+fn current_task(board: &Board, member: &str) -> Option<CurrentTask> {
+    board
+        .tasks
+        .values()
+        .find(|t| !t.is_internal() && t.status() == Status::InProgress && t.owner() == Some(member))
+        .map(|t| CurrentTask {
+            id: t.id().to_string(),
+            subject: t.subject().to_owned(),
+        })
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let team = ctx.team_or(args.team.as_deref())?;
     let observed = Observed::take(&team)?;
     let config = &observed.config;
-    let rows = config
-        .members
-        .iter()
-        .map(|member| member_status(&team, member, observed.seen(member)))
+    let list = TaskList::new(&ctx.home, team.name());
+    let board = if list.dir().is_dir() {
+        list.read()?
+    } else {
+        Board::default()
+    };
+    let rows = observed
+        .members()
+        .map(|(member, seen)| member_status(&team, &board, member, seen))
         .collect::<Result<Vec<_>>>()?;
+    let counts = TaskCounts::of(&board);
     if ctx.json {
         return output::json(&serde_json::json!({
             "team": config.name,
             "description": config.description,
             "lead": config.lead_name(),
             "members": rows,
+            "tasks": counts,
         }));
     }
-    print(config, &rows)
+    let launched = observed
+        .members()
+        .filter(|(_, seen)| *seen != Seen::NotStarted)
+        .count();
+    print(config, launched, &rows, &counts)
 }
 
-pub(crate) fn member_status(team: &Team, member: &Member, seen: Seen) -> Result<MemberStatus> {
+pub(crate) fn member_status(
+    team: &Team,
+    board: &Board,
+    member: &Member,
+    seen: Seen,
+) -> Result<MemberStatus> {
     let mailbox = team.mailbox(&member.name);
     let unread = mailbox.peek()?.len();
     let file_times = [
@@ -71,16 +158,20 @@ pub(crate) fn member_status(team: &Team, member: &Member, seen: Seen) -> Result<
     let record_times = [Some(member.joined_at), member.started_at, member.ended_at]
         .into_iter()
         .flatten();
+    let last_activity = file_times.chain(record_times).filter(|ms| *ms > 0).max();
     Ok(MemberStatus {
         name: member.name.clone(),
         agent_id: member.agent_id.clone(),
-        pane: member.tmux_pane_id.clone(),
+        pane: Some(member.tmux_pane_id.clone()).filter(|pane| !pane.is_empty()),
         pid: member.pid,
         state: seen.label(),
         exit_code: member.exit_code,
         unread,
-        last_activity: file_times.chain(record_times).filter(|ms| *ms > 0).max(),
+        last_activity: render::time(last_activity),
+        last_activity_ms: last_activity,
+        verifies: member.lead_verify_key.is_some(),
         set_aside: mailbox.set_aside(),
+        task: current_task(board, &member.name),
     })
 }
 
@@ -88,15 +179,25 @@ fn modified_ms(path: &Path) -> Option<u64> {
     fs::metadata(path).ok()?.modified().ok().map(clock::to_ms)
 }
 
-fn print(config: &TeamConfig, rows: &[MemberStatus]) -> Result<()> {
-    let live = config
-        .members
-        .iter()
-        .filter(|m| liveness::seen(m, None) != Seen::NotStarted)
-        .count();
-    let mut heading = format!("team {} · {} members", config.name, rows.len());
-    if live > 0 {
-        heading = format!("{heading} · {live} launched");
+fn print(
+    config: &TeamConfig,
+    launched: usize,
+    rows: &[MemberStatus],
+    counts: &TaskCounts,
+) -> Result<()> {
+    let mut heading = format!(
+        "team {} · {}",
+        config.name,
+        count(rows.len(), "member", "members")
+    );
+    if launched > 0 {
+        heading = format!("{heading} · {launched} launched");
+    }
+    if counts.total() > 0 {
+        heading = format!(
+            "{heading} · tasks: {} pending, {} in progress, {} completed",
+            counts.pending, counts.in_progress, counts.completed
+        );
     }
     if let Some(description) = &config.description {
         heading = format!("{heading} · {description}");
@@ -110,23 +211,25 @@ fn print(config: &TeamConfig, rows: &[MemberStatus]) -> Result<()> {
         "STATE",
         "EXIT",
         "UNREAD",
+        "VERIFIES",
         "LAST ACTIVITY",
+        "TASK",
     ]);
     for row in rows {
         table.row(vec![
             row.name.clone(),
-            if row.pane.is_empty() {
-                "-".into()
-            } else {
-                row.pane.clone()
-            },
+            row.pane.clone().unwrap_or_else(|| "-".into()),
             row.pid.map_or_else(|| "-".into(), |pid| pid.to_string()),
             row.state.to_owned(),
             row.exit_code
                 .map_or_else(|| "-".into(), |code| code.to_string()),
             row.unread.to_string(),
-            row.last_activity
+            if row.verifies { "yes" } else { "no" }.to_owned(),
+            row.last_activity_ms
                 .map_or_else(|| "-".into(), |ms| clock::ago(ms, now)),
+            row.task
+                .as_ref()
+                .map_or_else(|| "-".into(), |t| format!("{} {}", t.id, t.subject)),
         ]);
     }
     table.print()?;

@@ -1,11 +1,14 @@
-//! `swarm up TEAMFILE`: create the team and start its panes, the lead's first.
+//! `swarm up TEAMFILE`: create the team and start its panes, the lead's first. A team with nothing
+//! to run (a lead with no command, no members) is created without a window, which the first
+//! `swarm spawn` opens.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::base::secrets;
+use crate::base::clock;
+use crate::base::text::count;
 use crate::cli::args::parse_seconds;
 use crate::cli::context::Context;
 use crate::cli::output;
@@ -13,18 +16,36 @@ use crate::cli::render;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::settings::Isolation;
 use crate::format::structured::Structured;
+use crate::launch::keys;
 use crate::launch::layout;
 use crate::launch::lock::LaunchLock;
 use crate::launch::panes::{self, Destination, PaneEnvironment};
-use crate::launch::prepare::{self, PanePlan};
+use crate::launch::prepare::{self, PanePlan, Prepared};
 use crate::launch::teamfile::TeamFile;
 use crate::launch::worktree;
-use crate::member::liveness::{self, Event, Observed};
+use crate::member::liveness::{self, Awaited, Event, Observed};
+use crate::member::seal;
+use crate::member::stop;
 use crate::member::supervisor;
+use crate::member::verify::Judges;
 use crate::store::follow::{Follower, Scope};
 use crate::store::team::Team;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document:
+  {"team", "session", "window", "socket", "members", "attach"}
+With --wait, one line per event:
+  {"event": "up", "team", "session", "window", "socket", "members", "attach"}
+  {"event": "message", "to", ...the message as `swarm watch` prints it}
+  {"event": "ended", ...the member's ending as `swarm wait` prints it}
+A team with nothing to run has "session", "window", "socket" and "attach" null.
+With --dry-run, one document: {"team", "environmentFrom",
+  "panes": [{"name", "argv", "env", "withheld", "cwd", "settings"}]}:
+"env" every variable the program will get, a secret's value as "<masked>"; "withheld" the
+inherited names its rules remove; "settings" as `swarm info` shows them."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The TOML team file (see teams/ for examples)
     #[arg(value_name = "TEAMFILE")]
@@ -43,8 +64,8 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) detach: bool,
 
-    /// Block until every member has ended, printing the messages they exchange and each result;
-    /// exit 1 if any did not complete
+    /// Block until every member has ended, those `swarm spawn` adds meanwhile too, printing the
+    /// messages they exchange and each result; exit 1 if any did not complete
     #[arg(long, conflicts_with = "attach")]
     pub(crate) wait: bool,
 
@@ -67,10 +88,23 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     }
     let destination = Destination::choose(args.socket.as_deref());
     if args.dry_run {
-        return print_plans(ctx, file.name.as_str(), &prepared.panes, &destination);
+        key_teammates(&mut prepared, |_| Ok(keys::MADE_AT_LAUNCH.to_owned()))?;
+        return print_plans(ctx, &prepared, &destination);
     }
 
-    destination.tmux.check_version()?;
+    // A team with nothing to run (a lead with no command, no members yet) is made as `init`
+    // makes one; its window opens with the first `swarm spawn`.
+    let panes_to_place = !prepared.panes.is_empty();
+    if args.attach && !panes_to_place {
+        return Err(Error::usage(format!(
+            "team {} has nothing to run yet, so there is nothing to attach to",
+            file.name
+        ))
+        .with_hint("add a member with `swarm spawn NAME -- PROGRAM ARGS…`, then `swarm attach`"));
+    }
+    if panes_to_place {
+        destination.tmux.check_version()?;
+    }
     // Held from the check until every pane is placed: a second `up` of this team is refused.
     let launch_lock = LaunchLock::take(&ctx.home, file.name.as_str())?;
     refuse_if_running(ctx, file.name.as_str())?;
@@ -78,7 +112,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     // Written before the first pane starts: until every pane is placed, a member whose program
     // ends at once keeps its pane, so the team's window cannot close under the launcher.
     prepared.config.launching = true;
-    let team = prepare::create(&ctx.home, &prepared.config, true)?;
+    let (team_name, lead) = (file.name.to_string(), file.lead.name.to_string());
+    key_teammates(&mut prepared, |member| {
+        seal::make_key(&ctx.home, &team_name, &lead, member)
+    })?;
+    let team = seal::create(&ctx.home, &prepared.config, true)?;
     // Following starts before the first pane, so the transcript misses nothing the team says.
     let mut transcript = if args.wait {
         Some(Follower::start(&team, &prepared.config, Scope::All, false)?)
@@ -86,13 +124,20 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         None
     };
     let layout = file.layout.as_ref().unwrap_or(&layout::DEFAULT);
-    let placement = {
+    let placed = if panes_to_place {
         let _launching = Launching(&team);
-        panes::start_team(&destination, &team, &prepared.panes, layout, !args.detach)?
+        panes::start_team(&destination, &team, &prepared.panes, layout, !args.detach).map(Some)
+    } else {
+        drop(Launching(&team));
+        Ok(None)
     };
+    // Still under the launch lock: what a failed launch started is stopped before another `up`.
+    let placement = placed.map_err(|err| stop_placed(&team, err))?;
     drop(launch_lock);
     // Named as the user chose the server: plain `tmux attach` for the default one.
-    let attach = destination.tmux.attach_command(&placement.session);
+    let attach = placement
+        .as_ref()
+        .map(|placement| destination.tmux.attach_command(&placement.session));
 
     if ctx.json {
         let mut placed = serde_json::Map::new();
@@ -101,9 +146,18 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             placed.insert("event".into(), json!("up"));
         }
         placed.insert("team".into(), json!(team.name()));
-        placed.insert("session".into(), json!(placement.session));
-        placed.insert("window".into(), json!(placement.window));
-        placed.insert("socket".into(), json!(placement.socket));
+        placed.insert(
+            "session".into(),
+            json!(placement.as_ref().map(|p| &p.session)),
+        );
+        placed.insert(
+            "window".into(),
+            json!(placement.as_ref().map(|p| &p.window)),
+        );
+        placed.insert(
+            "socket".into(),
+            json!(placement.as_ref().map(|p| &p.socket)),
+        );
         let members: Vec<&String> = prepared.panes.iter().map(|p| &p.name).collect();
         placed.insert("members".into(), json!(members));
         placed.insert("attach".into(), json!(attach));
@@ -112,11 +166,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         } else {
             output::json(&placed)?;
         }
-    } else {
+    } else if let (Some(placement), Some(attach)) = (&placement, &attach) {
         output::line(format!(
-            "team {} is up: {} panes in window {} of session {}",
+            "team {} is up: {} in window {} of session {}",
             team.name(),
-            prepared.panes.len(),
+            count(prepared.panes.len(), "pane", "panes"),
             placement.window,
             placement.session
         ))?;
@@ -128,9 +182,20 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             team.name(),
             team.name()
         ))?;
+    } else {
+        output::line(format!(
+            "team {} is up with nothing to run yet: its lead has no command and it has no members",
+            team.name()
+        ))?;
+        output::line(format!(
+            "add one with: swarm spawn --team {} NAME -- PROGRAM ARGS…",
+            team.name()
+        ))?;
     }
 
-    if args.attach {
+    if args.attach
+        && let Some(placement) = &placement
+    {
         let tmux = crate::launch::tmux::Tmux::at(&placement.socket);
         return if destination.inside {
             tmux.switch_to(&placement.window)
@@ -139,8 +204,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         };
     }
     if let Some(transcript) = &mut transcript {
-        let names: Vec<String> = prepared.panes.iter().map(|p| p.name.clone()).collect();
-        return wait_all(ctx, &team, &names, args.timeout, transcript);
+        return wait_all(ctx, &team, args.timeout, transcript);
     }
     Ok(())
 }
@@ -158,6 +222,32 @@ impl Drop for Launching<'_> {
             // Supervisors stop holding their panes after a bound of their own.
             tracing::warn!("cannot mark team {} as placed: {err}", self.0.name());
         }
+    }
+}
+
+/// A launch that failed part-way stops the members whose panes it already placed, as `stop`
+/// does, so its exit 1 leaves nothing running. Returns `err`, saying what was stopped.
+fn stop_placed(team: &Team, err: Error) -> Error {
+    let placed: Vec<String> = match team.load() {
+        Ok(config) => config
+            .members
+            .iter()
+            .filter(|m| !m.tmux_pane_id.is_empty() || m.supervisor_pid.is_some())
+            .map(|m| m.name.clone())
+            .collect(),
+        Err(stuck) => {
+            return err.with_note(format!("cannot tell which panes were placed: {stuck}"));
+        }
+    };
+    if placed.is_empty() {
+        return err;
+    }
+    match stop::stop(team, &placed, "launch failed") {
+        Ok(_) => err.with_note(format!("stopped {}, already placed", placed.join(", "))),
+        Err(stuck) => err.with_note(format!(
+            "cannot stop {}, already placed: {stuck}",
+            placed.join(", ")
+        )),
     }
 }
 
@@ -196,8 +286,8 @@ fn archive_previous_run(ctx: &Context, name: &str) -> Result<()> {
         let archived = team.mailbox(&member.name).consume(None, |_| true)?;
         if !archived.is_empty() {
             tracing::info!(
-                "moved {} unread messages of {} from the previous run to history",
-                archived.len(),
+                "moved {} of {} from the previous run to history",
+                count(archived.len(), "unread message", "unread messages"),
                 member.name
             );
         }
@@ -205,24 +295,43 @@ fn archive_previous_run(ctx: &Context, name: &str) -> Result<()> {
     Ok(())
 }
 
-/// What `--dry-run` shows of each pane: its directory, its argv, and every variable its program
-/// will get (docs/ARCHITECTURE.md, "Secrets and the environment"), the values of secret-looking
-/// names masked, then the inherited names its rules withhold.
-fn print_plans(
-    ctx: &Context,
-    team: &str,
-    plans: &[PanePlan],
-    destination: &Destination,
+/// Gives every teammate its verify key, made by `key` (docs/ARCHITECTURE.md, "Signed lead
+/// messages"): in its argv, its pane's environment and config.json. The lead gets none.
+fn key_teammates(
+    prepared: &mut Prepared,
+    mut key: impl FnMut(&str) -> Result<String>,
 ) -> Result<()> {
+    let lead = prepared.config.lead_name().to_owned();
+    for member in &mut prepared.config.members {
+        let Some(plan) = prepared.panes.iter_mut().find(|p| p.name == member.name) else {
+            continue;
+        };
+        if member.name != lead {
+            keys::apply(member, &mut plan.env, &key(&member.name)?);
+            plan.argv = member.argv.clone().unwrap_or_default();
+        }
+    }
+    Ok(())
+}
+
+/// What `--dry-run` shows of each pane: its directory, its exact argv, every variable its program
+/// will get (docs/ARCHITECTURE.md, "Secrets and the environment"), the values of secret-looking
+/// names masked by the one rule of `base::secrets`, the inherited names its rules withhold, and
+/// every setting its member runs with.
+fn print_plans(ctx: &Context, prepared: &Prepared, destination: &Destination) -> Result<()> {
+    let team = prepared.config.name.as_str();
     let pane_env = panes::pane_environment(destination)?;
-    let foreseen: Vec<Foreseen<'_>> = plans
-        .iter()
-        .map(|plan| Foreseen::of(plan, &pane_env))
-        .collect();
+    let panes = prepared.panes.iter().map(|plan| {
+        let settings = prepared
+            .config
+            .member(&plan.name)
+            .map(render::settings)
+            .unwrap_or_default();
+        (Foreseen::of(plan, &pane_env), settings)
+    });
     if ctx.json {
-        let panes: Vec<Value> = foreseen
-            .iter()
-            .map(|pane| {
+        let panes: Vec<Value> = panes
+            .map(|(pane, settings)| {
                 let env: serde_json::Map<String, Value> = pane
                     .vars
                     .iter()
@@ -231,9 +340,10 @@ fn print_plans(
                 json!({
                     "name": pane.plan.name,
                     "argv": pane.plan.argv,
-                    "cwd": pane.plan.cwd,
                     "env": env,
                     "withheld": pane.withheld,
+                    "cwd": pane.plan.cwd,
+                    "settings": render::settings_object(&settings),
                 })
             })
             .collect();
@@ -245,15 +355,21 @@ fn print_plans(
         "environment from {}; values of secret-looking names masked",
         pane_env.source
     ))?;
-    for pane in &foreseen {
+    for (pane, settings) in panes {
         output::line(format!("{}:", pane.plan.name))?;
-        output::line(format!("  cwd  {}", pane.plan.cwd.display()))?;
-        output::line(format!("  argv {}", render::shell_words(&pane.plan.argv)))?;
+        output::line(format!(
+            "  {:<12}  {}",
+            "argv",
+            render::shell_words(&pane.plan.argv)
+        ))?;
         for (name, value) in &pane.vars {
-            output::line(format!("  env  {name}={value}"))?;
+            output::line(format!("  {:<12}  {name}={value}", "env"))?;
         }
         for name in &pane.withheld {
-            output::line(format!("  drop {name}"))?;
+            output::line(format!("  {:<12}  {name}", "drop"))?;
+        }
+        for setting in settings {
+            output::line(format!("  {:<12}  {}", setting.label, setting.text))?;
         }
     }
     Ok(())
@@ -276,7 +392,7 @@ impl<'a> Foreseen<'a> {
             .iter()
             .map(|(name, value)| {
                 let name = name.to_string_lossy().into_owned();
-                let value = secrets::shown(&name, &value.to_string_lossy()).into_owned();
+                let value = render::env_value(&name, &value.to_string_lossy());
                 (name, value)
             })
             .collect();
@@ -293,18 +409,24 @@ impl<'a> Foreseen<'a> {
     }
 }
 
-/// Waits for every member, printing the messages they exchange and each ending; exit 1 unless
-/// all completed, 4 on timeout.
+/// Waits for every member launched, those `swarm spawn` adds meanwhile too, printing the messages
+/// they exchange and each ending; exit 1 unless all completed, 4 on timeout. A team started with
+/// nothing to run is waited for until its first member is spawned, and then until all have ended.
 fn wait_all(
     ctx: &Context,
     team: &Team,
-    names: &[String],
     timeout: Option<Duration>,
     transcript: &mut Follower<'_>,
 ) -> Result<()> {
-    let deadline = timeout.map(|timeout| Instant::now() + timeout);
+    let deadline = timeout.and_then(clock::deadline);
     let mut all_well = true;
-    let left = liveness::follow_endings(team, names, deadline, Some(transcript), |event| {
+    let config = team.load()?;
+    let mut judges = Judges::new(team, &config);
+    let awaited = Awaited::Launched {
+        except: None,
+        first: true,
+    };
+    let left = liveness::follow_endings(team, awaited, deadline, Some(transcript), |event| {
         match event {
             // The ending line below says what the completion notice says.
             Event::Arrived(arrival)
@@ -317,16 +439,24 @@ fn wait_all(
             }
             Event::Arrived(arrival) if ctx.json => output::json_line(&render::json(
                 &arrival.message,
-                &[("event", json!("message")), ("to", json!(arrival.to))],
+                judges.judge(&arrival.to, &arrival.message),
+                &[
+                    ("event", json!("message")),
+                    ("to", json!(arrival.addressee())),
+                ],
             )),
-            Event::Arrived(arrival) => output::line(render::arrival(&arrival.message, &arrival.to)),
+            Event::Arrived(arrival) => output::line(render::arrival(
+                &arrival.message,
+                arrival.addressee(),
+                judges.judge(&arrival.to, &arrival.message),
+            )),
             Event::Ended(member, seen) => {
                 all_well &= liveness::ended_well(seen);
                 if ctx.json {
-                    output::json_line(&json!({
-                        "event": "ended", "name": member.name, "state": seen.label(),
-                        "exitCode": member.exit_code, "notice": member.notice,
-                    }))
+                    output::json_line(&render::event(
+                        "ended",
+                        render::ending(member, seen.label()),
+                    ))
                 } else {
                     output::line(liveness::ending_line(member, seen))
                 }

@@ -1,20 +1,46 @@
-//! `swarm wait NAME`: block until a member ends and print its completion notice.
-//! Exit 0 if it completed, 1 if it failed or was killed, 4 on timeout, 3 for an unknown member.
+//! `swarm wait NAME`: block until a member ends and print its completion notice. `swarm wait
+//! --all`: block until every member launched has ended, printing each notice as it comes.
+//! Exit 0 if every one completed, 1 if one failed, was killed or vanished, 4 on timeout, 3 for an
+//! unknown member.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use clap_complete::engine::ArgValueCandidates;
+
+use crate::base::clock;
 use crate::base::names::Name;
 use crate::cli::args::parse_seconds;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
+use crate::cli::render;
 use crate::error::{Error, ErrorKind, Result};
-use crate::member::liveness;
+use crate::member::liveness::{self, Awaited};
+use crate::policy::Whereabouts;
+
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one document, the member's ending:
+  {"name", "agentId", "state", "exitCode", "reason", "endedAt", "endedAtMs", "notice"}
+"notice" is the task_notification the lead was sent ({"taskId", "status", "exitCode",
+"summary", "outputFile", "durationMs", "timestamp", ...}), or null.
+With --all, one such object per line, as each member ends."#;
 
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The member to wait for
-    #[arg(value_name = "NAME")]
-    pub(crate) name: String,
+    #[arg(
+        value_name = "NAME",
+        required_unless_present = "all",
+        add = ArgValueCandidates::new(complete::members)
+    )]
+    pub(crate) name: Option<String>,
+
+    /// Wait for every member that was launched, and each one spawned meanwhile, until none runs,
+    /// printing each completion notice as it comes. Not for the member this runs in, nor for one
+    /// never started (a lead with no command, a member added by init or join)
+    #[arg(long, conflicts_with = "name")]
+    pub(crate) all: bool,
 
     /// Give up after SECS seconds (exit status 4)
     #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
@@ -22,29 +48,62 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
-    let name = Name::parse("member", &args.name)?;
     let team = ctx.team()?;
     let config = team.load()?;
+    let deadline = args.timeout.and_then(clock::deadline);
+    let limit = args.timeout.unwrap_or_default().as_secs_f64();
+    let Some(name) = args.name.as_deref().filter(|_| !args.all) else {
+        // Waiting for itself would never end.
+        let own = match ctx.whereabouts() {
+            Whereabouts::Pane { team: at, member } if *at == config.name => Some(member.as_str()),
+            _ => None,
+        };
+        let mut all_well = true;
+        let left = liveness::wait_for_endings(
+            &team,
+            Awaited::Launched {
+                except: own,
+                first: false,
+            },
+            deadline,
+            |member, seen| {
+                all_well &= liveness::ended_well(seen);
+                if ctx.json {
+                    output::json_line(&render::ending(member, seen.label()))
+                } else {
+                    output::line(liveness::ending_line(member, seen))
+                }
+            },
+        )?;
+        if !left.is_empty() {
+            return Err(Error::timeout(format!(
+                "still running after {limit}s: {}",
+                left.join(", ")
+            )));
+        }
+        return if all_well {
+            Ok(())
+        } else {
+            Err(Error::silent(ErrorKind::Runtime))
+        };
+    };
+    let name = Name::parse("member", name)?;
     let member = config.require_member(name.as_str())?.clone();
-    let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
     let mut well = false;
     let left = liveness::wait_for_endings(
         &team,
-        std::slice::from_ref(&member.name),
+        Awaited::Named(std::slice::from_ref(&member.name)),
         deadline,
         |member, seen| {
             well = liveness::ended_well(seen);
-            match (&member.notice, ctx.json) {
-                (Some(notice), true) => output::json(notice),
-                (_, true) => output::json(
-                    &serde_json::json!({"taskId": member.agent_id, "state": seen.label()}),
-                ),
-                (_, false) => output::line(liveness::ending_line(member, seen)),
+            if ctx.json {
+                output::json(&render::ending(member, seen.label()))
+            } else {
+                output::line(liveness::ending_line(member, seen))
             }
         },
     )?;
     if !left.is_empty() {
-        let limit = args.timeout.unwrap_or_default().as_secs_f64();
         return Err(Error::timeout(format!(
             "{name} is still running after {limit}s"
         )));

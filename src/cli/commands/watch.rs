@@ -1,21 +1,31 @@
 //! `swarm watch [NAME|--all]`: follow messages as they arrive, until interrupted. It only looks,
 //! unless `--consume` is given for your own inbox.
 
+use clap_complete::engine::ArgValueCandidates;
 use serde_json::json;
 
 use crate::base::names::Name;
+use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
 use crate::error::Result;
+use crate::format::signature::Verdict;
+use crate::member::verify::Judges;
 use crate::policy::{self, Action};
 use crate::store::follow::{Arrival, Follower, Scope};
 use crate::store::watcher::Watcher;
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), one line per message, as `swarm inbox` prints it, "to" first:
+  {"to", "from", "text", "structured", "timestamp", "msg_id", ...}
+"to" is the member whose inbox it reached, or "*" for a broadcast, shown once."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// Whose inbox to follow [default: yours]
-    #[arg(value_name = "NAME", conflicts_with = "all")]
+    #[arg(value_name = "NAME", conflicts_with = "all", add = ArgValueCandidates::new(complete::members))]
     pub(crate) name: Option<String>,
 
     /// Follow every inbox of the team
@@ -36,6 +46,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         (Some(name), false) => Some(Name::parse("member", name)?),
         (None, false) => Some(ctx.member_of(&config)?.name().clone()),
     };
+    if let Some(name) = &target {
+        policy::require_inbox(&config, name.as_str())?;
+    }
     policy::allow(&config, &caller, Action::Read)?;
     if let Some(owner) = target.as_ref().filter(|_| args.consume) {
         policy::allow_own(&config, &caller, Action::Consume, owner.as_str()).map_err(|err| {
@@ -46,9 +59,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     }
     let scope = match &target {
         Some(name) => {
-            let member = config.require_member(name.as_str())?;
-            team.mailbox(&member.name).ensure()?;
-            Scope::One(member.name.clone())
+            let owner = policy::inbox_owner(&config, name.as_str())
+                .ok_or_else(|| config.unknown_member(name.as_str()))?;
+            team.mailbox(owner).ensure()?;
+            Scope::One(owner.to_owned())
         }
         None => Scope::All,
     };
@@ -57,21 +71,29 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let [inboxes, history] = follower.dirs();
     let watcher = Watcher::arm_all(&[&inboxes, &history])?;
     let scope = follower.scope().clone();
+    let mut judges = Judges::new(&team, &config);
     loop {
-        for arrival in follower.arrivals()? {
-            show(ctx, &arrival)?;
-        }
+        // With --consume, each message leaves the inbox only once it is shown.
+        follower.arrivals(|arrival| {
+            let verdict = judges.judge(&arrival.to, &arrival.message);
+            show(ctx, arrival, verdict)
+        })?;
         watcher.wait(None, &|file| scope.covers(file))?;
     }
 }
 
-fn show(ctx: &Context, arrival: &Arrival) -> Result<()> {
+fn show(ctx: &Context, arrival: &Arrival, verdict: Verdict) -> Result<()> {
     if ctx.json {
         output::json_line(&render::json(
             &arrival.message,
-            &[("to", json!(arrival.to))],
+            verdict,
+            &[("to", json!(arrival.addressee()))],
         ))
     } else {
-        output::line(render::arrival(&arrival.message, &arrival.to))
+        output::line(render::arrival(
+            &arrival.message,
+            arrival.addressee(),
+            verdict,
+        ))
     }
 }

@@ -20,7 +20,9 @@ mod signals;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -34,15 +36,18 @@ use crate::error::{Error, Result};
 use crate::format::config::State;
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::settings::Isolation;
+use crate::format::signature::{self, Verdict, VerifyKey};
 use crate::format::structured::{Classified, Structured};
 use crate::launch::environment::{self, ProgramEnv, Started};
+use crate::launch::keys::KEY_VAR;
 use crate::launch::panes::{self, PaneEnvironment};
 use crate::launch::prepare::PanePlan;
 use crate::launch::worktree::{self, Worktree};
-use crate::member::GRACE;
 use crate::member::ending::{self, Ending};
+use crate::member::identity;
 use crate::member::logfile;
 use crate::member::processes::{self, Run};
+use crate::member::{ANNOUNCE_WAIT, GRACE, SWEEP_GRACE};
 use crate::peer::{Incoming, Listener, SOCKET_VAR, Sink};
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
@@ -107,7 +112,8 @@ impl Supervisor {
         }
         let mut signals = Signals::install()?;
         self.off_runtime(Self::capture_output).await;
-        let peer = self.open_peer_socket();
+        // Binding writes the registry entry durably: an fsync, kept off the runtime.
+        let peer = self.off_runtime(Self::open_peer_socket).await;
         let _server = peer.as_ref().map(|listener| {
             let listener = Arc::clone(listener);
             let sink = self.inbox_sink();
@@ -121,14 +127,22 @@ impl Supervisor {
         self.off_runtime(move |this| this.register(queued, recorded.as_deref()))
             .await?;
 
-        if let Some(max) = self.max_concurrent.filter(|_| queued)
-            && let queue::Slot::Interrupted(reason) =
-                queue::wait_for_slot(&self, max, &mut signals).await?
-        {
-            if reason == "hangup" {
-                self.hang_up();
+        if let Some(max) = self.max_concurrent.filter(|_| queued) {
+            match queue::wait_for_slot(&self, max, &mut signals).await {
+                Ok(queue::Slot::Granted) => {}
+                Ok(queue::Slot::Interrupted(reason)) => {
+                    if reason == "hangup" {
+                        self.hang_up();
+                    }
+                    return self.end_unstarted(State::Killed, None, Some(reason)).await;
+                }
+                // Queued, then failed: recorded as an ending, never left `queued` for ever.
+                Err(err) => {
+                    self.report(&err).await;
+                    let reason = format!("{SUPERVISOR_FAILED}: {}", err.message());
+                    return self.end_unstarted(State::Failed, None, Some(reason)).await;
+                }
             }
-            return self.end_unstarted(State::Killed, None, Some(reason)).await;
         }
 
         let own_env = match own_env {
@@ -160,19 +174,41 @@ impl Supervisor {
         };
         let started = Instant::now();
         let pid = child.pid;
+        // From here on the program runs: whatever fails, it is ended and its ending recorded by
+        // the one path below, never left running unsupervised.
+        let mut stopping = Stopping::default();
         let worktree_path = worktree.as_ref().map(|w| w.path.display().to_string());
-        self.off_runtime(move |this| this.record_running(pid, worktree_path))
-            .await?;
-
-        let mut feed = InboxFeed::start(&self).await?;
+        if let Err(err) = self
+            .off_runtime(move |this| this.record_running(pid, worktree_path))
+            .await
+        {
+            self.report(&err).await;
+            stopping.begin(pid, SUPERVISOR_FAILED, Signal::SIGTERM);
+        }
+        let mut feed = match InboxFeed::start(&self).await {
+            Ok(feed) => feed,
+            Err(err) => {
+                self.report(&err).await;
+                stopping.begin(pid, SUPERVISOR_FAILED, Signal::SIGTERM);
+                InboxFeed::none()
+            }
+        };
         let timeout = self
             .member
             .run_timeout_s
             .map(|secs| tokio::time::Instant::now() + Duration::from_secs(secs));
-        let mut stopping = Stopping::default();
         let status = loop {
             tokio::select! {
-                status = child.wait() => break status?,
+                status = child.wait() => match status {
+                    Ok(status) => break status,
+                    // The program's status is lost: make sure it is gone, and say so.
+                    Err(err) => {
+                        self.report(&err).await;
+                        stopping.reason.get_or_insert_with(|| SUPERVISOR_FAILED.to_owned());
+                        process::signal_group(pid, Signal::SIGKILL);
+                        break ExitStatus::from_raw(Signal::SIGKILL as i32);
+                    }
+                },
                 caught = signals.next() => match caught {
                     Caught::Interrupt => { process::signal_group(pid, Signal::SIGINT); }
                     Caught::Child => {
@@ -202,6 +238,9 @@ impl Supervisor {
                 }
                 () = feed.changed() => {
                     if let Some(why) = feed.handle(&self).await {
+                        // The lead asked, and it was approved: an end as asked, unless swarm
+                        // was already ending the program for a reason of its own.
+                        stopping.approved |= stopping.reason.is_none();
                         stopping.begin(pid, &why, Signal::SIGTERM);
                     }
                 }
@@ -217,7 +256,11 @@ impl Supervisor {
         })
         .await;
 
-        let mut ending = Ending::from_status(status, stopping.reason);
+        let mut ending = if stopping.approved {
+            Ending::shut_down(status)
+        } else {
+            Ending::from_status(status, stopping.reason)
+        };
         if let Some(worktree) = worktree {
             ending.worktree = self
                 .off_runtime(move |_| match worktree.finish() {
@@ -235,10 +278,35 @@ impl Supervisor {
     /// Shows the ending in the pane, records it (and so notifies the lead) and lets the pane go.
     async fn conclude(self: &Arc<Self>, ending: Ending, ran: Duration) -> Result<()> {
         self.announce(&ending, ran).await;
-        self.off_runtime(move |this| ending::record(&this.team, &this.name, &ending))
-            .await?;
+        self.record_ending(ending).await?;
         self.hold_pane_while_launching().await;
         Ok(())
+    }
+
+    /// Records the ending, retrying a while when that fails: the lead's inbox may be held by
+    /// another tool, or the disk briefly full, and the notice is how the lead learns the member
+    /// ended. A repeat is safe, since recording is idempotent and re-delivers a notice it lost.
+    async fn record_ending(self: &Arc<Self>, ending: Ending) -> Result<()> {
+        let mut delays = RECORD_RETRY_DELAYS.iter();
+        loop {
+            let ending = ending.clone();
+            match self
+                .off_runtime(move |this| ending::record(&this.team, &this.name, &ending))
+                .await
+            {
+                Ok(_) => return Ok(()),
+                Err(err) => match delays.next() {
+                    Some(delay) => {
+                        tracing::warn!(
+                            "recording how {} ended: {err}; retrying in {delay:?}",
+                            self.name
+                        );
+                        tokio::time::sleep(*delay).await;
+                    }
+                    None => return Err(err),
+                },
+            }
+        }
     }
 
     /// While `up` is still placing the team, the pane stays: it may be all that keeps the team's
@@ -271,11 +339,11 @@ impl Supervisor {
     /// appended to it.
     fn capture_output(&self) {
         if let (Some(tmux), Some(pane)) = (&self.tmux, &self.pane) {
-            let captured =
-                crate::store::durable::create_dir_all(crate::store::durable::parent(&self.log))
-                    .and_then(|()| logfile::create(&self.log))
-                    .and_then(|()| panes::log_writer_argv(&self.log, self.log_max))
-                    .and_then(|writer| tmux.pipe_pane(pane, &writer));
+            let paths = self.team.paths();
+            let captured = crate::store::durable::private_dir(paths.private_root(), &paths.logs())
+                .and_then(|()| logfile::create(&self.log))
+                .and_then(|()| panes::log_writer_argv(&self.log, self.log_max))
+                .and_then(|writer| tmux.pipe_pane(pane, &writer));
             if let Err(err) = captured {
                 tracing::warn!("output of {} is not captured: {err}", self.name);
             }
@@ -299,27 +367,53 @@ impl Supervisor {
     }
 
     /// Stores what arrives on the peer socket in the member's inbox, durably, before the sender
-    /// is acknowledged. Protocol messages stay inside the team and are refused here.
+    /// is acknowledged, under the name of whoever really sent it (docs/ARCHITECTURE.md, "Peers").
+    /// Protocol messages stay inside the team and are refused here. So is a message from the
+    /// lead's side (the person outside every pane, `user`) to a member that verifies the lead's
+    /// messages: it would need a signature the socket cannot add ("Signed lead messages").
     fn inbox_sink(&self) -> Sink {
         let team = self.team.clone();
         let name = self.name.clone();
+        let lead = self.lead.clone();
+        // The key this member was launched with: this process's own environment.
+        let key = std::env::var(KEY_VAR)
+            .ok()
+            .filter(|key| !key.is_empty())
+            .map(|key| VerifyKey::parse(&key).unwrap_or_else(|_| VerifyKey::unusable()));
         Arc::new(move |incoming: &Incoming| {
-            if !matches!(Structured::classify(&incoming.text), Classified::Plain) {
+            let request = &incoming.message;
+            if !matches!(Structured::classify(&request.text), Classified::Plain) {
                 return Err(Error::usage(
                     "protocol messages cannot arrive over a peer socket",
                 ));
             }
-            check_text_size(&incoming.text)?;
-            let summary = incoming
+            check_text_size(&request.text)?;
+            let from = identity::peer_sender(team.home(), incoming.pid, &request.from)?;
+            let summary = request
                 .summary
                 .clone()
-                .unwrap_or_else(|| derive_summary(&incoming.text));
-            let mut message =
-                InboxMessage::new(&incoming.from, &incoming.text, Some(&summary), None);
-            message.set_id(&incoming.msg_id);
+                .unwrap_or_else(|| derive_summary(&request.text));
+            let mut message = InboxMessage::new(&from, &request.text, Some(&summary), None);
+            message.set_id(&request.msg_id);
+            if let Some(key) = &key
+                && signature::speaks_for_lead(&from, &lead)
+            {
+                // Stored only as the entry the lead's side signed, and only if it checks.
+                if let (Some(timestamp), Some(lead_sig)) = (&request.timestamp, &request.lead_sig) {
+                    message.set_field("timestamp", timestamp.clone().into());
+                    message.set_field(signature::FIELD, lead_sig.clone().into());
+                }
+                if let Verdict::Forged(why) = key.check(&message) {
+                    return Err(Error::usage(format!(
+                        "{name} verifies the lead's messages, and this one from {from} does not \
+                         verify: {why}"
+                    ))
+                    .with_hint(format!("`swarm send {name}` signs it")));
+                }
+            }
             team.mailbox(&name).update(|unread| {
                 // A sender that retries after a lost acknowledgement must not duplicate the message.
-                if unread.iter().any(|m| m.id() == incoming.msg_id.as_str()) {
+                if unread.iter().any(|m| m.id() == request.msg_id.as_str()) {
                     return Ok(((), false));
                 }
                 unread.push(message);
@@ -398,6 +492,15 @@ impl Supervisor {
         .vars
     }
 
+    /// Shows in the pane (and so the log) an error the supervisor cannot act on.
+    async fn report(self: &Arc<Self>, err: &Error) {
+        let mut lines = vec![format!("{}: {}", self.name, err.message())];
+        lines.extend(err.hint().map(|hint| format!("hint: {hint}")));
+        tracing::warn!("{}: {err}", self.name);
+        self.off_runtime(move |this| lines.iter().for_each(|line| this.say(line)))
+            .await;
+    }
+
     /// The program could not start: say why in the pane, record it, tell the lead.
     async fn fail_to_start(self: &Arc<Self>, err: Error) -> Result<()> {
         let mut lines = vec![format!("cannot start {}: {}", self.name, err.message())];
@@ -444,7 +547,7 @@ impl Supervisor {
         self.print(line).await;
         let Some(mut watcher) = watcher else { return };
         let file = self.log.file_name().unwrap_or_default().to_owned();
-        let deadline = Instant::now() + Duration::from_secs(2);
+        let deadline = Instant::now() + ANNOUNCE_WAIT;
         let shown = || {
             let marker = Arc::clone(&marker);
             self.off_runtime(move |this| {
@@ -459,10 +562,15 @@ impl Supervisor {
     }
 }
 
+/// Why a program was ended (or never started) because its supervisor failed at its own work.
+const SUPERVISOR_FAILED: &str = "supervisor failed";
+
 /// swarm is ending the program: why, and when its group gets SIGKILL if it has not exited.
 #[derive(Default)]
 struct Stopping {
     reason: Option<String>,
+    /// Ending because a shutdown request was approved on the program's behalf (wrapper).
+    approved: bool,
     kill_at: Option<tokio::time::Instant>,
 }
 
@@ -493,8 +601,13 @@ async fn at(deadline: Option<tokio::time::Instant>) {
     }
 }
 
-/// How long what the program left behind has after SIGTERM, once the program itself has ended.
-const SWEEP_GRACE: Duration = Duration::from_secs(1);
+/// Pauses between attempts to record an ending; each attempt also waits out a held lock.
+const RECORD_RETRY_DELAYS: [Duration; 4] = [
+    Duration::from_secs(1),
+    Duration::from_secs(3),
+    Duration::from_secs(8),
+    Duration::from_secs(15),
+];
 
 fn own_pid() -> i32 {
     i32::try_from(std::process::id()).unwrap_or(0)

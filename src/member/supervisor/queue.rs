@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use crate::base::process;
 use crate::error::{Error, Result};
-use crate::format::config::{Member, State, TeamConfig};
+use crate::format::config::{Member, State};
 use crate::launch::tmux::Tmux;
 use crate::member::processes::{self, Run};
 use crate::store::paths::TeamPaths;
-use crate::store::watcher::AsyncWatcher;
+use crate::store::watcher::{AsyncWatcher, POLL_INTERVAL};
 
 use super::seat::Supervisor;
 use super::signals::{Caught, Signals};
@@ -61,10 +61,16 @@ pub(crate) async fn wait_for_slot(
                 woke = watcher.wait(None, &TeamPaths::is_config), if following => match woke {
                     Ok(_) => break,
                     Err(err) => {
-                        tracing::warn!("{} stopped following config.json: {err}", supervisor.name);
+                        tracing::warn!(
+                            "{} stopped following config.json: {err}; looking every {} ms instead",
+                            supervisor.name,
+                            POLL_INTERVAL.as_millis()
+                        );
                         following = false;
                     }
                 },
+                // Without events a freed slot is still noticed.
+                () = tokio::time::sleep(POLL_INTERVAL), if !following => break,
                 caught = signals.next() => match caught {
                     Caught::Interrupt | Caught::Child => {}
                     Caught::Terminate => return Ok(Slot::Interrupted("signal".into())),
@@ -102,7 +108,7 @@ fn claim(supervisor: &Supervisor, limit: usize) -> Result<Claim> {
             .iter()
             .filter(|m| m.name != lead && waiting(m, panes.as_ref()))
             .count();
-        let me = member(config, index);
+        let me = &mut config.members[index];
         if running < limit && ahead == 0 {
             me.state = Some(State::Starting);
             Ok(Claim::Granted)
@@ -111,10 +117,6 @@ fn claim(supervisor: &Supervisor, limit: usize) -> Result<Claim> {
             Ok(Claim::Waiting { running, ahead })
         }
     })
-}
-
-fn member(config: &mut TeamConfig, index: usize) -> &mut Member {
-    &mut config.members[index]
 }
 
 /// Holds one of the team's slots: its supervisor is alive, or its processes outlived it.

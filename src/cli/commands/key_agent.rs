@@ -1,0 +1,21 @@
+//! `swarm key-agent TEAM LEAD`: the signing agent of a team (docs/ARCHITECTURE.md, "Signed lead
+//! messages"). The lead's side starts it on demand; not run by hand.
+
+use crate::cli::context::Context;
+use crate::error::Result;
+use crate::member::signer::agent;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The team whose keys it holds
+    #[arg(value_name = "TEAM")]
+    pub(crate) team: String,
+
+    /// The team's lead: the only member whose pane it serves
+    #[arg(value_name = "LEAD")]
+    pub(crate) lead: String,
+}
+
+pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
+    agent::serve(&ctx.home, &args.team, &args.lead)
+}

@@ -1,0 +1,99 @@
+//! `swarm type NAME [TEXT|-]`: type keys into a member's pane by hand, as if at its keyboard,
+//! then Enter (`--no-enter` leaves it out). Any bytes are safe: they reach tmux through a buffer
+//! on its stdin, never as an argument it could read as a key name or an option.
+
+use std::io::Read;
+
+use serde_json::json;
+
+use crate::base::names::Name;
+use crate::cli::complete;
+use crate::cli::context::Context;
+use crate::cli::output;
+use crate::error::{Error, Result};
+use crate::format::message::MAX_TEXT_BYTES;
+use crate::launch::tmux::Tmux;
+use crate::policy::{self, Action};
+use clap_complete::engine::ArgValueCandidates;
+
+const JSON: &str = r#"JSON output (--json), one document once the keys are typed: "name", "pane",
+"bytes" (how many were typed) and "enter" (whether Enter followed)."#;
+
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
+pub(crate) struct Args {
+    /// The member whose pane to type into
+    #[arg(value_name = "NAME", add = ArgValueCandidates::new(complete::members))]
+    pub(crate) name: String,
+
+    /// What to type, each character as a key; a newline is Enter. '-' or nothing reads the bytes
+    /// from stdin, control characters included
+    #[arg(value_name = "TEXT", allow_hyphen_values = true)]
+    pub(crate) text: Option<String>,
+
+    /// Type the text without pressing Enter after it
+    #[arg(long)]
+    pub(crate) no_enter: bool,
+}
+
+pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
+    let name = Name::parse("member", &args.name)?;
+    let team = ctx.team()?;
+    let config = team.load()?;
+    policy::allow(&config, &ctx.caller(&config)?, Action::Type)?;
+    let member = config.require_member(name.as_str())?;
+    let keys = match args.text {
+        None => read_stdin()?,
+        Some(text) if text == "-" => read_stdin()?,
+        Some(text) => text.into_bytes(),
+    };
+    let gone = || {
+        Error::not_found(format!(
+            "{} has no pane to type into in team {}",
+            member.name, config.name
+        ))
+    };
+    let (Some(placement), false) = (&config.tmux, member.tmux_pane_id.is_empty()) else {
+        return Err(gone().with_hint(format!(
+            "only a member that runs a program has a pane; `swarm send {}` reaches its inbox",
+            member.name
+        )));
+    };
+    let pane = member.tmux_pane_id.as_str();
+    let tmux = Tmux::at(&placement.socket);
+    // The pane must still be this member's: tmux may have given its id to another pane since.
+    if tmux.member_in(pane)?.as_deref() != Some(member.name.as_str()) {
+        return Err(gone().with_hint(format!(
+            "{}'s pane {pane} is gone; `swarm status` shows who still runs",
+            member.name
+        )));
+    }
+    let buffer = format!("swarm-type-{}", std::process::id());
+    tmux.type_keys(pane, &buffer, &keys, !args.no_enter)?;
+    if ctx.json {
+        return output::json(&json!({
+            "name": member.name,
+            "pane": pane,
+            "bytes": keys.len(),
+            "enter": !args.no_enter,
+        }));
+    }
+    Ok(())
+}
+
+/// The keys on stdin, as bytes: at most the size of a message.
+fn read_stdin() -> Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_TEXT_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| Error::os("read the keys from stdin", err))?;
+    if bytes.len() > MAX_TEXT_BYTES {
+        return Err(Error::usage(format!(
+            "the keys on stdin are over the limit of {MAX_TEXT_BYTES} bytes (1 MiB)"
+        ))
+        .with_hint("`swarm send` a file's path instead"));
+    }
+    Ok(bytes)
+}

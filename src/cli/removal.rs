@@ -1,0 +1,147 @@
+//! Removing teams, for `rm`, `prune` and `down --rm`: the `--archive` option they share, the
+//! removal itself (`member/remove.rs`) and how it is reported.
+
+use std::path::Path;
+
+use serde_json::Map;
+
+use crate::base::clock;
+use crate::cli::context::Context;
+use crate::cli::{output, render};
+use crate::error::{Error, Result};
+use crate::member::down::Report;
+use crate::member::remove::{self, Removal};
+use crate::store::archive;
+use crate::store::paths::ArchiveFormat;
+use crate::store::team::Team;
+
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub(crate) struct ArchiveArgs {
+    /// Archive the team into <home>/archive before it is removed: <team>-<time>.tar.zst, or with
+    /// --archive=dir the team's folder itself, moved to <team>-<time>/
+    ///
+    /// The archive is complete and on disk before anything is deleted; if it cannot be made, the
+    /// team is left as it was. Either holds the team's folder as it was under <home>/teams: a
+    /// tarball unpacks to <team>/.
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "tar.zst"
+    )]
+    pub(crate) archive: Option<ArchiveChoice>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ArchiveChoice {
+    /// One file, <team>-<time>.tar.zst: a tar archive compressed with zstd
+    #[value(name = "tar.zst")]
+    TarZst,
+    /// The team's folder, moved to <team>-<time>/
+    Dir,
+}
+
+impl ArchiveArgs {
+    pub(crate) fn format(self) -> Option<ArchiveFormat> {
+        self.archive.map(|choice| match choice {
+            ArchiveChoice::TarZst => ArchiveFormat::TarZst,
+            ArchiveChoice::Dir => ArchiveFormat::Folder,
+        })
+    }
+
+    /// Checks, before anything is done to a team, that its archive can be made where it goes.
+    pub(crate) fn prepare(self, ctx: &Context) -> Result<()> {
+        if self.archive.is_some() {
+            archive::prepare(&ctx.home)?;
+        }
+        Ok(())
+    }
+}
+
+/// Removes `team`, archived as asked, and says so; a team that still runs is refused (exit 2)
+/// with `hint`.
+pub(crate) fn remove(ctx: &Context, team: &Team, archive: ArchiveArgs, hint: &str) -> Result<()> {
+    match remove::remove(team, archive.format())? {
+        Removal::Running(live) => Err(still_running(team.name(), &live).with_hint(hint)),
+        Removal::Starting(holder) => Err(starting(team.name(), holder)),
+        Removal::Removed(archived) => report(ctx, team.name(), archived.as_deref(), None),
+    }
+}
+
+/// What becomes of each member while `down`, `down --rm` or `rm --force` takes a team down: a
+/// line, or with `--json` an event: `ended` and `stopped` with the member's ending, `warning` for a
+/// teammate that could not be asked to shut down.
+pub(crate) fn report_down(ctx: &Context, report: Report<'_>) -> Result<()> {
+    if !ctx.json {
+        return output::line(report.line());
+    }
+    let event = match report {
+        Report::NotAsked { name, .. } => {
+            let mut fields = Map::new();
+            fields.insert("name".to_owned(), name.into());
+            fields.insert("message".to_owned(), report.line().into());
+            render::event("warning", fields)
+        }
+        Report::Ended(member, seen) => render::event("ended", render::ending(member, seen.label())),
+        Report::Stopped(member, state) => render::event("stopped", render::ending(member, state)),
+    };
+    output::json_line(&event)
+}
+
+/// Refuses to remove a team that still runs, naming what runs.
+pub(crate) fn still_running(team: &str, live: &[String]) -> Error {
+    Error::usage(format!(
+        "team {team} is still running ({}); `swarm rm --force {team}` stops it first",
+        live.join(", ")
+    ))
+}
+
+/// Refuses to remove a team that a `swarm up` is starting.
+pub(crate) fn starting(team: &str, holder: Option<String>) -> Error {
+    Error::usage(format!(
+        "team {team} is being started by `swarm up`{}; it is not removed",
+        holder
+            .map(|pid| format!(" (pid {pid})"))
+            .unwrap_or_default()
+    ))
+    .with_hint(format!("stop it with `swarm down --rm {team}`"))
+}
+
+/// A team taken down from inside its lead's program: the lead is spared, and so is its team.
+pub(crate) fn lead_runs_this(team: &str) -> Error {
+    Error::usage(format!(
+        "team {team} is down but for its lead, which runs this command; it is not removed"
+    ))
+    .with_hint(format!("run `swarm rm {team}` once the lead has exited"))
+}
+
+/// One line (or JSON object) for a team removed; `ended` says when it had ended (epoch ms), for
+/// `prune`.
+pub(crate) fn report(
+    ctx: &Context,
+    team: &str,
+    archived: Option<&Path>,
+    ended: Option<u64>,
+) -> Result<()> {
+    if ctx.json {
+        let mut fields = Map::new();
+        fields.insert("team".to_owned(), team.into());
+        fields.insert("archive".to_owned(), render::to_value(archived));
+        if ended.is_some() {
+            render::put_time(&mut fields, "endedAt", ended);
+        }
+        return output::json_line(&render::event("removed", fields));
+    }
+    let ended = ended
+        .map(|at| format!(" (ended {})", clock::ago(at, clock::now_ms())))
+        .unwrap_or_default();
+    output::line(match archived {
+        None => format!("removed team {team}{ended}"),
+        Some(path) if path.is_dir() => format!("moved team {team} to {}{ended}", path.display()),
+        Some(path) => format!(
+            "archived team {team} to {} and removed it{ended}",
+            path.display()
+        ),
+    })
+}

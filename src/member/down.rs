@@ -1,0 +1,152 @@
+//! Taking a whole team down (docs/ARCHITECTURE.md, "Ending and stopping"): every live teammate is
+//! asked to shut down; those that have not ended by the timeout are stopped, the lead last; then
+//! whatever any member still runs is ended and the remaining panes are killed. `down`, `down --rm`
+//! and `rm --force` all end a team this one way.
+
+use std::time::Duration;
+
+use crate::base::clock;
+use crate::error::Result;
+use crate::format::config::Member;
+use crate::format::structured::{ShutdownRequest, Structured, shutdown_request_id};
+use crate::launch::tmux::Tmux;
+use crate::member::GRACE;
+use crate::member::ending;
+use crate::member::liveness::{self, Awaited, Observed, Seen};
+use crate::member::processes::{self, Run};
+use crate::member::seal;
+use crate::member::stop;
+use crate::policy::Caller;
+use crate::store::team::Team;
+
+/// How a team is taken down.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Down {
+    /// How long teammates get to answer a shutdown request and exit before they are stopped.
+    pub(crate) timeout: Duration,
+    /// Skip the shutdown requests and stop everyone at once.
+    pub(crate) force: bool,
+}
+
+/// What became of a team taken down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Nothing of the team runs any more.
+    Down,
+    /// Run from inside the lead's process tree: everything but the lead was ended; the lead ends
+    /// when its program exits.
+    LeadSpared,
+}
+
+/// What happens to each member while a team is taken down, as it happens.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Report<'a> {
+    /// A teammate could not be asked to shut down (its request could not be signed); it is
+    /// stopped with the rest.
+    NotAsked { name: &'a str, why: &'a str },
+    /// A member asked to shut down has ended (or vanished).
+    Ended(&'a Member, Seen),
+    /// A member was stopped: its record once stopped, and its final state.
+    Stopped(&'a Member, &'a str),
+}
+
+impl Report<'_> {
+    /// One line for people.
+    pub(crate) fn line(&self) -> String {
+        match self {
+            Self::NotAsked { name, why } => format!("cannot ask {name} to shut down: {why}"),
+            Self::Ended(member, seen) => liveness::ending_line(member, *seen),
+            Self::Stopped(member, state) => format!("{} stopped: {state}", member.name),
+        }
+    }
+}
+
+/// Takes `team` down, reporting what becomes of each member through `report`. The caller has
+/// already been allowed to (`policy::Action::Down`).
+pub(crate) fn down(
+    team: &Team,
+    how: Down,
+    mut report: impl FnMut(Report<'_>) -> Result<()>,
+) -> Result<Outcome> {
+    let observed = Observed::take(team)?;
+    let config = &observed.config;
+    let lead = config.lead_name().to_owned();
+    let lead_caller = Caller::member(config, &lead)?;
+    let live: Vec<String> = observed.live().map(str::to_owned).collect();
+    // Run from the lead's own program, stopping the lead would stop this command too: the lead
+    // ends when its program exits.
+    let lead_run: Vec<Run> = config.member(&lead).and_then(Run::of).into_iter().collect();
+    let caller_is_lead =
+        processes::owner_of(i32::try_from(std::process::id()).unwrap_or(0), &lead_run).is_some();
+    let teammates: Vec<String> = live.iter().filter(|n| **n != lead).cloned().collect();
+
+    if !how.force && !teammates.is_empty() {
+        let mut asked = Vec::new();
+        for name in &teammates {
+            let request = Structured::ShutdownRequest(ShutdownRequest {
+                request_id: shutdown_request_id(clock::now_ms(), name),
+                from: lead.clone(),
+                reason: Some("the team is shutting down".to_owned()),
+                timestamp: clock::timestamp_now(),
+            });
+            // A teammate that cannot be asked (its request cannot be signed: the signing agent
+            // is gone) is stopped with the rest below.
+            match seal::request(team, config, &lead_caller, name, &request) {
+                Ok(_) => asked.push(name.clone()),
+                Err(err) => report(Report::NotAsked {
+                    name,
+                    why: err.message(),
+                })?,
+            }
+        }
+        let deadline = clock::deadline(how.timeout);
+        liveness::wait_for_endings(team, Awaited::Named(&asked), deadline, |member, seen| {
+            report(Report::Ended(member, seen))
+        })?;
+    }
+
+    let mut remaining: Vec<String> = Observed::take(team)?
+        .live()
+        .filter(|name| *name != lead)
+        .map(str::to_owned)
+        .collect();
+    if !caller_is_lead && live.contains(&lead) {
+        remaining.push(lead.clone());
+    }
+    let stopped = stop::stop(team, &remaining, ending::SHUTDOWN)?;
+    if !stopped.is_empty() {
+        let config = team.load()?;
+        for (name, state) in &stopped {
+            if let Some(member) = config.member(name) {
+                report(Report::Stopped(member, state))?;
+            }
+        }
+    }
+    // Nothing any member started outlives the team, whatever became of its supervisor.
+    let runs: Vec<Run> = team
+        .load()?
+        .members
+        .iter()
+        .filter(|m| !(caller_is_lead && m.name == lead))
+        .filter_map(Run::of)
+        .collect();
+    processes::end(&runs, GRACE);
+    // Panes of members that ended on their own close with their supervisors; any left go now.
+    let config = team.load()?;
+    if let Some(placement) = &config.tmux {
+        let tmux = Tmux::at(&placement.socket);
+        for member in &config.members {
+            if member.name == lead && caller_is_lead {
+                continue;
+            }
+            if !member.tmux_pane_id.is_empty() {
+                tmux.kill_pane(&member.tmux_pane_id)?;
+            }
+        }
+    }
+    Ok(if caller_is_lead {
+        Outcome::LeadSpared
+    } else {
+        Outcome::Down
+    })
+}

@@ -1,0 +1,187 @@
+//! The lead's side's keys and signatures (docs/ARCHITECTURE.md, "Signed lead messages"): a key
+//! pair for each teammate at launch, and the one way a message goes into a member's inbox from
+//! the commands. A message from the lead, `user` or `system` to a member that verifies the lead's
+//! messages is signed by the team's signing agent on the way, or not written at all. Every such
+//! write goes through here: plain messages and broadcasts, prompts, shutdown requests (`down`'s
+//! too), plan answers, task assignments.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::base::clock;
+use crate::base::text::derive_summary;
+use crate::error::Result;
+use crate::format::config::{Member, TeamConfig};
+use crate::format::message::{InboxMessage, check_text_size};
+use crate::format::signature::{self, FIELD};
+use crate::format::structured::Structured;
+use crate::launch::keys;
+use crate::member::signer;
+use crate::peer::{self, Request};
+use crate::policy::{Caller, PERSON};
+use crate::protocol::exchange;
+use crate::store::paths::Home;
+use crate::store::team::Team;
+
+/// A new key pair for teammate `member` of `team` (led by `lead`), made now, at its launch: the
+/// team's signing agent keeps the private key; the public one is returned, for
+/// [`keys::apply`]. Fails when no key pair can be made: a teammate is never launched without one.
+pub(crate) fn make_key(home: &Home, team: &str, lead: &str, member: &str) -> Result<String> {
+    // Claude Code refuses entries older than this less 2 minutes: the moment of launch.
+    signer::create_key(home, team, lead, member, clock::now_ms())
+}
+
+/// Gives teammate `member` a new key pair ([`make_key`]): its public key goes into its argv,
+/// `env` and config.json's copy.
+pub(crate) fn give_key(
+    home: &Home,
+    team: &str,
+    lead: &str,
+    member: &mut Member,
+    env: &mut BTreeMap<String, String>,
+) -> Result<()> {
+    let key = make_key(home, team, lead, &member.name)?;
+    keys::apply(member, env, &key);
+    Ok(())
+}
+
+/// Signs `message` for member `to` if it must be: it speaks for the lead and `to` has a key.
+/// Fails when it must be signed and cannot be (the agent is gone, or holds no key for `to`).
+pub(crate) fn seal(
+    team: &Team,
+    config: &TeamConfig,
+    to: &str,
+    message: &mut InboxMessage,
+) -> Result<()> {
+    let Some(key) = config.member(to).and_then(|m| m.lead_verify_key.as_deref()) else {
+        return Ok(());
+    };
+    let lead = config.lead_name();
+    if !signature::speaks_for_lead(message.from(), lead) {
+        return Ok(());
+    }
+    let lead_sig = signer::sign(team.home(), team.name(), lead, to, key, message)?;
+    message.set_field(FIELD, lead_sig.into());
+    Ok(())
+}
+
+/// Signs a message for a member's peer socket at `socket` if it must be: it is from the lead's
+/// side and that member verifies the lead's messages. The member's supervisor stores it as this
+/// same entry (its id, time, sender, text and summary), and only if the signature checks.
+pub(crate) fn seal_peer_request(home: &Home, socket: &Path, request: &mut Request) -> Result<()> {
+    let peers = peer::live_peers(home)?;
+    let same = |path: &Path| {
+        path == socket
+            || std::fs::canonicalize(path)
+                .is_ok_and(|a| std::fs::canonicalize(socket).is_ok_and(|b| a == b))
+    };
+    let Some((team, member)) = peers
+        .iter()
+        .find(|p| same(&p.socket))
+        .and_then(|p| Some((p.team.as_deref()?, p.agent.as_deref()?)))
+    else {
+        return Ok(());
+    };
+    let team = Team::open(home, team)?;
+    let config = team.load()?;
+    let summary = request
+        .summary
+        .clone()
+        .unwrap_or_else(|| derive_summary(&request.text));
+    let mut message = InboxMessage::new(&request.from, &request.text, Some(&summary), None);
+    message.set_id(&request.msg_id);
+    seal(&team, &config, member, &mut message)?;
+    if let Some(lead_sig) = message.fields().get(FIELD).and_then(Value::as_str) {
+        request.summary = Some(summary);
+        request.timestamp = Some(message.timestamp().to_owned());
+        request.lead_sig = Some(lead_sig.to_owned());
+    }
+    Ok(())
+}
+
+/// Appends `message` to `to`'s inbox, signed if it must be; what was written.
+fn post(
+    team: &Team,
+    config: &TeamConfig,
+    to: &str,
+    message: &InboxMessage,
+) -> Result<InboxMessage> {
+    let mut message = message.clone();
+    seal(team, config, to, &mut message)?;
+    team.mailbox(to).append(std::slice::from_ref(&message))?;
+    Ok(message)
+}
+
+/// Sends a plain message from `from` (a member, the lead's side, or `user`) to member `to`,
+/// signed if it must be: a notice swarm writes on the sender's behalf.
+pub(crate) fn tell(
+    team: &Team,
+    config: &TeamConfig,
+    from: &str,
+    to: &str,
+    text: &str,
+) -> Result<InboxMessage> {
+    check_text_size(text)?;
+    let color = config.member(from).and_then(|m| m.color.clone());
+    let message = InboxMessage::new(from, text, Some(&derive_summary(text)), color.as_deref());
+    post(team, config, to, &message)
+}
+
+/// Sends protocol message `message` from `caller` to `to` under every protocol rule
+/// ([`exchange::envelope`]), signed if it must be.
+pub(crate) fn request(
+    team: &Team,
+    config: &TeamConfig,
+    caller: &Caller,
+    to: &str,
+    message: &Structured,
+) -> Result<InboxMessage> {
+    let envelope = exchange::envelope(team, config, caller, to, message)?;
+    post(team, config, to, &envelope)
+}
+
+/// Writes the team `launch/prepare.rs` made, with an inbox for each member and for `user`, and
+/// queues each member's prompt as its first message, from the lead (`init`, `up`). `replace` rewrites an existing team's config; inboxes,
+/// history and logs are kept.
+pub(crate) fn create(home: &Home, config: &TeamConfig, replace: bool) -> Result<Team> {
+    let team = Team::create(home, config, replace)?;
+    // The person at the keyboard has an inbox in every team, for replies to `user`.
+    team.mailbox(PERSON).ensure()?;
+    for member in &config.members {
+        if let Some(prompt) = &member.prompt {
+            deliver_prompt(&team, config, &member.name, prompt)?;
+        }
+    }
+    Ok(team)
+}
+
+/// Queues a prompt from the lead, signed for a member that verifies the lead's messages, unless
+/// the same prompt is already waiting unread (an `init` before `up`). A member with a key gets it
+/// signed with its new key, in place of any copy it could not verify. Returns the `msg_id` of the
+/// message it queued, if it queued one.
+pub(crate) fn deliver_prompt(
+    team: &Team,
+    config: &TeamConfig,
+    member: &str,
+    prompt: &str,
+) -> Result<Option<String>> {
+    check_text_size(prompt)?;
+    let lead = config.lead_name();
+    let summary = derive_summary(prompt);
+    let mut message = InboxMessage::new(lead, prompt, Some(&summary), None);
+    seal(team, config, member, &mut message)?;
+    let keyed = message.fields().contains_key(FIELD);
+    let id = message.id().into_owned();
+    team.mailbox(member).update(|unread| {
+        let same = |m: &InboxMessage| m.from() == lead && m.text() == prompt;
+        if keyed {
+            unread.retain(|m| !same(m));
+        } else if unread.iter().any(same) {
+            return Ok((None, false));
+        }
+        unread.push(message);
+        Ok((Some(id), true))
+    })
+}

@@ -1,0 +1,267 @@
+//! The signing agent of a team (docs/ARCHITECTURE.md, "Signed lead messages"): one process per
+//! team that holds each keyed teammate's private key in its memory and nowhere else, and signs
+//! the lead's side's messages with it. `mod.rs` is its clients' side.
+//!
+//! - It is made non-dumpable (`PR_SET_DUMPABLE` 0): processes of the same uid can neither ptrace
+//!   it nor read its memory through `/proc/<pid>/mem`; only root can. It runs in a session of its
+//!   own, with a clean environment.
+//! - It serves a 0600 socket in the private runtime directory, and answers only connections whose
+//!   `SO_PEERCRED` uid is ours and whose pid runs outside every pane, or in the pane of the
+//!   team's lead ("Identity"), the lead it was started for.
+//! - It signs only messages from the lead, `user` or `system`, for a teammate whose public key
+//!   the caller names; it is no general signing oracle.
+//! - It forgets a key once config.json no longer records it (the member was launched again, or
+//!   removed), and exits when none of the members it holds keys for has been live for a minute,
+//!   at once when its socket is removed, and once its newest key is a minute old when its team
+//!   is gone. Its keys go with it: see "Signed lead messages" for what the lead's side does then.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use super::{Answer, Ask, MAX_LINE, PATIENCE, lock_path, socket_path};
+use crate::error::{Error, ErrorKind, Result};
+use crate::format::message::InboxMessage;
+use crate::format::signature::{KeyPair, speaks_for_lead};
+use crate::member::identity;
+use crate::member::liveness::Observed;
+use crate::policy::{self, Action, Role, Whereabouts};
+use crate::store::paths::Home;
+use crate::store::team::Team;
+
+/// How long a key is kept whatever config.json says (a member still being written or placed),
+/// and how long the agent lives on with no live member to sign for.
+const GRACE: Duration = Duration::from_secs(60);
+
+/// How often the agent looks at its team.
+const SWEEP: Duration = Duration::from_secs(5);
+
+struct Held {
+    pair: KeyPair,
+    made: Instant,
+}
+
+/// Keys by member name.
+type Keys = Arc<Mutex<HashMap<String, Held>>>;
+
+/// What the agent serves: its home, its team, and the lead it was started for.
+#[derive(Clone)]
+struct Served {
+    home: Home,
+    team: String,
+    lead: String,
+}
+
+/// Runs the agent of `team` until it is no longer needed. Returns at once when another agent
+/// already serves the team.
+pub(crate) fn serve(home: &Home, team: &str, lead: &str) -> Result<()> {
+    nix::sys::prctl::set_dumpable(false).map_err(|err| {
+        Error::runtime(format!(
+            "the signing agent cannot keep its memory from other processes: {err}"
+        ))
+    })?;
+    // Its own session: no terminal's hang-up or Ctrl-C reaches it.
+    let _ = nix::unistd::setsid();
+    // The socket and lock file are born private.
+    nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o077));
+    let lock_path = lock_path(home, team)?;
+    let lock = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(&lock_path)
+        .map_err(|err| Error::io("open", &lock_path, err))?;
+    if lock.try_lock().is_err() {
+        // Another agent serves this team; clients talk to it.
+        return Ok(());
+    }
+    let socket = socket_path(home, team)?;
+    // Whatever is there was left by an agent that no longer holds the lock.
+    let _ = fs::remove_file(&socket);
+    let listener =
+        UnixListener::bind(&socket).map_err(|err| Error::io("listen on", &socket, err))?;
+    fs::set_permissions(&socket, fs::Permissions::from_mode(0o600))
+        .map_err(|err| Error::io("restrict", &socket, err))?;
+    let inode = fs::symlink_metadata(&socket)
+        .map_err(|err| Error::io("inspect", &socket, err))?
+        .ino();
+
+    let served = Served {
+        home: home.clone(),
+        team: team.to_owned(),
+        lead: lead.to_owned(),
+    };
+    let keys: Keys = Arc::default();
+    {
+        let (served, keys, socket) = (served.clone(), Arc::clone(&keys), socket.clone());
+        std::thread::spawn(move || sweep(&served, &keys, &socket, inode));
+    }
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else { continue };
+        let (served, keys) = (served.clone(), Arc::clone(&keys));
+        std::thread::spawn(move || {
+            let _ = stream.set_read_timeout(Some(PATIENCE));
+            let _ = stream.set_write_timeout(Some(PATIENCE));
+            let answer = answer(&served, &keys, &stream).unwrap_or_else(|err| Answer {
+                ok: false,
+                value: None,
+                error: Some(err.message().to_owned()),
+            });
+            let mut line = serde_json::to_vec(&answer).unwrap_or_default();
+            line.push(b'\n');
+            let _ = (&stream).write_all(&line);
+        });
+    }
+    drop(lock);
+    Ok(())
+}
+
+/// Forgets keys config.json no longer records, and ends the agent when it is no longer needed.
+fn sweep(served: &Served, keys: &Keys, socket: &Path, inode: u64) {
+    let mut needed_at = Instant::now();
+    loop {
+        std::thread::sleep(SWEEP);
+        // Holding the keys' lock: no request is answered between a decision to leave and the exit.
+        let mut held = keys.lock().unwrap_or_else(PoisonError::into_inner);
+        let ours = fs::symlink_metadata(socket).is_ok_and(|meta| meta.ino() == inode);
+        if !ours {
+            // Removed (the runtime directory with it), or replaced: nobody can reach this agent.
+            std::process::exit(0);
+        }
+        let observed =
+            Team::open(&served.home, &served.team).and_then(|team| Observed::take(&team));
+        let observed = match observed {
+            Ok(observed) => Some(observed),
+            Err(err) if err.kind() == ErrorKind::NotFound => None,
+            // Cannot look now (a lock held long): keep everything, look again.
+            Err(_) => {
+                needed_at = Instant::now();
+                continue;
+            }
+        };
+        held.retain(|member, held| {
+            held.made.elapsed() < GRACE
+                || observed.as_ref().is_some_and(|observed| {
+                    observed
+                        .config
+                        .member(member)
+                        .and_then(|m| m.lead_verify_key.as_deref())
+                        == Some(held.pair.public().encode().as_str())
+                })
+        });
+        let fresh = held.values().any(|held| held.made.elapsed() < GRACE);
+        if observed.is_none() && !fresh {
+            // The team is gone (a key younger than that may be for a team still being written).
+            let _ = fs::remove_file(socket);
+            std::process::exit(0);
+        }
+        let live = observed
+            .as_ref()
+            .is_some_and(|observed| observed.live().any(|name| held.contains_key(name)));
+        if live || fresh {
+            needed_at = Instant::now();
+        } else if needed_at.elapsed() >= GRACE {
+            let _ = fs::remove_file(socket);
+            std::process::exit(0);
+        }
+    }
+}
+
+fn answer(served: &Served, keys: &Keys, stream: &UnixStream) -> Result<Answer> {
+    let cred = nix::sys::socket::getsockopt(stream, nix::sys::socket::sockopt::PeerCredentials)
+        .map_err(|err| Error::runtime(format!("cannot tell who is asking: {err}")))?;
+    if cred.uid() != nix::unistd::getuid().as_raw() {
+        return Err(Error::usage("only this user's processes may ask"));
+    }
+    // Read before any refusal, so the caller's line is not reset away with the answer.
+    let mut line = String::new();
+    BufReader::new(stream)
+        .take(MAX_LINE)
+        .read_line(&mut line)
+        .map_err(|err| Error::runtime(format!("read failed: {err}")))?;
+    authorize(served, cred.pid())?;
+    let ask: Ask = serde_json::from_str(line.trim())
+        .map_err(|err| Error::usage(format!("invalid request: {err}")))?;
+    if ask.team() != served.team {
+        return Err(Error::usage(format!(
+            "this agent serves team {}, not {}",
+            served.team,
+            ask.team()
+        )));
+    }
+    let value = match ask {
+        Ask::Create {
+            member, since_ms, ..
+        } => {
+            let pair = KeyPair::generate(since_ms);
+            let public = pair.public().encode();
+            let held = Held {
+                pair,
+                made: Instant::now(),
+            };
+            keys.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(member, held);
+            public
+        }
+        Ask::Sign {
+            member,
+            key,
+            message,
+            ..
+        } => {
+            let message = InboxMessage::from_value(message)
+                .map_err(|_| Error::usage("the message is not an inbox message"))?;
+            if !speaks_for_lead(message.from(), &served.lead) {
+                return Err(Error::usage(format!(
+                    "only the lead's side's messages are signed; this one is from {}",
+                    message.from()
+                )));
+            }
+            let held = keys.lock().unwrap_or_else(PoisonError::into_inner);
+            let held = held
+                .get(&member)
+                .filter(|held| held.pair.public().encode() == key)
+                .ok_or_else(|| {
+                    Error::runtime(format!(
+                        "the signing agent holds no key for {member} of team {}: it was \
+                         restarted since {member} was launched",
+                        served.team
+                    ))
+                })?;
+            held.pair.sign(&message)
+        }
+    };
+    Ok(Answer {
+        ok: true,
+        value: Some(value),
+        error: None,
+    })
+}
+
+/// Whether process `pid` may use the team's keys, by the policy's `Sign` rule: from outside
+/// every pane, or from the pane of the lead the agent was started for. The lead is the one the
+/// agent was started for, so a teammate that edits config.json cannot make itself the lead here.
+fn authorize(served: &Served, pid: i32) -> Result<()> {
+    let whereabouts = identity::whereabouts(&served.home, pid);
+    if policy::permits(
+        Role::of(&whereabouts, &served.team, &served.lead),
+        Action::Sign,
+    ) {
+        return Ok(());
+    }
+    let from = match whereabouts {
+        Whereabouts::Pane { team, member } => format!("{member}'s pane of team {team}"),
+        Whereabouts::Outside => "outside every pane".to_owned(),
+    };
+    Err(Error::usage(format!(
+        "the signing agent serves only the lead's side; this request comes from {from}"
+    )))
+}

@@ -1,0 +1,671 @@
+//! A team's task list in Claude Code's layout (docs/ARCHITECTURE.md, "Task list"): one file per
+//! task, the list lock for what reads or creates across tasks, a per-task lock for each change.
+//!
+//! Every change goes through [`TaskList::edit`]: the list lock when asked (always to create a
+//! task), then the lock of each task it changes, in ascending id order; each lock is swarm's flock
+//! then Claude Code's proper-lockfile directory (`store/lock.rs`, the same as an inbox's). Tasks
+//! are re-read under their locks, changed, and replaced atomically and durably; a new task is
+//! created exclusively. A file that is no task is moved aside (`<id>.json.corrupt-<ms>`) and
+//! reported, never dropped.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::base::clock;
+use crate::error::{Error, Result};
+use crate::format::task::{Status, Task};
+use crate::store::durable::{self, atomic_write, create_exclusive, private_dir};
+use crate::store::lock::FileLock;
+use crate::store::paths::{Home, TaskListPaths, parse_task_id};
+
+/// Why a claim is refused, in Claude Code's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    NotFound,
+    AlreadyClaimed { owner: String },
+    AlreadyResolved,
+    Blocked { by: Vec<u64> },
+    Busy { owns: Vec<u64> },
+}
+
+impl Refusal {
+    pub(crate) fn word(&self) -> &'static str {
+        match self {
+            Self::NotFound => "task_not_found",
+            Self::AlreadyClaimed { .. } => "already_claimed",
+            Self::AlreadyResolved => "already_resolved",
+            Self::Blocked { .. } => "blocked",
+            Self::Busy { .. } => "busy",
+        }
+    }
+
+    /// The refusal as an error: exit status 3 for a task that does not exist, else 2, with the
+    /// word as its reason.
+    pub(crate) fn error(&self, id: u64) -> Error {
+        let word = self.word();
+        let list = |ids: &[u64]| {
+            ids.iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let error = match self {
+            Self::NotFound => Error::not_found(format!("{word}: there is no task {id}"))
+                .with_hint("`swarm task list` shows the tasks"),
+            Self::AlreadyClaimed { owner } => {
+                Error::usage(format!("{word}: task {id} is owned by {owner}"))
+            }
+            Self::AlreadyResolved => Error::usage(format!("{word}: task {id} is completed")),
+            Self::Blocked { by } => Error::usage(format!(
+                "{word}: task {id} waits for task {} to be completed",
+                list(by)
+            )),
+            Self::Busy { owns } => Error::usage(format!(
+                "{word}: you already own open task {}; finish or release it first",
+                list(owns)
+            )),
+        };
+        error.with_reason(word)
+    }
+}
+
+/// Every task of a list as read without its locks, and the files that were no task.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Board {
+    pub(crate) tasks: BTreeMap<u64, Task>,
+    pub(crate) unreadable: BTreeSet<u64>,
+    high_water_mark: u64,
+}
+
+impl Board {
+    /// The open tasks (not completed) among `task`'s blockers that exist.
+    pub(crate) fn open_blockers(&self, task: &Task) -> Vec<u64> {
+        task.blocked_by()
+            .into_iter()
+            .filter(|id| self.tasks.get(id).is_some_and(Task::is_open))
+            .collect()
+    }
+
+    /// Whether anyone may claim `task` now: pending, no owner, no open blocker, not internal.
+    pub(crate) fn available(&self, task: &Task) -> bool {
+        task.status() == Status::Pending
+            && task.owner().is_none()
+            && !task.is_internal()
+            && self.open_blockers(task).is_empty()
+    }
+
+    /// Whether `claimer` may take `task`, and if not, why (Claude Code's rules).
+    pub(crate) fn claim_refusal(&self, task: &Task, claimer: &str) -> Option<Refusal> {
+        if let Some(owner) = task.owner().filter(|owner| *owner != claimer) {
+            return Some(Refusal::AlreadyClaimed {
+                owner: owner.to_owned(),
+            });
+        }
+        if task.status() == Status::Completed {
+            return Some(Refusal::AlreadyResolved);
+        }
+        let by = self.open_blockers(task);
+        (!by.is_empty()).then_some(Refusal::Blocked { by })
+    }
+
+    /// The open tasks with an owner that wait for `done` and for nothing else still open: those
+    /// `done`'s completion unblocked.
+    pub(crate) fn unblocked_by(&self, done: u64) -> Vec<&Task> {
+        self.tasks
+            .values()
+            .filter(|t| t.is_open() && t.owner().is_some() && t.blocked_by().contains(&done))
+            .filter(|t| self.open_blockers(t).is_empty())
+            .collect()
+    }
+
+    /// The open tasks `owner` holds, other than `except`.
+    pub(crate) fn owned_open(&self, owner: &str, except: u64) -> Vec<u64> {
+        self.tasks
+            .values()
+            .filter(|t| t.id() != except && t.is_open() && t.owner() == Some(owner))
+            .map(Task::id)
+            .collect()
+    }
+}
+
+/// One team's task list.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskList {
+    paths: TaskListPaths,
+    team: String,
+}
+
+/// A task file that was moved aside.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct SetAside {
+    pub(crate) id: u64,
+    pub(crate) path: PathBuf,
+}
+
+impl TaskList {
+    pub(crate) fn new(home: &Home, team: &str) -> Self {
+        Self {
+            paths: home.task_list(team),
+            team: team.to_owned(),
+        }
+    }
+
+    pub(crate) fn dir(&self) -> &Path {
+        &self.paths.dir
+    }
+
+    /// Whether a file name the watcher reports in the list's folder is a task file.
+    pub(crate) fn is_task_file(file: &std::ffi::OsStr) -> bool {
+        TaskListPaths::task_id(file).is_some()
+    }
+
+    /// The list, or "not found" (exit 3) when the team has none yet.
+    pub(crate) fn require(&self) -> Result<()> {
+        if self.paths.dir.is_dir() {
+            return Ok(());
+        }
+        Err(Error::not_found(format!(
+            "team {} has no task list yet ({} is missing)",
+            self.team,
+            self.paths.dir.display()
+        ))
+        .with_hint("add the first task with `swarm task add SUBJECT`"))
+    }
+
+    /// Makes the list's folder and its `.lock` file when missing.
+    pub(crate) fn ensure(&self) -> Result<()> {
+        private_dir(&self.paths.root, &self.paths.dir)?;
+        create_exclusive(&self.paths.list_lock_file(), b"")?;
+        Ok(())
+    }
+
+    /// Every task, read without locks: each file is replaced atomically, so each is whole.
+    pub(crate) fn read(&self) -> Result<Board> {
+        self.require()?;
+        let mut board = Board {
+            high_water_mark: self.high_water_mark()?,
+            ..Board::default()
+        };
+        let entries =
+            fs::read_dir(&self.paths.dir).map_err(|err| Error::io("read", &self.paths.dir, err))?;
+        for entry in entries {
+            let entry = entry.map_err(|err| Error::io("read", &self.paths.dir, err))?;
+            let Some(id) = TaskListPaths::task_id(&entry.file_name()) else {
+                continue;
+            };
+            match self.read_task(id)? {
+                Some(Ok(task)) => {
+                    board.tasks.insert(id, task);
+                }
+                Some(Err(())) => {
+                    board.unreadable.insert(id);
+                }
+                None => {}
+            }
+        }
+        Ok(board)
+    }
+
+    /// One task file: `None` when missing, `Some(Err)` when it is no task.
+    fn read_task(&self, id: u64) -> Result<Option<Result<Task, ()>>> {
+        let path = self.paths.task(id);
+        Ok(durable::read_if_exists(&path)?.map(|bytes| Task::parse(&bytes, id).ok_or(())))
+    }
+
+    fn high_water_mark(&self) -> Result<u64> {
+        let path = self.paths.high_water_mark();
+        Ok(durable::read_if_exists(&path)?
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(0))
+    }
+
+    /// Moves every task file that is no task aside, under the list lock and its own, and keeps
+    /// its id from being issued again. What was moved is returned (and logged).
+    pub(crate) fn repair(&self) -> Result<Vec<SetAside>> {
+        if self.read()?.unreadable.is_empty() {
+            return Ok(Vec::new());
+        }
+        let _list = FileLock::acquire(&self.paths.list_lock())?;
+        let board = self.read()?;
+        let mut moved = Vec::new();
+        for &id in &board.unreadable {
+            let _task = FileLock::acquire(&self.paths.task_lock(id))?;
+            if let Some(Err(())) = self.read_task(id)? {
+                moved.push(self.set_aside(id)?);
+            }
+        }
+        if let Some(max) = moved.iter().map(|m| m.id).max()
+            && max > board.high_water_mark
+        {
+            self.write_high_water_mark(max)?;
+        }
+        Ok(moved)
+    }
+
+    fn set_aside(&self, id: u64) -> Result<SetAside> {
+        let ms = clock::now_ms();
+        let mut attempt = 0;
+        let aside = loop {
+            let candidate = self.paths.aside(id, ms, attempt);
+            if !candidate.exists() {
+                break candidate;
+            }
+            attempt += 1;
+        };
+        let path = self.paths.task(id);
+        fs::rename(&path, &aside)
+            .map_err(|err| Error::io("move aside corrupt task file", &path, err))?;
+        durable::sync_dir(&self.paths.dir)?;
+        tracing::error!(task = %path.display(), moved_to = %aside.display(), "task file was no task; moved it aside");
+        Ok(SetAside { id, path: aside })
+    }
+
+    fn write_high_water_mark(&self, id: u64) -> Result<()> {
+        atomic_write(&self.paths.high_water_mark(), |out| {
+            out.write_all(id.to_string().as_bytes())
+        })
+    }
+
+    /// The one read-modify-write of a list: the list lock when `whole_list` (required to create
+    /// tasks), then the locks of `ids` in ascending order; those tasks re-read under their locks.
+    /// `change` sees the whole board and may change the locked tasks and create new ones; what
+    /// changed is written when it returns `Ok`, nothing when it fails.
+    pub(crate) fn edit<R>(
+        &self,
+        ids: &[u64],
+        whole_list: bool,
+        change: impl FnOnce(&mut Edit) -> Result<R>,
+    ) -> Result<R> {
+        self.require()?;
+        let _list = whole_list
+            .then(|| FileLock::acquire(&self.paths.list_lock()))
+            .transpose()?;
+        // A task that does not exist needs no lock (only a creator under the list lock makes
+        // one) and leaves no lock file behind: it is simply not found.
+        let (ids, missing): (BTreeSet<u64>, BTreeSet<u64>) = ids
+            .iter()
+            .copied()
+            .partition(|id| fs::symlink_metadata(self.paths.task(*id)).is_ok());
+        let mut locks = Vec::with_capacity(ids.len());
+        for &id in &ids {
+            locks.push(FileLock::acquire(&self.paths.task_lock(id))?);
+        }
+        let mut board = self.read()?;
+        for id in &missing {
+            board.tasks.remove(id);
+        }
+        for &id in &ids {
+            board.tasks.remove(&id);
+            match self.read_task(id)? {
+                Some(Ok(task)) => {
+                    board.tasks.insert(id, task);
+                }
+                Some(Err(())) => {
+                    let aside = self.set_aside(id)?;
+                    return Err(Error::runtime(format!(
+                        "task file {id}.json was no task; moved it aside to {}",
+                        aside.path.display()
+                    ))
+                    .with_hint("read it, then add the task again with `swarm task add`"));
+                }
+                None => {}
+            }
+        }
+        let next_id = whole_list.then(|| {
+            let present = board
+                .tasks
+                .keys()
+                .chain(&board.unreadable)
+                .max()
+                .copied()
+                .unwrap_or(0);
+            present.max(board.high_water_mark) + 1
+        });
+        let originals: BTreeMap<u64, Task> = ids
+            .iter()
+            .filter_map(|id| board.tasks.get(id).map(|t| (*id, t.clone())))
+            .collect();
+        let mut edit = Edit {
+            board,
+            locked: ids,
+            next_id,
+            created: Vec::new(),
+        };
+        let result = change(&mut edit)?;
+        for &id in &edit.created {
+            let task = &edit.board.tasks[&id];
+            if !create_exclusive(&self.paths.task(id), &task.to_bytes())? {
+                return Err(Error::runtime(format!(
+                    "task {id} appeared while swarm held the list lock; nothing was created"
+                )));
+            }
+        }
+        if let Some(&last) = edit.created.iter().max() {
+            self.write_high_water_mark(last)?;
+        }
+        for (id, before) in &originals {
+            if let Some(after) = edit.board.tasks.get(id)
+                && after != before
+            {
+                atomic_write(&self.paths.task(*id), |out| {
+                    out.write_all(&after.to_bytes())
+                })?;
+            }
+        }
+        Ok(result)
+    }
+}
+
+impl TaskList {
+    /// Returns every open task `owner` holds (internal ones aside: they are Claude Code's own
+    /// bookkeeping) to pending with no owner, under those tasks' locks, re-checked there.
+    /// `before_write` sees the released tasks before any is written; when it fails, nothing is.
+    /// A list that does not exist has nothing to release, and a second call finds nothing left.
+    pub(crate) fn release_owned(
+        &self,
+        owner: &str,
+        before_write: impl FnOnce(&[Task]) -> Result<()>,
+    ) -> Result<Vec<Task>> {
+        if !self.paths.dir.is_dir() {
+            return Ok(Vec::new());
+        }
+        let held =
+            |task: &Task| task.is_open() && !task.is_internal() && task.owner() == Some(owner);
+        let ids: Vec<u64> = self
+            .read()?
+            .tasks
+            .values()
+            .filter(|t| held(t))
+            .map(Task::id)
+            .collect();
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.edit(&ids, false, |edit| {
+            let mut released = Vec::new();
+            for &id in &ids {
+                if let Some(task) = edit.task_mut(id)
+                    && held(task)
+                {
+                    task.set_owner(None);
+                    task.set_status(Status::Pending);
+                    released.push(task.clone());
+                }
+            }
+            if !released.is_empty() {
+                before_write(&released)?;
+            }
+            Ok(released)
+        })
+    }
+}
+
+/// What [`TaskList::edit`] hands its change.
+#[derive(Debug)]
+pub(crate) struct Edit {
+    board: Board,
+    locked: BTreeSet<u64>,
+    next_id: Option<u64>,
+    created: Vec<u64>,
+}
+
+impl Edit {
+    pub(crate) fn task(&self, id: u64) -> Option<&Task> {
+        self.board.tasks.get(&id)
+    }
+
+    /// A task this edit holds the lock of; `None` when it does not exist.
+    ///
+    /// # Panics
+    /// When the edit did not lock it: a change must name every task it writes.
+    pub(crate) fn task_mut(&mut self, id: u64) -> Option<&mut Task> {
+        assert!(
+            self.locked.contains(&id),
+            "task {id} changed without its lock"
+        );
+        self.board.tasks.get_mut(&id)
+    }
+
+    /// Creates a task with the next id (under the list lock); `make` builds it from its id.
+    ///
+    /// # Panics
+    /// When the edit does not hold the list lock.
+    pub(crate) fn create(&mut self, make: impl FnOnce(u64) -> Task) -> u64 {
+        let id = self.next_id.expect("tasks are created under the list lock");
+        self.next_id = Some(id + 1);
+        self.board.tasks.insert(id, make(id));
+        self.locked.insert(id);
+        self.created.push(id);
+        id
+    }
+
+    /// Claims `id` for `claimer` by Claude Code's rules; with `exclusive` (the edit must hold the
+    /// list lock) also refuses a claimer that owns another open task.
+    pub(crate) fn claim(&mut self, id: u64, claimer: &str, exclusive: bool) -> Result<Task> {
+        let Some(task) = self.task(id) else {
+            return Err(Refusal::NotFound.error(id));
+        };
+        if let Some(refusal) = self.board.claim_refusal(task, claimer) {
+            return Err(refusal.error(id));
+        }
+        if exclusive {
+            let owns = self.board.owned_open(claimer, id);
+            if !owns.is_empty() {
+                return Err(Refusal::Busy { owns }.error(id));
+            }
+        }
+        let task = self.task_mut(id).expect("checked above");
+        task.set_owner(Some(claimer));
+        Ok(task.clone())
+    }
+
+    /// Makes `blockers` exactly the tasks `id` waits for, keeping each blocker's `blocks` in
+    /// step. Every task named, old or new, must be locked by this edit. A blocker that does not
+    /// exist is not found; one that would close a circle is refused.
+    pub(crate) fn set_blockers(&mut self, id: u64, blockers: &[u64]) -> Result<()> {
+        let old: BTreeSet<u64> = self
+            .task(id)
+            .map(|t| t.blocked_by().into_iter().collect())
+            .unwrap_or_default();
+        let new: BTreeSet<u64> = blockers.iter().copied().collect();
+        for &blocker in &new {
+            if self.task(blocker).is_none() {
+                return Err(Refusal::NotFound.error(blocker));
+            }
+            if !old.contains(&blocker) && self.board.reaches(blocker, id) {
+                return Err(Error::usage(format!(
+                    "task {blocker} cannot block task {id}: task {id} already comes before it, so neither could ever start"
+                ))
+                .with_reason("cycle"));
+            }
+        }
+        for &gone in old.difference(&new) {
+            if let Some(t) = self.task_mut(gone) {
+                let blocks: Vec<u64> = t.blocks().into_iter().filter(|b| *b != id).collect();
+                t.set_blocks(&blocks);
+            }
+        }
+        for &added in &new {
+            if let Some(t) = self.task_mut(added) {
+                let mut blocks = t.blocks();
+                blocks.push(id);
+                t.set_blocks(&blocks);
+            }
+        }
+        let blockers: Vec<u64> = new.into_iter().collect();
+        if let Some(t) = self.task_mut(id) {
+            t.set_blocked_by(&blockers);
+        }
+        Ok(())
+    }
+}
+
+impl Board {
+    /// Whether `from` is `to` or waits for it, directly or through other tasks: then `to` may
+    /// not wait for `from`.
+    fn reaches(&self, from: u64, to: u64) -> bool {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from];
+        while let Some(at) = todo.pop() {
+            if at == to {
+                return true;
+            }
+            if seen.insert(at)
+                && let Some(t) = self.tasks.get(&at)
+            {
+                todo.extend(t.blocked_by());
+            }
+        }
+        false
+    }
+}
+
+/// A task id typed on the command line: decimal, no sign, no leading zeros.
+pub(crate) fn parse_id(raw: &str) -> Result<u64> {
+    parse_task_id(raw).ok_or_else(|| {
+        Error::usage(format!(
+            "bad task id {}: a task id is a decimal number, as `swarm task list` shows it",
+            crate::base::names::quoted(raw)
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list() -> (tempfile::TempDir, TaskList) {
+        let dir = tempfile::tempdir().unwrap();
+        let list = TaskList::new(&Home::new(dir.path().to_path_buf()), "t");
+        list.ensure().unwrap();
+        (dir, list)
+    }
+
+    fn add(list: &TaskList, subject: &str, blockers: &[u64]) -> u64 {
+        list.edit(blockers, true, |edit| {
+            let id = edit.create(|id| Task::new(id, subject, "", None, None));
+            edit.set_blockers(id, blockers)?;
+            Ok(id)
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn ids_follow_the_high_water_mark_and_links_go_both_ways() {
+        let (_dir, list) = list();
+        assert_eq!(add(&list, "a", &[]), 1);
+        assert_eq!(add(&list, "b", &[1]), 2);
+        let board = list.read().unwrap();
+        assert_eq!(board.tasks[&1].blocks(), [2]);
+        assert_eq!(board.tasks[&2].blocked_by(), [1]);
+        fs::remove_file(list.paths.task(2)).unwrap();
+        assert_eq!(
+            add(&list, "c", &[]),
+            3,
+            "a deleted id is never issued again"
+        );
+        assert_eq!(
+            fs::read_to_string(list.paths.high_water_mark()).unwrap(),
+            "3"
+        );
+    }
+
+    #[test]
+    fn claims_follow_claude_codes_rules() {
+        let (_dir, list) = list();
+        add(&list, "a", &[]);
+        add(&list, "b", &[1]);
+        let claim = |id, who: &str, exclusive| {
+            list.edit(&[id], exclusive, |edit| edit.claim(id, who, exclusive))
+                .map_err(|err| err.reason().unwrap_or("?"))
+        };
+        assert_eq!(claim(2, "bob", false).unwrap_err(), "blocked");
+        assert_eq!(claim(9, "bob", false).unwrap_err(), "task_not_found");
+        claim(1, "bob", false).unwrap();
+        claim(1, "bob", false).unwrap();
+        assert_eq!(claim(1, "amy", false).unwrap_err(), "already_claimed");
+        add(&list, "c", &[]);
+        assert_eq!(claim(3, "bob", true).unwrap_err(), "busy");
+        list.edit(&[1], false, |edit| {
+            edit.task_mut(1).unwrap().set_status(Status::Completed);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(claim(1, "bob", false).unwrap_err(), "already_resolved");
+        claim(2, "amy", false).unwrap();
+        claim(3, "bob", true).unwrap();
+    }
+
+    #[test]
+    fn a_cycle_is_refused_and_nothing_written() {
+        let (_dir, list) = list();
+        add(&list, "a", &[]);
+        add(&list, "b", &[1]);
+        add(&list, "c", &[2]);
+        let before = list.read().unwrap().tasks;
+        let err = list
+            .edit(&[1, 3], true, |edit| edit.set_blockers(1, &[3]))
+            .unwrap_err();
+        assert_eq!(err.reason(), Some("cycle"));
+        assert_eq!(list.read().unwrap().tasks, before);
+    }
+
+    #[test]
+    fn an_owners_open_tasks_are_released_once() {
+        let (_dir, list) = list();
+        for _ in 0..3 {
+            add(&list, "x", &[]);
+        }
+        for (id, status) in [
+            (1, Status::InProgress),
+            (2, Status::Completed),
+            (3, Status::Pending),
+        ] {
+            list.edit(&[id], false, |edit| {
+                let task = edit.task_mut(id).unwrap();
+                task.set_owner(Some("bob"));
+                task.set_status(status);
+                Ok(())
+            })
+            .unwrap();
+        }
+        // A failing `before_write` writes nothing.
+        let failed = list.release_owned("bob", |_| Err(Error::runtime("no")));
+        assert!(failed.is_err());
+        assert_eq!(list.read().unwrap().tasks[&1].owner(), Some("bob"));
+        let mut seen = Vec::new();
+        let released = list
+            .release_owned("bob", |tasks| {
+                seen = tasks.iter().map(Task::id).collect();
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(released.iter().map(Task::id).collect::<Vec<_>>(), [1, 3]);
+        assert_eq!(seen, [1, 3]);
+        let board = list.read().unwrap();
+        assert!(board.available(&board.tasks[&1]));
+        assert_eq!(
+            board.tasks[&2].owner(),
+            Some("bob"),
+            "completed tasks keep theirs"
+        );
+        let again = list
+            .release_owned("bob", |_| panic!("nothing to release"))
+            .unwrap();
+        assert!(again.is_empty());
+    }
+
+    #[test]
+    fn a_corrupt_task_file_is_moved_aside_and_its_id_kept() {
+        let (_dir, list) = list();
+        add(&list, "a", &[]);
+        fs::write(list.paths.task(2), "{not json").unwrap();
+        let moved = list.repair().unwrap();
+        assert_eq!(moved.len(), 1);
+        assert!(moved[0].path.exists());
+        assert!(!list.paths.task(2).exists());
+        assert_eq!(add(&list, "b", &[]), 3);
+    }
+}

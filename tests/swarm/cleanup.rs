@@ -1,0 +1,462 @@
+//! Teams do not pile up: `rm`, `prune`, `down --rm`, archives, and the one running team as the
+//! default team.
+
+use std::fs;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::harness::{Sandbox, TmuxServer, eventually};
+
+fn up(sandbox: &Sandbox, server: &TmuxServer, name: &str, toml: &str) {
+    let file = sandbox.write(&format!("{name}.toml"), toml);
+    sandbox
+        .swarm()
+        .arg("up")
+        .arg(file)
+        .arg("--socket")
+        .arg(server.socket())
+        .run()
+        .success();
+}
+
+fn state(sandbox: &Sandbox, team: &str, name: &str) -> String {
+    sandbox.member(team, name)["state"]
+        .as_str()
+        .unwrap_or("-")
+        .to_owned()
+}
+
+/// A team whose lead and `worker` sleep until stopped, once both run.
+fn running(sandbox: &Sandbox, server: &TmuxServer, name: &str) {
+    up(
+        sandbox,
+        server,
+        name,
+        &format!(
+            "name = \"{name}\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"worker\"\ncommand = [\"sleep\", \"1000\"]\n"
+        ),
+    );
+    for member in ["team-lead", "worker"] {
+        eventually(&format!("{member} of {name} to run"), || {
+            state(sandbox, name, member) == "running"
+        });
+    }
+}
+
+/// A team whose lead and member exit at once, once both have ended.
+fn ended(sandbox: &Sandbox, server: &TmuxServer, name: &str) {
+    up(
+        sandbox,
+        server,
+        name,
+        &format!(
+            "name = \"{name}\"\n[lead]\ncommand = [\"true\"]\n[[member]]\nname = \"quick\"\ncommand = [\"true\"]\n"
+        ),
+    );
+    for member in ["team-lead", "quick"] {
+        eventually(&format!("{member} of {name} to end"), || {
+            state(sandbox, name, member) == "exited"
+        });
+    }
+}
+
+fn pid_of(sandbox: &Sandbox, team: &str, member: &str, field: &str) -> i32 {
+    i32::try_from(sandbox.member(team, member)[field].as_i64().unwrap()).unwrap()
+}
+
+fn alive(pid: i32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && !fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            stat.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+}
+
+/// The pid of a process that has exited and been reaped.
+fn dead_pid() -> i32 {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = i32::try_from(child.id()).unwrap();
+    child.wait().unwrap();
+    pid
+}
+
+/// A registry entry of team `team` for a peer that died without removing it.
+fn stale_entry(sandbox: &Sandbox, team: &str) -> PathBuf {
+    let pid = dead_pid();
+    let peers = sandbox.home().join("peers");
+    fs::create_dir_all(&peers).unwrap();
+    let entry = peers.join(format!("{pid}.json"));
+    let socket = sandbox.root().join(format!("run/swarm/{pid}.sock"));
+    fs::write(
+        &entry,
+        serde_json::json!({
+            "pid": pid, "socket": socket, "team": team, "agent": "worker", "cwd": "/", "startedAt": 0
+        })
+        .to_string(),
+    )
+    .unwrap();
+    entry
+}
+
+fn now_ms() -> u64 {
+    u64::try_from(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap()
+}
+
+/// Each entry of a tar.zst as `<path> <size>`, and the mode of each.
+fn tar_listing(path: &Path) -> Vec<(String, u32)> {
+    let file = fs::File::open(path).unwrap();
+    let mut archive = tar::Archive::new(zstd::Decoder::new(file).unwrap());
+    archive
+        .entries()
+        .unwrap()
+        .map(|entry| {
+            let mut entry = entry.unwrap();
+            let mode = entry.header().mode().unwrap();
+            let mut data = Vec::new();
+            entry.read_to_end(&mut data).unwrap();
+            (
+                format!("{} {}", entry.path().unwrap().display(), data.len()),
+                mode,
+            )
+        })
+        .collect()
+}
+
+/// The file of a tar.zst at `inner`, as text.
+fn tar_file(path: &Path, inner: &str) -> String {
+    let file = fs::File::open(path).unwrap();
+    let mut archive = tar::Archive::new(zstd::Decoder::new(file).unwrap());
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        if entry.path().unwrap() == Path::new(inner) {
+            let mut text = String::new();
+            entry.read_to_string(&mut text).unwrap();
+            return text;
+        }
+    }
+    panic!("{inner} is not in {}", path.display())
+}
+
+fn mode(path: &Path) -> u32 {
+    fs::symlink_metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+fn archives(sandbox: &Sandbox) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(sandbox.home().join("archive"))
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[test]
+fn rm_refuses_a_running_team_and_force_stops_it_first() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    running(&sandbox, &server, "r");
+    let supervisor = pid_of(&sandbox, "r", "worker", "supervisorPid");
+    let program = pid_of(&sandbox, "r", "worker", "pid");
+    let stale = stale_entry(&sandbox, "r");
+
+    let refused = sandbox
+        .swarm()
+        .args(["rm", "r"])
+        .run()
+        .refused(2, "team r is still running (team-lead, worker)");
+    assert!(refused.stderr.contains("--force"), "{}", refused.stderr);
+    assert!(sandbox.team_dir("r").join("config.json").exists());
+    // A teammate may not remove its team.
+    sandbox
+        .swarm()
+        .args(["rm", "r", "--force"])
+        .as_("worker")
+        .run()
+        .refused(
+            2,
+            "only the lead or the person at the keyboard may remove a team",
+        );
+    assert_eq!(state(&sandbox, "r", "worker"), "running");
+
+    sandbox
+        .swarm()
+        .args(["rm", "--force", "r"])
+        .run()
+        .success()
+        .stdout_has("worker stopped: killed")
+        .stdout_has("removed team r");
+    assert!(!sandbox.team_dir("r").exists(), "the team's folder is gone");
+    assert!(!alive(supervisor) && !alive(program), "nothing of it runs");
+    assert!(!stale.exists(), "its stale registry entry is gone");
+    let teams: Vec<_> = fs::read_dir(sandbox.home().join("teams"))
+        .unwrap()
+        .collect();
+    assert!(teams.is_empty(), "nothing is left in teams/: {teams:?}");
+    sandbox
+        .swarm()
+        .args(["rm", "r"])
+        .run()
+        .refused(3, "no team named r");
+}
+
+#[test]
+fn down_rm_takes_the_team_down_and_archives_it() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    running(&sandbox, &server, "d");
+    sandbox
+        .swarm()
+        .args(["down", "--rm", "--archive", "--timeout", "1"])
+        .env("SWARM_TEST_NOW", "2026-01-01T00:00:00Z")
+        .run()
+        .success()
+        .stdout_has("team d is down")
+        .stdout_has("archived team d to ");
+    assert!(!sandbox.team_dir("d").exists());
+    assert_eq!(archives(&sandbox), ["d-20260101T000000Z.tar.zst"]);
+    // --archive belongs to --rm.
+    sandbox
+        .swarm()
+        .args(["down", "d", "--archive"])
+        .run()
+        .code(2)
+        .stderr_has("--rm");
+}
+
+#[test]
+fn prune_removes_teams_that_ended_and_leaves_running_ones() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    ended(&sandbox, &server, "done");
+    running(&sandbox, &server, "busy");
+    sandbox.team("fresh", &["bob"]);
+
+    // Everything ended moments ago.
+    sandbox
+        .swarm()
+        .args(["prune", "--older-than", "1h"])
+        .run()
+        .success()
+        .stdout_has("nothing to prune (running: busy; ended less than 1h ago: done, fresh)");
+    // Two hours on, by the clock swarm reads.
+    let later = (now_ms() + 2 * 3600 * 1000).to_string();
+    let dry = sandbox
+        .swarm()
+        .args(["prune", "--older-than", "1h", "--dry-run"])
+        .env("SWARM_TEST_NOW", &later)
+        .run()
+        .success();
+    assert_eq!(
+        dry.stdout,
+        "would remove team done (ended 2h ago)\nwould remove team fresh (ended 2h ago)\n"
+    );
+    assert!(sandbox.team_dir("done").exists() && sandbox.team_dir("fresh").exists());
+    let pruned = sandbox
+        .swarm()
+        .args(["prune", "--older-than", "90m"])
+        .env("SWARM_TEST_NOW", &later)
+        .run()
+        .success();
+    assert_eq!(
+        pruned.stdout,
+        "removed team done (ended 2h ago)\nremoved team fresh (ended 2h ago)\n"
+    );
+    assert!(!sandbox.team_dir("done").exists() && !sandbox.team_dir("fresh").exists());
+    assert_eq!(state(&sandbox, "busy", "worker"), "running");
+    sandbox
+        .swarm()
+        .args(["prune", "--older-than", "soon"])
+        .run()
+        .code(2)
+        .stderr_has("\"soon\" is not a duration");
+    sandbox
+        .swarm()
+        .args(["down", "busy", "--force"])
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .arg("prune")
+        .run()
+        .success()
+        .stdout_has("removed team busy");
+}
+
+#[test]
+fn an_archive_holds_the_whole_team_and_one_that_fails_leaves_it() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    sandbox.team("u", &["carol"]);
+    for (team, member) in [("t", "bob"), ("u", "carol")] {
+        for text in ["first", "second"] {
+            sandbox
+                .swarm()
+                .args(["send", member, text])
+                .team(team)
+                .run()
+                .success();
+        }
+        // One read, into history; one left unread.
+        sandbox
+            .swarm()
+            .args(["recv", "--max", "1"])
+            .team(team)
+            .as_(member)
+            .run()
+            .success();
+    }
+    let logs = sandbox.team_dir("t").join("logs");
+    fs::write(logs.join("bob.log"), "what bob printed\n").unwrap();
+    let config = fs::read_to_string(sandbox.team_dir("t").join("config.json")).unwrap();
+
+    sandbox
+        .swarm()
+        .args(["rm", "t", "--archive"])
+        .env("SWARM_TEST_NOW", "2026-01-01T00:00:00Z")
+        .run()
+        .success()
+        .stdout_has("archived team t to ")
+        .stdout_has("t-20260101T000000Z.tar.zst and removed it");
+    assert!(!sandbox.team_dir("t").exists());
+    let archive = sandbox.home().join("archive/t-20260101T000000Z.tar.zst");
+    assert_eq!(mode(&archive), 0o600);
+    assert_eq!(mode(&sandbox.home().join("archive")), 0o700);
+    let listing = tar_listing(&archive);
+    let names: Vec<&str> = listing
+        .iter()
+        .map(|(entry, _)| entry.split(' ').next().unwrap())
+        .collect();
+    for expected in [
+        "t",
+        "t/config.json",
+        "t/inboxes",
+        "t/inboxes/bob.json",
+        "t/inboxes/team-lead.json",
+        "t/history",
+        "t/history/bob.jsonl",
+        "t/logs",
+        "t/logs/bob.log",
+    ] {
+        assert!(names.contains(&expected), "{expected} is not in {names:?}");
+    }
+    for (entry, mode) in &listing {
+        assert_eq!(mode & 0o077, 0, "{entry} is private in the archive");
+    }
+    assert_eq!(tar_file(&archive, "t/config.json"), config);
+    assert!(tar_file(&archive, "t/history/bob.jsonl").contains("first"));
+    assert!(tar_file(&archive, "t/inboxes/bob.json").contains("second"));
+    assert_eq!(tar_file(&archive, "t/logs/bob.log"), "what bob printed\n");
+
+    // An archive that cannot be written leaves the team as it was.
+    let unread = fs::read(sandbox.inbox_path("u", "carol")).unwrap();
+    fs::remove_file(&archive).unwrap();
+    fs::remove_dir(sandbox.home().join("archive")).unwrap();
+    fs::write(sandbox.home().join("archive"), "in the way").unwrap();
+    for archive in ["--archive", "--archive=dir"] {
+        let failed = sandbox.swarm().args(["rm", "u", archive]).run();
+        assert_ne!(failed.status.code(), Some(0), "{}", failed.stdout);
+        assert!(failed.stderr.starts_with("swarm: "), "{}", failed.stderr);
+        assert_eq!(fs::read(sandbox.inbox_path("u", "carol")).unwrap(), unread);
+        assert!(sandbox.team_dir("u").join("history/carol.jsonl").exists());
+    }
+    let failed = sandbox.swarm().args(["prune", "--archive"]).run();
+    assert_ne!(failed.status.code(), Some(0));
+    assert!(sandbox.team_dir("u").join("config.json").exists());
+
+    // A folder archive is the team's folder, moved.
+    fs::remove_file(sandbox.home().join("archive")).unwrap();
+    sandbox
+        .swarm()
+        .args(["rm", "u", "--archive=dir"])
+        .env("SWARM_TEST_NOW", "2026-01-01T00:00:00Z")
+        .run()
+        .success()
+        .stdout_has("moved team u to ");
+    let moved = sandbox.home().join("archive/u-20260101T000000Z");
+    assert_eq!(fs::read(moved.join("inboxes/carol.json")).unwrap(), unread);
+    assert_eq!(mode(&moved), 0o700);
+    assert!(!sandbox.team_dir("u").exists());
+}
+
+#[test]
+fn rm_follows_no_symlink() {
+    let sandbox = Sandbox::new();
+    sandbox.team("real", &["bob"]);
+    let elsewhere = sandbox.root().join("elsewhere");
+    fs::rename(sandbox.team_dir("real"), &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, sandbox.team_dir("real")).unwrap();
+    sandbox
+        .swarm()
+        .args(["rm", "real"])
+        .run()
+        .refused(1, "symlink");
+    assert!(elsewhere.join("config.json").exists());
+    assert!(elsewhere.join("inboxes/bob.json").exists());
+}
+
+#[test]
+fn the_one_running_team_is_the_default_team() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    sandbox.team("idle", &["bob"]);
+    running(&sandbox, &server, "live");
+    sandbox
+        .swarm()
+        .arg("status")
+        .run()
+        .success()
+        .stdout_has("team live");
+    sandbox
+        .swarm()
+        .args(["send", "worker", "hi"])
+        .run()
+        .success();
+    assert_eq!(sandbox.inbox("live", "worker").len(), 1);
+    // --team and SWARM_TEAM still win.
+    sandbox
+        .swarm()
+        .args(["status", "--team", "idle"])
+        .run()
+        .success()
+        .stdout_has("team idle");
+    sandbox
+        .swarm()
+        .arg("status")
+        .team("idle")
+        .run()
+        .success()
+        .stdout_has("team idle");
+    // Two running teams: which one is for the caller to say.
+    running(&sandbox, &server, "also");
+    sandbox.swarm().arg("status").run().refused(
+        2,
+        "which team? pass --team or set SWARM_TEAM (teams: also (running), idle, live (running))",
+    );
+    for team in ["live", "also"] {
+        sandbox
+            .swarm()
+            .args(["down", team, "--force"])
+            .run()
+            .success();
+    }
+    // None running: still the caller's to say.
+    sandbox
+        .swarm()
+        .arg("status")
+        .run()
+        .refused(2, "(teams: also, idle, live)");
+}

@@ -1,0 +1,335 @@
+//! Logs a person can read: `swarm log` renders a pane's output as text, `--raw` keeps the bytes,
+//! and `--all -f` interleaves every member's new lines after their names.
+
+use std::fs;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::Command;
+
+use nix::sys::signal::Signal;
+
+use crate::harness::{Background, Sandbox, TmuxServer, bin, eventually, watches};
+
+fn up(sandbox: &Sandbox, server: &TmuxServer, name: &str, toml: &str) {
+    let file = sandbox.write(&format!("{name}.toml"), toml);
+    sandbox
+        .swarm()
+        .arg("up")
+        .arg(file)
+        .arg("--socket")
+        .arg(server.socket())
+        .run()
+        .success();
+}
+
+fn state(sandbox: &Sandbox, team: &str, name: &str) -> String {
+    sandbox.member(team, name)["state"]
+        .as_str()
+        .unwrap_or("-")
+        .to_owned()
+}
+
+fn pane(sandbox: &Sandbox, team: &str, name: &str) -> String {
+    sandbox.member(team, name)["tmuxPaneId"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+const LEAD: &str = "[lead]\ncommand = [\"sleep\", \"1000\"]\n";
+
+/// A member that prints `lines` (each through printf, so `\033` escapes work) once `flag` exists.
+fn printer(name: &str, flag: &Path, lines: &[&str]) -> String {
+    let prints: Vec<String> = lines
+        .iter()
+        .map(|line| format!("printf '{line}\\\\n'"))
+        .collect();
+    format!(
+        "[[member]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", \"while [ ! -e {flag} ]; do sleep 0.05; done; {}; sleep 1000\"]\n",
+        prints.join("; "),
+        flag = flag.display()
+    )
+}
+
+#[test]
+fn log_shows_a_shell_pane_as_text_and_raw_keeps_its_bytes() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "sh",
+        &format!(
+            "name = \"sh\"\n{LEAD}[[member]]\nname = \"shell\"\ncommand = [\"bash\", \"--norc\", \"--noprofile\", \"-i\"]\n"
+        ),
+    );
+    eventually("the shell to run", || {
+        state(&sandbox, "sh", "shell") == "running"
+    });
+    let log = sandbox.team_dir("sh").join("logs/shell.log");
+    eventually("the shell's prompt", || {
+        fs::read(&log).is_ok_and(|bytes| !bytes.is_empty())
+    });
+    // Typed as a person would: bash echoes it, with its prompt and readline's sequences.
+    server.run(&[
+        "send-keys",
+        "-t",
+        &pane(&sandbox, "sh", "shell"),
+        r"echo hello; printf 'progress 10%%\r\e[7mdone\e[0m\e[K\n'",
+        "Enter",
+    ]);
+    eventually("the output to be logged", || {
+        fs::read_to_string(&log).is_ok_and(|text| text.contains("\x1b[7mdone"))
+    });
+    let raw_file = fs::read_to_string(&log).unwrap();
+    assert!(
+        raw_file.contains('\x1b'),
+        "the pane printed control sequences"
+    );
+
+    let shown = sandbox
+        .swarm()
+        .args(["log", "shell", "-n", "50"])
+        .team("sh")
+        .run()
+        .success()
+        .stdout;
+    assert!(
+        !shown.contains('\x1b') && !shown.contains('\r'),
+        "no control sequence is shown: {shown:?}"
+    );
+    let lines: Vec<&str> = shown.lines().collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.ends_with(r"# echo hello; printf 'progress 10%%\r\e[7mdone\e[0m\e[K\n'")),
+        "the command line as typed: {lines:#?}"
+    );
+    assert!(lines.contains(&"hello"), "{lines:#?}");
+    assert!(
+        lines.contains(&"done"),
+        "the progress was overwritten: {lines:#?}"
+    );
+    assert!(
+        lines
+            .last()
+            .is_some_and(|l| l.starts_with("bash") && l.ends_with('#')),
+        "the prompt waiting for input: {lines:#?}"
+    );
+
+    let raw = sandbox
+        .swarm()
+        .args(["log", "shell", "--raw", "-n", "1000"])
+        .team("sh")
+        .run()
+        .success()
+        .stdout;
+    assert_eq!(raw, fs::read_to_string(&log).unwrap(), "--raw is the bytes");
+    assert!(raw.contains("\x1b[?2004h") && raw.contains("\x1b[7m"));
+    let last = sandbox
+        .swarm()
+        .args(["log", "shell", "--raw", "-n", "1"])
+        .team("sh")
+        .run()
+        .success()
+        .stdout;
+    assert!(
+        raw.ends_with(&last) && last.contains("\x1b[?2004h"),
+        "{last:?}"
+    );
+    sandbox
+        .swarm()
+        .args(["down", "sh", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn log_all_follows_every_member_after_its_name() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let flag = sandbox.root().join("go");
+    let first = sandbox.root().join("first");
+    up(
+        &sandbox,
+        &server,
+        "duo",
+        &format!(
+            "name = \"duo\"\n{LEAD}{}{}",
+            printer("alpha", &first, &["alpha one"]),
+            printer(
+                "be",
+                &flag,
+                &[r"\\033[32mbeta\\033[0m two", r"beta\\033[?2004h three"]
+            ),
+        ),
+    );
+    for name in ["alpha", "be"] {
+        eventually(&format!("{name} to run"), || {
+            state(&sandbox, "duo", name) == "running"
+        });
+    }
+    let logs = sandbox.team_dir("duo").join("logs");
+    let follow = sandbox
+        .swarm()
+        .args(["log", "--all", "-f", "-n", "0"])
+        .team("duo")
+        .spawn();
+    eventually("the follower to watch the logs", || {
+        watches(follow.pid(), &logs)
+    });
+    // Names are padded to the longest, team-lead.
+    fs::write(&first, "").unwrap();
+    assert_eq!(follow.next_line(), "alpha     | alpha one");
+    fs::write(&flag, "").unwrap();
+    assert_eq!(follow.next_line(), "be        | beta two");
+    assert_eq!(follow.next_line(), "be        | beta three");
+    // A member spawned while following is followed too.
+    sandbox
+        .swarm()
+        .args([
+            "spawn",
+            "gamma",
+            "--",
+            "sh",
+            "-c",
+            "echo gamma here; sleep 1000",
+        ])
+        .team("duo")
+        .run()
+        .success();
+    assert_eq!(follow.next_line(), "gamma     | gamma here");
+    // Ctrl-C ends it at once, saying nothing.
+    follow.signal(Signal::SIGINT);
+    let (status, stderr) = follow.finish();
+    assert_eq!(status.signal(), Some(Signal::SIGINT as i32), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+
+    // Without -f: each member's last lines in turn.
+    let shown = sandbox
+        .swarm()
+        .args(["log", "--all", "-n", "1"])
+        .team("duo")
+        .run()
+        .success()
+        .stdout;
+    assert_eq!(
+        shown,
+        "alpha     | alpha one\nbe        | beta three\ngamma     | gamma here\n"
+    );
+    sandbox
+        .swarm()
+        .args(["log", "--all", "--raw"])
+        .team("duo")
+        .run()
+        .code(2);
+    sandbox
+        .swarm()
+        .args(["down", "duo", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn a_follower_whose_reader_goes_away_exits_quietly_and_colours_only_a_terminal() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let flag = sandbox.root().join("go");
+    let again = sandbox.root().join("again");
+    up(
+        &sandbox,
+        &server,
+        "c",
+        &format!(
+            "name = \"c\"\n{LEAD}{}{}",
+            printer("red", &flag, &["one"]),
+            printer("blue", &again, &["two"]),
+        ),
+    );
+    for name in ["red", "blue"] {
+        eventually(&format!("{name} to run"), || {
+            state(&sandbox, "c", name) == "running"
+        });
+    }
+    // `swarm log --all -f | head -n 1`: the next line after head has gone ends swarm, status 0.
+    let mut pipeline = sandbox.command("bash");
+    pipeline.args([
+        "-c",
+        &format!(
+            "set -o pipefail; {} log --all -f -n 0 --team c | head -n 1",
+            bin()
+        ),
+    ]);
+    let piped = Background::spawn(pipeline);
+    let logs = sandbox.team_dir("c").join("logs");
+    eventually("the follower to watch the logs", || {
+        follower_pids(piped.pid())
+            .iter()
+            .any(|pid| watches(*pid, &logs))
+    });
+    fs::write(&flag, "").unwrap();
+    assert_eq!(piped.next_line(), "red       | one");
+    fs::write(&again, "").unwrap();
+    let (status, stderr) = piped.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+
+    // On a terminal (a tmux pane), each name is in its member's colour; NO_COLOR turns it off.
+    let expected = [("red", "\x1b[31m"), ("blue", "\x1b[34m")];
+    for (member, _) in expected {
+        assert_eq!(sandbox.member("c", member)["color"], member);
+    }
+    for (no_color, coloured) in [("", true), ("1", false)] {
+        let shown = sandbox.root().join(format!("shown{no_color}"));
+        let command = format!(
+            "NO_COLOR={no_color} {} log --all -n 1 --team c; touch {}; sleep 1000",
+            bin(),
+            shown.display()
+        );
+        let window = server.run(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "env",
+            &format!("SWARM_HOME={}", sandbox.home().display()),
+            "sh",
+            "-c",
+            &command,
+        ]);
+        eventually("the log to be shown", || shown.exists());
+        let screen = server.run(&["capture-pane", "-p", "-e", "-t", window.trim()]);
+        for (member, colour) in expected {
+            assert_eq!(
+                screen.contains(&format!("{colour}{member}")),
+                coloured,
+                "{member} with NO_COLOR={no_color:?}: {screen:?}"
+            );
+            assert!(screen.contains(member), "{screen:?}");
+        }
+    }
+    sandbox
+        .swarm()
+        .args(["down", "c", "--force"])
+        .run()
+        .success();
+}
+
+/// The pids of `swarm` processes whose parent is `parent`.
+fn follower_pids(parent: u32) -> Vec<u32> {
+    let output = Command::new("ps")
+        .args(["-eo", "pid=,ppid=,args="])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let pid: u32 = fields.next()?.parse().ok()?;
+            let ppid: u32 = fields.next()?.parse().ok()?;
+            let args: Vec<&str> = fields.collect();
+            (ppid == parent && args.first().is_some_and(|a| a.ends_with("swarm"))).then_some(pid)
+        })
+        .collect()
+}
