@@ -1,10 +1,12 @@
-//! The bottom layer: time, names, processes. Nothing here knows what a team is.
+//! The bottom layer: time, names, processes, text for terminals, which values are secret.
+//! Nothing here knows what a team is.
 
 pub(crate) mod clock;
 pub(crate) mod ids;
 pub(crate) mod names;
 pub(crate) mod process;
 pub(crate) mod screen;
+pub(crate) mod secrets;
 pub(crate) mod text;
 
 /// The hidden test hooks (`clock`, `ids`). They apply to the one process they are given to: swarm

@@ -12,6 +12,8 @@
 
 use std::num::NonZeroU16;
 
+use crate::base::text::for_terminal;
+
 /// How wide the emulated terminal is. Wider than any pane, so a line wraps (and is joined again)
 /// only when it is very long, and a program that moves its cursor past it is rare.
 const COLUMNS: u16 = 512;
@@ -79,9 +81,11 @@ fn render_line(bytes: &[u8]) -> Vec<String> {
 }
 
 /// What the emulator keeps of a cell is text, never a control; any that slipped through would act
-/// on the reader's terminal, so it is dropped. (The same for a name shown beside a line.)
+/// on the reader's terminal, so it is written out visibly by the one rule for everything swarm
+/// prints, [`for_terminal`] (docs/ARCHITECTURE.md, "Terminal output"). The same for a name shown
+/// beside a line.
 pub(crate) fn visible(text: &str) -> String {
-    text.chars().filter(|c| !c.is_control()).collect()
+    for_terminal(text).into_owned()
 }
 
 #[cfg(test)]

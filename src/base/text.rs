@@ -1,4 +1,7 @@
-//! Text for people: one-line previews, counts.
+//! Text for people: one-line previews, counts, and text made safe to show on a terminal.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
 
 /// `1 member`, `2 members`, `0 members`: a count with its noun in the number it takes.
 pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
@@ -26,6 +29,95 @@ pub(crate) fn derive_summary(text: &str) -> String {
     }
 }
 
+/// How every line after the first of a text shown on a terminal begins: indented and marked, so
+/// it can never pass for a line of its own, even after `read` strips the indentation.
+pub(crate) const CONTINUATION: &str = "  | ";
+
+/// `text` as it may reach a terminal (docs/ARCHITECTURE.md, "Terminal output"). Every character
+/// a terminal would act on instead of showing is written out visibly: `\e`, `\a`, `\r`, `\b`,
+/// `\f`, `\v` and `\0` by name, other C0 controls and DEL as `\x01`…`\x7f`, C1 controls, bidi
+/// overrides, embeddings, isolates and marks, and the Unicode line and paragraph separators as
+/// `\u{9b}`, `\u{202e}`. Tabs stay. A line break (`\n`, or `\r\n`) stays but starts the next line
+/// with [`CONTINUATION`]; line breaks that end the text are dropped. Backslashes are not doubled:
+/// this is for eyes, and `--json` carries the exact text.
+pub(crate) fn for_terminal(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c == '\n' || hidden(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut text = text;
+    while let Some(rest) = text.strip_suffix('\n') {
+        text = rest.strip_suffix('\r').unwrap_or(rest);
+    }
+    let mut shown = String::with_capacity(text.len() + 16);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' => {
+                shown.push('\n');
+                shown.push_str(CONTINUATION);
+            }
+            '\r' if chars.peek() == Some(&'\n') => {}
+            c if hidden(c) => escape(c, &mut shown),
+            c => shown.push(c),
+        }
+    }
+    Cow::Owned(shown)
+}
+
+/// `text` as it may be typed into a program (a paste in its raw form or a template): as
+/// [`for_terminal`] has it, but its line breaks kept as they are, with no continuation mark, for
+/// the program reads them as the sender wrote them. A `\r` before a `\n` is dropped.
+pub(crate) fn keystrokes(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(hidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut typed = String::with_capacity(text.len() + 16);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' if chars.peek() == Some(&'\n') => {}
+            c if hidden(c) => escape(c, &mut typed),
+            c => typed.push(c),
+        }
+    }
+    Cow::Owned(typed)
+}
+
+/// Whether a terminal would act on `c` rather than show it, or show it reordering its
+/// neighbours: controls (C0 but tab and newline, DEL, C1), bidi formatting characters, and the
+/// Unicode line and paragraph separators.
+fn hidden(c: char) -> bool {
+    (c.is_control() && c != '\t' && c != '\n')
+        || matches!(
+            c,
+            '\u{061c}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{2028}'
+                | '\u{2029}'
+        )
+}
+
+fn escape(c: char, shown: &mut String) {
+    match c {
+        '\0' => shown.push_str("\\0"),
+        '\x07' => shown.push_str("\\a"),
+        '\x08' => shown.push_str("\\b"),
+        '\x0b' => shown.push_str("\\v"),
+        '\x0c' => shown.push_str("\\f"),
+        '\r' => shown.push_str("\\r"),
+        '\x1b' => shown.push_str("\\e"),
+        c if c.is_ascii() => {
+            let _ = write!(shown, "\\x{:02x}", u32::from(c));
+        }
+        c => {
+            let _ = write!(shown, "\\u{{{:x}}}", u32::from(c));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,5 +134,69 @@ mod tests {
         assert_eq!(derive_summary("\n  fix   the\tbug \nmore"), "fix the bug");
         let long = derive_summary(&"word ".repeat(40));
         assert!(long.ends_with('…') && long.chars().count() <= 60, "{long}");
+    }
+
+    #[test]
+    fn keystrokes_keep_line_breaks_and_lose_controls() {
+        assert!(matches!(keystrokes("a\nb\tc"), Cow::Borrowed(_)));
+        assert_eq!(keystrokes("a\r\nb\x1b[201~c"), "a\nb\\e[201~c");
+    }
+
+    #[test]
+    fn plain_text_is_shown_as_it_is() {
+        for plain in ["", "take task 2", "tabs\tstay", "ünïcödé → ok ✓", "a \\e b"] {
+            assert!(matches!(for_terminal(plain), Cow::Borrowed(_)), "{plain:?}");
+        }
+    }
+
+    #[test]
+    fn terminal_controls_are_made_visible() {
+        assert_eq!(
+            for_terminal("x\x1b]0;PWNED\x07\r\x1b[2Kfake"),
+            "x\\e]0;PWNED\\a\\r\\e[2Kfake"
+        );
+        assert_eq!(
+            for_terminal("\0\x01\x08\x0b\x0c\x1f\x7f"),
+            "\\0\\x01\\b\\v\\f\\x1f\\x7f"
+        );
+        // C1 controls: CSI and OSC in their 8-bit form.
+        assert_eq!(
+            for_terminal("a\u{9b}2Jb\u{9d}52;c"),
+            "a\\u{9b}2Jb\\u{9d}52;c"
+        );
+        // Trojan Source: an override that would show `admin` reversed, and an isolate.
+        assert_eq!(
+            for_terminal("user\u{202e}nimda\u{2066}x\u{2069}"),
+            "user\\u{202e}nimda\\u{2066}x\\u{2069}"
+        );
+        assert_eq!(for_terminal("a\u{2028}b"), "a\\u{2028}b");
+        let shown = for_terminal("\x1b\x07\r\x7f\u{85}\u{9b}\u{202e}");
+        assert!(
+            !shown.chars().any(|c| c.is_control() || hidden(c)),
+            "{shown:?}"
+        );
+    }
+
+    #[test]
+    fn continuation_lines_never_pass_for_lines_of_their_own() {
+        assert_eq!(
+            for_terminal("first\nbbbb  lead  rm -rf /\r\nthird"),
+            format!("first\n{CONTINUATION}bbbb  lead  rm -rf /\n{CONTINUATION}third")
+        );
+        assert_eq!(
+            for_terminal("a\n\nb"),
+            format!("a\n{CONTINUATION}\n{CONTINUATION}b")
+        );
+        for line in for_terminal("x\ny\n\nz").lines().skip(1) {
+            assert!(line.starts_with(CONTINUATION), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn line_breaks_that_end_the_text_are_dropped() {
+        assert_eq!(for_terminal("hello\n"), "hello");
+        assert_eq!(for_terminal("hello\r\n\n"), "hello");
+        assert_eq!(for_terminal("hello\r"), "hello\\r");
+        assert_eq!(for_terminal("\n"), "");
     }
 }

@@ -1,8 +1,16 @@
 //! Diagnostics on stderr through `tracing`. `-v`/`-q` pick the level; `RUST_LOG` overrides it.
+//! Every field is shown as [`for_terminal`] makes it: a log line names members and quotes what
+//! tmux or a peer said, and must not act on the terminal (docs/ARCHITECTURE.md, "Terminal output").
 
+use std::fmt;
 use std::io::IsTerminal;
 
+use tracing::field::Field;
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::field::MakeExt;
+use tracing_subscriber::fmt::format::{Writer, debug_fn};
+
+use crate::base::text::for_terminal;
 
 pub(crate) fn init(verbose: u8, quiet: u8) {
     let level = match (verbose, quiet) {
@@ -15,9 +23,20 @@ pub(crate) fn init(verbose: u8, quiet: u8) {
     };
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new(format!("swarm={level}")));
+    let fields = debug_fn(
+        |writer: &mut Writer<'_>, field: &Field, value: &dyn fmt::Debug| {
+            let value = format!("{value:?}");
+            match field.name() {
+                "message" => write!(writer, "{}", for_terminal(&value)),
+                name => write!(writer, "{name}={}", for_terminal(&value)),
+            }
+        },
+    )
+    .delimited(" ");
     // A vanished pane makes stderr fail with EIO; the subscriber drops such writes instead of panicking.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .fmt_fields(fields)
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)

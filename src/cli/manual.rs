@@ -118,6 +118,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
         "Set by a shell's dynamic completion (source <(COMPLETE=bash swarm)): swarm prints the registration script, or the candidates for the word being completed (team, member, request id and peer names among them), and exits.",
     ),
     ("RUST_LOG", "Overrides the log level chosen with -v and -q."),
+    (
+        "Everything else",
+        "A member's program inherits its pane's environment from tmux, API keys and tokens included, unless the team file's env_remove, or env_clear with env_keep, withholds it (spawn: --env-remove, --env-clear, --env-keep). up --dry-run shows every variable each program will get, the values of secret-looking names masked.",
+    ),
 ];
 
 const FILES: &[(&str, &str)] = &[
@@ -192,6 +196,10 @@ const FILES: &[(&str, &str)] = &[
     (
         "<runtime>/<pid>.sock",
         "A peer socket (mode 0600) in a private directory (mode 0700).",
+    ),
+    (
+        "<runtime>/env-<random>.json",
+        "A member's own variables (mode 0600) on their way to its supervisor, which removes it when it reads it.",
     ),
     (
         "<repo>/.swarm/worktrees/<team>/<name>",

@@ -20,6 +20,7 @@ use clap::parser::ValueSource;
 use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use clap_complete::engine::ArgValueCandidates;
 
+use crate::base::text::for_terminal;
 use crate::error::{Error, ErrorKind, Result};
 
 use self::context::Context;
@@ -247,9 +248,9 @@ fn report(err: &Error, json: bool) {
         return report_json(err.kind(), err.message(), err.hint());
     }
     let mut stderr = std::io::stderr().lock();
-    let _ = writeln!(stderr, "swarm: {}", err.message());
+    let _ = writeln!(stderr, "swarm: {}", for_terminal(err.message()));
     if let Some(hint) = err.hint() {
-        let _ = writeln!(stderr, "hint: {hint}");
+        let _ = writeln!(stderr, "hint: {}", for_terminal(hint));
     }
 }
 

@@ -1,5 +1,8 @@
 //! Everything swarm prints to stdout goes through here, so a closed pipe (`swarm inbox | head -1`)
-//! surfaces as an error the caller turns into a quiet exit, and `--json` stays in one place.
+//! surfaces as an error the caller turns into a quiet exit, `--json` stays in one place, and no
+//! text reaches a terminal unescaped (docs/ARCHITECTURE.md, "Terminal output"): lines and table
+//! cells go through [`for_terminal`]; JSON escapes control characters itself and keeps the exact
+//! text.
 
 #![allow(clippy::print_stdout)]
 
@@ -7,10 +10,17 @@ use std::io::{self, IsTerminal, Write};
 
 use serde::Serialize;
 
+use crate::base::text::for_terminal;
 use crate::error::Result;
 
-/// One line of text.
+/// One line of text, made safe for a terminal: controls shown, later lines marked as continuing.
 pub(crate) fn line(text: impl AsRef<str>) -> Result<()> {
+    verbatim_line(for_terminal(text.as_ref()))
+}
+
+/// One line exactly as given: only for a pane's own output (`swarm log`), which the pane showed
+/// as it is.
+pub(crate) fn verbatim_line(text: impl AsRef<str>) -> Result<()> {
     let mut out = io::stdout().lock();
     out.write_all(text.as_ref().as_bytes())?;
     out.write_all(b"\n")?;
@@ -63,8 +73,14 @@ impl Table {
         }
     }
 
+    /// A row; each cell is made safe for a terminal as it is added.
     pub(crate) fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
+        self.rows.push(
+            cells
+                .into_iter()
+                .map(|cell| for_terminal(&cell).into_owned())
+                .collect(),
+        );
     }
 
     pub(crate) fn print(&self) -> Result<()> {

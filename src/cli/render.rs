@@ -6,10 +6,11 @@ use serde_json::{Map, Value};
 
 use crate::base::clock;
 use crate::base::screen::visible;
+use crate::base::secrets;
 use crate::base::text::derive_summary;
 use crate::format::config::Member;
 use crate::format::message::InboxMessage;
-use crate::format::settings::{Color, Delivery};
+use crate::format::settings::{Color, Delivery, EnvPolicy};
 use crate::format::signature::Verdict;
 use crate::format::structured::Structured;
 
@@ -289,7 +290,38 @@ pub(crate) fn settings(member: &Member) -> Vec<Setting> {
             member.log_max.map(size).unwrap_or_default(),
             member.log_max.into(),
         ),
+        setting(
+            "inherits",
+            "envPolicy",
+            visible(&inherits(&member.env_policy)),
+            serde_json::json!({
+                "envClear": member.env_policy.clear,
+                "envKeep": member.env_policy.keep,
+                "envRemove": member.env_policy.remove,
+            }),
+        ),
     ]
+}
+
+/// What a member's program inherits from its pane, by its rules (names only).
+pub(crate) fn inherits(policy: &EnvPolicy) -> String {
+    let join = |names: &std::collections::BTreeSet<String>| {
+        names
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let kept = match (policy.clear, policy.keep.is_empty()) {
+        (false, _) => "everything".to_owned(),
+        (true, true) => "nothing".to_owned(),
+        (true, false) => format!("only {}", join(&policy.keep)),
+    };
+    if policy.remove.is_empty() {
+        kept
+    } else {
+        format!("{kept}, never {}", join(&policy.remove))
+    }
 }
 
 /// Settings as one JSON object, each under its config.json name.
@@ -313,35 +345,11 @@ pub(crate) fn size(bytes: u64) -> String {
     }
 }
 
-/// An environment variable's value as swarm shows it: the value of one whose name looks like a
-/// secret's is hidden. Every command that shows a member's environment asks here.
+/// An environment variable's value as swarm shows it: masked by the one rule of
+/// `base::secrets` (docs/ARCHITECTURE.md, "Secrets and the environment"). Every command that
+/// shows a member's environment asks here.
 pub(crate) fn env_value(name: &str, value: &str) -> String {
-    if secret_name(name) {
-        HIDDEN.to_owned()
-    } else {
-        visible(value)
-    }
-}
-
-/// What is shown in place of a secret's value.
-pub(crate) const HIDDEN: &str = "<hidden>";
-
-/// Whether a variable's name says it holds a secret: a key, token, password, credential and the
-/// like. swarm's own variables hold none (`SWARM_LEAD_VERIFY_KEY` is a public key).
-fn secret_name(name: &str) -> bool {
-    const SECRET_WORDS: [&str; 9] = [
-        "KEY",
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "PASSPHRASE",
-        "CREDENTIAL",
-        "AUTH",
-        "COOKIE",
-    ];
-    let name = name.to_ascii_uppercase();
-    !name.starts_with("SWARM_") && SECRET_WORDS.iter().any(|word| name.contains(word))
+    visible(&secrets::shown(name, value))
 }
 
 /// `bob    | `: what each line of a member's output starts with when several members' lines are
@@ -373,14 +381,14 @@ mod tests {
             "db_password",
             "AWS_SECRET_ACCESS_KEY",
         ] {
-            assert_eq!(env_value(secret, "sk-1"), HIDDEN, "{secret}");
+            assert_eq!(env_value(secret, "sk-1"), secrets::MASK, "{secret}");
         }
         for plain in ["RUST_LOG", "PATH", "SWARM_LEAD_VERIFY_KEY", "HTTPS_PROXY"] {
             assert_eq!(env_value(plain, "v"), "v", "{plain}");
         }
         assert_eq!(
             env_value("LANG", "a\u{1b}[31mb"),
-            "a[31mb",
+            "a\\e[31mb",
             "no control reaches the terminal"
         );
         assert_eq!(size(64 << 20), "64MiB");

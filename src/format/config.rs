@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::base::names::path_component;
 use crate::error::{Error, Result};
 use crate::format::paste::PasteFormat;
-use crate::format::settings::{Delivery, Isolation, Profile, Protocol};
+use crate::format::settings::{Delivery, EnvPolicy, Isolation, Profile, Protocol};
 use crate::format::structured::TaskNotification;
 
 pub(crate) const DEFAULT_LEAD: &str = "team-lead";
@@ -62,6 +62,10 @@ pub(crate) struct LaunchSettings {
     /// The directory relative `cwd`s in the team file were resolved against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) base_dir: Option<PathBuf>,
+    /// The team-wide rules for what members' programs inherit, for members `spawn` adds.
+    /// Flattened before `extra`, which therefore never holds its fields.
+    #[serde(flatten)]
+    pub(crate) env_policy: EnvPolicy,
     #[serde(flatten)]
     pub(crate) extra: Map<String, Value>,
 }
@@ -132,6 +136,10 @@ pub(crate) struct Member {
     /// Names of the variables set in the member's environment by the launcher.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) env_keys: Option<Vec<String>>,
+    /// Which inherited variables its program keeps: `envClear`, `envKeep`, `envRemove`.
+    /// Flattened before `extra`, which therefore never holds its fields.
+    #[serde(flatten)]
+    pub(crate) env_policy: EnvPolicy,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) started_at: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -354,5 +362,29 @@ impl Member {
             .as_deref()
             .map_or(Ok(PasteFormat::Framed), PasteFormat::parse)
             .map_err(|why| Error::usage(format!("pasteFormat of {}: {why}", self.name)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_policy_round_trips_beside_fields_swarm_does_not_know() {
+        let text = r#"{"name":"bob","envClear":true,"envKeep":["PATH"],"envRemove":["API_KEY"],"fromAnotherTool":1}"#;
+        let member: Member = serde_json::from_str(text).unwrap();
+        assert!(member.env_policy.clear);
+        assert!(member.env_policy.keep.contains("PATH"));
+        assert!(member.env_policy.remove.contains("API_KEY"));
+        assert_eq!(
+            member.extra.keys().collect::<Vec<_>>(),
+            ["fromAnotherTool"],
+            "the policy's fields are not kept twice"
+        );
+        let written = serde_json::to_value(&member).unwrap();
+        assert_eq!(written["envRemove"], serde_json::json!(["API_KEY"]));
+        assert_eq!(written["fromAnotherTool"], 1);
+        let plain = serde_json::to_value(Member::new("a", "t", 0)).unwrap();
+        assert!(plain.get("envClear").is_none() && plain.get("envKeep").is_none());
     }
 }

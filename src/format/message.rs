@@ -147,7 +147,8 @@ pub(crate) fn check_text_size(text: &str) -> Result<()> {
     Ok(())
 }
 
-/// `[from <sender>] <text>`: how a message is pasted into a pane or printed by `listen`.
+/// `[from <sender>] <text>`: how a message is pasted into a pane or printed by `listen`. It is
+/// raw: what shows it makes it safe for a terminal (docs/ARCHITECTURE.md, "Terminal output").
 pub(crate) fn framed(from: &str, text: &str) -> String {
     format!("[from {from}] {text}")
 }

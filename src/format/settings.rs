@@ -1,6 +1,9 @@
-//! The typed choices a member is made with: profile, colour, protocol, delivery, isolation, and
-//! the permission modes a plan approval may grant. Each type is the one source of its spellings:
-//! serde reads and writes them in team files and config.json, clap offers them as values.
+//! The typed choices a member is made with: profile, colour, protocol, delivery, isolation, the
+//! permission modes a plan approval may grant, and which inherited variables its program keeps.
+//! Each type is the one source of its spellings: serde reads and writes them in team files and
+//! config.json, clap offers them as values.
+
+use std::collections::BTreeSet;
 
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
@@ -131,6 +134,52 @@ impl Color {
             Self::Pink => "colour205",
             other => other.as_str(),
         }
+    }
+}
+
+/// Which variables of the environment a member's pane inherits its program keeps
+/// (docs/ARCHITECTURE.md, "Secrets and the environment"). Names only, never values: config.json
+/// records it as `envClear`, `envKeep` and `envRemove`, per member and, for members `spawn` adds
+/// later, team-wide in `launch`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct EnvPolicy {
+    /// `env_clear`: keep nothing inherited but `keep`.
+    #[serde(
+        rename = "envClear",
+        default,
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub(crate) clear: bool,
+    /// `env_keep`: what `clear` keeps.
+    #[serde(
+        rename = "envKeep",
+        default,
+        skip_serializing_if = "BTreeSet::is_empty"
+    )]
+    pub(crate) keep: BTreeSet<String>,
+    /// `env_remove`: what is removed, whatever else is kept.
+    #[serde(
+        rename = "envRemove",
+        default,
+        skip_serializing_if = "BTreeSet::is_empty"
+    )]
+    pub(crate) remove: BTreeSet<String>,
+}
+
+impl EnvPolicy {
+    /// A member's own rules over the team's: its `env_clear` when it says one, else the team's;
+    /// the names either keeps, and the names either removes.
+    pub(crate) fn over(&self, own_clear: Option<bool>, team: &Self) -> Self {
+        Self {
+            clear: own_clear.unwrap_or(team.clear),
+            keep: team.keep.union(&self.keep).cloned().collect(),
+            remove: team.remove.union(&self.remove).cloned().collect(),
+        }
+    }
+
+    /// Whether an inherited variable stays.
+    pub(crate) fn keeps(&self, name: &str) -> bool {
+        (!self.clear || self.keep.contains(name)) && !self.remove.contains(name)
     }
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::format::settings::{Color, Profile};
+use crate::format::settings::{Color, EnvPolicy, Profile};
 
 /// `claude` when the program is Claude Code, else generic.
 pub(crate) fn detect_profile(command: Option<&[String]>) -> Option<Profile> {
@@ -55,8 +55,10 @@ const BYPASS_FLAGS: &[&str] = &[
     "--allow-dangerously-skip-permissions",
 ];
 
-/// Variables the claude profile copies from the launcher: proxies, CA certificates, API base URLs.
-/// API keys and tokens are never among them.
+/// Variables the claude profile copies from the launcher: proxies, CA certificates, API base URLs,
+/// which a tmux server started long before may lack. API keys and tokens are never among them
+/// (a member inherits those from its pane, unless its rules remove them). The member's rules
+/// apply to these as to anything inherited.
 pub(crate) const FORWARDED_VARS: &[&str] = &[
     "HTTP_PROXY",
     "HTTPS_PROXY",
@@ -99,6 +101,7 @@ pub(crate) struct TeammateRequest<'a> {
     pub(crate) color: Option<Color>,
     pub(crate) plan_mode_required: bool,
     pub(crate) env: &'a BTreeMap<String, String>,
+    pub(crate) env_policy: &'a EnvPolicy,
 }
 
 /// The exact command and environment of one pane.
@@ -114,6 +117,7 @@ impl TeamLaunch<'_> {
         &self,
         command: &[String],
         env: &BTreeMap<String, String>,
+        env_policy: &EnvPolicy,
         launcher_env: &dyn Fn(&str) -> Option<String>,
     ) -> Launch {
         let mut argv = command.to_vec();
@@ -122,7 +126,7 @@ impl TeamLaunch<'_> {
             if !flags_in(&argv).contains("--session-id") {
                 argv.extend(["--session-id".to_owned(), self.lead_session_id.to_owned()]);
             }
-            forward(&mut vars, launcher_env);
+            forward(&mut vars, launcher_env, env_policy);
             vars.insert("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS".into(), "1".into());
         }
         vars.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -190,7 +194,7 @@ impl TeamLaunch<'_> {
                 if let Some(agent_type) = member.agent_type {
                     argv.extend(["--agent-type".to_owned(), agent_type.to_owned()]);
                 }
-                forward(&mut env, launcher_env);
+                forward(&mut env, launcher_env, member.env_policy);
                 env.insert("CLAUDECODE".into(), "1".into());
                 env.insert("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS".into(), "1".into());
             }
@@ -219,8 +223,12 @@ impl TeamLaunch<'_> {
     }
 }
 
-fn forward(env: &mut BTreeMap<String, String>, launcher_env: &dyn Fn(&str) -> Option<String>) {
-    for key in FORWARDED_VARS {
+fn forward(
+    env: &mut BTreeMap<String, String>,
+    launcher_env: &dyn Fn(&str) -> Option<String>,
+    policy: &EnvPolicy,
+) {
+    for key in FORWARDED_VARS.iter().filter(|key| policy.keeps(key)) {
         if let Some(value) = launcher_env(key) {
             env.insert((*key).to_owned(), value);
         }
@@ -285,6 +293,12 @@ mod tests {
         }
     }
 
+    const NO_RULES: &EnvPolicy = &EnvPolicy {
+        clear: false,
+        keep: BTreeSet::new(),
+        remove: BTreeSet::new(),
+    };
+
     fn request(env: &BTreeMap<String, String>) -> TeammateRequest<'_> {
         TeammateRequest {
             name: "bob",
@@ -295,6 +309,7 @@ mod tests {
             color: Some(Color::Blue),
             plan_mode_required: false,
             env,
+            env_policy: NO_RULES,
         }
     }
 
@@ -441,12 +456,24 @@ mod tests {
         assert_eq!(launch.env["HTTPS_PROXY"], "http://proxy:3128");
         assert_eq!(launch.env["ANTHROPIC_BASE_URL"], "https://gw");
         assert!(!launch.env.values().any(|v| v == "secret"));
+
+        // The member's rules hold for what is copied as for what is inherited.
+        let rules = EnvPolicy {
+            clear: true,
+            keep: BTreeSet::from(["ANTHROPIC_BASE_URL".to_owned()]),
+            remove: BTreeSet::new(),
+        };
+        let mut member = request(&env);
+        member.env_policy = &rules;
+        let launch = team(&lead, &[]).teammate(&member, &launcher);
+        assert_eq!(launch.env["ANTHROPIC_BASE_URL"], "https://gw");
+        assert!(!launch.env.contains_key("HTTPS_PROXY"));
     }
 
     #[test]
     fn claude_lead_gets_the_team_session() {
         let lead = strings(&["claude", "--model", "opus"]);
-        let launch = team(&lead, &[]).lead(&lead, &BTreeMap::new(), &no_env);
+        let launch = team(&lead, &[]).lead(&lead, &BTreeMap::new(), NO_RULES, &no_env);
         assert_eq!(
             launch.argv,
             strings(&["claude", "--model", "opus", "--session-id", "sess"])

@@ -3,6 +3,7 @@
 //! tasks.
 
 pub(crate) mod argv;
+pub(crate) mod environment;
 pub(crate) mod keys;
 pub(crate) mod layout;
 pub(crate) mod lock;

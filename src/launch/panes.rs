@@ -1,18 +1,22 @@
 //! Placing a team's panes: where the team goes, the first pane and the splits, the layout, each
 //! pane's title and colour. `up` and `spawn` share it. tmux execs the supervisor (`swarm run NAME`)
-//! directly in each pane, so no keys are ever typed into a shell.
+//! directly in each pane, so no keys are ever typed into a shell, and the member's variables reach
+//! it in a [`Handoff`], never on tmux's command line.
 
-use std::ffi::OsString;
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::config::{State, TmuxPlacement};
 use crate::format::settings::Color;
+use crate::launch::environment::Handoff;
+use crate::launch::keys::KEY_VAR;
 use crate::launch::layout::Layout;
 use crate::launch::lock::LaunchLock;
 use crate::launch::prepare::PanePlan;
 use crate::launch::tmux::{
-    PaneInfo, PaneSpec, Placement, Server, Tmux, current_socket, is_gone, same_socket,
+    Environment, PaneInfo, PaneSpec, Placement, Server, Tmux, current_socket, is_gone, same_socket,
 };
 use crate::store::team::Team;
 
@@ -63,13 +67,26 @@ impl Destination {
     }
 }
 
-/// The command tmux runs in a member's pane: its supervisor, told the bound of the member's log.
-pub(crate) fn supervisor_argv(name: &str, log_max: u64) -> Result<Vec<OsString>> {
+/// The command tmux runs in a member's pane: its supervisor, told its home and team, the bound of
+/// the member's log, and the file its environment waits in. Nothing secret: this is tmux's
+/// command line, which every local user can read.
+pub(crate) fn supervisor_argv(
+    team: &Team,
+    name: &str,
+    log_max: u64,
+    handoff: &Handoff,
+) -> Result<Vec<OsString>> {
     Ok(vec![
         swarm_exe()?,
         "run".into(),
+        "--home".into(),
+        team.home().root().as_os_str().to_owned(),
+        "--team".into(),
+        team.name().into(),
         "--log-max".into(),
         log_max.to_string().into(),
+        "--env-file".into(),
+        handoff.path().as_os_str().to_owned(),
         name.into(),
     ])
 }
@@ -135,10 +152,12 @@ fn open_window(
             window: team.name(),
         }
     };
-    let argv = supervisor_argv(&first.name, first.log_max)?;
+    let handoff = Handoff::write(&first.env)?;
+    let argv = supervisor_argv(team, &first.name, first.log_max, &handoff)?;
     let info = destination
         .tmux
-        .first_pane(placement, &spec(first, &argv))?;
+        .first_pane(placement, &spec(first, &argv, &public_env(first)))?;
+    handoff.deliver();
     let where_ = TmuxPlacement {
         socket: info.socket.clone(),
         session: info.session.clone(),
@@ -179,12 +198,15 @@ fn try_add_pane(
     plan: &PanePlan,
     layout: &Layout,
 ) -> Result<Option<PaneInfo>> {
-    let argv = supervisor_argv(&plan.name, plan.log_max)?;
-    let info = match tmux.split(&placement.window, &spec(plan, &argv)) {
+    let handoff = Handoff::write(&plan.env)?;
+    let argv = supervisor_argv(team, &plan.name, plan.log_max, &handoff)?;
+    let public = public_env(plan);
+    let info = match tmux.split(&placement.window, &spec(plan, &argv, &public)) {
         Ok(info) => info,
         Err(err) if is_gone(err.message()) => return Ok(None),
         Err(err) => return Err(err),
     };
+    handoff.deliver();
     // Keep room for the next split.
     tmux.select_layout(&placement.window, layout.while_growing())?;
     settle(tmux, team, &plan.name, &info)?;
@@ -254,11 +276,188 @@ fn settle(tmux: &Tmux, team: &Team, name: &str, info: &PaneInfo) -> Result<()> {
     }
 }
 
-fn spec<'a>(plan: &'a PanePlan, argv: &'a [OsString]) -> PaneSpec<'a> {
+fn spec<'a>(
+    plan: &'a PanePlan,
+    argv: &'a [OsString],
+    public_env: &'a [(&'a str, &'a str)],
+) -> PaneSpec<'a> {
     PaneSpec {
         cwd: &plan.cwd,
-        env: &plan.env,
         argv,
+        public_env,
+    }
+}
+
+/// What of a pane's variables tmux may set itself: its verify key, public, which swarm's readers
+/// in the pane take from the supervisor's own environment, where the member cannot change it.
+/// Everything else reaches the supervisor in its [`Handoff`].
+fn public_env(plan: &PanePlan) -> Vec<(&str, &str)> {
+    plan.env
+        .get_key_value(KEY_VAR)
+        .map(|(key, value)| (key.as_str(), value.as_str()))
+        .into_iter()
+        .collect()
+}
+
+/// What a variable tmux sets in each pane it creates is shown as, before the pane exists.
+pub(crate) const SET_BY_TMUX: &str = "<set by tmux>";
+
+/// The variables tmux sets in every pane, over what the server and session give it (tmux 3.3a,
+/// `environ_for_session` and `spawn_pane`); PATH is the creating client's, handled apart.
+const SET_IN_EVERY_PANE: [&str; 6] = [
+    "TERM",
+    "TERM_PROGRAM",
+    "TERM_PROGRAM_VERSION",
+    "TMUX",
+    "TMUX_PANE",
+    "SHELL",
+];
+
+/// tmux's default `update-environment`: what a new session takes from the client that makes it.
+const DEFAULT_UPDATE_ENVIRONMENT: [&str; 8] = [
+    "DISPLAY",
+    "KRB5CCNAME",
+    "SSH_ASKPASS",
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "SSH_CONNECTION",
+    "WINDOWID",
+    "XAUTHORITY",
+];
+
+/// The search path tmux gives a pane when neither its client nor its session has one.
+const TMUX_DEFAULT_PATH: &str = "/usr/bin:/bin";
+
+/// What a pane `up` places on `destination` will inherit from tmux, as far as it is known before
+/// any pane exists (docs/ARCHITECTURE.md, "Secrets and the environment"): for `up --dry-run`.
+#[derive(Debug, Clone)]
+pub(crate) struct PaneEnvironment {
+    /// Every variable the pane's supervisor will find; those tmux sets per pane are
+    /// [`SET_BY_TMUX`].
+    pub(crate) vars: BTreeMap<OsString, OsString>,
+    /// Where they come from, in words.
+    pub(crate) source: String,
+}
+
+/// Predicts a pane's environment the way tmux builds it: the server's global environment (for a
+/// server this `up` would start, its own environment, with `PWD`), the session's over it (inside
+/// tmux the current session's; for a new session, the `update-environment` variables of this
+/// process), this process's PATH, and what tmux sets in every pane. A config file a new server
+/// would read is not.
+pub(crate) fn pane_environment(destination: &Destination) -> Result<PaneEnvironment> {
+    let launcher: BTreeMap<OsString, OsString> = std::env::vars_os()
+        .filter(|(name, _)| !crate::base::TEST_HOOKS.iter().any(|hook| name == hook))
+        .collect();
+    let mut vars = BTreeMap::new();
+    let source = match destination.tmux.environment(false)? {
+        Some(global) => {
+            apply(&mut vars, global);
+            if destination.inside {
+                if let Some(session) = destination.tmux.environment(true)? {
+                    apply(&mut vars, session);
+                }
+                "the tmux server this runs in, and its current session"
+            } else {
+                let update = destination
+                    .tmux
+                    .global_values("update-environment")?
+                    .unwrap_or_else(|| DEFAULT_UPDATE_ENVIRONMENT.map(str::to_owned).to_vec());
+                apply(&mut vars, updated(&update, &launcher));
+                "the running tmux server"
+            }
+        }
+        None => {
+            vars.clone_from(&launcher);
+            if let Some(pwd) = tmux_pwd(&launcher) {
+                vars.insert("PWD".into(), pwd);
+            }
+            "a new tmux server, started from this environment (its config file not read)"
+        }
+    };
+    let path = launcher
+        .get(OsStr::new("PATH"))
+        .or_else(|| vars.get(OsStr::new("PATH")))
+        .cloned()
+        .unwrap_or_else(|| TMUX_DEFAULT_PATH.into());
+    vars.insert("PATH".into(), path);
+    for name in SET_IN_EVERY_PANE {
+        vars.insert(name.into(), SET_BY_TMUX.into());
+    }
+    Ok(PaneEnvironment {
+        vars,
+        source: source.to_owned(),
+    })
+}
+
+fn apply(vars: &mut BTreeMap<OsString, OsString>, entries: Environment) {
+    for (name, value) in entries {
+        match value {
+            Some(value) => vars.insert(name.into(), value.into()),
+            None => vars.remove(OsStr::new(&name)),
+        };
+    }
+}
+
+/// A new session's environment: for each `update-environment` pattern, the client's variables
+/// it matches, or, when none does, the pattern itself removed (tmux 3.3a, `environ_update`).
+fn updated(patterns: &[String], client: &BTreeMap<OsString, OsString>) -> Environment {
+    let mut entries = Vec::new();
+    for pattern in patterns {
+        let before = entries.len();
+        for (name, value) in client {
+            if let Some(name) = name.to_str().filter(|name| glob(pattern, name)) {
+                entries.push((name.to_owned(), Some(value.to_string_lossy().into_owned())));
+            }
+        }
+        if entries.len() == before {
+            entries.push((pattern.clone(), None));
+        }
+    }
+    entries
+}
+
+/// `fnmatch` with `*` and `?`, which is what `update-environment` patterns use.
+fn glob(pattern: &str, name: &str) -> bool {
+    let pattern: Vec<char> = pattern.chars().collect();
+    let name: Vec<char> = name.chars().collect();
+    let (mut p, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some('*') => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(&c) if c == '?' || c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((star_p, star_n)) => {
+                    p = star_p + 1;
+                    n = star_n + 1;
+                    star = Some((star_p, star_n + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == '*')
+}
+
+/// The `PWD` a new tmux server puts in its global environment: the client's `PWD` when it names
+/// the working directory, else the working directory.
+fn tmux_pwd(launcher: &BTreeMap<OsString, OsString>) -> Option<OsString> {
+    let cwd = std::env::current_dir().ok()?;
+    let same = launcher
+        .get(OsStr::new("PWD"))
+        .filter(|pwd| !pwd.is_empty())
+        .and_then(|pwd| std::fs::canonicalize(pwd).ok())
+        .is_some_and(|pwd| std::fs::canonicalize(&cwd).is_ok_and(|cwd| cwd == pwd));
+    if same {
+        launcher.get(OsStr::new("PWD")).cloned()
+    } else {
+        Some(cwd.into_os_string())
     }
 }
 
@@ -266,4 +465,39 @@ fn spec<'a>(plan: &'a PanePlan, argv: &'a [OsString]) -> PaneSpec<'a> {
 /// the one that launched them.
 pub(crate) fn exe_dir() -> Option<PathBuf> {
     std::env::current_exe().ok()?.parent().map(PathBuf::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn update_environment_patterns_match_as_fnmatch_does() {
+        assert!(glob("SSH_*", "SSH_AUTH_SOCK"));
+        assert!(glob("DISPLAY", "DISPLAY"));
+        assert!(glob("*_KEY", "ANTHROPIC_API_KEY"));
+        assert!(glob("A?C", "ABC"));
+        assert!(glob("*", ""));
+        assert!(!glob("DISPLAY", "DISPLAY2"));
+        assert!(!glob("SSH_*", "XSSH_A"));
+        assert!(!glob("A?C", "AC"));
+    }
+
+    #[test]
+    fn a_new_session_takes_what_update_environment_names_from_its_client() {
+        let client = BTreeMap::from([
+            (OsString::from("SSH_AUTH_SOCK"), OsString::from("/s")),
+            (OsString::from("SSH_AGENT_PID"), OsString::from("7")),
+            (OsString::from("HOME"), OsString::from("/h")),
+        ]);
+        let patterns = ["SSH_*".to_owned(), "DISPLAY".to_owned()];
+        assert_eq!(
+            updated(&patterns, &client),
+            [
+                ("SSH_AGENT_PID".to_owned(), Some("7".to_owned())),
+                ("SSH_AUTH_SOCK".to_owned(), Some("/s".to_owned())),
+                ("DISPLAY".to_owned(), None),
+            ]
+        );
+    }
 }

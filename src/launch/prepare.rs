@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use crate::base::{clock, ids};
 use crate::format::config::{LaunchSettings, Member, TeamConfig};
-use crate::format::settings::Color;
 use crate::format::settings::Isolation;
+use crate::format::settings::{Color, EnvPolicy};
 use crate::launch::argv::{Launch, TeamLaunch, TeammateRequest};
 use crate::launch::teamfile::{DEFAULT_LOG_MAX, MemberSpec, TeamFile};
 use crate::store::paths::Home;
@@ -21,14 +21,18 @@ pub(crate) struct Prepared {
 }
 
 /// One pane to start: the member's name, command, environment and directory.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub(crate) struct PanePlan {
     pub(crate) name: String,
     pub(crate) argv: Vec<String>,
+    /// The variables the launch sets for it, which reach its supervisor in a handoff file.
     pub(crate) env: BTreeMap<String, String>,
+    /// Which inherited variables its program keeps; config.json records them for its supervisor.
+    pub(crate) env_policy: EnvPolicy,
+    /// Whether it works in a worktree of its own.
+    pub(crate) worktree: bool,
     pub(crate) cwd: PathBuf,
     /// The bound of the member's log, which its supervisor is told on its command line.
-    #[serde(skip)]
     pub(crate) log_max: u64,
 }
 
@@ -58,16 +62,20 @@ pub(crate) fn prepare(
     lead.agent_type = Some("team-lead".to_owned());
     lead.cwd = file.lead.cwd.display().to_string();
     lead.profile = Some(file.lead.profile);
+    lead.env_policy = file.lead.env_policy.clone();
     if let Some(command) = &file.lead.command {
-        let launch = launch_team.lead(command, &file.lead.env, launcher_env);
+        let launch = launch_team.lead(command, &file.lead.env, &file.lead.env_policy, launcher_env);
         record_launch(&mut lead, &launch);
         lead.log_max = Some(file.lead.log_max);
-        panes.push(plan(
-            lead_name,
-            launch,
-            file.lead.cwd.clone(),
-            file.lead.log_max,
-        ));
+        panes.push(PanePlan {
+            name: lead_name.to_owned(),
+            argv: launch.argv,
+            env: launch.env,
+            env_policy: file.lead.env_policy.clone(),
+            worktree: false,
+            cwd: file.lead.cwd.clone(),
+            log_max: file.lead.log_max,
+        });
     }
     let mut members = vec![lead];
 
@@ -94,6 +102,7 @@ pub(crate) fn prepare(
             profile: file.lead.profile,
             inherit: file.lead.inherit.clone(),
             base_dir: Some(crate::store::durable::parent(&file.path).to_path_buf()),
+            env_policy: file.env_policy.clone(),
             extra: file
                 .log_max
                 .map(|bytes| (LOG_MAX_KEY.to_owned(), bytes.into()))
@@ -126,6 +135,7 @@ pub(crate) fn teammate(
             color: Some(color),
             plan_mode_required: spec.plan_mode_required,
             env: &spec.env,
+            env_policy: &spec.env_policy,
         },
         launcher_env,
     );
@@ -137,6 +147,7 @@ pub(crate) fn teammate(
     member.plan_mode_required = spec.plan_mode_required.then_some(true);
     member.cwd = spec.cwd.display().to_string();
     member.profile = Some(spec.profile);
+    member.env_policy = spec.env_policy.clone();
     member.protocol = Some(spec.protocol);
     member.delivery = Some(spec.delivery);
     member.paste_format = spec
@@ -147,23 +158,21 @@ pub(crate) fn teammate(
     member.isolation = (spec.isolation == Isolation::Worktree).then_some(Isolation::Worktree);
     member.log_max = Some(spec.log_max);
     record_launch(&mut member, &launch);
-    let pane = plan(spec.name.as_str(), launch, spec.cwd.clone(), spec.log_max);
+    let pane = PanePlan {
+        name: spec.name.as_str().to_owned(),
+        argv: launch.argv,
+        env: launch.env,
+        env_policy: spec.env_policy.clone(),
+        worktree: spec.isolation == Isolation::Worktree,
+        cwd: spec.cwd.clone(),
+        log_max: spec.log_max,
+    };
     (member, pane)
 }
 
 pub(crate) fn record_launch(member: &mut Member, launch: &Launch) {
     member.argv = Some(launch.argv.clone());
     member.env_keys = Some(launch.env.keys().cloned().collect());
-}
-
-fn plan(name: &str, launch: Launch, cwd: PathBuf, log_max: u64) -> PanePlan {
-    PanePlan {
-        name: name.to_owned(),
-        argv: launch.argv,
-        env: launch.env,
-        cwd,
-        log_max,
-    }
 }
 
 /// Where config.json keeps the team file's `log_max`, for members `spawn` adds later: in the

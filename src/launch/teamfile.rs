@@ -15,9 +15,10 @@ use crate::base::names::Name;
 use crate::error::{Error, Result};
 use crate::format::config::DEFAULT_LEAD;
 use crate::format::paste::{PasteFormat, delivery_with};
-use crate::format::settings::{Color, Profile};
+use crate::format::settings::{Color, EnvPolicy, Profile};
 use crate::format::settings::{Delivery, Isolation, Protocol};
 use crate::launch::argv::{default_inherit, detect_profile};
+use crate::launch::environment::check_policy;
 use crate::launch::layout::Layout;
 use crate::policy::PERSON;
 use crate::store::paths::absolute;
@@ -31,6 +32,8 @@ pub(crate) struct TeamFile {
     pub(crate) max_concurrent: Option<u32>,
     /// The team-wide `log_max`, as written; members without their own use it.
     pub(crate) log_max: Option<u64>,
+    /// The team-wide `env_clear`, `env_keep` and `env_remove`, as written.
+    pub(crate) env_policy: EnvPolicy,
     pub(crate) lead: LeadSpec,
     pub(crate) members: Vec<MemberSpec>,
     /// The `[[task]]` entries, checked, each after every task it is blocked by.
@@ -57,6 +60,8 @@ pub(crate) struct LeadSpec {
     pub(crate) profile: Profile,
     pub(crate) inherit: Vec<String>,
     pub(crate) env: BTreeMap<String, String>,
+    /// The team's rules for what its program inherits, with its own over them.
+    pub(crate) env_policy: EnvPolicy,
     pub(crate) cwd: PathBuf,
     /// The bound of its log, in bytes.
     pub(crate) log_max: u64,
@@ -81,6 +86,8 @@ pub(crate) struct MemberSpec {
     pub(crate) paste_format: Option<PasteFormat>,
     pub(crate) run_timeout_s: u64,
     pub(crate) env: BTreeMap<String, String>,
+    /// The team's rules for what its program inherits, with its own over them.
+    pub(crate) env_policy: EnvPolicy,
     pub(crate) cwd: PathBuf,
     /// The bound of its log, in bytes.
     pub(crate) log_max: u64,
@@ -95,6 +102,11 @@ struct RawTeam {
     max_concurrent: Option<u32>,
     log_max: Option<Size>,
     cwd: Option<PathBuf>,
+    env_clear: Option<bool>,
+    #[serde(default)]
+    env_keep: BTreeSet<String>,
+    #[serde(default)]
+    env_remove: BTreeSet<String>,
     #[serde(default)]
     lead: RawLead,
     #[serde(default)]
@@ -124,6 +136,11 @@ struct RawLead {
     inherit: Option<Vec<String>>,
     #[serde(default)]
     env: BTreeMap<String, String>,
+    env_clear: Option<bool>,
+    #[serde(default)]
+    env_keep: BTreeSet<String>,
+    #[serde(default)]
+    env_remove: BTreeSet<String>,
     cwd: Option<PathBuf>,
     log_max: Option<Size>,
 }
@@ -152,6 +169,11 @@ pub(crate) struct MemberKeys {
     pub(crate) run_timeout_s: u64,
     #[serde(default)]
     pub(crate) env: BTreeMap<String, String>,
+    pub(crate) env_clear: Option<bool>,
+    #[serde(default)]
+    pub(crate) env_keep: BTreeSet<String>,
+    #[serde(default)]
+    pub(crate) env_remove: BTreeSet<String>,
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) log_max: Option<Size>,
 }
@@ -283,6 +305,27 @@ pub(crate) const KEYS: &[KeyDoc] = &[
     ),
     key(
         Section::Team,
+        "env_clear",
+        "boolean",
+        "false",
+        "Every program (the lead's and each member's) inherits nothing from its pane but what env_keep names, and swarm's own variables, unless it says env_clear = false. For members spawn adds too.",
+    ),
+    key(
+        Section::Team,
+        "env_keep",
+        "array of variable names",
+        "none",
+        "With env_clear, the inherited variables every program keeps, with its own env_keep. Refused when no one clears.",
+    ),
+    key(
+        Section::Team,
+        "env_remove",
+        "array of variable names",
+        "none",
+        "Inherited variables no program gets, e.g. ANTHROPIC_API_KEY, whatever else is kept; a member's own env still sets them. For members spawn adds too.",
+    ),
+    key(
+        Section::Team,
         "lead",
         "table",
         "a lead with no command",
@@ -336,6 +379,27 @@ pub(crate) const KEYS: &[KeyDoc] = &[
         "table of strings",
         "none",
         "Variables set in the lead's pane; the SWARM_* identity variables are set after them.",
+    ),
+    key(
+        Section::Lead,
+        "env_clear",
+        "boolean",
+        "the team's env_clear",
+        "The lead's program inherits nothing from its pane but what env_keep names, and swarm's own variables.",
+    ),
+    key(
+        Section::Lead,
+        "env_keep",
+        "array of variable names",
+        "none",
+        "With env_clear, inherited variables the lead's program keeps, besides the team's env_keep.",
+    ),
+    key(
+        Section::Lead,
+        "env_remove",
+        "array of variable names",
+        "none",
+        "Inherited variables the lead's program does not get, besides the team's env_remove; none may be set in its env.",
     ),
     key(
         Section::Lead,
@@ -450,6 +514,27 @@ pub(crate) const KEYS: &[KeyDoc] = &[
         "Variables set in the member's pane; the SWARM_* identity variables are set after them, so none can be overridden.",
     ),
     member(
+        "env_clear",
+        "--env-clear",
+        "boolean",
+        "the team's env_clear",
+        "The member's program inherits nothing from its pane but what env_keep names, and swarm's own variables.",
+    ),
+    member(
+        "env_keep",
+        "--env-keep",
+        "array of variable names",
+        "none",
+        "With env_clear, inherited variables the member's program keeps, besides the team's env_keep.",
+    ),
+    member(
+        "env_remove",
+        "--env-remove",
+        "array of variable names",
+        "none",
+        "Inherited variables the member's program does not get, e.g. ANTHROPIC_API_KEY, besides the team's env_remove; none may be set in its env.",
+    ),
+    member(
         "cwd",
         "--cwd",
         PATH,
@@ -542,6 +627,8 @@ pub(crate) struct Defaults<'a> {
     pub(crate) base: &'a Path,
     /// The team's `log_max`.
     pub(crate) log_max: Option<u64>,
+    /// The team's `env_clear`, `env_keep` and `env_remove`, which a member's own go over.
+    pub(crate) env_policy: &'a EnvPolicy,
 }
 
 /// How large a member's log grows before it is rotated, unless the team file says.
@@ -653,6 +740,25 @@ impl TeamFile {
             .profile
             .or_else(|| detect_profile(lead_command.as_deref()))
             .unwrap_or_default();
+        let team_policy = EnvPolicy {
+            clear: raw.env_clear.unwrap_or(false),
+            keep: raw.env_keep,
+            remove: raw.env_remove,
+        };
+        check_policy(&team_policy, &BTreeMap::new())
+            .map_err(|why| invalid(format!("the team: {why}")))?;
+        let lead_env = checked_env(raw.lead.env, "env", "lead", source)?;
+        let lead_policy = env_policy(
+            EnvRules {
+                clear: raw.lead.env_clear,
+                keep: raw.lead.env_keep,
+                remove: raw.lead.env_remove,
+            },
+            &team_policy,
+            &lead_env,
+            "the lead",
+            source,
+        )?;
         let lead = LeadSpec {
             name: Name::parse("lead", raw.lead.name.as_deref().unwrap_or(DEFAULT_LEAD))
                 .map_err(|err| invalid(err.message().to_owned()))?,
@@ -664,7 +770,8 @@ impl TeamFile {
                     .collect()
             }),
             profile: lead_profile,
-            env: checked_env(raw.lead.env, "env", "lead", source)?,
+            env: lead_env,
+            env_policy: lead_policy,
             cwd: raw
                 .lead
                 .cwd
@@ -692,6 +799,7 @@ impl TeamFile {
             cwd: &team_cwd,
             base: &base,
             log_max: team_log_max,
+            env_policy: &team_policy,
         };
         let mut seen = BTreeSet::from([lead.name.clone()]);
         let mut members = Vec::with_capacity(raw.member.len());
@@ -704,6 +812,15 @@ impl TeamFile {
                 )));
             }
             members.push(member);
+        }
+
+        let anyone_clears = (lead.command.is_some() && lead.env_policy.clear)
+            || members.iter().any(|member| member.env_policy.clear);
+        if !team_policy.keep.is_empty() && !anyone_clears {
+            return Err(invalid(
+                "env_keep has no effect: neither the team nor any member has env_clear = true"
+                    .into(),
+            ));
         }
 
         let panes = members.len() + usize::from(lead.command.is_some());
@@ -724,6 +841,7 @@ impl TeamFile {
             layout,
             max_concurrent: raw.max_concurrent,
             log_max: team_log_max,
+            env_policy: team_policy,
             lead,
             members,
             tasks,
@@ -855,11 +973,24 @@ impl MemberSpec {
                 Source::Flags => refusal.with_hint(format!("swarm spawn {name} -- PROGRAM ARGS…")),
             });
         }
+        let env = checked_env(keys.env, source.key("env"), name.as_str(), source)?;
+        let env_policy = env_policy(
+            EnvRules {
+                clear: keys.env_clear,
+                keep: keys.env_keep,
+                remove: keys.env_remove,
+            },
+            defaults.env_policy,
+            &env,
+            name.as_str(),
+            source,
+        )?;
         Ok(Self {
             log_max: log_max(keys.log_max, source.key("log_max"), name.as_str(), source)?
                 .or(defaults.log_max)
                 .unwrap_or(DEFAULT_LOG_MAX),
-            env: checked_env(keys.env, source.key("env"), name.as_str(), source)?,
+            env,
+            env_policy,
             cwd: keys.cwd.as_deref().map_or_else(
                 || defaults.cwd.to_path_buf(),
                 |cwd| resolve(defaults.base, Some(cwd)),
@@ -917,6 +1048,45 @@ fn argv(command: Option<Command>, who: &str, source: Source<'_>) -> Result<Optio
         return Err(source.invalid(format!("the command of {who} contains a NUL byte")));
     }
     Ok(Some(argv))
+}
+
+/// A member's own `env_clear`, `env_keep` and `env_remove`, as written.
+struct EnvRules {
+    clear: Option<bool>,
+    keep: BTreeSet<String>,
+    remove: BTreeSet<String>,
+}
+
+/// A member's (or the lead's) rules over the team's, checked: the one check of the team file's
+/// keys and of `spawn`'s `--env-clear`, `--env-keep` and `--env-remove`.
+fn env_policy(
+    own: EnvRules,
+    team: &EnvPolicy,
+    env: &BTreeMap<String, String>,
+    who: &str,
+    source: Source<'_>,
+) -> Result<EnvPolicy> {
+    let policy = EnvPolicy {
+        clear: false,
+        keep: own.keep,
+        remove: own.remove,
+    };
+    // Only its own rules can contradict each other or its own `env`: a name the team removes
+    // and the member sets is the member's own, and a name the team keeps and the member
+    // removes is removed.
+    check_policy(&policy, env).map_err(|why| source.invalid(format!("{who}: {why}")))?;
+    let kept_by_itself = !policy.keep.is_empty();
+    let policy = policy.over(own.clear, team);
+    if kept_by_itself && !policy.clear {
+        return Err(source.invalid(match source {
+            Source::File(_) => format!("env_keep of {who} has no effect without env_clear = true"),
+            Source::Flags => {
+                "--env-keep has no effect without --env-clear (or the team file's env_clear = true)"
+                    .to_owned()
+            }
+        }));
+    }
+    Ok(policy)
 }
 
 fn checked_env(
@@ -1032,6 +1202,7 @@ mod tests {
             cwd: Path::new("/work"),
             base: Path::new("/work"),
             log_max: None,
+            env_policy: &EnvPolicy::default(),
         };
         let err = MemberSpec::check(keys(u64::MAX), &defaults, Source::Flags).unwrap_err();
         assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
@@ -1054,6 +1225,53 @@ mod tests {
         let spec = MemberSpec::check(keys(60), &defaults, Source::Flags).unwrap();
         assert_eq!((spec.run_timeout_s, spec.log_max), (60, DEFAULT_LOG_MAX));
         assert_eq!(spec.cwd, Path::new("/work"));
+    }
+
+    /// `spawn`'s `--env-*` flags are checked as a `[[member]]` table's keys are, over the team's
+    /// rules, and a refusal names the flags.
+    #[test]
+    fn spawn_env_flags_go_through_the_member_check() {
+        let team = EnvPolicy {
+            clear: true,
+            keep: BTreeSet::from(["PATH".to_owned()]),
+            remove: BTreeSet::from(["AWS_SECRET_ACCESS_KEY".to_owned()]),
+        };
+        let defaults = Defaults {
+            profile: Profile::Generic,
+            cwd: Path::new("/work"),
+            base: Path::new("/work"),
+            log_max: None,
+            env_policy: &team,
+        };
+        let keys = |clear: Option<bool>, keep: &[&str], remove: &[&str]| MemberKeys {
+            name: "a".into(),
+            command: Some(Command::Argv(vec!["x".into()])),
+            env_clear: clear,
+            env_keep: keep.iter().map(|k| (*k).to_owned()).collect(),
+            env_remove: remove.iter().map(|k| (*k).to_owned()).collect(),
+            ..MemberKeys::default()
+        };
+        let spec =
+            MemberSpec::check(keys(None, &["HOME"], &["K"]), &defaults, Source::Flags).unwrap();
+        assert!(spec.env_policy.clear, "the team's env_clear holds");
+        assert!(spec.env_policy.keeps("HOME") && spec.env_policy.keeps("PATH"));
+        assert!(!spec.env_policy.keeps("K") && !spec.env_policy.keeps("AWS_SECRET_ACCESS_KEY"));
+
+        let open = Defaults {
+            env_policy: &EnvPolicy::default(),
+            ..defaults
+        };
+        let err = MemberSpec::check(keys(None, &["HOME"], &[]), &open, Source::Flags).unwrap_err();
+        assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
+        assert!(
+            err.message()
+                .starts_with("--env-keep has no effect without --env-clear"),
+            "{}",
+            err.message()
+        );
+        let err =
+            MemberSpec::check(keys(Some(true), &["X"], &["X"]), &open, Source::Flags).unwrap_err();
+        assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
     }
 
     #[test]
@@ -1256,6 +1474,55 @@ cwd = "sub"
             let err = team(keys).unwrap_err();
             assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{keys}");
             assert!(err.message().starts_with(why), "{}", err.message());
+        }
+    }
+
+    #[test]
+    fn env_rules_are_team_wide_or_a_members_own_and_checked() {
+        let file = parse(
+            "name = \"t\"\nenv_remove = [\"AWS_SECRET_ACCESS_KEY\"]\nenv_keep = [\"PATH\"]\n\
+             [lead]\ncommand = \"x\"\n\
+             [[member]]\nname = \"a\"\ncommand = \"x\"\nenv_remove = [\"ANTHROPIC_API_KEY\"]\n\
+             [[member]]\nname = \"b\"\ncommand = \"x\"\nenv_clear = true\nenv_keep = [\"HOME\"]\n",
+        )
+        .unwrap();
+        let names = |set: &BTreeSet<String>| set.iter().cloned().collect::<Vec<_>>();
+        assert!(!file.lead.env_policy.clear);
+        assert_eq!(
+            names(&file.lead.env_policy.remove),
+            ["AWS_SECRET_ACCESS_KEY"]
+        );
+        let a = &file.members[0].env_policy;
+        assert_eq!(
+            names(&a.remove),
+            ["ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY"]
+        );
+        let b = &file.members[1].env_policy;
+        assert!(b.clear);
+        assert_eq!(names(&b.keep), ["HOME", "PATH"]);
+        assert_eq!(file.env_policy.remove.len(), 1);
+
+        // Between the team and a member there is no contradiction: a name removed anywhere is
+        // removed, and a member's own variable is set whatever the team removes.
+        let file = parse(
+            "name = \"t\"\nenv_clear = true\nenv_keep = [\"K\", \"PATH\"]\nenv_remove = [\"T\"]\n\
+             [[member]]\nname = \"a\"\ncommand = \"x\"\nenv_remove = [\"K\"]\nenv = { T = \"own\" }\n",
+        )
+        .unwrap();
+        let a = &file.members[0];
+        assert!(!a.env_policy.keeps("K") && a.env_policy.keeps("PATH"));
+        assert_eq!(a.env["T"], "own");
+
+        for bad in [
+            "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"x\"\nenv_keep = [\"PATH\"]",
+            "name = \"t\"\nenv_keep = [\"PATH\"]\n[[member]]\nname = \"a\"\ncommand = \"x\"",
+            "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"x\"\nenv = { K = \"v\" }\nenv_remove = [\"K\"]",
+            "name = \"t\"\nenv_clear = true\nenv_keep = [\"X\"]\nenv_remove = [\"X\"]",
+            "name = \"t\"\n[lead]\nenv_remove = [\"A=B\"]",
+            "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"x\"\nenv_clear = \"yes\"",
+        ] {
+            let err = parse(bad).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{bad}");
         }
     }
 

@@ -1,9 +1,10 @@
 //! The one place swarm runs tmux. It passes argv lists, never shell strings; learns pane ids with
-//! `-P -F`; targets panes by id; passes the environment with `-e`; and changes no global or session
-//! option of the user's server, only options of the panes and window it creates
+//! `-P -F`; targets panes by id; passes no environment (a member's variables reach its supervisor
+//! another way: docs/ARCHITECTURE.md, "Secrets and the environment"); and changes no global or
+//! session option of the user's server, only options of the panes and window it creates
 //! (docs/ARCHITECTURE.md, "Launching").
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -40,12 +41,19 @@ pub(crate) struct Tmux {
     server: Server,
 }
 
+/// An environment as `show-environment` prints it: each name with its value, or `None` for a
+/// variable it removes.
+pub(crate) type Environment = Vec<(String, Option<String>)>;
+
 /// What a new pane runs.
 #[derive(Debug, Clone)]
 pub(crate) struct PaneSpec<'a> {
     pub(crate) cwd: &'a Path,
-    pub(crate) env: &'a BTreeMap<String, String>,
     pub(crate) argv: &'a [OsString],
+    /// Public variables tmux sets in the pane with `-e`, where they are on its command line for
+    /// every local user to read: only the verify key (`launch::keys`), which swarm's readers in
+    /// the pane take from its supervisor's own environment. Nothing secret ever goes here.
+    pub(crate) public_env: &'a [(&'a str, &'a str)],
 }
 
 /// A pane tmux created, and where it lives.
@@ -343,6 +351,39 @@ impl Tmux {
             .map(drop)
     }
 
+    /// One of the server's environments as a new pane would meet it, hidden variables
+    /// (`set-environment -h`) included: the global one, or, with `session`, the current
+    /// session's (inside tmux, the caller's). A variable the environment removes (`-NAME`) has no
+    /// value. `None` when no server runs there.
+    pub(crate) fn environment(&self, session: bool) -> Result<Option<Environment>> {
+        let mut found = Vec::new();
+        for hidden in [false, true] {
+            let mut argv = args(["show-environment"]);
+            if !session {
+                argv.push("-g".into());
+            }
+            if hidden {
+                argv.push("-h".into());
+            }
+            match self.run(&argv) {
+                Ok(out) => found.extend(parse_environment(&out)),
+                Err(err) if is_gone(err.message()) => return Ok(None),
+                Err(err) => return Err(err),
+            }
+        }
+        Ok(Some(found))
+    }
+
+    /// The values of a global array option, such as `update-environment`, one a line. `None` when
+    /// no server runs there.
+    pub(crate) fn global_values(&self, option: &str) -> Result<Option<Vec<String>>> {
+        match self.run(&args(["show-options", "-g", "-v", option])) {
+            Ok(out) => Ok(Some(out.lines().map(str::to_owned).collect())),
+            Err(err) if is_gone(err.message()) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
     /// The member a pane of swarm's shows on its border (`@swarm-member`, set by
     /// [`Tmux::decorate`]); `None` when the pane is gone or is no member's.
     pub(crate) fn member_in(&self, pane: &str) -> Result<Option<String>> {
@@ -538,9 +579,9 @@ fn args<const N: usize>(items: [&str; N]) -> Vec<OsString> {
 fn push_spec(argv: &mut Vec<OsString>, spec: &PaneSpec<'_>) {
     argv.push("-c".into());
     argv.push(spec.cwd.as_os_str().to_owned());
-    for (key, value) in spec.env {
+    for (key, value) in spec.public_env {
         argv.push("-e".into());
-        argv.push(format!("{key}={value}").into());
+        argv.push(escape(OsStr::new(&format!("{key}={value}"))));
     }
     argv.push("--".into());
     argv.extend(spec.argv.iter().cloned());
@@ -561,6 +602,23 @@ fn parse_pane(out: &str) -> Result<PaneInfo> {
         }
         _ => Err(Error::runtime(format!("tmux printed no pane id: {line:?}"))),
     }
+}
+
+/// `show-environment`'s lines: `NAME=value`, or `-NAME` for a variable removed. A line that is
+/// neither continues the value before it, which held a line break.
+fn parse_environment(out: &str) -> Environment {
+    let mut found = Environment::new();
+    for line in out.lines() {
+        if let Some((name, value)) = line.split_once('=') {
+            found.push((name.to_owned(), Some(value.to_owned())));
+        } else if let Some(name) = line.strip_prefix('-') {
+            found.push((name.to_owned(), None));
+        } else if let Some((_, Some(value))) = found.last_mut() {
+            value.push('\n');
+            value.push_str(line);
+        }
+    }
+    found
 }
 
 /// tmux's ways of saying the server, session, window or pane does not exist. "no current target"
@@ -605,6 +663,20 @@ mod tests {
         assert_eq!(
             attach(Server::Path("/tmp/s".into())),
             "tmux -S /tmp/s attach -t swarm-demo"
+        );
+    }
+
+    #[test]
+    fn show_environment_is_parsed() {
+        let found = parse_environment("A=1\n-DISPLAY\nB=x=y\nC=two\nlines\n");
+        assert_eq!(
+            found,
+            [
+                ("A".to_owned(), Some("1".to_owned())),
+                ("DISPLAY".to_owned(), None),
+                ("B".to_owned(), Some("x=y".to_owned())),
+                ("C".to_owned(), Some("two\nlines".to_owned())),
+            ]
         );
     }
 
@@ -687,21 +759,17 @@ mod tests {
     }
 
     #[test]
-    fn pane_commands_are_argv_lists() {
-        let env = BTreeMap::from([("A".to_owned(), "x y; z".to_owned())]);
-        let argv = [OsString::from("prog"), OsString::from("it's")];
+    fn pane_commands_are_argv_lists_with_no_environment() {
+        let argv = [OsString::from("prog"), OsString::from("it's; x")];
         let mut out = Vec::new();
         push_spec(
             &mut out,
             &PaneSpec {
                 cwd: Path::new("/w"),
-                env: &env,
                 argv: &argv,
+                public_env: &[],
             },
         );
-        assert_eq!(
-            out,
-            args(["-c", "/w", "-e", "A=x y; z", "--", "prog", "it's"])
-        );
+        assert_eq!(out, args(["-c", "/w", "--", "prog", "it's; x"]));
     }
 }

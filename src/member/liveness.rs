@@ -317,13 +317,12 @@ mod tests {
         pid
     }
 
-    use std::os::unix::process::CommandExt;
-
     /// A live process that passes for `name`'s supervisor (`… run NAME`), killed when dropped.
     struct Supervisor(std::process::Child);
 
     impl Supervisor {
         fn of(name: &str) -> Self {
+            use std::os::unix::process::CommandExt;
             // `; :` keeps the shell from exec'ing sleep, which would change its command line.
             // Its own group, so dropping it ends the sleep too; no inherited stdio to hold open.
             let child = std::process::Command::new("sh")

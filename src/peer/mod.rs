@@ -13,6 +13,10 @@ pub(crate) use server::{Incoming, Listener, Sink};
 
 use serde::{Deserialize, Serialize};
 
+/// The variable that names a member's peer socket to its program: its supervisor sets it, and
+/// `swarm send` there signs with it.
+pub(crate) const SOCKET_VAR: &str = "SWARM_SOCKET";
+
 /// The longest line a peer reads or writes.
 pub(crate) const MAX_LINE_BYTES: usize = 1024 * 1024;
 

@@ -655,10 +655,13 @@ plan_mode_required = true
 
 fn dry_run(sandbox: &Sandbox) -> Value {
     let file = sandbox.write("cc.toml", CLAUDE_TEAM);
+    // A server of the sandbox's own, not yet started: what the panes inherit is this process's.
     let plan = sandbox
         .swarm()
         .args(["up", "--dry-run", "--json"])
         .arg(&file)
+        .arg("--socket")
+        .arg(sandbox.root().join("dry-run.sock"))
         .env("HTTPS_PROXY", "http://proxy:3128")
         .env("ANTHROPIC_API_KEY", "sk-secret")
         .run()
@@ -775,16 +778,16 @@ fn dry_run_shows_the_claude_profiles_exact_argv_and_environment() {
         assert_eq!(env["SWARM_TEAM"], "cc");
         assert_eq!(env["SWARM_LEAD"], "team-lead");
         assert_eq!(env["SWARM_LEAD_VERIFY_KEY"], "<made-at-launch>");
-        assert!(
-            env.get("ANTHROPIC_API_KEY").is_none(),
-            "API keys are never forwarded"
-        );
+        // The profile copies no key, but the pane passes on what the server has: shown masked.
+        assert_eq!(env["ANTHROPIC_API_KEY"], "<masked>");
         assert!(!env.to_string().contains("sk-secret"));
     }
     let text = sandbox
         .swarm()
         .args(["up", "--dry-run"])
         .arg(sandbox.work().join("cc.toml"))
+        .arg("--socket")
+        .arg(sandbox.root().join("dry-run.sock"))
         .run()
         .success();
     assert!(text.stdout.contains("security:\n"), "{}", text.stdout);

@@ -23,6 +23,8 @@ mod private_files;
 mod processes;
 mod protocol_rules;
 mod scripted;
+mod secrets;
 mod signatures;
 mod tasks;
 mod teams;
+mod terminal;

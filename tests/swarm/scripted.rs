@@ -554,7 +554,7 @@ fn dry_run_and_info_show_every_setting_and_hide_secrets() {
     for line in [
         "py:",
         "  argv          python3 -i",
-        "  env           OPENAI_API_KEY=<hidden>",
+        "  env           OPENAI_API_KEY=<masked>",
         "  env           RUST_LOG=info",
         "  protocol      wrapper",
         "  delivery      paste",
@@ -578,7 +578,7 @@ fn dry_run_and_info_show_every_setting_and_hide_secrets() {
         .success()
         .json();
     let py = &plan["panes"][0];
-    assert_eq!(py["env"]["OPENAI_API_KEY"], "<hidden>");
+    assert_eq!(py["env"]["OPENAI_API_KEY"], "<masked>");
     assert_eq!(py["settings"]["pasteFormat"], "raw");
     assert_eq!(py["settings"]["runTimeoutS"], 60);
     assert_eq!(py["settings"]["logMax"], 2 << 20);

@@ -1,5 +1,6 @@
 //! `swarm info NAME`: a member's full record: command, every setting it runs with (as `up
-//! --dry-run` shows them), environment keys, pane, pids, state, times, worktree and log.
+//! --dry-run` shows them, what its program inherits among them), environment keys, pane, pids,
+//! state, times, worktree and log.
 
 use clap_complete::engine::ArgValueCandidates;
 
@@ -18,7 +19,7 @@ names and swarm's, with "joinedAt", "startedAt" and "endedAt" as RFC 3339 and "j
 "startedAtMs", "endedAtMs" beside, then "shownState" (the state as status shows it), "settings"
 (every setting it runs with, defaults applied: {"profile", "agentType", "model", "color",
 "planModeRequired", "prompt", "protocol", "delivery", "pasteFormat", "runTimeoutS", "isolation",
-"cwd", "logMax"}), "logFile" and "inbox"."#;
+"cwd", "logMax", "envPolicy": {"envClear", "envKeep", "envRemove"}}), "logFile" and "inbox"."#;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = JSON)]

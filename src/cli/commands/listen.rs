@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tokio::signal::unix::{Signal, SignalKind};
 
 use crate::base::names::Name;
+use crate::base::text::for_terminal;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::{Error, Result};
@@ -59,20 +60,22 @@ async fn listen(ctx: &Context, args: Args) -> Result<()> {
     let listener = Listener::bind(&ctx.home, args.label, team, agent)?;
     {
         let mut stderr = std::io::stderr().lock();
-        let socket = listener.socket().display();
+        let socket = listener.socket().display().to_string();
         // The name it is reached at, and what this terminal sends is signed with: never the
         // socket. In a member's pane, what is sent from there is signed as that member.
         match listener.entry().reply_address() {
             Some(name) => {
-                let _ = writeln!(stderr, "swarm: listening as {name} on {socket}");
-                let _ = writeln!(
-                    stderr,
-                    "hint: what this terminal sends is signed {name}, so replies come here; \
+                let listening = format!("listening as {name} on {socket}");
+                let _ = writeln!(stderr, "swarm: {}", for_terminal(&listening));
+                let hint = format!(
+                    "what this terminal sends is signed {name}, so replies come here; \
                      elsewhere, export SWARM_SOCKET={socket}"
                 );
+                let _ = writeln!(stderr, "hint: {}", for_terminal(&hint));
             }
             None => {
-                let _ = writeln!(stderr, "swarm: listening on {}", listener.address());
+                let listening = format!("listening on {}", listener.address());
+                let _ = writeln!(stderr, "swarm: {}", for_terminal(&listening));
             }
         }
     }

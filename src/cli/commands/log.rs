@@ -252,7 +252,9 @@ impl Source {
         if ctx.json {
             output::json_line(&json!({"name": self.name, "line": line}))
         } else {
-            output::line(format!("{}{line}", self.prefix))
+            // The line is already as it may reach a terminal (`screen::visible`), and the prefix
+            // holds the member's colour, which `output::line` would write out.
+            output::verbatim_line(format!("{}{line}", self.prefix))
         }
     }
 }

@@ -1,6 +1,8 @@
 //! `swarm run NAME`: the pane supervisor. tmux starts it in each member's pane; it is not run by
 //! hand. The supervisor itself lives in `member::supervisor`.
 
+use std::path::PathBuf;
+
 use crate::base::names::Name;
 use crate::cli::context::Context;
 use crate::error::Result;
@@ -16,9 +18,13 @@ pub(crate) struct Args {
     /// Rotate the member's log at this size
     #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "64MiB")]
     pub(crate) log_max: u64,
+
+    /// The file the launcher left the member's variables in; it is read once and removed
+    #[arg(long, value_name = "FILE")]
+    pub(crate) env_file: PathBuf,
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let name = Name::parse("member", &args.name)?;
-    supervisor::run(ctx.team()?, name, args.log_max)
+    supervisor::run(ctx.team()?, name, args.log_max, args.env_file)
 }

@@ -99,6 +99,19 @@ pub(crate) struct Args {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub(crate) log_max: Option<u64>,
 
+    /// Its program inherits nothing from the pane but what --env-keep names (and swarm's own
+    /// variables) [default: the team file's env_clear]
+    #[arg(long)]
+    pub(crate) env_clear: bool,
+
+    /// With --env-clear, an inherited variable its program keeps (repeatable)
+    #[arg(long, value_name = "NAME")]
+    pub(crate) env_keep: Vec<String>,
+
+    /// An inherited variable its program does not get, e.g. ANTHROPIC_API_KEY (repeatable), on top
+    /// of the team file's env_remove
+    #[arg(long, value_name = "NAME")]
+    pub(crate) env_remove: Vec<String>,
     /// Where the team's window opens when this spawn opens it (the team has none yet, or it is
     /// gone): a private tmux server, by name (tmux -L) or socket path (tmux -S)
     #[arg(long, value_name = "NAME", env = "SWARM_TMUX_SOCKET")]
@@ -134,6 +147,9 @@ impl Args {
                 .map(|format| format.as_str().to_owned()),
             run_timeout_s: self.run_timeout.unwrap_or(0),
             env: self.env.iter().cloned().collect(),
+            env_clear: self.env_clear.then_some(true),
+            env_keep: self.env_keep.iter().cloned().collect(),
+            env_remove: self.env_remove.iter().cloned().collect(),
             cwd: self.cwd.clone(),
             log_max: self.log_max.map(Size::Bytes),
         }
@@ -160,6 +176,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             cwd: &here,
             base: &here,
             log_max: Some(prepare::team_log_max(&launch_settings)),
+            env_policy: &launch_settings.env_policy,
         },
         Source::Flags,
     )?;

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::base::clock;
 use crate::base::text::count;
@@ -20,14 +20,15 @@ use crate::format::structured::Structured;
 use crate::launch::keys;
 use crate::launch::layout;
 use crate::launch::lock::LaunchLock;
-use crate::launch::panes::{self, Destination};
-use crate::launch::prepare::{self, Prepared};
+use crate::launch::panes::{self, Destination, PaneEnvironment};
+use crate::launch::prepare::{self, PanePlan, Prepared};
 use crate::launch::tasks;
 use crate::launch::teamfile::TeamFile;
 use crate::launch::worktree;
 use crate::member::liveness::{self, Awaited, Event, Observed};
 use crate::member::seal;
 use crate::member::stop;
+use crate::member::supervisor;
 use crate::member::verify::Judges;
 use crate::store::follow::{Follower, Scope};
 use crate::store::team::Team;
@@ -40,9 +41,12 @@ With --wait, one line per event:
   {"event": "message", "to", ...the message as `swarm watch` prints it}
   {"event": "ended", ...the member's ending as `swarm wait` prints it}
 A team with nothing to run has "session", "window", "socket" and "attach" null.
-With --dry-run, one document: {"team", "panes": [{"name", "argv", "env", "cwd", "settings"}],
-"tasks"?: [{"key", "subject", "description", "blocked_by", "owner"}]} (tasks when the file has any),
-"env" with a secret's value as "<hidden>", "settings" as `swarm info` shows them."#;
+With --dry-run, one document: {"team", "environmentFrom",
+  "panes": [{"name", "argv", "env", "withheld", "cwd", "settings"}],
+  "tasks"?: [{"key", "subject", "description", "blocked_by", "owner"}]}:
+"env" every variable the program will get, a secret's value as "<masked>"; "withheld" the
+inherited names its rules remove; "settings" as `swarm info` shows them; "tasks" when the file
+has any."#;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = JSON)]
@@ -51,7 +55,8 @@ pub(crate) struct Args {
     #[arg(value_name = "TEAMFILE")]
     pub(crate) teamfile: PathBuf,
 
-    /// Print each member's exact argv and environment; start nothing
+    /// Print each member's exact argv and every variable its program will get, the values of
+    /// secret-looking names masked; start nothing
     #[arg(long)]
     pub(crate) dry_run: bool,
 
@@ -85,9 +90,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             worktree::require_repo(&member.cwd, member.name.as_str())?;
         }
     }
+    let destination = Destination::choose(args.socket.as_deref());
     if args.dry_run {
         key_teammates(&mut prepared, |_| Ok(keys::MADE_AT_LAUNCH.to_owned()))?;
-        return print_plans(ctx, &prepared, &file);
+        return print_plans(ctx, &prepared, &destination, &file);
     }
 
     // A team with nothing to run (a lead with no command, no members yet) is made as `init`
@@ -100,7 +106,6 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         ))
         .with_hint("add a member with `swarm spawn NAME -- PROGRAM ARGS…`, then `swarm attach`"));
     }
-    let destination = Destination::choose(args.socket.as_deref());
     if panes_to_place {
         destination.tmux.check_version()?;
     }
@@ -317,36 +322,47 @@ fn key_teammates(
     Ok(())
 }
 
-/// What `--dry-run` shows of each pane: its exact argv and environment (the values of
-/// secret-looking variables hidden) and every setting its member runs with.
-fn print_plans(ctx: &Context, prepared: &Prepared, file: &TeamFile) -> Result<()> {
+/// What `--dry-run` shows of each pane: its directory, its exact argv, every variable its program
+/// will get (docs/ARCHITECTURE.md, "Secrets and the environment"), the values of secret-looking
+/// names masked by the one rule of `base::secrets`, the inherited names its rules withhold, and
+/// every setting its member runs with.
+fn print_plans(
+    ctx: &Context,
+    prepared: &Prepared,
+    destination: &Destination,
+    file: &TeamFile,
+) -> Result<()> {
     let team = prepared.config.name.as_str();
+    let pane_env = panes::pane_environment(destination)?;
     let panes = prepared.panes.iter().map(|plan| {
         let settings = prepared
             .config
             .member(&plan.name)
             .map(render::settings)
             .unwrap_or_default();
-        let env: std::collections::BTreeMap<&String, String> = plan
-            .env
-            .iter()
-            .map(|(key, value)| (key, render::env_value(key, value)))
-            .collect();
-        (plan, env, settings)
+        (Foreseen::of(plan, &pane_env), settings)
     });
     if ctx.json {
-        let panes: Vec<serde_json::Value> = panes
-            .map(|(plan, env, settings)| {
+        let panes: Vec<Value> = panes
+            .map(|(pane, settings)| {
+                let env: serde_json::Map<String, Value> = pane
+                    .vars
+                    .iter()
+                    .map(|(name, value)| (name.clone(), json!(value)))
+                    .collect();
                 json!({
-                    "name": plan.name,
-                    "argv": plan.argv,
+                    "name": pane.plan.name,
+                    "argv": pane.plan.argv,
                     "env": env,
-                    "cwd": plan.cwd,
+                    "withheld": pane.withheld,
+                    "cwd": pane.plan.cwd,
                     "settings": render::settings_object(&settings),
                 })
             })
             .collect();
-        let mut out = json!({"team": team, "panes": panes});
+        let mut out = json!({
+            "team": team, "environmentFrom": pane_env.source, "panes": panes,
+        });
         if !file.tasks.is_empty() {
             out["tasks"] = file
                 .tasks
@@ -359,15 +375,22 @@ fn print_plans(ctx: &Context, prepared: &Prepared, file: &TeamFile) -> Result<()
         }
         return output::json(&out);
     }
-    for (plan, env, settings) in panes {
-        output::line(format!("{}:", plan.name))?;
+    output::line(format!(
+        "environment from {}; values of secret-looking names masked",
+        pane_env.source
+    ))?;
+    for (pane, settings) in panes {
+        output::line(format!("{}:", pane.plan.name))?;
         output::line(format!(
             "  {:<12}  {}",
             "argv",
-            render::shell_words(&plan.argv)
+            render::shell_words(&pane.plan.argv)
         ))?;
-        for (key, value) in env {
-            output::line(format!("  {:<12}  {key}={value}", "env"))?;
+        for (name, value) in &pane.vars {
+            output::line(format!("  {:<12}  {name}={value}", "env"))?;
+        }
+        for name in &pane.withheld {
+            output::line(format!("  {:<12}  {name}", "drop"))?;
         }
         for setting in settings {
             output::line(format!("  {:<12}  {}", setting.label, setting.text))?;
@@ -387,6 +410,40 @@ fn print_plans(ctx: &Context, prepared: &Prepared, file: &TeamFile) -> Result<()
         output::line(line)?;
     }
     Ok(())
+}
+
+/// One pane as `--dry-run` shows it.
+struct Foreseen<'a> {
+    plan: &'a PanePlan,
+    /// Every variable its program will get, each value as [`secrets::shown`] shows it.
+    vars: Vec<(String, String)>,
+    /// Inherited names its rules withhold.
+    withheld: Vec<String>,
+}
+
+impl<'a> Foreseen<'a> {
+    fn of(plan: &'a PanePlan, pane_env: &PaneEnvironment) -> Self {
+        let env = supervisor::foreseen_env(plan, pane_env);
+        let vars = env
+            .vars
+            .iter()
+            .map(|(name, value)| {
+                let name = name.to_string_lossy().into_owned();
+                let value = render::env_value(&name, &value.to_string_lossy());
+                (name, value)
+            })
+            .collect();
+        let withheld = env
+            .removed
+            .iter()
+            .map(|name| name.to_string_lossy().into_owned())
+            .collect();
+        Self {
+            plan,
+            vars,
+            withheld,
+        }
+    }
 }
 
 /// Waits for every member launched, those `swarm spawn` adds meanwhile too, printing the messages

@@ -3,6 +3,8 @@
 
 #![allow(unsafe_code)]
 
+use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::os::fd::BorrowedFd;
 use std::path::Path;
 use std::process::ExitStatus;
@@ -39,19 +41,19 @@ pub(crate) fn reclaim_terminal() {
     }
 }
 
-pub(crate) fn spawn(argv: &[String], cwd: &Path, env: &[(String, String)]) -> Result<Child> {
+/// Starts the program with exactly `env`: nothing of the supervisor's own environment passes on
+/// that `env` does not hold.
+pub(crate) fn spawn(
+    argv: &[String],
+    cwd: &Path,
+    env: &BTreeMap<OsString, OsString>,
+) -> Result<Child> {
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| Error::usage("the member has no command to run"))?;
     let foreground = has_terminal();
     let mut command = tokio::process::Command::new(program);
-    command
-        .args(args)
-        .current_dir(cwd)
-        .envs(env.iter().map(|(k, v)| (k, v)));
-    for hook in crate::base::TEST_HOOKS {
-        command.env_remove(hook);
-    }
+    command.args(args).current_dir(cwd).env_clear().envs(env);
     // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe
     // system calls (setpgid, sigaction, tcsetpgrp); it allocates nothing.
     unsafe {

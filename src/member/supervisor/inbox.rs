@@ -1,14 +1,15 @@
 //! What the supervisor does with the member's inbox: for `protocol = "wrapper"` it answers the
 //! lead's shutdown request on the program's behalf; for `delivery = "paste"` it pastes each plain
 //! message into the pane in the member's paste format (`[from <sender>] <text>`, the text alone,
-//! or a template) and moves it to history (docs/ARCHITECTURE.md, "Paste delivery").
+//! or a template), made safe for a terminal (docs/ARCHITECTURE.md, "Terminal output"), and moves
+//! it to history (docs/ARCHITECTURE.md, "Paste delivery").
 
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::base::clock;
-use crate::base::text::derive_summary;
+use crate::base::text::{derive_summary, for_terminal, keystrokes};
 use crate::error::Result;
 use crate::format::message::InboxMessage;
 use crate::format::paste::PasteFormat;
@@ -282,6 +283,14 @@ impl Handling {
                     .summary()
                     .map_or_else(|| derive_summary(message.text()), str::to_owned);
                 let typed = self.format.render(&from, message.text(), &summary);
+                // Made safe as for any terminal: a control character in a paste would reach the
+                // program as a keystroke, and ESC could end a bracketed paste early. Framed text
+                // is shown as everything swarm prints; raw text and a template keep their line
+                // breaks, which the program reads as the sender wrote them.
+                let typed = match self.format {
+                    PasteFormat::Framed => for_terminal(&typed),
+                    _ => keystrokes(&typed),
+                };
                 match tmux.paste(pane, &buffer, typed.as_bytes()) {
                     Ok(()) => {
                         pasted.insert(message.id().into_owned());

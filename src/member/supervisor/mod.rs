@@ -18,6 +18,8 @@ mod queue;
 mod seat;
 mod signals;
 
+use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
@@ -36,15 +38,17 @@ use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::settings::Isolation;
 use crate::format::signature::{self, Verdict, VerifyKey};
 use crate::format::structured::{Classified, Structured};
+use crate::launch::environment::{self, ProgramEnv, Started};
 use crate::launch::keys::KEY_VAR;
-use crate::launch::panes;
+use crate::launch::panes::{self, PaneEnvironment};
+use crate::launch::prepare::PanePlan;
 use crate::launch::worktree::{self, Worktree};
 use crate::member::ending::{self, Ending};
 use crate::member::identity;
 use crate::member::logfile;
 use crate::member::processes::{self, Run};
 use crate::member::{ANNOUNCE_WAIT, GRACE, SWEEP_GRACE};
-use crate::peer::{Incoming, Listener, Sink};
+use crate::peer::{Incoming, Listener, SOCKET_VAR, Sink};
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::{AsyncWatcher, named};
@@ -54,17 +58,49 @@ use self::seat::Supervisor;
 use self::signals::{Caught, Signals};
 
 /// Runs member `name` of `team` in this pane until its program ends and the ending is recorded.
-pub(crate) fn run(team: Team, name: Name, log_max: u64) -> Result<()> {
+/// `env_file` holds the variables the launch set for the member ("Secrets and the environment").
+/// What is shown, before a program starts, for a variable its supervisor sets when it does.
+pub(crate) const SET_AT_START: &str = "<set when it starts>";
+
+/// What a supervisor adds to its program's environment once the run exists: `swarm`'s own
+/// directory, the run's marker, its peer socket and its worktree.
+fn started(run_id: String, socket: Option<String>, worktree: Option<String>) -> Started {
+    let mut vars = vec![(processes::RUN_ID_VAR.to_owned(), run_id)];
+    vars.extend(socket.map(|socket| (SOCKET_VAR.to_owned(), socket)));
+    vars.extend(worktree.map(|worktree| (environment::WORKTREE_VAR.to_owned(), worktree)));
+    Started {
+        swarm_dir: panes::exe_dir(),
+        vars,
+    }
+}
+
+/// The environment `plan`'s program will get, foreseen before its pane exists, for
+/// `up --dry-run`: the same function as [`Supervisor::child_env`], given what the pane will
+/// inherit, with what only the start can know as [`SET_AT_START`].
+pub(crate) fn foreseen_env(plan: &PanePlan, pane: &PaneEnvironment) -> ProgramEnv {
+    let started = started(
+        SET_AT_START.to_owned(),
+        Some(SET_AT_START.to_owned()),
+        plan.worktree.then(|| SET_AT_START.to_owned()),
+    );
+    environment::program_env(pane.vars.clone(), &plan.env, &plan.env_policy, &started)
+}
+
+pub(crate) fn run(team: Team, name: Name, log_max: u64, env_file: PathBuf) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|err| Error::os("start the supervisor's runtime", err))?;
-    let supervisor = Arc::new(Supervisor::new(team, name, log_max)?);
+    let supervisor = Arc::new(Supervisor::new(team, name, log_max, env_file)?);
     runtime.block_on(supervisor.run())
 }
 
 impl Supervisor {
     async fn run(self: Arc<Self>) -> Result<()> {
+        // First of all: the file holds the member's variables, secrets among them, and goes at once.
+        let own_env = self
+            .off_runtime(|this| environment::take_handoff(&this.env_file))
+            .await;
         child::ignore_terminal_stops();
         // Before the program starts: whatever it leaves behind when its parent exits is
         // reparented here, not to init, so it can be found and ended with the member.
@@ -109,6 +145,10 @@ impl Supervisor {
             }
         }
 
+        let own_env = match own_env {
+            Ok(own_env) => own_env,
+            Err(err) => return self.fail_to_start(err).await,
+        };
         let (cwd, worktree) = match self.member.isolation {
             Some(Isolation::Worktree) => {
                 let created = self
@@ -127,7 +167,7 @@ impl Supervisor {
         let mut child = match child::spawn(
             &argv,
             &cwd,
-            &self.child_env(worktree.as_ref(), socket.as_deref()),
+            &self.child_env(&own_env, worktree.as_ref(), socket.as_deref()),
         ) {
             Ok(child) => child,
             Err(err) => return self.fail_to_start(err).await,
@@ -427,32 +467,29 @@ impl Supervisor {
         })
     }
 
-    /// The member's environment on top of the pane's: `swarm` itself first on PATH, and the
-    /// run's marker, which everything the program starts inherits (docs/ARCHITECTURE.md,
-    /// "A member's processes").
+    /// The program's whole environment, built by the one function that builds it
+    /// (docs/ARCHITECTURE.md, "Secrets and the environment"): what this pane inherited, as the
+    /// member's rules allow; the variables the launch set for it; `swarm` itself first on PATH;
+    /// and the run's marker, which everything the program starts inherits ("A member's
+    /// processes"), its socket and its worktree.
     fn child_env(
         &self,
+        own_env: &BTreeMap<String, String>,
         worktree: Option<&Worktree>,
         socket: Option<&Path>,
-    ) -> Vec<(String, String)> {
-        let mut env = vec![(
-            processes::RUN_ID_VAR.to_owned(),
+    ) -> BTreeMap<OsString, OsString> {
+        let started = started(
             Run::new(&self.member, own_pid(), None).id,
-        )];
-        if let Some(socket) = socket {
-            env.push(("SWARM_SOCKET".to_owned(), socket.display().to_string()));
-        }
-        if let Some(dir) = panes::exe_dir() {
-            let path = std::env::var("PATH").unwrap_or_default();
-            env.push(("PATH".to_owned(), format!("{}:{path}", dir.display())));
-        }
-        if let Some(worktree) = worktree {
-            env.push((
-                "SWARM_WORKTREE".to_owned(),
-                worktree.path.display().to_string(),
-            ));
-        }
-        env
+            socket.map(|socket| socket.display().to_string()),
+            worktree.map(|worktree| worktree.path.display().to_string()),
+        );
+        environment::program_env(
+            std::env::vars_os(),
+            own_env,
+            &self.member.env_policy,
+            &started,
+        )
+        .vars
     }
 
     /// Shows in the pane (and so the log) an error the supervisor cannot act on.

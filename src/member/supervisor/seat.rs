@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::base::names::Name;
+use crate::base::text::for_terminal;
 use crate::error::Result;
 use crate::format::config::Member;
 use crate::launch::tmux::Tmux;
@@ -23,18 +24,21 @@ pub(super) struct Supervisor {
     pub(super) log: PathBuf,
     /// The bound of the log, in bytes.
     pub(super) log_max: u64,
+    /// Where the launcher left the member's variables, to be read once.
+    pub(super) env_file: PathBuf,
     /// The pane's terminal is gone; nothing more can be printed to it. Shared with the blocking
     /// threads that print on the supervisor's behalf.
     pub(super) hung_up: AtomicBool,
 }
 
 impl Supervisor {
-    pub(super) fn new(team: Team, name: Name, log_max: u64) -> Result<Self> {
+    pub(super) fn new(team: Team, name: Name, log_max: u64, env_file: PathBuf) -> Result<Self> {
         let config = team.load()?;
         let member = config.require_member(name.as_str())?.clone();
         Ok(Self {
             log: team.paths().log(&member.name),
             log_max,
+            env_file,
             lead: config.lead_name().to_owned(),
             max_concurrent: config.launch.as_ref().and_then(|l| l.max_concurrent),
             pane: std::env::var("TMUX_PANE")
@@ -100,7 +104,7 @@ impl Supervisor {
     pub(super) fn say(&self, text: &str) {
         if !self.hung_up() {
             let mut stdout = std::io::stdout().lock();
-            let _ = writeln!(stdout, "[swarm] {text}");
+            let _ = writeln!(stdout, "[swarm] {}", for_terminal(text));
             let _ = stdout.flush();
         }
     }
