@@ -389,14 +389,9 @@ fn claim(ctx: &Context, args: ClaimArgs) -> Result<()> {
         return print_task(ctx, &task, "claimed");
     }
     // The first available task; one another claimer takes first is passed over.
-    let board = scope.list.read()?;
-    let candidates: Vec<u64> = board
-        .tasks
-        .values()
-        .filter(|t| board.available(t))
-        .map(Task::id)
-        .collect();
-    for id in candidates {
+    let mut after = 0;
+    while let Some(id) = scope.list.next_available(after)? {
+        after = id;
         match scope.list.edit(&[id], args.exclusive, |edit| {
             edit.claim(id, &me, args.exclusive)
         }) {
