@@ -8,11 +8,14 @@ use crate::base::clock;
 use crate::base::screen::visible;
 use crate::base::secrets;
 use crate::base::text::derive_summary;
+use crate::cli::output::Table;
 use crate::format::config::Member;
 use crate::format::message::InboxMessage;
 use crate::format::settings::{Color, Delivery, EnvPolicy};
 use crate::format::signature::Verdict;
 use crate::format::structured::Structured;
+use crate::format::task::Task;
+use crate::store::tasks::Board;
 
 /// The body as a person reads it: a protocol message described in one line, else the text.
 pub(crate) fn body(message: &InboxMessage) -> String {
@@ -367,6 +370,29 @@ pub(crate) fn member_prefix(member: &Member, width: usize, colour: bool) -> Stri
         Some(style) => format!("{style}{padded}{style:#} | "),
         None => format!("{padded} | "),
     }
+}
+
+/// The board as `swarm task list` and `up --wait` show it: one row a task of `shown`.
+pub(crate) fn board_table(board: &Board, shown: &[&Task]) -> Table {
+    let mut table = Table::new(&["ID", "STATUS", "OWNER", "BLOCKED-BY", "SUBJECT"]);
+    for task in shown {
+        table.row(vec![
+            task.id().to_string(),
+            task.status().to_string(),
+            task.owner().unwrap_or("-").to_owned(),
+            task_ids(&board.open_blockers(task)),
+            task.subject().to_owned(),
+        ]);
+    }
+    table
+}
+
+/// Task ids as a column shows them: `1,3`, or `-` for none.
+pub(crate) fn task_ids(ids: &[u64]) -> String {
+    if ids.is_empty() {
+        return "-".to_owned();
+    }
+    ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
 }
 
 #[cfg(test)]

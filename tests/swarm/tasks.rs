@@ -1,6 +1,7 @@
 //! The shared task list: Claude Code's format, its claim rules, races, crashes, bad input.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::fs;
 use std::path::PathBuf;
 use std::thread;
@@ -928,4 +929,65 @@ fn up_dry_run_shows_the_team_files_tasks() {
         .success()
         .stdout_has("build         Build it  (blocked by design)  (owner a)");
     assert!(!list_dir(&sandbox).exists());
+}
+
+/// `up --wait` on a team with tasks ends once its members have, shows the board as it ends, and
+/// exits 0 only when every task is completed.
+#[test]
+fn up_wait_shows_the_board_at_the_end_and_fails_while_a_task_is_open() {
+    let sandbox = Sandbox::new();
+    let server = crate::harness::TmuxServer::unstarted(&sandbox);
+    // The worker claims the first available task and completes it: that leaves the board done
+    // for "one", and "two"'s second task open.
+    let worker = "sh -c 'id=$(swarm task claim --json | sed -n \"s/.*\\\"id\\\": *\\\"\\([0-9]*\\)\\\".*/\\1/p\" | head -n 1); swarm task done $id'";
+    for (team, tasks) in [("one", 1), ("two", 2)] {
+        let mut toml = format!(
+            "name = \"{team}\"\n[[member]]\nname = \"w\"\ncommand = [\"sh\", \"-c\", {}]\n",
+            toml_string(worker)
+        );
+        for n in 0..tasks {
+            let _ = write!(toml, "[[task]]\nkey = \"k{n}\"\nsubject = \"job {n}\"\n");
+        }
+        let file = sandbox.write(&format!("{team}.toml"), toml);
+        let run = sandbox
+            .swarm()
+            .arg("up")
+            .arg(&file)
+            .args(["--wait", "--timeout", "120", "--socket"])
+            .arg(server.socket())
+            .env("PATH", path_with_swarm())
+            .run();
+        let code = i32::from(tasks != 1);
+        assert_eq!(
+            run.status.code(),
+            Some(code),
+            "{team}: {}{}",
+            run.stdout,
+            run.stderr
+        );
+        let expected = if tasks == 1 {
+            "the board is done:"
+        } else {
+            "the board is not done: 1 task open"
+        };
+        assert!(run.stdout.contains(expected), "{team}: {}", run.stdout);
+        assert!(run.stdout.contains("job 0"), "{team}: {}", run.stdout);
+    }
+}
+
+/// `s` as a TOML basic string.
+fn toml_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap()
+}
+
+/// PATH with this build's `swarm` first, as an installed one would be.
+fn path_with_swarm() -> String {
+    let dir = std::path::Path::new(crate::harness::bin())
+        .parent()
+        .unwrap();
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
 }

@@ -13,7 +13,8 @@ use crate::base::names::Name;
 use crate::cli::args::parse_seconds;
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output::{self, Table};
+use crate::cli::output;
+use crate::cli::render;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::format::structured::{Structured, TaskAssignment};
@@ -333,24 +334,7 @@ fn list(ctx: &Context, args: ListArgs) -> Result<()> {
     if ctx.json {
         return output::json(&shown);
     }
-    let mut table = Table::new(&["ID", "STATUS", "OWNER", "BLOCKED-BY", "SUBJECT"]);
-    for task in shown {
-        table.row(vec![
-            task.id().to_string(),
-            task.status().to_string(),
-            task.owner().unwrap_or("-").to_owned(),
-            joined(&board.open_blockers(task)),
-            task.subject().to_owned(),
-        ]);
-    }
-    table.print()
-}
-
-fn joined(ids: &[u64]) -> String {
-    if ids.is_empty() {
-        return "-".to_owned();
-    }
-    ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
+    render::board_table(&board, &shown).print()
 }
 
 fn show(ctx: &Context, raw: &str) -> Result<()> {
@@ -368,8 +352,8 @@ fn show(ctx: &Context, raw: &str) -> Result<()> {
         task.subject(),
         task.status(),
         task.owner().unwrap_or("-"),
-        joined(&task.blocked_by()),
-        joined(&task.blocks()),
+        render::task_ids(&task.blocked_by()),
+        render::task_ids(&task.blocks()),
     );
     if !task.description().is_empty() {
         text.push_str("\n\n");

@@ -17,6 +17,7 @@ use crate::cli::render;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::settings::Isolation;
 use crate::format::structured::Structured;
+use crate::format::task::Task;
 use crate::launch::keys;
 use crate::launch::layout;
 use crate::launch::lock::LaunchLock;
@@ -31,6 +32,7 @@ use crate::member::stop;
 use crate::member::supervisor;
 use crate::member::verify::Judges;
 use crate::store::follow::{Follower, Scope};
+use crate::store::tasks::TaskList;
 use crate::store::team::Team;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
@@ -40,6 +42,8 @@ With --wait, one line per event:
   {"event": "up", "team", "session", "window", "socket", "members", "attach"}
   {"event": "message", "to", ...the message as `swarm watch` prints it}
   {"event": "ended", ...the member's ending as `swarm wait` prints it}
+  {"event": "board", "tasks": [...as `swarm task list` prints them], "open"} last, when the team
+  has tasks; exit 1 while any is open.
 A team with nothing to run has "session", "window", "socket" and "attach" null.
 With --dry-run, one document: {"team", "environmentFrom",
   "panes": [{"name", "argv", "env", "withheld", "cwd", "settings"}],
@@ -446,6 +450,35 @@ impl<'a> Foreseen<'a> {
     }
 }
 
+/// The team's board once its members have ended, if it has one; whether every task completed.
+fn print_board(ctx: &Context, team: &Team) -> Result<bool> {
+    let Ok(board) = TaskList::new(&ctx.home, team.name()).read() else {
+        return Ok(true);
+    };
+    let shown: Vec<&Task> = board.tasks.values().filter(|t| !t.is_internal()).collect();
+    if shown.is_empty() {
+        return Ok(true);
+    }
+    let open = shown.iter().filter(|t| t.is_open()).count();
+    if ctx.json {
+        let mut fields = serde_json::Map::new();
+        fields.insert("tasks".to_owned(), json!(shown));
+        fields.insert("open".to_owned(), json!(open));
+        output::json_line(&render::event("board", fields))?;
+    } else {
+        output::line(if open == 0 {
+            "the board is done:".to_owned()
+        } else {
+            format!(
+                "the board is not done: {} open",
+                count(open, "task", "tasks")
+            )
+        })?;
+        render::board_table(&board, &shown).print()?;
+    }
+    Ok(open == 0)
+}
+
 /// Waits for every member launched, those `swarm spawn` adds meanwhile too, printing the messages
 /// they exchange and each ending; exit 1 unless all completed, 4 on timeout. A team started with
 /// nothing to run is waited for until its first member is spawned, and then until all have ended.
@@ -506,6 +539,9 @@ fn wait_all(
             left.join(", ")
         )));
     }
+    // With everyone ended nothing more can move on the board: it is shown as it ends, and a
+    // task left open is a run that did not finish.
+    all_well &= print_board(ctx, team)?;
     if all_well {
         Ok(())
     } else {
