@@ -13,5 +13,7 @@ if [ "${SWARM_PLAN_MODE:-}" = required ]; then
         swarm plan submit - --wait --timeout "${DEMO_PATIENCE:-120}"
 fi
 say "working"
+swarm task claim >/dev/null
+swarm task done 1 --note "greeting written" >/dev/null
 swarm send "$SWARM_LEAD" "result: wrote a friendlier greeting" >/dev/null
 await_shutdown

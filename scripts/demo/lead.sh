@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# The demo's lead: a broadcast, a plan approval, a task, results, and a graceful shutdown.
+# The demo's lead: a board of two tasks, a broadcast, a plan approval, a review request, results,
+# and a graceful shutdown.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+
+say "putting two tasks on the board"
+swarm task add "Write a friendlier greeting" >/dev/null
+swarm task add "Review the greeting" --blocked-by 1 >/dev/null
 
 say "broadcasting the standup to the team"
 swarm send '*' "standup: say hello" >/dev/null

@@ -532,6 +532,15 @@ fn the_demo_team_runs_to_completion() {
     let approved = position("alice → team-lead  shutdown_approved shutdown-");
     let ended = position("alice completed (exit 0)");
     assert!(approved < ended, "{}", outcome.stdout);
+    // The board the lead made, claimed and finished by alice and bob, shown as the run ends.
+    let board = position("the board is done:");
+    assert!(ended < board, "{}", outcome.stdout);
+    for row in [
+        "1   completed  alice  -           Write a friendlier greeting",
+        "2   completed  bob    -           Review the greeting",
+    ] {
+        assert!(outcome.stdout.contains(row), "{}", outcome.stdout);
+    }
     assert!(
         !outcome.stdout.contains("task_notification"),
         "endings are shown once, as ending lines:\n{}",
