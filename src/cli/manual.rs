@@ -56,7 +56,7 @@ const JSON_OUTPUT: &[(&str, &str)] = &[
     ),
     (
         "An error",
-        "One line of JSON on stderr, the last: {\"error\": message, \"kind\": \"runtime\", \"usage\", \"not_found\" or \"timeout\", \"hint\": what to do, or null}, with the exit status it has without --json. Usage errors found while parsing the command line are such objects too. A command that already answered on stdout and fails only by its status (a rejected plan, a member that did not complete) prints none.",
+        "One line of JSON on stderr, the last: {\"error\": message, \"kind\": \"runtime\", \"usage\", \"not_found\" or \"timeout\", \"hint\": what to do, or null}, with the exit status it has without --json; a refused task claim adds \"reason\", Claude Code's word for it (already_claimed, already_resolved, blocked, busy, task_not_found, cycle). Usage errors found while parsing the command line are such objects too. A command that already answered on stdout and fails only by its status (a rejected plan, a member that did not complete) prints none.",
     ),
 ];
 
