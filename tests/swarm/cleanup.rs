@@ -7,26 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::harness::{Sandbox, TmuxServer, eventually};
-
-fn up(sandbox: &Sandbox, server: &TmuxServer, name: &str, toml: &str) {
-    let file = sandbox.write(&format!("{name}.toml"), toml);
-    sandbox
-        .swarm()
-        .arg("up")
-        .arg(file)
-        .arg("--socket")
-        .arg(server.socket())
-        .run()
-        .success();
-}
-
-fn state(sandbox: &Sandbox, team: &str, name: &str) -> String {
-    sandbox.member(team, name)["state"]
-        .as_str()
-        .unwrap_or("-")
-        .to_owned()
-}
+use crate::harness::{Sandbox, TmuxServer, eventually, state, up};
 
 /// A team whose lead and `worker` sleep until stopped, once both run.
 fn running(sandbox: &Sandbox, server: &TmuxServer, name: &str) {

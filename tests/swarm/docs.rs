@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use crate::harness::{Sandbox, bin, repo};
+use crate::harness::{Sandbox, repo};
 
 fn pages(dir: &Path) -> BTreeMap<String, String> {
     fs::read_dir(dir)
@@ -208,11 +208,7 @@ fn the_readme_completion_and_man_commands_work_in_a_fresh_home() {
         "a fresh home"
     );
     // `swarm` on the PATH, as `cargo install` puts it there.
-    let path = format!(
-        "{}:{}",
-        Path::new(bin()).parent().unwrap().display(),
-        sandbox.env_value("PATH").unwrap().to_string_lossy()
-    );
+    let path = sandbox.path_with_swarm();
     let bash = |script: &str| {
         let output = sandbox
             .command("bash")

@@ -155,6 +155,17 @@ impl Sandbox {
         self.env.get(key)
     }
 
+    /// The sandbox's PATH with this build's `swarm` first, as an installed one would be.
+    pub(crate) fn path_with_swarm(&self) -> String {
+        format!(
+            "{}:{}",
+            Path::new(bin()).parent().unwrap().display(),
+            self.env_value("PATH")
+                .map(|p| p.to_string_lossy())
+                .unwrap_or_default()
+        )
+    }
+
     /// A `swarm` invocation with the sandbox's environment.
     pub(crate) fn swarm(&self) -> Swarm {
         let mut command = Command::new(bin());
@@ -738,4 +749,37 @@ pub(crate) fn real_tmux(sandbox: &Sandbox) -> PathBuf {
 /// The repository's own files (teams/, scripts/).
 pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A lead that runs until the team is taken down.
+pub(crate) const LEAD: &str = "[lead]\ncommand = [\"sleep\", \"1000\"]\n";
+
+/// Starts team `name` from `toml` on `server`.
+pub(crate) fn up(sandbox: &Sandbox, server: &TmuxServer, name: &str, toml: &str) {
+    let file = sandbox.write(&format!("{name}.toml"), toml);
+    sandbox
+        .swarm()
+        .arg("up")
+        .arg(file)
+        .arg("--socket")
+        .arg(server.socket())
+        .run()
+        .success();
+}
+
+/// Takes team `team` down at once.
+pub(crate) fn down(sandbox: &Sandbox, team: &str) {
+    sandbox
+        .swarm()
+        .args(["down", team, "--force"])
+        .run()
+        .success();
+}
+
+/// A member's recorded state, `-` when it has none.
+pub(crate) fn state(sandbox: &Sandbox, team: &str, name: &str) -> String {
+    sandbox.member(team, name)["state"]
+        .as_str()
+        .unwrap_or("-")
+        .to_owned()
 }

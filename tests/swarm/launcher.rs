@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::harness::{Sandbox, TmuxServer, eventually, processes_in, real_tmux, repo};
+use crate::harness::{Sandbox, TmuxServer, eventually, processes_in, real_tmux, repo, state};
 
 fn up(sandbox: &Sandbox, server: &TmuxServer, file: &Path) -> crate::harness::Outcome {
     sandbox
@@ -16,13 +16,6 @@ fn up(sandbox: &Sandbox, server: &TmuxServer, file: &Path) -> crate::harness::Ou
         .arg("--socket")
         .arg(server.socket())
         .run()
-}
-
-fn state(sandbox: &Sandbox, team: &str, name: &str) -> String {
-    sandbox.member(team, name)["state"]
-        .as_str()
-        .unwrap_or("-")
-        .to_owned()
 }
 
 /// Counts read right: "1 pane", "1 member", "2 members", wherever swarm prints one.

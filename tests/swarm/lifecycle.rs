@@ -9,26 +9,7 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use serde_json::Value;
 
-use crate::harness::{PATIENCE, Sandbox, TmuxServer, eventually, processes_in};
-
-fn up(sandbox: &Sandbox, server: &TmuxServer, name: &str, toml: &str) {
-    let file = sandbox.write(&format!("{name}.toml"), toml);
-    sandbox
-        .swarm()
-        .arg("up")
-        .arg(file)
-        .arg("--socket")
-        .arg(server.socket())
-        .run()
-        .success();
-}
-
-fn state(sandbox: &Sandbox, team: &str, name: &str) -> String {
-    sandbox.member(team, name)["state"]
-        .as_str()
-        .unwrap_or("-")
-        .to_owned()
-}
+use crate::harness::{LEAD, PATIENCE, Sandbox, TmuxServer, eventually, processes_in, state, up};
 
 /// The task_notification the lead received about `name`.
 fn notices(sandbox: &Sandbox, team: &str, name: &str) -> Vec<Value> {
@@ -49,8 +30,6 @@ fn notice(sandbox: &Sandbox, team: &str, name: &str) -> Value {
     assert_eq!(all.len(), 1, "one notice per ending: {all:#?}");
     all[0].clone()
 }
-
-const LEAD: &str = "[lead]\ncommand = [\"sleep\", \"1000\"]\n";
 
 #[test]
 fn notices_report_completion_failure_and_stops() {

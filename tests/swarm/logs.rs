@@ -8,26 +8,7 @@ use std::process::Command;
 
 use nix::sys::signal::Signal;
 
-use crate::harness::{Background, Sandbox, TmuxServer, bin, eventually, watches};
-
-fn up(sandbox: &Sandbox, server: &TmuxServer, name: &str, toml: &str) {
-    let file = sandbox.write(&format!("{name}.toml"), toml);
-    sandbox
-        .swarm()
-        .arg("up")
-        .arg(file)
-        .arg("--socket")
-        .arg(server.socket())
-        .run()
-        .success();
-}
-
-fn state(sandbox: &Sandbox, team: &str, name: &str) -> String {
-    sandbox.member(team, name)["state"]
-        .as_str()
-        .unwrap_or("-")
-        .to_owned()
-}
+use crate::harness::{Background, LEAD, Sandbox, TmuxServer, bin, eventually, state, up, watches};
 
 fn pane(sandbox: &Sandbox, team: &str, name: &str) -> String {
     sandbox.member(team, name)["tmuxPaneId"]
@@ -35,8 +16,6 @@ fn pane(sandbox: &Sandbox, team: &str, name: &str) -> String {
         .unwrap()
         .to_owned()
 }
-
-const LEAD: &str = "[lead]\ncommand = [\"sleep\", \"1000\"]\n";
 
 /// A member that prints `lines` (each through printf, so `\033` escapes work) once `flag` exists.
 fn printer(name: &str, flag: &Path, lines: &[&str]) -> String {

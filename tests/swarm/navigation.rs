@@ -527,11 +527,7 @@ fn the_claude_team_file_says_how_to_use_it_with_a_real_claude_code_home() {
         .iter()
         .find(|line| line.starts_with("SWARM_HOME=~/.claude swarm up --dry-run"))
         .expect("the header shows a dry run");
-    let path = format!(
-        "{}:{}",
-        Path::new(bin()).parent().unwrap().display(),
-        sandbox.env_value("PATH").unwrap().to_string_lossy()
-    );
+    let path = sandbox.path_with_swarm();
     let output = sandbox
         .command("bash")
         .args(["--norc", "--noprofile", "-c", dry_run])

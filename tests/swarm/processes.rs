@@ -5,26 +5,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::Value;
 
-use crate::harness::{Sandbox, TmuxServer, eventually, processes_in};
-
-fn up(sandbox: &Sandbox, server: &TmuxServer, name: &str, toml: &str) {
-    let file = sandbox.write(&format!("{name}.toml"), toml);
-    sandbox
-        .swarm()
-        .arg("up")
-        .arg(file)
-        .arg("--socket")
-        .arg(server.socket())
-        .run()
-        .success();
-}
-
-fn state(sandbox: &Sandbox, team: &str, name: &str) -> String {
-    sandbox.member(team, name)["state"]
-        .as_str()
-        .unwrap_or("-")
-        .to_owned()
-}
+use crate::harness::{Sandbox, TmuxServer, eventually, processes_in, state, up};
 
 fn status_of(sandbox: &Sandbox, team: &str, name: &str) -> Value {
     let status = sandbox

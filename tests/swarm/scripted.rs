@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::harness::{PATIENCE, Sandbox, TmuxServer, bin, eventually, watches};
+use crate::harness::{PATIENCE, Sandbox, TmuxServer, bin, eventually, state, watches};
 
 /// A shell script in the sandbox that finds this build's `swarm` first on PATH, as an installed
 /// one would be.
@@ -121,13 +121,6 @@ fn spawn(sandbox: &Sandbox, server: &TmuxServer, args: &[&str]) -> crate::harnes
         .arg(server.socket())
         .args(args)
         .run()
-}
-
-fn state(sandbox: &Sandbox, team: &str, name: &str) -> String {
-    sandbox.member(team, name)["state"]
-        .as_str()
-        .unwrap_or("-")
-        .to_owned()
 }
 
 fn ended(sandbox: &Sandbox, team: &str, name: &str) -> bool {

@@ -10,29 +10,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Sandbox, TmuxServer, eventually};
-
-const LEAD: &str = "[lead]\ncommand = [\"sleep\", \"1000\"]\n";
-
-fn up(sandbox: &Sandbox, server: &TmuxServer, name: &str, toml: &str) {
-    let file = sandbox.write(&format!("{name}.toml"), toml);
-    sandbox
-        .swarm()
-        .arg("up")
-        .arg(file)
-        .arg("--socket")
-        .arg(server.socket())
-        .run()
-        .success();
-}
-
-fn down(sandbox: &Sandbox, team: &str) {
-    sandbox
-        .swarm()
-        .args(["down", team, "--force"])
-        .run()
-        .success();
-}
+use crate::harness::{LEAD, Sandbox, TmuxServer, down, eventually, up};
 
 fn running(sandbox: &Sandbox, team: &str, name: &str) -> bool {
     sandbox.member(team, name)["state"] == "running"

@@ -955,7 +955,7 @@ fn up_wait_shows_the_board_at_the_end_and_fails_while_a_task_is_open() {
             .arg(&file)
             .args(["--wait", "--timeout", "120", "--socket"])
             .arg(server.socket())
-            .env("PATH", path_with_swarm())
+            .env("PATH", sandbox.path_with_swarm())
             .run();
         let code = i32::from(tasks != 1);
         assert_eq!(
@@ -978,16 +978,4 @@ fn up_wait_shows_the_board_at_the_end_and_fails_while_a_task_is_open() {
 /// `s` as a TOML basic string.
 fn toml_string(s: &str) -> String {
     serde_json::to_string(s).unwrap()
-}
-
-/// PATH with this build's `swarm` first, as an installed one would be.
-fn path_with_swarm() -> String {
-    let dir = std::path::Path::new(crate::harness::bin())
-        .parent()
-        .unwrap();
-    format!(
-        "{}:{}",
-        dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    )
 }
