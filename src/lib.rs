@@ -6,6 +6,7 @@
 
 mod base;
 mod cli;
+mod cluster;
 mod error;
 mod format;
 mod launch;

@@ -180,6 +180,9 @@ pub(crate) enum Command {
     /// List live peers; stale entries are removed
     Peers(commands::peers::Args),
 
+    /// Serve this host's part of every team across machines, through a NATS server
+    Node(commands::node::Args),
+
     /// Print a shell completion script
     Completions(commands::completions::Args),
 
@@ -349,6 +352,7 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
         Command::Run(args) => commands::run::run(&ctx, args),
         Command::PipeLog(args) => commands::pipe_log::run(&ctx, args),
         Command::KeyAgent(args) => commands::key_agent::run(&ctx, args),
+        Command::Node(args) => commands::node::run(&ctx, args),
         Command::Init(args) => commands::init::run(&ctx, args),
         Command::Join(args) => commands::join::run(&ctx, args),
         Command::Ls(args) => commands::ls::run(&ctx, args),

@@ -117,6 +117,10 @@ pub(crate) struct Member {
     pub(crate) is_active: Option<bool>,
 
     // swarm's own fields.
+    /// The host whose node runs the member, in a team across machines (docs/ARCHITECTURE.md,
+    /// "Across machines"); absent in a team on one host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) host: Option<String>,
     /// The member's program (its process group leader).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) pid: Option<i32>,

@@ -6,6 +6,7 @@ pub(crate) mod durable;
 pub(crate) mod follow;
 pub(crate) mod lock;
 pub(crate) mod mailbox;
+pub(crate) mod node;
 pub(crate) mod paths;
 pub(crate) mod tasks;
 pub(crate) mod team;

@@ -50,6 +50,23 @@ impl Home {
         }
     }
 
+    /// `node/`: what this host's `swarm node` keeps: its record and its lock
+    /// (docs/ARCHITECTURE.md, "Across machines"); private, like `teams/`.
+    pub(crate) fn node_dir(&self) -> PathBuf {
+        self.root.join("node")
+    }
+
+    /// `node/node.json`: the node serving this home: its host name, pid, server and whether it
+    /// is connected.
+    pub(crate) fn node_record(&self) -> PathBuf {
+        self.node_dir().join("node.json")
+    }
+
+    /// `node/.node.flock`: held by the node for as long as it runs, so one home has one node.
+    pub(crate) fn node_lock(&self) -> PathBuf {
+        self.node_dir().join(".node.flock")
+    }
+
     /// `tasks/`: the task lists, one folder per team, as Claude Code keeps them
     /// (docs/ARCHITECTURE.md, "Task list"); a folder swarm keeps private, like `teams/`.
     pub(crate) fn tasks_dir(&self) -> PathBuf {

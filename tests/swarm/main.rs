@@ -2,6 +2,7 @@
 
 mod claude_format;
 mod cleanup;
+mod cluster;
 mod concurrency;
 mod docs;
 mod file_safety;
@@ -14,6 +15,7 @@ mod lifecycle;
 mod limits;
 mod logs;
 mod messaging;
+mod nats_harness;
 mod navigation;
 mod other_tools;
 mod paste;

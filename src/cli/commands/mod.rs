@@ -14,6 +14,7 @@ pub(super) mod listen;
 pub(super) mod log;
 pub(super) mod ls;
 pub(super) mod man;
+pub(super) mod node;
 pub(super) mod peers;
 pub(super) mod pipe_log;
 pub(super) mod plan;

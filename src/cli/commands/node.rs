@@ -1,0 +1,65 @@
+//! `swarm node --name HOST`: this host's part of every team across machines
+//! (docs/ARCHITECTURE.md, "Across machines").
+
+use std::path::PathBuf;
+
+use crate::base::names::Name;
+use crate::cli::context::Context;
+use crate::cli::output;
+use crate::cluster::node::{self, unit};
+use crate::cluster::settings::Sources;
+use crate::error::{Error, Result};
+
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = AFTER_LONG_HELP)]
+pub(crate) struct Args {
+    /// This host's name, as team files give it in `host = "..."`
+    #[arg(long, value_name = "HOST")]
+    pub(crate) name: String,
+
+    /// The NATS server's URL [default: $SWARM_NATS_URL]
+    #[arg(long, value_name = "URL")]
+    pub(crate) nats: Option<String>,
+
+    /// A .creds file to log in with [default: $SWARM_NATS_CREDS]
+    #[arg(long, value_name = "FILE")]
+    pub(crate) creds: Option<PathBuf>,
+
+    /// Print a systemd user unit that runs this node, and exit
+    #[arg(long)]
+    pub(crate) print_unit: bool,
+}
+
+const AFTER_LONG_HELP: &str = "\
+The node runs in the foreground until SIGTERM or SIGINT: in a tmux pane, or as a systemd unit \
+(--print-unit). One node serves one home. A password (SWARM_NATS_USER, SWARM_NATS_PASSWORD) or a \
+token (SWARM_NATS_TOKEN) is read from the environment only, never from the command line.
+
+While the NATS server cannot be reached the node keeps running and keeps trying; messages for \
+other hosts wait in the local inbox files and go once it is back.
+
+JSON OUTPUT
+    None: the node prints one line to stderr each time it connects or loses the server. Its \
+state is in <home>/node/node.json; `swarm status --json` reports it.";
+
+pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
+    let name = Name::parse("host", &args.name)?;
+    // The flags name the server and the .creds file; the rest of the login comes from the
+    // environment, whichever server the URL came from.
+    let env = Sources::from_env();
+    let sources = Sources {
+        nats: args.nats.or(env.nats),
+        creds: args.creds.or(env.creds),
+        ..env
+    };
+    let settings = sources.settle()?.ok_or_else(|| {
+        Error::usage("swarm node needs a NATS server")
+            .with_hint("pass --nats nats://host:4222 or set SWARM_NATS_URL")
+    })?;
+    if args.print_unit {
+        let exe = std::env::current_exe().map_err(|err| Error::os("find swarm's own path", err))?;
+        let text = unit::text(&exe, ctx.home.root(), name.as_str(), &settings);
+        return output::bytes(text.as_bytes());
+    }
+    node::run(ctx.home.clone(), name, settings)
+}

@@ -1,0 +1,10 @@
+//! Teams across machines (docs/ARCHITECTURE.md, "Across machines"): the connection to a NATS
+//! server with JetStream, the names of what swarm keeps there, and `swarm node`, the one process
+//! per host that moves what must cross hosts. Local files stay the source of truth on every host;
+//! this layer only copies between them and the server.
+
+pub(crate) mod connection;
+pub(crate) mod node;
+pub(crate) mod settings;
+pub(crate) mod stream;
+pub(crate) mod subjects;

@@ -1,0 +1,97 @@
+//! `swarm node --print-unit`: a systemd user unit that runs this host's node, restarted when it
+//! fails (docs/ARCHITECTURE.md, "Across machines"). Secrets never go into the unit: a password or
+//! token belongs in the environment file it reads.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::cluster::settings::{Auth, Settings};
+
+/// The unit's text, for `~/.config/systemd/user/swarm-node.service`.
+pub(crate) fn text(exe: &Path, home: &Path, name: &str, settings: &Settings) -> String {
+    let quote =
+        |value: &str| shlex::try_quote(value).map_or_else(|_| value.to_owned(), |q| q.into_owned());
+    // systemd takes `Environment=` quoted as a whole, and only when it must be.
+    let env = |name: &str, value: &str| {
+        if quote(value) == value {
+            format!("Environment={name}={value}")
+        } else {
+            format!("Environment={}", quote(&format!("{name}={value}")))
+        }
+    };
+    let mut unit = String::new();
+    let _ = writeln!(unit, "[Unit]");
+    let _ = writeln!(
+        unit,
+        "Description=swarm node {name}: this host's part of every swarm team"
+    );
+    let _ = writeln!(unit, "Wants=network-online.target");
+    let _ = writeln!(unit, "After=network-online.target");
+    let _ = writeln!(unit);
+    let _ = writeln!(unit, "[Service]");
+    let _ = writeln!(unit, "Type=simple");
+    let _ = writeln!(unit, "{}", env("SWARM_HOME", &home.display().to_string()));
+    let _ = writeln!(unit, "{}", env("SWARM_NATS_URL", &settings.url));
+    match &settings.auth {
+        Auth::None => {}
+        Auth::Creds(path) => {
+            let _ = writeln!(
+                unit,
+                "{}",
+                env("SWARM_NATS_CREDS", &path.display().to_string())
+            );
+        }
+        Auth::UserPassword { user, .. } => {
+            let _ = writeln!(unit, "{}", env("SWARM_NATS_USER", user));
+            let _ = writeln!(
+                unit,
+                "# SWARM_NATS_PASSWORD=... goes in this file, mode 0600:"
+            );
+        }
+        Auth::Token(_) => {
+            let _ = writeln!(unit, "# SWARM_NATS_TOKEN=... goes in this file, mode 0600:");
+        }
+    }
+    let _ = writeln!(unit, "EnvironmentFile=-%h/.config/swarm/node.env");
+    let _ = writeln!(
+        unit,
+        "ExecStart={} node --name {}",
+        quote(&exe.display().to_string()),
+        quote(name)
+    );
+    let _ = writeln!(unit, "Restart=on-failure");
+    let _ = writeln!(unit, "RestartSec=2");
+    let _ = writeln!(unit);
+    let _ = writeln!(unit, "[Install]");
+    let _ = writeln!(unit, "WantedBy=default.target");
+    unit
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_unit_runs_the_node_and_keeps_secrets_out() {
+        let settings = Settings {
+            url: "nats://hub:4222".into(),
+            auth: Auth::Token("s3cret".into()),
+        };
+        let unit = text(
+            Path::new("/usr/local/bin/swarm"),
+            Path::new("/home/me/.swarm"),
+            "gpu1",
+            &settings,
+        );
+        assert!(
+            unit.contains("ExecStart=/usr/local/bin/swarm node --name gpu1\n"),
+            "{unit}"
+        );
+        assert!(
+            unit.contains("Environment=SWARM_NATS_URL=nats://hub:4222\n"),
+            "{unit}"
+        );
+        assert!(unit.contains("Restart=on-failure"));
+        assert!(!unit.contains("s3cret"));
+    }
+}

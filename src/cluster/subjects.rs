@@ -1,0 +1,62 @@
+//! The names swarm uses on the NATS server, spelled in one place (docs/ARCHITECTURE.md, "Across
+//! machines"). Team, member and host names are `[A-Za-z0-9][A-Za-z0-9_-]*`
+//! (`base::names`), which is valid in a subject token, a stream, bucket, consumer and key name.
+
+/// The stream that carries a team's messages between hosts.
+pub(crate) fn stream(team: &str) -> String {
+    format!("SWARM_{team}")
+}
+
+/// Every subject of a team's stream.
+pub(crate) fn stream_subjects(team: &str) -> String {
+    format!("swarm.{team}.inbox.*")
+}
+
+/// The subject a message for `member` is published on.
+pub(crate) fn inbox(team: &str, member: &str) -> String {
+    format!("swarm.{team}.inbox.{member}")
+}
+
+/// The durable consumer the node hosting `member` reads that member's messages through.
+pub(crate) fn consumer(member: &str) -> String {
+    format!("inbox-{member}")
+}
+
+/// The key-value bucket holding a team's roster and member states.
+pub(crate) fn roster_bucket(team: &str) -> String {
+    format!("swarm_{team}")
+}
+
+/// The key-value bucket holding a team's task list, one key per task.
+pub(crate) fn tasks_bucket(team: &str) -> String {
+    format!("swarm_tasks_{team}")
+}
+
+/// The key-value bucket where every node says it is alive.
+pub(crate) const NODES_BUCKET: &str = "swarm_nodes";
+
+/// The request subject of a node's `verb` (start, stop, log, down, ...).
+pub(crate) fn control(host: &str, verb: &str) -> String {
+    format!("swarm.node.{host}.{verb}")
+}
+
+/// Every request subject of one node.
+pub(crate) fn control_all(host: &str) -> String {
+    format!("swarm.node.{host}.*")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_documented_shapes() {
+        assert_eq!(stream("t-1"), "SWARM_t-1");
+        assert_eq!(inbox("t", "bob"), "swarm.t.inbox.bob");
+        assert_eq!(stream_subjects("t"), "swarm.t.inbox.*");
+        assert_eq!(consumer("bob"), "inbox-bob");
+        assert_eq!(roster_bucket("t"), "swarm_t");
+        assert_eq!(tasks_bucket("t"), "swarm_tasks_t");
+        assert_eq!(control("gpu1", "start"), "swarm.node.gpu1.start");
+    }
+}

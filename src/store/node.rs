@@ -1,0 +1,127 @@
+//! This host's node as the local files know it (docs/ARCHITECTURE.md, "Across machines"): its
+//! lock, held for as long as it runs, and its record, which says whether it reaches the server.
+//! Local commands read these; none of them talks to NATS to learn it.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::store::durable::{atomic_write, private_dir, read_if_exists};
+use crate::store::lock::{Flock, FlockFile};
+use crate::store::paths::Home;
+
+/// What `node/node.json` holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct NodeRecord {
+    /// The host name this node serves, as team files name it in `host =`.
+    pub(crate) name: String,
+    pub(crate) pid: i32,
+    /// The server's URL (never a password or token).
+    pub(crate) url: String,
+    /// Whether the node reaches the server now.
+    pub(crate) connected: bool,
+    /// When `connected` last changed, in ms since the epoch.
+    pub(crate) since_ms: u64,
+}
+
+/// The lock a running node holds; dropped when it ends, or by the kernel when it dies.
+pub(crate) struct NodeLock {
+    _flock: Flock,
+}
+
+impl NodeLock {
+    /// Takes the home's node lock, or says which node holds it.
+    pub(crate) fn take(home: &Home) -> Result<Self> {
+        private_dir(home.root(), &home.node_dir())?;
+        match FlockFile::open(&home.node_lock())?.try_lock()? {
+            Ok(flock) => Ok(Self { _flock: flock }),
+            Err(_) => {
+                let holder = read(home).ok().flatten();
+                let who = holder.map_or_else(String::new, |record| {
+                    format!(" (host {}, pid {})", record.name, record.pid)
+                });
+                Err(Error::usage(format!(
+                    "a swarm node already serves {}{who}",
+                    home.root().display()
+                ))
+                .with_hint(
+                    "one node per home; stop that one first, or give this one another --home",
+                ))
+            }
+        }
+    }
+}
+
+/// Replaces the record, durably.
+pub(crate) fn write(home: &Home, record: &NodeRecord) -> Result<()> {
+    private_dir(home.root(), &home.node_dir())?;
+    atomic_write(&home.node_record(), |out| {
+        serde_json::to_writer_pretty(&mut *out, record)?;
+        Ok(())
+    })
+}
+
+/// The record the last node left, running or not.
+pub(crate) fn read(home: &Home) -> Result<Option<NodeRecord>> {
+    let path = home.node_record();
+    let Some(bytes) = read_if_exists(&path)? else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|err| corrupt(&path, &err))
+}
+
+/// The record of the node running now for this home, if one is.
+pub(crate) fn running(home: &Home) -> Result<Option<NodeRecord>> {
+    let lock = home.node_lock();
+    if !lock.exists() {
+        return Ok(None);
+    }
+    match FlockFile::open(&lock)?.try_lock()? {
+        // Nobody holds it: no node runs, whatever the record says.
+        Ok(_free) => Ok(None),
+        Err(_held) => read(home),
+    }
+}
+
+fn corrupt(path: &Path, err: &serde_json::Error) -> Error {
+    Error::runtime(format!("{} is not a node record: {err}", path.display()))
+        .with_hint("restart `swarm node`; it rewrites the record")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record() -> NodeRecord {
+        NodeRecord {
+            name: "gpu1".into(),
+            pid: 42,
+            url: "nats://127.0.0.1:4222".into(),
+            connected: true,
+            since_ms: 1,
+        }
+    }
+
+    #[test]
+    fn a_record_is_running_only_while_its_lock_is_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().join("home"));
+        assert_eq!(running(&home).unwrap(), None);
+        let lock = NodeLock::take(&home).unwrap();
+        write(&home, &record()).unwrap();
+        assert_eq!(running(&home).unwrap(), Some(record()));
+        let second = NodeLock::take(&home).err().unwrap();
+        assert!(
+            second.message().contains("host gpu1, pid 42"),
+            "{}",
+            second.message()
+        );
+        drop(lock);
+        assert_eq!(running(&home).unwrap(), None);
+        assert_eq!(read(&home).unwrap(), Some(record()));
+    }
+}

@@ -1,0 +1,107 @@
+//! Teams across machines, the node itself: reaching the server, saying so in its record, and
+//! refusing what cannot work with one clear line. Every test runs a real nats-server.
+
+use crate::harness::{Sandbox, eventually};
+use crate::nats_harness::{NatsServer, Node, ServerAuth, free_port};
+
+#[test]
+fn a_node_records_that_it_is_connected_and_that_it_lost_the_server() {
+    let mut server = NatsServer::start();
+    let sandbox = Sandbox::new();
+    let node = Node::start(&sandbox, "hosta", &server.url());
+    let record = node.record().unwrap();
+    assert_eq!(record["name"], "hosta");
+    assert_eq!(record["url"], server.url());
+    server.kill();
+    node.wait_connected(false);
+    assert!(
+        node.output().contains("lost the NATS server at"),
+        "{}",
+        node.output()
+    );
+    server.restart();
+    node.wait_connected(true);
+}
+
+#[test]
+fn a_node_started_before_its_server_waits_for_it() {
+    let port = free_port();
+    let url = format!("nats://127.0.0.1:{port}");
+    let sandbox = Sandbox::new();
+    let node = Node::spawn(&sandbox, "hosta", &url);
+    eventually("the node to say it cannot reach the server", || {
+        node.output()
+            .contains(&format!("cannot reach the NATS server at {url}"))
+    });
+    node.wait_connected(false);
+    drop(node);
+}
+
+#[test]
+fn a_second_node_for_one_home_is_refused() {
+    let server = NatsServer::start();
+    let sandbox = Sandbox::new();
+    let _node = Node::start(&sandbox, "hosta", &server.url());
+    sandbox
+        .swarm()
+        .args(["node", "--name", "hostb", "--nats", &server.url()])
+        .run()
+        .refused(2, "a swarm node already serves");
+}
+
+#[test]
+fn wrong_credentials_are_one_line_naming_the_server() {
+    let server = NatsServer::start_with(ServerAuth::Token("right".into()));
+    let sandbox = Sandbox::new();
+    let outcome = sandbox
+        .swarm()
+        .args(["node", "--name", "hosta", "--nats", &server.url()])
+        .env("SWARM_NATS_TOKEN", "wrong")
+        .run()
+        .refused(1, "refused swarm's credentials");
+    assert!(outcome.refusal().contains(&server.url()));
+}
+
+#[test]
+fn a_node_needs_a_server_url_and_a_valid_host_name() {
+    let sandbox = Sandbox::new();
+    sandbox
+        .swarm()
+        .args(["node", "--name", "hosta"])
+        .run()
+        .refused(2, "swarm node needs a NATS server");
+    sandbox
+        .swarm()
+        .args(["node", "--name", "a.b", "--nats", "nats://127.0.0.1:1"])
+        .run()
+        .refused(2, "invalid host name");
+    sandbox
+        .swarm()
+        .args(["node", "--name", "hosta", "--nats", "localhost:4222"])
+        .run()
+        .refused(2, "is not a NATS server URL");
+}
+
+#[test]
+fn print_unit_writes_a_systemd_unit_without_secrets() {
+    let sandbox = Sandbox::new();
+    let outcome = sandbox
+        .swarm()
+        .args([
+            "node",
+            "--name",
+            "gpu1",
+            "--print-unit",
+            "--nats",
+            "nats://hub:4222",
+        ])
+        .env("SWARM_NATS_USER", "ops")
+        .env("SWARM_NATS_PASSWORD", "hunter2")
+        .run()
+        .success()
+        .stdout_has("node --name gpu1")
+        .stdout_has("Environment=SWARM_NATS_URL=nats://hub:4222")
+        .stdout_has("Environment=SWARM_NATS_USER=ops")
+        .stdout_has("Restart=on-failure");
+    assert!(!outcome.stdout_line().contains("hunter2"));
+}

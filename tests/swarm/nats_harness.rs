@@ -1,0 +1,258 @@
+//! The parts a test across machines needs: a private `nats-server` with JetStream on loopback,
+//! and `swarm node` processes, each killed when dropped. A "host" is a [`Sandbox`] of its own (its
+//! own home and tmux server) with a node; several hosts share one server, as on a real network.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::harness::{PATIENCE, Sandbox, bin};
+
+/// How a test server wants clients to log in.
+#[derive(Clone, Debug)]
+pub(crate) enum ServerAuth {
+    None,
+    Token(String),
+    UserPassword(String, String),
+}
+
+/// A private `nats-server -js` on a free loopback port, its storage in a temp dir that outlives
+/// restarts; SIGKILLed when dropped.
+pub(crate) struct NatsServer {
+    child: Option<Child>,
+    port: u16,
+    store: TempDir,
+    auth: ServerAuth,
+}
+
+impl NatsServer {
+    pub(crate) fn start() -> Self {
+        Self::start_with(ServerAuth::None)
+    }
+
+    pub(crate) fn start_with(auth: ServerAuth) -> Self {
+        let store = tempfile::Builder::new()
+            .prefix("nats")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let mut server = Self {
+            child: None,
+            port: free_port(),
+            store,
+            auth,
+        };
+        server.launch();
+        server
+    }
+
+    /// `nats://127.0.0.1:<port>`.
+    pub(crate) fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.as_ref().expect("the server is running").id()
+    }
+
+    /// SIGKILLs the server: no goodbye to its clients, nothing flushed that was not synced.
+    pub(crate) fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts it again on the same port with the same storage.
+    pub(crate) fn restart(&mut self) {
+        self.kill();
+        self.launch();
+    }
+
+    fn launch(&mut self) {
+        let mut command = Command::new("nats-server");
+        command
+            .args([
+                "-js",
+                "-a",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-sd",
+            ])
+            .arg(self.store.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        match &self.auth {
+            ServerAuth::None => {}
+            ServerAuth::Token(token) => {
+                command.args(["--auth", token]);
+            }
+            ServerAuth::UserPassword(user, password) => {
+                command.args(["--user", user, "--pass", password]);
+            }
+        }
+        let mut child = command.spawn().expect(
+            "nats-server must be installed to run these tests (apt-get install nats-server)",
+        );
+        // The server says "Server is ready" once it listens with JetStream up.
+        let stderr = child.stderr.take().unwrap();
+        let (ready, wait) = std::sync::mpsc::channel();
+        thread::spawn(move || {
+            let mut said = false;
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if !said && line.contains("Server is ready") {
+                    let _ = ready.send(());
+                    said = true;
+                }
+            }
+        });
+        if wait.recv_timeout(PATIENCE).is_err() {
+            let _ = child.kill();
+            panic!("nats-server on port {} did not become ready", self.port);
+        }
+        assert!(TcpStream::connect(("127.0.0.1", self.port)).is_ok());
+        self.child = Some(child);
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A port nothing listens on right now.
+pub(crate) fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `swarm node --name <host>` for one sandbox, killed when dropped. What it prints goes to
+/// `<sandbox>/node-<host>.log`, kept across restarts, for a failing test to show.
+pub(crate) struct Node {
+    child: Option<Child>,
+    host: String,
+    home: PathBuf,
+    log: PathBuf,
+    /// The sandbox's environment and directory, with the server's URL added.
+    template: Command,
+}
+
+impl Node {
+    /// Starts the node of `sandbox` against `url` and waits until it says it is connected.
+    pub(crate) fn start(sandbox: &Sandbox, host: &str, url: &str) -> Self {
+        let node = Self::spawn(sandbox, host, url);
+        node.wait_connected(true);
+        node
+    }
+
+    /// Starts it without waiting for anything.
+    pub(crate) fn spawn(sandbox: &Sandbox, host: &str, url: &str) -> Self {
+        let mut template = sandbox.swarm().into_command();
+        template.env("SWARM_NATS_URL", url);
+        let mut node = Self {
+            child: None,
+            host: host.to_owned(),
+            home: sandbox.home(),
+            log: sandbox.root().join(format!("node-{host}.log")),
+            template,
+        };
+        node.launch();
+        node
+    }
+
+    fn launch(&mut self) {
+        let mut command = Command::new(bin());
+        command.env_clear();
+        for (key, value) in self.template.get_envs() {
+            if let Some(value) = value {
+                command.env(key, value);
+            }
+        }
+        if let Some(dir) = self.template.get_current_dir() {
+            command.current_dir(dir);
+        }
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .unwrap();
+        command
+            .args(["node", "--name", &self.host])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log);
+        self.child = Some(command.spawn().unwrap());
+    }
+
+    /// What the node printed so far, over all its runs.
+    pub(crate) fn output(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.as_ref().expect("the node is running").id()
+    }
+
+    /// What `node/node.json` says now.
+    pub(crate) fn record(&self) -> Option<Value> {
+        let bytes = std::fs::read(self.home.join("node/node.json")).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// Waits until the node's record says it is (or is not) connected, as this process.
+    #[track_caller]
+    pub(crate) fn wait_connected(&self, connected: bool) {
+        let pid = i64::from(self.pid());
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(record) = self.record()
+                && record["pid"].as_i64() == Some(pid)
+                && record["connected"].as_bool() == Some(connected)
+            {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "node {} never recorded connected={connected}; its record: {:?}; it printed:\n{}",
+                self.host,
+                self.record(),
+                self.output()
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGKILLs the node.
+    pub(crate) fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts it again, as systemd would after a crash, and waits until it is connected.
+    pub(crate) fn restart(&mut self) {
+        self.kill();
+        self.launch();
+        self.wait_connected(true);
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
