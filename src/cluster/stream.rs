@@ -43,14 +43,20 @@ pub(crate) async fn ensure(js: &jetstream::Context, url: &str, team: &str) -> Re
             GetStreamErrorKind::JetStream(inner)
                 if inner.error_code() == jetstream::ErrorCode::STREAM_NOT_FOUND =>
             {
-                js.create_stream(wanted.clone()).await.or_else(|err| {
-                    // Another node may have created it in the meantime.
-                    tracing::debug!(%err, "creating the stream");
-                    Err(Error::runtime(format!(
-                        "cannot create the stream {} on the NATS server at {url}: {err}",
-                        wanted.name
-                    )))
-                })
+                match js.create_stream(wanted.clone()).await {
+                    Ok(stream) => Ok(stream),
+                    // Another node may have created it in the meantime: then it is checked.
+                    Err(err) => match js.get_stream(&wanted.name).await {
+                        Ok(stream) => {
+                            check(url, &wanted, &stream.cached_info().config)?;
+                            Ok(stream)
+                        }
+                        Err(_) => Err(Error::runtime(format!(
+                            "cannot create the stream {} on the NATS server at {url}: {err}",
+                            wanted.name
+                        ))),
+                    },
+                }
             }
             _ => Err(Error::runtime(format!(
                 "cannot look up the stream {} on the NATS server at {url}: {err}",

@@ -9,8 +9,9 @@ use crate::cluster::settings::{Auth, Settings};
 
 /// The unit's text, for `~/.config/systemd/user/swarm-node.service`.
 pub(crate) fn text(exe: &Path, home: &Path, name: &str, settings: &Settings) -> String {
-    let quote =
-        |value: &str| shlex::try_quote(value).map_or_else(|_| value.to_owned(), |q| q.into_owned());
+    let quote = |value: &str| {
+        shlex::try_quote(value).map_or_else(|_| value.to_owned(), std::borrow::Cow::into_owned)
+    };
     // systemd takes `Environment=` quoted as a whole, and only when it must be.
     let env = |name: &str, value: &str| {
         if quote(value) == value {
