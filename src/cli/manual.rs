@@ -345,12 +345,14 @@ fn render_team_page(version: &str) -> Vec<u8> {
         (Section::Lead, "LEAD KEYS"),
         (Section::Member, "MEMBER KEYS"),
         (Section::Task, "TASK KEYS"),
+        (Section::Cluster, "CLUSTER KEYS"),
     ] {
         roff.control("SH", [title]);
         roff.text([roman(match section {
             Section::Team => "At the top level of the file.",
             Section::Lead => "In the [lead] table.",
             Section::Member => "In each [[member]] table, and as swarm spawn's flags.",
+            Section::Cluster => "In the [cluster] table, for a team whose members name hosts (docs/ARCHITECTURE.md, \"Across machines\").",
             Section::Task => "In each [[task]] table. The tasks are made when up or init makes the team, ids in place of keys; a second up finds them on the board (metadata team_file_key) and makes none.",
         })]);
         for doc in KEYS.iter().filter(|doc| doc.section == section) {
@@ -547,7 +549,8 @@ mod tests {
             (Section::Team, ".SH \"TEAM KEYS\"", ".SH \"LEAD KEYS\""),
             (Section::Lead, ".SH \"LEAD KEYS\"", ".SH \"MEMBER KEYS\""),
             (Section::Member, ".SH \"MEMBER KEYS\"", ".SH \"TASK KEYS\""),
-            (Section::Task, ".SH \"TASK KEYS\"", ".SH EXAMPLE"),
+            (Section::Task, ".SH \"TASK KEYS\"", ".SH \"CLUSTER KEYS\""),
+            (Section::Cluster, ".SH \"CLUSTER KEYS\"", ".SH EXAMPLE"),
         ] {
             let start = page.find(title).unwrap_or_else(|| panic!("no {title}"));
             let end = start + page[start..].find(next).unwrap();

@@ -4,7 +4,9 @@
 //! this layer only copies between them and the server.
 
 pub(crate) mod connection;
+pub(crate) mod control;
 pub(crate) mod node;
+pub(crate) mod roster;
 pub(crate) mod settings;
 pub(crate) mod stream;
 pub(crate) mod subjects;

@@ -27,6 +27,19 @@ pub(crate) fn roster_bucket(team: &str) -> String {
     format!("swarm_{team}")
 }
 
+/// The key of a roster bucket holding the team as `up` made it.
+pub(crate) const ROSTER_CONFIG_KEY: &str = "config";
+
+/// The key of a roster bucket holding one member's record.
+pub(crate) fn roster_member_key(member: &str) -> String {
+    format!("member.{member}")
+}
+
+/// The member a roster key holds the record of, if it holds one.
+pub(crate) fn roster_member_name(key: &str) -> Option<&str> {
+    key.strip_prefix("member.")
+}
+
 /// The key-value bucket holding a team's task list, one key per task.
 pub(crate) fn tasks_bucket(team: &str) -> String {
     format!("swarm_tasks_{team}")
@@ -58,5 +71,7 @@ mod tests {
         assert_eq!(roster_bucket("t"), "swarm_t");
         assert_eq!(tasks_bucket("t"), "swarm_tasks_t");
         assert_eq!(control("gpu1", "start"), "swarm.node.gpu1.start");
+        assert_eq!(roster_member_name(&roster_member_key("bob")), Some("bob"));
+        assert_eq!(roster_member_name(ROSTER_CONFIG_KEY), None);
     }
 }

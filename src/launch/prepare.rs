@@ -20,8 +20,9 @@ pub(crate) struct Prepared {
     pub(crate) panes: Vec<PanePlan>,
 }
 
-/// One pane to start: the member's name, command, environment and directory.
-#[derive(Debug, Clone)]
+/// One pane to start: the member's name, command, environment and directory. A member on another
+/// host gets its plan in `up`'s start request to that host's node.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct PanePlan {
     pub(crate) name: String,
     pub(crate) argv: Vec<String>,
@@ -157,6 +158,7 @@ pub(crate) fn teammate(
     member.run_timeout_s = (spec.run_timeout_s > 0).then_some(spec.run_timeout_s);
     member.isolation = (spec.isolation == Isolation::Worktree).then_some(Isolation::Worktree);
     member.log_max = Some(spec.log_max);
+    member.host = spec.host.as_ref().map(ToString::to_string);
     record_launch(&mut member, &launch);
     let pane = PanePlan {
         name: spec.name.as_str().to_owned(),

@@ -38,6 +38,17 @@ pub(crate) struct TeamFile {
     pub(crate) members: Vec<MemberSpec>,
     /// The `[[task]]` entries, checked, each after every task it is blocked by.
     pub(crate) tasks: Vec<TaskSpec>,
+    /// The `[cluster]` table: the NATS server of a team across machines.
+    pub(crate) cluster: ClusterSpec,
+}
+
+/// The `[cluster]` table, a relative `creds` made absolute. A password or token is never in a
+/// file: the environment gives it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ClusterSpec {
+    pub(crate) nats: Option<String>,
+    pub(crate) creds: Option<PathBuf>,
 }
 
 /// One `[[task]]` entry: a task `up` and `init` put on the team's board.
@@ -91,6 +102,8 @@ pub(crate) struct MemberSpec {
     pub(crate) cwd: PathBuf,
     /// The bound of its log, in bytes.
     pub(crate) log_max: u64,
+    /// The host whose node runs it; `None` for the host where `up` runs.
+    pub(crate) host: Option<Name>,
 }
 
 #[derive(Deserialize)]
@@ -113,6 +126,8 @@ struct RawTeam {
     member: Vec<MemberKeys>,
     #[serde(default)]
     task: Vec<RawTask>,
+    #[serde(default)]
+    cluster: ClusterSpec,
 }
 
 #[derive(Deserialize)]
@@ -176,6 +191,7 @@ pub(crate) struct MemberKeys {
     pub(crate) env_remove: BTreeSet<String>,
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) log_max: Option<Size>,
+    pub(crate) host: Option<String>,
 }
 
 /// `log_max = 1048576` or `log_max = "64MiB"`.
@@ -205,6 +221,8 @@ pub(crate) enum Section {
     Member,
     /// Each `[[task]]`.
     Task,
+    /// `[cluster]`.
+    Cluster,
 }
 
 /// One key a team file may hold: what it is, its type, its default and its meaning, and for a
@@ -337,6 +355,13 @@ pub(crate) const KEYS: &[KeyDoc] = &[
         "array of tables",
         "none",
         "One [[member]] table per teammate, in the order their panes are placed.",
+    ),
+    key(
+        Section::Team,
+        "cluster",
+        "table",
+        "none: the team runs on one host",
+        "The NATS server of a team across machines: the keys under [cluster].",
     ),
     key(
         Section::Team,
@@ -548,6 +573,13 @@ pub(crate) const KEYS: &[KeyDoc] = &[
         "the team's log_max",
         "The bound of the member's log.",
     ),
+    member(
+        "host",
+        "not taken: up only",
+        "string, a host name as swarm node --name gives it",
+        "the host where swarm up runs",
+        "The host whose swarm node starts and runs the member, in that host's tmux, in a session swarm-<team>. A team naming hosts needs a node running on the host where swarm up runs, and a NATS server ([cluster] or SWARM_NATS_URL).",
+    ),
     key(
         Section::Task,
         "key",
@@ -582,6 +614,20 @@ pub(crate) const KEYS: &[KeyDoc] = &[
         "string",
         "none",
         "The member, or the lead, that owns the task from the start.",
+    ),
+    key(
+        Section::Cluster,
+        "nats",
+        "string, a URL: nats://host:4222, or tls://host:4222 for TLS",
+        "none",
+        "The NATS server with JetStream that joins the team's hosts. SWARM_NATS_URL, when set, takes its place, with the login the environment gives.",
+    ),
+    key(
+        Section::Cluster,
+        "creds",
+        PATH,
+        "none",
+        "A .creds file to log in with, relative to the team file's folder. A user and password (SWARM_NATS_USER, SWARM_NATS_PASSWORD) or a token (SWARM_NATS_TOKEN) come from the environment only, never from a file.",
     ),
 ];
 
@@ -833,6 +879,13 @@ impl TeamFile {
         }
 
         let tasks = check_tasks(raw.task, &seen, source)?;
+        let cluster = ClusterSpec {
+            nats: raw.cluster.nats,
+            creds: raw
+                .cluster
+                .creds
+                .map(|creds| resolve(&base, Some(&creds))),
+        };
 
         Ok(Self {
             path: path.to_path_buf(),
@@ -845,6 +898,7 @@ impl TeamFile {
             lead,
             members,
             tasks,
+            cluster,
         })
     }
 }
@@ -973,6 +1027,12 @@ impl MemberSpec {
                 Source::Flags => refusal.with_hint(format!("swarm spawn {name} -- PROGRAM ARGS…")),
             });
         }
+        let host = keys
+            .host
+            .as_deref()
+            .map(|host| Name::parse("host", host))
+            .transpose()
+            .map_err(|err| source.invalid(format!("host of {name}: {}", err.message())))?;
         let env = checked_env(keys.env, source.key("env"), name.as_str(), source)?;
         let env_policy = env_policy(
             EnvRules {
@@ -1008,6 +1068,7 @@ impl MemberSpec {
             delivery,
             paste_format,
             run_timeout_s: keys.run_timeout_s,
+            host,
         })
     }
 }
@@ -1161,6 +1222,7 @@ mod tests {
             (Section::Lead, fields_of::<RawLead>()),
             (Section::Member, fields_of::<MemberKeys>()),
             (Section::Task, fields_of::<RawTask>()),
+            (Section::Cluster, fields_of::<ClusterSpec>()),
         ] {
             let parsed: BTreeSet<&str> = fields.iter().copied().collect();
             let documented: BTreeSet<&str> = KEYS

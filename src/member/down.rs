@@ -72,7 +72,9 @@ pub(crate) fn down(
     let config = &observed.config;
     let lead = config.lead_name().to_owned();
     let lead_caller = Caller::member(config, &lead)?;
-    let live: Vec<String> = observed.live().map(str::to_owned).collect();
+    // Members on other hosts are their own nodes' to end (docs/ARCHITECTURE.md, "Roster,
+    // control and status across hosts").
+    let live: Vec<String> = observed.live_here().map(str::to_owned).collect();
     // Run from the lead's own program, stopping the lead would stop this command too: the lead
     // ends when its program exits.
     let lead_run: Vec<Run> = config.member(&lead).and_then(Run::of).into_iter().collect();
@@ -106,7 +108,7 @@ pub(crate) fn down(
     }
 
     let mut remaining: Vec<String> = Observed::take(team)?
-        .live()
+        .live_here()
         .filter(|name| *name != lead)
         .map(str::to_owned)
         .collect();
@@ -127,7 +129,7 @@ pub(crate) fn down(
         .load()?
         .members
         .iter()
-        .filter(|m| !(caller_is_lead && m.name == lead))
+        .filter(|m| observed.is_here(m) && !(caller_is_lead && m.name == lead))
         .filter_map(Run::of)
         .collect();
     processes::end(&runs, GRACE);
@@ -136,7 +138,7 @@ pub(crate) fn down(
     if let Some(placement) = &config.tmux {
         let tmux = Tmux::at(&placement.socket);
         for member in &config.members {
-            if member.name == lead && caller_is_lead {
+            if (member.name == lead && caller_is_lead) || !observed.is_here(member) {
                 continue;
             }
             if !member.tmux_pane_id.is_empty() {

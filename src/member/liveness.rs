@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::format::config::{Member, State, TeamConfig};
 use crate::member::processes::{Run, Snapshot};
 use crate::store::follow::{Arrival, Follower};
+use crate::store::node::Reach;
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::{Wake, Watcher};
@@ -28,6 +29,9 @@ pub(crate) enum Seen {
     Orphaned,
     /// Recorded as live, but its tmux pane is gone.
     PaneVanished,
+    /// Recorded as live on another host whose node is not seen now (docs/ARCHITECTURE.md,
+    /// "Roster, control and status across hosts"); it may still be running there.
+    Unreachable,
 }
 
 impl Seen {
@@ -38,23 +42,39 @@ impl Seen {
             Self::ProcessVanished => "vanished",
             Self::Orphaned => "orphaned",
             Self::PaneVanished => "pane-gone",
+            Self::Unreachable => "unreachable",
         }
     }
 
     /// The member's program may still be running.
     pub(crate) fn is_live(self) -> bool {
-        matches!(self, Self::Recorded(state) if !state.is_final()) || self == Self::Orphaned
+        matches!(self, Self::Recorded(state) if !state.is_final())
+            || matches!(self, Self::Orphaned | Self::Unreachable)
     }
 }
 
 /// What `member` is seen to be: `panes` is the set of live pane ids on the team's tmux server,
-/// when it could be listed; `processes` one look at every process.
-fn judge(member: &Member, panes: Option<&HashSet<String>>, processes: &Snapshot) -> Seen {
+/// when it could be listed; `processes` one look at every process. A member on another host is
+/// what its host's node last said, mirrored into config.json, never judged by this host's panes
+/// and processes; unreachable while that node is not seen.
+fn judge(
+    member: &Member,
+    panes: Option<&HashSet<String>>,
+    processes: &Snapshot,
+    reach: &Reach,
+) -> Seen {
     let Some(state) = member.state else {
         return Seen::NotStarted;
     };
     if state.is_final() {
         return Seen::Recorded(state);
+    }
+    if let Some(host) = member.host.as_deref().filter(|h| reach.is_remote(Some(h))) {
+        return if reach.reaches(host) {
+            Seen::Recorded(state)
+        } else {
+            Seen::Unreachable
+        };
     }
     if let Some(run) = Run::of(member)
         && !run.supervised()
@@ -86,6 +106,8 @@ pub(crate) struct Observed {
     pub(crate) config: TeamConfig,
     /// What each member of `config` is seen to be, in the same order.
     seen: Vec<Seen>,
+    /// What this host knows of the others.
+    pub(crate) reach: Reach,
 }
 
 impl Observed {
@@ -93,10 +115,11 @@ impl Observed {
         let mut config = team.load()?;
         let panes = live_panes(&config);
         let processes = Snapshot::take();
+        let reach = Reach::look(team.home());
         let mut seen: Vec<Seen> = config
             .members
             .iter()
-            .map(|m| judge(m, panes.as_ref(), &processes))
+            .map(|m| judge(m, panes.as_ref(), &processes, &reach))
             .collect();
         let looks_vanished = |seen: &Seen| {
             matches!(
@@ -116,7 +139,11 @@ impl Observed {
                 }
             }
         }
-        Ok(Self { config, seen })
+        Ok(Self {
+            config,
+            seen,
+            reach,
+        })
     }
 
     /// What `member`, one of `config`'s, was seen to be.
@@ -137,6 +164,18 @@ impl Observed {
     /// members is live, and has *ended* when none is.
     pub(crate) fn running(&self) -> bool {
         self.live().next().is_some()
+    }
+
+    /// Whether `member` runs on this host (every member of a team on one host does).
+    pub(crate) fn is_here(&self, member: &Member) -> bool {
+        !self.reach.is_remote(member.host.as_deref())
+    }
+
+    /// Names of the members on this host whose programs may still be running.
+    pub(crate) fn live_here(&self) -> impl Iterator<Item = &str> {
+        self.members()
+            .filter(|(member, seen)| seen.is_live() && self.is_here(member))
+            .map(|(m, _)| m.name.as_str())
     }
 
     /// Names of the members whose programs may still be running.
@@ -368,7 +407,7 @@ mod tests {
     }
 
     fn seen(member: &Member, panes: Option<&HashSet<String>>) -> Seen {
-        judge(member, panes, &Snapshot::take())
+        judge(member, panes, &Snapshot::take(), &Reach::default())
     }
 
     fn member(state: Option<State>, supervisor: Option<i32>, pane: &str) -> Member {

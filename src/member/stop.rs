@@ -17,6 +17,7 @@ use crate::member::ending::{self, Ending};
 use crate::member::liveness::Observed;
 use crate::member::processes::{self, Run};
 use crate::member::{GRACE, ending_bound};
+use crate::store::node::Reach;
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::Watcher;
@@ -28,10 +29,13 @@ pub(crate) fn stop(
     reason: &str,
 ) -> Result<BTreeMap<String, String>> {
     let watcher = Watcher::arm(team.paths().dir())?;
+    // A member on another host is its node's to stop: its pids mean nothing here.
+    let reach = Reach::look(team.home());
     let targets: Vec<Member> = team.update(|config| {
         let mut targets = Vec::new();
         for name in names {
             if let Some(member) = config.member_mut(name)
+                && !reach.is_remote(member.host.as_deref())
                 && member.state.is_some_and(|state| !state.is_final())
             {
                 member.stop_requested = Some(reason.to_owned());

@@ -2,6 +2,7 @@
 //! lock, held for as long as it runs, and its record, which says whether it reaches the server.
 //! Local commands read these; none of them talks to NATS to learn it.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -84,6 +85,79 @@ pub(crate) fn running(home: &Home) -> Result<Option<NodeRecord>> {
         // Nobody holds it: no node runs, whatever the record says.
         Ok(_free) => Ok(None),
         Err(_held) => read(home),
+    }
+}
+
+/// What `node/hosts.json` holds: the hosts whose nodes this host's node last saw alive.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct HostsRecord {
+    pub(crate) alive: BTreeSet<String>,
+    /// When the node wrote it, in ms since the epoch.
+    pub(crate) written_ms: u64,
+}
+
+/// Replaces `node/hosts.json`, durably.
+pub(crate) fn write_hosts(home: &Home, record: &HostsRecord) -> Result<()> {
+    private_dir(home.root(), &home.node_dir())?;
+    atomic_write(&home.node_hosts(), |out| {
+        serde_json::to_writer_pretty(&mut *out, record)?;
+        Ok(())
+    })
+}
+
+fn read_hosts(home: &Home) -> Result<Option<HostsRecord>> {
+    let path = home.node_hosts();
+    let Some(bytes) = read_if_exists(&path)? else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|err| corrupt(&path, &err))
+}
+
+/// What this host knows of the others, from its local files only: its own host name, whether its
+/// node reaches the server, and which hosts' nodes that node sees alive. A command never asks
+/// NATS for this.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Reach {
+    /// This host's name: the running node's, else the last node's.
+    pub(crate) here: Option<String>,
+    /// Whether this host's node runs and reaches the server now.
+    pub(crate) connected: bool,
+    alive: BTreeSet<String>,
+}
+
+impl Reach {
+    /// Looks once. Files that cannot be read count as knowing nothing: every other host
+    /// unreachable.
+    pub(crate) fn look(home: &Home) -> Self {
+        let running = running(home).ok().flatten();
+        let here = running
+            .as_ref()
+            .map(|r| r.name.clone())
+            .or_else(|| read(home).ok().flatten().map(|r| r.name));
+        let connected = running.is_some_and(|r| r.connected);
+        let alive = if connected {
+            read_hosts(home).ok().flatten().unwrap_or_default().alive
+        } else {
+            BTreeSet::new()
+        };
+        Self {
+            here,
+            connected,
+            alive,
+        }
+    }
+
+    /// Whether a member on `host` runs on another host: one with no host runs here.
+    pub(crate) fn is_remote(&self, host: Option<&str>) -> bool {
+        host.is_some_and(|host| Some(host) != self.here.as_deref())
+    }
+
+    /// Whether `host`'s node is seen alive through a connected node here.
+    pub(crate) fn reaches(&self, host: &str) -> bool {
+        self.connected && self.alive.contains(host)
     }
 }
 

@@ -62,6 +62,11 @@ impl Home {
         self.node_dir().join("node.json")
     }
 
+    /// `node/hosts.json`: which hosts' nodes the node last saw alive, and when it wrote that.
+    pub(crate) fn node_hosts(&self) -> PathBuf {
+        self.node_dir().join("hosts.json")
+    }
+
     /// `node/.node.flock`: held by the node for as long as it runs, so one home has one node.
     pub(crate) fn node_lock(&self) -> PathBuf {
         self.node_dir().join(".node.flock")

@@ -147,7 +147,7 @@ impl AsyncWatcher {
     pub(crate) async fn wait(
         &mut self,
         deadline: Option<Instant>,
-        relevant: &dyn Fn(&OsStr) -> bool,
+        relevant: &(dyn Fn(&OsStr) -> bool + Sync),
     ) -> Result<Wake> {
         let rescan = self.armed.rescan;
         let safety = *self
@@ -173,7 +173,7 @@ impl AsyncWatcher {
     pub(crate) async fn wait_for<T, F>(
         &mut self,
         deadline: Option<Instant>,
-        relevant: &dyn Fn(&OsStr) -> bool,
+        relevant: &(dyn Fn(&OsStr) -> bool + Sync),
         mut probe: impl FnMut() -> F,
     ) -> Result<Option<T>>
     where

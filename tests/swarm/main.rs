@@ -11,6 +11,7 @@ mod identity;
 mod interface;
 mod launcher;
 mod layers;
+mod hosts;
 mod lifecycle;
 mod limits;
 mod logs;

@@ -2,6 +2,7 @@
 //! down; those that have not ended by the timeout are stopped, the lead last; then their panes go
 //! (`member/down.rs`). With `--rm`, the team is then removed as `swarm rm` removes it.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use clap_complete::engine::ArgValueCandidates;
@@ -12,15 +13,20 @@ use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::removal::{self, ArchiveArgs};
-use crate::error::Result;
+use crate::cluster::control::{self, DownReply, DownRequest};
+use crate::error::{Error, Result};
+use crate::format::config::TeamConfig;
 use crate::member::down::{self, Down, Outcome};
 use crate::policy::{self, Action};
+use crate::store::node::Reach;
+use crate::store::team::Team;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
 const JSON: &str = r#"JSON output (--json), one line per event:
   {"event": "ended", ...}     a teammate asked to shut down has ended (as `swarm wait` prints it)
   {"event": "stopped", ...}   a member that was still running was stopped (likewise)
   {"event": "warning", "name", "message"}   a teammate could not be asked to shut down
+  {"event": "remote", "host", "line"}   what another host's node reports of its members
   {"event": "down", "team", "leadSpared"}
   {"event": "removed", "team", "archive"}   with --rm"#;
 
@@ -62,7 +68,18 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         timeout: args.timeout,
         force: args.force,
     };
+    // Every other host's node takes its members down first; one that cannot be reached is
+    // reported once this host's members are down too.
+    let unreached = down_elsewhere(ctx, &team, &config, how)?;
     let outcome = down::down(&team, how, |report| removal::report_down(ctx, report))?;
+    if !unreached.is_empty() {
+        return Err(Error::runtime(format!(
+            "team {} is down here, but not on {}",
+            team.name(),
+            unreached.join("; ")
+        ))
+        .with_hint("start the node there again, then run `swarm down` once more"));
+    }
     if ctx.json {
         output::json_line(&json!({
             "event": "down",
@@ -90,4 +107,43 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         args.archive,
         "stop what is left with `swarm down --force`, then remove it with `swarm rm`",
     )
+}
+
+/// Asks the node of every other host with members of the team to take them down there, printing
+/// what it reports; returns each host that could not be reached, with why.
+fn down_elsewhere(
+    ctx: &Context,
+    team: &Team,
+    config: &TeamConfig,
+    how: Down,
+) -> Result<Vec<String>> {
+    let reach = Reach::look(&ctx.home);
+    let hosts: BTreeSet<&str> = config
+        .members
+        .iter()
+        .filter_map(|m| m.host.as_deref())
+        .filter(|host| reach.is_remote(Some(host)))
+        .collect();
+    let request = DownRequest {
+        team: team.name().to_owned(),
+        timeout_ms: u64::try_from(how.timeout.as_millis()).unwrap_or(u64::MAX),
+        force: how.force,
+    };
+    let wait = how.timeout + control::stop_wait();
+    let mut unreached = Vec::new();
+    for host in hosts {
+        match control::ask::<_, DownReply>(&ctx.home, host, control::DOWN, &request, wait) {
+            Ok(reply) => {
+                for line in reply.lines {
+                    if ctx.json {
+                        output::json_line(&json!({"event": "remote", "host": host, "line": line}))?;
+                    } else {
+                        output::line(format!("{host}: {line}"))?;
+                    }
+                }
+            }
+            Err(err) => unreached.push(format!("{host} ({})", err.message())),
+        }
+    }
+    Ok(unreached)
 }

@@ -18,10 +18,12 @@ use crate::base::screen::{Screen, visible};
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::{output, render};
+use crate::cluster::control::{self, LogReply, LogRequest};
 use crate::error::{Error, Result};
 use crate::format::config::{Member, TeamConfig};
 use crate::member::logfile::Follower;
 use crate::store::durable::private_dir;
+use crate::store::node::Reach;
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::{Watcher, named};
@@ -93,6 +95,13 @@ fn one(
 ) -> Result<()> {
     let name = Name::parse("member", name)?;
     let member = config.require_member(name.as_str())?;
+    if let Some(host) = member
+        .host
+        .as_deref()
+        .filter(|host| Reach::look(&ctx.home).is_remote(Some(host)))
+    {
+        return remote(ctx, team, member, host, args);
+    }
     let path = team.paths().log(&member.name);
     // The log and the one it was rotated to, read as one.
     let (follower, tail) = Follower::start(&path, args.lines)?;
@@ -123,6 +132,38 @@ fn one(
         Ok(None::<()>)
     })?;
     Ok(())
+}
+
+/// The end of the log of a member on another host, read by that host's node.
+fn remote(ctx: &Context, team: &Team, member: &Member, host: &str, args: &Args) -> Result<()> {
+    if args.follow {
+        return Err(Error::usage(format!(
+            "{} runs on host {host}: its log can be followed there only",
+            member.name
+        ))
+        .with_hint(format!(
+            "run `swarm log -f {}` on {host}, or leave out -f here",
+            member.name
+        )));
+    }
+    let request = LogRequest {
+        team: team.name().to_owned(),
+        member: member.name.clone(),
+        lines: args.lines,
+    };
+    let reply: LogReply = control::ask(&ctx.home, host, control::LOG, &request, control::LOG_WAIT)?;
+    let Some(tail) = reply.tail else {
+        return Err(Error::not_found(format!(
+            "no output captured for {} on host {host} yet",
+            member.name
+        )));
+    };
+    if args.raw {
+        return output::bytes(&tail);
+    }
+    let path = team.paths().log(&member.name);
+    Source::new(member, String::new(), Follower::from_beginning(&path), &path)
+        .print_tail(ctx, &tail, args)
 }
 
 /// Every member's log, each line after the member's name.

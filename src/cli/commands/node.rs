@@ -25,6 +25,10 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE")]
     pub(crate) creds: Option<PathBuf>,
 
+    /// The tmux server this host's members go on: a name (tmux -L) or a socket path (tmux -S)
+    #[arg(long, value_name = "NAME", env = "SWARM_TMUX_SOCKET")]
+    pub(crate) socket: Option<String>,
+
     /// Print a systemd user unit that runs this node, and exit
     #[arg(long)]
     pub(crate) print_unit: bool,
@@ -61,5 +65,5 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         let text = unit::text(&exe, ctx.home.root(), name.as_str(), &settings);
         return output::bytes(text.as_bytes());
     }
-    node::run(ctx.home.clone(), name, settings)
+    node::run(ctx.home.clone(), name, settings, args.socket)
 }

@@ -152,6 +152,8 @@ impl Args {
             env_remove: self.env_remove.iter().cloned().collect(),
             cwd: self.cwd.clone(),
             log_max: self.log_max.map(Size::Bytes),
+            // A member on another host is started by `up` through that host's node.
+            host: None,
         }
     }
 }
@@ -305,6 +307,10 @@ mod tests {
             .collect();
         for doc in KEYS.iter().filter(|doc| doc.section == Section::Member) {
             let spawn = doc.spawn.unwrap();
+            if spawn.starts_with("not taken") {
+                assert_eq!(doc.key, "host", "only host is up's alone");
+                continue;
+            }
             match spawn.strip_prefix("--") {
                 Some(" CMD") => assert_eq!(doc.key, "command"),
                 Some(long) => assert!(

@@ -29,6 +29,9 @@ const JSON: &str = r#"JSON output (--json), one document:
     "reason"}], "task": {"id", "subject"}}],
    "tasks": {"pending", "inProgress", "completed"}}
 "state" is as the table shows it ("-" for never launched); "pane" is null before there is one.
+In a team across hosts each member also has "host", and the document "node": {"host",
+"connected"}, this host's node: a member on another host is "unreachable" while its node is
+not seen, or this host's node is disconnected.
 "task" is the member's in_progress task (the lowest id if several), null when none; "tasks"
 counts the board's tasks (Claude Code's internal ones aside), all 0 when there is no list.
 Times are RFC 3339 with their epoch milliseconds beside (swarm(1), JSON OUTPUT)."#;
@@ -47,6 +50,9 @@ pub(crate) struct Args {
 pub(crate) struct MemberStatus {
     pub(crate) name: String,
     pub(crate) agent_id: String,
+    /// The host it runs on, in a team across hosts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) host: Option<String>,
     /// The tmux pane id, `null` before the member has one.
     pub(crate) pane: Option<String>,
     pub(crate) pid: Option<i32>,
@@ -124,20 +130,35 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         .map(|(member, seen)| member_status(&team, &board, member, seen))
         .collect::<Result<Vec<_>>>()?;
     let counts = TaskCounts::of(&board);
+    let spread = config.members.iter().any(|m| m.host.is_some());
     if ctx.json {
-        return output::json(&serde_json::json!({
+        let mut out = serde_json::json!({
             "team": config.name,
             "description": config.description,
             "lead": config.lead_name(),
             "members": rows,
             "tasks": counts,
-        }));
+        });
+        if spread {
+            out["node"] = serde_json::json!({
+                "host": observed.reach.here,
+                "connected": observed.reach.connected,
+            });
+        }
+        return output::json(&out);
     }
     let launched = observed
         .members()
         .filter(|(_, seen)| *seen != Seen::NotStarted)
         .count();
-    print(config, launched, &rows, &counts)
+    print(config, launched, &rows, &counts)?;
+    if spread && !observed.reach.connected {
+        let here = observed.reach.here.as_deref().unwrap_or("this host");
+        output::line(format!(
+            "! {here} is disconnected: its swarm node does not run or does not reach the NATS server; members on other hosts show as unreachable"
+        ))?;
+    }
+    Ok(())
 }
 
 pub(crate) fn member_status(
@@ -162,6 +183,7 @@ pub(crate) fn member_status(
     Ok(MemberStatus {
         name: member.name.clone(),
         agent_id: member.agent_id.clone(),
+        host: member.host.clone(),
         pane: Some(member.tmux_pane_id.clone()).filter(|pane| !pane.is_empty()),
         pid: member.pid,
         state: seen.label(),
@@ -204,7 +226,9 @@ fn print(
     }
     output::line(heading)?;
     let now = clock::now_ms();
-    let mut table = Table::new(&[
+    // The HOST column only for a team across hosts: one host's table stays as it was.
+    let spread = rows.iter().any(|row| row.host.is_some());
+    let mut header = vec![
         "NAME",
         "PANE",
         "PID",
@@ -214,9 +238,13 @@ fn print(
         "VERIFIES",
         "LAST ACTIVITY",
         "TASK",
-    ]);
+    ];
+    if spread {
+        header.insert(1, "HOST");
+    }
+    let mut table = Table::new(&header);
     for row in rows {
-        table.row(vec![
+        let mut cells = vec![
             row.name.clone(),
             row.pane.clone().unwrap_or_else(|| "-".into()),
             row.pid.map_or_else(|| "-".into(), |pid| pid.to_string()),
@@ -230,7 +258,11 @@ fn print(
             row.task
                 .as_ref()
                 .map_or_else(|| "-".into(), |t| format!("{} {}", t.id, t.subject)),
-        ]);
+        ];
+        if spread {
+            cells.insert(1, row.host.clone().unwrap_or_else(|| "-".into()));
+        }
+        table.row(cells);
     }
     table.print()?;
     for row in rows {

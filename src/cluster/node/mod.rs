@@ -4,6 +4,9 @@
 //! SIGTERM or SIGINT. While the server is unreachable it keeps running and keeps trying: local
 //! messaging never depends on it, and what must cross hosts waits in the local files.
 
+mod control;
+mod presence;
+mod roster;
 pub(crate) mod unit;
 
 use std::future::Future;
@@ -36,6 +39,8 @@ pub(crate) struct Node {
     pub(crate) url: String,
     /// Whether the client reaches the server now; follows its reconnections.
     pub(crate) connected: watch::Receiver<bool>,
+    /// The tmux server members started here go on (`--socket`); the default one when `None`.
+    pub(crate) socket: Option<String>,
 }
 
 impl Node {
@@ -59,7 +64,12 @@ impl Node {
 }
 
 /// Runs the node in the foreground until SIGTERM or SIGINT.
-pub(crate) fn run(home: Home, name: Name, settings: Settings) -> Result<()> {
+pub(crate) fn run(
+    home: Home,
+    name: Name,
+    settings: Settings,
+    socket: Option<String>,
+) -> Result<()> {
     let _lock = NodeLock::take(&home)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -67,13 +77,18 @@ pub(crate) fn run(home: Home, name: Name, settings: Settings) -> Result<()> {
         .map_err(|err| Error::os("start the node's runtime", err))?;
     runtime.block_on(async move {
         tokio::select! {
-            result = serve(home, name, settings) => result,
+            result = serve(home, name, settings, socket) => result,
             () = stop_signal() => Ok(()),
         }
     })
 }
 
-async fn serve(home: Home, name: Name, settings: Settings) -> Result<()> {
+async fn serve(
+    home: Home,
+    name: Name,
+    settings: Settings,
+    socket: Option<String>,
+) -> Result<()> {
     let connection = reach(&home, &name, &settings).await?;
     let node = Arc::new(Node {
         home,
@@ -82,9 +97,13 @@ async fn serve(home: Home, name: Name, settings: Settings) -> Result<()> {
         client: connection.client,
         url: connection.url,
         connected: connection.connected,
+        socket,
     });
     let mut services: JoinSet<Result<()>> = JoinSet::new();
     services.spawn(report_connection(Arc::clone(&node)));
+    services.spawn(control::serve(Arc::clone(&node)));
+    services.spawn(roster::serve(Arc::clone(&node)));
+    services.spawn(presence::serve(Arc::clone(&node)));
     // Every service runs until the node stops; the first to fail ends the node with its error.
     match services.join_next().await {
         Some(Ok(result)) => result,

@@ -1,0 +1,269 @@
+//! What a command on one host asks of another host's node, and how the node answers
+//! (docs/ARCHITECTURE.md, "Roster, control and status across hosts"): a NATS request on
+//! `swarm.node.<host>.<verb>` carrying JSON, answered with `{"ok": ...}` or `{"refused": ...}`.
+//! The caller's permission is checked on the caller's host, by the one policy table; the node
+//! acts as the lead or the person who asked would.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_nats::RequestErrorKind;
+use async_nats::jetstream;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::cluster::connection::{self, Connection};
+use crate::cluster::roster;
+use crate::cluster::settings::{Settings, Sources};
+use crate::cluster::stream;
+use crate::cluster::subjects;
+use crate::error::{Error, ErrorKind, Result};
+use crate::format::config::{Member, TeamConfig};
+use crate::launch::prepare::PanePlan;
+use crate::store::node;
+use crate::store::paths::Home;
+
+/// Starts a team's members on the node's host.
+pub(crate) const START: &str = "start";
+/// Stops some of a team's members there.
+pub(crate) const STOP: &str = "stop";
+/// Reads the end of a member's log there.
+pub(crate) const LOG: &str = "log";
+/// Takes down every member of a team there.
+pub(crate) const DOWN: &str = "down";
+
+/// How long `up` waits for a node to start its members and answer.
+pub(crate) const START_WAIT: Duration = Duration::from_secs(60);
+
+/// How long a read of a log's end may take.
+pub(crate) const LOG_WAIT: Duration = Duration::from_secs(15);
+
+/// The most of a log's end a node sends back: well under the server's default 1 MiB payload.
+pub(crate) const LOG_TAIL_MAX: usize = 192 * 1024;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct StartRequest {
+    /// The team as `up` made it, every member's record with its host.
+    pub(crate) config: TeamConfig,
+    /// The plans of the members on the node's host.
+    pub(crate) panes: Vec<PanePlan>,
+    pub(crate) layout: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct StartReply {
+    /// The records of the members started, as the node's config.json has them now.
+    pub(crate) members: Vec<Member>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct StopRequest {
+    pub(crate) team: String,
+    pub(crate) members: Vec<String>,
+    pub(crate) reason: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct StopReply {
+    /// Each member stopped, with its final state.
+    pub(crate) stopped: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct LogRequest {
+    pub(crate) team: String,
+    pub(crate) member: String,
+    pub(crate) lines: usize,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct LogReply {
+    /// The log's last bytes, as `member/logfile.rs` reads them; `None` when nothing was captured.
+    pub(crate) tail: Option<Vec<u8>>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DownRequest {
+    pub(crate) team: String,
+    pub(crate) timeout_ms: u64,
+    pub(crate) force: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct DownReply {
+    /// What became of each member there, one line each, as `down` prints them.
+    pub(crate) lines: Vec<String>,
+}
+
+/// A node's answer.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) enum Answer<T> {
+    Ok(T),
+    Refused {
+        error: String,
+        hint: Option<String>,
+        exit_code: u8,
+    },
+}
+
+impl<T> Answer<T> {
+    pub(crate) fn of(result: Result<T>) -> Self {
+        match result {
+            Ok(value) => Self::Ok(value),
+            Err(err) => Self::Refused {
+                error: err.message().to_owned(),
+                hint: err.hint().map(str::to_owned),
+                exit_code: err.kind().exit_code(),
+            },
+        }
+    }
+
+    fn into_result(self, host: &str) -> Result<T> {
+        match self {
+            Self::Ok(value) => Ok(value),
+            Self::Refused {
+                error,
+                hint,
+                exit_code,
+            } => {
+                let kind = [
+                    ErrorKind::Usage,
+                    ErrorKind::NotFound,
+                    ErrorKind::Timeout,
+                ]
+                .into_iter()
+                .find(|kind| kind.exit_code() == exit_code)
+                .unwrap_or(ErrorKind::Runtime);
+                let err = Error::new(kind, format!("host {host}: {error}"));
+                Err(match hint {
+                    Some(hint) => err.with_hint(hint),
+                    None => err,
+                })
+            }
+        }
+    }
+}
+
+/// The server a command on this host talks to: the environment's, else the one this host's node
+/// uses, with the login the environment gives.
+pub(crate) fn settings_here(home: &Home) -> Result<Settings> {
+    let node_url = node::read(home)?.map(|record| record.url);
+    Sources::from_env()
+        .or(Sources {
+            nats: node_url,
+            ..Sources::default()
+        })
+        .settle()?
+        .ok_or_else(|| {
+            Error::usage("this team spans hosts, but no NATS server is known here")
+                .with_hint("set SWARM_NATS_URL, or start `swarm node --name HOST --nats URL` here")
+        })
+}
+
+/// Asks `host`'s node to `verb` through the server this host knows ([`settings_here`]), for a
+/// command about a member there.
+pub(crate) fn ask<Q: Serialize, A: DeserializeOwned>(
+    home: &Home,
+    host: &str,
+    verb: &str,
+    request: &Q,
+    timeout: Duration,
+) -> Result<A> {
+    let link = Link::open(&settings_here(home)?, &format!("swarm {verb}"))?;
+    link.ask(host, verb, request, timeout)
+}
+
+/// How long a node may take to stop members: each supervisor's bound to record its ending, and
+/// the way there and back.
+pub(crate) fn stop_wait() -> Duration {
+    crate::member::ending_bound() + Duration::from_secs(30)
+}
+
+/// A command's connection to the server, for the few requests it makes.
+pub(crate) struct Link {
+    runtime: tokio::runtime::Runtime,
+    connection: Connection,
+}
+
+impl Link {
+    /// Connects; a server that cannot be reached is one line naming its URL.
+    pub(crate) fn open(settings: &Settings, name: &str) -> Result<Self> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|err| Error::os("start a runtime for NATS", err))?;
+        let connection = runtime.block_on(connection::connect(settings, name))?;
+        Ok(Self {
+            runtime,
+            connection,
+        })
+    }
+
+    /// Puts the team as `up` made it in its roster bucket.
+    pub(crate) fn publish_roster(&self, config: &TeamConfig) -> Result<()> {
+        let url = &self.connection.url;
+        self.runtime.block_on(async {
+            let js = jetstream::new(self.connection.client.clone());
+            let store = roster::bucket(&js, url, &config.name).await?;
+            roster::put_config(&store, url, config).await
+        })
+    }
+
+    /// Makes the team's stream, or checks the one there: one someone configured differently is
+    /// refused with one line before anything starts.
+    pub(crate) fn ensure_stream(&self, team: &str) -> Result<()> {
+        self.runtime
+            .block_on(async {
+                let js = jetstream::new(self.connection.client.clone());
+                stream::ensure(&js, &self.connection.url, team).await
+            })
+            .map(drop)
+    }
+
+    /// Asks `host`'s node to `verb`, waiting at most `timeout` for its answer.
+    pub(crate) fn ask<Q: Serialize, A: DeserializeOwned>(
+        &self,
+        host: &str,
+        verb: &str,
+        request: &Q,
+        timeout: Duration,
+    ) -> Result<A> {
+        let payload = serde_json::to_vec(request)
+            .map_err(|err| Error::runtime(format!("cannot encode a {verb} request: {err}")))?;
+        let subject = subjects::control(host, verb);
+        let url = &self.connection.url;
+        let answer = self.runtime.block_on(async {
+            self.connection
+                .client
+                .send_request(
+                    subject,
+                    async_nats::Request::new()
+                        .payload(payload.into())
+                        .timeout(Some(timeout)),
+                )
+                .await
+        });
+        let message = answer.map_err(|err| match err.kind() {
+            RequestErrorKind::NoResponders => Error::runtime(format!(
+                "no swarm node answers for host {host} on the NATS server at {url}"
+            ))
+            .with_hint(format!("start it there with `swarm node --name {host}`")),
+            RequestErrorKind::TimedOut => Error::runtime(format!(
+                "the swarm node of host {host} did not answer a {verb} request within {}s",
+                timeout.as_secs()
+            )),
+            _ => Error::runtime(format!(
+                "cannot ask host {host} to {verb} through the NATS server at {url}: {err}"
+            )),
+        })?;
+        let answer: Answer<A> = serde_json::from_slice(&message.payload).map_err(|err| {
+            Error::runtime(format!(
+                "the swarm node of host {host} answered a {verb} request with something else: {err}"
+            ))
+            .with_hint("run the same swarm version on every host")
+        })?;
+        answer.into_result(host)
+    }
+}

@@ -1,0 +1,179 @@
+//! The node's answers to other hosts' requests (docs/ARCHITECTURE.md, "Roster, control and status
+//! across hosts"): start a team's members here, stop some, read a log's end, take the team down
+//! here. Each runs through the same code a command on this host would (the launcher, `stop`,
+//! `down`, the log reader); the caller's permission was checked on its own host.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+
+use crate::cluster::control::{
+    Answer, DOWN, DownReply, DownRequest, LOG, LOG_TAIL_MAX, LogReply, LogRequest, START,
+    STOP, StartReply, StartRequest, StopReply, StopRequest,
+};
+use crate::cluster::node::Node;
+use crate::cluster::subjects;
+use crate::error::{Error, Result};
+use crate::launch::layout::{self, Layout};
+use crate::launch::lock::LaunchLock;
+use crate::launch::panes::{self, Destination};
+use crate::launch::tmux::{Server, Tmux};
+use crate::member::down::{self, Down};
+use crate::member::liveness::Observed;
+use crate::member::logfile::Follower;
+use crate::member::stop;
+use crate::policy::PERSON;
+use crate::store::team::Team;
+
+/// Answers every request for this host until the node stops.
+pub(crate) async fn serve(node: Arc<Node>) -> Result<()> {
+    let mut requests = node
+        .client
+        .subscribe(subjects::control_all(node.name.as_str()))
+        .await
+        .map_err(|err| Error::runtime(format!("cannot listen for requests: {err}")))?;
+    while let Some(message) = requests.next().await {
+        let node = Arc::clone(&node);
+        tokio::spawn(async move {
+            let Some(reply) = message.reply else {
+                return;
+            };
+            let verb = message.subject.rsplit('.').next().unwrap_or("").to_owned();
+            let payload = message.payload;
+            let answer = node
+                .off_runtime(move |node| answer(node, &verb, &payload))
+                .await;
+            if let Err(err) = node.client.publish(reply, answer.into()).await {
+                eprintln!("swarm node {}: cannot answer a request: {err}", node.name);
+            }
+        });
+    }
+    Ok(())
+}
+
+fn answer(node: &Node, verb: &str, payload: &[u8]) -> Vec<u8> {
+    fn run<Q: serde::de::DeserializeOwned, A: serde::Serialize>(
+        payload: &[u8],
+        act: impl FnOnce(Q) -> Result<A>,
+    ) -> Vec<u8> {
+        let result = serde_json::from_slice(payload)
+            .map_err(|err| {
+                Error::usage(format!("a request this node cannot read: {err}"))
+                    .with_hint("run the same swarm version on every host")
+            })
+            .and_then(act);
+        serde_json::to_vec(&Answer::of(result)).unwrap_or_default()
+    }
+    match verb {
+        START => run(payload, |request| start(node, request)),
+        STOP => run(payload, |request| stop_members(node, request)),
+        LOG => run(payload, |request| log(node, request)),
+        DOWN => run(payload, |request| take_down(node, request)),
+        other => serde_json::to_vec(&Answer::<()>::of(Err(Error::usage(format!(
+            "this node does not know the request {other:?}"
+        )))))
+        .unwrap_or_default(),
+    }
+}
+
+/// Creates the team here, its config.json mirrored from the roster `up` sent, and starts this
+/// host's members in its own tmux, as `up` starts local ones.
+fn start(node: &Node, request: StartRequest) -> Result<StartReply> {
+    let StartRequest {
+        mut config,
+        panes: plans,
+        layout,
+    } = request;
+    let name = config.name.clone();
+    let layout = layout
+        .as_deref()
+        .map(Layout::parse)
+        .transpose()
+        .map_err(Error::usage)?;
+    let _launch = LaunchLock::take(&node.home, &name)?;
+    if let Ok(team) = Team::open(&node.home, &name)
+        && let Ok(observed) = Observed::take(&team)
+    {
+        let live: Vec<&str> = observed.live_here().collect();
+        if !live.is_empty() {
+            return Err(Error::usage(format!(
+                "team {name} is already running here ({})",
+                live.join(", ")
+            ))
+            .with_hint(format!("stop it first with `swarm down {name}`")));
+        }
+    }
+    config.tmux = None;
+    config.launching = !plans.is_empty();
+    // The prompts were queued on the lead's host, signed there; they cross hosts as messages.
+    let team = Team::create(&node.home, &config, true)?;
+    team.mailbox(PERSON).ensure()?;
+    if !plans.is_empty() {
+        let destination = Destination {
+            tmux: Tmux::new(Server::from_arg(node.socket.as_deref())),
+            inside: false,
+        };
+        let placed = destination.tmux.check_version().and_then(|_| {
+            panes::start_team(
+                &destination,
+                &team,
+                &plans,
+                layout.as_ref().unwrap_or(&layout::DEFAULT),
+                false,
+            )
+        });
+        team.update(|config| {
+            config.launching = false;
+            Ok(())
+        })?;
+        if let Err(err) = placed {
+            let names: Vec<String> = plans.iter().map(|plan| plan.name.clone()).collect();
+            return Err(match stop::stop(&team, &names, "launch failed") {
+                Ok(_) => err,
+                Err(stuck) => err.with_note(format!("cannot stop what was placed: {stuck}")),
+            });
+        }
+    }
+    let here = node.name.as_str();
+    Ok(StartReply {
+        members: team
+            .load()?
+            .members
+            .into_iter()
+            .filter(|member| member.host.as_deref() == Some(here))
+            .collect(),
+    })
+}
+
+fn stop_members(node: &Node, request: StopRequest) -> Result<StopReply> {
+    let team = Team::open(&node.home, &request.team)?;
+    let stopped = stop::stop(&team, &request.members, &request.reason)?;
+    Ok(StopReply { stopped })
+}
+
+fn log(node: &Node, request: LogRequest) -> Result<LogReply> {
+    let team = Team::open(&node.home, &request.team)?;
+    team.load()?.require_member(&request.member)?;
+    let (_, tail) = Follower::start(&team.paths().log(&request.member), request.lines)?;
+    Ok(LogReply {
+        tail: tail.map(|tail| tail[tail.len().saturating_sub(LOG_TAIL_MAX)..].to_vec()),
+    })
+}
+
+fn take_down(node: &Node, request: DownRequest) -> Result<DownReply> {
+    let team = Team::open(&node.home, &request.team)?;
+    let mut lines = Vec::new();
+    down::down(
+        &team,
+        Down {
+            timeout: Duration::from_millis(request.timeout_ms),
+            force: request.force,
+        },
+        |report| {
+            lines.push(report.line());
+            Ok(())
+        },
+    )?;
+    Ok(DownReply { lines })
+}

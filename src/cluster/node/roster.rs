@@ -1,0 +1,173 @@
+//! Keeps every clustered team's roster bucket and this host's config.json in step
+//! (docs/ARCHITECTURE.md, "Roster, control and status across hosts"). Each node is the authority
+//! for its own members: it watches its local config.json and puts their records in the bucket;
+//! it watches the bucket and mirrors the other hosts' members into its config.json, through the
+//! one locked update. Local readers (`status`, `wait`, `top`) then see every member without NATS.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use tokio::task::JoinHandle;
+
+use crate::cluster::node::Node;
+use crate::cluster::roster;
+use crate::error::{Error, ErrorKind, Result};
+use crate::format::config::Member;
+use crate::store::durable::private_dir;
+use crate::store::paths::TeamPaths;
+use crate::store::team::{Team, list_teams};
+use crate::store::watcher::AsyncWatcher;
+
+/// How long to wait before following a team again after the server was lost.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// Follows each clustered team of this home, a task per team, until the node stops.
+pub(crate) async fn serve(node: Arc<Node>) -> Result<()> {
+    let teams = node.home.teams_dir();
+    node.off_runtime(|node| private_dir(node.home.root(), &node.home.teams_dir()))
+        .await?;
+    let mut watcher = AsyncWatcher::arm(&teams)?;
+    let mut followed: HashMap<String, JoinHandle<()>> = HashMap::new();
+    loop {
+        let clustered = node.off_runtime(|node| clustered(node)).await?;
+        followed.retain(|name, task| {
+            let keep = clustered.contains(name) && !task.is_finished();
+            if !keep {
+                task.abort();
+            }
+            keep
+        });
+        for name in clustered {
+            followed
+                .entry(name.clone())
+                .or_insert_with(|| tokio::spawn(follow(Arc::clone(&node), name)));
+        }
+        // A new team shows as a new folder; the safety re-scan catches its config.json.
+        watcher.wait(None, &|_| true).await?;
+    }
+}
+
+/// The teams of this home whose members name hosts.
+fn clustered(node: &Node) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    for name in list_teams(&node.home)? {
+        let Ok(config) = Team::open(&node.home, &name).and_then(|team| team.load()) else {
+            continue;
+        };
+        if config.members.iter().any(|member| member.host.is_some()) {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
+/// Follows one team for as long as it exists here, starting over after the server is lost.
+async fn follow(node: Arc<Node>, name: String) {
+    let mut said = false;
+    loop {
+        match follow_once(&node, &name).await {
+            Ok(()) => return,
+            Err(err) => {
+                if !said {
+                    eprintln!(
+                        "swarm node {}: team {name}: {}; trying again",
+                        node.name,
+                        err.message()
+                    );
+                    said = true;
+                }
+            }
+        }
+        tokio::time::sleep(RETRY).await;
+    }
+}
+
+/// Until the team is gone (`Ok`) or the server fails (`Err`).
+async fn follow_once(node: &Arc<Node>, name: &str) -> Result<()> {
+    let store = roster::bucket(&node.js, &node.url, name).await?;
+    let Ok(team) = Team::open(&node.home, name) else {
+        return Ok(());
+    };
+    let mut watcher = AsyncWatcher::arm(team.paths().dir())?;
+    let mut others = store
+        .watch(crate::cluster::subjects::roster_member_key("*"))
+        .await
+        .map_err(|err| Error::runtime(format!("cannot watch the roster of {name}: {err}")))?;
+    // What this node last put of each of its members, as JSON.
+    let mut put: BTreeMap<String, serde_json::Value> = BTreeMap::new();
+    loop {
+        let team_name = name.to_owned();
+        let own = node
+            .off_runtime(move |node| own_members(node, &team_name))
+            .await;
+        let own = match own {
+            Ok(own) => own,
+            Err(err) if err.kind() == ErrorKind::NotFound => return Ok(()),
+            Err(err) => return Err(err),
+        };
+        for member in own {
+            let json = serde_json::to_value(&member).unwrap_or_default();
+            if put.get(&member.name) != Some(&json) {
+                roster::put_member(&store, &node.url, &member).await?;
+                put.insert(member.name.clone(), json);
+            }
+        }
+        tokio::select! {
+            woke = watcher.wait(None, &TeamPaths::is_config) => { woke?; }
+            entry = others.next() => match entry {
+                Some(Ok(entry)) => {
+                    if let Some(member) = roster::member_of(&entry) {
+                        let team_name = name.to_owned();
+                        node.off_runtime(move |node| mirror(node, &team_name, member)).await?;
+                    }
+                }
+                Some(Err(err)) => {
+                    return Err(Error::runtime(format!("lost the roster of {name}: {err}")));
+                }
+                None => return Err(Error::runtime(format!("lost the roster of {name}"))),
+            },
+        }
+    }
+}
+
+/// This host's members of the team, as its config.json has them.
+fn own_members(node: &Node, name: &str) -> Result<Vec<Member>> {
+    let here = node.name.as_str();
+    Ok(Team::open(&node.home, name)?
+        .load()?
+        .members
+        .into_iter()
+        .filter(|member| member.host.as_deref() == Some(here))
+        .collect())
+}
+
+/// Writes another host's member's record into the local config.json, when it is on the roster
+/// here and differs; this host's own members are never overwritten.
+fn mirror(node: &Node, name: &str, member: Member) -> Result<()> {
+    if member.host.as_deref().is_none_or(|host| host == node.name.as_str()) {
+        return Ok(());
+    }
+    let Ok(team) = Team::open(&node.home, name) else {
+        return Ok(());
+    };
+    let json = serde_json::to_value(&member).unwrap_or_default();
+    let (name, host) = (member.name.clone(), member.host.clone());
+    let differs = |config: &crate::format::config::TeamConfig| {
+        config.member(&name).is_some_and(|have| {
+            have.host == host && serde_json::to_value(have).unwrap_or_default() != json
+        })
+    };
+    if !differs(&team.load()?) {
+        return Ok(());
+    }
+    team.update(|config| {
+        if differs(config)
+            && let Some(slot) = config.member_mut(&name)
+        {
+            *slot = member;
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,343 @@
+//! Teams across machines: `up` on one host starting members on another, and the roster, states,
+//! control and faults every host sees (docs/ARCHITECTURE.md, "Roster, control and status across
+//! hosts"). Each "host" is its own sandbox (home), its own private tmux server and its own
+//! `swarm node`, all sharing one real nats-server on loopback.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+
+use serde_json::Value;
+
+use crate::harness::{LEAD, Sandbox, TmuxServer, eventually};
+use crate::nats_harness::{NatsServer, Node, ServerAuth, free_port};
+
+/// One host: its home, its tmux server (started by the first team placed on it) and its node.
+struct Host {
+    sandbox: Sandbox,
+    tmux: TmuxServer,
+    node: Node,
+}
+
+impl Host {
+    fn start(name: &str, server: &NatsServer) -> Self {
+        Self::start_with(name, server, &[])
+    }
+
+    fn start_with(name: &str, server: &NatsServer, env: &[(&str, &str)]) -> Self {
+        let mut sandbox = Sandbox::new();
+        let tmux = TmuxServer::unstarted(&sandbox);
+        // The node places its members on this host's private server, as `up --socket` does.
+        sandbox.set_env("SWARM_TMUX_SOCKET", tmux.socket());
+        for (key, value) in env {
+            sandbox.set_env(key, *value);
+        }
+        let node = Node::start(&sandbox, name, &server.url());
+        Self {
+            sandbox,
+            tmux,
+            node,
+        }
+    }
+
+    /// `swarm status --json` of the team, here.
+    fn status(&self, team: &str) -> Value {
+        self.sandbox
+            .swarm()
+            .args(["status", team, "--json"])
+            .run()
+            .success()
+            .json()
+    }
+
+    /// A member's row in this host's `status --json`.
+    fn row(&self, team: &str, name: &str) -> Value {
+        self.status(team)["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["name"] == name)
+            .cloned()
+            .unwrap_or(Value::Null)
+    }
+
+    fn shows(&self, team: &str, name: &str, state: &str) -> bool {
+        self.row(team, name)["state"] == state
+    }
+
+    fn panes(&self) -> Vec<String> {
+        if self.tmux.is_running() {
+            self.tmux.panes()
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// A team with a lead on host A and `bob` on host B running `command`.
+fn team_file(name: &str, command: &str, extra: &str) -> String {
+    format!(
+        "name = \"{name}\"\n{extra}\n{LEAD}\n[[member]]\nname = \"bob\"\nhost = \"hostb\"\ncommand = [\"sh\", \"-c\", {command:?}]\n"
+    )
+}
+
+fn up(host: &Host, name: &str, toml: &str) {
+    let file = host.sandbox.write(&format!("{name}.toml"), toml);
+    host.sandbox
+        .swarm()
+        .arg("up")
+        .arg(file)
+        .arg("--socket")
+        .arg(host.tmux.socket())
+        .env("SWARM_NATS_URL", host.node.record().unwrap()["url"].as_str().unwrap())
+        .run()
+        .success();
+}
+
+/// Whether any process still runs with `pid`.
+fn alive(pid: i64) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+#[test]
+fn up_starts_a_member_on_another_host_and_every_host_sees_it_until_down() {
+    let server = NatsServer::start();
+    let a = Host::start("hosta", &server);
+    let b = Host::start("hostb", &server);
+    up(&a, "t", &team_file("t", "echo hello-from-b; sleep 1000", ""));
+
+    // bob runs on B's tmux server, in session swarm-t, and B's config says so.
+    let pane = b.sandbox.member("t", "bob")["tmuxPaneId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(b.panes().contains(&pane), "{:?}", b.panes());
+    assert_eq!(b.tmux.pane_format(&pane, "#{session_name}"), "swarm-t");
+    // A's own server has the lead's pane only.
+    assert_eq!(a.panes().len(), 1, "{:?}", a.panes());
+
+    // Both hosts show every member, with its host, from their own files.
+    eventually("A to show bob running on hostb", || {
+        a.shows("t", "bob", "running")
+    });
+    assert_eq!(a.row("t", "bob")["host"], "hostb");
+    assert_eq!(a.row("t", "team-lead")["host"], "hosta");
+    eventually("B to show the lead running on hosta", || {
+        b.shows("t", "team-lead", "running")
+    });
+    assert_eq!(b.row("t", "bob")["host"], "hostb");
+    assert_eq!(a.status("t")["node"]["connected"], true);
+    a.sandbox
+        .swarm()
+        .args(["status", "t"])
+        .run()
+        .success()
+        .stdout_has("HOST")
+        .stdout_has("hostb");
+
+    // Its log, read on A through B's node.
+    eventually("bob's log to reach A", || {
+        a.sandbox
+            .swarm()
+            .args(["log", "bob", "--team", "t"])
+            .run()
+            .stdout_line()
+            .contains("hello-from-b")
+    });
+    a.sandbox
+        .swarm()
+        .args(["log", "bob", "--team", "t", "-f"])
+        .run()
+        .refused(2, "its log can be followed there only");
+
+    // down on A leaves nothing on either host.
+    let bob_pid = b.sandbox.member("t", "bob")["pid"].as_i64().unwrap();
+    let lead_pid = a.sandbox.member("t", "team-lead")["pid"].as_i64().unwrap();
+    a.sandbox
+        .swarm()
+        .args(["down", "t", "--timeout", "1"])
+        .run()
+        .success()
+        .stdout_has("hostb: ");
+    eventually("no pane left on either host", || {
+        a.panes().is_empty() && b.panes().is_empty()
+    });
+    assert!(!alive(bob_pid) && !alive(lead_pid));
+    eventually("A to show bob ended", || !a.shows("t", "bob", "running"));
+}
+
+#[test]
+fn a_remote_member_is_stopped_through_its_node() {
+    let server = NatsServer::start();
+    let a = Host::start("hosta", &server);
+    let b = Host::start("hostb", &server);
+    up(&a, "s", &team_file("s", "sleep 1000", ""));
+    eventually("A to show bob running", || a.shows("s", "bob", "running"));
+    let bob_pid = b.sandbox.member("s", "bob")["pid"].as_i64().unwrap();
+    a.sandbox
+        .swarm()
+        .args(["stop", "bob", "--team", "s"])
+        .run()
+        .success()
+        .stdout_has("bob");
+    assert!(!alive(bob_pid));
+    assert_eq!(b.sandbox.member("s", "bob")["state"], "killed");
+    eventually("A to mirror bob's ending", || a.shows("s", "bob", "killed"));
+    a.sandbox.swarm().args(["down", "s", "--force"]).run().success();
+}
+
+#[test]
+fn members_of_a_host_whose_node_died_are_unreachable_until_it_is_back() {
+    let server = NatsServer::start();
+    let a = Host::start("hosta", &server);
+    let mut b = Host::start("hostb", &server);
+    up(&a, "u", &team_file("u", "sleep 1000", ""));
+    eventually("A to show bob running", || a.shows("u", "bob", "running"));
+    b.node.kill();
+    eventually("A to show bob unreachable", || {
+        a.shows("u", "bob", "unreachable")
+    });
+    // A down that cannot reach B ends what it can and names B.
+    b.node.restart();
+    eventually("A to show bob running again", || a.shows("u", "bob", "running"));
+    b.node.kill();
+    eventually("A to show bob unreachable again", || {
+        a.shows("u", "bob", "unreachable")
+    });
+    a.sandbox
+        .swarm()
+        .args(["down", "u", "--force"])
+        .run()
+        .code(1)
+        .stderr_has("not on hostb");
+    assert!(a.panes().is_empty(), "{:?}", a.panes());
+    b.node.restart();
+    a.sandbox.swarm().args(["down", "u", "--force"]).run().success();
+    eventually("no pane left on B", || b.panes().is_empty());
+}
+
+#[test]
+fn up_with_the_server_unreachable_names_it_and_makes_nothing() {
+    let server = NatsServer::start();
+    let a = Host::start("hosta", &server);
+    let nowhere = format!("nats://127.0.0.1:{}", free_port());
+    let file = a.sandbox.write(
+        "n.toml",
+        team_file("n", "sleep 1000", &format!("[cluster]\nnats = \"{nowhere}\"\n")),
+    );
+    let outcome = a
+        .sandbox
+        .swarm()
+        .arg("up")
+        .arg(file)
+        .arg("--socket")
+        .arg(a.tmux.socket())
+        .run()
+        .refused(1, "cannot reach the NATS server at");
+    let refusal = outcome.refusal();
+    assert!(refusal.contains(&nowhere), "{refusal}");
+    assert!(!a.sandbox.team_dir("n").exists());
+    assert!(a.panes().is_empty());
+}
+
+#[test]
+fn a_team_naming_hosts_needs_a_node_here() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.write("h.toml", team_file("h", "sleep 1000", ""));
+    sandbox
+        .swarm()
+        .arg("up")
+        .arg(file)
+        .run()
+        .refused(2, "no swarm node runs on this host")
+        .stderr_has("swarm node --name");
+    assert!(!sandbox.team_dir("h").exists());
+}
+
+#[test]
+fn a_host_without_a_node_is_a_clear_error_and_nothing_stays_up() {
+    let server = NatsServer::start();
+    let a = Host::start("hosta", &server);
+    let file = a.sandbox.write(
+        "g.toml",
+        team_file("g", "sleep 1000", "").replace("hostb", "ghost"),
+    );
+    a.sandbox
+        .swarm()
+        .arg("up")
+        .arg(file)
+        .arg("--socket")
+        .arg(a.tmux.socket())
+        .env("SWARM_NATS_URL", server.url())
+        .run()
+        .refused(1, "no swarm node answers for host ghost");
+    eventually("the lead's pane to be gone", || a.panes().is_empty());
+}
+
+#[test]
+fn wrong_credentials_at_up_are_one_line() {
+    let server = NatsServer::start_with(ServerAuth::Token("right".into()));
+    let a = Host::start_with("hosta", &server, &[("SWARM_NATS_TOKEN", "right")]);
+    let file = a.sandbox.write(
+        "w.toml",
+        team_file("w", "sleep 1000", &format!("[cluster]\nnats = \"{}\"\n", server.url())),
+    );
+    a.sandbox
+        .swarm()
+        .arg("up")
+        .arg(file)
+        .env("SWARM_NATS_TOKEN", "wrong")
+        .run()
+        .refused(1, "refused swarm's credentials");
+    assert!(!a.sandbox.team_dir("w").exists());
+}
+
+#[test]
+fn a_stream_someone_configured_differently_is_refused_at_up() {
+    let server = NatsServer::start();
+    let a = Host::start("hosta", &server);
+    let _b = Host::start("hostb", &server);
+    // Someone made SWARM_d with limits retention, in memory.
+    let port = server.url().rsplit(':').next().unwrap().parse::<u16>().unwrap();
+    let answer = request(
+        port,
+        "$JS.API.STREAM.CREATE.SWARM_d",
+        r#"{"name":"SWARM_d","subjects":["swarm.d.inbox.*"],"retention":"limits","storage":"memory","num_replicas":1}"#,
+    );
+    assert!(answer.contains("\"config\""), "{answer}");
+    let file = a.sandbox.write("d.toml", team_file("d", "sleep 1000", ""));
+    a.sandbox
+        .swarm()
+        .arg("up")
+        .arg(file)
+        .env("SWARM_NATS_URL", server.url())
+        .run()
+        .refused(1, "was configured by someone else: retention is Limits");
+    assert!(!a.sandbox.team_dir("d").exists());
+}
+
+/// One NATS request over the plain protocol, for what swarm itself would never ask.
+fn request(port: u16, subject: &str, payload: &str) -> String {
+    let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut writer = stream;
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap(); // INFO
+    write!(
+        writer,
+        "CONNECT {{\"verbose\":false,\"headers\":true}}\r\nSUB _INBOX.t 1\r\nPUB {subject} _INBOX.t {}\r\n{payload}\r\n",
+        payload.len()
+    )
+    .unwrap();
+    loop {
+        line.clear();
+        reader.read_line(&mut line).unwrap();
+        if line.starts_with("MSG") {
+            line.clear();
+            reader.read_line(&mut line).unwrap();
+            return line;
+        }
+        if line.starts_with("PING") {
+            writer.write_all(b"PONG\r\n").unwrap();
+        }
+    }
+}
