@@ -5,10 +5,11 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::{LEAD, Sandbox, TmuxServer, eventually};
+use crate::harness::{LEAD, PATIENCE, Sandbox, TmuxServer, eventually};
 use crate::nats_harness::{NatsServer, Node, ServerAuth, free_port};
 
 /// One host: its home, its tmux server (started by the first team placed on it) and its node.
@@ -62,6 +63,19 @@ impl Host {
 
     fn shows(&self, team: &str, name: &str, state: &str) -> bool {
         self.row(team, name)["state"] == state
+    }
+
+    /// Polls `condition` like `eventually`, showing what every node printed if it never holds.
+    #[track_caller]
+    fn until(hosts: &[&Self], what: &str, mut condition: impl FnMut() -> bool) {
+        let deadline = Instant::now() + PATIENCE;
+        while !condition() {
+            if Instant::now() > deadline {
+                let said: Vec<String> = hosts.iter().map(|host| host.node.output()).collect();
+                panic!("timed out waiting for {what}; the nodes printed:\n{}", said.join("\n"));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     fn panes(&self) -> Vec<String> {
@@ -121,7 +135,7 @@ fn up_starts_a_member_on_another_host_and_every_host_sees_it_until_down() {
     });
     assert_eq!(a.row("t", "bob")["host"], "hostb");
     assert_eq!(a.row("t", "team-lead")["host"], "hosta");
-    eventually("B to show the lead running on hosta", || {
+    Host::until(&[&a, &b], "B to show the lead running on hosta", || {
         b.shows("t", "team-lead", "running")
     });
     assert_eq!(b.row("t", "bob")["host"], "hostb");

@@ -8,11 +8,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
+use async_nats::jetstream::kv;
 use futures_util::StreamExt;
 use tokio::task::JoinHandle;
 
 use crate::cluster::node::Node;
 use crate::cluster::roster;
+use crate::cluster::subjects;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::config::Member;
 use crate::store::durable::private_dir;
@@ -92,9 +94,15 @@ async fn follow_once(node: &Arc<Node>, name: &str) -> Result<()> {
     };
     let mut watcher = AsyncWatcher::arm(team.paths().dir())?;
     let mut others = store
-        .watch(crate::cluster::subjects::roster_member_key("*"))
+        .watch(subjects::roster_member_key("*"))
         .await
         .map_err(|err| Error::runtime(format!("cannot watch the roster of {name}: {err}")))?;
+    // What the watch has before it is set up on the server may not reach it: what the bucket
+    // holds now is read once, and each key's newest revision wins.
+    let mut applied: BTreeMap<String, u64> = BTreeMap::new();
+    for entry in current(&store, name).await? {
+        take(node, name, &mut applied, entry).await?;
+    }
     // What this node last put of each of its members, as JSON.
     let mut put: BTreeMap<String, serde_json::Value> = BTreeMap::new();
     loop {
@@ -117,12 +125,7 @@ async fn follow_once(node: &Arc<Node>, name: &str) -> Result<()> {
         tokio::select! {
             woke = watcher.wait(None, &TeamPaths::is_config) => { woke?; }
             entry = others.next() => match entry {
-                Some(Ok(entry)) => {
-                    if let Some(member) = roster::member_of(&entry) {
-                        let team_name = name.to_owned();
-                        node.off_runtime(move |node| mirror(node, &team_name, member)).await?;
-                    }
-                }
+                Some(Ok(entry)) => take(node, name, &mut applied, entry).await?,
                 Some(Err(err)) => {
                     return Err(Error::runtime(format!("lost the roster of {name}: {err}")));
                 }
@@ -130,6 +133,43 @@ async fn follow_once(node: &Arc<Node>, name: &str) -> Result<()> {
             },
         }
     }
+}
+
+/// Every member record the team's bucket holds now.
+async fn current(store: &kv::Store, name: &str) -> Result<Vec<kv::Entry>> {
+    let failed =
+        |err: &dyn std::fmt::Display| Error::runtime(format!("cannot read the roster of {name}: {err}"));
+    let mut keys = store.keys().await.map_err(|err| failed(&err))?;
+    let mut entries = Vec::new();
+    while let Some(key) = keys.next().await {
+        let key = key.map_err(|err| failed(&err))?;
+        if subjects::roster_member_name(&key).is_none() {
+            continue;
+        }
+        if let Some(entry) = store.entry(key).await.map_err(|err| failed(&err))? {
+            entries.push(entry);
+        }
+    }
+    Ok(entries)
+}
+
+/// Mirrors `entry` unless a newer revision of its key was mirrored already.
+async fn take(
+    node: &Arc<Node>,
+    name: &str,
+    applied: &mut BTreeMap<String, u64>,
+    entry: kv::Entry,
+) -> Result<()> {
+    if applied.get(&entry.key).is_some_and(|seen| *seen >= entry.revision) {
+        return Ok(());
+    }
+    applied.insert(entry.key.clone(), entry.revision);
+    let Some(member) = roster::member_of(&entry) else {
+        return Ok(());
+    };
+    let team_name = name.to_owned();
+    node.off_runtime(move |node| mirror(node, &team_name, member))
+        .await
 }
 
 /// This host's members of the team, as its config.json has them.
