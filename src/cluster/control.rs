@@ -128,14 +128,10 @@ impl<T> Answer<T> {
                 hint,
                 exit_code,
             } => {
-                let kind = [
-                    ErrorKind::Usage,
-                    ErrorKind::NotFound,
-                    ErrorKind::Timeout,
-                ]
-                .into_iter()
-                .find(|kind| kind.exit_code() == exit_code)
-                .unwrap_or(ErrorKind::Runtime);
+                let kind = [ErrorKind::Usage, ErrorKind::NotFound, ErrorKind::Timeout]
+                    .into_iter()
+                    .find(|kind| kind.exit_code() == exit_code)
+                    .unwrap_or(ErrorKind::Runtime);
                 let err = Error::new(kind, format!("host {host}: {error}"));
                 Err(match hint {
                     Some(hint) => err.with_hint(hint),

@@ -57,7 +57,9 @@ pub(crate) async fn key_value(
         .await;
     // Another host may have made it meanwhile.
     js.get_key_value(name).await.map_err(|err| {
-        let why = made.err().map_or_else(|| err.to_string(), |made| made.to_string());
+        let why = made
+            .err()
+            .map_or_else(|| err.to_string(), |made| made.to_string());
         Error::runtime(format!(
             "cannot make the bucket {name} on the NATS server at {url}: {why}"
         ))
@@ -71,7 +73,13 @@ pub(crate) async fn put_config(store: &kv::Store, url: &str, config: &TeamConfig
 
 /// Puts one member's record, as its own host's node sees it.
 pub(crate) async fn put_member(store: &kv::Store, url: &str, member: &Member) -> Result<()> {
-    put(store, url, &subjects::roster_member_key(&member.name), member).await
+    put(
+        store,
+        url,
+        &subjects::roster_member_key(&member.name),
+        member,
+    )
+    .await
 }
 
 async fn put(store: &kv::Store, url: &str, key: &str, value: &impl serde::Serialize) -> Result<()> {

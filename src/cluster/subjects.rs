@@ -13,11 +13,13 @@ pub(crate) fn stream_subjects(team: &str) -> String {
 }
 
 /// The subject a message for `member` is published on.
+#[allow(dead_code, reason = "the message forwarding uses it")]
 pub(crate) fn inbox(team: &str, member: &str) -> String {
     format!("swarm.{team}.inbox.{member}")
 }
 
 /// The durable consumer the node hosting `member` reads that member's messages through.
+#[allow(dead_code, reason = "the message forwarding uses it")]
 pub(crate) fn consumer(member: &str) -> String {
     format!("inbox-{member}")
 }
@@ -41,6 +43,7 @@ pub(crate) fn roster_member_name(key: &str) -> Option<&str> {
 }
 
 /// The key-value bucket holding a team's task list, one key per task.
+#[allow(dead_code, reason = "the task list's replication uses it")]
 pub(crate) fn tasks_bucket(team: &str) -> String {
     format!("swarm_tasks_{team}")
 }

@@ -881,10 +881,7 @@ impl TeamFile {
         let tasks = check_tasks(raw.task, &seen, source)?;
         let cluster = ClusterSpec {
             nats: raw.cluster.nats,
-            creds: raw
-                .cluster
-                .creds
-                .map(|creds| resolve(&base, Some(&creds))),
+            creds: raw.cluster.creds.map(|creds| resolve(&base, Some(&creds))),
         };
 
         Ok(Self {

@@ -72,7 +72,10 @@ impl Host {
         while !condition() {
             if Instant::now() > deadline {
                 let said: Vec<String> = hosts.iter().map(|host| host.node.output()).collect();
-                panic!("timed out waiting for {what}; the nodes printed:\n{}", said.join("\n"));
+                panic!(
+                    "timed out waiting for {what}; the nodes printed:\n{}",
+                    said.join("\n")
+                );
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -102,7 +105,10 @@ fn up(host: &Host, name: &str, toml: &str) {
         .arg(file)
         .arg("--socket")
         .arg(host.tmux.socket())
-        .env("SWARM_NATS_URL", host.node.record().unwrap()["url"].as_str().unwrap())
+        .env(
+            "SWARM_NATS_URL",
+            host.node.record().unwrap()["url"].as_str().unwrap(),
+        )
         .run()
         .success();
 }
@@ -117,7 +123,11 @@ fn up_starts_a_member_on_another_host_and_every_host_sees_it_until_down() {
     let server = NatsServer::start();
     let a = Host::start("hosta", &server);
     let b = Host::start("hostb", &server);
-    up(&a, "t", &team_file("t", "echo hello-from-b; sleep 1000", ""));
+    up(
+        &a,
+        "t",
+        &team_file("t", "echo hello-from-b; sleep 1000", ""),
+    );
 
     // bob runs on B's tmux server, in session swarm-t, and B's config says so.
     let pane = b.sandbox.member("t", "bob")["tmuxPaneId"]
@@ -196,7 +206,11 @@ fn a_remote_member_is_stopped_through_its_node() {
     assert!(!alive(bob_pid));
     assert_eq!(b.sandbox.member("s", "bob")["state"], "killed");
     eventually("A to mirror bob's ending", || a.shows("s", "bob", "killed"));
-    a.sandbox.swarm().args(["down", "s", "--force"]).run().success();
+    a.sandbox
+        .swarm()
+        .args(["down", "s", "--force"])
+        .run()
+        .success();
 }
 
 #[test]
@@ -212,7 +226,9 @@ fn members_of_a_host_whose_node_died_are_unreachable_until_it_is_back() {
     });
     // A down that cannot reach B ends what it can and names B.
     b.node.restart();
-    eventually("A to show bob running again", || a.shows("u", "bob", "running"));
+    eventually("A to show bob running again", || {
+        a.shows("u", "bob", "running")
+    });
     b.node.kill();
     eventually("A to show bob unreachable again", || {
         a.shows("u", "bob", "unreachable")
@@ -225,7 +241,11 @@ fn members_of_a_host_whose_node_died_are_unreachable_until_it_is_back() {
         .stderr_has("not on hostb");
     assert!(a.panes().is_empty(), "{:?}", a.panes());
     b.node.restart();
-    a.sandbox.swarm().args(["down", "u", "--force"]).run().success();
+    a.sandbox
+        .swarm()
+        .args(["down", "u", "--force"])
+        .run()
+        .success();
     eventually("no pane left on B", || b.panes().is_empty());
 }
 
@@ -236,7 +256,11 @@ fn up_with_the_server_unreachable_names_it_and_makes_nothing() {
     let nowhere = format!("nats://127.0.0.1:{}", free_port());
     let file = a.sandbox.write(
         "n.toml",
-        team_file("n", "sleep 1000", &format!("[cluster]\nnats = \"{nowhere}\"\n")),
+        team_file(
+            "n",
+            "sleep 1000",
+            &format!("[cluster]\nnats = \"{nowhere}\"\n"),
+        ),
     );
     let outcome = a
         .sandbox
@@ -293,7 +317,11 @@ fn wrong_credentials_at_up_are_one_line() {
     let a = Host::start_with("hosta", &server, &[("SWARM_NATS_TOKEN", "right")]);
     let file = a.sandbox.write(
         "w.toml",
-        team_file("w", "sleep 1000", &format!("[cluster]\nnats = \"{}\"\n", server.url())),
+        team_file(
+            "w",
+            "sleep 1000",
+            &format!("[cluster]\nnats = \"{}\"\n", server.url()),
+        ),
     );
     a.sandbox
         .swarm()
@@ -311,7 +339,13 @@ fn a_stream_someone_configured_differently_is_refused_at_up() {
     let a = Host::start("hosta", &server);
     let _b = Host::start("hostb", &server);
     // Someone made SWARM_d with limits retention, in memory.
-    let port = server.url().rsplit(':').next().unwrap().parse::<u16>().unwrap();
+    let port = server
+        .url()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse::<u16>()
+        .unwrap();
     let answer = request(
         port,
         "$JS.API.STREAM.CREATE.SWARM_d",

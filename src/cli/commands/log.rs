@@ -162,8 +162,13 @@ fn remote(ctx: &Context, team: &Team, member: &Member, host: &str, args: &Args) 
         return output::bytes(&tail);
     }
     let path = team.paths().log(&member.name);
-    Source::new(member, String::new(), Follower::from_beginning(&path), &path)
-        .print_tail(ctx, &tail, args)
+    Source::new(
+        member,
+        String::new(),
+        Follower::from_beginning(&path),
+        &path,
+    )
+    .print_tail(ctx, &tail, args)
 }
 
 /// Every member's log, each line after the member's name.

@@ -79,8 +79,13 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             members,
             reason: "stop".to_owned(),
         };
-        let reply: StopReply =
-            control::ask(&ctx.home, &host, control::STOP, &request, control::stop_wait())?;
+        let reply: StopReply = control::ask(
+            &ctx.home,
+            &host,
+            control::STOP,
+            &request,
+            control::stop_wait(),
+        )?;
         stopped.extend(reply.stopped);
     }
     let config = team.load()?;

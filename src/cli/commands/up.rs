@@ -328,7 +328,10 @@ impl Spread {
                 layout: file.layout.as_ref().map(|l| l.as_str().to_owned()),
             };
             let reply: StartReply =
-                match self.link.ask(host, control::START, &request, control::START_WAIT) {
+                match self
+                    .link
+                    .ask(host, control::START, &request, control::START_WAIT)
+                {
                     Ok(reply) => reply,
                     Err(err) => return Err(self.undo(team, &started, err)),
                 };
@@ -353,9 +356,14 @@ impl Spread {
             force: true,
         };
         started.iter().fold(err, |err, (host, _)| {
-            match self.link.ask::<_, DownReply>(host, control::DOWN, &request, control::START_WAIT) {
+            match self
+                .link
+                .ask::<_, DownReply>(host, control::DOWN, &request, control::START_WAIT)
+            {
                 Ok(_) => err.with_note(format!("ended what host {host} started")),
-                Err(stuck) => err.with_note(format!("cannot end what host {host} started: {stuck}")),
+                Err(stuck) => {
+                    err.with_note(format!("cannot end what host {host} started: {stuck}"))
+                }
             }
         })
     }

@@ -9,8 +9,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 
 use crate::cluster::control::{
-    Answer, DOWN, DownReply, DownRequest, LOG, LOG_TAIL_MAX, LogReply, LogRequest, START,
-    STOP, StartReply, StartRequest, StopReply, StopRequest,
+    Answer, DOWN, DownReply, DownRequest, LOG, LOG_TAIL_MAX, LogReply, LogRequest, START, STOP,
+    StartReply, StartRequest, StopReply, StopRequest,
 };
 use crate::cluster::node::Node;
 use crate::cluster::subjects;

@@ -83,12 +83,7 @@ pub(crate) fn run(
     })
 }
 
-async fn serve(
-    home: Home,
-    name: Name,
-    settings: Settings,
-    socket: Option<String>,
-) -> Result<()> {
+async fn serve(home: Home, name: Name, settings: Settings, socket: Option<String>) -> Result<()> {
     let connection = reach(&home, &name, &settings).await?;
     let node = Arc::new(Node {
         home,

@@ -110,5 +110,12 @@ async fn look(
 }
 
 async fn bucket(js: &jetstream::Context, url: &str) -> Result<kv::Store> {
-    roster::key_value(js, url, NODES_BUCKET, "swarm nodes: each host's beat", MAX_AGE).await
+    roster::key_value(
+        js,
+        url,
+        NODES_BUCKET,
+        "swarm nodes: each host's beat",
+        MAX_AGE,
+    )
+    .await
 }

@@ -33,7 +33,7 @@ pub(crate) async fn serve(node: Arc<Node>) -> Result<()> {
     let mut watcher = AsyncWatcher::arm(&teams)?;
     let mut followed: HashMap<String, JoinHandle<()>> = HashMap::new();
     loop {
-        let clustered = node.off_runtime(|node| clustered(node)).await?;
+        let clustered = node.off_runtime(clustered).await?;
         followed.retain(|name, task| {
             let keep = clustered.contains(name) && !task.is_finished();
             if !keep {
@@ -137,8 +137,9 @@ async fn follow_once(node: &Arc<Node>, name: &str) -> Result<()> {
 
 /// Every member record the team's bucket holds now.
 async fn current(store: &kv::Store, name: &str) -> Result<Vec<kv::Entry>> {
-    let failed =
-        |err: &dyn std::fmt::Display| Error::runtime(format!("cannot read the roster of {name}: {err}"));
+    let failed = |err: &dyn std::fmt::Display| {
+        Error::runtime(format!("cannot read the roster of {name}: {err}"))
+    };
     let mut keys = store.keys().await.map_err(|err| failed(&err))?;
     let mut entries = Vec::new();
     while let Some(key) = keys.next().await {
@@ -160,7 +161,10 @@ async fn take(
     applied: &mut BTreeMap<String, u64>,
     entry: kv::Entry,
 ) -> Result<()> {
-    if applied.get(&entry.key).is_some_and(|seen| *seen >= entry.revision) {
+    if applied
+        .get(&entry.key)
+        .is_some_and(|seen| *seen >= entry.revision)
+    {
         return Ok(());
     }
     applied.insert(entry.key.clone(), entry.revision);
@@ -186,7 +190,11 @@ fn own_members(node: &Node, name: &str) -> Result<Vec<Member>> {
 /// Writes another host's member's record into the local config.json, when it is on the roster
 /// here and differs; this host's own members are never overwritten.
 fn mirror(node: &Node, name: &str, member: Member) -> Result<()> {
-    if member.host.as_deref().is_none_or(|host| host == node.name.as_str()) {
+    if member
+        .host
+        .as_deref()
+        .is_none_or(|host| host == node.name.as_str())
+    {
         return Ok(());
     }
     let Ok(team) = Team::open(&node.home, name) else {
