@@ -186,6 +186,10 @@ const FILES: &[(&str, &str)] = &[
         "A team removed with rm, prune or down --rm and --archive: a tar archive compressed with zstd that unpacks to <team>/, or with --archive=dir the team's folder itself. <time> is UTC, as 20260101T120000Z. Private like the rest: the folder 0700, the archive 0600.",
     ),
     (
+        "<home>/node/node.json, <home>/node/hosts.json",
+        "This host's swarm node: its host name, pid, server URL and whether it is connected, beside the lock it holds while it runs (.node.flock); and the hosts whose nodes it sees alive. A member on another host shows as unreachable when its host is not among them.",
+    ),
+    (
         "<home>/peers/<pid>.json",
         "A live peer: pid, socket, label, team, agent, cwd, startedAt and tty.",
     ),

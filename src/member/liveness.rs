@@ -419,6 +419,31 @@ mod tests {
         }
     }
 
+    /// A member on another host is what its host said, never judged by this host's pids or
+    /// panes: running while its node is seen, unreachable (still live) while it is not.
+    #[test]
+    fn a_member_on_another_host_is_judged_by_its_node_only() {
+        let mut remote = member(Some(State::Running), Some(dead_pid()), "%9");
+        remote.host = Some("gpu1".into());
+        let mut reach = Reach {
+            here: Some("laptop".into()),
+            connected: true,
+            alive: ["laptop".to_owned(), "gpu1".to_owned()].into(),
+        };
+        let panes = HashSet::new();
+        let judged = |reach: &Reach| judge(&remote, Some(&panes), &Snapshot::take(), reach);
+        assert_eq!(judged(&reach), Seen::Recorded(State::Running));
+        reach.alive.remove("gpu1");
+        assert_eq!(judged(&reach), Seen::Unreachable);
+        assert!(Seen::Unreachable.is_live());
+        reach.alive.insert("gpu1".into());
+        reach.connected = false;
+        assert_eq!(judged(&reach), Seen::Unreachable);
+        // On its own host the same record is judged by pids: its supervisor is gone.
+        reach.here = Some("gpu1".into());
+        assert_eq!(judged(&reach), Seen::ProcessVanished);
+    }
+
     #[test]
     fn a_member_never_launched_is_not_started() {
         let seen = seen(&member(None, Some(dead_pid()), "%1"), Some(&HashSet::new()));

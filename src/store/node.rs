@@ -125,7 +125,8 @@ pub(crate) struct Reach {
     pub(crate) here: Option<String>,
     /// Whether this host's node runs and reaches the server now.
     pub(crate) connected: bool,
-    alive: BTreeSet<String>,
+    /// The hosts whose nodes are seen alive, when `connected`.
+    pub(crate) alive: BTreeSet<String>,
 }
 
 impl Reach {

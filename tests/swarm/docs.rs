@@ -284,6 +284,8 @@ const KEPT_FILES: &[&str] = &[
     "history/<name>.jsonl",
     "logs/<name>.log",
     "<name>.log.1",
+    "<home>/node/node.json",
+    "<home>/node/hosts.json",
     "<home>/peers/<pid>.json",
     ".<file>.<random>.tmp",
     ".<file>.lock.swarm-<pid>",

@@ -425,11 +425,11 @@ fn graph() -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
         .collect()
 }
 
-/// Whether `parent` is a `mod.rs` that only declares `file`'s module (a layer's `mod.rs`).
+/// Whether `parent` is the `mod.rs` that declares `file`'s module: a layer's `mod.rs`, or one
+/// like `cluster/node/mod.rs` whose children are its services and use what it shares with them.
 fn is_declaring_parent(parent: &Path, file: &Path) -> bool {
     parent.file_name().is_some_and(|name| name == "mod.rs")
         && file.starts_with(parent.parent().unwrap())
-        && module_of(parent).len() == 1
 }
 
 fn layer_of(file: &Path) -> usize {
