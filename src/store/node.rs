@@ -57,22 +57,31 @@ impl NodeLock {
 
 /// Replaces the record, durably.
 pub(crate) fn write(home: &Home, record: &NodeRecord) -> Result<()> {
-    private_dir(home.root(), &home.node_dir())?;
-    atomic_write(&home.node_record(), |out| {
-        serde_json::to_writer_pretty(&mut *out, record)?;
-        Ok(())
-    })
+    write_json(home, &home.node_record(), record)
 }
 
 /// The record the last node left, running or not.
 pub(crate) fn read(home: &Home) -> Result<Option<NodeRecord>> {
-    let path = home.node_record();
-    let Some(bytes) = read_if_exists(&path)? else {
+    read_json(&home.node_record())
+}
+
+/// Replaces one of the node's files, durably.
+fn write_json(home: &Home, path: &Path, value: &impl Serialize) -> Result<()> {
+    private_dir(home.root(), &home.node_dir())?;
+    atomic_write(path, |out| {
+        serde_json::to_writer_pretty(&mut *out, value)?;
+        Ok(())
+    })
+}
+
+/// One of the node's files, if it is there.
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>> {
+    let Some(bytes) = read_if_exists(path)? else {
         return Ok(None);
     };
     serde_json::from_slice(&bytes)
         .map(Some)
-        .map_err(|err| corrupt(&path, &err))
+        .map_err(|err| corrupt(path, &err))
 }
 
 /// The record of the node running now for this home, if one is.
@@ -99,21 +108,7 @@ pub(crate) struct HostsRecord {
 
 /// Replaces `node/hosts.json`, durably.
 pub(crate) fn write_hosts(home: &Home, record: &HostsRecord) -> Result<()> {
-    private_dir(home.root(), &home.node_dir())?;
-    atomic_write(&home.node_hosts(), |out| {
-        serde_json::to_writer_pretty(&mut *out, record)?;
-        Ok(())
-    })
-}
-
-fn read_hosts(home: &Home) -> Result<Option<HostsRecord>> {
-    let path = home.node_hosts();
-    let Some(bytes) = read_if_exists(&path)? else {
-        return Ok(None);
-    };
-    serde_json::from_slice(&bytes)
-        .map(Some)
-        .map_err(|err| corrupt(&path, &err))
+    write_json(home, &home.node_hosts(), record)
 }
 
 /// What this host knows of the others, from its local files only: its own host name, whether its
@@ -140,7 +135,11 @@ impl Reach {
             .or_else(|| read(home).ok().flatten().map(|r| r.name));
         let connected = running.is_some_and(|r| r.connected);
         let alive = if connected {
-            read_hosts(home).ok().flatten().unwrap_or_default().alive
+            read_json::<HostsRecord>(&home.node_hosts())
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+                .alive
         } else {
             BTreeSet::new()
         };
@@ -163,8 +162,11 @@ impl Reach {
 }
 
 fn corrupt(path: &Path, err: &serde_json::Error) -> Error {
-    Error::runtime(format!("{} is not a node record: {err}", path.display()))
-        .with_hint("restart `swarm node`; it rewrites the record")
+    Error::runtime(format!(
+        "{} is not what swarm node writes: {err}",
+        path.display()
+    ))
+    .with_hint("restart `swarm node`; it rewrites the file")
 }
 
 #[cfg(test)]

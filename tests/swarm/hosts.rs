@@ -389,3 +389,26 @@ fn request(port: u16, subject: &str, payload: &str) -> String {
         }
     }
 }
+
+#[test]
+fn up_wait_waits_for_a_member_on_another_host() {
+    let server = NatsServer::start();
+    let a = Host::start("hosta", &server);
+    let b = Host::start("hostb", &server);
+    let file = a.sandbox.write(
+        "w.toml",
+        "name = \"w\"\n[[member]]\nname = \"bob\"\nhost = \"hostb\"\ncommand = [\"sh\", \"-c\", \"sleep 1; echo done\"]\n",
+    );
+    a.sandbox
+        .swarm()
+        .arg("up")
+        .arg(file)
+        .arg("--wait")
+        .env("SWARM_NATS_URL", server.url())
+        .run()
+        .success()
+        .stdout_has("on host hostb: bob")
+        .stdout_has("bob completed (exit 0)");
+    assert_eq!(b.sandbox.member("w", "bob")["state"], "exited");
+    assert!(a.panes().is_empty());
+}
