@@ -8,7 +8,6 @@
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_nats::HeaderMap;
 use async_nats::header::NATS_MESSAGE_ID;
@@ -27,9 +26,6 @@ use crate::store::mailbox::Mailbox;
 /// The most messages one consume takes from an inbox: all published at once, then every ack
 /// awaited.
 const BATCH: usize = 256;
-
-/// How long to wait before trying again a batch the server did not take while connected.
-const RETRY: Duration = Duration::from_secs(1);
 
 /// A member on another host: its inbox file here, and the subject its messages go to.
 #[derive(Clone)]
@@ -73,24 +69,10 @@ async fn send_team(node: Arc<Node>, team: Clustered) -> Result<()> {
     stream::ensure(&node.js, &node.url, &team.team).await?;
     loop {
         connected.borrow_and_update();
-        let mut sent_all = true;
+        // A batch the server does not take stays in its file; this task ends with the reason and
+        // runs again, once connected, from a fresh look at every file.
         for remote in &remotes {
-            if let Err(err) = drain(&node, remote).await {
-                tracing::info!("sending to {}: {}", remote.subject, err.message());
-                sent_all = false;
-                break;
-            }
-        }
-        if !sent_all {
-            // Not sent: wait for the connection to come back, or a moment if it never left.
-            if *connected.borrow() {
-                tokio::select! {
-                    () = tokio::time::sleep(RETRY) => {}
-                    changed = connected.changed() => changed.map_err(|_| stopped())?,
-                }
-            }
-            connected_now(&mut connected).await?;
-            continue;
+            drain(&node, remote).await?;
         }
         tokio::select! {
             woke = watcher.wait(None, &relevant) => { woke?; }
