@@ -220,10 +220,7 @@ struct Bench {
 
 impl Bench {
     fn new() -> Self {
-        let dir = tempfile::Builder::new()
-            .prefix("swbench")
-            .tempdir_in(bench_dir())
-            .unwrap();
+        let dir = scratch("swbench");
         let home = dir.path().join("home");
         let file = dir.path().join("bench.toml");
         fs::write(
@@ -237,26 +234,12 @@ impl Bench {
             ),
         )
         .unwrap();
-        let bench = Self { _dir: dir, home };
-        let status = bench
-            .swarm()
-            .arg("init")
-            .arg(&file)
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "swarm init failed");
-        bench
+        init(&home, &file);
+        Self { _dir: dir, home }
     }
 
     fn swarm(&self) -> Command {
-        let mut command = Command::new(SWARM);
-        command
-            .env("SWARM_HOME", &self.home)
-            .env("SWARM_TEAM", TEAM)
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE");
-        command
+        swarm_in(&self.home, TEAM)
     }
 
     fn mailbox(&self) -> Mailbox {
@@ -264,13 +247,7 @@ impl Bench {
     }
 
     fn send(&self, text: &str) {
-        let status = self
-            .swarm()
-            .args(["send", "sink", text])
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "swarm send failed");
+        send_in(&self.home, TEAM, "sink", text);
     }
 
     fn drain(&self) {
@@ -296,27 +273,9 @@ impl Bench {
     /// moment the watcher's line is read here.
     fn cli_latency(&self, samples: usize) -> Vec<Duration> {
         self.drain();
-        let watch = self
-            .swarm()
-            .args(["watch", "sink", "--json"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let (arrivals, _reader) = read_lines(watch);
-        self.send("warm-up");
-        wait_for_text(&arrivals, "warm-up");
-        let mut latencies = Vec::with_capacity(samples);
-        for i in 0..samples {
-            let text = format!("a-{i}");
-            let start = Instant::now();
-            self.send(&text);
-            latencies.push(wait_for_text(&arrivals, &text).duration_since(start));
-            if i % 50 == 49 {
-                self.drain();
-            }
-        }
-        latencies
+        let mut watch = self.swarm();
+        watch.args(["watch", "sink", "--json"]);
+        watch_latency(watch, samples, "a", |text| self.send(text), || self.drain())
     }
 
     /// (b) Append through the library; time until a library watcher has read the message.
@@ -382,21 +341,8 @@ impl Bench {
     /// (c) `writers` long-lived processes, each appending `each` messages one durable append at a
     /// time, with a consuming watcher draining concurrently.
     fn process_throughput(&self, writers: usize, each: usize) -> (usize, Duration) {
-        let exe = std::env::current_exe().unwrap();
         self.with_consumer(writers * each, || {
-            let children: Vec<_> = (0..writers)
-                .map(|_| {
-                    Command::new(&exe)
-                        .arg("--writer")
-                        .arg(&self.home)
-                        .arg(each.to_string())
-                        .spawn()
-                        .unwrap()
-                })
-                .collect();
-            for mut child in children {
-                assert!(child.wait().unwrap().success(), "a writer process failed");
-            }
+            write_from_processes(&self.home, (TEAM, "sink"), writers, each);
         })
     }
 
@@ -588,6 +534,58 @@ fn process_start(samples: usize) -> Vec<Duration> {
         .collect()
 }
 
+/// `swarm` with home `home` and team `team`, outside tmux.
+fn swarm_in(home: &Path, team: &str) -> Command {
+    let mut command = Command::new(SWARM);
+    command
+        .env("SWARM_HOME", home)
+        .env("SWARM_TEAM", team)
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE");
+    command
+}
+
+/// One `swarm send`, waited for.
+fn send_in(home: &Path, team: &str, to: &str, text: &str) {
+    let status = swarm_in(home, team)
+        .args(["send", to, text])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "swarm send failed");
+}
+
+/// Starts `watch` (a `swarm watch --json`), sends a warm-up, then times `samples` sends from
+/// just before each is exec'd to the moment the watcher's line for it is read here, emptying the
+/// inbox every 50.
+fn watch_latency(
+    mut watch: Command,
+    samples: usize,
+    prefix: &str,
+    send: impl Fn(&str),
+    drain: impl Fn(),
+) -> Vec<Duration> {
+    let watch = watch
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (arrivals, _reader) = read_lines(watch);
+    send("warm-up");
+    wait_for_text(&arrivals, "warm-up");
+    let mut latencies = Vec::with_capacity(samples);
+    for i in 0..samples {
+        let text = format!("{prefix}-{i}");
+        let start = Instant::now();
+        send(&text);
+        latencies.push(wait_for_text(&arrivals, &text).duration_since(start));
+        if i % 50 == 49 {
+            drain();
+        }
+    }
+    latencies
+}
+
 /// Runs `write` while a library watcher consumes `mailbox`; returns how many messages the
 /// consumer received and the time until it had them all.
 fn consuming(mailbox: &Mailbox, total: usize, write: impl FnOnce()) -> (usize, Duration) {
@@ -643,10 +641,7 @@ struct CrossHost {
 
 impl CrossHost {
     fn new() -> Self {
-        let dir = tempfile::Builder::new()
-            .prefix("swcross")
-            .tempdir_in(bench_dir())
-            .unwrap();
+        let dir = scratch("swcross");
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -683,14 +678,7 @@ impl CrossHost {
         let (a, b) = (dir.path().join("a"), dir.path().join("b"));
         let mut nodes = Vec::new();
         for (home, host) in [(&a, "hosta"), (&b, "hostb")] {
-            let status = Command::new(SWARM)
-                .env("SWARM_HOME", home)
-                .arg("init")
-                .arg(&file)
-                .stdout(Stdio::null())
-                .status()
-                .unwrap();
-            assert!(status.success(), "swarm init failed");
+            init(home, &file);
             let config = home.join("teams").join(CROSS_TEAM).join("config.json");
             let mut team: Value = serde_json::from_slice(&fs::read(&config).unwrap()).unwrap();
             for member in team["members"].as_array_mut().unwrap() {
@@ -724,75 +712,57 @@ impl CrossHost {
         }
     }
 
-    fn swarm(home: &Path) -> Command {
-        let mut command = Command::new(SWARM);
-        command
-            .env("SWARM_HOME", home)
-            .env("SWARM_TEAM", CROSS_TEAM)
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE");
-        command
-    }
-
     fn far(&self) -> Mailbox {
         Mailbox::new(&Home::new(self.b.clone()).team(CROSS_TEAM), "far")
     }
 
     fn send(&self, text: &str) {
-        let status = Self::swarm(&self.a)
-            .args(["send", "far", text])
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "swarm send failed");
+        send_in(&self.a, CROSS_TEAM, "far", text);
     }
 
     /// (i) A `swarm watch` on host B is waiting; time from just before `swarm send` is exec'd on
-    /// host A to the moment B's watcher's line is read here.
+    /// host A to the moment B's watcher's line is read here. The warm-up waits for the nodes to
+    /// connect and make the stream and the consumer.
     fn latency(&self, samples: usize) -> Vec<Duration> {
-        let watch = Self::swarm(&self.b)
-            .args(["watch", "far", "--json"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let (arrivals, _reader) = read_lines(watch);
-        // The first message waits for the nodes to connect and make the stream and consumer.
-        self.send("warm-up");
-        wait_for_text(&arrivals, "warm-up");
-        let mut latencies = Vec::with_capacity(samples);
-        for i in 0..samples {
-            let text = format!("i-{i}");
-            let start = Instant::now();
-            self.send(&text);
-            latencies.push(wait_for_text(&arrivals, &text).duration_since(start));
-            if i % 50 == 49 {
+        let mut watch = swarm_in(&self.b, CROSS_TEAM);
+        watch.args(["watch", "far", "--json"]);
+        watch_latency(
+            watch,
+            samples,
+            "i",
+            |text| self.send(text),
+            || {
                 self.far().consume(None, |_| true).unwrap();
-            }
-        }
-        latencies
+            },
+        )
     }
 
     /// (j) `writers` long-lived processes on host A each append `each` messages for `far`, one
     /// durable append at a time; a library consumer on host B takes them as they arrive.
     fn throughput(&self, writers: usize, each: usize) -> (usize, Duration) {
-        let exe = std::env::current_exe().unwrap();
         consuming(&self.far(), writers * each, || {
-            let children: Vec<_> = (0..writers)
-                .map(|_| {
-                    Command::new(&exe)
-                        .arg("--writer")
-                        .arg(&self.a)
-                        .arg(each.to_string())
-                        .args([CROSS_TEAM, "far"])
-                        .spawn()
-                        .unwrap()
-                })
-                .collect();
-            for mut child in children {
-                assert!(child.wait().unwrap().success(), "a writer process failed");
-            }
+            write_from_processes(&self.a, (CROSS_TEAM, "far"), writers, each);
         })
+    }
+}
+
+/// Runs `writers` writer processes (below), each appending `each` messages for `member` of
+/// `team` in `home`, and waits for them all.
+fn write_from_processes(home: &Path, (team, member): (&str, &str), writers: usize, each: usize) {
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..writers)
+        .map(|_| {
+            Command::new(&exe)
+                .arg("--writer")
+                .arg(home)
+                .arg(each.to_string())
+                .args([team, member])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success(), "a writer process failed");
     }
 }
 
@@ -800,9 +770,7 @@ impl CrossHost {
 fn writer_process(args: &[String]) {
     let home = PathBuf::from(&args[0]);
     let each: usize = args[1].parse().unwrap();
-    let team = args.get(2).map_or(TEAM, String::as_str);
-    let member = args.get(3).map_or("sink", String::as_str);
-    let mailbox = Mailbox::new(&Home::new(home).team(team), member);
+    let mailbox = Mailbox::new(&Home::new(home).team(&args[2]), &args[3]);
     let pid = std::process::id();
     for n in 0..each {
         mailbox
@@ -922,10 +890,7 @@ fn count_distinct(
 fn team_start(members: usize, samples: usize) -> Vec<Duration> {
     let mut times = Vec::with_capacity(samples);
     for _ in 0..samples {
-        let dir = tempfile::Builder::new()
-            .prefix("swstart")
-            .tempdir_in(bench_dir())
-            .unwrap();
+        let dir = scratch("swstart");
         let socket = dir.path().join("tmux.sock");
         let tmux = |args: &[&str]| {
             Command::new("tmux")
@@ -1023,6 +988,26 @@ fn pending_task(id: usize) -> String {
 
 /// Where the homes under test live: `SWARM_BENCH_DIR` (to measure another file system), else
 /// /tmp, short enough for tmux and peer socket paths.
+/// A temporary folder under [`bench_dir`], removed when dropped.
+fn scratch(prefix: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(bench_dir())
+        .unwrap()
+}
+
+/// `swarm init TEAMFILE` in `home`.
+fn init(home: &Path, file: &Path) {
+    let status = Command::new(SWARM)
+        .env("SWARM_HOME", home)
+        .arg("init")
+        .arg(file)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "swarm init failed");
+}
+
 fn bench_dir() -> PathBuf {
     std::env::var_os("SWARM_BENCH_DIR").map_or_else(|| PathBuf::from("/tmp"), PathBuf::from)
 }
@@ -1131,17 +1116,11 @@ impl Report {
             ));
         }
         if let Some(four) = self.find("long-lived writer processes: 4") {
-            let min = four["min_per_second"].as_f64().unwrap_or(0.0);
-            let median = four["median_per_second"].as_f64().unwrap_or(0.0);
-            let all_delivered = four["delivered"] == four["expected"];
-            targets.push(target(
+            targets.push(throughput_target(
                 "c",
                 "≥ 1,000 msg/s from 4 writer processes (minimum of the runs), all delivered",
-                format!(
-                    "min {min:.0} msg/s (median {median:.0}), {}/{} delivered",
-                    four["delivered"], four["expected"]
-                ),
-                min >= 1000.0 && all_delivered,
+                four,
+                1000.0,
             ));
         }
         if let (Some(many), Some(few)) = (
@@ -1177,17 +1156,11 @@ impl Report {
             ));
         }
         if let Some(cross) = self.find(CROSS_THROUGHPUT) {
-            let min = cross["min_per_second"].as_f64().unwrap_or(0.0);
-            let median = cross["median_per_second"].as_f64().unwrap_or(0.0);
-            let all_delivered = cross["delivered"] == cross["expected"];
-            targets.push(target(
+            targets.push(throughput_target(
                 "j",
                 "≥ 1,000 msg/s across hosts from 4 writers (minimum of the runs), all delivered",
-                format!(
-                    "min {min:.0} msg/s (median {median:.0}), {}/{} delivered",
-                    cross["delivered"], cross["expected"]
-                ),
-                min >= 1000.0 && all_delivered,
+                cross,
+                1000.0,
             ));
         }
         if let Some(eight) = value("team start: up → 8 members running", "median_ms") {
@@ -1320,6 +1293,22 @@ Reading the figures:
 - Send latency grows with the unread backlog because the inbox is one JSON array that is read
   and rewritten whole: that is Claude Code's format, kept so both tools share a team.
 ";
+
+/// A throughput target: met when the slowest run reaches `floor` and every message arrived.
+fn throughput_target(id: &str, what: &str, row: &Value, floor: f64) -> Value {
+    let min = row["min_per_second"].as_f64().unwrap_or(0.0);
+    let median = row["median_per_second"].as_f64().unwrap_or(0.0);
+    let all_delivered = row["delivered"] == row["expected"];
+    target(
+        id,
+        what,
+        format!(
+            "min {min:.0} msg/s (median {median:.0}), {}/{} delivered",
+            row["delivered"], row["expected"]
+        ),
+        min >= floor && all_delivered,
+    )
+}
 
 fn target(id: &str, what: &str, measured: String, met: bool) -> Value {
     json!({"id": id, "target": what, "measured": measured, "met": met})

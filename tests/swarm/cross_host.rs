@@ -7,7 +7,7 @@ use std::fs;
 
 use serde_json::{Value, json};
 
-use crate::harness::{PATIENCE, Sandbox, eventually};
+use crate::harness::{PATIENCE, Sandbox, Swarm, eventually};
 use crate::nats_harness::{NatsServer, Node};
 
 struct Hosts {
@@ -25,13 +25,9 @@ fn two_hosts() -> Hosts {
     a.team("t", &["alice", "bob"]);
     b.team("t", &["alice", "bob"]);
     let mut config = a.config("t");
+    let hosts = json!({"team-lead": "hosta", "alice": "hosta", "bob": "hostb"});
     for member in config["members"].as_array_mut().unwrap() {
-        let host = if member["name"] == "bob" {
-            "hostb"
-        } else {
-            "hosta"
-        };
-        member["host"] = json!(host);
+        member["host"] = hosts[member["name"].as_str().unwrap()].clone();
     }
     let bytes = serde_json::to_vec_pretty(&config).unwrap();
     for host in [&a, &b] {
@@ -62,14 +58,32 @@ fn two_hosts() -> Hosts {
     }
 }
 
+/// `swarm` on `host`, in team `t`, acting as `member`.
+fn acting(host: &Sandbox, member: &str) -> Swarm {
+    host.swarm().team("t").as_(member)
+}
+
 fn send(host: &Sandbox, from: &str, to: &str, text: &str) -> String {
-    host.swarm()
+    acting(host, from)
         .args(["send", to, text])
-        .team("t")
-        .as_(from)
         .run()
         .success()
         .stdout_line()
+}
+
+/// Sends `text` from a member on one host to `address` (a member, or `*`), and waits until it is
+/// in the inbox of member `to` on another host with the same `msg_id`; returns the id and the
+/// message as it arrived.
+fn crosses(
+    (here, from): (&Sandbox, &str),
+    address: &str,
+    (there, to): (&Sandbox, &str),
+    text: &str,
+) -> (String, Value) {
+    let id = send(here, from, address, text);
+    let arrived = arrives(there, to, text);
+    assert_eq!(arrived["msg_id"], id.as_str(), "{arrived}");
+    (id, arrived)
 }
 
 /// Waits until `member`'s inbox on `host` holds a message with `text`, and returns it.
@@ -92,10 +106,8 @@ fn inbox(host: &Sandbox, member: &str) -> Vec<Value> {
 }
 
 fn recv(host: &Sandbox, member: &str) -> Vec<Value> {
-    host.swarm()
+    acting(host, member)
         .args(["recv", "--json"])
-        .team("t")
-        .as_(member)
         .run()
         .success()
         .json()
@@ -107,9 +119,12 @@ fn recv(host: &Sandbox, member: &str) -> Vec<Value> {
 #[test]
 fn messages_cross_both_ways_and_leave_the_senders_host() {
     let hosts = two_hosts();
-    let id = send(&hosts.a, "alice", "bob", "hello from a");
-    let arrived = arrives(&hosts.b, "bob", "hello from a");
-    assert_eq!(arrived["msg_id"], id.as_str());
+    let (id, arrived) = crosses(
+        (&hosts.a, "alice"),
+        "bob",
+        (&hosts.b, "bob"),
+        "hello from a",
+    );
     assert_eq!(arrived["from"], "alice");
     let got = recv(&hosts.b, "bob");
     assert_eq!(got.len(), 1, "{got:?}");
@@ -123,10 +138,11 @@ fn messages_cross_both_ways_and_leave_the_senders_host() {
         "hosta's history records what left: {left}"
     );
 
-    let answer = send(&hosts.b, "bob", "alice", "hello from b");
-    assert_eq!(
-        arrives(&hosts.a, "alice", "hello from b")["msg_id"],
-        answer.as_str()
+    crosses(
+        (&hosts.b, "bob"),
+        "alice",
+        (&hosts.a, "alice"),
+        "hello from b",
     );
     let got = recv(&hosts.a, "alice");
     assert_eq!(got[0]["from"], "bob");
@@ -137,9 +153,7 @@ fn messages_cross_both_ways_and_leave_the_senders_host() {
 #[test]
 fn a_broadcast_reaches_every_member_on_every_host_once() {
     let hosts = two_hosts();
-    let id = send(&hosts.a, "team-lead", "*", "standup");
-    let copy = arrives(&hosts.b, "bob", "standup");
-    assert_eq!(copy["msg_id"], id.as_str());
+    let (id, copy) = crosses((&hosts.a, "team-lead"), "*", (&hosts.b, "bob"), "standup");
     assert_eq!(copy["broadcast"], true);
     assert_eq!(arrives(&hosts.a, "alice", "standup")["msg_id"], id.as_str());
 
@@ -177,12 +191,8 @@ fn a_shutdown_request_crosses_and_its_answer_comes_back() {
     let text: Value = serde_json::from_str(request.unwrap()["text"].as_str().unwrap()).unwrap();
     assert_eq!(text["type"], "shutdown_request");
     let id = text["requestId"].as_str().unwrap().to_owned();
-    hosts
-        .b
-        .swarm()
+    acting(&hosts.b, "bob")
         .args(["shutdown", "approve", &id])
-        .team("t")
-        .as_("bob")
         .run()
         .success();
     assert_eq!(waiting.next_line(), format!("bob approved {id}"));
@@ -235,24 +245,15 @@ fn a_storm_across_hosts_survives_a_killed_server_and_a_killed_node() {
     const WRITERS: usize = 4;
     const EACH: usize = 500;
     let mut hosts = two_hosts();
-    let watch = hosts
-        .b
-        .swarm()
+    let watch = acting(&hosts.b, "bob")
         .args(["watch", "--consume", "--json"])
-        .team("t")
-        .as_("bob")
         .spawn();
     let writers: Vec<_> = (0..WRITERS)
         .map(|writer| {
             let commands: Vec<_> = (0..EACH)
                 .map(|n| {
-                    hosts
-                        .a
-                        .swarm()
-                        .args(["send", "bob"])
-                        .arg(format!("w{writer} m{n}"))
-                        .team("t")
-                        .as_("alice")
+                    acting(&hosts.a, "alice")
+                        .args(["send", "bob", &format!("w{writer} m{n}")])
                         .into_command()
                 })
                 .collect();
