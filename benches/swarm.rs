@@ -1,7 +1,8 @@
 //! swarm's benchmark harness (run it with `scripts/bench`). It measures delivery latency through the
 //! CLI and the library, throughput with concurrent writers, send latency against inbox size, team
-//! start on a private tmux server, a polling reader as the baseline, and task claims against the
-//! board's size and from concurrent claimers, all in one run. It prints a
+//! start on a private tmux server, a polling reader as the baseline, task claims against the
+//! board's size and from concurrent claimers, and delivery latency and throughput across two hosts
+//! through a private nats-server, all in one run. It prints a
 //! table and writes the same figures to target/bench/results.json (and, with --record, to
 //! BENCHMARKS.md). Nothing here asserts a time: the figures are reported, and compared with targets.
 
@@ -169,6 +170,23 @@ fn main() {
         );
     }
 
+    if options.runs("i") || options.runs("j") {
+        let hosts = CrossHost::new();
+        if options.runs("i") {
+            report.latency("i", CROSS_LATENCY, hosts.latency(scale(1000, 200)));
+        }
+        if options.runs("j") {
+            let each = scale(1200, 300);
+            report.throughput(
+                "j",
+                CROSS_THROUGHPUT,
+                4,
+                4 * each,
+                runs(|| hosts.throughput(4, each)),
+            );
+        }
+    }
+
     // What bounds the figures above on this machine, measured in the same run.
     if options.runs("ref") {
         report.latency(
@@ -202,10 +220,7 @@ struct Bench {
 
 impl Bench {
     fn new() -> Self {
-        let dir = tempfile::Builder::new()
-            .prefix("swbench")
-            .tempdir_in(bench_dir())
-            .unwrap();
+        let dir = scratch("swbench");
         let home = dir.path().join("home");
         let file = dir.path().join("bench.toml");
         fs::write(
@@ -219,26 +234,12 @@ impl Bench {
             ),
         )
         .unwrap();
-        let bench = Self { _dir: dir, home };
-        let status = bench
-            .swarm()
-            .arg("init")
-            .arg(&file)
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "swarm init failed");
-        bench
+        init(&home, &file);
+        Self { _dir: dir, home }
     }
 
     fn swarm(&self) -> Command {
-        let mut command = Command::new(SWARM);
-        command
-            .env("SWARM_HOME", &self.home)
-            .env("SWARM_TEAM", TEAM)
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE");
-        command
+        swarm_in(&self.home, TEAM)
     }
 
     fn mailbox(&self) -> Mailbox {
@@ -246,13 +247,7 @@ impl Bench {
     }
 
     fn send(&self, text: &str) {
-        let status = self
-            .swarm()
-            .args(["send", "sink", text])
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "swarm send failed");
+        send_in(&self.home, TEAM, "sink", text);
     }
 
     fn drain(&self) {
@@ -278,27 +273,9 @@ impl Bench {
     /// moment the watcher's line is read here.
     fn cli_latency(&self, samples: usize) -> Vec<Duration> {
         self.drain();
-        let watch = self
-            .swarm()
-            .args(["watch", "sink", "--json"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let (arrivals, _reader) = read_lines(watch);
-        self.send("warm-up");
-        wait_for_text(&arrivals, "warm-up");
-        let mut latencies = Vec::with_capacity(samples);
-        for i in 0..samples {
-            let text = format!("a-{i}");
-            let start = Instant::now();
-            self.send(&text);
-            latencies.push(wait_for_text(&arrivals, &text).duration_since(start));
-            if i % 50 == 49 {
-                self.drain();
-            }
-        }
-        latencies
+        let mut watch = self.swarm();
+        watch.args(["watch", "sink", "--json"]);
+        watch_latency(watch, samples, "a", |text| self.send(text), || self.drain())
     }
 
     /// (b) Append through the library; time until a library watcher has read the message.
@@ -364,21 +341,8 @@ impl Bench {
     /// (c) `writers` long-lived processes, each appending `each` messages one durable append at a
     /// time, with a consuming watcher draining concurrently.
     fn process_throughput(&self, writers: usize, each: usize) -> (usize, Duration) {
-        let exe = std::env::current_exe().unwrap();
         self.with_consumer(writers * each, || {
-            let children: Vec<_> = (0..writers)
-                .map(|_| {
-                    Command::new(&exe)
-                        .arg("--writer")
-                        .arg(&self.home)
-                        .arg(each.to_string())
-                        .spawn()
-                        .unwrap()
-                })
-                .collect();
-            for mut child in children {
-                assert!(child.wait().unwrap().success(), "a writer process failed");
-            }
+            write_from_processes(&self.home, (TEAM, "sink"), writers, each);
         })
     }
 
@@ -411,38 +375,7 @@ impl Bench {
     /// Runs `write` while a library watcher consumes the sink's inbox; returns how many messages
     /// the consumer received and the time until it had them all.
     fn with_consumer(&self, total: usize, write: impl FnOnce()) -> (usize, Duration) {
-        self.drain();
-        let stop = Arc::new(AtomicBool::new(false));
-        let (delivered_tx, delivered_rx) = mpsc::channel();
-        let consumer = {
-            let mailbox = self.mailbox();
-            let dir = mailbox.inbox_path().parent().unwrap().to_path_buf();
-            let stop = Arc::clone(&stop);
-            let watcher = Watcher::arm(&dir).unwrap();
-            thread::spawn(move || {
-                let file = mailbox.file_name().to_owned();
-                let mut count = 0;
-                while !stop.load(Ordering::Relaxed) && count < total {
-                    count += mailbox.consume(None, |_| true).unwrap().len();
-                    if count < total {
-                        watcher
-                            .wait(
-                                Some(Instant::now() + Duration::from_millis(200)),
-                                &named(&file),
-                            )
-                            .unwrap();
-                    }
-                }
-                let _ = delivered_tx.send(count);
-            })
-        };
-        let start = Instant::now();
-        write();
-        let delivered = delivered_rx.recv_timeout(WAIT).unwrap_or(0);
-        let elapsed = start.elapsed();
-        stop.store(true, Ordering::Relaxed);
-        consumer.join().unwrap();
-        (delivered, elapsed)
+        consuming(&self.mailbox(), total, write)
     }
 
     /// (d) Wall time of one `swarm send` while the receiver has `unread` messages waiting.
@@ -601,11 +534,243 @@ fn process_start(samples: usize) -> Vec<Duration> {
         .collect()
 }
 
+/// `swarm` with home `home` and team `team`, outside tmux.
+fn swarm_in(home: &Path, team: &str) -> Command {
+    let mut command = Command::new(SWARM);
+    command
+        .env("SWARM_HOME", home)
+        .env("SWARM_TEAM", team)
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE");
+    command
+}
+
+/// One `swarm send`, waited for.
+fn send_in(home: &Path, team: &str, to: &str, text: &str) {
+    let status = swarm_in(home, team)
+        .args(["send", to, text])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "swarm send failed");
+}
+
+/// Starts `watch` (a `swarm watch --json`), sends a warm-up, then times `samples` sends from
+/// just before each is exec'd to the moment the watcher's line for it is read here, emptying the
+/// inbox every 50.
+fn watch_latency(
+    mut watch: Command,
+    samples: usize,
+    prefix: &str,
+    send: impl Fn(&str),
+    drain: impl Fn(),
+) -> Vec<Duration> {
+    let watch = watch
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (arrivals, _reader) = read_lines(watch);
+    send("warm-up");
+    wait_for_text(&arrivals, "warm-up");
+    let mut latencies = Vec::with_capacity(samples);
+    for i in 0..samples {
+        let text = format!("{prefix}-{i}");
+        let start = Instant::now();
+        send(&text);
+        latencies.push(wait_for_text(&arrivals, &text).duration_since(start));
+        if i % 50 == 49 {
+            drain();
+        }
+    }
+    latencies
+}
+
+/// Runs `write` while a library watcher consumes `mailbox`; returns how many messages the
+/// consumer received and the time until it had them all.
+fn consuming(mailbox: &Mailbox, total: usize, write: impl FnOnce()) -> (usize, Duration) {
+    mailbox.consume(None, |_| true).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (delivered_tx, delivered_rx) = mpsc::channel();
+    let consumer = {
+        let mailbox = mailbox.clone();
+        let dir = mailbox.inbox_path().parent().unwrap().to_path_buf();
+        let stop = Arc::clone(&stop);
+        let watcher = Watcher::arm(&dir).unwrap();
+        thread::spawn(move || {
+            let file = mailbox.file_name().to_owned();
+            let mut count = 0;
+            while !stop.load(Ordering::Relaxed) && count < total {
+                count += mailbox.consume(None, |_| true).unwrap().len();
+                if count < total {
+                    watcher
+                        .wait(
+                            Some(Instant::now() + Duration::from_millis(200)),
+                            &named(&file),
+                        )
+                        .unwrap();
+                }
+            }
+            let _ = delivered_tx.send(count);
+        })
+    };
+    let start = Instant::now();
+    write();
+    let delivered = delivered_rx.recv_timeout(WAIT).unwrap_or(0);
+    let elapsed = start.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    consumer.join().unwrap();
+    (delivered, elapsed)
+}
+
+const CROSS_LATENCY: &str = "across hosts: swarm send on A → swarm watch on B prints";
+const CROSS_THROUGHPUT: &str = "across hosts: 4 writer processes on A → consumer on B";
+/// The team of the figures across hosts: `team-lead` on host A, `far` on host B.
+const CROSS_TEAM: &str = "xbench";
+
+/// (i, j) Two hosts on this machine, as the tests make them: two homes, each with its own
+/// `swarm node`, sharing one private nats-server with JetStream on loopback; team `xbench` has
+/// `team-lead` on host A and `far` on host B in both homes' config.json.
+struct CrossHost {
+    _dir: tempfile::TempDir,
+    a: PathBuf,
+    b: PathBuf,
+    _server: ChildGuard,
+    _nodes: Vec<ChildGuard>,
+}
+
+impl CrossHost {
+    fn new() -> Self {
+        let dir = scratch("swcross");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("nats://127.0.0.1:{port}");
+        let mut server = Command::new("nats-server")
+            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+            .arg(dir.path().join("nats"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect(
+                "nats-server is needed for the figures across hosts (apt-get install nats-server)",
+            );
+        let stderr = server.stderr.take().unwrap();
+        let (ready, wait) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains("Server is ready") {
+                    let _ = ready.send(());
+                }
+            }
+        });
+        wait.recv_timeout(WAIT).expect("nats-server did not start");
+        let server = ChildGuard(server);
+        let file = dir.path().join("xbench.toml");
+        fs::write(
+            &file,
+            format!("name = \"{CROSS_TEAM}\"\n[[member]]\nname = \"far\"\ncommand = [\"true\"]\n"),
+        )
+        .unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        let mut nodes = Vec::new();
+        for (home, host) in [(&a, "hosta"), (&b, "hostb")] {
+            init(home, &file);
+            let config = home.join("teams").join(CROSS_TEAM).join("config.json");
+            let mut team: Value = serde_json::from_slice(&fs::read(&config).unwrap()).unwrap();
+            for member in team["members"].as_array_mut().unwrap() {
+                let on = if member["name"] == "far" {
+                    "hostb"
+                } else {
+                    "hosta"
+                };
+                member["host"] = json!(on);
+            }
+            fs::write(&config, serde_json::to_vec_pretty(&team).unwrap()).unwrap();
+            let node = Command::new(SWARM)
+                .env("SWARM_HOME", home)
+                .env("SWARM_NATS_URL", &url)
+                .env_remove("TMUX")
+                .env_remove("TMUX_PANE")
+                .args(["node", "--name", host])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            nodes.push(ChildGuard(node));
+        }
+        Self {
+            _dir: dir,
+            a,
+            b,
+            _server: server,
+            _nodes: nodes,
+        }
+    }
+
+    fn far(&self) -> Mailbox {
+        Mailbox::new(&Home::new(self.b.clone()).team(CROSS_TEAM), "far")
+    }
+
+    fn send(&self, text: &str) {
+        send_in(&self.a, CROSS_TEAM, "far", text);
+    }
+
+    /// (i) A `swarm watch` on host B is waiting; time from just before `swarm send` is exec'd on
+    /// host A to the moment B's watcher's line is read here. The warm-up waits for the nodes to
+    /// connect and make the stream and the consumer.
+    fn latency(&self, samples: usize) -> Vec<Duration> {
+        let mut watch = swarm_in(&self.b, CROSS_TEAM);
+        watch.args(["watch", "far", "--json"]);
+        watch_latency(
+            watch,
+            samples,
+            "i",
+            |text| self.send(text),
+            || {
+                self.far().consume(None, |_| true).unwrap();
+            },
+        )
+    }
+
+    /// (j) `writers` long-lived processes on host A each append `each` messages for `far`, one
+    /// durable append at a time; a library consumer on host B takes them as they arrive.
+    fn throughput(&self, writers: usize, each: usize) -> (usize, Duration) {
+        consuming(&self.far(), writers * each, || {
+            write_from_processes(&self.a, (CROSS_TEAM, "far"), writers, each);
+        })
+    }
+}
+
+/// Runs `writers` writer processes (below), each appending `each` messages for `member` of
+/// `team` in `home`, and waits for them all.
+fn write_from_processes(home: &Path, (team, member): (&str, &str), writers: usize, each: usize) {
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..writers)
+        .map(|_| {
+            Command::new(&exe)
+                .arg("--writer")
+                .arg(home)
+                .arg(each.to_string())
+                .args([team, member])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success(), "a writer process failed");
+    }
+}
+
 /// A writer process of the throughput figure: `each` appends of one message, each durable.
 fn writer_process(args: &[String]) {
     let home = PathBuf::from(&args[0]);
     let each: usize = args[1].parse().unwrap();
-    let mailbox = Mailbox::new(&Home::new(home).team(TEAM), "sink");
+    let mailbox = Mailbox::new(&Home::new(home).team(&args[2]), &args[3]);
     let pid = std::process::id();
     for n in 0..each {
         mailbox
@@ -725,10 +890,7 @@ fn count_distinct(
 fn team_start(members: usize, samples: usize) -> Vec<Duration> {
     let mut times = Vec::with_capacity(samples);
     for _ in 0..samples {
-        let dir = tempfile::Builder::new()
-            .prefix("swstart")
-            .tempdir_in(bench_dir())
-            .unwrap();
+        let dir = scratch("swstart");
         let socket = dir.path().join("tmux.sock");
         let tmux = |args: &[&str]| {
             Command::new("tmux")
@@ -826,6 +988,26 @@ fn pending_task(id: usize) -> String {
 
 /// Where the homes under test live: `SWARM_BENCH_DIR` (to measure another file system), else
 /// /tmp, short enough for tmux and peer socket paths.
+/// A temporary folder under [`bench_dir`], removed when dropped.
+fn scratch(prefix: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(bench_dir())
+        .unwrap()
+}
+
+/// `swarm init TEAMFILE` in `home`.
+fn init(home: &Path, file: &Path) {
+    let status = Command::new(SWARM)
+        .env("SWARM_HOME", home)
+        .arg("init")
+        .arg(file)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "swarm init failed");
+}
+
 fn bench_dir() -> PathBuf {
     std::env::var_os("SWARM_BENCH_DIR").map_or_else(|| PathBuf::from("/tmp"), PathBuf::from)
 }
@@ -934,17 +1116,11 @@ impl Report {
             ));
         }
         if let Some(four) = self.find("long-lived writer processes: 4") {
-            let min = four["min_per_second"].as_f64().unwrap_or(0.0);
-            let median = four["median_per_second"].as_f64().unwrap_or(0.0);
-            let all_delivered = four["delivered"] == four["expected"];
-            targets.push(target(
+            targets.push(throughput_target(
                 "c",
                 "≥ 1,000 msg/s from 4 writer processes (minimum of the runs), all delivered",
-                format!(
-                    "min {min:.0} msg/s (median {median:.0}), {}/{} delivered",
-                    four["delivered"], four["expected"]
-                ),
-                min >= 1000.0 && all_delivered,
+                four,
+                1000.0,
             ));
         }
         if let (Some(many), Some(few)) = (
@@ -969,6 +1145,22 @@ impl Report {
                 "claim on 1,000 tasks ≤ 3× claim on 10 tasks",
                 format!("{ratio:.2}×"),
                 ratio <= 3.0,
+            ));
+        }
+        if let Some(p50) = value(CROSS_LATENCY, "median_ms") {
+            targets.push(target(
+                "i",
+                "across hosts p50 ≤ 10 ms",
+                format!("p50 {p50:.2} ms"),
+                p50 <= 10.0,
+            ));
+        }
+        if let Some(cross) = self.find(CROSS_THROUGHPUT) {
+            targets.push(throughput_target(
+                "j",
+                "≥ 1,000 msg/s across hosts from 4 writers (minimum of the runs), all delivered",
+                cross,
+                1000.0,
             ));
         }
         if let Some(eight) = value("team start: up → 8 members running", "median_ms") {
@@ -1101,6 +1293,22 @@ Reading the figures:
 - Send latency grows with the unread backlog because the inbox is one JSON array that is read
   and rewritten whole: that is Claude Code's format, kept so both tools share a team.
 ";
+
+/// A throughput target: met when the slowest run reaches `floor` and every message arrived.
+fn throughput_target(id: &str, what: &str, row: &Value, floor: f64) -> Value {
+    let min = row["min_per_second"].as_f64().unwrap_or(0.0);
+    let median = row["median_per_second"].as_f64().unwrap_or(0.0);
+    let all_delivered = row["delivered"] == row["expected"];
+    target(
+        id,
+        what,
+        format!(
+            "min {min:.0} msg/s (median {median:.0}), {}/{} delivered",
+            row["delivered"], row["expected"]
+        ),
+        min >= floor && all_delivered,
+    )
+}
 
 fn target(id: &str, what: &str, measured: String, met: bool) -> Value {
     json!({"id": id, "target": what, "measured": measured, "met": met})

@@ -225,7 +225,8 @@ impl Mailbox {
         max: Option<usize>,
         pick: impl FnMut(&InboxMessage) -> bool,
     ) -> Result<Vec<InboxMessage>> {
-        self.take(max, pick, |_| Ok(())).map(|(_, taken)| taken)
+        self.take(max, pick, Record::BeforeDelivery, |_| Ok(()))
+            .map(|(_, taken)| taken)
     }
 
     /// [`Mailbox::consume`] for a consumer that shows what it takes (`recv`, `watch --consume`):
@@ -242,11 +243,56 @@ impl Mailbox {
         pick: impl FnMut(&InboxMessage) -> bool,
         deliver: impl FnOnce(&[InboxMessage]) -> Result<()>,
     ) -> Result<Vec<InboxMessage>> {
-        self.take(max, pick, deliver).map(|(chosen, _)| chosen)
+        self.take(max, pick, Record::BeforeDelivery, deliver)
+            .map(|(chosen, _)| chosen)
     }
 
-    /// The one consume: choose, record in history, deliver, rewrite. Returns the messages chosen
-    /// and those of them still unread under the lock, which the rewrite removed.
+    /// [`Mailbox::consume_delivering`] for a consumer that hands messages on rather than showing
+    /// them (the node sending them to another host): history records them only once `forward`
+    /// succeeded, as what left; then they leave the inbox. A failed forward leaves them unread and
+    /// unrecorded. Returns what was forwarded.
+    pub(crate) fn consume_forwarding(
+        &self,
+        max: Option<usize>,
+        forward: impl FnOnce(&[InboxMessage]) -> Result<()>,
+    ) -> Result<Vec<InboxMessage>> {
+        self.take(max, |_| true, Record::AfterDelivery, forward)
+            .map(|(chosen, _)| chosen)
+    }
+
+    /// Appends those of `messages` this member has not seen: one whose `msg_id` the inbox holds
+    /// (read or not), or history records, is skipped, as is a second copy within `messages`.
+    /// History is read under the inbox locks: a consumer records a message in history before it
+    /// removes it from the inbox under those locks, so a message consumed by then is found in
+    /// one or the other. `delivered` carries what was read of history from one call to the next.
+    /// Durable when it returns; returns how many were appended.
+    pub(crate) fn append_unseen(
+        &self,
+        messages: &[InboxMessage],
+        delivered: &mut Delivered,
+    ) -> Result<usize> {
+        self.update(|inbox| {
+            delivered.catch_up(self)?;
+            let mut present: HashSet<String> = inbox
+                .iter()
+                .map(|message| message.id().into_owned())
+                .collect();
+            let mut added = 0;
+            for message in messages {
+                let id = message.id();
+                if delivered.ids.contains(id.as_ref()) || !present.insert(id.into_owned()) {
+                    continue;
+                }
+                inbox.push(message.clone());
+                added += 1;
+            }
+            Ok((added, added > 0))
+        })
+    }
+
+    /// The one consume: choose, record in history and deliver (in the order `record` says),
+    /// rewrite. Returns the messages chosen and those of them still unread under the lock, which
+    /// the rewrite removed.
     ///
     /// swarm's consumers of one inbox take turns on their own flock, held from the choice to the
     /// rewrite, so two of them never choose, record, or deliver the same message. Writers never
@@ -258,6 +304,7 @@ impl Mailbox {
         &self,
         max: Option<usize>,
         mut pick: impl FnMut(&InboxMessage) -> bool,
+        record: Record,
         deliver: impl FnOnce(&[InboxMessage]) -> Result<()>,
     ) -> Result<(Vec<InboxMessage>, Vec<InboxMessage>)> {
         private_dir(&self.paths.root, durable::parent(&self.paths.inbox))?;
@@ -271,8 +318,16 @@ impl Mailbox {
         if chosen.is_empty() {
             return Ok((chosen, Vec::new()));
         }
-        self.record_history(&chosen)?;
-        deliver(&chosen)?;
+        match record {
+            Record::BeforeDelivery => {
+                self.record_history(&chosen)?;
+                deliver(&chosen)?;
+            }
+            Record::AfterDelivery => {
+                deliver(&chosen)?;
+                self.record_history(&chosen)?;
+            }
+        }
         let ids: HashSet<String> = chosen.iter().map(|m| m.id().into_owned()).collect();
         let taken = self.update(|unread| {
             let mut taken = Vec::new();
@@ -534,6 +589,37 @@ impl Mailbox {
     }
 }
 
+/// When a consume records the messages it takes in history: before it shows them (a reader), or
+/// once it has handed them on (the node).
+#[derive(Debug, Clone, Copy)]
+enum Record {
+    BeforeDelivery,
+    AfterDelivery,
+}
+
+/// The `msg_id`s one member's history holds, read as it grows: for [`Mailbox::append_unseen`].
+#[derive(Debug, Default)]
+pub(crate) struct Delivered {
+    ids: HashSet<String>,
+    /// How far the history file has been read.
+    offset: u64,
+}
+
+impl Delivered {
+    /// Reads what history gained since the last call; a history file replaced by a shorter one
+    /// is read again from its start.
+    fn catch_up(&mut self, mailbox: &Mailbox) -> Result<()> {
+        if mailbox.history_len()? < self.offset {
+            *self = Self::default();
+        }
+        let (recorded, offset) = mailbox.history_since(self.offset)?;
+        self.ids
+            .extend(recorded.iter().map(|message| message.id().into_owned()));
+        self.offset = offset;
+        Ok(())
+    }
+}
+
 /// Removes a spool staging file whose writer was killed before it renamed it into place: its
 /// pid (in the name) is gone, or it is older than a lock directory may be. Deleting the file of a
 /// writer that is merely slow is safe too: its rename fails, and its send with it.
@@ -646,6 +732,50 @@ mod tests {
             read(&sent),
             "recorded once each"
         );
+    }
+
+    #[test]
+    fn append_unseen_skips_what_the_inbox_or_history_holds() {
+        let (_dir, mailbox) = mailbox();
+        let mut delivered = Delivered::default();
+        let one = InboxMessage::new("a", "one", None, None);
+        let two = InboxMessage::new("a", "two", None, None);
+        let appended = mailbox.append_unseen(&[one.clone(), one.clone()], &mut delivered);
+        assert_eq!(appended.unwrap(), 1, "a second copy in one batch");
+        let again = mailbox.append_unseen(std::slice::from_ref(&one), &mut delivered);
+        assert_eq!(again.unwrap(), 0, "still unread in the inbox");
+        mailbox.consume(None, |_| true).unwrap();
+        let after = mailbox.append_unseen(&[one.clone(), two.clone()], &mut delivered);
+        assert_eq!(after.unwrap(), 1, "taken by a reader: in history");
+        assert_eq!(mailbox.peek().unwrap(), std::slice::from_ref(&two));
+        // A restarted node knows nothing yet, and reads history from its start.
+        let mut fresh = Delivered::default();
+        let restarted = mailbox.append_unseen(std::slice::from_ref(&one), &mut fresh);
+        assert_eq!(restarted.unwrap(), 0);
+        // Another tool marked `two` read and kept it in the file: it was shown.
+        let mut shown = two.clone();
+        shown.set_field("read", Value::Bool(true));
+        write_inbox(mailbox.inbox_path(), &[shown]).unwrap();
+        let marked = mailbox.append_unseen(std::slice::from_ref(&two), &mut fresh);
+        assert_eq!(marked.unwrap(), 0);
+    }
+
+    #[test]
+    fn a_forward_records_history_only_once_it_succeeded() {
+        let (_dir, mailbox) = mailbox();
+        let sent = [
+            InboxMessage::new("a", "one", None, None),
+            InboxMessage::new("a", "two", None, None),
+        ];
+        mailbox.append(&sent).unwrap();
+        let failed = mailbox.consume_forwarding(None, |_| Err(Error::runtime("no server")));
+        assert_eq!(failed.unwrap_err().message(), "no server");
+        assert_eq!(mailbox.peek().unwrap(), sent);
+        assert!(mailbox.history().unwrap().is_empty(), "nothing left");
+        let forwarded = mailbox.consume_forwarding(Some(1), |_| Ok(())).unwrap();
+        assert_eq!(forwarded, &sent[..1]);
+        assert_eq!(mailbox.peek().unwrap(), &sent[1..]);
+        assert_eq!(mailbox.history().unwrap(), read(&sent[..1]));
     }
 
     #[test]

@@ -7,6 +7,9 @@
 mod control;
 mod presence;
 mod roster;
+mod inbound;
+mod outbound;
+mod teams;
 pub(crate) mod unit;
 
 use std::future::Future;
@@ -99,6 +102,8 @@ async fn serve(home: Home, name: Name, settings: Settings, socket: Option<String
     services.spawn(control::serve(Arc::clone(&node)));
     services.spawn(roster::serve(Arc::clone(&node)));
     services.spawn(presence::serve(Arc::clone(&node)));
+    services.spawn(outbound::serve(Arc::clone(&node)));
+    services.spawn(inbound::serve(Arc::clone(&node)));
     // Every service runs until the node stops; the first to fail ends the node with its error.
     match services.join_next().await {
         Some(Ok(result)) => result,

@@ -1,0 +1,174 @@
+//! Messages leaving this host (docs/ARCHITECTURE.md, "Messages across hosts"). A local writer
+//! (swarm, Claude Code, any tool) writes a message for a member on another host into that
+//! member's inbox file here, as for anyone. The node watches those files and, for each batch,
+//! under the mailbox's consume: publishes every message to the team's stream with
+//! `Nats-Msg-Id`, waits for every ack, records them in history, and only then removes them from
+//! the file. A batch that cannot be sent stays in the file and goes when the server is back.
+
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::sync::Arc;
+
+use async_nats::HeaderMap;
+use async_nats::header::NATS_MESSAGE_ID;
+use async_nats::jetstream;
+use tokio::sync::watch;
+
+use crate::base::ids;
+use crate::cluster::node::Node;
+use crate::cluster::node::teams::{self, Clustered};
+use crate::cluster::{stream, subjects};
+use crate::error::{Error, Result};
+use crate::format::message::InboxMessage;
+use crate::store::durable::private_dir;
+use crate::store::mailbox::Mailbox;
+
+/// The most messages one consume takes from an inbox: all published at once, then every ack
+/// awaited.
+const BATCH: usize = 256;
+
+/// A member on another host: its inbox file here, and the subject its messages go to.
+#[derive(Clone)]
+struct Remote {
+    member: String,
+    mailbox: Mailbox,
+    subject: String,
+}
+
+/// Sends what local writers leave for remote members, for every team across hosts.
+pub(crate) async fn serve(node: Arc<Node>) -> Result<()> {
+    teams::supervise(node, "sending", |team| !team.remote.is_empty(), send_team).await
+}
+
+/// Watches the team's inboxes folder and sends whatever the remote members' inboxes hold, now,
+/// after every change to one of them, and after every reconnection.
+async fn send_team(node: Arc<Node>, team: Clustered) -> Result<()> {
+    let paths = node.home.team(&team.team);
+    let inboxes = paths.inboxes();
+    {
+        let (root, dir) = (paths.private_root().to_path_buf(), inboxes.clone());
+        node.off_runtime(move |_| private_dir(&root, &dir)).await?;
+    }
+    let mut watcher = crate::store::watcher::AsyncWatcher::arm(&inboxes)?;
+    let remotes: Vec<Remote> = team
+        .remote
+        .iter()
+        .map(|member| Remote {
+            mailbox: Mailbox::new(&paths, member),
+            subject: subjects::inbox(&team.team, member),
+            member: member.clone(),
+        })
+        .collect();
+    let files: HashSet<OsString> = remotes
+        .iter()
+        .map(|remote| remote.mailbox.file_name().to_owned())
+        .collect();
+    let relevant = |name: &std::ffi::OsStr| files.contains(name);
+    let mut connected = node.connected.clone();
+    connected_now(&mut connected).await?;
+    stream::ensure(&node.js, &node.url, &team.team).await?;
+    loop {
+        connected.borrow_and_update();
+        // A batch the server does not take stays in its file; this task ends with the reason and
+        // runs again, once connected, from a fresh look at every file.
+        for remote in &remotes {
+            drain(&node, remote).await?;
+        }
+        tokio::select! {
+            woke = watcher.wait(None, &relevant) => { woke?; }
+            changed = connected.changed() => changed.map_err(|_| stopped())?,
+        }
+    }
+}
+
+/// Waits until the client reaches the server.
+async fn connected_now(connected: &mut watch::Receiver<bool>) -> Result<()> {
+    connected
+        .wait_for(|now| *now)
+        .await
+        .map(|_| ())
+        .map_err(|_| stopped())
+}
+
+fn stopped() -> Error {
+    Error::runtime("the NATS connection closed")
+}
+
+/// Sends everything one inbox holds, batch by batch, through the mailbox's consume: it takes
+/// the consumers' turn, publishes, records history once every ack is in, then removes the batch
+/// from the file under the locks.
+async fn drain(node: &Arc<Node>, remote: &Remote) -> Result<()> {
+    let runtime = tokio::runtime::Handle::current();
+    let (remote, js) = (remote.clone(), node.js.clone());
+    node.off_runtime(move |_| {
+        loop {
+            let sent = remote.mailbox.consume_forwarding(Some(BATCH), |batch| {
+                runtime.block_on(publish(&js, &remote.subject, &remote.member, batch))
+            })?;
+            if sent.len() < BATCH {
+                return Ok(());
+            }
+        }
+    })
+    .await
+}
+
+/// Publishes a batch for `member`, each message as the JSON object the file held, then awaits
+/// every ack. The server drops a second copy of a `Nats-Msg-Id` within its duplicate window.
+async fn publish(
+    js: &jetstream::Context,
+    subject: &str,
+    member: &str,
+    batch: &[InboxMessage],
+) -> Result<()> {
+    let failed = |err: &dyn std::fmt::Display| {
+        Error::runtime(format!("the NATS server did not take a message: {err}"))
+    };
+    let mut acks = Vec::with_capacity(batch.len());
+    for message in batch {
+        let mut headers = HeaderMap::new();
+        headers.insert(NATS_MESSAGE_ID, header_id(member, &message.id()));
+        let payload = serde_json::to_vec(message).map_err(|err| failed(&err))?;
+        let ack = js
+            .publish_with_headers(subject.to_owned(), headers, payload.into())
+            .await
+            .map_err(|err| failed(&err))?;
+        acks.push(ack);
+    }
+    for ack in acks {
+        ack.await.map_err(|err| failed(&err))?;
+    }
+    Ok(())
+}
+
+/// The `Nats-Msg-Id` of a message for `member`: the member and the message id. The server drops
+/// duplicates across the whole stream, and a broadcast gives every member's copy the same
+/// `msg_id`, so the id alone would keep all copies but the first from crossing. An id another
+/// tool wrote that cannot be in a header value (spaces, control characters, non-ASCII) is hashed
+/// into one that can.
+fn header_id(member: &str, id: &str) -> String {
+    if !id.is_empty() && id.bytes().all(|b| b.is_ascii_graphic()) {
+        format!("{member}/{id}")
+    } else {
+        format!("{member}/{}", ids::derived(id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_ids_are_the_member_and_the_message_id_or_a_hash_of_it() {
+        let id = "f3f1d56c-4527-4d9e-a7d4-5783b9f0726d";
+        assert_eq!(header_id("bob", id), format!("bob/{id}"));
+        assert_ne!(
+            header_id("bob", id),
+            header_id("alice", id),
+            "broadcast copies"
+        );
+        let odd = header_id("bob", "two words\r\n");
+        assert!(odd.bytes().all(|b| b.is_ascii_graphic()), "{odd}");
+        assert_eq!(odd, header_id("bob", "two words\r\n"), "stable");
+    }
+}
