@@ -8,3 +8,4 @@ pub(crate) mod node;
 pub(crate) mod settings;
 pub(crate) mod stream;
 pub(crate) mod subjects;
+pub(crate) mod tasks;

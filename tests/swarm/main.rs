@@ -4,6 +4,7 @@ mod claude_format;
 mod cleanup;
 mod cluster;
 mod concurrency;
+mod cross_host_tasks;
 mod docs;
 mod file_safety;
 mod harness;

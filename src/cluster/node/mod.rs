@@ -4,6 +4,7 @@
 //! SIGTERM or SIGINT. While the server is unreachable it keeps running and keeps trying: local
 //! messaging never depends on it, and what must cross hosts waits in the local files.
 
+mod tasks;
 pub(crate) mod unit;
 
 use std::future::Future;
@@ -85,6 +86,7 @@ async fn serve(home: Home, name: Name, settings: Settings) -> Result<()> {
     });
     let mut services: JoinSet<Result<()>> = JoinSet::new();
     services.spawn(report_connection(Arc::clone(&node)));
+    services.spawn(tasks::serve(Arc::clone(&node)));
     // Every service runs until the node stops; the first to fail ends the node with its error.
     match services.join_next().await {
         Some(Ok(result)) => result,
