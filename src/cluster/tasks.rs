@@ -134,7 +134,7 @@ async fn mark(store: &kv::Store, url: &str) -> Result<(u64, u64)> {
 /// Moves the mark from `from` (value, revision) to `to`; `false` when another host moved it first.
 async fn move_mark(store: &kv::Store, url: &str, from: (u64, u64), to: u64) -> Result<bool> {
     let value = to.to_string().into_bytes().into();
-    let moved = if from.1 == 0 {
+    if from.1 == 0 {
         match store.create(subjects::TASKS_MARK, value).await {
             Ok(_) => Ok(true),
             Err(err) if err.kind() == kv::CreateErrorKind::AlreadyExists => Ok(false),
@@ -146,8 +146,7 @@ async fn move_mark(store: &kv::Store, url: &str, from: (u64, u64), to: u64) -> R
             Err(err) if err.kind() == kv::UpdateErrorKind::WrongLastRevision => Ok(false),
             Err(err) => Err(failed(url, "issue a task id", err)),
         }
-    };
-    moved
+    }
 }
 
 /// Writes `task` at `revision` (the one its change was decided on); `None` when the key moved on
@@ -325,13 +324,9 @@ impl Replica {
         whole_list: bool,
         change: impl FnMut(&mut Edit) -> Result<R>,
     ) -> Result<R> {
-        let (result, written) = self.runtime.block_on(edit(
-            &self.store,
-            &self.url,
-            ids,
-            whole_list,
-            change,
-        ))?;
+        let (result, written) =
+            self.runtime
+                .block_on(edit(&self.store, &self.url, ids, whole_list, change))?;
         list.adopt(&written)?;
         Ok(result)
     }

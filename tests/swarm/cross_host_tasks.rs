@@ -9,8 +9,9 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::harness::{Sandbox, eventually};
+use crate::harness::{Outcome, Sandbox, eventually};
 use crate::nats_harness::{NatsServer, Node};
+use crate::tasks::add;
 
 /// Two hosts sharing one server, each with team `t` (lead, alice on hosta, bob on hostb) and a
 /// running node.
@@ -68,16 +69,15 @@ fn eventually_task(sandbox: &Sandbox, id: u64, what: &str, check: impl Fn(&Value
     eventually(what, || task(sandbox, id).is_some_and(|t| check(&t)));
 }
 
-fn add(sandbox: &Sandbox, subject: &str) -> u64 {
+/// `swarm task VERB ID` on `sandbox` as member `name`.
+fn as_member(sandbox: &Sandbox, name: &str, verb: &str, id: u64) -> Outcome {
     sandbox
         .swarm()
-        .args(["task", "add", subject])
+        .args(["task", verb])
+        .arg(id.to_string())
         .team("t")
+        .as_(name)
         .run()
-        .success()
-        .stdout_line()
-        .parse()
-        .unwrap()
 }
 
 #[test]
@@ -101,32 +101,17 @@ fn a_task_added_on_one_host_is_listed_on_the_other_and_a_claim_there_shows_here(
     eventually_task(&hosts.a, 2, "task 2 on host a", |t| {
         t["subject"] == "write the lexer"
     });
-    hosts
-        .b
-        .swarm()
-        .args(["task", "claim", "1"])
-        .team("t")
-        .as_("bob")
-        .run()
-        .success();
-    assert_eq!(task(&hosts.b, 1).unwrap()["owner"], "bob", "written here at once");
-    eventually_task(&hosts.a, 1, "bob's claim on host a", |t| t["owner"] == "bob");
-    hosts
-        .a
-        .swarm()
-        .args(["task", "claim", "1"])
-        .team("t")
-        .as_("alice")
-        .run()
-        .refused(2, "already_claimed: task 1 is owned by bob");
-    hosts
-        .b
-        .swarm()
-        .args(["task", "done", "1"])
-        .team("t")
-        .as_("bob")
-        .run()
-        .success();
+    as_member(&hosts.b, "bob", "claim", 1).success();
+    assert_eq!(
+        task(&hosts.b, 1).unwrap()["owner"],
+        "bob",
+        "written here at once"
+    );
+    eventually_task(&hosts.a, 1, "bob's claim on host a", |t| {
+        t["owner"] == "bob"
+    });
+    as_member(&hosts.a, "alice", "claim", 1).refused(2, "already_claimed: task 1 is owned by bob");
+    as_member(&hosts.b, "bob", "done", 1).success();
     eventually_task(&hosts.a, 1, "task 1 completed on host a", |t| {
         t["status"] == "completed"
     });
@@ -220,7 +205,9 @@ fn a_task_file_written_directly_in_claude_codes_shape_reaches_the_other_host() {
     let staging = dir.join(".2.json.tmp");
     fs::write(&staging, serde_json::to_vec_pretty(&written).unwrap()).unwrap();
     fs::rename(&staging, dir.join("2.json")).unwrap();
-    eventually_task(&hosts.a, 2, "Claude Code's task on host a", |t| *t == written);
+    eventually_task(&hosts.a, 2, "Claude Code's task on host a", |t| {
+        *t == written
+    });
     // Claude Code's TaskUpdate on host a: a direct change of a task both hosts hold.
     let mut changed = task(&hosts.a, 1).unwrap();
     changed["owner"] = json!("alice");
@@ -229,16 +216,11 @@ fn a_task_file_written_directly_in_claude_codes_shape_reaches_the_other_host() {
     let staging = dir.join(".1.json.tmp");
     fs::write(&staging, serde_json::to_vec_pretty(&changed).unwrap()).unwrap();
     fs::rename(&staging, dir.join("1.json")).unwrap();
-    eventually_task(&hosts.b, 1, "alice's direct claim on host b", |t| *t == changed);
+    eventually_task(&hosts.b, 1, "alice's direct claim on host b", |t| {
+        *t == changed
+    });
     // The server knows it: bob's claim is refused with Claude Code's reason.
-    hosts
-        .b
-        .swarm()
-        .args(["task", "claim", "1"])
-        .team("t")
-        .as_("bob")
-        .run()
-        .refused(2, "already_claimed: task 1 is owned by alice");
+    as_member(&hosts.b, "bob", "claim", 1).refused(2, "already_claimed: task 1 is owned by alice");
     // The next id swarm issues comes after Claude Code's.
     assert_eq!(add(&hosts.a, "third"), 3);
 }
@@ -250,13 +232,7 @@ fn with_the_server_down_a_claim_exits_1_naming_it_and_changes_nothing() {
     let before = fs::read(task_path(&hosts.a, 1)).unwrap();
     hosts.server.kill();
     let url = hosts.server.url();
-    let refusal = hosts
-        .a
-        .swarm()
-        .args(["task", "claim", "1"])
-        .team("t")
-        .as_("alice")
-        .run()
+    let refusal = as_member(&hosts.a, "alice", "claim", 1)
         .refused(1, "cannot reach the NATS server")
         .refusal();
     assert!(refusal.contains(&url), "{refusal}");
@@ -270,6 +246,17 @@ fn with_the_server_down_a_claim_exits_1_naming_it_and_changes_nothing() {
         .run()
         .success()
         .stdout_has("owner: -");
+    // Once it is back, the claim goes through and reaches the other host.
+    hosts.server.restart();
+    as_member(&hosts.a, "alice", "claim", 1).success();
+    eventually_task(
+        &hosts.b,
+        1,
+        "alice's claim on host b after the restart",
+        |t| t["owner"] == "alice",
+    );
+    assert_eq!(add(&hosts.b, "second"), 2);
+    eventually_task(&hosts.a, 2, "task 2 on host a after the restart", |_| true);
 }
 
 #[test]

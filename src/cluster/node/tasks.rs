@@ -28,8 +28,11 @@ const LOOK_AGAIN: Duration = Duration::from_secs(1);
 pub(crate) async fn serve(node: Arc<Node>) -> Result<()> {
     let mut copies: JoinSet<(String, Result<()>)> = JoinSet::new();
     let mut running: BTreeSet<String> = BTreeSet::new();
+    // What was last said about each team, so a server that stays away is not reported every
+    // second.
+    let mut said: BTreeMap<String, String> = BTreeMap::new();
     loop {
-        let teams = node.off_runtime(|node| clustered_teams(node)).await?;
+        let teams = node.off_runtime(clustered_teams).await?;
         for team in teams {
             if running.insert(team.clone()) {
                 let node = Arc::clone(&node);
@@ -43,12 +46,19 @@ pub(crate) async fn serve(node: Arc<Node>) -> Result<()> {
             Some(ended) = copies.join_next() => {
                 let (team, result) = ended
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic.into_panic()));
-                if let Err(err) = result {
-                    eprintln!(
-                        "swarm node {}: the task list of team {team} is not copied now: {}",
-                        node.name,
-                        err.message()
-                    );
+                match result {
+                    Err(err) if said.get(&team).map(String::as_str) != Some(err.message()) => {
+                        eprintln!(
+                            "swarm node {}: the task list of team {team} is not copied now: {}",
+                            node.name,
+                            err.message()
+                        );
+                        said.insert(team.clone(), err.message().to_owned());
+                    }
+                    Err(_) => {}
+                    Ok(()) => {
+                        said.remove(&team);
+                    }
                 }
                 running.remove(&team);
                 tokio::time::sleep(LOOK_AGAIN).await;
@@ -88,7 +98,12 @@ async fn copy(node: &Arc<Node>, team: &str) -> Result<()> {
     let last = store
         .status()
         .await
-        .map_err(|err| Error::runtime(format!("the NATS server at {} could not say how far the task list of {team} goes: {err}", node.url)))?
+        .map_err(|err| {
+            Error::runtime(format!(
+                "the NATS server at {} could not say how far the task list of {team} goes: {err}",
+                node.url
+            ))
+        })?
         .info
         .state
         .last_sequence;
@@ -153,12 +168,19 @@ fn watch_files(list: &TaskList) -> Result<mpsc::Receiver<Result<()>>> {
 }
 
 /// Writes one task from the server into the local files, unless it is older than what is known.
-async fn take(node: &Arc<Node>, list: &TaskList, known: &mut Known, entry: &kv::Entry) -> Result<()> {
+async fn take(
+    node: &Arc<Node>,
+    list: &TaskList,
+    known: &mut Known,
+    entry: &kv::Entry,
+) -> Result<()> {
     let Some(id) = crate::cluster::subjects::task_id(&entry.key) else {
         return Ok(());
     };
     if entry.operation != kv::Operation::Put
-        || known.get(&id).is_some_and(|(revision, _)| *revision >= entry.revision)
+        || known
+            .get(&id)
+            .is_some_and(|(revision, _)| *revision >= entry.revision)
     {
         return Ok(());
     }
@@ -175,7 +197,12 @@ async fn take(node: &Arc<Node>, list: &TaskList, known: &mut Known, entry: &kv::
 /// Puts on the server every local task that differs from what this host last saw there: at that
 /// revision when the task is known, as a new task when not. A task whose key moved on meanwhile
 /// lost the race: the winner comes through the watch and replaces the local file.
-async fn publish(node: &Arc<Node>, store: &kv::Store, list: &TaskList, known: &mut Known) -> Result<()> {
+async fn publish(
+    node: &Arc<Node>,
+    store: &kv::Store,
+    list: &TaskList,
+    known: &mut Known,
+) -> Result<()> {
     let reader = list.clone();
     let board = node.off_runtime(move |_| reader.read()).await?;
     for (id, task) in board.tasks {
