@@ -316,7 +316,10 @@ impl Replica {
     }
 
     /// [`edit`] on the server, then what it wrote put in the local files (`list`) through the
-    /// locked edit: a change is on this host's files only once the server accepted it.
+    /// locked edit: a change is on this host's files only once the server accepted it. Under the
+    /// local locks each task is read from the server once more and written as it is there now:
+    /// a newer change another host made meanwhile, which this host's node may already have
+    /// written, is never replaced by this one.
     pub(crate) fn edit<R>(
         &self,
         list: &TaskList,
@@ -327,7 +330,23 @@ impl Replica {
         let (result, written) =
             self.runtime
                 .block_on(edit(&self.store, &self.url, ids, whole_list, change))?;
-        list.adopt(&written)?;
+        if written.is_empty() {
+            return Ok(result);
+        }
+        list.ensure()?;
+        let ids: Vec<u64> = written.iter().map(Task::id).collect();
+        list.edit(&ids, true, |local| {
+            for task in &written {
+                let now = self
+                    .runtime
+                    .block_on(entry(&self.store, &self.url, task.id()))?
+                    .map_or_else(|| task.clone(), |(_, now)| now);
+                if local.task(now.id()) != Some(&now) {
+                    local.put(now);
+                }
+            }
+            Ok(())
+        })?;
         Ok(result)
     }
 }

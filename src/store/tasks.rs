@@ -402,7 +402,7 @@ impl TaskList {
 }
 
 impl TaskList {
-    /// Writes copies of tasks decided elsewhere (another host's, through the server) as they are,
+    /// Writes copies of tasks decided elsewhere (on the server, by another host) as they are,
     /// at their own ids, through [`TaskList::edit`] under the list lock and theirs: a task that
     /// differs is replaced, a missing one created. Returns the tasks that were written.
     pub(crate) fn adopt(&self, tasks: &[Task]) -> Result<Vec<Task>> {

@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::cluster::node::Node;
+use crate::cluster::node::shared::Node;
 use crate::cluster::tasks::{self as replica, clustered};
 use crate::error::{Error, Result};
 use crate::format::task::Task;
