@@ -10,3 +10,4 @@ pub(crate) mod roster;
 pub(crate) mod settings;
 pub(crate) mod stream;
 pub(crate) mod subjects;
+pub(crate) mod tasks;

@@ -48,6 +48,22 @@ pub(crate) fn tasks_bucket(team: &str) -> String {
     format!("swarm_tasks_{team}")
 }
 
+/// The key of task `id` in a team's task bucket; its value is the task's file, as Claude Code
+/// writes it.
+pub(crate) fn task_key(id: u64) -> String {
+    format!("task.{id}")
+}
+
+/// The id a key of a team's task bucket names, if it names a task.
+pub(crate) fn task_id(key: &str) -> Option<u64> {
+    key.strip_prefix("task.")
+        .and_then(crate::store::paths::parse_task_id)
+}
+
+/// The key of a team's task bucket holding the highest task id ever issued: every id is taken by
+/// a compare-and-set on it, so two hosts never issue the same one.
+pub(crate) const TASKS_MARK: &str = "mark";
+
 /// The key-value bucket where every node says it is alive.
 pub(crate) const NODES_BUCKET: &str = "swarm_nodes";
 
@@ -73,6 +89,9 @@ mod tests {
         assert_eq!(consumer("bob"), "inbox-bob");
         assert_eq!(roster_bucket("t"), "swarm_t");
         assert_eq!(tasks_bucket("t"), "swarm_tasks_t");
+        assert_eq!(task_key(12), "task.12");
+        assert_eq!(task_id("task.12"), Some(12));
+        assert_eq!(task_id(TASKS_MARK), None);
         assert_eq!(control("gpu1", "start"), "swarm.node.gpu1.start");
         assert_eq!(roster_member_name(&roster_member_key("bob")), Some("bob"));
         assert_eq!(roster_member_name(ROSTER_CONFIG_KEY), None);

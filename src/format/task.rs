@@ -178,6 +178,13 @@ impl Task {
         self.set_ids("blockedBy", ids);
     }
 
+    /// The same task under another id.
+    #[must_use]
+    pub(crate) fn with_id(mut self, id: u64) -> Self {
+        self.0.insert("id".into(), id.to_string().into());
+        self
+    }
+
     pub(crate) fn set_subject(&mut self, subject: &str) {
         self.0.insert("subject".into(), subject.into());
     }

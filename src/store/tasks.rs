@@ -79,6 +79,26 @@ pub(crate) struct Board {
 }
 
 impl Board {
+    /// A board of `tasks` whose ids up to `high_water_mark` have been issued.
+    pub(crate) fn new(tasks: BTreeMap<u64, Task>, high_water_mark: u64) -> Self {
+        Self {
+            tasks,
+            unreadable: BTreeSet::new(),
+            high_water_mark,
+        }
+    }
+
+    /// The highest id ever issued on this board: its mark, or the highest id present.
+    pub(crate) fn high_water_mark(&self) -> u64 {
+        self.tasks
+            .keys()
+            .chain(&self.unreadable)
+            .max()
+            .copied()
+            .unwrap_or(0)
+            .max(self.high_water_mark)
+    }
+
     /// The open tasks (not completed) among `task`'s blockers that exist.
     pub(crate) fn open_blockers(&self, task: &Task) -> Vec<u64> {
         task.blocked_by()
@@ -350,52 +370,70 @@ impl TaskList {
                 None => {}
             }
         }
-        let next_id = whole_list.then(|| {
-            let present = board
-                .tasks
-                .keys()
-                .chain(&board.unreadable)
-                .max()
-                .copied()
-                .unwrap_or(0);
-            present.max(board.high_water_mark) + 1
-        });
-        let originals: BTreeMap<u64, Task> = ids
-            .iter()
-            .filter_map(|id| board.tasks.get(id).map(|t| (*id, t.clone())))
-            .collect();
-        let mut edit = Edit {
-            board,
-            locked: ids,
-            next_id,
-            created: Vec::new(),
-        };
+        let mut edit = Edit::new(board, ids, whole_list);
         let result = change(&mut edit)?;
-        for &id in &edit.created {
-            let task = &edit.board.tasks[&id];
-            if !create_exclusive(&self.paths.task(id), &task.to_bytes())? {
+        let high_water_mark = edit.board.high_water_mark;
+        let changes = edit.finish();
+        for task in &changes.created {
+            if !create_exclusive(&self.paths.task(task.id()), &task.to_bytes())? {
                 return Err(Error::runtime(format!(
-                    "task {id} appeared while swarm held the list lock; nothing was created"
+                    "task {} appeared while swarm held the list lock; nothing was created",
+                    task.id()
                 )));
             }
         }
-        if let Some(&last) = edit.created.iter().max() {
+        if let Some(last) = changes.created.iter().map(Task::id).max()
+            && last > high_water_mark
+        {
             self.write_high_water_mark(last)?;
         }
-        for (id, before) in &originals {
-            if let Some(after) = edit.board.tasks.get(id)
-                && after != before
-            {
-                atomic_write(&self.paths.task(*id), |out| {
-                    out.write_all(&after.to_bytes())
-                })?;
-            }
+        for task in &changes.changed {
+            atomic_write(&self.paths.task(task.id()), |out| {
+                out.write_all(&task.to_bytes())
+            })?;
+        }
+        for &id in &changes.removed {
+            let path = self.paths.task(id);
+            fs::remove_file(&path).map_err(|err| Error::io("remove", &path, err))?;
+            durable::sync_dir(&self.paths.dir)?;
         }
         Ok(result)
     }
 }
 
 impl TaskList {
+    /// Writes copies of tasks decided elsewhere (on the server, by another host) as they are,
+    /// at their own ids, through [`TaskList::edit`] under the list lock and theirs: a task that
+    /// differs is replaced, a missing one created. Returns the tasks that were written.
+    pub(crate) fn adopt(&self, tasks: &[Task]) -> Result<Vec<Task>> {
+        if tasks.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.ensure()?;
+        let ids: Vec<u64> = tasks.iter().map(Task::id).collect();
+        self.edit(&ids, true, |edit| {
+            for task in tasks {
+                if edit.task(task.id()) != Some(task) {
+                    edit.put(task.clone());
+                }
+            }
+            Ok(())
+        })?;
+        Ok(tasks.to_vec())
+    }
+
+    /// Moves task `old` to the id `task` carries (which another host issued too): `old`'s file is
+    /// removed and `task` created, in one edit under the list lock.
+    pub(crate) fn renumber(&self, old: u64, task: &Task) -> Result<()> {
+        self.edit(&[old, task.id()], true, |edit| {
+            if edit.task(old).is_some() {
+                edit.remove(old);
+            }
+            edit.put(task.clone());
+            Ok(())
+        })
+    }
+
     /// Returns every open task `owner` holds (internal ones aside: they are Claude Code's own
     /// bookkeeping) to pending with no owner, under those tasks' locks, re-checked there.
     /// `before_write` sees the released tasks before any is written; when it fails, nothing is.
@@ -446,9 +484,99 @@ pub(crate) struct Edit {
     locked: BTreeSet<u64>,
     next_id: Option<u64>,
     created: Vec<u64>,
+    originals: BTreeMap<u64, Task>,
+}
+
+/// What an [`Edit`] changed: the tasks it created and the existing tasks that differ now.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Changes {
+    pub(crate) created: Vec<Task>,
+    pub(crate) changed: Vec<Task>,
+    pub(crate) removed: Vec<u64>,
 }
 
 impl Edit {
+    /// An edit of `board` that may change the tasks `locked` holds (those that exist) and, with
+    /// `whole_list`, create tasks from the next id: max(ids present, high-water mark) + 1. The
+    /// local list hands it what it read under its locks; a replica elsewhere, what it read at
+    /// known revisions.
+    pub(crate) fn new(board: Board, locked: BTreeSet<u64>, whole_list: bool) -> Self {
+        let next_id = whole_list.then(|| board.high_water_mark() + 1);
+        let originals = locked
+            .iter()
+            .filter_map(|id| board.tasks.get(id).map(|t| (*id, t.clone())))
+            .collect();
+        Self {
+            board,
+            locked,
+            next_id,
+            created: Vec::new(),
+            originals,
+        }
+    }
+
+    /// What the change made: the created tasks in id order, and each locked task that differs
+    /// from what was read.
+    pub(crate) fn finish(mut self) -> Changes {
+        let mut changes = Changes::default();
+        self.created.sort_unstable();
+        for id in &self.created {
+            if let Some(task) = self.board.tasks.remove(id) {
+                changes.created.push(task);
+            }
+        }
+        for (id, before) in &self.originals {
+            match self.board.tasks.remove(id) {
+                Some(after) if after != *before => changes.changed.push(after),
+                Some(_) => {}
+                None => changes.removed.push(*id),
+            }
+        }
+        changes
+    }
+
+    /// Takes a locked task off the list; its file is removed when the edit is written.
+    ///
+    /// # Panics
+    /// When the edit did not lock it.
+    pub(crate) fn remove(&mut self, id: u64) {
+        assert!(
+            self.locked.contains(&id),
+            "task {id} removed without its lock"
+        );
+        self.board.tasks.remove(&id);
+    }
+
+    /// Puts `task` on the board as it is, at its own id: replacing a locked task, or creating it
+    /// when it does not exist (under the list lock). This is how a copy of a task made elsewhere
+    /// is written.
+    ///
+    /// # Panics
+    /// When the task exists and is not locked, or is new and the edit does not hold the list lock.
+    pub(crate) fn put(&mut self, task: Task) {
+        let id = task.id();
+        if self.board.tasks.contains_key(&id) && !self.created.contains(&id) {
+            *self.task_mut(id).expect("checked above") = task;
+            return;
+        }
+        let next = self.next_id.expect("tasks are created under the list lock");
+        self.next_id = Some(next.max(id + 1));
+        if !self.created.contains(&id) {
+            self.created.push(id);
+        }
+        self.locked.insert(id);
+        self.board.tasks.insert(id, task);
+    }
+
+    /// Makes the next task created take id `first`: ids a replica already took for this change
+    /// (`cluster/tasks.rs`) stay its own when the change is decided again.
+    ///
+    /// # Panics
+    /// When the edit does not hold the list lock.
+    pub(crate) fn issue_from(&mut self, first: u64) {
+        assert!(self.next_id.is_some(), "ids are issued under the list lock");
+        self.next_id = Some(first);
+    }
     /// Every task on the board, as read under this edit's locks.
     pub(crate) fn tasks(&self) -> impl Iterator<Item = &Task> {
         self.board.tasks.values()

@@ -5,6 +5,7 @@ mod cleanup;
 mod cluster;
 mod concurrency;
 mod cross_host;
+mod cross_host_tasks;
 mod docs;
 mod file_safety;
 mod harness;

@@ -20,7 +20,7 @@ fn task(sandbox: &Sandbox, id: u64) -> Value {
     serde_json::from_slice(&fs::read(&path).unwrap()).unwrap()
 }
 
-fn add(sandbox: &Sandbox, subject: &str) -> u64 {
+pub(crate) fn add(sandbox: &Sandbox, subject: &str) -> u64 {
     sandbox
         .swarm()
         .args(["task", "add", subject])

@@ -15,6 +15,7 @@ use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
+use crate::cluster::tasks::{self as replica, Replica};
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::format::structured::{Structured, TaskAssignment};
@@ -22,7 +23,7 @@ use crate::format::task::{MAX_DESCRIPTION_BYTES, Status, Task};
 use crate::member::seal;
 use crate::policy::{self, Action, Caller};
 use crate::protocol::exchange;
-use crate::store::tasks::{Board, Refusal, TaskList, parse_id};
+use crate::store::tasks::{Board, Edit, Refusal, TaskList, parse_id};
 use crate::store::team::Team;
 use crate::store::watcher::Watcher;
 
@@ -205,6 +206,8 @@ struct Scope {
     config: TeamConfig,
     caller: Caller,
     list: TaskList,
+    /// The server a clustered team's changes are decided on, once the first change needs it.
+    replica: std::cell::OnceCell<Replica>,
 }
 
 fn scope(ctx: &Context, action: Action) -> Result<Scope> {
@@ -218,10 +221,32 @@ fn scope(ctx: &Context, action: Action) -> Result<Scope> {
         config,
         caller,
         list,
+        replica: std::cell::OnceCell::new(),
     })
 }
 
 impl Scope {
+    /// The one way a task command changes the list: [`TaskList::edit`] on a one-host team; on a
+    /// team that spans hosts, decided on the NATS server by compare-and-set, then written here.
+    fn edit<R>(
+        &self,
+        ids: &[u64],
+        whole_list: bool,
+        change: impl FnMut(&mut Edit) -> Result<R>,
+    ) -> Result<R> {
+        if !replica::clustered(&self.config) {
+            return self.list.edit(ids, whole_list, change);
+        }
+        let replica = match self.replica.get() {
+            Some(replica) => replica,
+            None => {
+                let opened = Replica::open(self.team.home(), self.team.name())?;
+                self.replica.get_or_init(|| opened)
+            }
+        };
+        replica.edit(&self.list, ids, whole_list, change)
+    }
+
     /// The caller as a task owner: a member of the team, or the person at the keyboard.
     fn me(&self) -> Result<String> {
         Ok(policy::require_inbox(&self.config, self.caller.name().as_str())?.to_owned())
@@ -287,7 +312,7 @@ fn add(ctx: &Context, args: AddArgs) -> Result<()> {
     let blockers = ids(&args.blocked_by)?;
     let owner = args.owner.as_deref().map(|o| scope.owner(o)).transpose()?;
     scope.list.ensure()?;
-    let task = scope.list.edit(&blockers, true, |edit| {
+    let task = scope.edit(&blockers, true, |edit| {
         for &blocker in &blockers {
             if edit.task(blocker).is_none() {
                 return Err(Refusal::NotFound.error(blocker));
@@ -367,7 +392,7 @@ fn claim(ctx: &Context, args: ClaimArgs) -> Result<()> {
     let me = scope.me()?;
     if let Some(raw) = &args.id {
         let id = parse_id(raw)?;
-        let task = scope.list.edit(&[id], args.exclusive, |edit| {
+        let task = scope.edit(&[id], args.exclusive, |edit| {
             edit.claim(id, &me, args.exclusive)
         })?;
         return print_task(ctx, &task, "claimed");
@@ -376,7 +401,7 @@ fn claim(ctx: &Context, args: ClaimArgs) -> Result<()> {
     let mut after = 0;
     while let Some(id) = scope.list.next_available(after)? {
         after = id;
-        match scope.list.edit(&[id], args.exclusive, |edit| {
+        match scope.edit(&[id], args.exclusive, |edit| {
             edit.claim(id, &me, args.exclusive)
         }) {
             Ok(task) => return print_task(ctx, &task, "claimed"),
@@ -397,7 +422,7 @@ fn start(ctx: &Context, raw: &str) -> Result<()> {
     let scope = scope(ctx, Action::WorkTasks)?;
     let me = scope.me()?;
     let id = parse_id(raw)?;
-    let task = scope.list.edit(&[id], false, |edit| {
+    let task = scope.edit(&[id], false, |edit| {
         edit.claim(id, &me, false)?;
         let task = edit.task_mut(id).expect("claimed");
         task.set_status(Status::InProgress);
@@ -424,7 +449,7 @@ fn done(ctx: &Context, args: DoneArgs) -> Result<()> {
     if let Some(note) = &args.note {
         check_size("note", note)?;
     }
-    let (task, was_open) = scope.list.edit(&[id], false, |edit| {
+    let (task, was_open) = scope.edit(&[id], false, |edit| {
         let task = edit
             .task_mut(id)
             .ok_or_else(|| Refusal::NotFound.error(id))?;
@@ -484,7 +509,7 @@ fn release(ctx: &Context, raw: &str) -> Result<()> {
     let scope = scope(ctx, Action::WorkTasks)?;
     let me = scope.me()?;
     let id = parse_id(raw)?;
-    let task = scope.list.edit(&[id], false, |edit| {
+    let task = scope.edit(&[id], false, |edit| {
         let task = edit
             .task_mut(id)
             .ok_or_else(|| Refusal::NotFound.error(id))?;
@@ -533,7 +558,7 @@ fn update(ctx: &Context, args: UpdateArgs) -> Result<()> {
                 (all.into_iter().collect(), true)
             }
         };
-        let changed = scope.list.edit(&lock, whole, |edit| {
+        let changed = scope.edit(&lock, whole, |edit| {
             let Some(task) = edit.task(id) else {
                 return Err(Refusal::NotFound.error(id));
             };
@@ -609,7 +634,7 @@ fn assign(ctx: &Context, args: AssignArgs) -> Result<()> {
         &owner,
         &message(before),
     )?;
-    let task = scope.list.edit(&[id], false, |edit| {
+    let task = scope.edit(&[id], false, |edit| {
         let task = edit
             .task_mut(id)
             .ok_or_else(|| Refusal::NotFound.error(id))?;

@@ -12,7 +12,7 @@ use crate::cluster::control::{
     Answer, DOWN, DownReply, DownRequest, LOG, LOG_TAIL_MAX, LogReply, LogRequest, START, STOP,
     StartReply, StartRequest, StopReply, StopRequest,
 };
-use crate::cluster::node::Node;
+use crate::cluster::node::shared::Node;
 use crate::cluster::subjects;
 use crate::error::{Error, Result};
 use crate::launch::layout::{self, Layout};

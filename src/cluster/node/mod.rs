@@ -5,25 +5,26 @@
 //! messaging never depends on it, and what must cross hosts waits in the local files.
 
 mod control;
-mod presence;
-mod roster;
 mod inbound;
 mod outbound;
+mod presence;
+mod roster;
+pub(crate) mod shared;
+mod tasks;
 mod teams;
 pub(crate) mod unit;
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::jetstream;
-use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::base::clock;
 use crate::base::names::Name;
 use crate::base::process;
 use crate::cluster::connection::{self, Connection};
+use crate::cluster::node::shared::Node;
 use crate::cluster::settings::Settings;
 use crate::error::{Error, ErrorKind, Result};
 use crate::store::node::{self as record, NodeLock, NodeRecord};
@@ -31,40 +32,6 @@ use crate::store::paths::Home;
 
 /// How long to wait between attempts to reach a server that is not there yet.
 const RETRY: Duration = Duration::from_secs(1);
-
-/// What every service of the node shares.
-pub(crate) struct Node {
-    pub(crate) home: Home,
-    /// This host's name, as team files give it in `host =`.
-    pub(crate) name: Name,
-    pub(crate) client: async_nats::Client,
-    pub(crate) js: jetstream::Context,
-    pub(crate) url: String,
-    /// Whether the client reaches the server now; follows its reconnections.
-    pub(crate) connected: watch::Receiver<bool>,
-    /// The tmux server members started here go on (`--socket`); the default one when `None`.
-    pub(crate) socket: Option<String>,
-}
-
-impl Node {
-    /// Runs `work` on tokio's blocking pool: anything that takes a file lock, fsyncs, or runs
-    /// tmux goes through here, so the runtime keeps serving the connection meanwhile.
-    pub(crate) fn off_runtime<R, W>(
-        self: &Arc<Self>,
-        work: W,
-    ) -> impl Future<Output = R> + use<R, W>
-    where
-        R: Send + 'static,
-        W: FnOnce(&Self) -> R + Send + 'static,
-    {
-        let this = Arc::clone(self);
-        async move {
-            tokio::task::spawn_blocking(move || work(&this))
-                .await
-                .unwrap_or_else(|err| std::panic::resume_unwind(err.into_panic()))
-        }
-    }
-}
 
 /// Runs the node in the foreground until SIGTERM or SIGINT.
 pub(crate) fn run(
@@ -104,6 +71,7 @@ async fn serve(home: Home, name: Name, settings: Settings, socket: Option<String
     services.spawn(presence::serve(Arc::clone(&node)));
     services.spawn(outbound::serve(Arc::clone(&node)));
     services.spawn(inbound::serve(Arc::clone(&node)));
+    services.spawn(tasks::serve(Arc::clone(&node)));
     // Every service runs until the node stops; the first to fail ends the node with its error.
     match services.join_next().await {
         Some(Ok(result)) => result,

@@ -13,7 +13,7 @@ use async_nats::jetstream::{self, kv};
 use futures_util::StreamExt;
 
 use crate::base::clock;
-use crate::cluster::node::Node;
+use crate::cluster::node::shared::Node;
 use crate::cluster::roster;
 use crate::cluster::subjects::NODES_BUCKET;
 use crate::error::{Error, Result};

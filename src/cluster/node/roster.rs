@@ -12,7 +12,7 @@ use async_nats::jetstream::kv;
 use futures_util::StreamExt;
 use tokio::task::JoinHandle;
 
-use crate::cluster::node::Node;
+use crate::cluster::node::shared::Node;
 use crate::cluster::roster;
 use crate::cluster::subjects;
 use crate::error::{Error, ErrorKind, Result};

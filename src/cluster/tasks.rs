@@ -1,0 +1,352 @@
+//! A clustered team's task list on the server (docs/ARCHITECTURE.md, "The task list across
+//! hosts"): the bucket `swarm_tasks_<team>` holds each task's file under `task.<id>` and the
+//! highest id ever issued under `mark`. Every decision is a compare-and-set on the revision of the
+//! key it read: a claim on two hosts at once is won by one, and the other is refused with Claude
+//! Code's reason, as it would be on one host. Only once the server accepted a change is it written
+//! into the local task files, through the one locked edit (`TaskList::adopt`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Display;
+
+use async_nats::jetstream::{self, kv};
+use futures_util::StreamExt;
+
+use crate::cluster::connection;
+use crate::cluster::settings::{Settings, Sources};
+use crate::cluster::subjects;
+use crate::error::{Error, Result};
+use crate::format::config::TeamConfig;
+use crate::format::task::Task;
+use crate::store::node;
+use crate::store::paths::Home;
+use crate::store::tasks::{Board, Edit, TaskList};
+
+/// How many times a change is decided again after losing a compare-and-set before giving up.
+const ATTEMPTS: usize = 1000;
+
+/// Whether a team spans hosts: its config.json names a host for some member.
+pub(crate) fn clustered(config: &TeamConfig) -> bool {
+    config.members.iter().any(|m| m.host.is_some())
+}
+
+fn failed(url: &str, what: &str, err: impl Display) -> Error {
+    Error::runtime(format!("the NATS server at {url} could not {what}: {err}"))
+}
+
+/// The team's task bucket, made when missing. One value per key: a task's history lives in the
+/// team's messages, not here.
+pub(crate) async fn bucket(js: &jetstream::Context, url: &str, team: &str) -> Result<kv::Store> {
+    let name = subjects::tasks_bucket(team);
+    if let Ok(store) = js.get_key_value(&name).await {
+        return Ok(store);
+    }
+    // The stream a key-value bucket is, made directly: async-nats's `create_key_value` first
+    // asks for the account's limits in a shape a 2.9 server does not answer in.
+    let config = jetstream::stream::Config {
+        name: format!("KV_{name}"),
+        subjects: vec![format!("$KV.{name}.>")],
+        max_messages_per_subject: 1,
+        storage: jetstream::stream::StorageType::File,
+        allow_rollup: true,
+        deny_delete: true,
+        allow_direct: true,
+        discard: jetstream::stream::DiscardPolicy::New,
+        num_replicas: 1,
+        ..jetstream::stream::Config::default()
+    };
+    let made = js.create_stream(config).await;
+    // Made meanwhile by another host, or now by this one: either way it is opened by name.
+    js.get_key_value(&name).await.map_err(|err| match made {
+        Err(made) => failed(url, &format!("make the task bucket {name}"), made),
+        Ok(_) => failed(url, &format!("open the task bucket {name}"), err),
+    })
+}
+
+/// The tasks on the server, each with the revision it was read at, and the id mark.
+pub(crate) struct Snapshot {
+    pub(crate) tasks: BTreeMap<u64, (u64, Task)>,
+    /// The highest id issued and the mark's revision (0: no mark yet).
+    pub(crate) mark: (u64, u64),
+}
+
+impl Snapshot {
+    fn board(&self) -> Board {
+        let tasks = self
+            .tasks
+            .iter()
+            .map(|(id, (_, task))| (*id, task.clone()))
+            .collect();
+        Board::new(tasks, self.mark.0)
+    }
+}
+
+/// One task as the server holds it now, with its revision; `None` when it has none.
+pub(crate) async fn entry(store: &kv::Store, url: &str, id: u64) -> Result<Option<(u64, Task)>> {
+    let found = store
+        .entry(subjects::task_key(id))
+        .await
+        .map_err(|err| failed(url, &format!("read task {id}"), err))?;
+    Ok(found.and_then(|entry| {
+        (entry.operation == kv::Operation::Put)
+            .then(|| Task::parse(&entry.value, id).map(|task| (entry.revision, task)))
+            .flatten()
+    }))
+}
+
+/// Reads every task and the mark. Each key is read at its own revision; a change is then decided
+/// on this board and accepted only if the keys it writes are still at those revisions.
+pub(crate) async fn snapshot(store: &kv::Store, url: &str) -> Result<Snapshot> {
+    let mark = mark(store, url).await?;
+    let mut keys = store
+        .keys()
+        .await
+        .map_err(|err| failed(url, "list the tasks", err))?;
+    let mut ids = Vec::new();
+    while let Some(key) = keys.next().await {
+        let key = key.map_err(|err| failed(url, "list the tasks", err))?;
+        ids.extend(subjects::task_id(&key));
+    }
+    let mut tasks = BTreeMap::new();
+    for id in ids {
+        if let Some(found) = entry(store, url, id).await? {
+            tasks.insert(id, found);
+        }
+    }
+    Ok(Snapshot { tasks, mark })
+}
+
+async fn mark(store: &kv::Store, url: &str) -> Result<(u64, u64)> {
+    let found = store
+        .entry(subjects::TASKS_MARK)
+        .await
+        .map_err(|err| failed(url, "read the task id mark", err))?;
+    Ok(found
+        .filter(|entry| entry.operation == kv::Operation::Put)
+        .map_or((0, 0), |entry| {
+            let value = std::str::from_utf8(&entry.value)
+                .ok()
+                .and_then(|text| text.trim().parse().ok())
+                .unwrap_or(0);
+            (value, entry.revision)
+        }))
+}
+
+/// Moves the mark from `from` (value, revision) to `to`; `false` when another host moved it first.
+async fn move_mark(store: &kv::Store, url: &str, from: (u64, u64), to: u64) -> Result<bool> {
+    let value = to.to_string().into_bytes().into();
+    if from.1 == 0 {
+        match store.create(subjects::TASKS_MARK, value).await {
+            Ok(_) => Ok(true),
+            Err(err) if err.kind() == kv::CreateErrorKind::AlreadyExists => Ok(false),
+            Err(err) => Err(failed(url, "issue a task id", err)),
+        }
+    } else {
+        match store.update(subjects::TASKS_MARK, value, from.1).await {
+            Ok(_) => Ok(true),
+            Err(err) if err.kind() == kv::UpdateErrorKind::WrongLastRevision => Ok(false),
+            Err(err) => Err(failed(url, "issue a task id", err)),
+        }
+    }
+}
+
+/// Writes `task` at `revision` (the one its change was decided on); `None` when the key moved on
+/// meanwhile, else the new revision.
+pub(crate) async fn update(
+    store: &kv::Store,
+    url: &str,
+    task: &Task,
+    revision: u64,
+) -> Result<Option<u64>> {
+    let id = task.id();
+    match store
+        .update(subjects::task_key(id), task.to_bytes().into(), revision)
+        .await
+    {
+        Ok(revision) => Ok(Some(revision)),
+        Err(err) if err.kind() == kv::UpdateErrorKind::WrongLastRevision => Ok(None),
+        Err(err) => Err(failed(url, &format!("write task {id}"), err)),
+    }
+}
+
+/// Puts a task first written on this host (by a tool writing the files directly) on the server.
+/// Its id stands when the mark has not issued it yet; else another host may have issued it, and
+/// the task takes the next free id. Returns the task as the server holds it and its revision.
+pub(crate) async fn publish_new(store: &kv::Store, url: &str, task: &Task) -> Result<(u64, Task)> {
+    for _ in 0..ATTEMPTS {
+        let mark = mark(store, url).await?;
+        let mut task = task.clone();
+        let id = if task.id() > mark.0 {
+            task.id()
+        } else {
+            mark.0 + 1
+        };
+        if id != task.id() {
+            task = task.with_id(id);
+        }
+        if !move_mark(store, url, mark, id).await? {
+            continue;
+        }
+        let revision = store
+            .create(subjects::task_key(id), task.to_bytes().into())
+            .await
+            .map_err(|err| failed(url, &format!("write task {id}"), err))?;
+        return Ok((revision, task));
+    }
+    Err(contended(url))
+}
+
+fn contended(url: &str) -> Error {
+    Error::runtime(format!(
+        "the task list on the NATS server at {url} kept changing while swarm decided; nothing was changed"
+    ))
+    .with_hint("try again")
+}
+
+/// [`TaskList::edit`] decided on the server: the board read there, `change` applied with the
+/// same rules, and what changed written at the revisions it was read at. A lost compare-and-set
+/// reads again and decides again. New ids are taken first, by moving the mark; they stay this
+/// change's when it is decided again. Returns `change`'s result and every task it wrote.
+pub(crate) async fn edit<R>(
+    store: &kv::Store,
+    url: &str,
+    ids: &[u64],
+    whole_list: bool,
+    mut change: impl FnMut(&mut Edit) -> Result<R>,
+) -> Result<(R, Vec<Task>)> {
+    let locked: BTreeSet<u64> = ids.iter().copied().collect();
+    // Ids this change took from the mark in an earlier round: (first, last).
+    let mut issued: Option<(u64, u64)> = None;
+    for _ in 0..ATTEMPTS {
+        let snapshot = snapshot(store, url).await?;
+        let present: BTreeSet<u64> = locked
+            .iter()
+            .copied()
+            .filter(|id| snapshot.tasks.contains_key(id))
+            .collect();
+        let mut edit = Edit::new(snapshot.board(), present, whole_list);
+        if let Some((first, _)) = issued {
+            edit.issue_from(first);
+        }
+        let result = change(&mut edit)?;
+        let changes = edit.finish();
+        if let Some(last) = changes.created.iter().map(Task::id).max() {
+            let covered = issued.is_some_and(|(_, issued_last)| last <= issued_last);
+            if !covered {
+                let first = changes.created.iter().map(Task::id).min().unwrap_or(last);
+                if !move_mark(store, url, snapshot.mark, last).await? {
+                    issued = None;
+                    continue;
+                }
+                issued = Some((first, last));
+            }
+        }
+        let mut lost = false;
+        for task in &changes.changed {
+            let revision = snapshot.tasks[&task.id()].0;
+            if update(store, url, task, revision).await?.is_none() {
+                lost = true;
+                break;
+            }
+        }
+        if lost {
+            continue;
+        }
+        for task in &changes.created {
+            let id = task.id();
+            store
+                .create(subjects::task_key(id), task.to_bytes().into())
+                .await
+                .map_err(|err| failed(url, &format!("write task {id}"), err))?;
+        }
+        let written = changes.created.into_iter().chain(changes.changed).collect();
+        return Ok((result, written));
+    }
+    Err(contended(url))
+}
+
+/// The NATS settings of a command acting on a clustered team: the environment's, else the URL
+/// of the node running for this home with the environment's login.
+pub(crate) fn settings(home: &Home, team: &str) -> Result<Settings> {
+    let env = Sources::from_env();
+    let sources = if env.nats.is_some() {
+        env
+    } else {
+        match node::running(home)? {
+            Some(record) => Sources {
+                nats: Some(record.url),
+                ..env
+            },
+            None => env,
+        }
+    };
+    sources.settle()?.ok_or_else(|| {
+        Error::runtime(format!(
+            "team {team} spans hosts, and no NATS server is known to decide its tasks on"
+        ))
+        .with_hint("set SWARM_NATS_URL, or start `swarm node` on this host")
+    })
+}
+
+/// A clustered team's task list as a command reaches it: a connection to the server and the
+/// team's bucket, driven from synchronous code.
+pub(crate) struct Replica {
+    runtime: tokio::runtime::Runtime,
+    store: kv::Store,
+    url: String,
+}
+
+impl Replica {
+    /// Connects to the server (one line naming the URL when that fails) and opens the bucket.
+    pub(crate) fn open(home: &Home, team: &str) -> Result<Self> {
+        let settings = settings(home, team)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|err| Error::os("start a runtime for NATS", err))?;
+        let store = runtime.block_on(async {
+            let connection = connection::connect(&settings, "swarm task").await?;
+            let js = jetstream::new(connection.client);
+            bucket(&js, &connection.url, team).await
+        })?;
+        Ok(Self {
+            runtime,
+            store,
+            url: settings.url,
+        })
+    }
+
+    /// [`edit`] on the server, then what it wrote put in the local files (`list`) through the
+    /// locked edit: a change is on this host's files only once the server accepted it. Under the
+    /// local locks each task is read from the server once more and written as it is there now:
+    /// a newer change another host made meanwhile, which this host's node may already have
+    /// written, is never replaced by this one.
+    pub(crate) fn edit<R>(
+        &self,
+        list: &TaskList,
+        ids: &[u64],
+        whole_list: bool,
+        change: impl FnMut(&mut Edit) -> Result<R>,
+    ) -> Result<R> {
+        let (result, written) =
+            self.runtime
+                .block_on(edit(&self.store, &self.url, ids, whole_list, change))?;
+        if written.is_empty() {
+            return Ok(result);
+        }
+        list.ensure()?;
+        let ids: Vec<u64> = written.iter().map(Task::id).collect();
+        list.edit(&ids, true, |local| {
+            for task in &written {
+                let now = self
+                    .runtime
+                    .block_on(entry(&self.store, &self.url, task.id()))?
+                    .map_or_else(|| task.clone(), |(_, now)| now);
+                if local.task(now.id()) != Some(&now) {
+                    local.put(now);
+                }
+            }
+            Ok(())
+        })?;
+        Ok(result)
+    }
+}
