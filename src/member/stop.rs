@@ -10,7 +10,10 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 
 use crate::base::{clock, process};
-use crate::error::Result;
+use crate::base::names::Name;
+use crate::error::{Error, Result};
+use crate::format::config::TeamConfig;
+use crate::policy::{self, Action, Caller};
 use crate::format::config::{Member, State};
 use crate::launch::tmux::Tmux;
 use crate::member::ending::{self, Ending};
@@ -20,6 +23,42 @@ use crate::member::{GRACE, ending_bound};
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::Watcher;
+
+/// `stop NAME` (`all` without a name: every live member but the lead) as `caller_of` the team's
+/// config asks it, under the policy; returns each one's final state label.
+pub(crate) fn stop_as(
+    team: &Team,
+    name: Option<&Name>,
+    caller_of: impl FnOnce(&TeamConfig) -> Result<Caller>,
+) -> Result<BTreeMap<String, String>> {
+    let observed = Observed::take(team)?;
+    let config = &observed.config;
+    // A misspelt name is not found, whoever asks.
+    let named = name
+        .map(|name| config.require_member(name.as_str()))
+        .transpose()?;
+    policy::allow(config, &caller_of(config)?, Action::Stop)?;
+    let lead = config.lead_name().to_owned();
+    let names: Vec<String> = match named {
+        None => observed
+            .live()
+            .filter(|name| *name != lead)
+            .map(str::to_owned)
+            .collect(),
+        Some(member) => {
+            let seen = observed.seen(member);
+            if !seen.is_live() {
+                return Err(Error::usage(format!(
+                    "{} is not running ({})",
+                    member.name,
+                    seen.label()
+                )));
+            }
+            vec![member.name.clone()]
+        }
+    };
+    stop(team, &names, "stop")
+}
 
 /// Stops the named members at once; returns each one's final state label.
 pub(crate) fn stop(
