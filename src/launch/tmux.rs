@@ -283,6 +283,25 @@ impl Tmux {
         }
     }
 
+    /// The last `lines` lines `pane` shows, with its colours as escape sequences (`capture-pane
+    /// -e`); `None` when the pane or the server is gone.
+    pub(crate) fn capture(&self, pane: &str, lines: u16) -> Result<Option<String>> {
+        let start = format!("-{lines}");
+        match self.run(&args([
+            "capture-pane",
+            "-p",
+            "-e",
+            "-t",
+            pane,
+            "-S",
+            &start,
+        ])) {
+            Ok(out) => Ok(Some(out)),
+            Err(err) if is_gone(err.message()) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
     /// Pipes everything the pane prints into `writer`, an argv. pipe-pane only takes a shell
     /// command, so each argument is shell-quoted, and `#` doubled because tmux expands formats
     /// in it.

@@ -51,7 +51,9 @@ pub(crate) fn send(
             .map(|m| m.name.clone())
             .collect(),
         Recipient::Peer => {
-            return Err(Error::usage("a uds: peer is reached by `swarm send`, not in a team"));
+            return Err(Error::usage(
+                "a uds: peer is reached by `swarm send`, not in a team",
+            ));
         }
     };
     if targets.is_empty() {
@@ -139,4 +141,3 @@ pub(crate) fn classify(text: &str) -> Result<Option<Structured>> {
         ))),
     }
 }
-

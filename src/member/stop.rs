@@ -9,17 +9,17 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
-use crate::base::{clock, process};
 use crate::base::names::Name;
+use crate::base::{clock, process};
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
-use crate::policy::{self, Action, Caller};
 use crate::format::config::{Member, State};
 use crate::launch::tmux::Tmux;
 use crate::member::ending::{self, Ending};
 use crate::member::liveness::Observed;
 use crate::member::processes::{self, Run};
 use crate::member::{GRACE, ending_bound};
+use crate::policy::{self, Action, Caller};
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::Watcher;

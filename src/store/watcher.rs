@@ -131,8 +131,14 @@ impl Watcher {
 impl AsyncWatcher {
     /// Starts watching `dir` (which must exist). Call before the first read.
     pub(crate) fn arm(dir: &Path) -> Result<Self> {
+        Self::arm_all(&[dir])
+    }
+
+    /// Starts watching several directories (which must exist) through one inotify instance, as
+    /// [`Watcher::arm_all`] does.
+    pub(crate) fn arm_all(dirs: &[&Path]) -> Result<Self> {
         let (sender, signals) = unbounded_channel();
-        let armed = Armed::new(&[dir], move |signal| {
+        let armed = Armed::new(dirs, move |signal| {
             let _ = sender.send(signal);
         })?;
         Ok(Self {

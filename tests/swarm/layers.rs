@@ -9,8 +9,18 @@ use std::path::{Path, PathBuf};
 use crate::harness::repo;
 
 /// Bottom to top. `error.rs` sits below them all.
-const LAYERS: [&str; 10] = [
-    "error", "base", "format", "store", "policy", "protocol", "peer", "launch", "member", "cli",
+const LAYERS: [&str; 11] = [
+    "error",
+    "base",
+    "format",
+    "store",
+    "policy",
+    "protocol",
+    "peer",
+    "launch",
+    "member",
+    "dashboard",
+    "cli",
 ];
 
 /// Every source file but the crate root, by its path under `src/`.

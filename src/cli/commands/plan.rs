@@ -16,8 +16,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::MAX_TEXT_BYTES;
 use crate::format::settings::PermissionMode;
 use crate::format::structured::{PlanApprovalRequest, Structured, plan_request_id};
-use crate::member::{answer, seal};
 use crate::member::verify;
+use crate::member::{answer, seal};
 use crate::policy::{self, Action};
 use crate::protocol::exchange::AnswerWatch;
 
