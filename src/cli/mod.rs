@@ -6,7 +6,7 @@ pub(crate) mod args;
 mod commands;
 mod complete;
 pub(crate) mod context;
-mod logging;
+pub(crate) mod logging;
 mod manual;
 pub(crate) mod output;
 mod removal;

@@ -28,3 +28,4 @@ mod signatures;
 mod tasks;
 mod teams;
 mod terminal;
+mod top;

@@ -7,6 +7,7 @@ use clap_complete::engine::ArgValueCandidates;
 use crate::base::text::for_terminal;
 use crate::cli::complete;
 use crate::cli::context::Context;
+use crate::cli::logging;
 use crate::cli::output;
 use crate::dashboard::{self, Exit};
 use crate::error::{Error, Result};
@@ -44,7 +45,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         whereabouts: ctx.whereabouts().clone(),
         asked: ctx.asked()?,
     };
-    match dashboard::run(&team, who)? {
+    logging::hold(true);
+    let exit = dashboard::run(&team, who);
+    logging::hold(false);
+    match exit? {
         Exit::Quit => Ok(()),
         Exit::Attach(argv) => output::line(format!(
             "attach with: {}",
