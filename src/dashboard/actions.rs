@@ -46,33 +46,9 @@ pub(crate) fn perform(team: &Team, who: &Who, action: Action) -> Result<String> 
     match action {
         Action::Send { to, text } => {
             Name::parse("member", &to)?;
-            let config = team.load()?;
-            let structured = send::classify(&text)?;
-            let sent = send::send(
-                team,
-                &config,
-                &caller(&config)?,
-                Recipient::Member(&to),
-                &text,
-                structured,
-                None,
-            )?;
-            Ok(format!("sent {} to {}", sent.id, sent.to.join(", ")))
+            deliver(team, who, Recipient::Member(&to), &text)
         }
-        Action::Broadcast { text } => {
-            let config = team.load()?;
-            let structured = send::classify(&text)?;
-            let sent = send::send(
-                team,
-                &config,
-                &caller(&config)?,
-                Recipient::Broadcast,
-                &text,
-                structured,
-                None,
-            )?;
-            Ok(format!("sent {} to {}", sent.id, sent.to.join(", ")))
-        }
+        Action::Broadcast { text } => deliver(team, who, Recipient::Broadcast, &text),
         Action::Answer {
             decision,
             approve,
@@ -108,4 +84,13 @@ pub(crate) fn perform(team: &Team, who: &Who, action: Action) -> Result<String> 
             })
         }
     }
+}
+
+/// `send TO TEXT` as `who`: what `s` and `S` do.
+fn deliver(team: &Team, who: &Who, recipient: Recipient<'_>, text: &str) -> Result<String> {
+    let config = team.load()?;
+    let caller = Caller::resolve(&config, &who.whereabouts, who.asked.as_ref())?;
+    let structured = send::classify(text)?;
+    let sent = send::send(team, &config, &caller, recipient, text, structured, None)?;
+    Ok(format!("sent {} to {}", sent.id, sent.to.join(", ")))
 }
