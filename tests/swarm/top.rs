@@ -111,7 +111,7 @@ fn a_person_watches_and_acts_from_top_at_120_by_40() {
         .arg(format!("{} plan submit {}", bin(), plan.display()))
         .run()
         .success();
-    shows(&server, "top", "the pending plan", "asks to approve a plan");
+    shows(&server, "top", "the pending plan", "waiting for a decision");
     keys(&server, "top", &["a"]);
     eventually("alice to receive plan_approval_response", || {
         received(&sandbox, "t", "alice", "plan_approval_response")
