@@ -209,9 +209,26 @@ impl Tmux {
 
     /// Splits another pane into `window`, leaving the current pane selected.
     pub(crate) fn split(&self, window: &str, spec: &PaneSpec<'_>) -> Result<PaneInfo> {
+        self.split_with(window, &[], spec)
+    }
+
+    /// Splits a pane across the whole width of `window`, below its other panes, whose layout
+    /// stays as it was; the current pane stays selected.
+    pub(crate) fn split_below(&self, window: &str, spec: &PaneSpec<'_>) -> Result<PaneInfo> {
+        self.split_with(window, &["-f", "-v"], spec)
+    }
+
+    fn split_with(&self, window: &str, flags: &[&str], spec: &PaneSpec<'_>) -> Result<PaneInfo> {
         let mut argv = args(["split-window", "-d", "-P", "-F", PANE_FORMAT, "-t", window]);
+        argv.extend(flags.iter().map(OsString::from));
         push_spec(&mut argv, spec);
         parse_pane(&self.run(&argv)?)
+    }
+
+    /// Sets the title `pane` shows on its border.
+    pub(crate) fn title(&self, pane: &str, title: &str) -> Result<()> {
+        self.run(&args(["select-pane", "-t", pane, "-T", title]))
+            .map(drop)
     }
 
     /// Only a checked [`Layout`] reaches tmux, which dies on some layouts it does not know.
@@ -229,7 +246,7 @@ impl Tmux {
         name: &str,
         color: Option<&str>,
     ) -> Result<()> {
-        self.run(&args(["select-pane", "-t", pane, "-T", name]))?;
+        self.title(pane, name)?;
         self.run(&args([
             "set-option",
             "-p",

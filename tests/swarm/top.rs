@@ -2,7 +2,7 @@
 //! `send-keys` and read with `capture-pane`, as a person would use it. Nothing here measures time:
 //! each step waits, with `PATIENCE`, for what the screen or the files show.
 
-use crate::harness::{LEAD, Sandbox, TmuxServer, bin, eventually, state, up};
+use crate::harness::{LEAD, Sandbox, TmuxServer, bin, down, eventually, state, up};
 
 /// Opens `swarm top TEAM` in a session of its own of `width`×`height`, outside tmux as far as
 /// it can tell; when it ends, the shell says so and stays, for the test to see the screen it left.
@@ -194,4 +194,37 @@ fn without_a_terminal_top_refuses_and_points_at_json() {
         .run()
         .refused(2, "needs a terminal")
         .stderr_has("status --json");
+}
+
+#[test]
+fn up_opens_top_in_the_teams_window_with_dashboard_true_and_down_closes_it() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let toml = format!(
+        "name = \"d\"\ndashboard = true\n{LEAD}[[member]]\nname = \"alice\"\ncommand = [\"sleep\", \"1000\"]\n"
+    );
+    up(&sandbox, &server, "d", &toml);
+    let config = sandbox.config("d");
+    let pane = config["tmux"]["dashboardPane"]
+        .as_str()
+        .expect("up records the dashboard's pane")
+        .to_owned();
+    assert_eq!(
+        server.pane_format(&pane, "#{window_id}"),
+        config["tmux"]["window"].as_str().unwrap(),
+        "the dashboard is in the team's window"
+    );
+    shows(&server, &pane, "alice's row in the dashboard", "alice");
+    shows(
+        &server,
+        &pane,
+        "the lead's row in the dashboard",
+        "team-lead",
+    );
+
+    down(&sandbox, "d");
+    assert!(
+        !server.panes().contains(&pane),
+        "down left the dashboard's pane"
+    );
 }
