@@ -228,3 +228,131 @@ fn up_opens_top_in_the_teams_window_with_dashboard_true_and_down_closes_it() {
         "down left the dashboard's pane"
     );
 }
+
+#[test]
+fn ctrl_c_gives_the_terminal_back_to_the_shell() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let toml = format!(
+        "name = \"c\"\n{LEAD}[[member]]\nname = \"alice\"\ncommand = [\"sleep\", \"1000\"]\n"
+    );
+    up(&sandbox, &server, "c", &toml);
+    // An interactive shell, with a prompt of its own, from which top is run as a person would.
+    server.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "shell",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        "env",
+        "-u",
+        "TMUX",
+        "-u",
+        "TMUX_PANE",
+        "PS1=shell-prompt$ ",
+        "sh",
+        "-i",
+    ]);
+    shows(&server, "shell", "the shell's prompt", "shell-prompt$");
+    typed(
+        &server,
+        "shell",
+        &format!("{} top c; echo top-ended-$?", bin()),
+    );
+    keys(&server, "shell", &["Enter"]);
+    shows(&server, "shell", "alice's row", "alice");
+    assert_eq!(
+        server.pane_format("shell", "#{alternate_on}"),
+        "1",
+        "top draws on the alternate screen"
+    );
+
+    keys(&server, "shell", &["C-c"]);
+    shows(&server, "shell", "the shell after top", "top-ended-0");
+    assert_eq!(
+        server.pane_format("shell", "#{alternate_on}"),
+        "0",
+        "Ctrl-C left the alternate screen on"
+    );
+    // The terminal is in its cooked mode again: what is typed is echoed, and a line runs.
+    typed(&server, "shell", "echo cooked-$((40 + 2))");
+    keys(&server, "shell", &["Enter"]);
+    shows(
+        &server,
+        "shell",
+        "the typed line echoed",
+        "echo cooked-$((40 + 2))",
+    );
+    shows(&server, "shell", "the line run", "cooked-42");
+    let screen = screen(&server, "shell");
+    assert!(
+        screen.trim_end().ends_with("shell-prompt$"),
+        "the prompt is not back last:\n{screen}"
+    );
+}
+
+#[test]
+fn enter_inside_tmux_takes_the_client_to_the_members_pane() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let toml = format!(
+        "name = \"g\"\n{LEAD}[[member]]\nname = \"alice\"\ncommand = [\"sleep\", \"1000\"]\n"
+    );
+    up(&sandbox, &server, "g", &toml);
+    // top in a pane of the team's own server: inside tmux, as far as it can tell.
+    server.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "top",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        &format!("{} top g; exec sleep 1000", bin()),
+    ]);
+    // A client looking at it, as a person's terminal would be: attached from a pane of another
+    // private server.
+    let outer = TmuxServer::unstarted_at(&sandbox, "outer.sock");
+    outer.run(&[
+        "-f",
+        "/dev/null",
+        "new-session",
+        "-d",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        "env",
+        "-u",
+        "TMUX",
+        "-u",
+        "TMUX_PANE",
+        "tmux",
+        "-S",
+        server.socket().to_str().unwrap(),
+        "attach",
+        "-t",
+        "top",
+    ]);
+    let clients = || server.run(&["list-clients", "-F", "#{client_session}"]);
+    eventually("a client on top's session", || clients().trim() == "top");
+    shows(&server, "top", "alice's row", "alice");
+
+    let alice = sandbox.member("g", "alice")["tmuxPaneId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    keys(&server, "top", &["j", "Enter"]);
+    eventually("the client to go to the team's session", || {
+        clients().trim() == "swarm-g"
+    });
+    assert_eq!(
+        server.pane_format("swarm-g", "#{pane_id}"),
+        alice,
+        "Enter did not select alice's pane"
+    );
+}
