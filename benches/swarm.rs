@@ -1,10 +1,11 @@
 //! swarm's benchmark harness (run it with `scripts/bench`). It measures delivery latency through the
 //! CLI and the library, throughput with concurrent writers, send latency against inbox size, team
 //! start on a private tmux server, a polling reader as the baseline, task claims against the
-//! board's size and from concurrent claimers, and delivery latency and throughput across two hosts
-//! through a private nats-server, all in one run. It prints a
-//! table and writes the same figures to target/bench/results.json (and, with --record, to
-//! BENCHMARKS.md). Nothing here asserts a time: the figures are reported, and compared with targets.
+//! board's size and from concurrent claimers, `swarm top`'s delay and idle CPU, and delivery
+//! latency and throughput across two hosts through a private nats-server, all in one run. It
+//! prints a table and writes the same figures to target/bench/results.json (and, with --record,
+//! to BENCHMARKS.md). Nothing here asserts a time: the figures are reported, and compared with
+//! targets.
 
 #![allow(clippy::print_stdout, clippy::cast_precision_loss)]
 
@@ -167,6 +168,21 @@ fn main() {
             CLAIMERS,
             tasks,
             runs(|| bench.claim_throughput(tasks)),
+        );
+    }
+
+    if options.runs("h") {
+        let (latencies, own, with_children) = dashboard(scale(200, 40), Duration::from_secs(10));
+        report.latency(
+            "h",
+            "dashboard: swarm send exec → swarm top's frame shows it",
+            latencies,
+        );
+        report.cpu(
+            "h",
+            "dashboard: swarm top's CPU over 10 s with nothing happening",
+            own,
+            with_children,
         );
     }
 
@@ -536,12 +552,8 @@ fn process_start(samples: usize) -> Vec<Duration> {
 
 /// `swarm` with home `home` and team `team`, outside tmux.
 fn swarm_in(home: &Path, team: &str) -> Command {
-    let mut command = Command::new(SWARM);
-    command
-        .env("SWARM_HOME", home)
-        .env("SWARM_TEAM", team)
-        .env_remove("TMUX")
-        .env_remove("TMUX_PANE");
+    let mut command = swarm_at(home);
+    command.env("SWARM_TEAM", team);
     command
 }
 
@@ -890,35 +902,11 @@ fn count_distinct(
 fn team_start(members: usize, samples: usize) -> Vec<Duration> {
     let mut times = Vec::with_capacity(samples);
     for _ in 0..samples {
-        let dir = scratch("swstart");
-        let socket = dir.path().join("tmux.sock");
-        let tmux = |args: &[&str]| {
-            Command::new("tmux")
-                .env_remove("TMUX")
-                .env_remove("TMUX_PANE")
-                .arg("-S")
-                .arg(&socket)
-                .args(args)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        };
-        assert!(
-            tmux(&[
-                "-f",
-                "/dev/null",
-                "new-session",
-                "-d",
-                "-s",
-                "fixture",
-                "-x",
-                "250",
-                "-y",
-                "80"
-            ]),
-            "tmux is needed for the team-start figures"
-        );
+        let dir = tempfile::Builder::new()
+            .prefix("swstart")
+            .tempdir_in(bench_dir())
+            .unwrap();
+        let server = PrivateTmux::start(dir.path(), "fixture", (250, 80), &[]);
         let mut file = String::from("name = \"start\"\nlayout = \"tiled\"\n");
         for n in 0..members {
             let _ = writeln!(
@@ -930,12 +918,8 @@ fn team_start(members: usize, samples: usize) -> Vec<Duration> {
         fs::write(&team_file, file).unwrap();
         let home = dir.path().join("home");
         let swarm = || {
-            let mut command = Command::new(SWARM);
-            command
-                .env("SWARM_HOME", &home)
-                .env_remove("TMUX")
-                .env_remove("TMUX_PANE")
-                .stdout(Stdio::null());
+            let mut command = swarm_at(&home);
+            command.stdout(Stdio::null());
             command
         };
         let team_dir = home.join("teams/start");
@@ -944,7 +928,7 @@ fn team_start(members: usize, samples: usize) -> Vec<Duration> {
             .arg("up")
             .arg(&team_file)
             .arg("--socket")
-            .arg(&socket)
+            .arg(&server.socket)
             .status()
             .unwrap();
         assert!(status.success(), "swarm up failed");
@@ -971,9 +955,221 @@ fn team_start(members: usize, samples: usize) -> Vec<Duration> {
             .args(["down", "start", "--force"])
             .stderr(Stdio::null())
             .status();
-        tmux(&["kill-server"]);
     }
     times
+}
+
+/// A private tmux server (`tmux -S <dir>/tmux.sock -f /dev/null`) with a first session `session`
+/// of `size` running `command` (the shell when empty), outside any tmux; killed when dropped.
+struct PrivateTmux {
+    socket: PathBuf,
+}
+
+impl PrivateTmux {
+    fn start(dir: &Path, session: &str, size: (u16, u16), command: &[&str]) -> Self {
+        let server = Self {
+            socket: dir.join("tmux.sock"),
+        };
+        let (width, height) = (size.0.to_string(), size.1.to_string());
+        let mut args = vec![
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-x",
+            &width,
+            "-y",
+            &height,
+        ];
+        args.extend(command);
+        assert!(
+            server.output(&args).is_some(),
+            "tmux is needed for the figures on a tmux server (e, h)"
+        );
+        server
+    }
+
+    /// Runs a tmux command on this server: its stdout, `None` when it failed.
+    fn output(&self, args: &[&str]) -> Option<String> {
+        Command::new("tmux")
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .stderr(Stdio::null())
+            .output()
+            .ok()
+            .filter(|out| out.status.success())
+            .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+impl Drop for PrivateTmux {
+    fn drop(&mut self) {
+        let _ = self.output(&["kill-server"]);
+    }
+}
+
+/// `swarm` on `home`, outside any tmux.
+fn swarm_at(home: &Path) -> Command {
+    let mut command = Command::new(SWARM);
+    command
+        .env("SWARM_HOME", home)
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE");
+    command
+}
+
+/// How many members the dashboard's team has (h); messages go to each in turn.
+const WATCHED: usize = 4;
+
+/// (h) `swarm top` at 120×40 in a pane of a private tmux server, watching a team of `WATCHED`
+/// members running there: the time from just before `swarm send` is exec'd to the moment top has
+/// flushed the first frame showing the message (its `SWARM_TEST_FRAME_TRACE`), then top's CPU
+/// over `idle` with nothing happening, from /proc/<pid>/stat: its own (utime+stime), and with the
+/// children it ran and reaped meanwhile (tmux commands), in percent of one core.
+fn dashboard(samples: usize, idle: Duration) -> (Vec<Duration>, f64, f64) {
+    let dir = tempfile::Builder::new()
+        .prefix("swtop")
+        .tempdir_in(bench_dir())
+        .unwrap();
+    let home = dir.path().join("home");
+    let trace = dir.path().join("frames");
+    let mut file = String::from("name = \"watched\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n");
+    for n in 0..WATCHED {
+        let _ = writeln!(
+            file,
+            "[[member]]\nname = \"m{n}\"\ncommand = [\"sleep\", \"1000\"]"
+        );
+    }
+    let team_file = dir.path().join("watched.toml");
+    fs::write(&team_file, file).unwrap();
+    let (home_arg, trace_arg) = (
+        format!("SWARM_HOME={}", home.display()),
+        format!("SWARM_TEST_FRAME_TRACE={}", trace.display()),
+    );
+    let server = PrivateTmux::start(dir.path(), "fixture", (200, 60), &[]);
+    let status = swarm_at(&home)
+        .arg("up")
+        .arg(&team_file)
+        .arg("--socket")
+        .arg(&server.socket)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "swarm up failed");
+    let opened = server.output(&[
+        "new-session",
+        "-d",
+        "-s",
+        "top",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        "env",
+        "-u",
+        "TMUX",
+        "-u",
+        "TMUX_PANE",
+        &home_arg,
+        &trace_arg,
+        SWARM,
+        "top",
+        "watched",
+    ]);
+    assert!(opened.is_some(), "cannot open swarm top");
+    // `env` execs swarm: the pane's process is top's.
+    let pid: u32 = server
+        .output(&["display-message", "-p", "-t", "top", "#{pane_pid}"])
+        .and_then(|out| out.trim().parse().ok())
+        .expect("top's pid");
+
+    let watcher = Watcher::arm(dir.path()).unwrap();
+    let frames = trace.file_name().unwrap().to_owned();
+    let shown = |id: &str| -> u128 {
+        watcher
+            .wait_for(Some(Instant::now() + WAIT), &|f| f == frames, || {
+                Ok(fs::read_to_string(&trace)
+                    .unwrap_or_default()
+                    .lines()
+                    .find_map(|line| {
+                        let (traced, at) = line.split_once('\t')?;
+                        (traced == id).then(|| at.parse().ok()).flatten()
+                    }))
+            })
+            .unwrap()
+            .expect("top never showed the message")
+    };
+    let send = |to: &str, text: &str| -> (u128, String) {
+        let start = epoch_ns();
+        let out = swarm_at(&home)
+            .args(["send", "--team", "watched", "--json", to, text])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "swarm send failed");
+        let sent: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (start, sent["msg_id"].as_str().unwrap().to_owned())
+    };
+    let (_, warm_up) = send("m0", "warm-up");
+    shown(&warm_up);
+    let mut latencies = Vec::with_capacity(samples);
+    for i in 0..samples {
+        let (start, id) = send(&format!("m{}", i % WATCHED), &format!("h-{i}"));
+        latencies.push(Duration::from_nanos(
+            u64::try_from(shown(&id).saturating_sub(start)).unwrap_or(u64::MAX),
+        ));
+    }
+
+    // Past the look that follows the last message, nothing happens.
+    thread::sleep(Duration::from_secs(2));
+    let before = cpu_ticks(pid);
+    let started = Instant::now();
+    thread::sleep(idle);
+    let took = started.elapsed().as_secs_f64();
+    let after = cpu_ticks(pid);
+    let percent = |ticks: u64| ticks as f64 / clock_ticks() / took * 100.0;
+    let own = percent(after.0 - before.0);
+    let with_children = percent(after.0 + after.1 - before.0 - before.1);
+    let _ = swarm_at(&home)
+        .args(["down", "watched", "--force"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    (latencies, own, with_children)
+}
+
+fn epoch_ns() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+/// Process `pid`'s CPU time in clock ticks: its own (utime+stime), and that of the children it
+/// has reaped (cutime+cstime).
+fn cpu_ticks(pid: u32) -> (u64, u64) {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).expect("top is running");
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<u64> = stat[stat.rfind(')').unwrap() + 2..]
+        .split(' ')
+        .map(|field| field.parse().unwrap_or(0))
+        .collect();
+    // Fields 14 to 17 of proc(5), counted from the state, field 3.
+    (fields[11] + fields[12], fields[13] + fields[14])
+}
+
+/// The kernel's clock ticks per second, in which /proc counts CPU time.
+fn clock_ticks() -> f64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|out| String::from_utf8_lossy(&out.stdout).trim().parse().ok())
+        .unwrap_or(100.0)
 }
 
 /// Task `id`, pending and unowned, in Claude Code's shape.
@@ -1088,6 +1284,17 @@ impl Report {
         }));
     }
 
+    /// A process's CPU use, in percent of one core: its own, and with its reaped children.
+    fn cpu(&mut self, id: &str, name: &str, own: f64, with_children: f64) {
+        println!(
+            "  {id}  {name:<55} {own:>6.2}% of a core  ({with_children:.2}% with the tmux commands it runs)"
+        );
+        self.rows.push(json!({
+            "id": id, "name": name, "kind": "cpu", "own_percent": own,
+            "with_children_percent": with_children,
+        }));
+    }
+
     fn find(&self, name: &str) -> Option<&Value> {
         self.rows.iter().find(|row| row["name"] == name)
     }
@@ -1161,6 +1368,24 @@ impl Report {
                 "≥ 1,000 msg/s across hosts from 4 writers (minimum of the runs), all delivered",
                 cross,
                 1000.0,
+            ));
+        }
+        let shown = "dashboard: swarm send exec → swarm top's frame shows it";
+        if let Some(p50) = value(shown, "median_ms") {
+            targets.push(target(
+                "h",
+                "a message on the dashboard within 50 ms (median)",
+                format!("p50 {p50:.1} ms"),
+                p50 <= 50.0,
+            ));
+        }
+        let idle = "dashboard: swarm top's CPU over 10 s with nothing happening";
+        if let Some(own) = value(idle, "with_children_percent") {
+            targets.push(target(
+                "h",
+                "an idle dashboard under 1% of a core, its tmux commands included",
+                format!("{own:.2}%"),
+                own < 1.0,
             ));
         }
         if let Some(eight) = value("team start: up → 8 members running", "median_ms") {
@@ -1254,6 +1479,20 @@ impl Report {
                 row["expected"],
                 row["runs"]
             );
+        }
+        let cpu: Vec<&Value> = self.rows.iter().filter(|r| r["kind"] == "cpu").collect();
+        if !cpu.is_empty() {
+            md.push_str("\n| | CPU | own | with its children |\n|---|---|---:|---:|\n");
+            for row in cpu {
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {:.2}% | {:.2}% |",
+                    row["id"].as_str().unwrap(),
+                    row["name"].as_str().unwrap(),
+                    row["own_percent"].as_f64().unwrap(),
+                    row["with_children_percent"].as_f64().unwrap()
+                );
+            }
         }
         md.push_str(READING);
         md.push_str("\n| | target | measured | |\n|---|---|---|---|\n");

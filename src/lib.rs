@@ -2,11 +2,12 @@
 //!
 //! `main.rs` only calls [`run`]. The folders are layers, each calling only those listed before it
 //! (docs/ARCHITECTURE.md, "Layers"): `base`, `format`, `store`, `policy`, `protocol`, `peer`,
-//! `launch`, `member`, and `cli` on top.
+//! `launch`, `member`, `dashboard`, and `cli` on top.
 
 mod base;
 mod cli;
 mod cluster;
+mod dashboard;
 mod error;
 mod format;
 mod launch;

@@ -104,7 +104,12 @@ impl Context {
     /// naming another is refused), outside every pane the member `--as`/`SWARM_AGENT` names, else
     /// the person at the keyboard.
     pub(crate) fn caller(&self, config: &TeamConfig) -> Result<Caller> {
-        let asked = self
+        Caller::resolve(config, self.whereabouts(), self.asked()?.as_ref())
+    }
+
+    /// The name `--as`/`SWARM_AGENT` asks to act as, if any.
+    pub(crate) fn asked(&self) -> Result<Option<Asked>> {
+        Ok(self
             .agent
             .as_deref()
             .map(|name| Name::parse("member", name))
@@ -112,8 +117,7 @@ impl Context {
             .map(|name| Asked {
                 name,
                 typed: self.agent_typed,
-            });
-        Caller::resolve(config, self.whereabouts(), asked.as_ref())
+            }))
     }
 
     /// The caller, required to have an inbox in the team (for reading one's own): a member on

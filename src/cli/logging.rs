@@ -12,6 +12,23 @@ use tracing_subscriber::fmt::format::{Writer, debug_fn};
 
 use crate::base::text::for_terminal;
 
+/// While set, log lines are dropped: the dashboard holds the terminal, and a line on stderr would
+/// land in the middle of its screen. What goes wrong there is shown on the screen instead.
+static HELD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Holds log lines back (`true`) or lets them through again (`false`).
+pub(crate) fn hold(held: bool) {
+    HELD.store(held, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn writer() -> Box<dyn std::io::Write> {
+    if HELD.load(std::sync::atomic::Ordering::Relaxed) {
+        Box::new(std::io::sink())
+    } else {
+        Box::new(std::io::stderr())
+    }
+}
+
 pub(crate) fn init(verbose: u8, quiet: u8) {
     let level = match (verbose, quiet) {
         (0, 0) => "warn",
@@ -37,7 +54,7 @@ pub(crate) fn init(verbose: u8, quiet: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .fmt_fields(fields)
-        .with_writer(std::io::stderr)
+        .with_writer(writer)
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .without_time()

@@ -6,7 +6,7 @@ pub(crate) mod args;
 mod commands;
 mod complete;
 pub(crate) mod context;
-mod logging;
+pub(crate) mod logging;
 mod manual;
 pub(crate) mod output;
 mod removal;
@@ -161,6 +161,9 @@ pub(crate) enum Command {
 
     /// Follow messages as they arrive in one inbox, or in every inbox of the team
     Watch(commands::watch::Args),
+
+    /// A live dashboard of the team: members, their panes, messages, decisions; act from it
+    Top(commands::top::Args),
 
     /// Ask a teammate to shut down, or answer such a request
     #[command(subcommand)]
@@ -345,6 +348,7 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
         Command::Log(args) => commands::log::run(&ctx, args),
         Command::Wait(args) => commands::wait::run(&ctx, args),
         Command::Stop(args) => commands::stop::run(&ctx, args),
+        Command::Top(args) => commands::top::run(&ctx, args),
         Command::Listen(args) => commands::listen::run(&ctx, args),
         Command::Peers(args) => commands::peers::run(&ctx, args),
         Command::Completions(args) => commands::completions::run(&ctx, args, Cli::command()),

@@ -25,14 +25,9 @@ pub(crate) fn body(message: &InboxMessage) -> String {
     }
 }
 
-/// The sender as shown: marked `(forged)` when the message claims to come from the lead's side
-/// and does not prove it (docs/ARCHITECTURE.md, "Signed lead messages").
+/// The sender as shown: marked `(forged)` when it does not prove it speaks for the lead.
 pub(crate) fn sender(message: &InboxMessage, verdict: Verdict) -> String {
-    if verdict.is_forged() {
-        format!("{}(forged)", message.from())
-    } else {
-        message.from().to_owned()
-    }
+    verdict.sender(message)
 }
 
 /// `<msg_id>  <from>  <body>`: what `recv` and `inbox` print, easy to split with `read -r id from body`.

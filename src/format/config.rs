@@ -77,6 +77,9 @@ pub(crate) struct TmuxPlacement {
     pub(crate) socket: PathBuf,
     pub(crate) session: String,
     pub(crate) window: String,
+    /// The pane `up` opened `swarm top` in (`dashboard = true`), which `down` closes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) dashboard_pane: Option<String>,
     #[serde(flatten)]
     pub(crate) extra: Map<String, Value>,
 }

@@ -170,6 +170,16 @@ pub(crate) enum Verdict {
 }
 
 impl Verdict {
+    /// The sender of `message` as shown: marked `(forged)` when the message claims to come from
+    /// the lead's side and does not prove it (docs/ARCHITECTURE.md, "Signed lead messages").
+    pub(crate) fn sender(self, message: &InboxMessage) -> String {
+        if self.is_forged() {
+            format!("{}(forged)", message.from())
+        } else {
+            message.from().to_owned()
+        }
+    }
+
     /// `true`, `false`, or `None` when nothing was claimed: the `verified` field of `--json`.
     pub(crate) fn verified(self) -> Option<bool> {
         match self {

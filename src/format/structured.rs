@@ -240,6 +240,50 @@ impl Structured {
     }
 }
 
+impl Structured {
+    /// What happened, in words, for people watching a team (the dashboard's feed): "alice asks to
+    /// approve a plan", "bob approved shutdown". `from` sent it to `to`.
+    pub(crate) fn in_words(&self, from: &str, to: &str) -> String {
+        match self {
+            Self::ShutdownRequest(m) => with_detail(
+                format!("{from} asks {to} to shut down"),
+                m.reason.as_deref(),
+            ),
+            Self::ShutdownApproved(_) => format!("{from} approved shutdown"),
+            Self::ShutdownRejected(m) => format!("{from} rejected shutdown: {}", m.reason),
+            Self::PlanApprovalRequest(m) => with_detail(
+                format!("{from} asks to approve a plan"),
+                Some(&crate::base::text::derive_summary(&m.plan_content)),
+            ),
+            Self::PlanApprovalResponse(m) => {
+                let verdict = if m.approved { "approved" } else { "rejected" };
+                with_detail(
+                    format!("{from} {verdict} {to}'s plan"),
+                    m.feedback.as_deref(),
+                )
+            }
+            Self::IdleNotification(m) => with_detail(
+                format!("{from} is idle"),
+                m.summary.as_deref().or(m.result.as_deref()),
+            ),
+            Self::TaskAssignment(m) => {
+                format!("{from} assigned task {} to {to}: {}", m.task_id, m.subject)
+            }
+            Self::TaskNotification(m) => {
+                let status = match m.status {
+                    TaskStatus::Completed => "completed",
+                    TaskStatus::Failed => "failed",
+                    TaskStatus::Killed => "was killed",
+                };
+                with_detail(
+                    format!("{from}: task {} {status}", m.task_id),
+                    Some(&m.summary),
+                )
+            }
+        }
+    }
+}
+
 fn with_detail(head: String, detail: Option<&str>) -> String {
     match detail {
         Some(detail) if !detail.is_empty() => format!("{head}: {detail}"),

@@ -162,6 +162,7 @@ fn open_window(
         socket: info.socket.clone(),
         session: info.session.clone(),
         window: info.window.clone(),
+        dashboard_pane: None,
         extra: serde_json::Map::new(),
     };
     team.update(|config| {
@@ -170,6 +171,36 @@ fn open_window(
     })?;
     settle(&Tmux::at(&info.socket), team, &first.name, &info)?;
     Ok((where_, info))
+}
+
+/// `dashboard = true`: opens `swarm top` on the team in a pane across the whole width of its
+/// window, below the members' panes, and records the pane, which is no member's, for `down` to
+/// close (docs/ARCHITECTURE.md, "Dashboard").
+pub(crate) fn open_dashboard(team: &Team, placement: &TmuxPlacement, cwd: &Path) -> Result<String> {
+    let argv = vec![
+        swarm_exe()?,
+        "top".into(),
+        "--home".into(),
+        team.home().root().as_os_str().to_owned(),
+        team.name().into(),
+    ];
+    let tmux = Tmux::at(&placement.socket);
+    let info = tmux.split_below(
+        &placement.window,
+        &PaneSpec {
+            cwd,
+            argv: &argv,
+            public_env: &[],
+        },
+    )?;
+    team.update(|config| {
+        if let Some(tmux) = config.tmux.as_mut() {
+            tmux.dashboard_pane = Some(info.pane.clone());
+        }
+        Ok(())
+    })?;
+    tmux.title(&info.pane, "swarm top")?;
+    Ok(info.pane)
 }
 
 /// Splits one more member's pane into the team's window, then lays it out: a named `layout`

@@ -30,6 +30,8 @@ pub(crate) struct TeamFile {
     pub(crate) description: Option<String>,
     pub(crate) layout: Option<Layout>,
     pub(crate) max_concurrent: Option<u32>,
+    /// `dashboard = true`: `up` opens `swarm top` in the team's window.
+    pub(crate) dashboard: bool,
     /// The team-wide `log_max`, as written; members without their own use it.
     pub(crate) log_max: Option<u64>,
     /// The team-wide `env_clear`, `env_keep` and `env_remove`, as written.
@@ -113,6 +115,8 @@ struct RawTeam {
     description: Option<String>,
     layout: Option<String>,
     max_concurrent: Option<u32>,
+    #[serde(default)]
+    dashboard: bool,
     log_max: Option<Size>,
     cwd: Option<PathBuf>,
     env_clear: Option<bool>,
@@ -306,6 +310,13 @@ pub(crate) const KEYS: &[KeyDoc] = &[
         "integer, at least 1",
         "no limit",
         "At most this many teammates run at once; the others wait as queued, in file order. The lead is never limited.",
+    ),
+    key(
+        Section::Team,
+        "dashboard",
+        "boolean",
+        "false",
+        "swarm up also opens swarm top, the team's live dashboard, in the team's window: one more pane across its whole width, below the members' panes. It is no member; swarm down closes it.",
     ),
     key(
         Section::Team,
@@ -890,6 +901,7 @@ impl TeamFile {
             description: raw.description,
             layout,
             max_concurrent: raw.max_concurrent,
+            dashboard: raw.dashboard,
             log_max: team_log_max,
             env_policy: team_policy,
             lead,
@@ -1341,6 +1353,7 @@ name = "review"
 description = "two reviewers and a fixer"
 layout = "main-vertical"
 max_concurrent = 8
+dashboard = true
 
 [lead]
 command = ["claude", "--model", "opus", "--permission-mode", "acceptEdits"]
@@ -1363,6 +1376,7 @@ cwd = "sub"
         )
         .unwrap();
         assert_eq!(file.name.as_str(), "review");
+        assert!(file.dashboard);
         assert_eq!(file.lead.name.as_str(), "team-lead");
         assert_eq!(file.lead.profile, Profile::Claude);
         let member = &file.members[0];

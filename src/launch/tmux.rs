@@ -209,9 +209,26 @@ impl Tmux {
 
     /// Splits another pane into `window`, leaving the current pane selected.
     pub(crate) fn split(&self, window: &str, spec: &PaneSpec<'_>) -> Result<PaneInfo> {
+        self.split_with(window, &[], spec)
+    }
+
+    /// Splits a pane across the whole width of `window`, below its other panes, whose layout
+    /// stays as it was; the current pane stays selected.
+    pub(crate) fn split_below(&self, window: &str, spec: &PaneSpec<'_>) -> Result<PaneInfo> {
+        self.split_with(window, &["-f", "-v"], spec)
+    }
+
+    fn split_with(&self, window: &str, flags: &[&str], spec: &PaneSpec<'_>) -> Result<PaneInfo> {
         let mut argv = args(["split-window", "-d", "-P", "-F", PANE_FORMAT, "-t", window]);
+        argv.extend(flags.iter().map(OsString::from));
         push_spec(&mut argv, spec);
         parse_pane(&self.run(&argv)?)
+    }
+
+    /// Sets the title `pane` shows on its border.
+    pub(crate) fn title(&self, pane: &str, title: &str) -> Result<()> {
+        self.run(&args(["select-pane", "-t", pane, "-T", title]))
+            .map(drop)
     }
 
     /// Only a checked [`Layout`] reaches tmux, which dies on some layouts it does not know.
@@ -229,7 +246,7 @@ impl Tmux {
         name: &str,
         color: Option<&str>,
     ) -> Result<()> {
-        self.run(&args(["select-pane", "-t", pane, "-T", name]))?;
+        self.title(pane, name)?;
         self.run(&args([
             "set-option",
             "-p",
@@ -278,6 +295,25 @@ impl Tmux {
     pub(crate) fn panes(&self) -> Result<Option<HashSet<String>>> {
         match self.run(&args(["list-panes", "-a", "-F", "#{pane_id}"])) {
             Ok(out) => Ok(Some(out.lines().map(str::to_owned).collect())),
+            Err(err) if is_gone(err.message()) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// The last `lines` lines `pane` shows, with its colours as escape sequences (`capture-pane
+    /// -e`); `None` when the pane or the server is gone.
+    pub(crate) fn capture(&self, pane: &str, lines: u16) -> Result<Option<String>> {
+        let start = format!("-{lines}");
+        match self.run(&args([
+            "capture-pane",
+            "-p",
+            "-e",
+            "-t",
+            pane,
+            "-S",
+            &start,
+        ])) {
+            Ok(out) => Ok(Some(out)),
             Err(err) if is_gone(err.message()) => Ok(None),
             Err(err) => Err(err),
         }

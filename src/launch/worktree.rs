@@ -128,6 +128,27 @@ impl Worktree {
     }
 }
 
+/// A member's worktree as the dashboard shows it: the branch checked out there, and the lines its
+/// uncommitted changes add and remove (`git diff --numstat HEAD`). `None` when it is no worktree.
+pub(crate) fn changes(path: &Path) -> Option<(String, u64, u64)> {
+    let branch = git(path, ["rev-parse", "--abbrev-ref", "HEAD"]).ok()?;
+    let numstat = git(path, ["diff", "--numstat", "HEAD"]).ok()?;
+    let (mut added, mut removed) = (0, 0);
+    for line in numstat.lines() {
+        let mut fields = line.split('\t');
+        // A binary file counts `-` lines.
+        added += fields
+            .next()
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0);
+        removed += fields
+            .next()
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    Some((branch.trim().to_owned(), added, removed))
+}
+
 /// swarm's git commands on one repository run one at a time, across supervisors. git fails rather
 /// than waits on a lock another git process holds, and `branch -D` reads every worktree, including
 /// one that a concurrent `worktree add` has only half created.

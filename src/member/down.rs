@@ -145,6 +145,10 @@ pub(crate) fn down(
                 tmux.kill_pane(&member.tmux_pane_id)?;
             }
         }
+        // The dashboard `up` opened goes with the team.
+        if let Some(pane) = &placement.dashboard_pane {
+            tmux.kill_pane(pane)?;
+        }
     }
     Ok(if caller_is_lead {
         Outcome::LeadSpared

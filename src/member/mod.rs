@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+pub(crate) mod answer;
 pub(crate) mod down;
 pub(crate) mod ending;
 pub(crate) mod identity;
@@ -13,6 +14,7 @@ pub(crate) mod logfile;
 pub(crate) mod processes;
 pub(crate) mod remove;
 pub(crate) mod seal;
+pub(crate) mod send;
 pub(crate) mod signer;
 pub(crate) mod stop;
 pub(crate) mod supervisor;

@@ -9,18 +9,69 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
+use crate::base::names::Name;
 use crate::base::{clock, process};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::format::config::TeamConfig;
 use crate::format::config::{Member, State};
 use crate::launch::tmux::Tmux;
 use crate::member::ending::{self, Ending};
 use crate::member::liveness::Observed;
 use crate::member::processes::{self, Run};
 use crate::member::{GRACE, ending_bound};
+use crate::policy::{self, Action, Caller};
 use crate::store::node::Reach;
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::Watcher;
+
+/// `stop NAME` (`all` without a name: every live member but the lead) as `caller_of` the team's
+/// config asks it, under the policy; returns each one's final state label. Members on other
+/// hosts are left to their nodes (see [`chosen`]).
+pub(crate) fn stop_as(
+    team: &Team,
+    name: Option<&Name>,
+    caller_of: impl FnOnce(&TeamConfig) -> Result<Caller>,
+) -> Result<BTreeMap<String, String>> {
+    let (_, names) = chosen(team, name, caller_of)?;
+    stop(team, &names, "stop")
+}
+
+/// Whom `stop NAME` (`all`: every live member but the lead) names, once the policy allows
+/// `caller_of` to stop: the team as observed, and the names.
+pub(crate) fn chosen(
+    team: &Team,
+    name: Option<&Name>,
+    caller_of: impl FnOnce(&TeamConfig) -> Result<Caller>,
+) -> Result<(Observed, Vec<String>)> {
+    let observed = Observed::take(team)?;
+    let config = &observed.config;
+    // A misspelt name is not found, whoever asks.
+    let named = name
+        .map(|name| config.require_member(name.as_str()))
+        .transpose()?;
+    policy::allow(config, &caller_of(config)?, Action::Stop)?;
+    let lead = config.lead_name().to_owned();
+    let names: Vec<String> = match named {
+        None => observed
+            .live()
+            .filter(|name| *name != lead)
+            .map(str::to_owned)
+            .collect(),
+        Some(member) => {
+            let seen = observed.seen(member);
+            if !seen.is_live() {
+                return Err(Error::usage(format!(
+                    "{} is not running ({})",
+                    member.name,
+                    seen.label()
+                )));
+            }
+            vec![member.name.clone()]
+        }
+    };
+    Ok((observed, names))
+}
 
 /// Stops the named members at once; returns each one's final state label.
 pub(crate) fn stop(

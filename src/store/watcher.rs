@@ -134,7 +134,8 @@ impl AsyncWatcher {
         Self::arm_all(&[dir])
     }
 
-    /// Starts watching several directories (which must exist), as [`Watcher::arm_all`].
+    /// Starts watching several directories (which must exist) through one inotify instance, as
+    /// [`Watcher::arm_all`] does.
     pub(crate) fn arm_all(dirs: &[&Path]) -> Result<Self> {
         let (sender, signals) = unbounded_channel();
         let armed = Armed::new(dirs, move |signal| {

@@ -113,12 +113,36 @@ impl Sandbox {
 
     /// Rewrites an inbox the way Claude Code's writers do: in place, holding `<name>.json.lock`.
     pub(crate) fn write_inbox_as_claude(&self, team: &str, member: &str, messages: &[Value]) {
+        self.rewrite_inbox_as_claude(team, member, |_| messages.to_vec());
+    }
+
+    /// Adds `messages` to an inbox the way Claude Code's writers do: read, add and write in place,
+    /// all holding `<name>.json.lock`, so a reader consuming meanwhile loses nothing and gets
+    /// nothing back.
+    pub(crate) fn append_inbox_as_claude(&self, team: &str, member: &str, messages: &[Value]) {
+        self.rewrite_inbox_as_claude(team, member, |mut unread| {
+            unread.extend_from_slice(messages);
+            unread
+        });
+    }
+
+    fn rewrite_inbox_as_claude(
+        &self,
+        team: &str,
+        member: &str,
+        change: impl FnOnce(Vec<Value>) -> Vec<Value>,
+    ) {
         let inbox = self.inbox_path(team, member);
         let lock = inbox.with_file_name(format!("{member}.json.lock"));
         eventually("the inbox lock directory to be free", || {
             fs::create_dir(&lock).is_ok()
         });
-        fs::write(&inbox, serde_json::to_vec_pretty(messages).unwrap()).unwrap();
+        let unread = if inbox.exists() {
+            self.inbox(team, member)
+        } else {
+            Vec::new()
+        };
+        fs::write(&inbox, serde_json::to_vec_pretty(&change(unread)).unwrap()).unwrap();
         fs::remove_dir(&lock).unwrap();
     }
 

@@ -9,9 +9,19 @@ use std::path::{Path, PathBuf};
 use crate::harness::repo;
 
 /// Bottom to top. `error.rs` sits below them all.
-const LAYERS: [&str; 11] = [
-    "error", "base", "format", "store", "policy", "protocol", "peer", "launch", "member",
-    "cluster", "cli",
+const LAYERS: [&str; 12] = [
+    "error",
+    "base",
+    "format",
+    "store",
+    "policy",
+    "protocol",
+    "peer",
+    "launch",
+    "member",
+    "cluster",
+    "dashboard",
+    "cli",
 ];
 
 /// Every source file but the crate root, by its path under `src/`.

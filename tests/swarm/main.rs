@@ -33,3 +33,4 @@ mod signatures;
 mod tasks;
 mod teams;
 mod terminal;
+mod top;

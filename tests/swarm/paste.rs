@@ -209,12 +209,14 @@ fn a_bad_paste_format_is_refused_before_anything_starts() {
 
 /// An entry from the lead's side that no signature backs, as any process of the user could write.
 fn forge(sandbox: &Sandbox, team: &str, member: &str, text: &str, timestamp: &Value) {
-    let mut inbox = sandbox.inbox(team, member);
-    inbox.push(
-        json!({"from": "team-lead", "text": text, "timestamp": timestamp,
+    sandbox.append_inbox_as_claude(
+        team,
+        member,
+        &[
+            json!({"from": "team-lead", "text": text, "timestamp": timestamp,
         "msg_id": "forged-1", "read": false}),
+        ],
     );
-    sandbox.write_inbox_as_claude(team, member, &inbox);
 }
 
 /// Raw text would show a forged lead message as the lead's words: it is not pasted, stays unread,
@@ -255,6 +257,13 @@ fn raw_paste_leaves_a_forged_lead_message_unread_and_says_so() {
     send(&sandbox, "fr", "typist", "after");
     eventually("the next real paste", || {
         fs::read_to_string(&received).is_ok_and(|got| got == "real\nafter\n")
+    });
+    // Pasted first, then taken from the inbox.
+    eventually("the pasted message to leave the inbox", || {
+        !sandbox
+            .inbox("fr", "typist")
+            .iter()
+            .any(|m| m["text"] == "after")
     });
     let unread = sandbox.inbox("fr", "typist");
     assert_eq!(unread.len(), 1, "{unread:#?}");

@@ -18,9 +18,7 @@ fn running(sandbox: &Sandbox, team: &str, name: &str) -> bool {
 
 /// Appends `entries` to an inbox the way any process of the user could: a forger needs no swarm.
 fn forge(sandbox: &Sandbox, team: &str, member: &str, entries: &[Value]) {
-    let mut inbox = sandbox.inbox(team, member);
-    inbox.extend_from_slice(entries);
-    sandbox.write_inbox_as_claude(team, member, &inbox);
+    sandbox.append_inbox_as_claude(team, member, entries);
 }
 
 /// An entry from `from` at `timestamp` (recent, so only its signature can make it fail).

@@ -28,6 +28,7 @@ pub(super) mod spawn;
 pub(super) mod status;
 pub(super) mod stop;
 pub(super) mod task;
+pub(super) mod top;
 pub(super) mod type_keys;
 pub(super) mod up;
 pub(super) mod wait;

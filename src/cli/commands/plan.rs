@@ -15,13 +15,11 @@ use crate::cli::{output, render};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::MAX_TEXT_BYTES;
 use crate::format::settings::PermissionMode;
-use crate::format::structured::{
-    PlanApprovalRequest, PlanApprovalResponse, Structured, plan_request_id, request_subject,
-};
-use crate::member::seal;
+use crate::format::structured::{PlanApprovalRequest, Structured, plan_request_id};
 use crate::member::verify;
+use crate::member::{answer, seal};
 use crate::policy::{self, Action};
-use crate::protocol::exchange::{self, AnswerWatch};
+use crate::protocol::exchange::AnswerWatch;
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum Command {
@@ -172,27 +170,15 @@ fn respond(
     let team = ctx.team()?;
     let config = team.load()?;
     let caller = ctx.caller(&config)?;
-    let me = policy::allow(&config, &caller, Action::AnswerPlan)?;
-    let subject = request_subject(request_id)
-        .filter(|_| request_id.starts_with("plan_approval-"))
-        .ok_or_else(|| {
-            Error::usage(format!(
-                "{request_id:?} is not a plan request id (plan_approval-<ms>@<name>@<team>)"
-            ))
-        })?
-        .to_owned();
-    let message = Structured::PlanApprovalResponse(PlanApprovalResponse {
-        request_id: request_id.to_owned(),
+    let subject = answer::plan(
+        &team,
+        &config,
+        &caller,
+        request_id,
         approved,
-        feedback,
-        timestamp: clock::timestamp_now(),
         permission_mode,
-    });
-    seal::request(&team, &config, &caller, &subject, &message)?;
-    // The answer is sent, and it is what counts: a request left unread is only clutter.
-    if let Err(err) = exchange::retire(&team, me.as_str(), request_id) {
-        tracing::warn!("answered {request_id}, but it stays unread in {me}'s inbox: {err}");
-    }
+        feedback,
+    )?;
     let verdict = if approved { "approved" } else { "rejected" };
     if ctx.json {
         return output::json(

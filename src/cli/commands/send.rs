@@ -2,7 +2,6 @@
 //! every team), to every member but yourself (`*`), or to a `uds:` peer (`uds:user`: the person's
 //! listener, else their inbox). Text that is a protocol message obeys the protocol rules.
 
-use std::collections::HashSet;
 use std::io::{Read, Write};
 
 use clap_complete::engine::ArgValueCandidates;
@@ -15,12 +14,11 @@ use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::{InboxMessage, check_text_size};
-use crate::format::structured::{Classified, Structured};
 use crate::member::identity;
-use crate::member::seal;
+use crate::member::{seal, send};
 use crate::peer;
 use crate::policy::{self, Action, PERSON, Whereabouts};
-use crate::protocol::rules::{self, Recipient};
+use crate::protocol::rules::Recipient;
 use crate::store::team::Team;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
@@ -52,7 +50,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         Some(text) => text.to_owned(),
     };
     check_text_size(&text)?;
-    let structured = classify(&text)?;
+    let structured = send::classify(&text)?;
 
     let recipient = if args.to == "*" {
         Recipient::Broadcast
@@ -74,97 +72,20 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 
     let team = ctx.team()?;
     let config = team.load()?;
-    if let Recipient::Member(to) = recipient {
-        policy::require_inbox(&config, to)?;
-    }
     let caller = ctx.caller(&config)?;
-    let me = match &structured {
-        Some(message) => rules::check(&team, &config, &caller, recipient, message)?,
-        None => policy::allow(&config, &caller, Action::Send)?,
-    };
-    let targets: Vec<String> = match recipient {
-        // `user`, the person at the keyboard, has an inbox in every team, on the roster or not.
-        Recipient::Member(to) => vec![policy::require_inbox(&config, to)?.to_owned()],
-        Recipient::Broadcast => config
-            .members
-            .iter()
-            .filter(|m| m.name != me.as_str())
-            .map(|m| m.name.clone())
-            .collect(),
-        Recipient::Peer => unreachable!("handled above"),
-    };
-    if targets.is_empty() {
-        return Err(Error::usage(format!(
-            "team {} has no other member to broadcast to",
-            config.name
-        )));
-    }
-
-    let summary = match (&args.summary, &structured) {
-        (Some(summary), _) => Some(summary.clone()),
-        (None, None) => Some(derive_summary(&text)),
-        (None, Some(_)) => None,
-    };
-    let color = config.member(me.as_str()).and_then(|m| m.color.clone());
-    let mut message = InboxMessage::new(me.as_str(), &text, summary.as_deref(), color.as_deref());
-    // Its copies share its msg_id and say they are one broadcast: a reader of several inboxes
-    // (watch --all, up --wait) shows it once, to `*`.
-    if matches!(recipient, Recipient::Broadcast) {
-        message.mark_broadcast();
-    }
-    // Every copy is signed before any is written: one that cannot be stops them all.
-    let mut sealed = Vec::with_capacity(targets.len());
-    for target in &targets {
-        let mut copy = message.clone();
-        seal::seal(&team, &config, target, &mut copy)?;
-        sealed.push(copy);
-    }
-    for (n, (target, copy)) in targets.iter().zip(&sealed).enumerate() {
-        if let Err(err) = team.mailbox(target).append(std::slice::from_ref(copy)) {
-            return Err(withdraw(&team, &message, &targets[..n], err));
-        }
-    }
+    let sent = send::send(
+        &team,
+        &config,
+        &caller,
+        recipient,
+        &text,
+        structured,
+        args.summary.as_deref(),
+    )?;
     if ctx.json {
-        return output::json(&json!({"msg_id": message.id(), "from": me.as_str(), "to": targets}));
+        return output::json(&json!({"msg_id": sent.id, "from": sent.from, "to": sent.to}));
     }
-    output::line(message.id())
-}
-
-/// A broadcast that failed part-way is taken back from the inboxes it reached, where it is still
-/// unread, so that nothing happened and a retry cannot duplicate it. The error says what could not
-/// be taken back: a copy already taken was delivered.
-fn withdraw(team: &Team, message: &InboxMessage, reached: &[String], err: Error) -> Error {
-    if reached.is_empty() {
-        return err;
-    }
-    let id = HashSet::from([message.id().into_owned()]);
-    let (mut withdrawn, mut taken, mut stuck) = (Vec::new(), Vec::new(), Vec::new());
-    for name in reached {
-        match team.mailbox(name).retract(&id) {
-            Ok(removed) if removed.is_empty() => taken.push(name.as_str()),
-            Ok(_) => withdrawn.push(name.as_str()),
-            Err(why) => {
-                tracing::error!("cannot withdraw the broadcast from {name}: {why}");
-                stuck.push(name.as_str());
-            }
-        }
-    }
-    let mut notes = Vec::new();
-    if !withdrawn.is_empty() {
-        notes.push(format!("withdrawn from {}", withdrawn.join(", ")));
-    }
-    if !taken.is_empty() {
-        notes.push(format!("already taken by {}", taken.join(", ")));
-    }
-    if !stuck.is_empty() {
-        notes.push(format!("still unread in {}", stuck.join(", ")));
-    }
-    let note = format!("broadcast {}: {}", message.id(), notes.join("; "));
-    if taken.is_empty() && stuck.is_empty() {
-        err.with_note(format!("{note}, so nobody has it"))
-    } else {
-        err.with_note(note)
-    }
+    output::line(sent.id)
 }
 
 /// `send uds:PATH`, `send uds:LABEL` or `send uds:user`: one line to a peer socket, acknowledged
@@ -258,17 +179,6 @@ fn leave_for_person(
         }));
     }
     output::line(message.id())
-}
-
-/// Protocol messages are checked; JSON that claims a protocol type without its fields is refused.
-fn classify(text: &str) -> Result<Option<Structured>> {
-    match Structured::classify(text) {
-        Classified::Plain => Ok(None),
-        Classified::Structured(message) => Ok(Some(*message)),
-        Classified::Malformed { kind, reason } => Err(Error::usage(format!(
-            "the text claims to be a {kind} message but is not a valid one: {reason}"
-        ))),
-    }
 }
 
 fn read_stdin() -> Result<String> {

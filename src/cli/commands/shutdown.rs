@@ -12,13 +12,10 @@ use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::{output, render};
 use crate::error::{Error, ErrorKind, Result};
-use crate::format::structured::{
-    ShutdownApproved, ShutdownRejected, ShutdownRequest, Structured, request_subject,
-    shutdown_request_id,
-};
-use crate::member::seal;
+use crate::format::structured::{ShutdownRequest, Structured, shutdown_request_id};
+use crate::member::{answer, seal};
 use crate::policy::{self, Action};
-use crate::protocol::exchange::{self, AnswerWatch};
+use crate::protocol::exchange::AnswerWatch;
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum Command {
@@ -156,53 +153,14 @@ fn answer(ctx: &Context, request_id: &str, rejection: Option<String>) -> Result<
     let team = ctx.team()?;
     let config = team.load()?;
     let caller = ctx.caller(&config)?;
-    let subject = request_subject(request_id)
-        .filter(|_| request_id.starts_with("shutdown-"))
-        .ok_or_else(|| {
-            Error::usage(format!(
-                "{request_id:?} is not a shutdown request id (shutdown-<ms>@<name>)"
-            ))
-        })?;
-    policy::allow_own(&config, &caller, Action::AnswerShutdown, subject)?;
-    let me = caller.name();
-    let lead = config.lead_name().to_owned();
-    let timestamp = clock::timestamp_now();
-    let message = match &rejection {
-        Some(reason) => Structured::ShutdownRejected(ShutdownRejected {
-            request_id: request_id.to_owned(),
-            from: me.to_string(),
-            reason: reason.clone(),
-            timestamp,
-        }),
-        None => {
-            let pane = config
-                .member(me.as_str())
-                .map(|m| m.tmux_pane_id.clone())
-                .filter(|p| !p.is_empty());
-            Structured::ShutdownApproved(ShutdownApproved {
-                request_id: request_id.to_owned(),
-                from: me.to_string(),
-                timestamp,
-                backend_type: pane.as_ref().map(|_| "tmux".to_owned()),
-                pane_id: pane,
-            })
-        }
-    };
-    seal::request(&team, &config, &caller, &lead, &message)?;
-    // The answer is sent, and it is what counts: a request left unread is only clutter.
-    if let Err(err) = exchange::retire(&team, me.as_str(), request_id) {
-        tracing::warn!("answered {request_id}, but it stays unread in {me}'s inbox: {err}");
-    }
-    let verdict = if rejection.is_some() {
-        "rejected"
-    } else {
-        "approved"
-    };
+    let approved = rejection.is_none();
+    let lead = answer::shutdown(&team, &config, &caller, request_id, rejection)?;
+    let verdict = if approved { "approved" } else { "rejected" };
     if ctx.json {
         return output::json(&json!({
             "requestId": request_id,
             "to": lead,
-            "approved": rejection.is_none(),
+            "approved": approved,
         }));
     }
     output::line(format!("{verdict} {request_id}"))

@@ -10,10 +10,8 @@ use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::{output, render};
 use crate::cluster::control::{self, StopReply, StopRequest};
-use crate::error::{Error, Result};
-use crate::member::liveness::Observed;
+use crate::error::Result;
 use crate::member::stop;
-use crate::policy::{self, Action};
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
 const JSON: &str = r#"JSON output (--json), one line per member stopped, its ending as `swarm wait` prints it:
@@ -30,35 +28,14 @@ pub(crate) struct Args {
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let team = ctx.team()?;
-    let observed = Observed::take(&team)?;
-    let config = &observed.config;
     // A misspelt name is not found, whoever asks.
-    let named = if args.name == "all" {
+    let name = if args.name == "all" {
         None
     } else {
-        let name = Name::parse("member", &args.name)?;
-        Some(config.require_member(name.as_str())?)
+        Some(Name::parse("member", &args.name)?)
     };
-    policy::allow(config, &ctx.caller(config)?, Action::Stop)?;
-    let lead = config.lead_name().to_owned();
-    let names: Vec<String> = match named {
-        None => observed
-            .live()
-            .filter(|name| *name != lead)
-            .map(str::to_owned)
-            .collect(),
-        Some(member) => {
-            let seen = observed.seen(member);
-            if !seen.is_live() {
-                return Err(Error::usage(format!(
-                    "{} is not running ({})",
-                    member.name,
-                    seen.label()
-                )));
-            }
-            vec![member.name.clone()]
-        }
-    };
+    let (observed, names) = stop::chosen(&team, name.as_ref(), |config| ctx.caller(config))?;
+    let config = &observed.config;
     // Members on other hosts are stopped by their own nodes (docs/ARCHITECTURE.md, "Roster,
     // control and status across hosts").
     let mut here = Vec::new();

@@ -144,7 +144,14 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let layout = file.layout.as_ref().unwrap_or(&layout::DEFAULT);
     let placed = if panes_to_place {
         let _launching = Launching(&team);
-        panes::start_team(&destination, &team, &prepared.panes, layout, !args.detach).map(Some)
+        panes::start_team(&destination, &team, &prepared.panes, layout, !args.detach).and_then(
+            |placement| {
+                if file.dashboard {
+                    panes::open_dashboard(&team, &placement, &file.lead.cwd)?;
+                }
+                Ok(Some(placement))
+            },
+        )
     } else {
         drop(Launching(&team));
         Ok(None)

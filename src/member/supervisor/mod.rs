@@ -124,8 +124,15 @@ impl Supervisor {
             .map(|listener| listener.socket().to_path_buf());
         let queued = self.max_concurrent.is_some() && self.name != self.lead;
         let recorded = socket.clone();
-        self.off_runtime(move |this| this.register(queued, recorded.as_deref()))
+        let registered = self
+            .off_runtime(move |this| this.register(queued, recorded.as_deref()))
             .await?;
+        if !registered {
+            // Stopped before this supervisor was known (`stop` recorded the ending itself): the
+            // program is not started, and the ending stays as recorded.
+            self.say(&format!("{} was stopped before it started", self.name));
+            return Ok(());
+        }
 
         if let Some(max) = self.max_concurrent.filter(|_| queued) {
             match queue::wait_for_slot(&self, max, &mut signals).await {
@@ -178,12 +185,21 @@ impl Supervisor {
         // the one path below, never left running unsupervised.
         let mut stopping = Stopping::default();
         let worktree_path = worktree.as_ref().map(|w| w.path.display().to_string());
-        if let Err(err) = self
+        match self
             .off_runtime(move |this| this.record_running(pid, worktree_path))
             .await
         {
-            self.report(&err).await;
-            stopping.begin(pid, SUPERVISOR_FAILED, Signal::SIGTERM);
+            Ok(true) => {}
+            // Stopped while it started, by a `stop` that found no supervisor yet and recorded
+            // the ending itself: the program ends at once, and that ending stays.
+            Ok(false) => {
+                let why = self.off_runtime(Self::stop_reason).await;
+                stopping.begin(pid, &why, Signal::SIGTERM);
+            }
+            Err(err) => {
+                self.report(&err).await;
+                stopping.begin(pid, SUPERVISOR_FAILED, Signal::SIGTERM);
+            }
         }
         let mut feed = match InboxFeed::start(&self).await {
             Ok(feed) => feed,
@@ -422,8 +438,11 @@ impl Supervisor {
         })
     }
 
-    /// Records this supervisor and clears what a previous run of the member left.
-    fn register(&self, queued: bool, socket: Option<&Path>) -> Result<()> {
+    /// Records this supervisor and clears what a previous run of the member left; `false`, and
+    /// nothing written, when the member's ending is already recorded: a launch that failed, or a
+    /// `stop`, ended it before its supervisor got here. Every new member's record starts without
+    /// a state, so an ending here is never a previous run's.
+    fn register(&self, queued: bool, socket: Option<&Path>) -> Result<bool> {
         let pane = self.pane.clone();
         let socket = socket.map(|s| s.display().to_string());
         let log = self.log.display().to_string();
@@ -431,6 +450,9 @@ impl Supervisor {
             let member = config
                 .member_mut(&self.name)
                 .ok_or_else(|| Error::not_found(format!("{} is no longer a member", self.name)))?;
+            if member.state.is_some_and(State::is_final) {
+                return Ok(false);
+            }
             member.supervisor_pid = Some(i32::try_from(std::process::id()).unwrap_or(0));
             if let Some(pane) = pane {
                 member.tmux_pane_id = pane;
@@ -450,20 +472,25 @@ impl Supervisor {
             member.ended_at = None;
             member.notice = None;
             member.stop_requested = None;
-            Ok(())
+            Ok(true)
         })
     }
 
-    fn record_running(&self, pid: i32, worktree_path: Option<String>) -> Result<()> {
+    /// Records the program as running; `false`, and nothing written, when the member's ending
+    /// was recorded meanwhile (see [`Self::register`]).
+    fn record_running(&self, pid: i32, worktree_path: Option<String>) -> Result<bool> {
         self.team.update(|config| {
             let member = config
                 .member_mut(&self.name)
                 .ok_or_else(|| Error::not_found(format!("{} is no longer a member", self.name)))?;
+            if member.state.is_some_and(State::is_final) {
+                return Ok(false);
+            }
             member.pid = Some(pid);
             member.state = Some(State::Running);
             member.started_at = Some(clock::now_ms());
             member.worktree_path = worktree_path;
-            Ok(())
+            Ok(true)
         })
     }
 

@@ -1,0 +1,96 @@
+//! What the person does from the dashboard, through the paths the commands use and under the same
+//! policy: `s` and `S` are `swarm send`, `a` and `r` are `plan approve|reject` (or `shutdown
+//! approve|reject`), `x` is `swarm stop`. The caller is resolved from config.json for each
+//! action, as every command resolves it (docs/ARCHITECTURE.md, "Who may do what").
+
+use crate::base::names::Name;
+use crate::error::Result;
+use crate::member::{answer, send, stop};
+use crate::policy::{Asked, Caller, Whereabouts};
+use crate::protocol::rules::Recipient;
+use crate::store::team::Team;
+
+use super::decisions::{Decision, Kind};
+
+/// Who the dashboard acts as: where it runs and the name it was asked to act as, if any.
+#[derive(Debug, Clone)]
+pub(crate) struct Who {
+    pub(crate) whereabouts: Whereabouts,
+    pub(crate) asked: Option<Asked>,
+}
+
+/// One thing the person asked for.
+#[derive(Debug, Clone)]
+pub(crate) enum Action {
+    Send {
+        to: String,
+        text: String,
+    },
+    Broadcast {
+        text: String,
+    },
+    Answer {
+        decision: Decision,
+        approve: bool,
+        /// The feedback or reason of a rejection.
+        why: Option<String>,
+    },
+    Stop {
+        name: String,
+    },
+}
+
+/// Does `action` as `who`; returns what happened, in a line.
+pub(crate) fn perform(team: &Team, who: &Who, action: Action) -> Result<String> {
+    let caller = |config: &_| Caller::resolve(config, &who.whereabouts, who.asked.as_ref());
+    match action {
+        Action::Send { to, text } => {
+            Name::parse("member", &to)?;
+            deliver(team, who, Recipient::Member(&to), &text)
+        }
+        Action::Broadcast { text } => deliver(team, who, Recipient::Broadcast, &text),
+        Action::Answer {
+            decision,
+            approve,
+            why,
+        } => {
+            let config = team.load()?;
+            let caller = caller(&config)?;
+            let verdict = if approve { "approved" } else { "rejected" };
+            let id = &decision.request_id;
+            match decision.kind {
+                Kind::Plan => {
+                    let to = answer::plan(team, &config, &caller, id, approve, None, why)?;
+                    Ok(format!("{verdict} {to}'s plan ({id})"))
+                }
+                Kind::Shutdown => {
+                    let rejection = (!approve).then(|| why.unwrap_or_default());
+                    answer::shutdown(team, &config, &caller, id, rejection)?;
+                    Ok(format!("{verdict} shutdown request {id}"))
+                }
+            }
+        }
+        Action::Stop { name } => {
+            let name = Name::parse("member", &name)?;
+            let stopped = stop::stop_as(team, Some(&name), caller)?;
+            let states: Vec<String> = stopped
+                .iter()
+                .map(|(name, state)| format!("{name} {state}"))
+                .collect();
+            Ok(if states.is_empty() {
+                format!("{name} had already ended")
+            } else {
+                states.join(", ")
+            })
+        }
+    }
+}
+
+/// `send TO TEXT` as `who`: what `s` and `S` do.
+fn deliver(team: &Team, who: &Who, recipient: Recipient<'_>, text: &str) -> Result<String> {
+    let config = team.load()?;
+    let caller = Caller::resolve(&config, &who.whereabouts, who.asked.as_ref())?;
+    let structured = send::classify(text)?;
+    let sent = send::send(team, &config, &caller, recipient, text, structured, None)?;
+    Ok(format!("sent {} to {}", sent.id, sent.to.join(", ")))
+}

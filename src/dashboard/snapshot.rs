@@ -1,0 +1,335 @@
+//! The team as one look shows it: a row per member, the pending decisions, the board. Taken
+//! after every change the watcher reports and on the clock's tick; it never fails: a team that
+//! is gone is shown as gone, and what cannot be read of one member is a warning on its row.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use crate::base::clock;
+use crate::format::config::{Member, State, TeamConfig};
+use crate::format::settings::Color;
+use crate::format::task::Status;
+use crate::member::liveness::{Observed, Seen};
+use crate::policy;
+use crate::store::tasks::TaskList;
+use crate::store::team::Team;
+
+use super::decisions::{self, Decision};
+use super::feed::{Feed, one_line};
+
+/// Output within this long counts as busy.
+const BUSY_MS: u64 = 3_000;
+
+/// Where the team is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Nothing was launched yet.
+    NotStarted,
+    /// A member may still be running.
+    Running,
+    /// Every member launched has ended.
+    Ended,
+    /// Its folder is gone: removed (`rm`, `down --rm`) while the dashboard ran.
+    Gone,
+}
+
+impl Phase {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::NotStarted => "not started",
+            Self::Running => "running",
+            Self::Ended => "ended",
+            Self::Gone => "gone",
+        }
+    }
+}
+
+/// One member's row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Row {
+    pub(crate) name: String,
+    pub(crate) color: Option<Color>,
+    /// Its program's name, `-` for a member that runs none.
+    pub(crate) program: String,
+    /// The model it was given, when one was.
+    pub(crate) model: Option<String>,
+    /// `queued`, `starting`, `running`, `idle`, `waiting for input`, `exited`, `failed`,
+    /// `killed`, or what `status` shows for a member it cannot trust (`vanished`, …).
+    pub(crate) state: String,
+    pub(crate) live: bool,
+    /// Busy (its pane printed lately) or idle; `None` when it is not live.
+    pub(crate) busy: Option<bool>,
+    pub(crate) started_ms: Option<u64>,
+    pub(crate) ended_ms: Option<u64>,
+    pub(crate) timeout_s: Option<u64>,
+    pub(crate) unread: usize,
+    pub(crate) last_in_ms: Option<u64>,
+    pub(crate) last_out_ms: Option<u64>,
+    /// `<id> <subject>` of its task in progress.
+    pub(crate) task: Option<String>,
+    /// For a worktree member: its branch, lines added and removed.
+    pub(crate) worktree: Option<(String, u64, u64)>,
+    pub(crate) pane: Option<String>,
+    /// What went wrong reading it, or what was moved aside from its inbox.
+    pub(crate) warning: Option<String>,
+}
+
+/// One task of the board.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TaskRow {
+    pub(crate) id: u64,
+    pub(crate) status: Status,
+    pub(crate) owner: Option<String>,
+    pub(crate) subject: String,
+    pub(crate) blocked_by: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Snapshot {
+    pub(crate) team: String,
+    pub(crate) lead: String,
+    pub(crate) phase: Option<Phase>,
+    pub(crate) rows: Vec<Row>,
+    pub(crate) decisions: Vec<Decision>,
+    /// The board, once the team has a task list.
+    pub(crate) tasks: Option<Vec<TaskRow>>,
+    /// Problems of the team as a whole.
+    pub(crate) warnings: Vec<String>,
+    /// The tmux server the panes are on.
+    pub(crate) socket: Option<PathBuf>,
+    /// When it was taken, by swarm's clock.
+    pub(crate) now_ms: u64,
+}
+
+impl Snapshot {
+    pub(crate) fn phase(&self) -> Phase {
+        self.phase.unwrap_or(Phase::NotStarted)
+    }
+
+    /// Takes a look at `team`. `worktrees` holds the last look at each worktree member's changes.
+    pub(crate) fn take(
+        team: &Team,
+        feed: &Feed,
+        worktrees: &HashMap<String, (String, u64, u64)>,
+    ) -> Self {
+        let now_ms = clock::now_ms();
+        let mut snapshot = Self {
+            team: team.name().to_owned(),
+            now_ms,
+            ..Self::default()
+        };
+        if !team.paths().config().exists() {
+            snapshot.phase = Some(Phase::Gone);
+            return snapshot;
+        }
+        let observed = match Observed::take(team) {
+            Ok(observed) => observed,
+            Err(err) => {
+                snapshot.phase = Some(if team.paths().config().exists() {
+                    Phase::Running
+                } else {
+                    Phase::Gone
+                });
+                snapshot.warnings.push(one_line(err.message()));
+                return snapshot;
+            }
+        };
+        let config = &observed.config;
+        config.lead_name().clone_into(&mut snapshot.lead);
+        snapshot.socket = config.tmux.as_ref().map(|t| t.socket.clone());
+        let launched = observed.members().any(|(_, seen)| seen != Seen::NotStarted);
+        snapshot.phase = Some(match (observed.running(), launched) {
+            (true, _) => Phase::Running,
+            (false, true) => Phase::Ended,
+            (false, false) => Phase::NotStarted,
+        });
+        let board = tasks(team, &mut snapshot.warnings);
+        for (member, seen) in observed.members() {
+            let mut row = row(team, member, seen, feed, now_ms);
+            row.worktree = worktrees.get(&member.name).cloned();
+            row.task = board.as_ref().and_then(|board| {
+                board
+                    .iter()
+                    .find(|t| t.status == Status::InProgress && t.owner.as_ref() == Some(&row.name))
+                    .map(|t| format!("{} {}", t.id, t.subject))
+            });
+            match team.mailbox(&member.name).peek() {
+                Ok(unread) => {
+                    row.unread = unread.len();
+                    decisions::among(&member.name, &unread, &mut snapshot.decisions);
+                }
+                Err(err) => row.warning = Some(one_line(err.message())),
+            }
+            if let Some(aside) = team.mailbox(&member.name).set_aside().first() {
+                row.warning.get_or_insert_with(|| {
+                    one_line(&format!(
+                        "{} moved aside to {}",
+                        aside.reason,
+                        aside.path.display()
+                    ))
+                });
+            }
+            snapshot.rows.push(row);
+        }
+        person_inbox(team, config, &mut snapshot);
+        snapshot.tasks = board;
+        snapshot
+    }
+
+    /// Members counted by state, in the order states come: `2 running · 1 exited`.
+    pub(crate) fn by_state(&self) -> Vec<(String, usize)> {
+        let mut counts: Vec<(String, usize)> = Vec::new();
+        for row in &self.rows {
+            match counts.iter_mut().find(|(state, _)| *state == row.state) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((row.state.clone(), 1)),
+            }
+        }
+        counts
+    }
+
+    /// The board's counts: pending, in progress, completed.
+    pub(crate) fn task_counts(&self) -> Option<[usize; 3]> {
+        let tasks = self.tasks.as_ref().filter(|tasks| !tasks.is_empty())?;
+        let count = |status| tasks.iter().filter(|t| t.status == status).count();
+        Some([
+            count(Status::Pending),
+            count(Status::InProgress),
+            count(Status::Completed),
+        ])
+    }
+}
+
+/// A member as its record, its pane's log and the feed show it.
+fn row(team: &Team, member: &Member, seen: Seen, feed: &Feed, now_ms: u64) -> Row {
+    let live = seen.is_live();
+    let output_ms = std::fs::metadata(team.paths().log(&member.name))
+        .and_then(|meta| meta.modified())
+        .ok()
+        .map(clock::to_ms);
+    let idle_ms = feed.idle_at.get(&member.name).copied();
+    // Claude Code says it is idle once its turn ends; output after that means it works again.
+    let waiting = live
+        && seen == Seen::Recorded(State::Running)
+        && idle_ms.is_some_and(|idle| output_ms.is_none_or(|out| out <= idle));
+    let state = if waiting {
+        "waiting for input".to_owned()
+    } else {
+        seen.label().to_owned()
+    };
+    // File times are the machine's, whatever swarm's clock says.
+    let real_now = clock::to_ms(SystemTime::now());
+    let busy = live.then(|| {
+        !waiting
+            && seen != Seen::Recorded(State::Idle)
+            && output_ms.is_some_and(|out| out.saturating_add(BUSY_MS) >= real_now)
+    });
+    let mailbox = team.mailbox(&member.name);
+    let file_ms = |path: &std::path::Path| {
+        std::fs::metadata(path)
+            .and_then(|meta| meta.modified())
+            .ok()
+            .map(clock::to_ms)
+    };
+    let last_in_ms = [
+        feed.last_in.get(&member.name).copied(),
+        file_ms(mailbox.history_path()),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|ms| *ms <= now_ms.max(real_now))
+    .max();
+    Row {
+        name: member.name.clone(),
+        color: member.color.as_deref().and_then(Color::parse),
+        program: member
+            .argv
+            .as_ref()
+            .and_then(|argv| argv.first())
+            .map_or_else(
+                || "-".to_owned(),
+                |program| one_line(program.rsplit('/').next().unwrap_or(program)),
+            ),
+        model: member
+            .model
+            .as_deref()
+            .filter(|model| *model != crate::format::config::DEFAULT_MODEL && !model.is_empty())
+            .map(one_line),
+        state,
+        live,
+        busy,
+        started_ms: member.started_at.filter(|ms| *ms > 0),
+        ended_ms: member.ended_at.filter(|ms| *ms > 0),
+        timeout_s: member.run_timeout_s.filter(|s| *s > 0),
+        unread: 0,
+        last_in_ms,
+        last_out_ms: feed.last_out.get(&member.name).copied(),
+        task: None,
+        worktree: None,
+        pane: Some(member.tmux_pane_id.clone()).filter(|pane| !pane.is_empty()),
+        warning: None,
+    }
+}
+
+/// The person's own inbox, `user`, when it is not on the roster: requests and a warning there
+/// count too.
+fn person_inbox(team: &Team, config: &TeamConfig, snapshot: &mut Snapshot) {
+    if config.member(policy::PERSON).is_some() {
+        return;
+    }
+    let mailbox = team.mailbox(policy::PERSON);
+    if let Some(aside) = mailbox.set_aside().first() {
+        snapshot.warnings.push(one_line(&format!(
+            "{}: {} moved aside to {}",
+            policy::PERSON,
+            aside.reason,
+            aside.path.display()
+        )));
+    }
+}
+
+/// The board, once the team has a task list; what cannot be read is a warning.
+fn tasks(team: &Team, warnings: &mut Vec<String>) -> Option<Vec<TaskRow>> {
+    let list = TaskList::new(team.home(), team.name());
+    if !list.dir().is_dir() {
+        return None;
+    }
+    match list.read() {
+        Ok(board) => Some(
+            board
+                .tasks
+                .values()
+                .filter(|task| !task.is_internal())
+                .map(|task| TaskRow {
+                    id: task.id(),
+                    status: task.status(),
+                    owner: task.owner().map(one_line),
+                    subject: one_line(task.subject()),
+                    blocked_by: task.blocked_by(),
+                })
+                .collect(),
+        ),
+        Err(err) => {
+            warnings.push(one_line(err.message()));
+            None
+        }
+    }
+}
+
+/// The worktree members' changes, looked at now (a git command each: not on every redraw).
+pub(crate) fn worktrees(team: &Team) -> HashMap<String, (String, u64, u64)> {
+    let Ok(config) = team.load() else {
+        return HashMap::new();
+    };
+    config
+        .members
+        .iter()
+        .filter_map(|member| {
+            let path = member.worktree_path.as_deref()?;
+            let (branch, added, removed) =
+                crate::launch::worktree::changes(std::path::Path::new(path))?;
+            Some((member.name.clone(), (one_line(&branch), added, removed)))
+        })
+        .collect()
+}

@@ -1,0 +1,143 @@
+//! Sending a message to a member of the team, or a broadcast to every other member: what `send`
+//! does inside a team, and what the dashboard's `s` and `S` do. Text that is a protocol message
+//! obeys the protocol rules; plain text needs the `send` permission (docs/ARCHITECTURE.md, "The
+//! path of one message").
+
+use std::collections::HashSet;
+
+use crate::base::text::derive_summary;
+use crate::error::{Error, Result};
+use crate::format::config::TeamConfig;
+use crate::format::message::InboxMessage;
+use crate::format::structured::{Classified, Structured};
+use crate::member::seal;
+use crate::policy::{self, Action, Caller};
+use crate::protocol::rules::{self, Recipient};
+use crate::store::team::Team;
+
+/// A message written: its id, whom it is from, and every inbox it was written to.
+#[derive(Debug, Clone)]
+pub(crate) struct Sent {
+    pub(crate) id: String,
+    pub(crate) from: String,
+    pub(crate) to: Vec<String>,
+}
+
+/// Sends `text` (`structured`, when it is a protocol message: [`classify`]) from `caller` to
+/// `recipient`, a member or every other member; `summary` defaults to one derived from the text.
+pub(crate) fn send(
+    team: &Team,
+    config: &TeamConfig,
+    caller: &Caller,
+    recipient: Recipient<'_>,
+    text: &str,
+    structured: Option<Structured>,
+    summary: Option<&str>,
+) -> Result<Sent> {
+    if let Recipient::Member(to) = recipient {
+        policy::require_inbox(config, to)?;
+    }
+    let me = match &structured {
+        Some(message) => rules::check(team, config, caller, recipient, message)?,
+        None => policy::allow(config, caller, Action::Send)?,
+    };
+    let targets: Vec<String> = match recipient {
+        // `user`, the person at the keyboard, has an inbox in every team, on the roster or not.
+        Recipient::Member(to) => vec![policy::require_inbox(config, to)?.to_owned()],
+        Recipient::Broadcast => config
+            .members
+            .iter()
+            .filter(|m| m.name != me.as_str())
+            .map(|m| m.name.clone())
+            .collect(),
+        Recipient::Peer => {
+            return Err(Error::usage(
+                "a uds: peer is reached by `swarm send`, not in a team",
+            ));
+        }
+    };
+    if targets.is_empty() {
+        return Err(Error::usage(format!(
+            "team {} has no other member to broadcast to",
+            config.name
+        )));
+    }
+
+    let summary = match (summary, &structured) {
+        (Some(summary), _) => Some(summary.to_owned()),
+        (None, None) => Some(derive_summary(text)),
+        (None, Some(_)) => None,
+    };
+    let color = config.member(me.as_str()).and_then(|m| m.color.clone());
+    let mut message = InboxMessage::new(me.as_str(), text, summary.as_deref(), color.as_deref());
+    // Its copies share its msg_id and say they are one broadcast: a reader of several inboxes
+    // (watch --all, up --wait) shows it once, to `*`.
+    if matches!(recipient, Recipient::Broadcast) {
+        message.mark_broadcast();
+    }
+    // Every copy is signed before any is written: one that cannot be stops them all.
+    let mut sealed = Vec::with_capacity(targets.len());
+    for target in &targets {
+        let mut copy = message.clone();
+        seal::seal(team, config, target, &mut copy)?;
+        sealed.push(copy);
+    }
+    for (n, (target, copy)) in targets.iter().zip(&sealed).enumerate() {
+        if let Err(err) = team.mailbox(target).append(std::slice::from_ref(copy)) {
+            return Err(withdraw(team, &message, &targets[..n], err));
+        }
+    }
+    Ok(Sent {
+        id: message.id().into_owned(),
+        from: me.to_string(),
+        to: targets,
+    })
+}
+
+/// A broadcast that failed part-way is taken back from the inboxes it reached, where it is still
+/// unread, so that nothing happened and a retry cannot duplicate it. The error says what could not
+/// be taken back: a copy already taken was delivered.
+fn withdraw(team: &Team, message: &InboxMessage, reached: &[String], err: Error) -> Error {
+    if reached.is_empty() {
+        return err;
+    }
+    let id = HashSet::from([message.id().into_owned()]);
+    let (mut withdrawn, mut taken, mut stuck) = (Vec::new(), Vec::new(), Vec::new());
+    for name in reached {
+        match team.mailbox(name).retract(&id) {
+            Ok(removed) if removed.is_empty() => taken.push(name.as_str()),
+            Ok(_) => withdrawn.push(name.as_str()),
+            Err(why) => {
+                tracing::error!("cannot withdraw the broadcast from {name}: {why}");
+                stuck.push(name.as_str());
+            }
+        }
+    }
+    let mut notes = Vec::new();
+    if !withdrawn.is_empty() {
+        notes.push(format!("withdrawn from {}", withdrawn.join(", ")));
+    }
+    if !taken.is_empty() {
+        notes.push(format!("already taken by {}", taken.join(", ")));
+    }
+    if !stuck.is_empty() {
+        notes.push(format!("still unread in {}", stuck.join(", ")));
+    }
+    let note = format!("broadcast {}: {}", message.id(), notes.join("; "));
+    if taken.is_empty() && stuck.is_empty() {
+        err.with_note(format!("{note}, so nobody has it"))
+    } else {
+        err.with_note(note)
+    }
+}
+
+/// Protocol messages are checked; JSON that claims a protocol type without its fields is refused.
+pub(crate) fn classify(text: &str) -> Result<Option<Structured>> {
+    match Structured::classify(text) {
+        Classified::Plain => Ok(None),
+        Classified::Structured(message) => Ok(Some(*message)),
+        Classified::Malformed { kind, reason } => Err(Error::usage(format!(
+            "the text claims to be a {kind} message but is not a valid one: {reason}"
+        ))),
+    }
+}
