@@ -15,7 +15,7 @@ use async_nats::jetstream::{
 use futures_util::StreamExt;
 use tokio::task::JoinSet;
 
-use crate::cluster::node::Node;
+use crate::cluster::node::shared::Node;
 use crate::cluster::node::teams::{self, Clustered};
 use crate::cluster::{stream, subjects};
 use crate::error::{Error, Result};

@@ -6,15 +6,14 @@
 
 mod inbound;
 mod outbound;
+mod shared;
 mod teams;
 pub(crate) mod unit;
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::jetstream;
-use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::base::clock;
@@ -26,40 +25,10 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::store::node::{self as record, NodeLock, NodeRecord};
 use crate::store::paths::Home;
 
+use shared::Node;
+
 /// How long to wait between attempts to reach a server that is not there yet.
 const RETRY: Duration = Duration::from_secs(1);
-
-/// What every service of the node shares.
-pub(crate) struct Node {
-    pub(crate) home: Home,
-    /// This host's name, as team files give it in `host =`.
-    pub(crate) name: Name,
-    pub(crate) client: async_nats::Client,
-    pub(crate) js: jetstream::Context,
-    pub(crate) url: String,
-    /// Whether the client reaches the server now; follows its reconnections.
-    pub(crate) connected: watch::Receiver<bool>,
-}
-
-impl Node {
-    /// Runs `work` on tokio's blocking pool: anything that takes a file lock, fsyncs, or runs
-    /// tmux goes through here, so the runtime keeps serving the connection meanwhile.
-    pub(crate) fn off_runtime<R, W>(
-        self: &Arc<Self>,
-        work: W,
-    ) -> impl Future<Output = R> + use<R, W>
-    where
-        R: Send + 'static,
-        W: FnOnce(&Self) -> R + Send + 'static,
-    {
-        let this = Arc::clone(self);
-        async move {
-            tokio::task::spawn_blocking(move || work(&this))
-                .await
-                .unwrap_or_else(|err| std::panic::resume_unwind(err.into_panic()))
-        }
-    }
-}
 
 /// Runs the node in the foreground until SIGTERM or SIGINT.
 pub(crate) fn run(home: Home, name: Name, settings: Settings) -> Result<()> {

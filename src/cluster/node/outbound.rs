@@ -15,7 +15,7 @@ use async_nats::jetstream;
 use tokio::sync::watch;
 
 use crate::base::ids;
-use crate::cluster::node::Node;
+use crate::cluster::node::shared::Node;
 use crate::cluster::node::teams::{self, Clustered};
 use crate::cluster::{stream, subjects};
 use crate::error::{Error, Result};

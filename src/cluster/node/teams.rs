@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tokio::task::{AbortHandle, JoinSet};
 
-use crate::cluster::node::Node;
+use crate::cluster::node::shared::Node;
 use crate::error::{Error, Result};
 use crate::store::durable::private_dir;
 use crate::store::team::{Team, list_teams};
