@@ -25,6 +25,9 @@ use crate::store::mailbox::{Delivered, Mailbox};
 /// The most messages one pull asks for, and one durable write appends.
 const BATCH: usize = 256;
 
+/// How long a batch that came in several pieces waits for more before it is written.
+const LINGER: Duration = Duration::from_millis(2);
+
 /// How long the server waits for an ack before it delivers a message again: long enough for a
 /// batch's durable write on a loaded machine, short enough that a node killed before its ack
 /// gets the message again soon after it restarts.
@@ -103,7 +106,18 @@ async fn receive(node: Arc<Node>, team: String, member: String) -> Result<()> {
         .ready_chunks(BATCH);
     let mailbox = Mailbox::new(&node.home.team(&team), &member);
     let mut delivered = Some(Delivered::default());
-    while let Some(chunk) = messages.next().await {
+    while let Some(mut chunk) = messages.next().await {
+        // Several at once means more are coming: wait a moment for them, so one durable write
+        // carries them all. A lone message is written at once.
+        if chunk.len() > 1 {
+            let until = tokio::time::Instant::now() + LINGER;
+            while chunk.len() < BATCH {
+                match tokio::time::timeout_at(until, messages.next()).await {
+                    Ok(Some(more)) => chunk.extend(more),
+                    Ok(None) | Err(_) => break,
+                }
+            }
+        }
         let mut arrived = Vec::with_capacity(chunk.len());
         let mut to_ack = Vec::with_capacity(chunk.len());
         let mut broken = None;
