@@ -15,7 +15,6 @@ use crate::cluster::connection;
 use crate::cluster::settings::{Settings, Sources};
 use crate::cluster::subjects;
 use crate::error::{Error, Result};
-use crate::format::config::TeamConfig;
 use crate::format::task::Task;
 use crate::store::node;
 use crate::store::paths::Home;
@@ -23,11 +22,6 @@ use crate::store::tasks::{Board, Edit, TaskList};
 
 /// How many times a change is decided again after losing a compare-and-set before giving up.
 const ATTEMPTS: usize = 1000;
-
-/// Whether a team spans hosts: its config.json names a host for some member.
-pub(crate) fn clustered(config: &TeamConfig) -> bool {
-    config.members.iter().any(|m| m.host.is_some())
-}
 
 fn failed(url: &str, what: &str, err: impl Display) -> Error {
     Error::runtime(format!("the NATS server at {url} could not {what}: {err}"))

@@ -267,6 +267,12 @@ impl State {
 }
 
 impl TeamConfig {
+    /// Whether the team spans hosts: its config.json names a host for some member
+    /// (docs/ARCHITECTURE.md, "Across machines").
+    pub(crate) fn spans_hosts(&self) -> bool {
+        self.members.iter().any(|member| member.host.is_some())
+    }
+
     /// When anything last began or ended in the team, in epoch milliseconds: the latest of its
     /// creation and each member's joining, start and end. For a team that has ended, when it
     /// ended (`swarm prune --older-than`).

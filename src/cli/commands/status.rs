@@ -130,7 +130,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         .map(|(member, seen)| member_status(&team, &board, member, seen))
         .collect::<Result<Vec<_>>>()?;
     let counts = TaskCounts::of(&board);
-    let spread = config.members.iter().any(|m| m.host.is_some());
+    let spread = config.spans_hosts();
     if ctx.json {
         let mut out = serde_json::json!({
             "team": config.name,

@@ -15,7 +15,7 @@ use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
-use crate::cluster::tasks::{self as replica, Replica};
+use crate::cluster::tasks::Replica;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::format::structured::{Structured, TaskAssignment};
@@ -234,7 +234,7 @@ impl Scope {
         whole_list: bool,
         change: impl FnMut(&mut Edit) -> Result<R>,
     ) -> Result<R> {
-        if !replica::clustered(&self.config) {
+        if !self.config.spans_hosts() {
             return self.list.edit(ids, whole_list, change);
         }
         let replica = match self.replica.get() {

@@ -4,90 +4,35 @@
 //! it watches the bucket and mirrors the other hosts' members into its config.json, through the
 //! one locked update. Local readers (`status`, `wait`, `top`) then see every member without NATS.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_nats::jetstream::kv;
 use futures_util::StreamExt;
-use tokio::task::JoinHandle;
 
 use crate::cluster::node::shared::Node;
+use crate::cluster::node::teams::{self, Clustered};
 use crate::cluster::roster;
 use crate::cluster::subjects;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::config::Member;
-use crate::store::durable::private_dir;
 use crate::store::paths::TeamPaths;
-use crate::store::team::{Team, list_teams};
+use crate::store::team::Team;
 use crate::store::watcher::AsyncWatcher;
-
-/// How long to wait before following a team again after the server was lost.
-const RETRY: Duration = Duration::from_secs(1);
 
 /// Follows each clustered team of this home, a task per team, until the node stops.
 pub(crate) async fn serve(node: Arc<Node>) -> Result<()> {
-    let teams = node.home.teams_dir();
-    node.off_runtime(|node| private_dir(node.home.root(), &node.home.teams_dir()))
-        .await?;
-    let mut watcher = AsyncWatcher::arm(&teams)?;
-    let mut followed: HashMap<String, JoinHandle<()>> = HashMap::new();
-    loop {
-        let clustered = node.off_runtime(clustered).await?;
-        followed.retain(|name, task| {
-            let keep = clustered.contains(name) && !task.is_finished();
-            if !keep {
-                task.abort();
-            }
-            keep
-        });
-        for name in clustered {
-            followed
-                .entry(name.clone())
-                .or_insert_with(|| tokio::spawn(follow(Arc::clone(&node), name)));
-        }
-        // A new team shows as a new folder; the safety re-scan catches its config.json.
-        watcher.wait(None, &|_| true).await?;
-    }
-}
-
-/// The teams of this home whose members name hosts.
-fn clustered(node: &Node) -> Result<Vec<String>> {
-    let mut names = Vec::new();
-    for name in list_teams(&node.home)? {
-        let Ok(config) = Team::open(&node.home, &name).and_then(|team| team.load()) else {
-            continue;
-        };
-        if config.members.iter().any(|member| member.host.is_some()) {
-            names.push(name);
-        }
-    }
-    Ok(names)
-}
-
-/// Follows one team for as long as it exists here, starting over after the server is lost.
-async fn follow(node: Arc<Node>, name: String) {
-    let mut said = false;
-    loop {
-        match follow_once(&node, &name).await {
-            Ok(()) => return,
-            Err(err) => {
-                if !said {
-                    eprintln!(
-                        "swarm node {}: team {name}: {}; trying again",
-                        node.name,
-                        err.message()
-                    );
-                    said = true;
-                }
-            }
-        }
-        tokio::time::sleep(RETRY).await;
-    }
+    teams::supervise(
+        node,
+        "roster",
+        |_| true,
+        |node, team: Clustered| async move { follow(&node, &team.team).await },
+    )
+    .await
 }
 
 /// Until the team is gone (`Ok`) or the server fails (`Err`).
-async fn follow_once(node: &Arc<Node>, name: &str) -> Result<()> {
+async fn follow(node: &Arc<Node>, name: &str) -> Result<()> {
     let store = roster::bucket(&node.js, &node.url, name).await?;
     let Ok(team) = Team::open(&node.home, name) else {
         return Ok(());

@@ -3,83 +3,30 @@
 //! task a tool wrote into those files directly (Claude Code) is put on the server, at the revision
 //! this host last saw, so a direct write that lost a race gives way to the one that won.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_nats::jetstream::kv;
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
 
 use crate::cluster::node::shared::Node;
-use crate::cluster::tasks::{self as replica, clustered};
+use crate::cluster::node::teams::{self, Clustered};
+use crate::cluster::tasks as replica;
 use crate::error::{Error, Result};
 use crate::format::task::Task;
 use crate::store::tasks::TaskList;
-use crate::store::team::{Team, list_teams};
 use crate::store::watcher::Watcher;
-
-/// How often the node looks for teams that began to span hosts, and how long it waits before
-/// copying a team's list again after that failed.
-const LOOK_AGAIN: Duration = Duration::from_secs(1);
 
 /// Runs one copy per clustered team for as long as the node runs.
 pub(crate) async fn serve(node: Arc<Node>) -> Result<()> {
-    let mut copies: JoinSet<(String, Result<()>)> = JoinSet::new();
-    let mut running: BTreeSet<String> = BTreeSet::new();
-    // What was last said about each team, so a server that stays away is not reported every
-    // second.
-    let mut said: BTreeMap<String, String> = BTreeMap::new();
-    loop {
-        let teams = node.off_runtime(clustered_teams).await?;
-        for team in teams {
-            if running.insert(team.clone()) {
-                let node = Arc::clone(&node);
-                copies.spawn(async move {
-                    let result = copy(&node, &team).await;
-                    (team, result)
-                });
-            }
-        }
-        tokio::select! {
-            Some(ended) = copies.join_next() => {
-                let (team, result) = ended
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic.into_panic()));
-                match result {
-                    Err(err) if said.get(&team).map(String::as_str) != Some(err.message()) => {
-                        eprintln!(
-                            "swarm node {}: the task list of team {team} is not copied now: {}",
-                            node.name,
-                            err.message()
-                        );
-                        said.insert(team.clone(), err.message().to_owned());
-                    }
-                    Err(_) => {}
-                    Ok(()) => {
-                        said.remove(&team);
-                    }
-                }
-                running.remove(&team);
-                tokio::time::sleep(LOOK_AGAIN).await;
-            }
-            () = tokio::time::sleep(LOOK_AGAIN) => {}
-        }
-    }
-}
-
-/// The teams in this home whose config.json names a host for some member.
-fn clustered_teams(node: &Node) -> Result<Vec<String>> {
-    let mut found = Vec::new();
-    for name in list_teams(&node.home)? {
-        let Ok(team) = Team::open(&node.home, &name) else {
-            continue;
-        };
-        if team.load().is_ok_and(|config| clustered(&config)) {
-            found.push(name);
-        }
-    }
-    Ok(found)
+    teams::supervise(
+        node,
+        "task list",
+        |_| true,
+        |node, team: Clustered| async move { copy(&node, &team.team).await },
+    )
+    .await
 }
 
 /// What this host knows of one team's tasks on the server: each task as last seen there, with

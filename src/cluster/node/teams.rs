@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio::task::{AbortHandle, JoinSet};
 
 use crate::cluster::node::shared::Node;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::store::durable::private_dir;
 use crate::store::team::{Team, list_teams};
 use crate::store::watcher::AsyncWatcher;
@@ -162,7 +162,8 @@ fn list(names: &[String]) -> String {
     }
 }
 
-/// Runs one team's task again and again after it fails, saying why once per new reason.
+/// Runs one team's task again and again after it fails, saying why once per new reason; a task
+/// that ends well is done until its team changes, when [`supervise`] starts a fresh one.
 async fn keep_running<F, Fut>(node: Arc<Node>, service: &'static str, team: Clustered, run: Arc<F>)
 where
     F: Fn(Arc<Node>, Clustered) -> Fut,
@@ -170,9 +171,9 @@ where
 {
     let mut said: Option<String> = None;
     loop {
-        let why = match run(Arc::clone(&node), team.clone()).await {
-            Ok(()) => Error::runtime("it stopped"),
-            Err(err) => err,
+        // `Ok` means the task has nothing more to do until its team changes.
+        let Err(why) = run(Arc::clone(&node), team.clone()).await else {
+            return;
         };
         let line = why.message().to_owned();
         if said.as_deref() != Some(line.as_str()) {
