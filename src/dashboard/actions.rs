@@ -4,8 +4,8 @@
 //! action, as every command resolves it (docs/ARCHITECTURE.md, "Who may do what").
 
 use crate::base::names::Name;
-use crate::error::Result;
 use crate::cluster;
+use crate::error::Result;
 use crate::member::{answer, send};
 use crate::policy::{Asked, Caller, Whereabouts};
 use crate::protocol::rules::Recipient;
