@@ -5,129 +5,16 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
-use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
-use crate::harness::{LEAD, PATIENCE, Sandbox, TmuxServer, eventually};
-use crate::nats_harness::{NatsServer, Node, ServerAuth, free_port};
-
-/// One host: its home, its tmux server (started by the first team placed on it) and its node.
-struct Host {
-    sandbox: Sandbox,
-    tmux: TmuxServer,
-    node: Node,
-}
-
-impl Host {
-    fn start(name: &str, server: &NatsServer) -> Self {
-        Self::start_with(name, server, &[])
-    }
-
-    fn start_with(name: &str, server: &NatsServer, env: &[(&str, &str)]) -> Self {
-        let mut sandbox = Sandbox::new();
-        let tmux = TmuxServer::unstarted(&sandbox);
-        // The node places its members on this host's private server, as `up --socket` does.
-        sandbox.set_env("SWARM_TMUX_SOCKET", tmux.socket());
-        for (key, value) in env {
-            sandbox.set_env(key, *value);
-        }
-        let node = Node::start(&sandbox, name, &server.url());
-        Self {
-            sandbox,
-            tmux,
-            node,
-        }
-    }
-
-    /// `swarm status --json` of the team, here.
-    fn status(&self, team: &str) -> Value {
-        self.sandbox
-            .swarm()
-            .args(["status", team, "--json"])
-            .run()
-            .success()
-            .json()
-    }
-
-    /// A member's row in this host's `status --json`.
-    fn row(&self, team: &str, name: &str) -> Value {
-        self.status(team)["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|row| row["name"] == name)
-            .cloned()
-            .unwrap_or(Value::Null)
-    }
-
-    fn shows(&self, team: &str, name: &str, state: &str) -> bool {
-        self.row(team, name)["state"] == state
-    }
-
-    /// Polls `condition` like `eventually`, showing what every node printed if it never holds.
-    #[track_caller]
-    fn until(hosts: &[&Self], what: &str, mut condition: impl FnMut() -> bool) {
-        let deadline = Instant::now() + PATIENCE;
-        while !condition() {
-            if Instant::now() > deadline {
-                let said: Vec<String> = hosts.iter().map(|host| host.node.output()).collect();
-                panic!(
-                    "timed out waiting for {what}; the nodes printed:\n{}",
-                    said.join("\n")
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn panes(&self) -> Vec<String> {
-        if self.tmux.is_running() {
-            self.tmux.panes()
-        } else {
-            Vec::new()
-        }
-    }
-}
-
-/// A team with a lead on host A and `bob` on host B running `command`.
-fn team_file(name: &str, command: &str, extra: &str) -> String {
-    format!(
-        "name = \"{name}\"\n{extra}\n{LEAD}\n[[member]]\nname = \"bob\"\nhost = \"hostb\"\ncommand = [\"sh\", \"-c\", {command:?}]\n"
-    )
-}
-
-fn up(host: &Host, name: &str, toml: &str) {
-    let file = host.sandbox.write(&format!("{name}.toml"), toml);
-    host.sandbox
-        .swarm()
-        .arg("up")
-        .arg(file)
-        .arg("--socket")
-        .arg(host.tmux.socket())
-        .env(
-            "SWARM_NATS_URL",
-            host.node.record().unwrap()["url"].as_str().unwrap(),
-        )
-        .run()
-        .success();
-}
-
-/// Whether any process still runs with `pid`.
-fn alive(pid: i64) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
-}
+use crate::harness::{Sandbox, eventually};
+use crate::nats_harness::{Host, NatsServer, ServerAuth, alive, free_port, team_file};
 
 #[test]
 fn up_starts_a_member_on_another_host_and_every_host_sees_it_until_down() {
     let server = NatsServer::start();
     let a = Host::start("hosta", &server);
     let b = Host::start("hostb", &server);
-    up(
-        &a,
-        "t",
-        &team_file("t", "echo hello-from-b; sleep 1000", ""),
-    );
+    a.up("t", &team_file("t", "echo hello-from-b; sleep 1000", ""));
 
     // bob runs on B's tmux server, in session swarm-t, and B's config says so.
     let pane = b.sandbox.member("t", "bob")["tmuxPaneId"]
@@ -194,7 +81,7 @@ fn a_remote_member_is_stopped_through_its_node() {
     let server = NatsServer::start();
     let a = Host::start("hosta", &server);
     let b = Host::start("hostb", &server);
-    up(&a, "s", &team_file("s", "sleep 1000", ""));
+    a.up("s", &team_file("s", "sleep 1000", ""));
     eventually("A to show bob running", || a.shows("s", "bob", "running"));
     let bob_pid = b.sandbox.member("s", "bob")["pid"].as_i64().unwrap();
     a.sandbox
@@ -218,7 +105,7 @@ fn members_of_a_host_whose_node_died_are_unreachable_until_it_is_back() {
     let server = NatsServer::start();
     let a = Host::start("hosta", &server);
     let mut b = Host::start("hostb", &server);
-    up(&a, "u", &team_file("u", "sleep 1000", ""));
+    a.up("u", &team_file("u", "sleep 1000", ""));
     eventually("A to show bob running", || a.shows("u", "bob", "running"));
     b.node.kill();
     eventually("A to show bob unreachable", || {

@@ -34,3 +34,4 @@ mod tasks;
 mod teams;
 mod terminal;
 mod top;
+mod top_hosts;
