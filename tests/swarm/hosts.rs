@@ -305,7 +305,7 @@ fn members_added_later_get_this_hosts_name_and_the_other_hosts_reach_them() {
     let server = NatsServer::start();
     let a = Host::start("hosta", &server);
     let b = Host::start("hostb", &server);
-    up(&a, "l", &team_file("l", "sleep 1000", ""));
+    a.up("l", &team_file("l", "sleep 1000", ""));
     eventually("A to show bob running", || a.shows("l", "bob", "running"));
     a.sandbox
         .swarm()
@@ -366,11 +366,7 @@ fn an_earlier_runs_members_stay_out_of_a_new_run() {
     let b = Host::start("hostb", &server);
     let mut c = Host::start("hostc", &server);
     let cy = "[[member]]\nname = \"cy\"\nhost = \"hostc\"\ncommand = [\"sleep\", \"1000\"]\n";
-    up(
-        &a,
-        "r",
-        &format!("{}{cy}", team_file("r", "sleep 1000", "")),
-    );
+    a.up("r", &format!("{}{cy}", team_file("r", "sleep 1000", "")));
     Host::until(&[&a, &c], "A to show cy running", || {
         a.shows("r", "cy", "running")
     });
@@ -381,7 +377,7 @@ fn an_earlier_runs_members_stay_out_of_a_new_run() {
         .success();
 
     // The second run has no host C; C keeps the first run's files.
-    up(&a, "r", &team_file("r", "sleep 1000", ""));
+    a.up("r", &team_file("r", "sleep 1000", ""));
     Host::until(&[&a, &b], "A and B to show the new bob running", || {
         a.shows("r", "bob", "running") && b.shows("r", "team-lead", "running")
     });
