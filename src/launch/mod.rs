@@ -9,6 +9,7 @@ pub(crate) mod layout;
 pub(crate) mod lock;
 pub(crate) mod panes;
 pub(crate) mod prepare;
+pub(crate) mod rerun;
 pub(crate) mod tasks;
 pub(crate) mod teamfile;
 pub(crate) mod tmux;

@@ -413,3 +413,53 @@ fn an_earlier_runs_members_stay_out_of_a_new_run() {
         .run()
         .success();
 }
+
+#[test]
+fn a_new_run_starts_a_remote_member_without_the_last_runs_messages() {
+    let server = NatsServer::start();
+    let a = Host::start("hosta", &server);
+    let b = Host::start("hostb", &server);
+    let file = format!(
+        "{}prompt = \"this run's prompt\"\n",
+        team_file("q", "sleep 1000", "")
+    );
+    a.up("q", &file);
+    eventually("A to show bob running", || a.shows("q", "bob", "running"));
+    a.sandbox
+        .swarm()
+        .args(["send", "bob", "left unread", "--team", "q"])
+        .run()
+        .success();
+    let texts = |host: &Host| -> Vec<String> {
+        if !host.sandbox.inbox_path("q", "bob").exists() {
+            return Vec::new();
+        }
+        host.sandbox
+            .inbox("q", "bob")
+            .iter()
+            .map(|m| m["text"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    Host::until(&[&a, &b], "the message to reach bob on hostb", || {
+        texts(&b).iter().any(|t| t == "left unread")
+    });
+    a.sandbox
+        .swarm()
+        .args(["down", "q", "--timeout", "1"])
+        .run()
+        .success();
+    Host::until(&[&a, &b], "down's shutdown request to reach hostb", || {
+        texts(&a).is_empty() && texts(&b).iter().any(|t| t.contains("shutdown_request"))
+    });
+
+    a.up("q", &file);
+    Host::until(&[&a, &b], "this run's prompt to reach bob", || {
+        texts(&b).iter().any(|t| t == "this run's prompt")
+    });
+    assert_eq!(texts(&b), ["this run's prompt"]);
+    a.sandbox
+        .swarm()
+        .args(["down", "q", "--force"])
+        .run()
+        .success();
+}

@@ -25,6 +25,7 @@ use crate::launch::layout;
 use crate::launch::lock::LaunchLock;
 use crate::launch::panes::{self, Destination, PaneEnvironment};
 use crate::launch::prepare::{self, PanePlan, Prepared};
+use crate::launch::rerun;
 use crate::launch::tasks;
 use crate::launch::teamfile::TeamFile;
 use crate::launch::worktree;
@@ -122,7 +123,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     // Held from the check until every pane is placed: a second `up` of this team is refused.
     let launch_lock = LaunchLock::take(&ctx.home, file.name.as_str())?;
     refuse_if_running(ctx, file.name.as_str())?;
-    archive_previous_run(ctx, file.name.as_str())?;
+    // A team that ran before starts fresh; one only made by `init` keeps what waits for it.
+    if let Ok(previous) = Team::open(&ctx.home, file.name.as_str()) {
+        rerun::archive_previous_run(&previous, |_| true, None)?;
+    }
     // Written before the first pane starts: until every pane is placed, a member whose program
     // ends at once keeps its pane, so the team's window cannot close under the launcher.
     prepared.config.launching = true;
@@ -428,31 +432,6 @@ fn refuse_if_running(ctx: &Context, name: &str) -> Result<()> {
         live.join(", ")
     ))
     .with_hint(format!("stop it first with `swarm down {name}`")))
-}
-
-/// A team that ran before starts fresh: what its members left unread moves to their history.
-/// A team only created by `init` keeps its inboxes, so messages queued before the first launch wait.
-fn archive_previous_run(ctx: &Context, name: &str) -> Result<()> {
-    let Ok(team) = Team::open(&ctx.home, name) else {
-        return Ok(());
-    };
-    let Ok(config) = team.load() else {
-        return Ok(());
-    };
-    if config.members.iter().all(|m| m.state.is_none()) {
-        return Ok(());
-    }
-    for member in &config.members {
-        let archived = team.mailbox(&member.name).consume(None, |_| true)?;
-        if !archived.is_empty() {
-            tracing::info!(
-                "moved {} of {} from the previous run to history",
-                count(archived.len(), "unread message", "unread messages"),
-                member.name
-            );
-        }
-    }
-    Ok(())
 }
 
 /// Gives every teammate its verify key, made by `key` (docs/ARCHITECTURE.md, "Signed lead

@@ -19,6 +19,7 @@ use crate::format::config::Member;
 use crate::launch::layout::{self, Layout};
 use crate::launch::lock::LaunchLock;
 use crate::launch::panes::{self, Destination};
+use crate::launch::rerun;
 use crate::launch::tmux::{Server, Tmux};
 use crate::member::down::{self, Down};
 use crate::member::liveness::Observed;
@@ -104,6 +105,16 @@ fn start(node: &Node, request: StartRequest) -> Result<StartReply> {
             ))
             .with_hint(format!("stop it first with `swarm down {name}`")));
         }
+    }
+    // What the previous run left this host's members goes to history; this run's first messages
+    // (written on the lead's host from `createdAt` on) may be here already.
+    if let Ok(previous) = Team::open(&node.home, &name) {
+        let here = node.name.as_str();
+        rerun::archive_previous_run(
+            &previous,
+            |member| member.host.as_deref() == Some(here),
+            Some(config.created_at),
+        )?;
     }
     config.tmux = None;
     config.launching = !plans.is_empty();
