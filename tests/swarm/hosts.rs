@@ -5,118 +5,9 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
-use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
-use crate::harness::{LEAD, PATIENCE, Sandbox, TmuxServer, eventually};
-use crate::nats_harness::{NatsServer, Node, ServerAuth, free_port};
-
-/// One host: its home, its tmux server (started by the first team placed on it) and its node.
-struct Host {
-    sandbox: Sandbox,
-    tmux: TmuxServer,
-    node: Node,
-}
-
-impl Host {
-    fn start(name: &str, server: &NatsServer) -> Self {
-        Self::start_with(name, server, &[])
-    }
-
-    fn start_with(name: &str, server: &NatsServer, env: &[(&str, &str)]) -> Self {
-        let mut sandbox = Sandbox::new();
-        let tmux = TmuxServer::unstarted(&sandbox);
-        // The node places its members on this host's private server, as `up --socket` does.
-        sandbox.set_env("SWARM_TMUX_SOCKET", tmux.socket());
-        for (key, value) in env {
-            sandbox.set_env(key, *value);
-        }
-        let node = Node::start(&sandbox, name, &server.url());
-        Self {
-            sandbox,
-            tmux,
-            node,
-        }
-    }
-
-    /// `swarm status --json` of the team, here.
-    fn status(&self, team: &str) -> Value {
-        self.sandbox
-            .swarm()
-            .args(["status", team, "--json"])
-            .run()
-            .success()
-            .json()
-    }
-
-    /// A member's row in this host's `status --json`.
-    fn row(&self, team: &str, name: &str) -> Value {
-        self.status(team)["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|row| row["name"] == name)
-            .cloned()
-            .unwrap_or(Value::Null)
-    }
-
-    fn shows(&self, team: &str, name: &str, state: &str) -> bool {
-        self.row(team, name)["state"] == state
-    }
-
-    /// Polls `condition` like `eventually`, showing what every node printed if it never holds.
-    #[track_caller]
-    fn until(hosts: &[&Self], what: &str, mut condition: impl FnMut() -> bool) {
-        let deadline = Instant::now() + PATIENCE;
-        while !condition() {
-            if Instant::now() > deadline {
-                let said: Vec<String> = hosts.iter().map(|host| host.node.output()).collect();
-                panic!(
-                    "timed out waiting for {what}; the nodes printed:\n{}",
-                    said.join("\n")
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn panes(&self) -> Vec<String> {
-        if self.tmux.is_running() {
-            self.tmux.panes()
-        } else {
-            Vec::new()
-        }
-    }
-}
-
-/// A team with a lead on host A and `bob` on host B running `command`.
-fn team_file(name: &str, command: &str, extra: &str) -> String {
-    format!(
-        "name = \"{name}\"\n{extra}\n{LEAD}\n[[member]]\nname = \"bob\"\nhost = \"hostb\"\ncommand = [\"sh\", \"-c\", {command:?}]\n"
-    )
-}
-
-fn up(host: &Host, name: &str, toml: &str) {
-    let file = host.sandbox.write(&format!("{name}.toml"), toml);
-    host.sandbox
-        .swarm()
-        .arg("up")
-        .arg(file)
-        .arg("--socket")
-        .arg(host.tmux.socket())
-        .env(
-            "SWARM_NATS_URL",
-            host.node.record().unwrap()["url"].as_str().unwrap(),
-        )
-        .run()
-        .success();
-}
-
-/// Whether any process still runs with `pid`.
-fn alive(pid: i64) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
-}
+use crate::harness::{Sandbox, eventually};
+use crate::nats_harness::{Host, NatsServer, ServerAuth, alive, free_port, team_file, up};
 
 #[test]
 fn up_starts_a_member_on_another_host_and_every_host_sees_it_until_down() {
@@ -167,11 +58,6 @@ fn up_starts_a_member_on_another_host_and_every_host_sees_it_until_down() {
             .stdout_line()
             .contains("hello-from-b")
     });
-    a.sandbox
-        .swarm()
-        .args(["log", "bob", "--team", "t", "-f"])
-        .run()
-        .refused(2, "its log can be followed there only");
 
     // down on A leaves nothing on either host.
     let bob_pid = b.sandbox.member("t", "bob")["pid"].as_i64().unwrap();

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tempfile::TempDir;
 
-use crate::harness::{PATIENCE, Sandbox, bin};
+use crate::harness::{LEAD, PATIENCE, Sandbox, TmuxServer, bin};
 
 /// How a test server wants clients to log in.
 #[derive(Clone, Debug)]
@@ -255,4 +255,110 @@ impl Drop for Node {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// One host: its home, its tmux server (started by the first team placed on it) and its node.
+pub(crate) struct Host {
+    pub(crate) sandbox: Sandbox,
+    pub(crate) tmux: TmuxServer,
+    pub(crate) node: Node,
+}
+
+impl Host {
+    pub(crate) fn start(name: &str, server: &NatsServer) -> Self {
+        Self::start_with(name, server, &[])
+    }
+
+    pub(crate) fn start_with(name: &str, server: &NatsServer, env: &[(&str, &str)]) -> Self {
+        let mut sandbox = Sandbox::new();
+        let tmux = TmuxServer::unstarted(&sandbox);
+        // The node places its members on this host's private server, as `up --socket` does.
+        sandbox.set_env("SWARM_TMUX_SOCKET", tmux.socket());
+        for (key, value) in env {
+            sandbox.set_env(key, *value);
+        }
+        let node = Node::start(&sandbox, name, &server.url());
+        Self {
+            sandbox,
+            tmux,
+            node,
+        }
+    }
+
+    /// `swarm status --json` of the team, here.
+    pub(crate) fn status(&self, team: &str) -> Value {
+        self.sandbox
+            .swarm()
+            .args(["status", team, "--json"])
+            .run()
+            .success()
+            .json()
+    }
+
+    /// A member's row in this host's `status --json`.
+    pub(crate) fn row(&self, team: &str, name: &str) -> Value {
+        self.status(team)["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["name"] == name)
+            .cloned()
+            .unwrap_or(Value::Null)
+    }
+
+    pub(crate) fn shows(&self, team: &str, name: &str, state: &str) -> bool {
+        self.row(team, name)["state"] == state
+    }
+
+    /// Polls `condition` like `eventually`, showing what every node printed if it never holds.
+    #[track_caller]
+    pub(crate) fn until(hosts: &[&Self], what: &str, mut condition: impl FnMut() -> bool) {
+        let deadline = Instant::now() + PATIENCE;
+        while !condition() {
+            if Instant::now() > deadline {
+                let said: Vec<String> = hosts.iter().map(|host| host.node.output()).collect();
+                panic!(
+                    "timed out waiting for {what}; the nodes printed:\n{}",
+                    said.join("\n")
+                );
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub(crate) fn panes(&self) -> Vec<String> {
+        if self.tmux.is_running() {
+            self.tmux.panes()
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// A team with a lead on host A and `bob` on host B running `command`.
+pub(crate) fn team_file(name: &str, command: &str, extra: &str) -> String {
+    format!(
+        "name = \"{name}\"\n{extra}\n{LEAD}\n[[member]]\nname = \"bob\"\nhost = \"hostb\"\ncommand = [\"sh\", \"-c\", {command:?}]\n"
+    )
+}
+
+pub(crate) fn up(host: &Host, name: &str, toml: &str) {
+    let file = host.sandbox.write(&format!("{name}.toml"), toml);
+    host.sandbox
+        .swarm()
+        .arg("up")
+        .arg(file)
+        .arg("--socket")
+        .arg(host.tmux.socket())
+        .env(
+            "SWARM_NATS_URL",
+            host.node.record().unwrap()["url"].as_str().unwrap(),
+        )
+        .run()
+        .success();
+}
+
+/// Whether any process still runs with `pid`.
+pub(crate) fn alive(pid: i64) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
 }

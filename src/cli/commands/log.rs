@@ -2,8 +2,9 @@
 //! (docs/ARCHITECTURE.md, "Logs a person can read" under "Decisions"). By default as text: each
 //! line is played on a terminal emulator (`base/screen.rs`), so prompts, colours and redrawn
 //! progress read as the pane showed them; `--raw` gives the bytes exactly. `-f` follows like
-//! `tail -f`, across the log's rotation, through the one watcher; `--all -f` interleaves every
-//! member's new lines, each after the member's name in its colour.
+//! `tail -f`, across the log's rotation, through the one watcher, until the member has ended;
+//! `--all -f` interleaves every member's new lines, each after the member's name in its colour.
+//! A member on another host is read, and followed, through its host's node.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
@@ -51,7 +52,12 @@ pub(crate) struct Args {
     #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 10)]
     pub(crate) lines: usize,
 
-    /// Keep printing what the pane prints, until interrupted
+    /// Keep printing what the pane prints, until the member has ended (with --all, until
+    /// interrupted)
+    ///
+    /// A member on another host is followed through its host's node. Should the node or the NATS
+    /// server stop answering, one line on stderr says so and the follow goes on once it answers,
+    /// from where it was. Ends with status 0 once the member's last line is shown.
     #[arg(short, long)]
     pub(crate) follow: bool,
 
