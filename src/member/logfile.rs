@@ -369,11 +369,17 @@ mod tests {
         assert_eq!(fs::read(&older).unwrap(), vec![b'x'; 100]);
     }
 
-    #[test]
-    fn rotation_falls_on_a_line_end() {
+    /// A log in a fresh directory, kept while the directory is, and its writer.
+    fn bounded_log(max: u64) -> (tempfile::TempDir, PathBuf, Writer) {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("bob.log");
-        let mut writer = Writer::open(&log, 10).unwrap();
+        let writer = Writer::open(&log, max).unwrap();
+        (dir, log, writer)
+    }
+
+    #[test]
+    fn rotation_falls_on_a_line_end() {
+        let (_dir, log, mut writer) = bounded_log(10);
         writer.write(b"abc\ndefg\nhij").unwrap();
         assert_eq!(fs::read(rotated_log(&log)).unwrap(), b"abc\ndefg\n");
         assert_eq!(fs::read(&log).unwrap(), b"hij");
@@ -381,9 +387,7 @@ mod tests {
 
     #[test]
     fn a_follower_reads_across_a_rotation_without_losing_a_byte() {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("bob.log");
-        let mut writer = Writer::open(&log, 10).unwrap();
+        let (_dir, log, mut writer) = bounded_log(10);
         writer.write(b"before\n").unwrap();
         let (mut follower, lines) = Follower::start(&log, 5).unwrap();
         assert_eq!(lines.unwrap(), b"before\n");
@@ -398,6 +402,35 @@ mod tests {
         writer.write(b"five\n").unwrap();
         writer.write(b"six\n").unwrap(); // rotates
         assert_eq!(follower.fresh().unwrap(), b"four\nfive\nsix\n");
+    }
+
+    #[test]
+    fn a_follower_resumes_from_its_place_across_a_rotation_and_in_bounded_pieces() {
+        let (_dir, log, mut writer) = bounded_log(10);
+        writer.write(b"one\n").unwrap();
+        let (first, _) = Follower::start(&log, 1).unwrap();
+        let at = first.position();
+        drop(first);
+        writer.write(b"two\n").unwrap();
+        writer.write(b"three\n").unwrap(); // rotates: the place is in `<log>.1` now
+        let mut resumed = Follower::resume(&log, at).unwrap();
+        assert_eq!(resumed.fresh_upto(3).unwrap(), b"two");
+        let at = resumed.position();
+        let mut again = Follower::resume(&log, at).unwrap();
+        assert_eq!(again.fresh_upto(100).unwrap(), b"\nthree\n");
+        // Truncated: read again from the start.
+        fs::write(&log, "x\n").unwrap();
+        assert_eq!(again.fresh().unwrap(), b"x\n");
+        // A place in a file that is gone: the log from its beginning.
+        let lost = Position {
+            inode: 0,
+            device: 0,
+            offset: 7,
+        };
+        assert_eq!(
+            Follower::resume(&log, lost).unwrap().fresh().unwrap(),
+            b"x\n"
+        );
     }
 
     #[test]

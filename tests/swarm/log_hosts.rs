@@ -61,12 +61,7 @@ fn a_member_on_another_host_is_logged_followed_through_its_nodes_restart_and_wai
         .spawn();
     assert_eq!(follow.next_line(), "before");
     assert_eq!(every.next_line(), "bob       | before");
-    let wait = a
-        .sandbox
-        .swarm()
-        .args(["wait", "bob"])
-        .team("t")
-        .spawn();
+    let wait = a.sandbox.swarm().args(["wait", "bob"]).team("t").spawn();
 
     // Lines bob prints after the follow began come in order.
     fs::write(&go, "").unwrap();

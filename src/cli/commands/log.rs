@@ -205,9 +205,9 @@ impl RemoteLog {
     fn follow(&mut self, ctx: &Context, source: &mut Source, args: &Args) -> Result<()> {
         let mut lost = false;
         loop {
-            let answer = self
-                .link
-                .request(&self.host, control::LOG, &self.request, control::LOG_WAIT);
+            let answer =
+                self.link
+                    .request(&self.host, control::LOG, &self.request, control::LOG_WAIT);
             let reply: LogReply = match answer {
                 Ok(answer) => answer?,
                 Err(err) => {
@@ -282,7 +282,10 @@ fn all(
                 let (ctx, args, failed) = (ctx.clone(), args.clone(), Arc::clone(&failed));
                 std::thread::spawn(move || {
                     if let Err(err) = log.follow(&ctx, &mut source, &args) {
-                        failed.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(err);
+                        failed
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .get_or_insert(err);
                     }
                 });
             }

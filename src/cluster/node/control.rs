@@ -3,8 +3,8 @@
 //! here. Each runs through the same code a command on this host would (the launcher, `stop`,
 //! `down`, the log reader); the caller's permission was checked on its own host.
 
-use std::sync::Arc;
 use std::ffi::OsStr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
