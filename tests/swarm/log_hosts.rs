@@ -9,7 +9,7 @@ use std::os::unix::process::ExitStatusExt;
 
 use nix::sys::signal::Signal;
 
-use crate::harness::eventually;
+use crate::harness::{self, LEAD, Sandbox, TmuxServer, eventually, state};
 use crate::nats_harness::{Host, NatsServer, team_file, up};
 
 #[test]
@@ -113,4 +113,34 @@ fn a_member_on_another_host_is_logged_followed_through_its_nodes_restart_and_wai
         .args(["down", "t", "--timeout", "1"])
         .run()
         .success();
+}
+
+#[test]
+fn following_a_member_on_its_own_host_ends_the_same_way_with_its_last_line() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let flag = sandbox.root().join("go");
+    harness::up(
+        &sandbox,
+        &server,
+        "here",
+        &format!(
+            "name = \"here\"\n{LEAD}[[member]]\nname = \"brief\"\ncommand = [\"sh\", \"-c\", \"echo hi; while [ ! -e {flag} ]; do sleep 0.05; done; printf 'bye\\\\nno newline'\"]\n",
+            flag = flag.display()
+        ),
+    );
+    let follow = sandbox
+        .swarm()
+        .args(["log", "brief", "-f", "-n", "1"])
+        .team("here")
+        .spawn();
+    assert_eq!(follow.next_line(), "hi");
+    fs::write(&flag, "").unwrap();
+    assert_eq!(follow.next_line(), "bye");
+    // The line the member never finished comes before the supervisor's own last line.
+    assert!(follow.next_line().starts_with("no newline"));
+    let (status, stderr) = follow.finish();
+    assert!(status.success(), "{status:?}: {stderr}");
+    assert_eq!(state(&sandbox, "here", "brief"), "exited");
+    harness::down(&sandbox, "here");
 }
