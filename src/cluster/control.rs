@@ -23,6 +23,7 @@ use crate::launch::prepare::PanePlan;
 use crate::member::logfile::Position;
 use crate::store::node;
 use crate::store::paths::Home;
+use crate::store::team::Team;
 
 /// Starts a team's members on the node's host.
 pub(crate) const START: &str = "start";
@@ -110,6 +111,8 @@ pub(crate) struct DownRequest {
 pub(crate) struct DownReply {
     /// What became of each member there, one line each, as `down` prints them.
     pub(crate) lines: Vec<String>,
+    /// The records of the members there once down, as that node's config.json has them.
+    pub(crate) members: Vec<Member>,
 }
 
 /// A node's answer.
@@ -156,6 +159,19 @@ impl<T> Answer<T> {
             }
         }
     }
+}
+
+/// Writes the records another host's node answered with into this host's config.json at once,
+/// so a command that follows (`status`, `up` again) sees them before the roster carries them.
+pub(crate) fn take_records(team: &Team, members: Vec<Member>) -> Result<()> {
+    team.update(|config| {
+        for member in members {
+            if let Some(slot) = config.member_mut(&member.name) {
+                *slot = member;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// The server a command on this host talks to: the environment's, else the one this host's node

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use async_nats::jetstream::{self, kv, stream};
+use futures_util::StreamExt;
 
 use crate::cluster::subjects;
 use crate::error::{Error, Result};
@@ -66,9 +67,45 @@ pub(crate) async fn key_value(
     })
 }
 
-/// Puts the team as `up` made it.
+/// Clears every member record an earlier run of a team of that name left, then puts the team as
+/// `up` made it. In that order, so a node that sees the new run has seen the clearing; each node
+/// puts its members again once its config.json is this run.
 pub(crate) async fn put_config(store: &kv::Store, url: &str, config: &TeamConfig) -> Result<()> {
+    let failed = |err: &dyn std::fmt::Display| {
+        Error::runtime(format!(
+            "cannot clear the roster of {} on the NATS server at {url}: {err}",
+            config.name
+        ))
+    };
+    let mut keys = store.keys().await.map_err(|err| failed(&err))?;
+    let mut stale = Vec::new();
+    while let Some(key) = keys.next().await {
+        let key = key.map_err(|err| failed(&err))?;
+        if subjects::roster_member_name(&key).is_some() {
+            stale.push(key);
+        }
+    }
+    for key in stale {
+        store.purge(&key).await.map_err(|err| failed(&err))?;
+    }
     put(store, url, subjects::ROSTER_CONFIG_KEY, config).await
+}
+
+/// The run of the team the bucket is for now: when `up` made it (`createdAt` of its key
+/// `config`). `None` before the first `up`.
+pub(crate) async fn run_of(store: &kv::Store, url: &str) -> Result<Option<u64>> {
+    let entry = store
+        .entry(subjects::ROSTER_CONFIG_KEY)
+        .await
+        .map_err(|err| {
+            Error::runtime(format!(
+                "cannot read the roster on the NATS server at {url}: {err}"
+            ))
+        })?;
+    Ok(entry
+        .filter(|entry| entry.operation == kv::Operation::Put)
+        .and_then(|entry| serde_json::from_slice::<TeamConfig>(&entry.value).ok())
+        .map(|config| config.created_at))
 }
 
 /// Puts one member's record, as its own host's node sees it.

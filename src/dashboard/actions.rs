@@ -1,11 +1,12 @@
 //! What the person does from the dashboard, through the paths the commands use and under the same
 //! policy: `s` and `S` are `swarm send`, `a` and `r` are `plan approve|reject` (or `shutdown
-//! approve|reject`), `x` is `swarm stop`. The caller is resolved from config.json for each
+//! approve|reject`), `x` is `swarm stop`, wherever the member runs. The caller is resolved from config.json for each
 //! action, as every command resolves it (docs/ARCHITECTURE.md, "Who may do what").
 
 use crate::base::names::Name;
+use crate::cluster;
 use crate::error::Result;
-use crate::member::{answer, send, stop};
+use crate::member::{answer, send};
 use crate::policy::{Asked, Caller, Whereabouts};
 use crate::protocol::rules::Recipient;
 use crate::store::team::Team;
@@ -72,7 +73,7 @@ pub(crate) fn perform(team: &Team, who: &Who, action: Action) -> Result<String> 
         }
         Action::Stop { name } => {
             let name = Name::parse("member", &name)?;
-            let stopped = stop::stop_as(team, Some(&name), caller)?;
+            let stopped = cluster::stop::stop_as(team, Some(&name), caller)?;
             let states: Vec<String> = stopped
                 .iter()
                 .map(|(name, state)| format!("{name} {state}"))

@@ -233,8 +233,9 @@ impl App<'_> {
             return;
         };
         let name = row.name.clone();
+        // A member on another host has its pane on that host's tmux server, not on this one.
         let captured = match (&self.snapshot.socket, &row.pane) {
-            (Some(socket), Some(pane)) if row.live => {
+            (Some(socket), Some(pane)) if row.live && !row.remote => {
                 pane::capture(&Tmux::at(socket), pane).unwrap_or(None)
             }
             _ => None,
@@ -305,9 +306,18 @@ impl App<'_> {
                     self.capture();
                 }
             }
-            Intent::Goto => {
-                return selected.and_then(|row| self.goto(&row.name, row.pane.as_deref()));
-            }
+            Intent::Goto => match selected {
+                Some(row) if row.remote => self.view.noted(
+                    format!(
+                        "{} runs on {}: its pane is there",
+                        row.name,
+                        row.host.as_deref().unwrap_or("another host")
+                    ),
+                    true,
+                ),
+                Some(row) => return self.goto(&row.name, row.pane.as_deref()),
+                None => {}
+            },
             Intent::Send => match selected {
                 Some(row) => self.edit(Purpose::Send(row.name), ""),
                 None => self.view.noted("no member to send to", true),

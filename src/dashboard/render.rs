@@ -53,19 +53,23 @@ struct Column {
     rank: u8,
 }
 
-/// In the order they are shown; `rank` is the order they are kept.
-const COLUMNS: [Column; 10] = [
+/// In the order they are shown; `rank` is the order they are kept. HOST, only in a team across
+/// hosts, goes right after the state: where a member runs decides what can be done with it.
+const COLUMNS: [Column; 11] = [
     column("NAME", 0, 0, false),
-    column("PROGRAM", 10, 7, false),
-    column("MODEL", 12, 8, false),
+    column(HOST, 0, 2, false),
+    column("PROGRAM", 10, 8, false),
+    column("MODEL", 12, 9, false),
     column("STATE", 17, 1, false),
-    column("ACTIVITY", 8, 2, false),
-    column("ELAPSED", 12, 5, false),
-    column("UNREAD", 6, 3, false),
-    column("LAST IN/OUT", 11, 6, false),
-    column("TASK", 14, 4, true),
-    column("WORKTREE", 24, 9, false),
+    column("ACTIVITY", 8, 3, false),
+    column("ELAPSED", 12, 6, false),
+    column("UNREAD", 6, 4, false),
+    column("LAST IN/OUT", 11, 7, false),
+    column("TASK", 14, 5, true),
+    column("WORKTREE", 24, 10, false),
 ];
+
+const HOST: &str = "HOST";
 
 const fn column(title: &'static str, width: u16, rank: u8, fill: bool) -> Column {
     Column {
@@ -123,6 +127,13 @@ fn draw_header(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: &Vi
         Span::raw(" · "),
         Span::styled(phase.as_str(), phase_style),
     ];
+    if let Some(here) = &snapshot.disconnected {
+        spans.push(Span::raw(" · "));
+        spans.push(Span::styled(
+            format!("! {here} is disconnected: no node or no NATS"),
+            Style::new().red().bold(),
+        ));
+    }
     spans.push(Span::raw(format!(" · {} msg/min", view.rate)));
     if let Some([pending, in_progress, completed]) = snapshot.task_counts() {
         spans.push(Span::raw(format!(
@@ -140,17 +151,20 @@ fn draw_header(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: &Vi
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-/// The columns that fit in `width`, in the order shown.
-fn columns(width: u16, name_width: u16) -> Vec<(usize, Column)> {
+/// The columns that fit in `width`, in the order shown; HOST only when `host_width` is given.
+fn columns(width: u16, name_width: u16, host_width: Option<u16>) -> Vec<(usize, Column)> {
     let mut kept: Vec<(usize, Column)> = COLUMNS
         .iter()
         .copied()
         .enumerate()
-        .map(|(at, mut column)| {
+        .filter_map(|(at, mut column)| {
             if at == 0 {
                 column.width = name_width;
             }
-            (at, column)
+            if column.title == HOST {
+                column.width = host_width?;
+            }
+            Some((at, column))
         })
         .collect();
     // Two for the borders, one between columns, two for the selection mark.
@@ -169,15 +183,25 @@ fn columns(width: u16, name_width: u16) -> Vec<(usize, Column)> {
     kept
 }
 
-fn draw_members(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: &View) {
-    let name_width = snapshot
-        .rows
-        .iter()
-        .map(|row| u16::try_from(row.name.chars().count()).unwrap_or(u16::MAX))
+/// The widest of `texts`, in characters, within `least..=most`.
+fn widest<'a>(texts: impl Iterator<Item = &'a str>, least: u16, most: u16) -> u16 {
+    texts
+        .map(|text| u16::try_from(text.chars().count()).unwrap_or(u16::MAX))
         .max()
-        .unwrap_or(4)
-        .clamp(4, 20);
-    let columns = columns(area.width, name_width);
+        .unwrap_or(least)
+        .clamp(least, most)
+}
+
+fn draw_members(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: &View) {
+    let name_width = widest(snapshot.rows.iter().map(|row| row.name.as_str()), 4, 20);
+    let host_width = snapshot.hosts.then(|| {
+        widest(
+            snapshot.rows.iter().filter_map(|row| row.host.as_deref()),
+            4,
+            16,
+        )
+    });
+    let columns = columns(area.width, name_width, host_width);
     let header = TableRow::new(columns.iter().map(|(_, c)| Cell::from(c.title)))
         .style(Style::new().bold().underlined());
     let mut lines = Vec::new();
@@ -252,16 +276,17 @@ fn draw_members(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: &V
 fn cell(column: usize, row: &Row, now_ms: u64) -> Cell<'static> {
     match column {
         0 => Cell::from(Span::styled(row.name.clone(), name_style(row))),
-        1 => Cell::from(row.program.clone()),
-        2 => Cell::from(row.model.clone().unwrap_or_else(|| "-".to_owned())),
-        3 => Cell::from(Span::styled(row.state.clone(), state_style(&row.state))),
-        4 => Cell::from(match row.busy {
+        1 => Cell::from(row.host.clone().unwrap_or_else(|| "-".to_owned())),
+        2 => Cell::from(row.program.clone()),
+        3 => Cell::from(row.model.clone().unwrap_or_else(|| "-".to_owned())),
+        4 => Cell::from(Span::styled(row.state.clone(), state_style(&row.state))),
+        5 => Cell::from(match row.busy {
             Some(true) => Span::styled("busy", Style::new().green()),
             Some(false) => Span::styled("idle", Style::new().dim()),
             None => Span::raw("-"),
         }),
-        5 => Cell::from(elapsed(row, now_ms)),
-        6 => {
+        6 => Cell::from(elapsed(row, now_ms)),
+        7 => {
             let unread = row.unread.to_string();
             Cell::from(if row.unread > 0 {
                 Span::styled(unread, Style::new().bold())
@@ -269,12 +294,12 @@ fn cell(column: usize, row: &Row, now_ms: u64) -> Cell<'static> {
                 Span::raw(unread)
             })
         }
-        7 => Cell::from(format!(
+        8 => Cell::from(format!(
             "{}/{}",
             age(row.last_in_ms, now_ms),
             age(row.last_out_ms, now_ms)
         )),
-        8 => Cell::from(row.task.clone().unwrap_or_else(|| "-".to_owned())),
+        9 => Cell::from(row.task.clone().unwrap_or_else(|| "-".to_owned())),
         _ => Cell::from(row.worktree.as_ref().map_or_else(
             || "-".to_owned(),
             |(branch, added, removed)| format!("{branch} +{added}/-{removed}"),
@@ -324,7 +349,7 @@ fn state_style(state: &str) -> Style {
         "queued" | "starting" => Style::new().cyan(),
         "exited" => Style::new().dim(),
         "-" => Style::new(),
-        // failed, killed, vanished, orphaned, pane-gone
+        // failed, killed, vanished, orphaned, pane-gone, unreachable
         _ => Style::new().red(),
     }
 }
@@ -384,6 +409,11 @@ fn draw_body(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, feed: &Feed
 fn draw_pane(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: &View) {
     let row = view.row(snapshot);
     let title = match row {
+        Some(row) if row.remote => format!(
+            " {} · on {} ",
+            row.name,
+            row.host.as_deref().unwrap_or("another host")
+        ),
         Some(row) => format!(
             " {} · {} ",
             row.name,
@@ -397,6 +427,7 @@ fn draw_pane(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: &View
     let shown = row.is_some_and(|row| row.name == view.pane.member) && !view.pane.gone;
     if !shown || view.pane.lines.is_empty() {
         let why = match row {
+            Some(row) if row.remote => "its pane is on its host",
             Some(row) if row.pane.is_none() => "it has no pane",
             Some(_) if view.pane.gone => "its pane is closed",
             Some(_) => "",
@@ -623,6 +654,8 @@ mod tests {
         let live = matches!(state, "running" | "idle" | "waiting for input" | "starting");
         Row {
             name: name.to_owned(),
+            host: None,
+            remote: false,
             color,
             program: "claude".to_owned(),
             model: None,
@@ -708,6 +741,8 @@ mod tests {
                 },
             ]),
             warnings: Vec::new(),
+            hosts: false,
+            disconnected: None,
             socket: None,
             now_ms: NOW,
         };
@@ -814,6 +849,52 @@ mod tests {
             editor: crate::dashboard::editor::Editor::with("please rebase"),
         };
         insta::assert_snapshot!(drawn(100, 30, &snapshot, &feed, &view));
+    }
+
+    /// The team with team-lead, alice and bob on hosta, where the dashboard runs, and carol, dave
+    /// and erin on hostb, whose node is not seen.
+    fn across_hosts() -> (Snapshot, Feed, View) {
+        let (mut snapshot, feed, view) = team();
+        snapshot.hosts = true;
+        for row in &mut snapshot.rows {
+            let remote = ["carol", "dave", "erin"].contains(&row.name.as_str());
+            row.host = Some(if remote { "hostb" } else { "hosta" }.to_owned());
+            row.remote = remote;
+            if ["carol", "dave"].contains(&row.name.as_str()) {
+                "unreachable".clone_into(&mut row.state);
+                row.live = true;
+                row.busy = None;
+            }
+        }
+        (snapshot, feed, view)
+    }
+
+    #[test]
+    fn a_team_across_two_hosts_at_120_by_40() {
+        let (snapshot, feed, view) = across_hosts();
+        insta::assert_snapshot!(drawn(120, 40, &snapshot, &feed, &view));
+    }
+
+    #[test]
+    fn a_disconnected_host_at_80_by_24_keeps_the_host_column() {
+        let (mut snapshot, feed, mut view) = across_hosts();
+        snapshot.disconnected = Some("hosta".to_owned());
+        view.selected = Some("carol".to_owned());
+        let screen = drawn(80, 24, &snapshot, &feed, &view);
+        assert_eq!(
+            screen.matches("is disconnected").count(),
+            1,
+            "said once: {screen}"
+        );
+        insta::assert_snapshot!(screen);
+    }
+
+    #[test]
+    fn a_team_on_one_host_has_no_host_column() {
+        let (snapshot, feed, view) = team();
+        let screen = drawn(120, 40, &snapshot, &feed, &view);
+        assert!(!screen.contains("HOST"), "{screen}");
+        assert!(!screen.contains("disconnected"), "{screen}");
     }
 
     #[test]

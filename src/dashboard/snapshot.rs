@@ -49,6 +49,10 @@ impl Phase {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Row {
     pub(crate) name: String,
+    /// The host it runs on, in a team across hosts.
+    pub(crate) host: Option<String>,
+    /// It runs on another host: its pane and log are there, not here.
+    pub(crate) remote: bool,
     pub(crate) color: Option<Color>,
     /// Its program's name, `-` for a member that runs none.
     pub(crate) program: String,
@@ -96,6 +100,11 @@ pub(crate) struct Snapshot {
     pub(crate) tasks: Option<Vec<TaskRow>>,
     /// Problems of the team as a whole.
     pub(crate) warnings: Vec<String>,
+    /// The team spans hosts: the table has a HOST column.
+    pub(crate) hosts: bool,
+    /// In a team across hosts, this host's name (`this host` when its node has none) while its
+    /// node is not running or not connected.
+    pub(crate) disconnected: Option<String>,
     /// The tmux server the panes are on.
     pub(crate) socket: Option<PathBuf>,
     /// When it was taken, by swarm's clock.
@@ -138,6 +147,16 @@ impl Snapshot {
         let config = &observed.config;
         config.lead_name().clone_into(&mut snapshot.lead);
         snapshot.socket = config.tmux.as_ref().map(|t| t.socket.clone());
+        snapshot.hosts = config.spans_hosts();
+        if snapshot.hosts && !observed.reach.connected {
+            snapshot.disconnected = Some(
+                observed
+                    .reach
+                    .here
+                    .as_deref()
+                    .map_or_else(|| "this host".to_owned(), one_line),
+            );
+        }
         let launched = observed.members().any(|(_, seen)| seen != Seen::NotStarted);
         snapshot.phase = Some(match (observed.running(), launched) {
             (true, _) => Phase::Running,
@@ -146,7 +165,8 @@ impl Snapshot {
         });
         let board = tasks(team, &mut snapshot.warnings);
         for (member, seen) in observed.members() {
-            let mut row = row(team, member, seen, feed, now_ms);
+            let remote = !observed.is_here(member);
+            let mut row = row(team, member, (seen, remote), feed, now_ms);
             row.worktree = worktrees.get(&member.name).cloned();
             row.task = board.as_ref().and_then(|board| {
                 board
@@ -201,8 +221,15 @@ impl Snapshot {
     }
 }
 
-/// A member as its record, its pane's log and the feed show it.
-fn row(team: &Team, member: &Member, seen: Seen, feed: &Feed, now_ms: u64) -> Row {
+/// A member as its record, its pane's log and the feed show it; `remote` when it runs on another
+/// host, where its log is.
+fn row(
+    team: &Team,
+    member: &Member,
+    (seen, remote): (Seen, bool),
+    feed: &Feed,
+    now_ms: u64,
+) -> Row {
     let live = seen.is_live();
     let output_ms = std::fs::metadata(team.paths().log(&member.name))
         .and_then(|meta| meta.modified())
@@ -220,7 +247,8 @@ fn row(team: &Team, member: &Member, seen: Seen, feed: &Feed, now_ms: u64) -> Ro
     };
     // File times are the machine's, whatever swarm's clock says.
     let real_now = clock::to_ms(SystemTime::now());
-    let busy = live.then(|| {
+    // A member on another host has its log there: how busy it is cannot be told from here.
+    let busy = (live && !remote).then(|| {
         !waiting
             && seen != Seen::Recorded(State::Idle)
             && output_ms.is_some_and(|out| out.saturating_add(BUSY_MS) >= real_now)
@@ -242,6 +270,8 @@ fn row(team: &Team, member: &Member, seen: Seen, feed: &Feed, now_ms: u64) -> Ro
     .max();
     Row {
         name: member.name.clone(),
+        host: member.host.as_deref().map(one_line),
+        remote,
         color: member.color.as_deref().and_then(Color::parse),
         program: member
             .argv

@@ -25,18 +25,6 @@ use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::Watcher;
 
-/// `stop NAME` (`all` without a name: every live member but the lead) as `caller_of` the team's
-/// config asks it, under the policy; returns each one's final state label. Members on other
-/// hosts are left to their nodes (see [`chosen`]).
-pub(crate) fn stop_as(
-    team: &Team,
-    name: Option<&Name>,
-    caller_of: impl FnOnce(&TeamConfig) -> Result<Caller>,
-) -> Result<BTreeMap<String, String>> {
-    let (_, names) = chosen(team, name, caller_of)?;
-    stop(team, &names, "stop")
-}
-
 /// Whom `stop NAME` (`all`: every live member but the lead) names, once the policy allows
 /// `caller_of` to stop: the team as observed, and the names.
 pub(crate) fn chosen(

@@ -331,6 +331,20 @@ pub(crate) fn private_dir(root: &Path, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Makes `dir` private like [`private_dir`], but only inside a folder that still exists: `false`
+/// when its parent is gone. A team being removed is renamed away whole (`Team::remove`); a
+/// service still running for it must not bring its folder back empty.
+pub(crate) fn private_dir_inside(dir: &Path) -> Result<bool> {
+    match create_private_dir(dir) {
+        Ok(()) => Ok(true),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+            ensure_private(dir).map(|()| true)
+        }
+        Err(err) => Err(Error::io("create directory", dir, err)),
+    }
+}
+
 /// Checks that `dir`, and every folder from `root` down to it, is a real folder and no symlink,
 /// before swarm reads or removes the tree below it; `verb` says which, for the refusal.
 pub(crate) fn real_dirs(root: &Path, dir: &Path, verb: &str) -> Result<()> {
@@ -468,6 +482,20 @@ mod tests {
 
     fn mode(path: &Path) -> u32 {
         fs::symlink_metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn a_folder_inside_one_that_is_gone_is_not_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let team = dir.path().join("teams/t");
+        assert!(!private_dir_inside(&team.join("inboxes")).unwrap());
+        assert!(!dir.path().join("teams").exists());
+        fs::create_dir_all(&team).unwrap();
+        assert!(private_dir_inside(&team.join("inboxes")).unwrap());
+        assert_eq!(mode(&team.join("inboxes")), 0o700);
+        fs::set_permissions(team.join("inboxes"), fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(private_dir_inside(&team.join("inboxes")).unwrap());
+        assert_eq!(mode(&team.join("inboxes")), 0o700);
     }
 
     #[test]

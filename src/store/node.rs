@@ -8,6 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::format::config::TeamConfig;
 use crate::store::durable::{atomic_write, private_dir, read_if_exists};
 use crate::store::lock::{Flock, FlockFile};
 use crate::store::paths::Home;
@@ -109,6 +110,23 @@ pub(crate) struct HostsRecord {
 /// Replaces `node/hosts.json`, durably.
 pub(crate) fn write_hosts(home: &Home, record: &HostsRecord) -> Result<()> {
     write_json(home, &home.node_hosts(), record)
+}
+
+/// The host of a member added on this host by `spawn` or `join` (docs/ARCHITECTURE.md, "Across
+/// machines"): none in a team on one host; in a team across hosts this host's name, so that its
+/// node puts the member in the roster and every other host forwards its messages.
+pub(crate) fn host_of_new_member(home: &Home, config: &TeamConfig) -> Result<Option<String>> {
+    if !config.spans_hosts() {
+        return Ok(None);
+    }
+    match Reach::look(home).here {
+        Some(here) => Ok(Some(here)),
+        None => Err(Error::usage(format!(
+            "team {} spans hosts, but no swarm node has run on this host",
+            config.name
+        ))
+        .with_hint("start one with `swarm node --name NAME`, then add the member again")),
+    }
 }
 
 /// What this host knows of the others, from its local files only: its own host name, whether its

@@ -721,6 +721,26 @@ impl TmuxServer {
             .collect()
     }
 
+    /// The panes, none when no server runs: also when it exits while asked, its last pane gone.
+    pub(crate) fn panes_if_running(&self) -> Vec<String> {
+        let output = Command::new("tmux")
+            .env_clear()
+            .envs(&self.env)
+            .arg("-S")
+            .arg(&self.socket)
+            .args(["list-panes", "-a", "-F", "#{pane_id}"])
+            .stderr(Stdio::null())
+            .output()
+            .unwrap();
+        if !output.status.success() {
+            return Vec::new();
+        }
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
     /// `#{format}` of one pane.
     pub(crate) fn pane_format(&self, pane: &str, format: &str) -> String {
         self.run(&["display-message", "-p", "-t", pane, format])

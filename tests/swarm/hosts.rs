@@ -7,18 +7,14 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 
 use crate::harness::{Sandbox, eventually};
-use crate::nats_harness::{Host, NatsServer, ServerAuth, alive, free_port, team_file, up};
+use crate::nats_harness::{Host, NatsServer, ServerAuth, alive, free_port, team_file};
 
 #[test]
 fn up_starts_a_member_on_another_host_and_every_host_sees_it_until_down() {
     let server = NatsServer::start();
     let a = Host::start("hosta", &server);
     let b = Host::start("hostb", &server);
-    up(
-        &a,
-        "t",
-        &team_file("t", "echo hello-from-b; sleep 1000", ""),
-    );
+    a.up("t", &team_file("t", "echo hello-from-b; sleep 1000", ""));
 
     // bob runs on B's tmux server, in session swarm-t, and B's config says so.
     let pane = b.sandbox.member("t", "bob")["tmuxPaneId"]
@@ -80,7 +76,7 @@ fn a_remote_member_is_stopped_through_its_node() {
     let server = NatsServer::start();
     let a = Host::start("hosta", &server);
     let b = Host::start("hostb", &server);
-    up(&a, "s", &team_file("s", "sleep 1000", ""));
+    a.up("s", &team_file("s", "sleep 1000", ""));
     eventually("A to show bob running", || a.shows("s", "bob", "running"));
     let bob_pid = b.sandbox.member("s", "bob")["pid"].as_i64().unwrap();
     a.sandbox
@@ -104,7 +100,7 @@ fn members_of_a_host_whose_node_died_are_unreachable_until_it_is_back() {
     let server = NatsServer::start();
     let a = Host::start("hosta", &server);
     let mut b = Host::start("hostb", &server);
-    up(&a, "u", &team_file("u", "sleep 1000", ""));
+    a.up("u", &team_file("u", "sleep 1000", ""));
     eventually("A to show bob running", || a.shows("u", "bob", "running"));
     b.node.kill();
     eventually("A to show bob unreachable", || {
@@ -297,4 +293,118 @@ fn up_wait_waits_for_a_member_on_another_host() {
         .stdout_has("bob completed (exit 0)");
     assert_eq!(b.sandbox.member("w", "bob")["state"], "exited");
     assert!(a.panes().is_empty());
+}
+
+#[test]
+fn members_added_later_get_this_hosts_name_and_the_other_hosts_reach_them() {
+    let server = NatsServer::start();
+    let a = Host::start("hosta", &server);
+    let b = Host::start("hostb", &server);
+    a.up("l", &team_file("l", "sleep 1000", ""));
+    eventually("A to show bob running", || a.shows("l", "bob", "running"));
+    a.sandbox
+        .swarm()
+        .args(["spawn", "carol", "--team", "l", "--", "sleep", "1000"])
+        .run()
+        .success();
+    b.sandbox
+        .swarm()
+        .args(["join", "dave", "--team", "l"])
+        .run()
+        .success();
+    assert_eq!(a.sandbox.member("l", "carol")["host"], "hosta");
+    assert_eq!(b.sandbox.member("l", "dave")["host"], "hostb");
+    Host::until(
+        &[&a, &b],
+        "each host to mirror the other's new member",
+        || b.row("l", "carol")["host"] == "hosta" && a.row("l", "dave")["host"] == "hostb",
+    );
+
+    // Written on the host that does not run them, each message reaches its member's host.
+    let sent = |host: &Host, from: &str, to: &str, text: &str| {
+        host.sandbox
+            .swarm()
+            .team("l")
+            .as_(from)
+            .args(["send", to, text])
+            .run()
+            .success();
+    };
+    sent(&b, "dave", "carol", "to carol on hosta");
+    sent(&a, "carol", "dave", "to dave on hostb");
+    let holds = |host: &Host, member: &str, text: &str| {
+        let path = host.sandbox.inbox_path("l", member);
+        path.exists()
+            && host
+                .sandbox
+                .inbox("l", member)
+                .iter()
+                .any(|message| message["text"] == text)
+    };
+    Host::until(&[&a, &b], "both messages to cross", || {
+        holds(&a, "carol", "to carol on hosta") && holds(&b, "dave", "to dave on hostb")
+    });
+    eventually("the copies to leave the senders' hosts", || {
+        !holds(&b, "carol", "to carol on hosta") && !holds(&a, "dave", "to dave on hostb")
+    });
+    a.sandbox
+        .swarm()
+        .args(["down", "l", "--force"])
+        .run()
+        .success();
+}
+
+#[test]
+fn an_earlier_runs_members_stay_out_of_a_new_run() {
+    let server = NatsServer::start();
+    let a = Host::start("hosta", &server);
+    let b = Host::start("hostb", &server);
+    let mut c = Host::start("hostc", &server);
+    let cy = "[[member]]\nname = \"cy\"\nhost = \"hostc\"\ncommand = [\"sleep\", \"1000\"]\n";
+    a.up("r", &format!("{}{cy}", team_file("r", "sleep 1000", "")));
+    Host::until(&[&a, &c], "A to show cy running", || {
+        a.shows("r", "cy", "running")
+    });
+    a.sandbox
+        .swarm()
+        .args(["down", "r", "--force"])
+        .run()
+        .success();
+
+    // The second run has no host C; C keeps the first run's files.
+    a.up("r", &team_file("r", "sleep 1000", ""));
+    Host::until(&[&a, &b], "A and B to show the new bob running", || {
+        a.shows("r", "bob", "running") && b.shows("r", "team-lead", "running")
+    });
+    let names = |host: &Host| -> Vec<String> {
+        host.status("r")["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| row["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names(&a), ["team-lead", "bob"]);
+    // C's node, restarted, follows its old run again, and puts none of it in the new one.
+    let before = c.node.output().matches("roster for team r").count();
+    c.node.restart();
+    Host::until(&[&c], "C's node to follow team r again", || {
+        c.node.output().matches("roster for team r").count() > before
+    });
+    // Something that crosses the server after C's node started: bob stopped, seen on A.
+    a.sandbox
+        .swarm()
+        .args(["stop", "bob", "--team", "r"])
+        .run()
+        .success();
+    Host::until(&[&a, &b], "A to mirror bob's ending", || {
+        a.shows("r", "bob", "killed")
+    });
+    assert_eq!(names(&a), ["team-lead", "bob"]);
+    assert_eq!(names(&b), ["team-lead", "bob"]);
+    a.sandbox
+        .swarm()
+        .args(["down", "r", "--force"])
+        .run()
+        .success();
 }

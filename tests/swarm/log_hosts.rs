@@ -10,7 +10,7 @@ use std::os::unix::process::ExitStatusExt;
 use nix::sys::signal::Signal;
 
 use crate::harness::{self, LEAD, Sandbox, TmuxServer, eventually, state};
-use crate::nats_harness::{Host, NatsServer, team_file, up};
+use crate::nats_harness::{Host, NatsServer, team_file};
 
 #[test]
 fn a_member_on_another_host_is_logged_followed_through_its_nodes_restart_and_waited_for() {
@@ -25,7 +25,7 @@ fn a_member_on_another_host_is_logged_followed_through_its_nodes_restart_and_wai
         go = go.display(),
         end = end.display()
     );
-    up(&a, "t", &team_file("t", &script, ""));
+    a.up("t", &team_file("t", &script, ""));
     Host::until(&[&a, &b], "A to show bob running", || {
         a.shows("t", "bob", "running")
     });

@@ -35,3 +35,4 @@ mod tasks;
 mod teams;
 mod terminal;
 mod top;
+mod top_hosts;

@@ -327,12 +327,30 @@ impl Host {
     }
 
     pub(crate) fn panes(&self) -> Vec<String> {
-        if self.tmux.is_running() {
-            self.tmux.panes()
-        } else {
-            Vec::new()
-        }
+        self.tmux.panes_if_running()
     }
+
+    /// `swarm up` of team file `toml` here, on this host's tmux server and NATS server.
+    pub(crate) fn up(&self, name: &str, toml: &str) {
+        let file = self.sandbox.write(&format!("{name}.toml"), toml);
+        self.sandbox
+            .swarm()
+            .arg("up")
+            .arg(file)
+            .arg("--socket")
+            .arg(self.tmux.socket())
+            .env(
+                "SWARM_NATS_URL",
+                self.node.record().unwrap()["url"].as_str().unwrap(),
+            )
+            .run()
+            .success();
+    }
+}
+
+/// Whether any process still runs with `pid`.
+pub(crate) fn alive(pid: i64) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// A team with a lead on host A and `bob` on host B running `command`.
@@ -340,25 +358,4 @@ pub(crate) fn team_file(name: &str, command: &str, extra: &str) -> String {
     format!(
         "name = \"{name}\"\n{extra}\n{LEAD}\n[[member]]\nname = \"bob\"\nhost = \"hostb\"\ncommand = [\"sh\", \"-c\", {command:?}]\n"
     )
-}
-
-pub(crate) fn up(host: &Host, name: &str, toml: &str) {
-    let file = host.sandbox.write(&format!("{name}.toml"), toml);
-    host.sandbox
-        .swarm()
-        .arg("up")
-        .arg(file)
-        .arg("--socket")
-        .arg(host.tmux.socket())
-        .env(
-            "SWARM_NATS_URL",
-            host.node.record().unwrap()["url"].as_str().unwrap(),
-        )
-        .run()
-        .success();
-}
-
-/// Whether any process still runs with `pid`.
-pub(crate) fn alive(pid: i64) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
 }

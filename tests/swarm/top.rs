@@ -6,7 +6,7 @@ use crate::harness::{LEAD, Sandbox, TmuxServer, bin, down, eventually, state, up
 
 /// Opens `swarm top TEAM` in a session of its own of `width`×`height`, outside tmux as far as
 /// it can tell; when it ends, the shell says so and stays, for the test to see the screen it left.
-fn open_top(server: &TmuxServer, session: &str, team: &str, width: u16, height: u16) {
+pub(crate) fn open_top(server: &TmuxServer, session: &str, team: &str, width: u16, height: u16) {
     let command = format!(
         "env -u TMUX -u TMUX_PANE {} top {team}; echo top-ended-$?; exec sleep 1000",
         bin()
@@ -26,11 +26,11 @@ fn open_top(server: &TmuxServer, session: &str, team: &str, width: u16, height: 
     ]);
 }
 
-fn screen(server: &TmuxServer, session: &str) -> String {
+pub(crate) fn screen(server: &TmuxServer, session: &str) -> String {
     server.run(&["capture-pane", "-p", "-t", session])
 }
 
-fn shows(server: &TmuxServer, session: &str, what: &str, needle: &str) {
+pub(crate) fn shows(server: &TmuxServer, session: &str, what: &str, needle: &str) {
     let mut last = String::new();
     let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         eventually(what, || {
@@ -44,18 +44,18 @@ fn shows(server: &TmuxServer, session: &str, what: &str, needle: &str) {
     );
 }
 
-fn keys(server: &TmuxServer, session: &str, keys: &[&str]) {
+pub(crate) fn keys(server: &TmuxServer, session: &str, keys: &[&str]) {
     for key in keys {
         server.run(&["send-keys", "-t", session, key]);
     }
 }
 
-fn typed(server: &TmuxServer, session: &str, text: &str) {
+pub(crate) fn typed(server: &TmuxServer, session: &str, text: &str) {
     server.run(&["send-keys", "-t", session, "-l", text]);
 }
 
 /// Whether member `name`'s inbox or history holds `needle`.
-fn received(sandbox: &Sandbox, team: &str, name: &str, needle: &str) -> bool {
+pub(crate) fn received(sandbox: &Sandbox, team: &str, name: &str, needle: &str) -> bool {
     let dir = sandbox.team_dir(team);
     [
         dir.join("inboxes").join(format!("{name}.json")),

@@ -134,6 +134,7 @@ fn down_elsewhere(
     for host in hosts {
         match control::ask::<_, DownReply>(&ctx.home, host, control::DOWN, &request, wait) {
             Ok(reply) => {
+                control::take_records(team, reply.members)?;
                 for line in reply.lines {
                     if ctx.json {
                         output::json_line(&json!({"event": "remote", "host": host, "line": line}))?;

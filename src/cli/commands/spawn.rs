@@ -27,6 +27,7 @@ use crate::launch::worktree;
 use crate::member::seal;
 use crate::member::stop;
 use crate::policy::{self, Action};
+use crate::store::node;
 use crate::store::team::Team;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
@@ -221,6 +222,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         prepare::teammate(&launch_team, &spec, color, clock::now_ms(), &|key| {
             std::env::var(key).ok()
         });
+    member.host = node::host_of_new_member(&ctx.home, &config)?;
     seal::give_key(&ctx.home, team.name(), &lead, &mut member, &mut plan.env)?;
     plan.argv = member.argv.clone().unwrap_or_default();
     team.update(|config| {

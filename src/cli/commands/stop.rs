@@ -1,17 +1,14 @@
 //! `swarm stop NAME|all`: stop members now. SIGTERM to the program's process group, a grace
 //! period, SIGKILL, and the pane killed; the member is recorded as killed and the lead notified.
 
-use std::collections::BTreeMap;
-
 use clap_complete::engine::ArgValueCandidates;
 
 use crate::base::names::Name;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::{output, render};
-use crate::cluster::control::{self, StopReply, StopRequest};
+use crate::cluster;
 use crate::error::Result;
-use crate::member::stop;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
 const JSON: &str = r#"JSON output (--json), one line per member stopped, its ending as `swarm wait` prints it:
@@ -34,37 +31,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     } else {
         Some(Name::parse("member", &args.name)?)
     };
-    let (observed, names) = stop::chosen(&team, name.as_ref(), |config| ctx.caller(config))?;
-    let config = &observed.config;
     // Members on other hosts are stopped by their own nodes (docs/ARCHITECTURE.md, "Roster,
     // control and status across hosts").
-    let mut here = Vec::new();
-    let mut elsewhere: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for name in names {
-        match config.member(&name).filter(|m| !observed.is_here(m)) {
-            Some(member) => elsewhere
-                .entry(member.host.clone().unwrap_or_default())
-                .or_default()
-                .push(name),
-            None => here.push(name),
-        }
-    }
-    let mut stopped = stop::stop(&team, &here, "stop")?;
-    for (host, members) in elsewhere {
-        let request = StopRequest {
-            team: team.name().to_owned(),
-            members,
-            reason: "stop".to_owned(),
-        };
-        let reply: StopReply = control::ask(
-            &ctx.home,
-            &host,
-            control::STOP,
-            &request,
-            control::stop_wait(),
-        )?;
-        stopped.extend(reply.stopped);
-    }
+    let stopped = cluster::stop::stop_as(&team, name.as_ref(), |config| ctx.caller(config))?;
     let config = team.load()?;
     for (name, state) in &stopped {
         let Some(member) = config.member(name) else {

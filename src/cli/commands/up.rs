@@ -342,14 +342,7 @@ impl Spread {
                     Ok(reply) => reply,
                     Err(err) => return Err(self.undo(team, &started, err)),
                 };
-            team.update(|config| {
-                for member in reply.members {
-                    if let Some(slot) = config.member_mut(&member.name) {
-                        *slot = member;
-                    }
-                }
-                Ok(())
-            })?;
+            control::take_records(team, reply.members)?;
             started.push((host.clone(), plans.iter().map(|p| p.name.clone()).collect()));
         }
         Ok(started)

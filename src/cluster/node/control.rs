@@ -16,6 +16,7 @@ use crate::cluster::control::{
 use crate::cluster::node::shared::Node;
 use crate::cluster::subjects;
 use crate::error::{Error, Result};
+use crate::format::config::Member;
 use crate::launch::layout::{self, Layout};
 use crate::launch::lock::LaunchLock;
 use crate::launch::panes::{self, Destination};
@@ -148,15 +149,20 @@ fn start(node: &Node, request: StartRequest) -> Result<StartReply> {
             });
         }
     }
-    let here = node.name.as_str();
     Ok(StartReply {
-        members: team
-            .load()?
-            .members
-            .into_iter()
-            .filter(|member| member.host.as_deref() == Some(here))
-            .collect(),
+        members: records_here(node, &team)?,
     })
+}
+
+/// The records of the team's members this host runs, as its config.json has them now.
+fn records_here(node: &Node, team: &Team) -> Result<Vec<Member>> {
+    let here = node.name.as_str();
+    Ok(team
+        .load()?
+        .members
+        .into_iter()
+        .filter(|member| member.host.as_deref() == Some(here))
+        .collect())
 }
 
 fn stop_members(node: &Node, request: StopRequest) -> Result<StopReply> {
@@ -246,5 +252,8 @@ fn take_down(node: &Node, request: DownRequest) -> Result<DownReply> {
             Ok(())
         },
     )?;
-    Ok(DownReply { lines })
+    Ok(DownReply {
+        lines,
+        members: records_here(node, &team)?,
+    })
 }

@@ -20,7 +20,7 @@ use crate::cluster::node::teams::{self, Clustered};
 use crate::cluster::{stream, subjects};
 use crate::error::{Error, Result};
 use crate::format::message::InboxMessage;
-use crate::store::durable::private_dir;
+use crate::store::durable::private_dir_inside;
 use crate::store::mailbox::Mailbox;
 
 /// The most messages one consume takes from an inbox: all published at once, then every ack
@@ -45,9 +45,9 @@ pub(crate) async fn serve(node: Arc<Node>) -> Result<()> {
 async fn send_team(node: Arc<Node>, team: Clustered) -> Result<()> {
     let paths = node.home.team(&team.team);
     let inboxes = paths.inboxes();
-    {
-        let (root, dir) = (paths.private_root().to_path_buf(), inboxes.clone());
-        node.off_runtime(move |_| private_dir(&root, &dir)).await?;
+    let dir = inboxes.clone();
+    if !node.off_runtime(move |_| private_dir_inside(&dir)).await? {
+        return Ok(());
     }
     let mut watcher = crate::store::watcher::AsyncWatcher::arm(&inboxes)?;
     let remotes: Vec<Remote> = team

@@ -15,7 +15,7 @@ use crate::cluster::node::teams::{self, Clustered};
 use crate::cluster::roster;
 use crate::cluster::subjects;
 use crate::error::{Error, ErrorKind, Result};
-use crate::format::config::Member;
+use crate::format::config::{Member, TeamConfig};
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::AsyncWatcher;
@@ -31,52 +31,76 @@ pub(crate) async fn serve(node: Arc<Node>) -> Result<()> {
     .await
 }
 
-/// Until the team is gone (`Ok`) or the server fails (`Err`).
+/// Until the team is gone (`Ok`) or the server fails (`Err`). The node takes part only while its
+/// config.json is the run the bucket is for (the same `createdAt` as its key `config`): a team
+/// left here by an earlier run neither puts its ended members in a new run nor takes the new
+/// run's members in.
 async fn follow(node: &Arc<Node>, name: &str) -> Result<()> {
     let store = roster::bucket(&node.js, &node.url, name).await?;
     let Ok(team) = Team::open(&node.home, name) else {
         return Ok(());
     };
     let mut watcher = AsyncWatcher::arm(team.paths().dir())?;
-    let mut others = store
-        .watch(subjects::roster_member_key("*"))
+    let mut changes = store
+        .watch_all()
         .await
         .map_err(|err| Error::runtime(format!("cannot watch the roster of {name}: {err}")))?;
     // What the watch has before it is set up on the server may not reach it: what the bucket
     // holds now is read once, and each key's newest revision wins.
+    let mut run = roster::run_of(&store, &node.url).await?;
     let mut applied: BTreeMap<String, u64> = BTreeMap::new();
+    // Entries waiting for config.json to be the bucket's run, the newest of each key.
+    let mut held: BTreeMap<String, kv::Entry> = BTreeMap::new();
     for entry in current(&store, name).await? {
-        take(node, name, &mut applied, entry).await?;
+        hold(&mut held, entry);
     }
     // What this node last put of each of its members, as JSON.
     let mut put: BTreeMap<String, serde_json::Value> = BTreeMap::new();
     loop {
         let team_name = name.to_owned();
-        let own = node
-            .off_runtime(move |node| own_members(node, &team_name))
+        let here = node
+            .off_runtime(move |node| this_run(node, &team_name))
             .await;
-        let own = match own {
-            Ok(own) => own,
+        let (created_at, own) = match here {
+            Ok(here) => here,
             Err(err) if err.kind() == ErrorKind::NotFound => return Ok(()),
             Err(err) => return Err(err),
         };
-        for member in own {
-            let json = serde_json::to_value(&member).unwrap_or_default();
-            if put.get(&member.name) != Some(&json) {
-                roster::put_member(&store, &node.url, &member).await?;
-                put.insert(member.name.clone(), json);
+        if run == Some(created_at) {
+            for entry in std::mem::take(&mut held).into_values() {
+                take(node, name, &mut applied, entry).await?;
+            }
+            for member in own {
+                let json = serde_json::to_value(&member).unwrap_or_default();
+                if put.get(&member.name) != Some(&json) {
+                    roster::put_member(&store, &node.url, &member).await?;
+                    put.insert(member.name.clone(), json);
+                }
             }
         }
         tokio::select! {
             woke = watcher.wait(None, &TeamPaths::is_config) => { woke?; }
-            entry = others.next() => match entry {
-                Some(Ok(entry)) => take(node, name, &mut applied, entry).await?,
+            entry = changes.next() => match entry {
+                Some(Ok(entry)) if entry.key == subjects::ROSTER_CONFIG_KEY => {
+                    run = roster::run_of(&store, &node.url).await?;
+                }
+                Some(Ok(entry)) => hold(&mut held, entry),
                 Some(Err(err)) => {
                     return Err(Error::runtime(format!("lost the roster of {name}: {err}")));
                 }
                 None => return Err(Error::runtime(format!("lost the roster of {name}"))),
             },
         }
+    }
+}
+
+/// Keeps `entry` unless a newer revision of its key is held.
+fn hold(held: &mut BTreeMap<String, kv::Entry>, entry: kv::Entry) {
+    if held
+        .get(&entry.key)
+        .is_none_or(|have| have.revision < entry.revision)
+    {
+        held.insert(entry.key.clone(), entry);
     }
 }
 
@@ -121,19 +145,21 @@ async fn take(
         .await
 }
 
-/// This host's members of the team, as its config.json has them.
-fn own_members(node: &Node, name: &str) -> Result<Vec<Member>> {
+/// The run of the team config.json holds (its `createdAt`) and this host's members of it.
+fn this_run(node: &Node, name: &str) -> Result<(u64, Vec<Member>)> {
     let here = node.name.as_str();
-    Ok(Team::open(&node.home, name)?
-        .load()?
+    let config = Team::open(&node.home, name)?.load()?;
+    let own = config
         .members
         .into_iter()
         .filter(|member| member.host.as_deref() == Some(here))
-        .collect())
+        .collect();
+    Ok((config.created_at, own))
 }
 
-/// Writes another host's member's record into the local config.json, when it is on the roster
-/// here and differs; this host's own members are never overwritten.
+/// Writes another host's member's record into the local config.json when it differs, adding a
+/// member that host added after `up` (`spawn`, `join`); this host's own members are never
+/// overwritten.
 fn mirror(node: &Node, name: &str, member: Member) -> Result<()> {
     if member
         .host
@@ -147,8 +173,8 @@ fn mirror(node: &Node, name: &str, member: Member) -> Result<()> {
     };
     let json = serde_json::to_value(&member).unwrap_or_default();
     let (name, host) = (member.name.clone(), member.host.clone());
-    let differs = |config: &crate::format::config::TeamConfig| {
-        config.member(&name).is_some_and(|have| {
+    let differs = |config: &TeamConfig| {
+        config.member(&name).is_none_or(|have| {
             have.host == host && serde_json::to_value(have).unwrap_or_default() != json
         })
     };
@@ -156,10 +182,11 @@ fn mirror(node: &Node, name: &str, member: Member) -> Result<()> {
         return Ok(());
     }
     team.update(|config| {
-        if differs(config)
-            && let Some(slot) = config.member_mut(&name)
-        {
-            *slot = member;
+        if differs(config) {
+            match config.member_mut(&name) {
+                Some(slot) => *slot = member,
+                None => config.members.push(member),
+            }
         }
         Ok(())
     })
