@@ -1,8 +1,8 @@
 //! `log` and `wait` on one host for a member on another (docs/ARCHITECTURE.md, "Roster, control
 //! and status across hosts"): the end of its log read through its node, `log -f` as a long-poll
-//! that outlives the node's restart and ends with the member, `log --all` with it among the
-//! local members, and `wait` ending with its mirrored ending. Each "host" is its own home, tmux
-//! server and `swarm node`, sharing one real nats-server on loopback.
+//! that outlives the server's and the node's restarts and ends with the member, `log --all` with
+//! it among the local members, and `wait` ending with its mirrored ending. Each "host" is its own
+//! home, tmux server and `swarm node`, sharing one real nats-server on loopback.
 
 use std::fs;
 use std::os::unix::process::ExitStatusExt;
@@ -13,16 +13,19 @@ use crate::harness::{self, LEAD, Sandbox, TmuxServer, eventually, state};
 use crate::nats_harness::{Host, NatsServer, team_file};
 
 #[test]
-fn a_member_on_another_host_is_logged_followed_through_its_nodes_restart_and_waited_for() {
-    let server = NatsServer::start();
+fn a_member_on_another_host_is_logged_followed_through_restarts_and_waited_for() {
+    let mut server = NatsServer::start();
     let a = Host::start("hosta", &server);
     let mut b = Host::start("hostb", &server);
     let go = a.sandbox.root().join("go");
+    let half = a.sandbox.root().join("half");
     let end = a.sandbox.root().join("end");
     let script = format!(
         "echo before; while [ ! -e {go} ]; do sleep 0.05; done; echo one; echo two; \
+         while [ ! -e {half} ]; do sleep 0.05; done; echo half; \
          while [ ! -e {end} ]; do sleep 0.05; done; echo three; exit 3",
         go = go.display(),
+        half = half.display(),
         end = end.display()
     );
     a.up("t", &team_file("t", &script, ""));
@@ -69,6 +72,16 @@ fn a_member_on_another_host_is_logged_followed_through_its_nodes_restart_and_wai
     assert_eq!(follow.next_line(), "two");
     assert_eq!(every.next_line(), "bob       | one");
     assert_eq!(every.next_line(), "bob       | two");
+
+    // The server goes away and comes back: the followers go on where they were.
+    server.kill();
+    a.node.wait_connected(false);
+    server.restart();
+    a.node.wait_connected(true);
+    b.node.wait_connected(true);
+    fs::write(&half, "").unwrap();
+    assert_eq!(follow.next_line(), "half");
+    assert_eq!(every.next_line(), "bob       | half");
 
     // B's node dies: bob is unreachable from A, never vanished, and a wait says so.
     b.node.kill();
