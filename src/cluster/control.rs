@@ -20,6 +20,7 @@ use crate::cluster::subjects;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::config::{Member, TeamConfig};
 use crate::launch::prepare::PanePlan;
+use crate::member::logfile::Position;
 use crate::store::node;
 use crate::store::paths::Home;
 use crate::store::team::Team;
@@ -36,8 +37,12 @@ pub(crate) const DOWN: &str = "down";
 /// How long `up` waits for a node to start its members and answer.
 pub(crate) const START_WAIT: Duration = Duration::from_secs(60);
 
-/// How long a read of a log's end may take.
+/// How long a read of a log's end may take, and a follow's request too.
 pub(crate) const LOG_WAIT: Duration = Duration::from_secs(15);
+
+/// How long a node holds a follow's request while the log does not grow: well under
+/// [`LOG_WAIT`], so a quiet log is never taken for a node that does not answer.
+pub(crate) const FOLLOW_HOLD: Duration = Duration::from_secs(5);
 
 /// The most of a log's end a node sends back: well under the server's default 1 MiB payload.
 pub(crate) const LOG_TAIL_MAX: usize = 192 * 1024;
@@ -75,12 +80,23 @@ pub(crate) struct LogRequest {
     pub(crate) team: String,
     pub(crate) member: String,
     pub(crate) lines: usize,
+    /// Following: what comes after this place, once there is some (or the member has ended, or
+    /// [`FOLLOW_HOLD`] passed); without it, the last `lines` lines at once.
+    #[serde(default)]
+    pub(crate) after: Option<Position>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct LogReply {
     /// The log's last bytes, as `member/logfile.rs` reads them; `None` when nothing was captured.
+    /// Following, the bytes after the place asked for, at most [`LOG_TAIL_MAX`].
     pub(crate) tail: Option<Vec<u8>>,
+    /// Where the bytes sent end: the next follow request asks for what comes after it.
+    #[serde(default)]
+    pub(crate) position: Option<Position>,
+    /// The member has ended and `tail` ends its log: the follow is over.
+    #[serde(default)]
+    pub(crate) ended: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -242,6 +258,18 @@ impl Link {
         request: &Q,
         timeout: Duration,
     ) -> Result<A> {
+        self.request(host, verb, request, timeout)?
+    }
+
+    /// [`Link::ask`], telling apart no answer (the outer error: the node or the server cannot be
+    /// reached now) from the node's answer, a refusal or one this swarm cannot read (the inner one).
+    pub(crate) fn request<Q: Serialize, A: DeserializeOwned>(
+        &self,
+        host: &str,
+        verb: &str,
+        request: &Q,
+        timeout: Duration,
+    ) -> Result<Result<A>> {
         let payload = serde_json::to_vec(request)
             .map_err(|err| Error::runtime(format!("cannot encode a {verb} request: {err}")))?;
         let subject = subjects::control(host, verb);
@@ -270,12 +298,15 @@ impl Link {
                 "cannot ask host {host} to {verb} through the NATS server at {url}: {err}"
             )),
         })?;
-        let answer: Answer<A> = serde_json::from_slice(&message.payload).map_err(|err| {
-            Error::runtime(format!(
-                "the swarm node of host {host} answered a {verb} request with something else: {err}"
-            ))
-            .with_hint("run the same swarm version on every host")
-        })?;
-        answer.into_result(host)
+        let answer: Answer<A> = match serde_json::from_slice(&message.payload) {
+            Ok(answer) => answer,
+            Err(err) => {
+                return Ok(Err(Error::runtime(format!(
+                    "the swarm node of host {host} answered a {verb} request with something else: {err}"
+                ))
+                .with_hint("run the same swarm version on every host")));
+            }
+        };
+        Ok(answer.into_result(host))
     }
 }

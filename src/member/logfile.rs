@@ -8,6 +8,8 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::{Error, Result};
 use crate::store::durable::{self, open_private};
 use crate::store::paths::rotated_log;
@@ -214,13 +216,49 @@ impl Follower {
         }
     }
 
+    /// Follows a log from `at`, a place an earlier follower reached ([`Follower::position`]),
+    /// perhaps in another process: the file it names is found at the log's path or at `<log>.1`,
+    /// where a rotation moved it; a file that is in neither any more is lost, and the log is read
+    /// from its beginning.
+    pub(crate) fn resume(path: &Path, at: Position) -> Result<Self> {
+        for candidate in [path.to_path_buf(), rotated_log(path)] {
+            if let Some(file) = open_existing(&candidate)?
+                && file
+                    .metadata()
+                    .is_ok_and(|meta| meta.ino() == at.inode && meta.dev() == at.device)
+            {
+                return Ok(Self {
+                    path: path.to_path_buf(),
+                    file: Some(file),
+                    offset: at.offset,
+                });
+            }
+        }
+        Ok(Self::from_beginning(path))
+    }
+
+    /// Where the follower has read to, for [`Follower::resume`].
+    pub(crate) fn position(&self) -> Position {
+        let meta = self.file.as_ref().and_then(|file| file.metadata().ok());
+        Position {
+            inode: meta.as_ref().map_or(0, MetadataExt::ino),
+            device: meta.as_ref().map_or(0, MetadataExt::dev),
+            offset: self.offset,
+        }
+    }
+
     /// Whatever was appended since the last call.
     pub(crate) fn fresh(&mut self) -> Result<Vec<u8>> {
+        self.fresh_upto(usize::MAX)
+    }
+
+    /// What was appended since the last call, at most `max` bytes: the rest comes next time.
+    pub(crate) fn fresh_upto(&mut self, max: usize) -> Result<Vec<u8>> {
         let mut out = Vec::new();
-        self.read_rest(&mut out)?;
+        self.read_rest(&mut out, max)?;
         // A different file at the path: the log was rotated (or made). What was written between
         // the end of ours and the new log is in `<log>.1`, unless it was rotated away again.
-        loop {
+        while out.len() < max {
             let Some(current) = open_existing(&self.path)? else {
                 break;
             };
@@ -232,23 +270,23 @@ impl Follower {
                 break;
             }
             if let Some(ours) = &self.file
-                && let Some(mut older) = open_existing(&rotated_log(&self.path))?
+                && let Some(older) = open_existing(&rotated_log(&self.path))?
                 && !same_file(ours, &older)
                 && !same_file(&current, &older)
             {
-                older
-                    .read_to_end(&mut out)
-                    .map_err(|err| Error::io("read", &self.path, err))?;
+                // The file in between, read as ours; the loop then moves on to the log.
+                self.file = Some(older);
+            } else {
+                self.file = Some(current);
             }
-            self.file = Some(current);
             self.offset = 0;
-            self.read_rest(&mut out)?;
+            self.read_rest(&mut out, max)?;
         }
         Ok(out)
     }
 
-    /// Appends what the file being read holds past the offset to `out`.
-    fn read_rest(&mut self, out: &mut Vec<u8>) -> Result<()> {
+    /// Appends what the file being read holds past the offset to `out`, until `out` holds `max`.
+    fn read_rest(&mut self, out: &mut Vec<u8>, max: usize) -> Result<()> {
         let Some(file) = &mut self.file else {
             return Ok(());
         };
@@ -261,12 +299,23 @@ impl Follower {
         }
         file.seek(SeekFrom::Start(self.offset))
             .map_err(|err| Error::io("read", &self.path, err))?;
+        let room = u64::try_from(max.saturating_sub(out.len())).unwrap_or(u64::MAX);
         let read = file
+            .take(room)
             .read_to_end(out)
             .map_err(|err| Error::io("read", &self.path, err))?;
         self.offset += read as u64;
         Ok(())
     }
+}
+
+/// Where a [`Follower`] has read to: which file (by inode, so a rotation or a restart of the
+/// reader loses nothing) and how far into it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub(crate) struct Position {
+    pub(crate) inode: u64,
+    pub(crate) device: u64,
+    pub(crate) offset: u64,
 }
 
 fn same_file(a: &File, b: &File) -> bool {
@@ -320,11 +369,17 @@ mod tests {
         assert_eq!(fs::read(&older).unwrap(), vec![b'x'; 100]);
     }
 
-    #[test]
-    fn rotation_falls_on_a_line_end() {
+    /// A log in a fresh directory, kept while the directory is, and its writer.
+    fn bounded_log(max: u64) -> (tempfile::TempDir, PathBuf, Writer) {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("bob.log");
-        let mut writer = Writer::open(&log, 10).unwrap();
+        let writer = Writer::open(&log, max).unwrap();
+        (dir, log, writer)
+    }
+
+    #[test]
+    fn rotation_falls_on_a_line_end() {
+        let (_dir, log, mut writer) = bounded_log(10);
         writer.write(b"abc\ndefg\nhij").unwrap();
         assert_eq!(fs::read(rotated_log(&log)).unwrap(), b"abc\ndefg\n");
         assert_eq!(fs::read(&log).unwrap(), b"hij");
@@ -332,9 +387,7 @@ mod tests {
 
     #[test]
     fn a_follower_reads_across_a_rotation_without_losing_a_byte() {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("bob.log");
-        let mut writer = Writer::open(&log, 10).unwrap();
+        let (_dir, log, mut writer) = bounded_log(10);
         writer.write(b"before\n").unwrap();
         let (mut follower, lines) = Follower::start(&log, 5).unwrap();
         assert_eq!(lines.unwrap(), b"before\n");
@@ -349,6 +402,35 @@ mod tests {
         writer.write(b"five\n").unwrap();
         writer.write(b"six\n").unwrap(); // rotates
         assert_eq!(follower.fresh().unwrap(), b"four\nfive\nsix\n");
+    }
+
+    #[test]
+    fn a_follower_resumes_from_its_place_across_a_rotation_and_in_bounded_pieces() {
+        let (_dir, log, mut writer) = bounded_log(10);
+        writer.write(b"one\n").unwrap();
+        let (first, _) = Follower::start(&log, 1).unwrap();
+        let at = first.position();
+        drop(first);
+        writer.write(b"two\n").unwrap();
+        writer.write(b"three\n").unwrap(); // rotates: the place is in `<log>.1` now
+        let mut resumed = Follower::resume(&log, at).unwrap();
+        assert_eq!(resumed.fresh_upto(3).unwrap(), b"two");
+        let at = resumed.position();
+        let mut again = Follower::resume(&log, at).unwrap();
+        assert_eq!(again.fresh_upto(100).unwrap(), b"\nthree\n");
+        // Truncated: read again from the start.
+        fs::write(&log, "x\n").unwrap();
+        assert_eq!(again.fresh().unwrap(), b"x\n");
+        // A place in a file that is gone: the log from its beginning.
+        let lost = Position {
+            inode: 0,
+            device: 0,
+            offset: 7,
+        };
+        assert_eq!(
+            Follower::resume(&log, lost).unwrap().fresh().unwrap(),
+            b"x\n"
+        );
     }
 
     #[test]

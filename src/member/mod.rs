@@ -10,6 +10,7 @@ pub(crate) mod down;
 pub(crate) mod ending;
 pub(crate) mod identity;
 pub(crate) mod liveness;
+pub(crate) mod log_follow;
 pub(crate) mod logfile;
 pub(crate) mod processes;
 pub(crate) mod remove;

@@ -16,6 +16,7 @@ mod launcher;
 mod layers;
 mod lifecycle;
 mod limits;
+mod log_hosts;
 mod logs;
 mod messaging;
 mod nats_harness;

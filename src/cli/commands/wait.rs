@@ -15,8 +15,9 @@ use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
 use crate::error::{Error, ErrorKind, Result};
-use crate::member::liveness::{self, Awaited};
+use crate::member::liveness::{self, Awaited, Observed, Seen};
 use crate::policy::Whereabouts;
+use crate::store::team::Team;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
 const JSON: &str = r#"JSON output (--json), one document, the member's ending:
@@ -78,7 +79,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         if !left.is_empty() {
             return Err(Error::timeout(format!(
                 "still running after {limit}s: {}",
-                left.join(", ")
+                described(&team, &left)?.join(", ")
             )));
         }
         return if all_well {
@@ -105,7 +106,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     )?;
     if !left.is_empty() {
         return Err(Error::timeout(format!(
-            "{name} is still running after {limit}s"
+            "{} is still running after {limit}s",
+            described(&team, &left)?.join(", ")
         )));
     }
     if well {
@@ -113,4 +115,20 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     } else {
         Err(Error::silent(ErrorKind::Runtime))
     }
+}
+
+/// The members a wait ran out of time for, each one on a host whose node is not seen said to be
+/// unreachable: it may have ended there unheard.
+fn described(team: &Team, left: &[String]) -> Result<Vec<String>> {
+    let observed = Observed::take(team)?;
+    Ok(left
+        .iter()
+        .map(|name| match observed.config.member(name) {
+            Some(member) if observed.seen(member) == Seen::Unreachable => format!(
+                "{name} (unreachable: the node of host {} is not seen)",
+                member.host.as_deref().unwrap_or("?")
+            ),
+            _ => name.clone(),
+        })
+        .collect())
 }

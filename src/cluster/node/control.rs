@@ -3,14 +3,15 @@
 //! here. Each runs through the same code a command on this host would (the launcher, `stop`,
 //! `down`, the log reader); the caller's permission was checked on its own host.
 
+use std::ffi::OsStr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 
 use crate::cluster::control::{
-    Answer, DOWN, DownReply, DownRequest, LOG, LOG_TAIL_MAX, LogReply, LogRequest, START, STOP,
-    StartReply, StartRequest, StopReply, StopRequest,
+    Answer, DOWN, DownReply, DownRequest, FOLLOW_HOLD, LOG, LOG_TAIL_MAX, LogReply, LogRequest,
+    START, STOP, StartReply, StartRequest, StopReply, StopRequest,
 };
 use crate::cluster::node::shared::Node;
 use crate::cluster::subjects;
@@ -23,10 +24,12 @@ use crate::launch::rerun;
 use crate::launch::tmux::{Server, Tmux};
 use crate::member::down::{self, Down};
 use crate::member::liveness::Observed;
+use crate::member::log_follow::{LogFollow, Step};
 use crate::member::logfile::Follower;
 use crate::member::stop;
 use crate::policy::PERSON;
 use crate::store::team::Team;
+use crate::store::watcher::AsyncWatcher;
 
 /// Answers every request for this host until the node stops.
 pub(crate) async fn serve(node: Arc<Node>) -> Result<()> {
@@ -43,9 +46,15 @@ pub(crate) async fn serve(node: Arc<Node>) -> Result<()> {
             };
             let verb = message.subject.rsplit('.').next().unwrap_or("").to_owned();
             let payload = message.payload;
-            let answer = node
-                .off_runtime(move |node| answer(node, &verb, &payload))
-                .await;
+            let answer = if verb == LOG {
+                encode(match decode(&payload) {
+                    Ok(request) => log(&node, request).await,
+                    Err(err) => Err(err),
+                })
+            } else {
+                node.off_runtime(move |node| answer(node, &verb, &payload))
+                    .await
+            };
             if let Err(err) = node.client.publish(reply, answer.into()).await {
                 eprintln!("swarm node {}: cannot answer a request: {err}", node.name);
             }
@@ -54,23 +63,27 @@ pub(crate) async fn serve(node: Arc<Node>) -> Result<()> {
     Ok(())
 }
 
+fn decode<Q: serde::de::DeserializeOwned>(payload: &[u8]) -> Result<Q> {
+    serde_json::from_slice(payload).map_err(|err| {
+        Error::usage(format!("a request this node cannot read: {err}"))
+            .with_hint("run the same swarm version on every host")
+    })
+}
+
+fn encode<A: serde::Serialize>(result: Result<A>) -> Vec<u8> {
+    serde_json::to_vec(&Answer::of(result)).unwrap_or_default()
+}
+
 fn answer(node: &Node, verb: &str, payload: &[u8]) -> Vec<u8> {
     fn run<Q: serde::de::DeserializeOwned, A: serde::Serialize>(
         payload: &[u8],
         act: impl FnOnce(Q) -> Result<A>,
     ) -> Vec<u8> {
-        let result = serde_json::from_slice(payload)
-            .map_err(|err| {
-                Error::usage(format!("a request this node cannot read: {err}"))
-                    .with_hint("run the same swarm version on every host")
-            })
-            .and_then(act);
-        serde_json::to_vec(&Answer::of(result)).unwrap_or_default()
+        encode(decode(payload).and_then(act))
     }
     match verb {
         START => run(payload, |request| start(node, request)),
         STOP => run(payload, |request| stop_members(node, request)),
-        LOG => run(payload, |request| log(node, request)),
         DOWN => run(payload, |request| take_down(node, request)),
         other => serde_json::to_vec(&Answer::<()>::of(Err(Error::usage(format!(
             "this node does not know the request {other:?}"
@@ -169,13 +182,71 @@ fn stop_members(node: &Node, request: StopRequest) -> Result<StopReply> {
     Ok(StopReply { stopped })
 }
 
-fn log(node: &Node, request: LogRequest) -> Result<LogReply> {
-    let team = Team::open(&node.home, &request.team)?;
-    team.load()?.require_member(&request.member)?;
-    let (_, tail) = Follower::start(&team.paths().log(&request.member), request.lines)?;
-    Ok(LogReply {
-        tail: tail.map(|tail| tail[tail.len().saturating_sub(LOG_TAIL_MAX)..].to_vec()),
-    })
+/// The end of a member's log, or, following, what comes after the place asked for: at once when
+/// there is some, else when the log grows or the member ends, through the one watcher, or with
+/// nothing after [`FOLLOW_HOLD`].
+async fn log(node: &Arc<Node>, request: LogRequest) -> Result<LogReply> {
+    let after = request.after;
+    let opened = node
+        .off_runtime(move |node| -> Result<_> {
+            let team = Team::open(&node.home, &request.team)?;
+            team.load()?.require_member(&request.member)?;
+            let follow = LogFollow::new(team, &request.member);
+            let Some(at) = after else {
+                let (follower, tail) = Follower::start(follow.log(), request.lines)?;
+                return Ok(Err(LogReply {
+                    tail: tail.map(|tail| tail[tail.len().saturating_sub(LOG_TAIL_MAX)..].to_vec()),
+                    position: Some(follower.position()),
+                    ended: false,
+                }));
+            };
+            Ok(Ok((Follower::resume(follow.log(), at)?, follow)))
+        })
+        .await?;
+    let (mut follower, follow) = match opened {
+        Ok(following) => following,
+        Err(tail) => return Ok(tail),
+    };
+    let follow = Arc::new(follow);
+    let hold = Instant::now() + FOLLOW_HOLD;
+    let mut watcher: Option<AsyncWatcher> = None;
+    loop {
+        let looked = Arc::clone(&follow);
+        let (back, step) = node
+            .off_runtime(move |_| {
+                let step = looked.step(&mut follower, LOG_TAIL_MAX);
+                (follower, step)
+            })
+            .await;
+        follower = back;
+        let (bytes, ended) = match step? {
+            Step::Fresh(bytes) => (bytes, false),
+            Step::Ended(bytes) => (bytes, true),
+            Step::Quiet => {
+                let Some(watcher) = &mut watcher else {
+                    // Armed after a first look found nothing, then looked again: nothing written
+                    // in between is missed, and a busy log never pays for a watch.
+                    let made = Arc::clone(&follow);
+                    let dirs = node.off_runtime(move |_| made.dirs()).await?;
+                    watcher = Some(AsyncWatcher::arm_all(&[&dirs[0], &dirs[1]])?);
+                    continue;
+                };
+                if Instant::now() >= hold {
+                    (Vec::new(), false)
+                } else {
+                    watcher
+                        .wait(Some(hold), &|file: &OsStr| follow.relevant(file))
+                        .await?;
+                    continue;
+                }
+            }
+        };
+        return Ok(LogReply {
+            tail: Some(bytes),
+            position: Some(follower.position()),
+            ended,
+        });
+    }
 }
 
 fn take_down(node: &Node, request: DownRequest) -> Result<DownReply> {
