@@ -469,3 +469,71 @@ fn exclusive_claims_by_one_owner_on_two_hosts_never_both_win() {
         });
     }
 }
+
+/// The team's task bucket on `server`, and a runtime to drive it: for a test that plays a claimer
+/// stopped halfway, which no swarm command can be made to be.
+fn bucket(server: &NatsServer) -> (tokio::runtime::Runtime, async_nats::jetstream::kv::Store) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = runtime.block_on(async {
+        let client = async_nats::connect(server.url()).await.unwrap();
+        async_nats::jetstream::new(client)
+            .get_key_value("swarm_tasks_t")
+            .await
+            .unwrap()
+    });
+    (runtime, store)
+}
+
+#[test]
+fn an_exclusive_claim_stopped_halfway_can_never_land_after_another_wins() {
+    let hosts = hosts();
+    assert_eq!(add(&hosts.a, "first"), 1);
+    assert_eq!(add(&hosts.a, "second"), 2);
+    eventually_task(&hosts.b, 2, "task 2 on host b", |_| true);
+    let (runtime, store) = bucket(&hosts.server);
+    // alice's exclusive claim of task 1 on host a, stopped after its first step: it decided on
+    // task 1 at this revision and recorded that on her claimer key, and has not written task 1.
+    let (revision, mut claimed) = runtime.block_on(async {
+        let entry = store.entry("task.1").await.unwrap().unwrap();
+        let task: Value = serde_json::from_slice(&entry.value).unwrap();
+        let intent = json!({"task": 1, "revision": entry.revision});
+        store
+            .create("claimer.alice", serde_json::to_vec(&intent).unwrap().into())
+            .await
+            .unwrap();
+        (entry.revision, task)
+    });
+    // Her exclusive claim of task 2 on host b goes through: task 1 is not hers.
+    hosts
+        .b
+        .swarm()
+        .args(["task", "claim", "--exclusive", "2"])
+        .team("t")
+        .as_("alice")
+        .run()
+        .success();
+    // The stopped claim now takes its last step, at the revision it decided on: it must lose,
+    // or alice would own two open tasks.
+    claimed["owner"] = json!("alice");
+    let landed = runtime.block_on(store.update(
+        "task.1",
+        serde_json::to_vec_pretty(&claimed).unwrap().into(),
+        revision,
+    ));
+    assert!(landed.is_err(), "the stopped claim of task 1 landed too");
+    for sandbox in [&hosts.a, &hosts.b] {
+        eventually_task(sandbox, 2, "task 2 alice's", |t| t["owner"] == "alice");
+        assert!(task(sandbox, 1).unwrap()["owner"].is_null(), "task 1 free");
+    }
+    hosts
+        .a
+        .swarm()
+        .args(["task", "claim", "--exclusive", "1"])
+        .team("t")
+        .as_("alice")
+        .run()
+        .refused(2, "busy: you already own open task 2");
+}
