@@ -382,8 +382,8 @@ impl TaskList {
                 )));
             }
         }
-        // A removed task's id is never issued again either (Claude Code's deleteTask raises the
-        // mark the same way before it removes the file); the mark never goes back.
+        // A removed task's id is never issued again either: the mark covers it, and never goes
+        // back.
         if let Some(last) = changes
             .created
             .iter()
@@ -791,6 +791,33 @@ mod tests {
         assert_eq!(
             fs::read_to_string(list.paths.high_water_mark()).unwrap(),
             "3"
+        );
+    }
+
+    #[test]
+    fn a_task_discarded_keeps_its_id_issued_and_the_mark_never_goes_back() {
+        let (_dir, list) = list();
+        for subject in ["a", "b", "c"] {
+            add(&list, subject, &[]);
+        }
+        // Files that came without a mark (written by a tool that keeps none).
+        fs::remove_file(list.paths.high_water_mark()).unwrap();
+        assert_eq!(list.discard(&[3, 7]).unwrap(), [3], "only files there go");
+        assert!(!list.paths.task(3).exists());
+        assert_eq!(
+            fs::read_to_string(list.paths.high_water_mark()).unwrap(),
+            "3"
+        );
+        list.raise_high_water_mark(2).unwrap();
+        assert_eq!(
+            fs::read_to_string(list.paths.high_water_mark()).unwrap(),
+            "3",
+            "never lowered"
+        );
+        assert_eq!(
+            add(&list, "d", &[]),
+            4,
+            "a discarded id is never issued again"
         );
     }
 
