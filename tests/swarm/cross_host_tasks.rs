@@ -537,3 +537,23 @@ fn an_exclusive_claim_stopped_halfway_can_never_land_after_another_wins() {
         .run()
         .refused(2, "busy: you already own open task 2");
 }
+
+#[test]
+fn a_hosts_whole_list_removed_while_its_node_is_down_is_copied_again_not_deleted() {
+    let mut hosts = hosts();
+    add(&hosts.a, "one");
+    add(&hosts.a, "two");
+    eventually_task(&hosts.b, 2, "task 2 on host b", |_| true);
+    hosts.nodes.1.kill();
+    fs::remove_dir_all(hosts.b.home().join("tasks/t")).unwrap();
+    hosts.nodes.1.restart();
+    for id in [1, 2] {
+        eventually_task(&hosts.b, id, &format!("task {id} back on host b"), |_| true);
+    }
+    // Anything host b's node did meanwhile is on the server before this task is.
+    assert_eq!(add(&hosts.b, "three"), 3);
+    eventually_task(&hosts.a, 3, "task 3 on host a", |_| true);
+    for id in [1, 2] {
+        assert!(task(&hosts.a, id).is_some(), "task {id} stays on host a");
+    }
+}

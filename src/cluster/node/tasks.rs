@@ -48,12 +48,27 @@ async fn copy(node: &Arc<Node>, team: &str) -> Result<()> {
     let store = replica::bucket(&node.js, &node.url, team).await?;
     let list = TaskList::new(&node.home, team);
     let ensure = list.clone();
-    node.off_runtime(move |_| ensure.ensure()).await?;
+    // A list folder made afresh holds no copies: a host whose whole list was removed while its
+    // node was down starts over from the server, deleting nothing there.
+    let made = node
+        .off_runtime(move |_| {
+            let missing = !ensure.dir().is_dir();
+            ensure.ensure().map(|()| missing)
+        })
+        .await?;
     let mut touched = watch_files(&list)?;
     let (home, name) = (node.home.clone(), team.to_owned());
     let copies = node
         .off_runtime(move |_| record::read_task_copies(&home, &name))
         .await;
+    let copies = if made && !copies.held.is_empty() {
+        let (home, name) = (node.home.clone(), team.to_owned());
+        node.off_runtime(move |_| record::write_task_copies(&home, &name, &TaskCopies::default()))
+            .await?;
+        TaskCopies::default()
+    } else {
+        copies
+    };
     let mut mirror = Mirror {
         node: Arc::clone(node),
         team: team.to_owned(),
