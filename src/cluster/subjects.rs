@@ -64,6 +64,23 @@ pub(crate) fn task_id(key: &str) -> Option<u64> {
 /// a compare-and-set on it, so two hosts never issue the same one.
 pub(crate) const TASKS_MARK: &str = "mark";
 
+/// The key of a team's task bucket holding `owner`'s last exclusive claim (`claim --exclusive`):
+/// every such claim of one owner moves it by compare-and-set first, so two hosts never both let
+/// one owner take a second task. A character a key may not hold is written `=` and two hex digits.
+pub(crate) fn claimer_key(owner: &str) -> String {
+    let spelled: String = owner
+        .bytes()
+        .map(|byte| {
+            if byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_' {
+                char::from(byte).to_string()
+            } else {
+                format!("={byte:02X}")
+            }
+        })
+        .collect();
+    format!("claimer.{spelled}")
+}
+
 /// The key-value bucket where every node says it is alive.
 pub(crate) const NODES_BUCKET: &str = "swarm_nodes";
 
@@ -92,6 +109,9 @@ mod tests {
         assert_eq!(task_key(12), "task.12");
         assert_eq!(task_id("task.12"), Some(12));
         assert_eq!(task_id(TASKS_MARK), None);
+        assert_eq!(claimer_key("bob-2"), "claimer.bob-2");
+        assert_eq!(claimer_key("bob@t"), "claimer.bob=40t");
+        assert_eq!(task_id(&claimer_key("7")), None);
         assert_eq!(control("gpu1", "start"), "swarm.node.gpu1.start");
         assert_eq!(roster_member_name(&roster_member_key("bob")), Some("bob"));
         assert_eq!(roster_member_name(ROSTER_CONFIG_KEY), None);

@@ -162,6 +162,19 @@ pub(crate) async fn update(
     }
 }
 
+/// Deletes task `id` at `revision` (the one this host's file last held): `false` when its key
+/// moved on meanwhile (another host changed the task first, and the change stands).
+pub(crate) async fn delete(store: &kv::Store, url: &str, id: u64, revision: u64) -> Result<bool> {
+    match store
+        .delete_expect_revision(subjects::task_key(id), Some(revision))
+        .await
+    {
+        Ok(()) => Ok(true),
+        Err(err) if err.kind() == kv::UpdateErrorKind::WrongLastRevision => Ok(false),
+        Err(err) => Err(failed(url, &format!("delete task {id}"), err)),
+    }
+}
+
 /// Puts a task first written on this host (by a tool writing the files directly) on the server.
 /// Its id stands when the mark has not issued it yet; else another host may have issued it, and
 /// the task takes the next free id. Returns the task as the server holds it and its revision.
@@ -196,21 +209,101 @@ fn contended(url: &str) -> Error {
     .with_hint("try again")
 }
 
+/// What a claimer key holds: the task an exclusive claim was decided on, and the revision of
+/// that task's key it was decided at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Intent {
+    task: u64,
+    revision: u64,
+}
+
+/// Settles `owner`'s last exclusive claim before another is decided, and returns the claimer
+/// key's revision (0: none yet). The claim it names either landed (its task's key moved on from
+/// the revision it was decided at: what the board shows now counts) or has not: then the task is
+/// written again as it is, at that revision, so the claim's own compare-and-set can never land
+/// later. Either way the board read after this shows every exclusive claim of `owner` that will
+/// ever land before this one.
+async fn settle_claimer(store: &kv::Store, url: &str, owner: &str) -> Result<u64> {
+    let found = store
+        .entry(subjects::claimer_key(owner))
+        .await
+        .map_err(|err| failed(url, &format!("read {owner}'s last claim"), err))?;
+    let Some(found) = found else {
+        return Ok(0);
+    };
+    let intent = (found.operation == kv::Operation::Put)
+        .then(|| serde_json::from_slice::<Intent>(&found.value).ok())
+        .flatten();
+    if let Some(intent) = intent {
+        loop {
+            match entry(store, url, intent.task).await? {
+                Some((revision, task)) if revision == intent.revision => {
+                    if update(store, url, &task, revision).await?.is_some() {
+                        break;
+                    }
+                }
+                _ => break,
+            }
+        }
+    }
+    Ok(found.revision)
+}
+
+/// Moves `owner`'s claimer key from `revision` to `intent`; `false` when another claim of the
+/// same owner moved it first.
+async fn move_claimer(
+    store: &kv::Store,
+    url: &str,
+    owner: &str,
+    revision: u64,
+    intent: Intent,
+) -> Result<bool> {
+    let key = subjects::claimer_key(owner);
+    let value = serde_json::to_vec(&intent)
+        .map_err(|err| Error::runtime(format!("could not write a claim: {err}")))?
+        .into();
+    let what = || format!("record {owner}'s claim");
+    if revision == 0 {
+        match store.create(key, value).await {
+            Ok(_) => Ok(true),
+            Err(err) if err.kind() == kv::CreateErrorKind::AlreadyExists => Ok(false),
+            Err(err) => Err(failed(url, &what(), err)),
+        }
+    } else {
+        match store.update(key, value, revision).await {
+            Ok(_) => Ok(true),
+            Err(err) if err.kind() == kv::UpdateErrorKind::WrongLastRevision => Ok(false),
+            Err(err) => Err(failed(url, &what(), err)),
+        }
+    }
+}
+
 /// [`TaskList::edit`] decided on the server: the board read there, `change` applied with the
 /// same rules, and what changed written at the revisions it was read at. A lost compare-and-set
 /// reads again and decides again. New ids are taken first, by moving the mark; they stay this
 /// change's when it is decided again. Returns `change`'s result and every task it wrote.
+///
+/// `exclusive` names the owner of an exclusive claim (`claim --exclusive`, whose `busy` reads
+/// across tasks): its last exclusive claim is settled before the board is read
+/// ([`settle_claimer`]), and the claim is recorded on its claimer key, by compare-and-set at the
+/// revision settled, before the task is written. Two exclusive claims of one owner thus never
+/// both land: the second to move the key reads again, after the first is settled.
 pub(crate) async fn edit<R>(
     store: &kv::Store,
     url: &str,
     ids: &[u64],
     whole_list: bool,
+    exclusive: Option<&str>,
     mut change: impl FnMut(&mut Edit) -> Result<R>,
 ) -> Result<(R, Vec<Task>)> {
     let locked: BTreeSet<u64> = ids.iter().copied().collect();
     // Ids this change took from the mark in an earlier round: (first, last).
     let mut issued: Option<(u64, u64)> = None;
     for _ in 0..ATTEMPTS {
+        let claimer = match exclusive {
+            Some(owner) => Some((owner, settle_claimer(store, url, owner).await?)),
+            None => None,
+        };
         let snapshot = snapshot(store, url).await?;
         let present: BTreeSet<u64> = locked
             .iter()
@@ -232,6 +325,21 @@ pub(crate) async fn edit<R>(
                     continue;
                 }
                 issued = Some((first, last));
+            }
+        }
+        debug_assert!(
+            claimer.is_none() || (changes.changed.len() <= 1 && changes.created.is_empty()),
+            "an exclusive claim changes one task"
+        );
+        if let Some((owner, revision)) = claimer
+            && let Some(task) = changes.changed.first()
+        {
+            let intent = Intent {
+                task: task.id(),
+                revision: snapshot.tasks[&task.id()].0,
+            };
+            if !move_claimer(store, url, owner, revision, intent).await? {
+                continue;
             }
         }
         let mut lost = false;
@@ -313,7 +421,7 @@ impl Replica {
     /// locked edit: a change is on this host's files only once the server accepted it. Under the
     /// local locks each task is read from the server once more and written as it is there now:
     /// a newer change another host made meanwhile, which this host's node may already have
-    /// written, is never replaced by this one.
+    /// written, is never replaced by this one, and a task deleted meanwhile is not written back.
     pub(crate) fn edit<R>(
         &self,
         list: &TaskList,
@@ -321,9 +429,43 @@ impl Replica {
         whole_list: bool,
         change: impl FnMut(&mut Edit) -> Result<R>,
     ) -> Result<R> {
-        let (result, written) =
-            self.runtime
-                .block_on(edit(&self.store, &self.url, ids, whole_list, change))?;
+        self.edit_as(list, ids, whole_list, None, change)
+    }
+
+    /// Claims task `id` for `claimer` by Claude Code's rules, as [`Edit::claim`] does on one
+    /// host; with `exclusive`, its `busy` holds across hosts (see [`edit`]).
+    pub(crate) fn claim(
+        &self,
+        list: &TaskList,
+        id: u64,
+        claimer: &str,
+        exclusive: bool,
+    ) -> Result<Task> {
+        self.edit_as(
+            list,
+            &[id],
+            exclusive,
+            exclusive.then_some(claimer),
+            |edit| edit.claim(id, claimer, exclusive),
+        )
+    }
+
+    fn edit_as<R>(
+        &self,
+        list: &TaskList,
+        ids: &[u64],
+        whole_list: bool,
+        exclusive: Option<&str>,
+        change: impl FnMut(&mut Edit) -> Result<R>,
+    ) -> Result<R> {
+        let (result, written) = self.runtime.block_on(edit(
+            &self.store,
+            &self.url,
+            ids,
+            whole_list,
+            exclusive,
+            change,
+        ))?;
         if written.is_empty() {
             return Ok(result);
         }
@@ -331,12 +473,19 @@ impl Replica {
         let ids: Vec<u64> = written.iter().map(Task::id).collect();
         list.edit(&ids, true, |local| {
             for task in &written {
-                let now = self
-                    .runtime
-                    .block_on(entry(&self.store, &self.url, task.id()))?
-                    .map_or_else(|| task.clone(), |(_, now)| now);
-                if local.task(now.id()) != Some(&now) {
-                    local.put(now);
+                let id = task.id();
+                match self.runtime.block_on(entry(&self.store, &self.url, id))? {
+                    Some((_, now)) => {
+                        if local.task(id) != Some(&now) {
+                            local.put(now);
+                        }
+                    }
+                    // Deleted since this change was accepted: the deletion stands here too.
+                    None => {
+                        if local.task(id).is_some() {
+                            local.remove(id);
+                        }
+                    }
                 }
             }
             Ok(())

@@ -2,7 +2,7 @@
 //! lock, held for as long as it runs, and its record, which says whether it reaches the server.
 //! Local commands read these; none of them talks to NATS to learn it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -96,6 +96,32 @@ pub(crate) fn running(home: &Home) -> Result<Option<NodeRecord>> {
         Ok(_free) => Ok(None),
         Err(_held) => read(home),
     }
+}
+
+/// What `node/tasks-<team>.json` holds: for each task id, the revision of its key on the server
+/// that this host's task file last held exactly, written only once the file holds it. A task
+/// with no revision here was never copied to or from this host's files: its file missing is no
+/// deletion (docs/ARCHITECTURE.md, "The task list across hosts").
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct TaskCopies {
+    pub(crate) held: BTreeMap<u64, u64>,
+}
+
+/// The node's record of team `team`'s task files; empty when there is none yet, or when it
+/// cannot be read (then no local file counts as deleted: in doubt, a task is kept).
+pub(crate) fn read_task_copies(home: &Home, team: &str) -> TaskCopies {
+    match read_json(&home.node_task_copies(team)) {
+        Ok(copies) => copies.unwrap_or_default(),
+        Err(err) => {
+            tracing::warn!(team, %err, "the record of this host's task copies is unreadable; starting afresh");
+            TaskCopies::default()
+        }
+    }
+}
+
+/// Replaces the node's record of team `team`'s task files, durably.
+pub(crate) fn write_task_copies(home: &Home, team: &str, copies: &TaskCopies) -> Result<()> {
+    write_json(home, &home.node_task_copies(team), copies)
 }
 
 /// What `node/hosts.json` holds: the hosts whose nodes this host's node last saw alive.

@@ -67,6 +67,13 @@ impl Home {
         self.node_dir().join("hosts.json")
     }
 
+    /// `node/tasks-<team>.json`: for each task of a clustered team, the revision of its key on the
+    /// server that this host's task file last held exactly (docs/ARCHITECTURE.md, "The task list
+    /// across hosts").
+    pub(crate) fn node_task_copies(&self, team: &str) -> PathBuf {
+        self.node_dir().join(format!("tasks-{team}.json"))
+    }
+
     /// `node/.node.flock`: held by the node for as long as it runs, so one home has one node.
     pub(crate) fn node_lock(&self) -> PathBuf {
         self.node_dir().join(".node.flock")
@@ -351,6 +358,12 @@ impl TaskListPaths {
     /// `.highwatermark`: the highest id ever issued, as decimal text.
     pub(crate) fn high_water_mark(&self) -> PathBuf {
         self.dir.join(HIGH_WATER_MARK_FILE)
+    }
+
+    /// Whether a file in the list's folder is task `id` moved aside (`<id>.json.corrupt-…`).
+    pub(crate) fn is_aside_of(file: &OsStr, id: u64) -> bool {
+        file.to_str()
+            .is_some_and(|name| name.starts_with(&format!("{id}{TASK_SUFFIX}.corrupt-")))
     }
 
     /// `<id>.json.corrupt-<ms>` (`.<attempt>` added when taken): a task file that could not be

@@ -382,7 +382,14 @@ impl TaskList {
                 )));
             }
         }
-        if let Some(last) = changes.created.iter().map(Task::id).max()
+        // A removed task's id is never issued again either: the mark covers it, and never goes
+        // back.
+        if let Some(last) = changes
+            .created
+            .iter()
+            .map(Task::id)
+            .chain(changes.removed.iter().copied())
+            .max()
             && last > high_water_mark
         {
             self.write_high_water_mark(last)?;
@@ -420,6 +427,50 @@ impl TaskList {
             Ok(())
         })?;
         Ok(tasks.to_vec())
+    }
+
+    /// Removes this host's copies of tasks deleted elsewhere (on the server, by another host),
+    /// under the list lock and theirs, raising the high-water mark over their ids first so no id
+    /// is issued again. Returns the ids whose files were removed.
+    pub(crate) fn discard(&self, ids: &[u64]) -> Result<Vec<u64>> {
+        if ids.is_empty() || !self.paths.dir.is_dir() {
+            return Ok(Vec::new());
+        }
+        self.edit(ids, true, |edit| {
+            let present: Vec<u64> = ids
+                .iter()
+                .copied()
+                .filter(|id| edit.task(*id).is_some())
+                .collect();
+            for &id in &present {
+                edit.remove(id);
+            }
+            Ok(present)
+        })
+    }
+
+    /// Raises the high-water mark to `id` when it is lower, under the list lock: a task file
+    /// removed by hand leaves its id issued.
+    pub(crate) fn raise_high_water_mark(&self, id: u64) -> Result<()> {
+        self.require()?;
+        let _list = FileLock::acquire(&self.paths.list_lock())?;
+        if self.high_water_mark()? < id {
+            self.write_high_water_mark(id)?;
+        }
+        Ok(())
+    }
+
+    /// Whether task `id`'s file was moved aside as no task (`<id>.json.corrupt-…`).
+    pub(crate) fn was_set_aside(&self, id: u64) -> Result<bool> {
+        let entries =
+            fs::read_dir(&self.paths.dir).map_err(|err| Error::io("read", &self.paths.dir, err))?;
+        for entry in entries {
+            let entry = entry.map_err(|err| Error::io("read", &self.paths.dir, err))?;
+            if TaskListPaths::is_aside_of(&entry.file_name(), id) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Moves task `old` to the id `task` carries (which another host issued too): `old`'s file is
@@ -535,14 +586,15 @@ impl Edit {
         changes
     }
 
-    /// Takes a locked task off the list; its file is removed when the edit is written.
+    /// Takes a locked task off the list; its file is removed when the edit is written, and the
+    /// high-water mark raised over its id.
     ///
     /// # Panics
-    /// When the edit did not lock it.
+    /// When the edit did not lock it, or does not hold the list lock.
     pub(crate) fn remove(&mut self, id: u64) {
         assert!(
-            self.locked.contains(&id),
-            "task {id} removed without its lock"
+            self.locked.contains(&id) && self.next_id.is_some(),
+            "task {id} removed without its lock and the list's"
         );
         self.board.tasks.remove(&id);
     }
@@ -739,6 +791,33 @@ mod tests {
         assert_eq!(
             fs::read_to_string(list.paths.high_water_mark()).unwrap(),
             "3"
+        );
+    }
+
+    #[test]
+    fn a_task_discarded_keeps_its_id_issued_and_the_mark_never_goes_back() {
+        let (_dir, list) = list();
+        for subject in ["a", "b", "c"] {
+            add(&list, subject, &[]);
+        }
+        // Files that came without a mark (written by a tool that keeps none).
+        fs::remove_file(list.paths.high_water_mark()).unwrap();
+        assert_eq!(list.discard(&[3, 7]).unwrap(), [3], "only files there go");
+        assert!(!list.paths.task(3).exists());
+        assert_eq!(
+            fs::read_to_string(list.paths.high_water_mark()).unwrap(),
+            "3"
+        );
+        list.raise_high_water_mark(2).unwrap();
+        assert_eq!(
+            fs::read_to_string(list.paths.high_water_mark()).unwrap(),
+            "3",
+            "never lowered"
+        );
+        assert_eq!(
+            add(&list, "d", &[]),
+            4,
+            "a discarded id is never issued again"
         );
     }
 

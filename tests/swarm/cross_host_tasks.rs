@@ -19,7 +19,7 @@ struct Hosts {
     server: NatsServer,
     a: Sandbox,
     b: Sandbox,
-    _nodes: (Node, Node),
+    nodes: (Node, Node),
 }
 
 fn hosts() -> Hosts {
@@ -49,7 +49,7 @@ fn hosts() -> Hosts {
         server,
         a,
         b,
-        _nodes: nodes,
+        nodes,
     }
 }
 
@@ -273,4 +273,287 @@ fn a_one_host_team_needs_no_server() {
         .env("SWARM_NATS_URL", "nats://127.0.0.1:1")
         .run()
         .success();
+}
+
+/// Deletes task `id` from the host's files as Claude Code's TaskUpdate to status `deleted` does:
+/// the high-water mark raised over it, the file removed, and the other tasks' links to it taken
+/// out.
+fn delete_as_claude_code(sandbox: &Sandbox, id: u64) {
+    let dir = sandbox.home().join("tasks/t");
+    let mark_path = dir.join(".highwatermark");
+    let mark: u64 = fs::read_to_string(&mark_path)
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(0);
+    if id > mark {
+        fs::write(&mark_path, id.to_string()).unwrap();
+    }
+    fs::remove_file(task_path(sandbox, id)).unwrap();
+    let gone = json!(id.to_string());
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|ext| ext != "json") {
+            continue;
+        }
+        let mut other: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        let mut changed = false;
+        for field in ["blocks", "blockedBy"] {
+            if let Some(links) = other[field].as_array_mut() {
+                let before = links.len();
+                links.retain(|link| *link != gone);
+                changed |= links.len() != before;
+            }
+        }
+        if changed {
+            let staging = dir.join(".links.json.tmp");
+            fs::write(&staging, serde_json::to_vec_pretty(&other).unwrap()).unwrap();
+            fs::rename(&staging, &path).unwrap();
+        }
+    }
+}
+
+/// Waits until the host has no file of task `id`.
+#[track_caller]
+fn eventually_gone(sandbox: &Sandbox, id: u64, what: &str) {
+    eventually(what, || !task_path(sandbox, id).exists());
+}
+
+/// The host's high-water mark file, as a number (0 when it has none).
+fn high_water_mark(sandbox: &Sandbox) -> u64 {
+    fs::read_to_string(sandbox.home().join("tasks/t/.highwatermark"))
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_task_deleted_on_either_host_disappears_on_the_other() {
+    let hosts = hosts();
+    assert_eq!(add(&hosts.a, "parse"), 1);
+    hosts
+        .a
+        .swarm()
+        .args(["task", "add", "lex", "--blocked-by", "1"])
+        .team("t")
+        .run()
+        .success();
+    assert_eq!(add(&hosts.a, "emit"), 3);
+    eventually_task(&hosts.b, 3, "every task on host b", |_| true);
+    eventually_task(&hosts.b, 2, "task 2 waiting for 1 on host b", |t| {
+        t["blockedBy"] == json!(["1"])
+    });
+    // Claude Code on host a deletes task 1: the file goes on host b, and task 2 waits for
+    // nothing there either.
+    delete_as_claude_code(&hosts.a, 1);
+    eventually_gone(&hosts.b, 1, "task 1 gone from host b");
+    eventually_task(&hosts.b, 2, "task 2 waiting for nothing on host b", |t| {
+        t["blockedBy"] == json!([])
+    });
+    // A person removes task 3's file on host b, the highest id: it goes on host a, and host b's
+    // own mark keeps the id issued.
+    fs::remove_file(task_path(&hosts.b, 3)).unwrap();
+    eventually_gone(&hosts.a, 3, "task 3 gone from host a");
+    assert!(task_path(&hosts.a, 2).exists(), "task 2 stays");
+    assert!(task_path(&hosts.b, 2).exists(), "task 2 stays");
+    eventually("host b's mark over task 3", || {
+        high_water_mark(&hosts.b) >= 3
+    });
+    assert!(high_water_mark(&hosts.a) >= 3, "host a's mark over task 3");
+    // Deleted is deleted on the server too: no claim finds them, and no id is issued again.
+    as_member(&hosts.a, "alice", "claim", 1).refused(3, "task_not_found");
+    as_member(&hosts.b, "bob", "claim", 3).refused(3, "task_not_found");
+    assert_eq!(add(&hosts.b, "link"), 4);
+    eventually_task(&hosts.a, 4, "task 4 on host a", |t| t["subject"] == "link");
+}
+
+#[test]
+fn deletions_made_while_a_node_is_down_cross_when_it_comes_back() {
+    let mut hosts = hosts();
+    for subject in ["one", "two", "three"] {
+        add(&hosts.a, subject);
+    }
+    hosts
+        .a
+        .swarm()
+        .args(["task", "done", "2"])
+        .team("t")
+        .run()
+        .success();
+    eventually_task(&hosts.b, 3, "every task on host b", |_| true);
+    eventually_task(&hosts.b, 2, "task 2 completed on host b", |t| {
+        t["status"] == "completed"
+    });
+    hosts.nodes.1.kill();
+    // Deleted on host a while host b's node is down, and known to be on the server: a claim of
+    // the completed task (decided on the server) is refused `already_resolved` until the deletion
+    // is there, then `task_not_found`. Neither changes anything.
+    delete_as_claude_code(&hosts.a, 2);
+    eventually("task 2's deletion on the server", || {
+        as_member(&hosts.a, "bob", "claim", 2).status.code() == Some(3)
+    });
+    // Meanwhile on host b Claude Code deletes task 1, and host a adds task 4, which host b's
+    // files never held: its missing file there is no deletion.
+    delete_as_claude_code(&hosts.b, 1);
+    assert_eq!(add(&hosts.a, "four"), 4);
+    assert!(task_path(&hosts.b, 2).exists(), "host b's node is down");
+    hosts.nodes.1.restart();
+    eventually_gone(&hosts.b, 2, "task 2 gone from host b once its node is back");
+    eventually_gone(&hosts.a, 1, "task 1, deleted on host b, gone from host a");
+    eventually_task(&hosts.b, 4, "task 4 copied to host b", |t| {
+        t["subject"] == "four"
+    });
+    assert!(
+        high_water_mark(&hosts.b) >= 2,
+        "host b's mark never goes back"
+    );
+    for sandbox in [&hosts.a, &hosts.b] {
+        for id in [3, 4] {
+            assert!(task(sandbox, id).is_some(), "task {id} stays");
+        }
+    }
+    as_member(&hosts.a, "alice", "claim", 4).success();
+    eventually_task(&hosts.b, 4, "alice's claim of task 4 on host b", |t| {
+        t["owner"] == "alice"
+    });
+}
+
+/// One exclusive claim of task `id` by `name` on `sandbox`, ready to start.
+fn exclusive_claim_command(sandbox: &Sandbox, name: &str, id: u64) -> Command {
+    let mut command = claim_command(sandbox, name, id);
+    command.arg("--exclusive");
+    command
+}
+
+#[test]
+fn exclusive_claims_by_one_owner_on_two_hosts_never_both_win() {
+    const ROUNDS: u64 = 25;
+    let hosts = hosts();
+    for n in 1..=2 * ROUNDS {
+        assert_eq!(add(&hosts.a, &format!("task {n}")), n);
+    }
+    eventually_task(&hosts.b, 2 * ROUNDS, "every task on host b", |_| true);
+    for round in 1..=ROUNDS {
+        let (x, y) = (2 * round - 1, 2 * round);
+        // alice, on two hosts at once, claims a different task on each.
+        let on_a = start(exclusive_claim_command(&hosts.a, "alice", x));
+        let on_b = start(exclusive_claim_command(&hosts.b, "alice", y));
+        let results = [(&hosts.a, x, finish(on_a)), (&hosts.b, y, finish(on_b))];
+        let won: Vec<(&Sandbox, u64)> = results
+            .iter()
+            .filter(|(_, _, (code, _))| *code == Some(0))
+            .map(|(sandbox, id, _)| (*sandbox, *id))
+            .collect();
+        let shown: Vec<_> = results.iter().map(|(_, id, result)| (id, result)).collect();
+        assert_eq!(won.len(), 1, "round {round}: exactly one wins: {shown:?}");
+        for (_, id, (code, stderr)) in &results {
+            if *code != Some(0) {
+                assert_eq!(*code, Some(2), "task {id}: {stderr}");
+                let error: Value = serde_json::from_str(stderr.trim()).unwrap();
+                assert_eq!(error["reason"], "busy", "{stderr}");
+                assert!(
+                    error["error"]
+                        .as_str()
+                        .unwrap_or("")
+                        .contains("you already own open task"),
+                    "Claude Code's words: {stderr}"
+                );
+            }
+        }
+        // alice finishes what she won, so the next round starts with her free.
+        let (sandbox, id) = won[0];
+        as_member(sandbox, "alice", "done", id).success();
+    }
+    for id in 1..=2 * ROUNDS {
+        eventually_task(&hosts.a, id, &format!("task {id} settled on host a"), |t| {
+            t["status"] == "completed" || t["owner"].is_null()
+        });
+    }
+}
+
+/// The team's task bucket on `server`, and a runtime to drive it: for a test that plays a claimer
+/// stopped halfway, which no swarm command can be made to be.
+fn bucket(server: &NatsServer) -> (tokio::runtime::Runtime, async_nats::jetstream::kv::Store) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = runtime.block_on(async {
+        let client = async_nats::connect(server.url()).await.unwrap();
+        async_nats::jetstream::new(client)
+            .get_key_value("swarm_tasks_t")
+            .await
+            .unwrap()
+    });
+    (runtime, store)
+}
+
+#[test]
+fn an_exclusive_claim_stopped_halfway_can_never_land_after_another_wins() {
+    let hosts = hosts();
+    assert_eq!(add(&hosts.a, "first"), 1);
+    assert_eq!(add(&hosts.a, "second"), 2);
+    eventually_task(&hosts.b, 2, "task 2 on host b", |_| true);
+    let (runtime, store) = bucket(&hosts.server);
+    // alice's exclusive claim of task 1 on host a, stopped after its first step: it decided on
+    // task 1 at this revision and recorded that on her claimer key, and has not written task 1.
+    let (revision, mut claimed) = runtime.block_on(async {
+        let entry = store.entry("task.1").await.unwrap().unwrap();
+        let task: Value = serde_json::from_slice(&entry.value).unwrap();
+        let intent = json!({"task": 1, "revision": entry.revision});
+        store
+            .create("claimer.alice", serde_json::to_vec(&intent).unwrap().into())
+            .await
+            .unwrap();
+        (entry.revision, task)
+    });
+    // Her exclusive claim of task 2 on host b goes through: task 1 is not hers.
+    hosts
+        .b
+        .swarm()
+        .args(["task", "claim", "--exclusive", "2"])
+        .team("t")
+        .as_("alice")
+        .run()
+        .success();
+    // The stopped claim now takes its last step, at the revision it decided on: it must lose,
+    // or alice would own two open tasks.
+    claimed["owner"] = json!("alice");
+    let landed = runtime.block_on(store.update(
+        "task.1",
+        serde_json::to_vec_pretty(&claimed).unwrap().into(),
+        revision,
+    ));
+    assert!(landed.is_err(), "the stopped claim of task 1 landed too");
+    for sandbox in [&hosts.a, &hosts.b] {
+        eventually_task(sandbox, 2, "task 2 alice's", |t| t["owner"] == "alice");
+        assert!(task(sandbox, 1).unwrap()["owner"].is_null(), "task 1 free");
+    }
+    hosts
+        .a
+        .swarm()
+        .args(["task", "claim", "--exclusive", "1"])
+        .team("t")
+        .as_("alice")
+        .run()
+        .refused(2, "busy: you already own open task 2");
+}
+
+#[test]
+fn a_hosts_whole_list_removed_while_its_node_is_down_is_copied_again_not_deleted() {
+    let mut hosts = hosts();
+    add(&hosts.a, "one");
+    add(&hosts.a, "two");
+    eventually_task(&hosts.b, 2, "task 2 on host b", |_| true);
+    hosts.nodes.1.kill();
+    fs::remove_dir_all(hosts.b.home().join("tasks/t")).unwrap();
+    hosts.nodes.1.restart();
+    for id in [1, 2] {
+        eventually_task(&hosts.b, id, &format!("task {id} back on host b"), |_| true);
+    }
+    // Anything host b's node did meanwhile is on the server before this task is.
+    assert_eq!(add(&hosts.b, "three"), 3);
+    eventually_task(&hosts.a, 3, "task 3 on host a", |_| true);
+    for id in [1, 2] {
+        assert!(task(&hosts.a, id).is_some(), "task {id} stays on host a");
+    }
 }

@@ -237,14 +237,27 @@ impl Scope {
         if !self.config.spans_hosts() {
             return self.list.edit(ids, whole_list, change);
         }
-        let replica = match self.replica.get() {
-            Some(replica) => replica,
-            None => {
-                let opened = Replica::open(self.team.home(), self.team.name())?;
-                self.replica.get_or_init(|| opened)
-            }
-        };
-        replica.edit(&self.list, ids, whole_list, change)
+        self.replica()?.edit(&self.list, ids, whole_list, change)
+    }
+
+    /// Claims task `id` for `claimer` ([`Edit::claim`]); on a team that spans hosts, an
+    /// exclusive claim's `busy` holds across hosts (`cluster/tasks.rs`).
+    fn claim(&self, id: u64, claimer: &str, exclusive: bool) -> Result<Task> {
+        if !self.config.spans_hosts() {
+            return self
+                .list
+                .edit(&[id], exclusive, |edit| edit.claim(id, claimer, exclusive));
+        }
+        self.replica()?.claim(&self.list, id, claimer, exclusive)
+    }
+
+    /// The server a clustered team's changes are decided on, opened once.
+    fn replica(&self) -> Result<&Replica> {
+        if let Some(replica) = self.replica.get() {
+            return Ok(replica);
+        }
+        let opened = Replica::open(self.team.home(), self.team.name())?;
+        Ok(self.replica.get_or_init(|| opened))
     }
 
     /// The caller as a task owner: a member of the team, or the person at the keyboard.
@@ -392,18 +405,14 @@ fn claim(ctx: &Context, args: ClaimArgs) -> Result<()> {
     let me = scope.me()?;
     if let Some(raw) = &args.id {
         let id = parse_id(raw)?;
-        let task = scope.edit(&[id], args.exclusive, |edit| {
-            edit.claim(id, &me, args.exclusive)
-        })?;
+        let task = scope.claim(id, &me, args.exclusive)?;
         return print_task(ctx, &task, "claimed");
     }
     // The first available task; one another claimer takes first is passed over.
     let mut after = 0;
     while let Some(id) = scope.list.next_available(after)? {
         after = id;
-        match scope.edit(&[id], args.exclusive, |edit| {
-            edit.claim(id, &me, args.exclusive)
-        }) {
+        match scope.claim(id, &me, args.exclusive) {
             Ok(task) => return print_task(ctx, &task, "claimed"),
             Err(err) if err.reason() == Some(Refusal::Busy { owns: Vec::new() }.word()) => {
                 return Err(err);
