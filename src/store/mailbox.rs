@@ -477,6 +477,7 @@ impl Mailbox {
                 let reason = match self.paths.aside_kind(&name)? {
                     SetAsideKind::Corrupt => "corrupt inbox file",
                     SetAsideKind::Invalid => "invalid messages",
+                    SetAsideKind::TooLarge => "messages too large to cross hosts",
                 };
                 Some(SetAside {
                     path: dir.join(&name),
@@ -562,6 +563,21 @@ impl Mailbox {
     }
 
     /// Where to move something aside now, never an existing file.
+    /// Keeps `messages` in a file of their own beside the inbox, durably, for `status` to report:
+    /// what a consumer takes but cannot hand on (a message larger than the NATS server carries).
+    pub(crate) fn keep_aside(
+        &self,
+        kind: SetAsideKind,
+        messages: &[InboxMessage],
+    ) -> Result<PathBuf> {
+        let aside = self.aside_path(kind);
+        atomic_write(&aside, |out| {
+            serde_json::to_writer_pretty(&mut *out, messages)?;
+            Ok(())
+        })?;
+        Ok(aside)
+    }
+
     fn aside_path(&self, kind: SetAsideKind) -> PathBuf {
         let ms = clock::now_ms();
         let mut attempt = 0;

@@ -298,9 +298,13 @@ impl MailboxPaths {
     pub(crate) fn aside_kind(&self, file: &OsStr) -> Option<SetAsideKind> {
         let inbox = self.inbox.file_name()?.to_str()?;
         let rest = file.to_str()?.strip_prefix(inbox)?.strip_prefix('.')?;
-        [SetAsideKind::Corrupt, SetAsideKind::Invalid]
-            .into_iter()
-            .find(|kind| rest.starts_with(&format!("{}-", kind.as_str())))
+        [
+            SetAsideKind::Corrupt,
+            SetAsideKind::Invalid,
+            SetAsideKind::TooLarge,
+        ]
+        .into_iter()
+        .find(|kind| rest.starts_with(&format!("{}-", kind.as_str())))
     }
 }
 
@@ -422,6 +426,8 @@ pub(crate) enum SetAsideKind {
     Corrupt,
     /// Elements without string `from`, `text` and `timestamp`.
     Invalid,
+    /// Messages for a member on another host, larger than the NATS server carries.
+    TooLarge,
 }
 
 impl SetAsideKind {
@@ -429,6 +435,7 @@ impl SetAsideKind {
         match self {
             Self::Corrupt => "corrupt",
             Self::Invalid => "invalid",
+            Self::TooLarge => "too-large",
         }
     }
 }

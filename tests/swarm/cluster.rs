@@ -104,4 +104,27 @@ fn print_unit_writes_a_systemd_unit_without_secrets() {
         .stdout_has("Environment=SWARM_NATS_USER=ops")
         .stdout_has("Restart=on-failure");
     assert!(!outcome.stdout_line().contains("hunter2"));
+    // The tmux server the node places members on goes into the unit; a .creds file must exist.
+    let sock = sandbox.root().join("agents.sock");
+    sandbox
+        .swarm()
+        .args(["node", "--name", "gpu1", "--print-unit", "--socket"])
+        .arg(&sock)
+        .args(["--nats", "nats://hub:4222"])
+        .run()
+        .success()
+        .stdout_has(&format!("Environment=SWARM_TMUX_SOCKET={}", sock.display()));
+    sandbox
+        .swarm()
+        .args([
+            "node",
+            "--name",
+            "gpu1",
+            "--print-unit",
+            "--creds",
+            "/nonexistent/x.creds",
+        ])
+        .args(["--nats", "nats://hub:4222"])
+        .run()
+        .refused(1, "/nonexistent/x.creds");
 }

@@ -237,6 +237,49 @@ fn messages_wait_in_the_file_while_the_server_is_down() {
     eventually("it to leave hosta", || inbox(&hosts.a, "bob").is_empty());
 }
 
+#[test]
+fn a_message_too_large_to_cross_is_kept_aside_and_holds_up_nothing() {
+    let hosts = two_hosts();
+    // Under send's limit as text, twice the server's 1 MiB once every quote is escaped.
+    let quotes = "\"".repeat(1_000_000);
+    acting(&hosts.a, "alice")
+        .args(["send", "bob", "-"])
+        .stdin(quotes.clone())
+        .run()
+        .success();
+    let after = send(&hosts.a, "alice", "bob", "after the large one");
+    assert_eq!(
+        arrives(&hosts.b, "bob", "after the large one")["msg_id"],
+        after.as_str()
+    );
+    eventually("the large one to leave bob's inbox on hosta", || {
+        inbox(&hosts.a, "bob").is_empty()
+    });
+    assert!(inbox(&hosts.b, "bob").iter().all(|m| m["text"] != quotes));
+    // Kept whole beside bob's inbox on hosta, and reported there.
+    let kept: Vec<_> = fs::read_dir(hosts.a.team_dir("t").join("inboxes"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.to_string_lossy().contains("bob.json.too-large-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let held: Vec<Value> = serde_json::from_slice(&fs::read(&kept[0]).unwrap()).unwrap();
+    assert_eq!(held.len(), 1);
+    assert_eq!(held[0]["text"], quotes.as_str());
+    hosts
+        .a
+        .swarm()
+        .args(["status", "t"])
+        .run()
+        .success()
+        .stdout_has("too large to cross hosts");
+    assert!(
+        hosts.node_a.output().contains("over the"),
+        "{}",
+        hosts.node_a.output()
+    );
+}
+
 /// 4 writers × 500 messages from hosta to bob on hostb, read by `watch --consume` on hostb, while
 /// the server is SIGKILLed and restarted, and then hostb's node: every message arrives, and the
 /// reader shows none twice.

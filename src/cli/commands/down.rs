@@ -78,7 +78,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             team.name(),
             unreached.join("; ")
         ))
-        .with_hint("start the node there again, then run `swarm down` once more"));
+        .with_hint(
+            "once the NATS server and that host's node answer again, run `swarm down` once more",
+        ));
     }
     if ctx.json {
         output::json_line(&json!({
@@ -130,9 +132,33 @@ fn down_elsewhere(
         force: how.force,
     };
     let wait = how.timeout + control::stop_wait();
+    // Every host at once: each gives its members the whole timeout, so the hosts' waits overlap
+    // rather than add up.
+    let answers: Vec<(&str, Result<DownReply>)> = std::thread::scope(|scope| {
+        let asked: Vec<_> = hosts
+            .iter()
+            .map(|&host| {
+                let request = &request;
+                let home = &ctx.home;
+                (
+                    host,
+                    scope.spawn(move || control::ask(home, host, control::DOWN, request, wait)),
+                )
+            })
+            .collect();
+        asked
+            .into_iter()
+            .map(|(host, asked)| {
+                let answer = asked
+                    .join()
+                    .unwrap_or_else(|_| Err(Error::runtime(format!("asking host {host} failed"))));
+                (host, answer)
+            })
+            .collect()
+    });
     let mut unreached = Vec::new();
-    for host in hosts {
-        match control::ask::<_, DownReply>(&ctx.home, host, control::DOWN, &request, wait) {
+    for (host, answer) in answers {
+        match answer {
             Ok(reply) => {
                 control::take_records(team, reply.members)?;
                 for line in reply.lines {

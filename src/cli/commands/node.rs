@@ -7,7 +7,7 @@ use crate::base::names::Name;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cluster::node::{self, unit};
-use crate::cluster::settings::Sources;
+use crate::cluster::settings::{Auth, Sources};
 use crate::error::{Error, Result};
 
 #[derive(Debug, clap::Args)]
@@ -62,7 +62,17 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     })?;
     if args.print_unit {
         let exe = std::env::current_exe().map_err(|err| Error::os("find swarm's own path", err))?;
-        let text = unit::text(&exe, ctx.home.root(), name.as_str(), &settings);
+        // The unit runs later, elsewhere: a .creds file that is not there now is said now.
+        if let Auth::Creds(path) = &settings.auth {
+            std::fs::metadata(path).map_err(|err| Error::io("read NATS credentials", path, err))?;
+        }
+        let text = unit::text(
+            &exe,
+            ctx.home.root(),
+            name.as_str(),
+            &settings,
+            args.socket.as_deref(),
+        );
         return output::bytes(text.as_bytes());
     }
     node::run(ctx.home.clone(), name, settings, args.socket)

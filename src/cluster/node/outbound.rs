@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::format::message::InboxMessage;
 use crate::store::durable::private_dir_inside;
 use crate::store::mailbox::Mailbox;
+use crate::store::paths::SetAsideKind;
 
 /// The most messages one consume takes from an inbox: all published at once, then every ack
 /// awaited.
@@ -100,10 +101,23 @@ fn stopped() -> Error {
 async fn drain(node: &Arc<Node>, remote: &Remote) -> Result<()> {
     let runtime = tokio::runtime::Handle::current();
     let (remote, js) = (remote.clone(), node.js.clone());
-    node.off_runtime(move |_| {
+    let limit = node
+        .client
+        .server_info()
+        .max_payload
+        .saturating_sub(HEADERS_ROOM);
+    node.off_runtime(move |node| {
         loop {
             let sent = remote.mailbox.consume_forwarding(Some(BATCH), |batch| {
-                runtime.block_on(publish(&js, &remote.subject, &remote.member, batch))
+                let (fit, too_large): (Vec<_>, Vec<_>) = batch
+                    .iter()
+                    .cloned()
+                    .partition(|message| encoded_len(message) <= limit);
+                runtime.block_on(publish(&js, &remote.subject, &remote.member, &fit))?;
+                if !too_large.is_empty() {
+                    set_aside(node, &remote, &too_large, limit)?;
+                }
+                Ok(())
             })?;
             if sent.len() < BATCH {
                 return Ok(());
@@ -111,6 +125,33 @@ async fn drain(node: &Arc<Node>, remote: &Remote) -> Result<()> {
         }
     })
     .await
+}
+
+/// Room left in a message for its headers (`Nats-Msg-Id` and the protocol's own), under the
+/// server's `max_payload`, which counts them.
+const HEADERS_ROOM: usize = 1024;
+
+fn encoded_len(message: &InboxMessage) -> usize {
+    serde_json::to_vec(message).map_or(usize::MAX, |bytes| bytes.len())
+}
+
+/// Keeps messages the server would refuse beside the inbox rather than let them hold up every
+/// message after them; `status` reports the file, and the node says so once.
+fn set_aside(node: &Node, remote: &Remote, too_large: &[InboxMessage], limit: usize) -> Result<()> {
+    let kept = remote
+        .mailbox
+        .keep_aside(SetAsideKind::TooLarge, too_large)?;
+    for message in too_large {
+        eprintln!(
+            "swarm node {}: a message from {} to {} is {} bytes as JSON, over the {limit} the NATS server carries: kept in {}",
+            node.name,
+            message.from(),
+            remote.member,
+            encoded_len(message),
+            kept.display()
+        );
+    }
+    Ok(())
 }
 
 /// Publishes a batch for `member`, each message as the JSON object the file held, then awaits

@@ -7,8 +7,15 @@ use std::path::Path;
 
 use crate::cluster::settings::{Auth, Settings};
 
-/// The unit's text, for `~/.config/systemd/user/swarm-node.service`.
-pub(crate) fn text(exe: &Path, home: &Path, name: &str, settings: &Settings) -> String {
+/// The unit's text, for `~/.config/systemd/user/swarm-node.service`; `socket` is the tmux server
+/// the node places members on (`--socket`, `SWARM_TMUX_SOCKET`), when not the default one.
+pub(crate) fn text(
+    exe: &Path,
+    home: &Path,
+    name: &str,
+    settings: &Settings,
+    socket: Option<&str>,
+) -> String {
     let quote = |value: &str| {
         shlex::try_quote(value).map_or_else(|_| value.to_owned(), std::borrow::Cow::into_owned)
     };
@@ -33,6 +40,9 @@ pub(crate) fn text(exe: &Path, home: &Path, name: &str, settings: &Settings) -> 
     let _ = writeln!(unit, "Type=simple");
     let _ = writeln!(unit, "{}", env("SWARM_HOME", &home.display().to_string()));
     let _ = writeln!(unit, "{}", env("SWARM_NATS_URL", &settings.url));
+    if let Some(socket) = socket {
+        let _ = writeln!(unit, "{}", env("SWARM_TMUX_SOCKET", socket));
+    }
     match &settings.auth {
         Auth::None => {}
         Auth::Creds(path) => {
@@ -83,6 +93,7 @@ mod tests {
             Path::new("/home/me/.swarm"),
             "gpu1",
             &settings,
+            Some("/run/user/1000/tmux agents"),
         );
         assert!(
             unit.contains("ExecStart=/usr/local/bin/swarm node --name gpu1\n"),
@@ -90,6 +101,10 @@ mod tests {
         );
         assert!(
             unit.contains("Environment=SWARM_NATS_URL=nats://hub:4222\n"),
+            "{unit}"
+        );
+        assert!(
+            unit.contains("Environment='SWARM_TMUX_SOCKET=/run/user/1000/tmux agents'\n"),
             "{unit}"
         );
         assert!(unit.contains("Restart=on-failure"));
