@@ -50,6 +50,27 @@ fn a_second_node_for_one_home_is_refused() {
 }
 
 #[test]
+fn a_second_node_with_the_same_name_on_another_home_stops_and_the_first_runs_on() {
+    let server = NatsServer::start();
+    let first_home = Sandbox::new();
+    let first = Node::start(&first_home, "gpu1", &server.url());
+    let other_home = Sandbox::new();
+    other_home
+        .swarm()
+        .args(["node", "--name", "gpu1", "--nats", &server.url()])
+        .run()
+        .code(2)
+        .stderr_has("another swarm node named gpu1 runs already")
+        .stderr_has(&format!("pid {}", first.pid()));
+    assert!(
+        first.output().contains("another node uses this name too"),
+        "{}",
+        first.output()
+    );
+    first.wait_connected(true);
+}
+
+#[test]
 fn wrong_credentials_are_one_line_naming_the_server() {
     let server = NatsServer::start_with(ServerAuth::Token("right".into()));
     let sandbox = Sandbox::new();

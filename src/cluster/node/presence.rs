@@ -12,11 +12,13 @@ use std::time::{Duration, Instant};
 use async_nats::jetstream::{self, kv};
 use futures_util::StreamExt;
 
-use crate::base::clock;
+use serde::{Deserialize, Serialize};
+
+use crate::base::{clock, ids};
 use crate::cluster::node::shared::Node;
 use crate::cluster::roster;
 use crate::cluster::subjects::NODES_BUCKET;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::store::node::{self as record, HostsRecord};
 
 /// How often a node says it is alive.
@@ -36,16 +38,43 @@ struct Sighting {
     moved: Option<Instant>,
 }
 
-/// Beats and looks, every beat, until the node stops.
+/// What a node puts on its key every beat: its name, and which run of which node it is, so two
+/// nodes given the same name find each other.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Beat {
+    name: String,
+    at_ms: u64,
+    /// This run of the node: fresh at each start.
+    instance: String,
+    /// When this run started.
+    since_ms: u64,
+    pid: u32,
+    home: String,
+}
+
+/// Beats and looks, every beat, until the node stops. Ends the node when an older node of
+/// another home beats under the same name: a host name must be one host's.
 pub(crate) async fn serve(node: Arc<Node>) -> Result<()> {
+    let mut me = Beat {
+        name: node.name.to_string(),
+        at_ms: 0,
+        instance: ids::fresh().to_string(),
+        since_ms: clock::now_ms(),
+        pid: std::process::id(),
+        home: node.home.root().display().to_string(),
+    };
     let mut store: Option<kv::Store> = None;
+    let mut last_put: Option<u64> = None;
     let mut seen: BTreeMap<String, Sighting> = BTreeMap::new();
     let mut written: Option<BTreeSet<String>> = None;
     let mut beat = tokio::time::interval(BEAT);
     loop {
         beat.tick().await;
-        let alive = match look(&node, &mut store, &mut seen).await {
+        me.at_ms = clock::now_ms();
+        let alive = match look(&node, &me, &mut last_put, &mut store, &mut seen).await {
             Ok(alive) => alive,
+            Err(err) if err.kind() == ErrorKind::Usage => return Err(err),
             Err(err) => {
                 tracing::debug!("presence: {err}");
                 store = None;
@@ -66,6 +95,8 @@ pub(crate) async fn serve(node: Arc<Node>) -> Result<()> {
 
 async fn look(
     node: &Node,
+    me: &Beat,
+    last_put: &mut Option<u64>,
     store: &mut Option<kv::Store>,
     seen: &mut BTreeMap<String, Sighting>,
 ) -> Result<BTreeSet<String>> {
@@ -76,10 +107,22 @@ async fn look(
     let failed = |err: &dyn std::fmt::Display| {
         Error::runtime(format!("cannot use the bucket {NODES_BUCKET}: {err}"))
     };
-    let beat = serde_json::json!({"name": node.name.as_str(), "atMs": clock::now_ms()});
-    kv.put(node.name.as_str(), beat.to_string().into())
-        .await
-        .map_err(|err| failed(&err))?;
+    // Another node's beat under this name lands between two of ours.
+    if let Some(last) = *last_put
+        && let Some(entry) = kv
+            .entry(node.name.as_str())
+            .await
+            .map_err(|err| failed(&err))?
+        && entry.revision != last
+    {
+        same_name(me, &entry)?;
+    }
+    let beat = serde_json::to_vec(me).map_err(|err| failed(&err))?;
+    *last_put = Some(
+        kv.put(node.name.as_str(), beat.into())
+            .await
+            .map_err(|err| failed(&err))?,
+    );
     let mut keys = kv.keys().await.map_err(|err| failed(&err))?;
     let mut hosts = Vec::new();
     while let Some(key) = keys.next().await {
@@ -107,6 +150,30 @@ async fn look(
         }
     }
     Ok(alive)
+}
+
+/// Refuses to go on when `entry`, this host name's key, holds the beat of another node that
+/// started first (the earlier start keeps the name; a tie goes to the smaller instance).
+fn same_name(me: &Beat, entry: &kv::Entry) -> Result<()> {
+    let Ok(other) = serde_json::from_slice::<Beat>(&entry.value) else {
+        return Ok(());
+    };
+    if other.instance == me.instance {
+        return Ok(());
+    }
+    let first = (other.since_ms, &other.instance) < (me.since_ms, &me.instance);
+    if !first {
+        eprintln!(
+            "swarm node {}: another node uses this name too (pid {}, home {}); it stops",
+            me.name, other.pid, other.home
+        );
+        return Ok(());
+    }
+    Err(Error::usage(format!(
+        "another swarm node named {} runs already (pid {}, home {})",
+        me.name, other.pid, other.home
+    ))
+    .with_hint("give each host a name of its own: swarm node --name NAME"))
 }
 
 async fn bucket(js: &jetstream::Context, url: &str) -> Result<kv::Store> {
