@@ -288,7 +288,10 @@ fn cell(column: usize, row: &Row, now_ms: u64) -> Cell<'static> {
         6 => Cell::from(elapsed(row, now_ms)),
         7 => {
             let unread = row.unread.to_string();
-            Cell::from(if row.unread > 0 {
+            // A member on another host reads its inbox there.
+            Cell::from(if row.remote {
+                Span::raw("-")
+            } else if row.unread > 0 {
                 Span::styled(unread, Style::new().bold())
             } else {
                 Span::raw(unread)

@@ -238,6 +238,38 @@ fn messages_wait_in_the_file_while_the_server_is_down() {
 }
 
 #[test]
+fn a_remote_members_inbox_is_read_on_its_host_only() {
+    let hosts = two_hosts();
+    send(&hosts.a, "alice", "bob", "for bob");
+    arrives(&hosts.b, "bob", "for bob");
+    for args in [&["inbox", "bob"][..], &["recv"], &["inbox"]] {
+        acting(&hosts.a, "bob")
+            .args(args)
+            .run()
+            .refused(2, "bob runs on host hostb: its inbox is read there");
+    }
+    let unread = |host: &Sandbox, member: &str| {
+        let status = host
+            .swarm()
+            .args(["status", "t", "--json"])
+            .run()
+            .success()
+            .json();
+        status["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["name"] == member)
+            .unwrap()["unread"]
+            .clone()
+    };
+    assert_eq!(unread(&hosts.a, "bob"), Value::Null);
+    assert_eq!(unread(&hosts.b, "bob"), json!(1));
+    assert_eq!(unread(&hosts.b, "alice"), Value::Null);
+    assert_eq!(recv(&hosts.b, "bob")[0]["text"], "for bob");
+}
+
+#[test]
 fn a_message_too_large_to_cross_is_kept_aside_and_holds_up_nothing() {
     let hosts = two_hosts();
     // Under send's limit as text, twice the server's 1 MiB once every quote is escaped.

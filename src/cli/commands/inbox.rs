@@ -36,7 +36,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let team = ctx.team()?;
     let config = team.load()?;
     let name = match &args.name {
-        Some(name) => Name::parse("member", name)?,
+        Some(name) => {
+            let name = Name::parse("member", name)?;
+            ctx.inbox_is_here(&config, name.as_str())?;
+            name
+        }
         None => ctx.member_of(&config)?.name().clone(),
     };
     // `user`, the person at the keyboard, has an inbox in every team, on the roster or not.

@@ -31,7 +31,7 @@ const JSON: &str = r#"JSON output (--json), one document:
 "state" is as the table shows it ("-" for never launched); "pane" is null before there is one.
 In a team across hosts each member also has "host", and the document "node": {"host",
 "connected"}, this host's node: a member on another host is "unreachable" while its node is
-not seen, or this host's node is disconnected.
+not seen, or this host's node is disconnected, and its "unread" is null (its inbox is there).
 "task" is the member's in_progress task (the lowest id if several), null when none; "tasks"
 counts the board's tasks (Claude Code's internal ones aside), all 0 when there is no list.
 Times are RFC 3339 with their epoch milliseconds beside (swarm(1), JSON OUTPUT)."#;
@@ -58,7 +58,8 @@ pub(crate) struct MemberStatus {
     pub(crate) pid: Option<i32>,
     pub(crate) state: &'static str,
     pub(crate) exit_code: Option<i32>,
-    pub(crate) unread: usize,
+    /// `null` for a member on another host: its inbox is there.
+    pub(crate) unread: Option<usize>,
     /// The last message, output or state change (RFC 3339), and in epoch milliseconds.
     pub(crate) last_activity: Option<String>,
     pub(crate) last_activity_ms: Option<u64>,
@@ -127,7 +128,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     };
     let rows = observed
         .members()
-        .map(|(member, seen)| member_status(&team, &board, member, seen))
+        .map(|(member, seen)| member_status(&team, &board, member, seen, !observed.is_here(member)))
         .collect::<Result<Vec<_>>>()?;
     let counts = TaskCounts::of(&board);
     let spread = config.spans_hosts();
@@ -166,9 +167,16 @@ pub(crate) fn member_status(
     board: &Board,
     member: &Member,
     seen: Seen,
+    remote: bool,
 ) -> Result<MemberStatus> {
     let mailbox = team.mailbox(&member.name);
-    let unread = mailbox.peek()?.len();
+    // A member on another host reads its inbox there; the file here only holds what waits to
+    // cross.
+    let unread = if remote {
+        None
+    } else {
+        Some(mailbox.peek()?.len())
+    };
     let file_times = [
         mailbox.inbox_path().to_path_buf(),
         mailbox.history_path().to_path_buf(),
@@ -251,7 +259,7 @@ fn print(
             row.state.to_owned(),
             row.exit_code
                 .map_or_else(|| "-".into(), |code| code.to_string()),
-            row.unread.to_string(),
+            row.unread.map_or_else(|| "-".into(), |n| n.to_string()),
             if row.verifies { "yes" } else { "no" }.to_owned(),
             row.last_activity_ms
                 .map_or_else(|| "-".into(), |ms| clock::ago(ms, now)),
