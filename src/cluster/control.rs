@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use async_nats::RequestErrorKind;
 use async_nats::jetstream;
+use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -261,6 +262,21 @@ impl Link {
         self.request(host, verb, request, timeout)?
     }
 
+    /// The hosts whose nodes have beaten on this server lately (the bucket `swarm_nodes` keeps a
+    /// host for minutes after its last beat), in name order; none when that cannot be read.
+    async fn known_hosts(&self) -> Vec<String> {
+        let js = jetstream::new(self.connection.client.clone());
+        let Ok(store) = js.get_key_value(subjects::NODES_BUCKET).await else {
+            return Vec::new();
+        };
+        let Ok(keys) = store.keys().await else {
+            return Vec::new();
+        };
+        let mut hosts: Vec<String> = keys.filter_map(|key| async { key.ok() }).collect().await;
+        hosts.sort();
+        hosts
+    }
+
     /// [`Link::ask`], telling apart no answer (the outer error: the node or the server cannot be
     /// reached now) from the node's answer, a refusal or one this swarm cannot read (the inner one).
     pub(crate) fn request<Q: Serialize, A: DeserializeOwned>(
@@ -286,10 +302,18 @@ impl Link {
                 .await
         });
         let message = answer.map_err(|err| match err.kind() {
-            RequestErrorKind::NoResponders => Error::runtime(format!(
-                "no swarm node answers for host {host} on the NATS server at {url}"
-            ))
-            .with_hint(format!("start it there with `swarm node --name {host}`")),
+            RequestErrorKind::NoResponders => {
+                let known = self.runtime.block_on(self.known_hosts());
+                Error::runtime(format!(
+                    "no swarm node answers for host {host} on the NATS server at {url}{}",
+                    if known.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (hosts with a node there: {})", known.join(", "))
+                    }
+                ))
+                .with_hint(format!("start it there with `swarm node --name {host}`"))
+            }
             RequestErrorKind::TimedOut => Error::runtime(format!(
                 "the swarm node of host {host} did not answer a {verb} request within {}s",
                 timeout.as_secs()

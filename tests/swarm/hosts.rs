@@ -181,6 +181,11 @@ fn a_host_without_a_node_is_a_clear_error_and_nothing_stays_up() {
         "g.toml",
         team_file("g", "sleep 1000", "").replace("hostb", "ghost"),
     );
+    // Once A's node has beaten, the refusal names the hosts that have nodes.
+    let hosts = a.sandbox.home().join("node/hosts.json");
+    eventually("A's node to have beaten once", || {
+        std::fs::read_to_string(&hosts).is_ok_and(|text| text.contains("hosta"))
+    });
     a.sandbox
         .swarm()
         .arg("up")
@@ -189,7 +194,8 @@ fn a_host_without_a_node_is_a_clear_error_and_nothing_stays_up() {
         .arg(a.tmux.socket())
         .env("SWARM_NATS_URL", server.url())
         .run()
-        .refused(1, "no swarm node answers for host ghost");
+        .refused(1, "no swarm node answers for host ghost")
+        .stderr_has("(hosts with a node there: hosta)");
     eventually("the lead's pane to be gone", || a.panes().is_empty());
 }
 
