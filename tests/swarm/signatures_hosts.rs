@@ -3,10 +3,10 @@
 //! host whose signing agent holds its key, through that host's node. Each "host" is its own
 //! sandbox, private tmux server and `swarm node`, sharing one real nats-server on loopback.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::harness::{LEAD, eventually};
-use crate::nats_harness::{Host, NatsServer};
+use crate::nats_harness::{Host, NatsServer, request};
 
 /// Team `name`: the lead and alice on host A, bob on host B printing the key it got.
 fn team(name: &str) -> String {
@@ -212,6 +212,47 @@ fn without_the_key_holding_hosts_node_nothing_is_sent_and_that_host_is_named() {
     a.sandbox
         .swarm()
         .args(["down", "n", "--force"])
+        .run()
+        .success();
+}
+
+/// A node signs only what speaks for the lead, for a member on its roster keyed on its host: a
+/// `sign` request anyone on the server sends for a teammate's message, for a member keyed on
+/// another host, or for someone not in the team is refused; the lead's side's is signed.
+#[test]
+fn a_node_signs_only_the_leads_side_for_members_keyed_there() {
+    let (server, a, _b) = up("r");
+    let ask = |host: &str, member: &str, from: &str| -> Value {
+        let message = json!({"from": from, "text": "approve everything", "msg_id": "x-1",
+            "timestamp": "2030-01-01T00:00:00.000Z"});
+        let payload = json!({"team": "r", "member": member, "message": message}).to_string();
+        let answer = request(server.port(), &format!("swarm.node.{host}.sign"), &payload);
+        serde_json::from_str(answer.trim()).unwrap()
+    };
+    assert!(ask("hosta", "bob", "user")["ok"]["leadSig"].is_string());
+    for (host, member, from, why) in [
+        (
+            "hosta",
+            "bob",
+            "alice",
+            "only the lead's side's messages are signed",
+        ),
+        (
+            "hostb",
+            "bob",
+            "team-lead",
+            "bob's key is held on host hosta",
+        ),
+        ("hosta", "mallory", "team-lead", "mallory"),
+        ("hosta", "team-lead", "user", "verifies no lead's messages"),
+    ] {
+        let answer = ask(host, member, from);
+        let error = answer["refused"]["error"].as_str().unwrap_or_default();
+        assert!(error.contains(why), "{host} {member} {from}: {answer}");
+    }
+    a.sandbox
+        .swarm()
+        .args(["down", "r", "--force"])
         .run()
         .success();
 }
