@@ -34,6 +34,8 @@ pub(crate) const STOP: &str = "stop";
 pub(crate) const LOG: &str = "log";
 /// Takes down every member of a team there.
 pub(crate) const DOWN: &str = "down";
+/// Signs a lead-side message for a member keyed there (`cluster/sign.rs`).
+pub(crate) const SIGN: &str = "sign";
 
 /// How long `up` waits for a node to start its members and answer.
 pub(crate) const START_WAIT: Duration = Duration::from_secs(60);

@@ -8,6 +8,7 @@ pub(crate) mod control;
 pub(crate) mod node;
 pub(crate) mod roster;
 pub(crate) mod settings;
+pub(crate) mod sign;
 pub(crate) mod stop;
 pub(crate) mod stream;
 pub(crate) mod subjects;

@@ -187,6 +187,12 @@ pub(crate) struct Member {
     /// it was launched with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) lead_verify_key: Option<String>,
+    /// The host whose signing agent holds the private key of `leadVerifyKey`, in a team across
+    /// hosts: the host where the member was keyed (`up`'s for the members `up` started, wherever
+    /// they run; the spawning host's for `spawn`). Absent: this host's (docs/ARCHITECTURE.md,
+    /// "Signed lead messages").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) key_host: Option<String>,
 
     #[serde(flatten)]
     pub(crate) extra: Map<String, Value>,

@@ -4,15 +4,23 @@
 //! messages is signed by the team's signing agent on the way, or not written at all. Every such
 //! write goes through here: plain messages and broadcasts, prompts, shutdown requests (`down`'s
 //! too), plan answers, task assignments.
+//!
+//! In a team across hosts a member's key may be held by another host's agent (its record's
+//! `keyHost`): such a message is signed there, through the [`Remote`] signer the command line
+//! sets once at start ([`set_remote`]); this layer cannot reach another host itself. A hook, not
+//! a signer passed by every caller: this is the one choke point every lead-side write goes
+//! through, from commands, supervisors and nodes alike, and a caller that forgot to pass a
+//! signer would send what cannot be verified, or nothing.
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
 use crate::base::clock;
 use crate::base::text::derive_summary;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::config::{Member, TeamConfig};
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::signature::{self, FIELD};
@@ -22,8 +30,20 @@ use crate::member::signer;
 use crate::peer::{self, Request};
 use crate::policy::{Caller, PERSON};
 use crate::protocol::exchange;
+use crate::store::node::Reach;
 use crate::store::paths::Home;
 use crate::store::team::Team;
+
+/// Signs for a member whose key another host's agent holds: `(home, host, team, member,
+/// message)` to that message's `lead_sig`, or one line naming the host and why it cannot.
+pub(crate) type Remote = fn(&Home, &str, &str, &str, &InboxMessage) -> Result<String>;
+
+static REMOTE: OnceLock<Remote> = OnceLock::new();
+
+/// Sets how a message is signed on another host; the first setting holds.
+pub(crate) fn set_remote(remote: Remote) {
+    let _ = REMOTE.set(remote);
+}
 
 /// A new key pair for teammate `member` of `team` (led by `lead`), made now, at its launch: the
 /// team's signing agent keeps the private key; the public one is returned, for
@@ -48,21 +68,41 @@ pub(crate) fn give_key(
 }
 
 /// Signs `message` for member `to` if it must be: it speaks for the lead and `to` has a key.
-/// Fails when it must be signed and cannot be (the agent is gone, or holds no key for `to`).
+/// The agent that holds the key signs: this host's, or the one of the host its record names as
+/// `keyHost` when that is another. Fails when it must be signed and cannot be (the agent is
+/// gone, holds no key for `to`, or its host cannot be reached).
 pub(crate) fn seal(
     team: &Team,
     config: &TeamConfig,
     to: &str,
     message: &mut InboxMessage,
 ) -> Result<()> {
-    let Some(key) = config.member(to).and_then(|m| m.lead_verify_key.as_deref()) else {
+    let Some(member) = config.member(to) else {
+        return Ok(());
+    };
+    let Some(key) = member.lead_verify_key.as_deref() else {
         return Ok(());
     };
     let lead = config.lead_name();
     if !signature::speaks_for_lead(message.from(), lead) {
         return Ok(());
     }
-    let lead_sig = signer::sign(team.home(), team.name(), lead, to, key, message)?;
+    let elsewhere = member
+        .key_host
+        .as_deref()
+        .filter(|host| Reach::look(team.home()).is_remote(Some(host)));
+    let lead_sig = match elsewhere {
+        None => signer::sign(team.home(), team.name(), lead, to, key, message)?,
+        Some(host) => {
+            let remote = REMOTE.get().ok_or_else(|| {
+                Error::runtime(format!(
+                    "cannot sign the lead's message to {to}: its key is held on host {host}, \
+                     which this process cannot reach; nothing was sent"
+                ))
+            })?;
+            remote(team.home(), host, team.name(), to, message)?
+        }
+    };
     message.set_field(FIELD, lead_sig.into());
     Ok(())
 }

@@ -3,11 +3,8 @@
 //! hosts"). Each "host" is its own sandbox (home), its own private tmux server and its own
 //! `swarm node`, all sharing one real nats-server on loopback.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpStream;
-
 use crate::harness::{Sandbox, eventually};
-use crate::nats_harness::{Host, NatsServer, ServerAuth, alive, free_port, team_file};
+use crate::nats_harness::{Host, NatsServer, ServerAuth, alive, free_port, request, team_file};
 
 #[test]
 fn up_starts_a_member_on_another_host_and_every_host_sees_it_until_down() {
@@ -249,33 +246,6 @@ fn a_stream_someone_configured_differently_is_refused_at_up() {
         .run()
         .refused(1, "was configured by someone else: retention is Limits");
     assert!(!a.sandbox.team_dir("d").exists());
-}
-
-/// One NATS request over the plain protocol, for what swarm itself would never ask.
-fn request(port: u16, subject: &str, payload: &str) -> String {
-    let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut writer = stream;
-    let mut line = String::new();
-    reader.read_line(&mut line).unwrap(); // INFO
-    write!(
-        writer,
-        "CONNECT {{\"verbose\":false,\"headers\":true}}\r\nSUB _INBOX.t 1\r\nPUB {subject} _INBOX.t {}\r\n{payload}\r\n",
-        payload.len()
-    )
-    .unwrap();
-    loop {
-        line.clear();
-        reader.read_line(&mut line).unwrap();
-        if line.starts_with("MSG") {
-            line.clear();
-            reader.read_line(&mut line).unwrap();
-            return line;
-        }
-        if line.starts_with("PING") {
-            writer.write_all(b"PONG\r\n").unwrap();
-        }
-    }
 }
 
 #[test]

@@ -31,6 +31,7 @@ mod protocol_rules;
 mod scripted;
 mod secrets;
 mod signatures;
+mod signatures_hosts;
 mod tasks;
 mod teams;
 mod terminal;

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -56,6 +56,10 @@ impl NatsServer {
     /// `nats://127.0.0.1:<port>`.
     pub(crate) fn url(&self) -> String {
         format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    pub(crate) fn port(&self) -> u16 {
+        self.port
     }
 
     pub(crate) fn pid(&self) -> u32 {
@@ -358,4 +362,31 @@ pub(crate) fn team_file(name: &str, command: &str, extra: &str) -> String {
     format!(
         "name = \"{name}\"\n{extra}\n{LEAD}\n[[member]]\nname = \"bob\"\nhost = \"hostb\"\ncommand = [\"sh\", \"-c\", {command:?}]\n"
     )
+}
+
+/// One NATS request over the plain protocol, for what swarm itself would never ask.
+pub(crate) fn request(port: u16, subject: &str, payload: &str) -> String {
+    let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut writer = stream;
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap(); // INFO
+    write!(
+        writer,
+        "CONNECT {{\"verbose\":false,\"headers\":true}}\r\nSUB _INBOX.t 1\r\nPUB {subject} _INBOX.t {}\r\n{payload}\r\n",
+        payload.len()
+    )
+    .unwrap();
+    loop {
+        line.clear();
+        reader.read_line(&mut line).unwrap();
+        if line.starts_with("MSG") {
+            line.clear();
+            reader.read_line(&mut line).unwrap();
+            return line;
+        }
+        if line.starts_with("PING") {
+            writer.write_all(b"PONG\r\n").unwrap();
+        }
+    }
 }

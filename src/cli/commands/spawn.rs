@@ -224,6 +224,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         });
     member.host = node::host_of_new_member(&ctx.home, &config)?;
     seal::give_key(&ctx.home, team.name(), &lead, &mut member, &mut plan.env)?;
+    // Keyed on this host: in a team across hosts, the other hosts ask this one to sign for it.
+    member.key_host.clone_from(&member.host);
     plan.argv = member.argv.clone().unwrap_or_default();
     team.update(|config| {
         if config.member(name.as_str()).is_some() {

@@ -100,11 +100,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     }
     let destination = Destination::choose(args.socket.as_deref());
     if args.dry_run {
-        key_teammates(&mut prepared, |_| Ok(keys::MADE_AT_LAUNCH.to_owned()))?;
+        key_teammates(&mut prepared, None, |_| Ok(keys::MADE_AT_LAUNCH.to_owned()))?;
         return print_plans(ctx, &prepared, &destination, &file);
     }
     // Before anything is made: a team across hosts needs this host's node and the server.
-    let spread = Spread::reach(ctx, &file, &mut prepared)?;
+    let mut spread = Spread::reach(ctx, &file, &mut prepared)?;
 
     // A team with nothing to run (a lead with no command, no members yet) is made as `init`
     // makes one; its window opens with the first `swarm spawn`.
@@ -131,7 +131,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     // ends at once keeps its pane, so the team's window cannot close under the launcher.
     prepared.config.launching = true;
     let (team_name, lead) = (file.name.to_string(), file.lead.name.to_string());
-    key_teammates(&mut prepared, |member| {
+    // Every teammate is keyed here, those another host's node starts too.
+    key_teammates(&mut prepared, spread.as_mut(), |member| {
         seal::make_key(&ctx.home, &team_name, &lead, member)
     })?;
     let team = seal::create(&ctx.home, &prepared.config, true)?;
@@ -264,6 +265,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 /// each other host's members.
 struct Spread {
     link: Link,
+    /// This host's name.
+    here: String,
     /// Each other host with the plans of its members, in file order.
     remote: Vec<(String, Vec<PanePlan>)>,
 }
@@ -319,7 +322,7 @@ impl Spread {
             })?;
         let link = Link::open(&settings, &format!("swarm up {}", file.name))?;
         link.ensure_stream(file.name.as_str())?;
-        Ok(Some(Self { link, remote }))
+        Ok(Some(Self { link, here, remote }))
     }
 
     fn members(&self) -> usize {
@@ -435,19 +438,35 @@ fn refuse_if_running(ctx: &Context, name: &str) -> Result<()> {
 }
 
 /// Gives every teammate its verify key, made by `key` (docs/ARCHITECTURE.md, "Signed lead
-/// messages"): in its argv, its pane's environment and config.json. The lead gets none.
+/// messages"): in its argv, its pane's environment and config.json. The lead gets none. A
+/// teammate another host's node starts (`spread`) is keyed here too, its key travelling in its
+/// plan, and its record names this host as the one holding its key.
 fn key_teammates(
     prepared: &mut Prepared,
+    spread: Option<&mut Spread>,
     mut key: impl FnMut(&str) -> Result<String>,
 ) -> Result<()> {
     let lead = prepared.config.lead_name().to_owned();
+    let (here, remote): (Option<String>, Vec<&mut PanePlan>) = match spread {
+        Some(spread) => (
+            Some(spread.here.clone()),
+            spread
+                .remote
+                .iter_mut()
+                .flat_map(|(_, plans)| plans.iter_mut())
+                .collect(),
+        ),
+        None => (None, Vec::new()),
+    };
+    let mut plans: Vec<&mut PanePlan> = prepared.panes.iter_mut().chain(remote).collect();
     for member in &mut prepared.config.members {
-        let Some(plan) = prepared.panes.iter_mut().find(|p| p.name == member.name) else {
+        let Some(plan) = plans.iter_mut().find(|p| p.name == member.name) else {
             continue;
         };
         if member.name != lead {
             keys::apply(member, &mut plan.env, &key(&member.name)?);
             plan.argv = member.argv.clone().unwrap_or_default();
+            member.key_host.clone_from(&here);
         }
     }
     Ok(())

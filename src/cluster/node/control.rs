@@ -11,9 +11,10 @@ use futures_util::StreamExt;
 
 use crate::cluster::control::{
     Answer, DOWN, DownReply, DownRequest, FOLLOW_HOLD, LOG, LOG_TAIL_MAX, LogReply, LogRequest,
-    START, STOP, StartReply, StartRequest, StopReply, StopRequest,
+    SIGN, START, STOP, StartReply, StartRequest, StopReply, StopRequest,
 };
 use crate::cluster::node::shared::Node;
+use crate::cluster::node::sign;
 use crate::cluster::subjects;
 use crate::error::{Error, Result};
 use crate::format::config::Member;
@@ -85,6 +86,7 @@ fn answer(node: &Node, verb: &str, payload: &[u8]) -> Vec<u8> {
         START => run(payload, |request| start(node, request)),
         STOP => run(payload, |request| stop_members(node, request)),
         DOWN => run(payload, |request| take_down(node, request)),
+        SIGN => run(payload, |request| sign::sign(node, request)),
         other => serde_json::to_vec(&Answer::<()>::of(Err(Error::usage(format!(
             "this node does not know the request {other:?}"
         )))))

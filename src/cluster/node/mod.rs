@@ -10,6 +10,7 @@ mod outbound;
 mod presence;
 mod roster;
 pub(crate) mod shared;
+mod sign;
 mod tasks;
 mod teams;
 pub(crate) mod unit;

@@ -25,9 +25,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::{Answer, Ask, MAX_LINE, PATIENCE, lock_path, socket_path};
+use crate::base::clock;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::InboxMessage;
-use crate::format::signature::{KeyPair, speaks_for_lead};
+use crate::format::signature::{KeyPair, VerifyKey, speaks_for_lead};
 use crate::member::identity;
 use crate::member::liveness::Observed;
 use crate::policy::{self, Action, Role, Whereabouts};
@@ -55,6 +56,8 @@ struct Served {
     home: Home,
     team: String,
     lead: String,
+    /// When this agent started, in Unix ms: a key made for a launch before then is not here.
+    started_ms: u64,
 }
 
 /// Runs the agent of `team` until it is no longer needed. Returns at once when another agent
@@ -97,6 +100,7 @@ pub(crate) fn serve(home: &Home, team: &str, lead: &str) -> Result<()> {
         home: home.clone(),
         team: team.to_owned(),
         lead: lead.to_owned(),
+        started_ms: clock::now_ms(),
     };
     let keys: Keys = Arc::default();
     {
@@ -229,13 +233,7 @@ fn answer(served: &Served, keys: &Keys, stream: &UnixStream) -> Result<Answer> {
             let held = held
                 .get(&member)
                 .filter(|held| held.pair.public().encode() == key)
-                .ok_or_else(|| {
-                    Error::runtime(format!(
-                        "the signing agent holds no key for {member} of team {}: it was \
-                         restarted since {member} was launched",
-                        served.team
-                    ))
-                })?;
+                .ok_or_else(|| no_key(served, &member, &key))?;
             held.pair.sign(&message)
         }
     };
@@ -244,6 +242,27 @@ fn answer(served: &Served, keys: &Keys, stream: &UnixStream) -> Result<Answer> {
         value: Some(value),
         error: None,
     })
+}
+
+/// Why the agent holds no key for `member`, whose key is `key`, said only as far as it is known:
+/// an agent that started after the member's launch may have lost the key with its predecessor;
+/// one that ran before then never made it, so another host's agent did.
+fn no_key(served: &Served, member: &str, key: &str) -> Error {
+    let launched = VerifyKey::parse(key).map(|key| key.since_ms).ok();
+    let why = match launched {
+        Some(at) if at >= served.started_ms => format!(
+            "this agent ran before {member} was launched and did not make its key; another \
+             host's agent did"
+        ),
+        _ => format!(
+            "this agent started after {member} was launched; its key was made by an agent that \
+             has since ended, or on another host"
+        ),
+    };
+    Error::runtime(format!(
+        "the signing agent holds no key for {member} of team {}: {why}",
+        served.team
+    ))
 }
 
 /// Whether process `pid` may use the team's keys, by the policy's `Sign` rule: from outside

@@ -125,9 +125,10 @@ pub(crate) fn create_key(
     })
 }
 
-/// The `lead_sig` of `message` for `member`, whose recorded public key is `key`. The agent is not
-/// started for this: a new one would hold no key.
-pub(crate) fn sign(
+/// The `lead_sig` of `message` for `member`, whose recorded public key is `key`, from this host's
+/// agent; fails saying why, as a cause ([`sign`] says what it means). The agent is not started
+/// for this: a new one would hold no key.
+pub(crate) fn sign_here(
     home: &Home,
     team: &str,
     lead: &str,
@@ -141,7 +142,19 @@ pub(crate) fn sign(
         key: key.to_owned(),
         message: serde_json::to_value(message).map_err(|err| Error::runtime(err.to_string()))?,
     };
-    call(home, team, lead, &ask).map_err(|err| {
+    call(home, team, lead, &ask)
+}
+
+/// [`sign_here`], failing with what it means for the message: nothing was sent.
+pub(crate) fn sign(
+    home: &Home,
+    team: &str,
+    lead: &str,
+    member: &str,
+    key: &str,
+    message: &InboxMessage,
+) -> Result<String> {
+    sign_here(home, team, lead, member, key, message).map_err(|err| {
         Error::runtime(format!(
             "cannot sign the lead's message to {member}: {}; nothing was sent",
             err.message()

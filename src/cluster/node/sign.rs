@@ -1,0 +1,53 @@
+//! The node's answer to a `sign` request (docs/ARCHITECTURE.md, "Signed lead messages"): another
+//! host's command asks this host's signing agent to sign a lead-side message for a member keyed
+//! here. The asking side is `cluster/sign.rs`.
+//!
+//! The node signs only a message whose `from` speaks for the team's lead, for a member on this
+//! host's roster of the team whose key this host holds (no `keyHost`, or this host's), with the
+//! key this host's config.json records. Who may ask at all is whoever may publish on the NATS
+//! server: across hosts that server's credentials are the boundary, as for every message.
+
+use crate::cluster::node::shared::Node;
+use crate::cluster::sign::{SignReply, SignRequest};
+use crate::error::{Error, Result};
+use crate::format::message::InboxMessage;
+use crate::format::signature::speaks_for_lead;
+use crate::member::signer;
+use crate::store::team::Team;
+
+pub(crate) fn sign(node: &Node, request: SignRequest) -> Result<SignReply> {
+    let team = Team::open(&node.home, &request.team)?;
+    let config = team.load()?;
+    let here = node.name.as_str();
+    let member = config.require_member(&request.member)?;
+    let key = member.lead_verify_key.as_deref().ok_or_else(|| {
+        Error::usage(format!(
+            "{} of team {} verifies no lead's messages",
+            request.member, request.team
+        ))
+    })?;
+    if let Some(elsewhere) = member.key_host.as_deref().filter(|host| *host != here) {
+        return Err(Error::usage(format!(
+            "{}'s key is held on host {elsewhere}, not here",
+            request.member
+        )));
+    }
+    let message = InboxMessage::from_value(request.message)
+        .map_err(|_| Error::usage("the message to sign is not an inbox message"))?;
+    let lead = config.lead_name();
+    if !speaks_for_lead(message.from(), lead) {
+        return Err(Error::usage(format!(
+            "only the lead's side's messages are signed; this one is from {}",
+            message.from()
+        )));
+    }
+    let lead_sig = signer::sign_here(
+        &node.home,
+        team.name(),
+        lead,
+        &request.member,
+        key,
+        &message,
+    )?;
+    Ok(SignReply { lead_sig })
+}

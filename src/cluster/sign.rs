@@ -1,0 +1,61 @@
+//! Signing a lead-side message on the host whose signing agent holds the member's key
+//! (docs/ARCHITECTURE.md, "Signed lead messages"): the asking side of the `sign` request. The
+//! node answering it is `node/sign.rs`; `member/seal.rs` calls [`sign`] through the hook the
+//! command line sets, for a member whose record names another host as its `keyHost`.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::cluster::control::{self, SIGN};
+use crate::error::{Error, Result};
+use crate::format::message::InboxMessage;
+use crate::store::paths::Home;
+
+/// How long a signature may take there and back.
+pub(crate) const SIGN_WAIT: Duration = Duration::from_secs(15);
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct SignRequest {
+    pub(crate) team: String,
+    /// The member the message is for; its key is the one that host's config.json records.
+    pub(crate) member: String,
+    /// The inbox message as it will be written, every field but its `lead_sig`.
+    pub(crate) message: Value,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SignReply {
+    pub(crate) lead_sig: String,
+}
+
+/// The `lead_sig` of `message` for `member` of `team`, made by `host`'s node with its signing
+/// agent. Fails with one line naming the host: its node did not answer, or refused.
+pub(crate) fn sign(
+    home: &Home,
+    host: &str,
+    team: &str,
+    member: &str,
+    message: &InboxMessage,
+) -> Result<String> {
+    let request = SignRequest {
+        team: team.to_owned(),
+        member: member.to_owned(),
+        message: serde_json::to_value(message).map_err(|err| Error::runtime(err.to_string()))?,
+    };
+    control::ask::<_, SignReply>(home, host, SIGN, &request, SIGN_WAIT)
+        .map(|reply| reply.lead_sig)
+        .map_err(|err| {
+            let failed = Error::runtime(format!(
+                "cannot sign the lead's message to {member} on host {host}, which holds its key: \
+                 {}; nothing was sent",
+                err.message()
+            ));
+            match err.hint() {
+                Some(hint) => failed.with_hint(hint.to_owned()),
+                None => failed,
+            }
+        })
+}
