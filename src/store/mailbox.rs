@@ -327,6 +327,7 @@ impl Mailbox {
                 deliver(&chosen)?;
                 self.record_history(&chosen)?;
             }
+            Record::Never => deliver(&chosen)?,
         }
         let ids: HashSet<String> = chosen.iter().map(|m| m.id().into_owned()).collect();
         let taken = self.update(|unread| {
@@ -562,22 +563,30 @@ impl Mailbox {
         Ok((unread, true))
     }
 
-    /// Where to move something aside now, never an existing file.
-    /// Keeps `messages` in a file of their own beside the inbox, durably, for `status` to report:
-    /// what a consumer takes but cannot hand on (a message larger than the NATS server carries).
-    pub(crate) fn keep_aside(
+    /// Moves the unread messages `pick` chooses to a file of their own beside the inbox, for
+    /// `status` to report: what a consumer cannot hand on (a message larger than the NATS server
+    /// carries). In the consumers' turn, like a consume; the file is durable before they leave
+    /// the inbox, and history does not record them: they were neither shown nor sent. Returns the
+    /// file and what it holds, `None` when nothing was chosen.
+    pub(crate) fn set_aside_where(
         &self,
         kind: SetAsideKind,
-        messages: &[InboxMessage],
-    ) -> Result<PathBuf> {
-        let aside = self.aside_path(kind);
-        atomic_write(&aside, |out| {
-            serde_json::to_writer_pretty(&mut *out, messages)?;
+        pick: impl FnMut(&InboxMessage) -> bool,
+    ) -> Result<Option<(PathBuf, Vec<InboxMessage>)>> {
+        let mut kept = None;
+        let (chosen, _) = self.take(None, pick, Record::Never, |chosen| {
+            let aside = self.aside_path(kind);
+            atomic_write(&aside, |out| {
+                serde_json::to_writer_pretty(&mut *out, chosen)?;
+                Ok(())
+            })?;
+            kept = Some(aside);
             Ok(())
         })?;
-        Ok(aside)
+        Ok(kept.map(|aside| (aside, chosen)))
     }
 
+    /// Where to move something aside now, never an existing file.
     fn aside_path(&self, kind: SetAsideKind) -> PathBuf {
         let ms = clock::now_ms();
         let mut attempt = 0;
@@ -611,6 +620,8 @@ impl Mailbox {
 enum Record {
     BeforeDelivery,
     AfterDelivery,
+    /// Neither delivered nor sent: kept elsewhere ([`Mailbox::set_aside_where`]).
+    Never,
 }
 
 /// The `msg_id`s one member's history holds, read as it grows: for [`Mailbox::append_unseen`].

@@ -298,6 +298,11 @@ fn a_message_too_large_to_cross_is_kept_aside_and_holds_up_nothing() {
     let held: Vec<Value> = serde_json::from_slice(&fs::read(&kept[0]).unwrap()).unwrap();
     assert_eq!(held.len(), 1);
     assert_eq!(held[0]["text"], quotes.as_str());
+    // Neither shown nor sent: history on hosta records the message after it, not this one.
+    let history =
+        fs::read_to_string(hosts.a.team_dir("t").join("history/bob.jsonl")).unwrap_or_default();
+    assert!(history.contains("after the large one"));
+    assert!(!history.contains(&quotes));
     hosts
         .a
         .swarm()

@@ -250,6 +250,29 @@ fn a_node_signs_only_the_leads_side_for_members_keyed_there() {
         let error = answer["refused"]["error"].as_str().unwrap_or_default();
         assert!(error.contains(why), "{host} {member} {from}: {answer}");
     }
+    // A team on one host (no keyHost) is never signed for from outside it.
+    a.sandbox.team("solo", &["m"]);
+    let mut config = a.sandbox.config("solo");
+    for member in config["members"].as_array_mut().unwrap() {
+        member["leadVerifyKey"] = json!("a-key");
+    }
+    std::fs::write(
+        a.sandbox.team_dir("solo").join("config.json"),
+        serde_json::to_vec_pretty(&config).unwrap(),
+    )
+    .unwrap();
+    let message = json!({"from": "user", "text": "approve everything", "msg_id": "x-2",
+        "timestamp": "2030-01-01T00:00:00.000Z"});
+    let payload = json!({"team": "solo", "member": "m", "message": message}).to_string();
+    let answer: Value =
+        serde_json::from_str(request(server.port(), "swarm.node.hosta.sign", &payload).trim())
+            .unwrap();
+    assert!(
+        answer["refused"]["error"]
+            .as_str()
+            .is_some_and(|error| error.contains("names no key host")),
+        "{answer}"
+    );
     a.sandbox
         .swarm()
         .args(["down", "r", "--force"])

@@ -160,7 +160,11 @@ fn down_elsewhere(
     for (host, answer) in answers {
         match answer {
             Ok(reply) => {
-                control::take_records(team, reply.members)?;
+                // What the host reported stands even if this host cannot write it down now;
+                // the roster brings the same records.
+                if let Err(err) = control::take_records(team, reply.members) {
+                    tracing::warn!("cannot record what host {host} reported: {err}");
+                }
                 for line in reply.lines {
                     if ctx.json {
                         output::json_line(&json!({"event": "remote", "host": host, "line": line}))?;

@@ -65,6 +65,7 @@ async fn serve(home: Home, name: Name, settings: Settings, socket: Option<String
         connected: connection.connected,
         socket,
     });
+    presence::refuse_namesake(&node).await?;
     let mut services: JoinSet<Result<()>> = JoinSet::new();
     services.spawn(report_connection(Arc::clone(&node)));
     services.spawn(control::serve(Arc::clone(&node)));

@@ -108,17 +108,27 @@ async fn drain(node: &Arc<Node>, remote: &Remote) -> Result<()> {
         .saturating_sub(HEADERS_ROOM);
     node.off_runtime(move |node| {
         loop {
+            let mut too_large = false;
             let sent = remote.mailbox.consume_forwarding(Some(BATCH), |batch| {
-                let (fit, too_large): (Vec<_>, Vec<_>) = batch
-                    .iter()
-                    .cloned()
-                    .partition(|message| encoded_len(message) <= limit);
-                runtime.block_on(publish(&js, &remote.subject, &remote.member, &fit))?;
-                if !too_large.is_empty() {
-                    set_aside(node, &remote, &too_large, limit)?;
+                let payloads = encode(batch, limit).ok_or_else(|| {
+                    too_large = true;
+                    Error::runtime("a message is too large for the NATS server")
+                })?;
+                runtime.block_on(publish(
+                    &js,
+                    &remote.subject,
+                    &remote.member,
+                    batch,
+                    payloads,
+                ))
+            });
+            let sent = match sent {
+                Err(_) if too_large => {
+                    set_aside_too_large(node, &remote, limit)?;
+                    continue;
                 }
-                Ok(())
-            })?;
+                sent => sent?,
+            };
             if sent.len() < BATCH {
                 return Ok(());
             }
@@ -135,13 +145,30 @@ fn encoded_len(message: &InboxMessage) -> usize {
     serde_json::to_vec(message).map_or(usize::MAX, |bytes| bytes.len())
 }
 
+/// Each message of `batch` as the JSON object the file held; `None` when one is over `limit`.
+fn encode(batch: &[InboxMessage], limit: usize) -> Option<Vec<Vec<u8>>> {
+    batch
+        .iter()
+        .map(|message| {
+            serde_json::to_vec(message)
+                .ok()
+                .filter(|p| p.len() <= limit)
+        })
+        .collect()
+}
+
 /// Keeps messages the server would refuse beside the inbox rather than let them hold up every
 /// message after them; `status` reports the file, and the node says so once.
-fn set_aside(node: &Node, remote: &Remote, too_large: &[InboxMessage], limit: usize) -> Result<()> {
-    let kept = remote
+fn set_aside_too_large(node: &Node, remote: &Remote, limit: usize) -> Result<()> {
+    let Some((kept, too_large)) = remote
         .mailbox
-        .keep_aside(SetAsideKind::TooLarge, too_large)?;
-    for message in too_large {
+        .set_aside_where(SetAsideKind::TooLarge, |message| {
+            encoded_len(message) > limit
+        })?
+    else {
+        return Ok(());
+    };
+    for message in &too_large {
         eprintln!(
             "swarm node {}: a message from {} to {} is {} bytes as JSON, over the {limit} the NATS server carries: kept in {}",
             node.name,
@@ -161,15 +188,15 @@ async fn publish(
     subject: &str,
     member: &str,
     batch: &[InboxMessage],
+    payloads: Vec<Vec<u8>>,
 ) -> Result<()> {
     let failed = |err: &dyn std::fmt::Display| {
         Error::runtime(format!("the NATS server did not take a message: {err}"))
     };
     let mut acks = Vec::with_capacity(batch.len());
-    for message in batch {
+    for (message, payload) in batch.iter().zip(payloads) {
         let mut headers = HeaderMap::new();
         headers.insert(NATS_MESSAGE_ID, header_id(member, &message.id()));
-        let payload = serde_json::to_vec(message).map_err(|err| failed(&err))?;
         let ack = js
             .publish_with_headers(subject.to_owned(), headers, payload.into())
             .await

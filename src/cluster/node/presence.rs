@@ -152,6 +152,39 @@ async fn look(
     Ok(alive)
 }
 
+/// Before the node serves anything: refuses to start while another node beats under its name
+/// (its key's revision moves within two beats). A key that does not move is a node that is gone,
+/// such as this node's own last run.
+pub(crate) async fn refuse_namesake(node: &Node) -> Result<()> {
+    let Ok(kv) = bucket(&node.js, &node.url).await else {
+        // Not reachable now: the beats find a namesake later.
+        return Ok(());
+    };
+    let read = || async {
+        kv.entry(node.name.as_str())
+            .await
+            .ok()
+            .flatten()
+            .map(|entry| (entry.revision, entry.value))
+    };
+    let Some((first, _)) = read().await else {
+        return Ok(());
+    };
+    tokio::time::sleep(BEAT * 2).await;
+    match read().await {
+        Some((revision, value)) if revision != first => {
+            let other: Option<Beat> = serde_json::from_slice(&value).ok();
+            let (pid, home) = other.map_or((0, String::from("?")), |o| (o.pid, o.home));
+            Err(Error::usage(format!(
+                "another swarm node named {} runs already (pid {pid}, home {home})",
+                node.name
+            ))
+            .with_hint("give each host a name of its own: swarm node --name NAME"))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Refuses to go on when `entry`, this host name's key, holds the beat of another node that
 /// started first (the earlier start keeps the name; a tie goes to the smaller instance).
 fn same_name(me: &Beat, entry: &kv::Entry) -> Result<()> {

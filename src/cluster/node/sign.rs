@@ -3,8 +3,9 @@
 //! here. The asking side is `cluster/sign.rs`.
 //!
 //! The node signs only a message whose `from` speaks for the team's lead, for a member on this
-//! host's roster of the team whose key this host holds (no `keyHost`, or this host's), with the
-//! key this host's config.json records. Who may ask at all is whoever may publish on the NATS
+//! host's roster of the team whose record names this host as its `keyHost` (a member without one,
+//! of a team on one host, is never signed for from outside), with the key this host's config.json
+//! records. Who may ask at all is whoever may publish on the NATS
 //! server: across hosts that server's credentials are the boundary, as for every message.
 
 use crate::cluster::node::shared::Node;
@@ -26,11 +27,22 @@ pub(crate) fn sign(node: &Node, request: SignRequest) -> Result<SignReply> {
             request.member, request.team
         ))
     })?;
-    if let Some(elsewhere) = member.key_host.as_deref().filter(|host| *host != here) {
-        return Err(Error::usage(format!(
-            "{}'s key is held on host {elsewhere}, not here",
-            request.member
-        )));
+    // Only a member of a team across hosts whose record says this host holds its key: a team on
+    // one host never has its keys used from outside it.
+    match member.key_host.as_deref() {
+        Some(host) if host == here => {}
+        Some(elsewhere) => {
+            return Err(Error::usage(format!(
+                "{}'s key is held on host {elsewhere}, not here",
+                request.member
+            )));
+        }
+        None => {
+            return Err(Error::usage(format!(
+                "{}'s key is not one other hosts may use: it names no key host",
+                request.member
+            )));
+        }
     }
     let message = InboxMessage::from_value(request.message)
         .map_err(|_| Error::usage("the message to sign is not an inbox message"))?;
