@@ -141,7 +141,11 @@ impl Context {
         let Some(host) = config.member(name).and_then(|m| m.host.as_deref()) else {
             return Ok(());
         };
-        if !Reach::look(&self.home).is_remote(Some(host)) {
+        // Only when this host's name is known (its node runs, or ran) is another host certain.
+        if Reach::look(&self.home)
+            .here
+            .is_none_or(|here| here.as_str() == host)
+        {
             return Ok(());
         }
         Err(Error::usage(format!(
