@@ -102,10 +102,15 @@ pub(crate) async fn run_of(store: &kv::Store, url: &str) -> Result<Option<u64>> 
                 "cannot read the roster on the NATS server at {url}: {err}"
             ))
         })?;
-    Ok(entry
-        .filter(|entry| entry.operation == kv::Operation::Put)
-        .and_then(|entry| serde_json::from_slice::<TeamConfig>(&entry.value).ok())
-        .map(|config| config.created_at))
+    Ok(entry.as_ref().and_then(run_in))
+}
+
+/// The run a `config` entry names: the `createdAt` of the team it holds; `None` when purged.
+pub(crate) fn run_in(entry: &kv::Entry) -> Option<u64> {
+    (entry.operation == kv::Operation::Put)
+        .then(|| serde_json::from_slice::<TeamConfig>(&entry.value).ok())
+        .flatten()
+        .map(|config| config.created_at)
 }
 
 /// Puts one member's record, as its own host's node sees it.

@@ -273,6 +273,13 @@ impl State {
 }
 
 impl TeamConfig {
+    /// The members whose record names `host` as the one that runs them, in roster order.
+    pub(crate) fn members_on(self, host: &str) -> impl Iterator<Item = Member> {
+        self.members
+            .into_iter()
+            .filter(move |member| member.host.as_deref() == Some(host))
+    }
+
     /// Whether the team spans hosts: its config.json names a host for some member
     /// (docs/ARCHITECTURE.md, "Across machines").
     pub(crate) fn spans_hosts(&self) -> bool {

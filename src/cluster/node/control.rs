@@ -169,13 +169,7 @@ fn start(node: &Node, request: StartRequest) -> Result<StartReply> {
 
 /// The records of the team's members this host runs, as its config.json has them now.
 fn records_here(node: &Node, team: &Team) -> Result<Vec<Member>> {
-    let here = node.name.as_str();
-    Ok(team
-        .load()?
-        .members
-        .into_iter()
-        .filter(|member| member.host.as_deref() == Some(here))
-        .collect())
+    Ok(team.load()?.members_on(node.name.as_str()).collect())
 }
 
 fn stop_members(node: &Node, request: StopRequest) -> Result<StopReply> {

@@ -172,15 +172,10 @@ pub(crate) async fn refuse_namesake(node: &Node) -> Result<()> {
     };
     tokio::time::sleep(BEAT * 2).await;
     match read().await {
-        Some((revision, value)) if revision != first => {
-            let other: Option<Beat> = serde_json::from_slice(&value).ok();
-            let (pid, home) = other.map_or((0, String::from("?")), |o| (o.pid, o.home));
-            Err(Error::usage(format!(
-                "another swarm node named {} runs already (pid {pid}, home {home})",
-                node.name
-            ))
-            .with_hint("give each host a name of its own: swarm node --name NAME"))
-        }
+        Some((revision, value)) if revision != first => Err(namesake(
+            node.name.as_str(),
+            serde_json::from_slice(&value).ok().as_ref(),
+        )),
         _ => Ok(()),
     }
 }
@@ -202,11 +197,16 @@ fn same_name(me: &Beat, entry: &kv::Entry) -> Result<()> {
         );
         return Ok(());
     }
-    Err(Error::usage(format!(
-        "another swarm node named {} runs already (pid {}, home {})",
-        me.name, other.pid, other.home
+    Err(namesake(&me.name, Some(&other)))
+}
+
+/// The refusal of a node whose name `other` (its beat, when readable) already has.
+fn namesake(name: &str, other: Option<&Beat>) -> Error {
+    let (pid, home) = other.map_or((0, "?"), |o| (o.pid, o.home.as_str()));
+    Error::usage(format!(
+        "another swarm node named {name} runs already (pid {pid}, home {home})"
     ))
-    .with_hint("give each host a name of its own: swarm node --name NAME"))
+    .with_hint("give each host a name of its own: swarm node --name NAME")
 }
 
 async fn bucket(js: &jetstream::Context, url: &str) -> Result<kv::Store> {

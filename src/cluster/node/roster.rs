@@ -82,7 +82,7 @@ async fn follow(node: &Arc<Node>, name: &str) -> Result<()> {
             woke = watcher.wait(None, &TeamPaths::is_config) => { woke?; }
             entry = changes.next() => match entry {
                 Some(Ok(entry)) if entry.key == subjects::ROSTER_CONFIG_KEY => {
-                    run = roster::run_of(&store, &node.url).await?;
+                    run = roster::run_in(&entry);
                 }
                 Some(Ok(entry)) => hold(&mut held, entry),
                 Some(Err(err)) => {
@@ -147,14 +147,9 @@ async fn take(
 
 /// The run of the team config.json holds (its `createdAt`) and this host's members of it.
 fn this_run(node: &Node, name: &str) -> Result<(u64, Vec<Member>)> {
-    let here = node.name.as_str();
     let config = Team::open(&node.home, name)?.load()?;
-    let own = config
-        .members
-        .into_iter()
-        .filter(|member| member.host.as_deref() == Some(here))
-        .collect();
-    Ok((config.created_at, own))
+    let created_at = config.created_at;
+    Ok((created_at, config.members_on(node.name.as_str()).collect()))
 }
 
 /// Writes another host's member's record into the local config.json when it differs, adding a
