@@ -249,19 +249,9 @@ fn a_remote_members_inbox_is_read_on_its_host_only() {
             .refused(2, "bob runs on host hostb: its inbox is read there");
     }
     let unread = |host: &Sandbox, member: &str| {
-        let status = host
-            .swarm()
-            .args(["status", "t", "--json"])
-            .run()
-            .success()
-            .json();
-        status["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|row| row["name"] == member)
-            .unwrap()["unread"]
-            .clone()
+        let row = host.status_row("t", member);
+        assert!(row.is_object(), "{member} has no row in status");
+        row["unread"].clone()
     };
     assert_eq!(unread(&hosts.a, "bob"), Value::Null);
     assert_eq!(unread(&hosts.b, "bob"), json!(1));

@@ -162,6 +162,23 @@ impl Sandbox {
             .unwrap_or_else(|| panic!("{name} is not in {config:#}"))
     }
 
+    /// Member `name`'s row in `swarm status TEAM --json` here; `null` when it has none.
+    pub(crate) fn status_row(&self, team: &str, name: &str) -> Value {
+        let status = self
+            .swarm()
+            .args(["status", team, "--json"])
+            .run()
+            .success()
+            .json();
+        status["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["name"] == name)
+            .cloned()
+            .unwrap_or(Value::Null)
+    }
+
     /// Writes a file under the sandbox's work directory and returns its path.
     pub(crate) fn write(&self, relative: &str, contents: impl AsRef<[u8]>) -> PathBuf {
         let path = self.work().join(relative);

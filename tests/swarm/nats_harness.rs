@@ -301,13 +301,7 @@ impl Host {
 
     /// A member's row in this host's `status --json`.
     pub(crate) fn row(&self, team: &str, name: &str) -> Value {
-        self.status(team)["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|row| row["name"] == name)
-            .cloned()
-            .unwrap_or(Value::Null)
+        self.sandbox.status_row(team, name)
     }
 
     pub(crate) fn shows(&self, team: &str, name: &str, state: &str) -> bool {

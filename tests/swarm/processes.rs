@@ -8,19 +8,9 @@ use serde_json::Value;
 use crate::harness::{Sandbox, TmuxServer, eventually, processes_in, state, up};
 
 fn status_of(sandbox: &Sandbox, team: &str, name: &str) -> Value {
-    let status = sandbox
-        .swarm()
-        .args(["status", team, "--json"])
-        .run()
-        .success()
-        .json();
-    status["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == name)
-        .unwrap()
-        .clone()
+    let row = sandbox.status_row(team, name);
+    assert!(!row.is_null(), "{name} has no row in status of {team}");
+    row
 }
 
 fn pid_of(member: &Value, field: &str) -> i64 {
