@@ -87,13 +87,7 @@ impl Drop for FileLock {
 /// `SWARM_LOCK_TIMEOUT` (seconds) bounds the wait for another tool's locks; a bound too long to
 /// represent is none.
 pub(crate) fn wait_bound() -> Duration {
-    std::env::var("SWARM_LOCK_TIMEOUT")
-        .ok()
-        .and_then(|secs| secs.parse::<f64>().ok())
-        .filter(|secs| !secs.is_nan() && *secs >= 0.0)
-        .map_or(DEFAULT_WAIT, |secs| {
-            Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
-        })
+    clock::seconds_from_env("SWARM_LOCK_TIMEOUT", DEFAULT_WAIT)
 }
 
 /// swarm's flock on a shared file, taken in turn. A process that has to wait for it says so: it
