@@ -328,7 +328,8 @@ fn a_log_of_many_redrawn_screens_shows_the_last_one() {
     let mut frame = 0;
     while log.len() < 2 << 20 {
         log.extend_from_slice(
-            format!("\x1b[2J\x1b[H\x1b[?25lframe {frame}\x1b[K\r\x1b[1B\x1b[7mstatus ok\x1b[0m").as_bytes(),
+            format!("\x1b[2J\x1b[H\x1b[?25lframe {frame}\x1b[K\r\x1b[1B\x1b[7mstatus ok\x1b[0m")
+                .as_bytes(),
         );
         frame += 1;
     }
