@@ -157,6 +157,9 @@ fn nothing_is_lost_beside_atm_writers() {
                     while !atm_append(&inbox, &message) {
                         queued += 1;
                     }
+                    // Each `atm send` is a process of its own, which takes a while to start: a
+                    // writer does not take its lock again the moment it let it go.
+                    thread::sleep(Duration::from_millis(20));
                 }
                 queued
             })
