@@ -729,6 +729,11 @@ mod tests {
         (dir, mailbox)
     }
 
+    fn unread_texts(mailbox: &Mailbox) -> Vec<String> {
+        let unread = mailbox.peek().unwrap();
+        unread.iter().map(|m| m.text().to_owned()).collect()
+    }
+
     /// Whether atm's lock on the inbox is free: what atm's `try_lock` would find.
     fn atm_lock_free(mailbox: &Mailbox) -> bool {
         let atm = mailbox.paths.lock.atm.as_ref().unwrap();
@@ -761,13 +766,7 @@ mod tests {
             })
             .unwrap();
         assert_eq!(free, [true]);
-        let texts: Vec<String> = mailbox
-            .peek()
-            .unwrap()
-            .iter()
-            .map(|m| m.text().to_owned())
-            .collect();
-        assert_eq!(texts, ["one", "two"]);
+        assert_eq!(unread_texts(&mailbox), ["one", "two"]);
     }
 
     /// A message atm writes between swarm's read and its rename is kept: swarm sees the inbox
@@ -803,13 +802,7 @@ mod tests {
             })
             .unwrap();
         assert_eq!(turns, 2, "the change was made again on what atm wrote");
-        let texts: Vec<String> = mailbox
-            .peek()
-            .unwrap()
-            .iter()
-            .map(|m| m.text().to_owned())
-            .collect();
-        assert_eq!(texts, ["one", "from atm", "two"]);
+        assert_eq!(unread_texts(&mailbox), ["one", "from atm", "two"]);
     }
 
     #[test]

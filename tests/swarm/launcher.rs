@@ -1343,11 +1343,7 @@ fn a_tmux_server_that_stops_answering_wedges_nothing() {
         "{refusal}"
     );
     drop(stopped);
-    sandbox
-        .swarm()
-        .args(["down", "w", "--force"])
-        .run()
-        .success();
+    crate::harness::down(&sandbox, "w");
 }
 
 /// tmux reads its own arguments (a directory, a name, an option), and a control character in

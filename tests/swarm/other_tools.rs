@@ -413,21 +413,6 @@ fn members_named_by_another_tool_are_shown_reached_and_break_nothing() {
     }
     // Claude Code's own file for "dot.name": every character outside [A-Za-z0-9_-] as `-`.
     assert_eq!(sandbox.inbox("t", "dot-name").len(), 2);
-    let unread = |name: &str| {
-        sandbox
-            .swarm()
-            .args(["status", "--json"])
-            .team("t")
-            .run()
-            .success()
-            .json()["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["name"] == name)
-            .unwrap()["unread"]
-            .clone()
-    };
-    assert_eq!(unread(&long), 2);
-    assert_eq!(unread("bob"), 1);
+    assert_eq!(sandbox.status_row("t", &long)["unread"], 2);
+    assert_eq!(sandbox.status_row("t", "bob")["unread"], 1);
 }
