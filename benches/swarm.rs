@@ -171,6 +171,14 @@ fn main() {
         );
     }
 
+    for kib in [100, 300, 1024].into_iter().filter(|_| options.runs("k")) {
+        report.latency(
+            "k",
+            &format!("swarm log of {kib} KiB of redrawn screens"),
+            bench.log_latency(kib, scale(10, 3)),
+        );
+    }
+
     if options.runs("h") {
         let (latencies, own, with_children) = dashboard(scale(200, 40), Duration::from_secs(10));
         report.latency(
@@ -419,6 +427,38 @@ impl Bench {
             mailbox.consume(None, |m| m.text() == text).unwrap();
         }
         self.drain();
+        latencies
+    }
+
+    /// (k) Wall time of `swarm log -n 1`, exec to exit, of a log of `kib` KiB in which a program
+    /// clears its screen and draws again, over and over, with no line break (a TUI's redraws):
+    /// linear in the log's size, where each clear once erased a screen as tall as the line.
+    fn log_latency(&self, kib: usize, samples: usize) -> Vec<Duration> {
+        let logs = self.home.join("teams").join(TEAM).join("logs");
+        fs::create_dir_all(&logs).unwrap();
+        let log = logs.join("sink.log");
+        let mut bytes = Vec::with_capacity(kib << 10);
+        let mut frame = 0;
+        while bytes.len() < kib << 10 {
+            bytes.extend_from_slice(format!("\x1b[2J\x1b[Hframe {frame} status ok").as_bytes());
+            frame += 1;
+        }
+        bytes.extend_from_slice(b"\r\n");
+        fs::write(&log, &bytes).unwrap();
+        let latencies = (0..samples)
+            .map(|_| {
+                let start = Instant::now();
+                let status = self
+                    .swarm()
+                    .args(["log", "sink", "-n", "1"])
+                    .stdout(Stdio::null())
+                    .status()
+                    .unwrap();
+                assert!(status.success(), "swarm log failed");
+                start.elapsed()
+            })
+            .collect();
+        fs::remove_file(&log).unwrap();
         latencies
     }
 
@@ -1368,6 +1408,18 @@ impl Report {
                 "≥ 1,000 msg/s across hosts from 4 writers (minimum of the runs), all delivered",
                 cross,
                 1000.0,
+            ));
+        }
+        if let (Some(large), Some(small)) = (
+            value("swarm log of 1024 KiB of redrawn screens", "median_ms"),
+            value("swarm log of 300 KiB of redrawn screens", "median_ms"),
+        ) {
+            let ratio = large / small;
+            targets.push(target(
+                "k",
+                "swarm log of 1 MiB of redraws ≤ 5× that of 300 KiB (linear: 3.4×)",
+                format!("{ratio:.2}×"),
+                ratio <= 5.0,
             ));
         }
         let shown = "dashboard: swarm send exec → swarm top's frame shows it";

@@ -60,6 +60,19 @@ pub(crate) fn deadline(after: Duration) -> Option<Instant> {
     Instant::now().checked_add(after)
 }
 
+/// A bound in seconds from the environment variable `var` (`SWARM_LOCK_TIMEOUT`,
+/// `SWARM_TMUX_TIMEOUT`), else `default`; one too long to represent is `Duration::MAX`, which
+/// [`deadline`] makes no deadline. A value that is not a number of seconds is the default.
+pub(crate) fn seconds_from_env(var: &str, default: Duration) -> Duration {
+    std::env::var(var)
+        .ok()
+        .and_then(|secs| secs.trim().parse::<f64>().ok())
+        .filter(|secs| !secs.is_nan() && *secs >= 0.0)
+        .map_or(default, |secs| {
+            Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
+        })
+}
+
 /// Whether `deadline` has passed; never, without one.
 pub(crate) fn passed(deadline: Option<Instant>) -> bool {
     deadline.is_some_and(|deadline| Instant::now() >= deadline)

@@ -25,6 +25,20 @@ impl Name {
         }
     }
 
+    /// A member's name typed to address a member that exists: one on `roster` exactly as it is
+    /// written there, whatever another tool put in it (`dot.name`, 300 characters), else a name
+    /// as [`Name::parse`] takes it, which the caller then looks for on the roster. A member
+    /// another tool recorded can be reached by the name it has (docs/ARCHITECTURE.md, "On disk").
+    pub(crate) fn of_member<'a>(
+        raw: &str,
+        mut roster: impl Iterator<Item = &'a str>,
+    ) -> Result<Self> {
+        if roster.any(|name| name == raw) {
+            return Ok(Self(raw.to_owned()));
+        }
+        Self::parse("member", raw)
+    }
+
     /// `<member>@<team>`: how a member of another team is named where it acts as a stranger. Both
     /// parts are valid names, so it holds no `/`; it never names a file.
     pub(crate) fn qualified(member: &str, team: &str) -> Self {
@@ -73,8 +87,15 @@ fn problem(raw: &str) -> Option<&'static str> {
     None
 }
 
+/// The longest path component a name becomes. A file name has at most 255 bytes, and swarm adds
+/// up to 40 around a member's (`.<name>.consume.flock`, `<name>.json.too-large-<ms>.<n>`, a
+/// temporary file's `.<name>.json.<random>.tmp`).
+pub(crate) const MAX_COMPONENT: usize = 200;
+
 /// The path component for a name another tool wrote (Claude Code derives it the same way):
-/// every character outside `[A-Za-z0-9_-]` becomes `-`.
+/// every character outside `[A-Za-z0-9_-]` becomes `-`. One longer than [`MAX_COMPONENT`], which
+/// no file name could hold with what swarm adds (nor Claude Code's own, with `.json`), keeps its
+/// first characters and ends with a hash of the whole name, so two long names never share files.
 pub(crate) fn path_component(name: &str) -> String {
     let component: String = name
         .chars()
@@ -87,10 +108,17 @@ pub(crate) fn path_component(name: &str) -> String {
         })
         .collect();
     if component.is_empty() {
-        "-".to_owned()
-    } else {
-        component
+        return "-".to_owned();
     }
+    if component.len() <= MAX_COMPONENT {
+        return component;
+    }
+    // FNV-1a: the same on every build, as a file name must be.
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let kept = MAX_COMPONENT - 17;
+    format!("{}-{hash:016x}", &component[..kept])
 }
 
 /// A name shown inside an error message: quoted, with control characters escaped.
@@ -127,6 +155,33 @@ mod tests {
             assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{bad:?}");
             assert!(err.message().starts_with("invalid member name"), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_name_too_long_for_a_file_name_is_cut_and_told_apart_by_a_hash() {
+        let long = "x".repeat(300);
+        let other = format!("{}y", "x".repeat(299));
+        let component = path_component(&long);
+        assert_eq!(component.len(), MAX_COMPONENT);
+        assert!(component.starts_with(&"x".repeat(150)));
+        assert_ne!(component, path_component(&other));
+        assert_eq!(component, path_component(&long), "the same on every call");
+        let fits = "y".repeat(MAX_COMPONENT);
+        assert_eq!(path_component(&fits), fits);
+        // The roster finds the name by itself, as written.
+        assert_eq!(
+            Name::of_member("dot.name", ["bob", "dot.name"].into_iter())
+                .unwrap()
+                .as_str(),
+            "dot.name"
+        );
+        assert!(Name::of_member("dot.name", ["bob"].into_iter()).is_err());
+        assert_eq!(
+            Name::of_member("carol", ["bob"].into_iter())
+                .unwrap()
+                .as_str(),
+            "carol"
+        );
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! (parents, groups, sessions, environments). Which processes are a member's is
 //! `member/processes.rs`'s to say.
 
+use std::time::Instant;
+
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
@@ -213,6 +215,82 @@ pub(crate) fn environment_value(pid: i32, key: &str) -> Option<String> {
         .map(|value| String::from_utf8_lossy(value).into_owned())
 }
 
+/// What a program [`run_within`] ran printed, and whether all of its input reached it.
+#[derive(Debug)]
+pub(crate) struct Ran {
+    pub(crate) output: std::process::Output,
+    /// Writing the input: an error when the program exited, or closed its stdin, before it read
+    /// it all.
+    pub(crate) input: std::io::Result<()>,
+}
+
+/// How long a program killed for running out of time gets to go before its output is given up.
+const KILLED_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Runs `command` to its end with `input` on its stdin (none: `/dev/null`), capturing its output,
+/// for at most `limit` (docs/ARCHITECTURE.md, "External programs"). `None` when it ran out of
+/// time: then it and everything it started in its process group have been killed. The program
+/// leads a process group of its own for that, and the input is written on a thread of its own, so
+/// a program that stopped reading (a stopped tmux server's client) can hold up neither.
+pub(crate) fn run_within(
+    command: &mut std::process::Command,
+    input: Option<&[u8]>,
+    limit: std::time::Duration,
+) -> std::io::Result<Option<Ran>> {
+    use std::io::Write as _;
+    use std::os::unix::process::CommandExt as _;
+    use std::process::Stdio;
+    use std::sync::mpsc;
+
+    command
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = command.spawn()?;
+    let group = i32::try_from(child.id()).unwrap_or(i32::MAX);
+    let writer = child
+        .stdin
+        .take()
+        .zip(input.map(<[u8]>::to_vec))
+        .map(|(mut stdin, bytes)| {
+            std::thread::spawn(move || stdin.write_all(&bytes))
+            // stdin is dropped when the thread ends: the program sees the end of its input.
+        });
+    let (done, finished) = mpsc::channel();
+    std::thread::spawn(move || {
+        let output = child.wait_with_output();
+        let input = writer.map_or(Ok(()), |writer| {
+            writer
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("the input writer panicked")))
+        });
+        let _ = done.send(output.map(|output| Ran { output, input }));
+    });
+    match crate::base::clock::deadline(limit) {
+        None => finished.recv().map_err(std::io::Error::other)?.map(Some),
+        Some(deadline) => {
+            match finished.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(ran) => ran.map(Some),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    // Not reaped yet (the thread is still waiting for it), so the group is still
+                    // the program's own.
+                    signal_group(group, Signal::SIGKILL);
+                    let _ = finished.recv_timeout(KILLED_GRACE);
+                    Ok(None)
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => Err(std::io::Error::other(
+                    "the thread waiting for the program ended",
+                )),
+            }
+        }
+    }
+}
+
 /// Makes this process the reaper of its orphaned descendants: a process whose parent dies is
 /// reparented to it instead of to init, so it can still find and end it.
 pub(crate) fn become_subreaper() -> nix::Result<()> {
@@ -231,6 +309,66 @@ pub(crate) fn reap(pid: i32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sh(script: &str) -> std::process::Command {
+        let mut command = std::process::Command::new("sh");
+        command.args(["-c", script]);
+        command
+    }
+
+    #[test]
+    fn a_program_that_ends_in_time_gives_its_output_and_reads_its_input() {
+        let ran = run_within(
+            &mut sh("cat; echo err >&2; exit 3"),
+            Some(b"in"),
+            std::time::Duration::from_secs(60),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(ran.output.stdout, b"in");
+        assert_eq!(ran.output.stderr, b"err\n");
+        assert_eq!(ran.output.status.code(), Some(3));
+        assert!(ran.input.is_ok());
+    }
+
+    /// A program that stops (as a stopped tmux server's client waits for ever), whose input is
+    /// more than a pipe holds, and whose child keeps its output open: all are ended at the bound.
+    #[test]
+    fn a_program_that_does_not_end_in_time_is_killed_with_its_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let mut command = sh("sleep 1000 & echo $! > \"$1\"; kill -STOP $$");
+        command.arg("sh").arg(&pid_file);
+        let ran = run_within(
+            &mut command,
+            Some(&vec![b'x'; 4 << 20]),
+            std::time::Duration::from_millis(300),
+        )
+        .unwrap();
+        assert!(ran.is_none());
+        let sleeper: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // Killed; reaped by init, as its parent is gone.
+        let deadline = Instant::now() + std::time::Duration::from_secs(30);
+        while stat(sleeper).is_some_and(|s| !s.dead) {
+            assert!(Instant::now() < deadline, "{sleeper} outlived the bound");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn a_program_that_is_not_there_is_not_found() {
+        let err = run_within(
+            &mut std::process::Command::new("/nonexistent/program"),
+            None,
+            std::time::Duration::from_secs(1),
+        )
+        .unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+    }
 
     #[test]
     fn stat_fields_are_read_after_the_command_name() {

@@ -83,6 +83,32 @@ pub(crate) fn keystrokes(text: &str) -> Cow<'_, str> {
     Cow::Owned(typed)
 }
 
+/// Refuses `value`, called `what` ("the NATS server URL"), when it holds a control character (C0,
+/// tab and line breaks included, DEL, C1), since it is about to be written `into` something that
+/// is read as lines or words: a systemd unit, a tmux command, a file format swarm writes by hand
+/// (docs/ARCHITECTURE.md, "Control characters"). A line break there would start a line of its own
+/// (`ExecStartPre=` in a unit). The one check for all of them; exit status 2.
+pub(crate) fn refuse_controls(
+    what: &str,
+    value: &std::ffi::OsStr,
+    into: &str,
+) -> crate::error::Result<()> {
+    let text = value.to_string_lossy();
+    let Some(control) = text.chars().find(|c| c.is_control()) else {
+        return Ok(());
+    };
+    let mut named = String::new();
+    match control {
+        '\t' => named.push_str("\\t"),
+        '\n' => named.push_str("\\n"),
+        c => escape(c, &mut named),
+    }
+    Err(crate::error::Error::usage(format!(
+        "{what} {text:?} has a control character ({named}), which cannot go into {into}"
+    ))
+    .with_hint(format!("give {what} without control characters")))
+}
+
 /// Whether a terminal would act on `c` rather than show it, or show it reordering its
 /// neighbours: controls (C0 but tab and newline, DEL, C1), bidi formatting characters, and the
 /// Unicode line and paragraph separators.
@@ -121,6 +147,26 @@ fn escape(c: char, shown: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_control_character_is_refused_by_name() {
+        let refuse = |value: &str| {
+            refuse_controls("the URL", std::ffi::OsStr::new(value), "a systemd unit")
+                .err()
+                .map(|err| err.message().to_owned())
+        };
+        assert_eq!(refuse("nats://hub:4222 é"), None);
+        assert_eq!(
+            refuse("nats://a\nExecStartPre=x").as_deref(),
+            Some(
+                "the URL \"nats://a\\nExecStartPre=x\" has a control character (\\n), which cannot \
+                 go into a systemd unit"
+            )
+        );
+        for bad in ["a\tb", "a\rb", "\x1b[2J", "a\u{7f}", "a\u{9b}b", "\0"] {
+            assert!(refuse(bad).is_some(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn counts_read_right() {

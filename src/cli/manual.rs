@@ -102,6 +102,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
         "The private tmux server for up, and for a spawn that opens the team's window, as --socket: a name (tmux -L) or a socket path (tmux -S).",
     ),
     (
+        "SWARM_TMUX_TIMEOUT",
+        "Seconds a tmux command may take before its server counts as stopped or stuck (default 10): the command fails with one line naming the server.",
+    ),
+    (
         "SWARM_LOCK_TIMEOUT",
         "Seconds to wait for another tool's lock (Claude Code's lock directory, agent-team-mail's lock file) before failing (default 5).",
     ),

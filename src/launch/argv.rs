@@ -211,7 +211,10 @@ impl TeamLaunch<'_> {
 
     /// `SWARM_*` identity, set last so nothing in a team file can impersonate another member.
     fn identity(&self, env: &mut BTreeMap<String, String>, name: &str, color: Option<Color>) {
-        env.insert("SWARM_HOME".into(), self.home.display().to_string());
+        env.insert(
+            crate::launch::environment::HOME_VAR.into(),
+            self.home.display().to_string(),
+        );
         env.insert("SWARM_TEAM".into(), self.team.to_owned());
         env.insert("SWARM_AGENT".into(), name.to_owned());
         env.insert("SWARM_AGENT_ID".into(), format!("{name}@{}", self.team));

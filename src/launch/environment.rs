@@ -21,6 +21,9 @@ const DEFAULT_PATH: &str = "/usr/bin:/bin";
 /// The member's own worktree, when it has one.
 pub(crate) const WORKTREE_VAR: &str = "SWARM_WORKTREE";
 
+/// The home a member's program works in: the one its host keeps the team in.
+pub(crate) const HOME_VAR: &str = "SWARM_HOME";
+
 /// What the supervisor adds once the program's run exists.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Started {

@@ -6,11 +6,12 @@
 
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
-use std::io::Write;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::base::text::refuse_controls;
+use crate::base::{clock, process};
 use crate::error::{Error, Result};
 use crate::launch::layout::Layout;
 
@@ -80,6 +81,19 @@ pub(crate) const BORDER_FORMAT: &str =
 
 const PANE_FORMAT: &str = "#{pane_id}\t#{window_id}\t#{session_name}\t#{socket_path}";
 
+/// How long a tmux command may take before its server counts as not answering, unless
+/// [`ANSWER_BOUND_VAR`] says otherwise. tmux answers in milliseconds; this is for a server that
+/// was stopped or is stuck, never for a busy one.
+const ANSWER_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The environment variable that sets [`ANSWER_BOUND`], in seconds.
+pub(crate) const ANSWER_BOUND_VAR: &str = "SWARM_TMUX_TIMEOUT";
+
+/// How long a tmux command may take.
+fn answer_bound() -> std::time::Duration {
+    clock::seconds_from_env(ANSWER_BOUND_VAR, ANSWER_BOUND)
+}
+
 /// A detached session's size; attaching resizes it to the client.
 const DETACHED_SIZE: (&str, &str) = ("240", "70");
 
@@ -99,7 +113,11 @@ impl Tmux {
     }
 
     /// tmux with the server chosen and `args` as one command, each escaped as [`escape`] says.
-    fn command<I, S>(&self, args: I) -> Command
+    /// tmux reads every argument before a `--` itself (names, options, directories, formats, the
+    /// shell command of `pipe-pane`), so one with a control character is refused before tmux
+    /// sees it (docs/ARCHITECTURE.md, "Control characters"); a program's argv after `--` is
+    /// exec'd as it is.
+    fn command<I, S>(&self, args: I) -> Result<Command>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -108,41 +126,46 @@ impl Tmux {
         match &self.server {
             Server::Default => {}
             Server::Named(name) => {
+                refuse_controls("the tmux server's name", OsStr::new(name), "a tmux command")?;
                 command.arg("-L").arg(name);
             }
             Server::Path(path) => {
+                refuse_controls("the tmux socket", path.as_os_str(), "a tmux command")?;
                 command.arg("-S").arg(path);
             }
         }
-        command.args(args.into_iter().map(|arg| escape(arg.as_ref())));
-        command.stdin(Stdio::null());
+        let mut own = true;
+        for arg in args {
+            let arg = arg.as_ref();
+            if own {
+                if arg == "--" {
+                    own = false;
+                } else if !OWN_FORMATS.iter().any(|format| arg == *format) {
+                    refuse_controls("a tmux argument", arg, "a tmux command")?;
+                }
+            }
+            command.arg(escape(arg));
+        }
         // A server started here passes its environment on to every pane.
         for hook in crate::base::TEST_HOOKS {
             command.env_remove(hook);
         }
-        command
+        Ok(command)
     }
 
     /// Runs one tmux command and returns its stdout.
     fn run(&self, args: &[OsString]) -> Result<String> {
-        let output = self.command(args).output().map_err(|err| {
-            if err.kind() == std::io::ErrorKind::NotFound {
-                Error::runtime("tmux is not installed")
-                    .with_hint("install it, e.g. `apt-get install tmux`")
-            } else {
-                Error::os("run tmux", err)
-            }
-        })?;
+        let verb = args
+            .first()
+            .map(|a| a.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let output = self.execute(self.command(args)?, &verb, None)?.output;
         if output.status.success() {
             return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
         }
         let stderr = String::from_utf8_lossy(&output.stderr)
             .trim()
             .replace('\n', "; ");
-        let verb = args
-            .first()
-            .map(|a| a.to_string_lossy().into_owned())
-            .unwrap_or_default();
         let error = Error::runtime(format!("tmux {verb} failed: {stderr}"));
         Err(
             if stderr.contains("no space for new pane") || stderr.contains("too small") {
@@ -151,6 +174,58 @@ impl Tmux {
                 error
             },
         )
+    }
+
+    /// Runs tmux `command` to its end, with `input` on its stdin, within [`answer_bound`]: a
+    /// server that stopped answering (stopped, or stuck) is one clear error naming it, never a
+    /// hang (docs/ARCHITECTURE.md, "External programs").
+    fn execute(
+        &self,
+        mut command: Command,
+        verb: &str,
+        input: Option<&[u8]>,
+    ) -> Result<process::Ran> {
+        let bound = answer_bound();
+        match process::run_within(&mut command, input, bound) {
+            Ok(Some(ran)) => Ok(ran),
+            Ok(None) => Err(Error::runtime(format!(
+                "tmux {verb} got no answer within {}s from {}: it is stopped or stuck",
+                bound.as_secs_f64(),
+                self.describe()
+            ))
+            .with_hint(format!(
+                "resume or end that tmux server (`kill -CONT` if it was stopped); {ANSWER_BOUND_VAR}=<seconds> waits longer"
+            ))),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                Err(Error::runtime("tmux is not installed")
+                    .with_hint("install it, e.g. `apt-get install tmux`"))
+            }
+            Err(err) => Err(Error::os(&format!("run tmux {verb}"), err)),
+        }
+    }
+
+    /// The server, as an error names it.
+    fn describe(&self) -> String {
+        match &self.server {
+            Server::Default => "tmux's default server".to_owned(),
+            Server::Named(name) => format!("the tmux server -L {name}"),
+            Server::Path(path) => format!("the tmux server at {}", path.display()),
+        }
+    }
+
+    /// Runs tmux `command` with `input` on its stdin and waits for it, whatever happens to the
+    /// input: a tmux that exits without reading it all (its server is gone) is reaped, never left
+    /// a zombie of the supervisor, and its own complaint is the error.
+    fn feed(&self, command: Command, verb: &str, input: &[u8]) -> Result<()> {
+        let ran = self.execute(command, verb, Some(input))?;
+        if !ran.output.status.success() {
+            return Err(Error::runtime(format!(
+                "tmux {verb} failed: {}",
+                String::from_utf8_lossy(&ran.output.stderr).trim()
+            )));
+        }
+        ran.input
+            .map_err(|err| Error::os(&format!("write to tmux {verb}"), err))
     }
 
     /// Refuses tmux older than 3.2, which lacks `new-session -e` and per-pane options.
@@ -369,8 +444,8 @@ impl Tmux {
     /// Loads `bytes` into `buffer` from stdin and pastes it into `pane` with `flags`, deleting the
     /// buffer. A paste that fails takes the buffer away too, so no text is left on the server.
     fn put(&self, pane: &str, buffer: &str, bytes: &[u8], flags: &[&str]) -> Result<()> {
-        feed(
-            self.command(["load-buffer", "-b", buffer, "-"]),
+        self.feed(
+            self.command(["load-buffer", "-b", buffer, "-"])?,
             "load-buffer",
             bytes,
         )?;
@@ -450,7 +525,7 @@ impl Tmux {
 
     /// Runs `tmux attach` in the foreground, returning when the user detaches.
     pub(crate) fn attach(&self, session: &str) -> Result<()> {
-        let mut command = self.command(["attach", "-t", session]);
+        let mut command = self.command(["attach", "-t", session])?;
         command.stdin(Stdio::inherit());
         let status = command
             .status()
@@ -505,7 +580,10 @@ impl Tmux {
     /// when tmux could not be run. `nest` runs it inside another tmux's pane: without `$TMUX`,
     /// which tmux would otherwise refuse.
     pub(crate) fn exec_attach(&self, target: &str, nest: bool) -> Error {
-        let mut command = self.command(["attach-session", "-t", target]);
+        let mut command = match self.command(["attach-session", "-t", target]) {
+            Ok(command) => command,
+            Err(err) => return err,
+        };
         command
             .stdin(Stdio::inherit())
             .stdout(Stdio::inherit())
@@ -535,6 +613,9 @@ pub(crate) struct Located {
 
 const LOCATE_FORMAT: &str = "#{pane_id}\t#{window_id}\t#{session_name}\t#{@swarm-member}";
 
+/// swarm's own formats, whose fields a tab separates: the only control characters tmux is given.
+const OWN_FORMATS: [&str; 2] = [PANE_FORMAT, LOCATE_FORMAT];
+
 fn parse_located(out: &str) -> Option<Located> {
     let line = out.lines().next().unwrap_or_default();
     let mut fields = line.splitn(4, '\t');
@@ -563,33 +644,6 @@ pub(crate) fn same_socket(a: &Path, b: &Path) -> bool {
         (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
         _ => a == b,
     }
-}
-
-/// Runs tmux `command` with `input` on its stdin and waits for it, whatever happens to the
-/// input: a tmux that exits without reading it all (its server is gone) is reaped, never left a
-/// zombie of the supervisor, and its own complaint is the error.
-fn feed(mut command: Command, verb: &str, input: &[u8]) -> Result<()> {
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let mut child = command
-        .spawn()
-        .map_err(|err| Error::os(&format!("run tmux {verb}"), err))?;
-    let written = child.stdin.take().map_or(Ok(()), |mut stdin| {
-        stdin.write_all(input)
-        // Dropped here: tmux sees the end of its input.
-    });
-    let output = child
-        .wait_with_output()
-        .map_err(|err| Error::os(&format!("run tmux {verb}"), err))?;
-    if !output.status.success() {
-        return Err(Error::runtime(format!(
-            "tmux {verb} failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        )));
-    }
-    written.map_err(|err| Error::os(&format!("write to tmux {verb}"), err))
 }
 
 /// tmux splits the argv it is given into commands at every argument that ends with `;`, and reads
@@ -763,7 +817,9 @@ mod tests {
         for unchanged in ["a;b", "x y; z", "", "plain"] {
             assert_eq!(escaped(unchanged), unchanged);
         }
-        let command = Tmux::new(Server::Named("s".into())).command(["new-window", "-c", "/w;"]);
+        let command = Tmux::new(Server::Named("s".into()))
+            .command(["new-window", "-c", "/w;"])
+            .unwrap();
         let argv: Vec<&OsStr> = command.get_args().collect();
         assert_eq!(argv, ["-L", "s", "new-window", "-c", "/w\\;"]);
     }
@@ -783,7 +839,9 @@ mod tests {
             ])
             .arg(&pid_file);
         // More than a pipe holds, so the write fails however quickly the command exits.
-        let err = feed(command, "load-buffer", &vec![b'x'; 4 << 20]).unwrap_err();
+        let err = Tmux::new(Server::Default)
+            .feed(command, "load-buffer", &vec![b'x'; 4 << 20])
+            .unwrap_err();
         let pid = std::fs::read_to_string(&pid_file).unwrap();
         assert!(
             !Path::new("/proc").join(pid.trim()).exists(),

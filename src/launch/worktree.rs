@@ -9,6 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::base::process;
 use crate::error::{Error, Result};
 use crate::store::durable;
 use crate::store::lock::Flock;
@@ -188,35 +189,48 @@ fn exclude_swarm_dir(paths: &RepoPaths) -> Result<()> {
         .map_err(|err| Error::io("restore the mode of", &exclude, err))
 }
 
+/// How long one git command may take: a worktree of a large repository takes a while to check out,
+/// but a git that never ends must not hold up the supervisor, or the repository's lock, for ever
+/// (docs/ARCHITECTURE.md, "External programs").
+const GIT_BOUND: std::time::Duration = std::time::Duration::from_secs(300);
+
 fn git<I, S>(dir: &Path, args: I) -> Result<String>
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
     let args: Vec<_> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(&args)
-        .output()
-        .map_err(|err| {
-            if err.kind() == std::io::ErrorKind::NotFound {
-                Error::runtime("git is not installed")
-                    .with_hint("install git to use worktree isolation")
-            } else {
-                Error::os("run git", err)
-            }
-        })?;
+    let shown = || {
+        args.iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut command = Command::new("git");
+    command.arg("-C").arg(dir).args(&args);
+    let output = match process::run_within(&mut command, None, GIT_BOUND) {
+        Ok(Some(ran)) => ran.output,
+        Ok(None) => {
+            return Err(Error::runtime(format!(
+                "git {} got no answer within {}s in {}",
+                shown(),
+                GIT_BOUND.as_secs(),
+                dir.display()
+            ))
+            .with_hint("see what holds the repository up (a lock, a hook, a slow file system)"));
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::runtime("git is not installed")
+                .with_hint("install git to use worktree isolation"));
+        }
+        Err(err) => return Err(Error::os("run git", err)),
+    };
     if output.status.success() {
         return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
     }
-    let shown: Vec<String> = args
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
     Err(Error::runtime(format!(
         "git {} failed in {}: {}",
-        shown.join(" "),
+        shown(),
         dir.display(),
         String::from_utf8_lossy(&output.stderr).trim()
     )))

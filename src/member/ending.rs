@@ -233,7 +233,7 @@ fn deliver_once(team: &Team, to: &str, message: InboxMessage) -> Result<()> {
         if unread.iter().any(|m| m.id() == id) {
             return Ok(((), false));
         }
-        unread.push(message);
+        unread.push(message.clone());
         Ok(((), true))
     })
 }

@@ -192,8 +192,9 @@ fn live_panes(config: &TeamConfig) -> Option<HashSet<String>> {
     let placement = config.tmux.as_ref()?;
     match crate::launch::tmux::Tmux::at(&placement.socket).panes() {
         Ok(panes) => Some(panes.unwrap_or_default()),
+        // Said, not fatal: members are then judged by their processes alone.
         Err(err) => {
-            tracing::debug!("cannot list panes: {err}");
+            tracing::warn!("{}", err.message());
             None
         }
     }

@@ -221,7 +221,7 @@ pub(crate) fn deliver_prompt(
         } else if unread.iter().any(same) {
             return Ok((None, false));
         }
-        unread.push(message);
-        Ok((Some(id), true))
+        unread.push(message.clone());
+        Ok((Some(id.clone()), true))
     })
 }

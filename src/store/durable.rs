@@ -17,7 +17,7 @@
 use std::fs::{self, DirBuilder, File, OpenOptions};
 use std::io::{self, BufWriter, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
@@ -38,11 +38,50 @@ pub fn atomic_write(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<()> {
-    let temp = synced_temp(path, PRIVATE_FILE_MODE, write)?;
-    temp.persist(path)
-        .map_err(|err| Error::io("rename a temporary file onto", path, err.error))?;
-    sync_after_rename(path);
+    replacement(path, write)?.rename()?.sync();
     Ok(())
+}
+
+/// [`atomic_write`] in steps, for a writer that checks something just before the rename, under a
+/// lock it holds for no longer than that (atm's, on an inbox: docs/ARCHITECTURE.md, "Locks"):
+/// the next version of `path`, written and synced beside it, not in place yet. Dropped, it goes.
+pub(crate) fn replacement(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<Replacement> {
+    Ok(Replacement {
+        temp: synced_temp(path, PRIVATE_FILE_MODE, write)?,
+        path: path.to_path_buf(),
+    })
+}
+
+/// A file's next version, synced and waiting to be renamed into place.
+#[derive(Debug)]
+pub(crate) struct Replacement {
+    temp: tempfile::NamedTempFile,
+    path: PathBuf,
+}
+
+impl Replacement {
+    /// Renames it onto its file: readers see it from now on; durable once [`Renamed::sync`]ed.
+    pub(crate) fn rename(self) -> Result<Renamed> {
+        self.temp
+            .persist(&self.path)
+            .map_err(|err| Error::io("rename a temporary file onto", &self.path, err.error))?;
+        Ok(Renamed(self.path))
+    }
+}
+
+/// A file just renamed into place, its directory not synced yet.
+#[must_use = "a rename is durable only once its directory is synced"]
+#[derive(Debug)]
+pub(crate) struct Renamed(PathBuf);
+
+impl Renamed {
+    /// Syncs the directory: the rename survives a crash.
+    pub(crate) fn sync(self) {
+        sync_after_rename(&self.0);
+    }
 }
 
 /// Syncs the directory of a file just renamed into place. The rename has happened and readers see
@@ -596,7 +635,7 @@ mod tests {
     }
 
     /// A directory holding `target` (a file outside swarm's reach, say) and `link` to it.
-    fn linked() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    fn linked() -> (tempfile::TempDir, PathBuf, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("target");
         fs::write(&target, "keep").unwrap();

@@ -30,6 +30,9 @@ pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(5);
 #[derive(Debug)]
 pub(crate) struct FileLock {
     dir: LockDir,
+    /// atm's lock file when its flock is taken only around the write ([`FileLock::atm`]).
+    deferred_atm: Option<PathBuf>,
+    deadline: Option<Instant>,
     // Fields drop in this order, after `Drop::drop` has removed the directory.
     _atm: Option<Flock>,
     flock: Flock,
@@ -42,29 +45,61 @@ impl FileLock {
         Self::complete(flock, paths).map_err(|failed| failed.error)
     }
 
+    /// [`FileLock::acquire`] for an inbox: swarm's flock and the lock directory, atm's flock left
+    /// to [`FileLock::atm`], around the check and the rename of a write.
+    pub(crate) fn acquire_deferring_atm(paths: &LockPaths) -> Result<Self> {
+        let flock = Queue::open(paths)?.lock()?;
+        Self::complete_deferring_atm(flock, paths).map_err(|failed| failed.error)
+    }
+
     /// Takes atm's flock and the lock directory for a holder of swarm's flock, waiting up to
     /// `SWARM_LOCK_TIMEOUT` for both. When that fails, swarm's flock comes back still held, so
     /// the caller can undo what it did before another swarm process is in.
-    pub(crate) fn complete(mut flock: Flock, paths: &LockPaths) -> Result<Self, Incomplete> {
+    pub(crate) fn complete(flock: Flock, paths: &LockPaths) -> Result<Self, Incomplete> {
+        Self::take(flock, paths, false)
+    }
+
+    /// [`FileLock::complete`] for an inbox, atm's flock left to [`FileLock::atm`]. atm tries its
+    /// lock six times in 1.55 s, then gives up and queues the message in a spool only its daemon
+    /// delivers; swarm writers that held it from their read to their rename, one after another,
+    /// kept it busy that long under load (docs/ARCHITECTURE.md, "Locks").
+    pub(crate) fn complete_deferring_atm(
+        flock: Flock,
+        paths: &LockPaths,
+    ) -> Result<Self, Incomplete> {
+        Self::take(flock, paths, true)
+    }
+
+    fn take(mut flock: Flock, paths: &LockPaths, defer_atm: bool) -> Result<Self, Incomplete> {
         let deadline = clock::deadline(wait_bound());
         // atm locks inboxes and config.json only; a task file has no atm lock.
-        let atm = match paths
-            .atm
-            .as_deref()
-            .map(|atm| FlockFile::open(atm).and_then(|atm| atm.lock_by(deadline)))
-        {
-            None => None,
-            Some(Ok(atm)) => Some(atm),
-            Some(Err(error)) => return Err(Incomplete { flock, error }),
+        let (atm, deferred_atm) = match paths.atm.as_deref() {
+            None => (None, None),
+            Some(atm) if defer_atm => (None, Some(atm.to_path_buf())),
+            Some(atm) => match FlockFile::open(atm).and_then(|atm| atm.lock_by(deadline)) {
+                Ok(atm) => (Some(atm), None),
+                Err(error) => return Err(Incomplete { flock, error }),
+            },
         };
         match LockDir::acquire(paths.dir.clone(), deadline, &mut flock) {
             Ok(dir) => Ok(Self {
                 dir,
+                deferred_atm,
+                deadline,
                 _atm: atm,
                 flock,
             }),
             Err(error) => Err(Incomplete { flock, error }),
         }
+    }
+
+    /// atm's flock, for a holder that deferred it, waited for up to the same deadline as the
+    /// other locks; `None` when it is held already or the file has none.
+    pub(crate) fn atm(&self) -> Result<Option<Flock>> {
+        self.deferred_atm
+            .as_deref()
+            .map(|atm| FlockFile::open(atm).and_then(|atm| atm.lock_by(self.deadline)))
+            .transpose()
     }
 }
 
@@ -87,13 +122,7 @@ impl Drop for FileLock {
 /// `SWARM_LOCK_TIMEOUT` (seconds) bounds the wait for another tool's locks; a bound too long to
 /// represent is none.
 pub(crate) fn wait_bound() -> Duration {
-    std::env::var("SWARM_LOCK_TIMEOUT")
-        .ok()
-        .and_then(|secs| secs.parse::<f64>().ok())
-        .filter(|secs| !secs.is_nan() && *secs >= 0.0)
-        .map_or(DEFAULT_WAIT, |secs| {
-            Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
-        })
+    clock::seconds_from_env("SWARM_LOCK_TIMEOUT", DEFAULT_WAIT)
 }
 
 /// swarm's flock on a shared file, taken in turn. A process that has to wait for it says so: it

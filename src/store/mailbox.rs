@@ -89,7 +89,8 @@ impl Mailbox {
         private_dir(&self.paths.root, durable::parent(&self.paths.inbox))?;
         let busy = match Queue::open(&self.paths.lock)?.try_lock()? {
             Ok(flock) => {
-                let lock = FileLock::complete(flock, &self.paths.lock).map_err(|e| e.error)?;
+                let lock = FileLock::complete_deferring_atm(flock, &self.paths.lock)
+                    .map_err(|e| e.error)?;
                 return self.update_locked(&lock, |unread| {
                     unread.extend_from_slice(messages);
                     Ok(((), true))
@@ -108,7 +109,7 @@ impl Mailbox {
         if !spooled.exists() {
             return Ok(());
         }
-        let lock = match FileLock::complete(flock, &self.paths.lock) {
+        let lock = match FileLock::complete_deferring_atm(flock, &self.paths.lock) {
             Ok(lock) => lock,
             // `_flock` keeps the flock held while we withdraw.
             Err(Incomplete {
@@ -492,36 +493,69 @@ impl Mailbox {
 
     /// The one read-modify-write of an inbox. `change` returns its result and whether it changed
     /// the messages; the file is rewritten only when something changed or was repaired.
+    /// `change` may run more than once: again on what the inbox holds then, when atm wrote it
+    /// between the read and the rename.
     pub(crate) fn update<R>(
         &self,
-        change: impl FnOnce(&mut Vec<InboxMessage>) -> Result<(R, bool)>,
+        change: impl FnMut(&mut Vec<InboxMessage>) -> Result<(R, bool)>,
     ) -> Result<R> {
         private_dir(&self.paths.root, durable::parent(&self.paths.inbox))?;
-        self.update_locked(&FileLock::acquire(&self.paths.lock)?, change)
+        self.update_locked(&FileLock::acquire_deferring_atm(&self.paths.lock)?, change)
     }
 
-    /// The read-modify-write itself, for a caller that holds `_lock` (and keeps holding it after,
-    /// to undo what it did if this fails).
+    /// The read-modify-write itself, for a caller that holds `lock` (and keeps holding it after,
+    /// to undo what it did if this fails). swarm's flock and the lock directory keep swarm and
+    /// Claude Code out throughout; atm's flock is taken only to check that atm did not write
+    /// since the read and to rename (docs/ARCHITECTURE.md, "Locks"). When it did, the change is
+    /// made again on what it wrote; after a few such turns, atm's flock is held from the read on.
     fn update_locked<R>(
         &self,
-        _lock: &FileLock,
-        change: impl FnOnce(&mut Vec<InboxMessage>) -> Result<(R, bool)>,
+        lock: &FileLock,
+        mut change: impl FnMut(&mut Vec<InboxMessage>) -> Result<(R, bool)>,
     ) -> Result<R> {
+        /// Turns in which atm may write between a read and its rename before swarm holds atm's
+        /// flock from the read on.
+        const CHECKED_TURNS: u32 = 3;
         create_exclusive(&self.paths.inbox, b"[]")?;
-        // Missing again only if another tool removed it meanwhile: then it holds nothing.
-        let bytes = durable::read_to_rewrite(&self.paths.inbox)?.unwrap_or_else(|| b"[]".to_vec());
-        let (mut unread, repaired) = self.load_repairing(&bytes)?;
-        let merged = self.merge_spool(&mut unread)?;
-        let (result, changed) = change(&mut unread)?;
-        if changed || repaired || !merged.is_empty() {
-            write_inbox(&self.paths.inbox, &unread)?;
+        let mut turn = 0;
+        loop {
+            turn += 1;
+            let held = if turn > CHECKED_TURNS {
+                lock.atm()?
+            } else {
+                None
+            };
+            // Missing again only if another tool removed it meanwhile: then it holds nothing.
+            let read = durable::read_to_rewrite(&self.paths.inbox)?;
+            let bytes = read.clone().unwrap_or_else(|| b"[]".to_vec());
+            let (mut unread, repaired) = self.load_repairing(&bytes)?;
+            let merged = self.merge_spool(&mut unread)?;
+            let (result, changed) = change(&mut unread)?;
+            if changed || repaired || !merged.is_empty() {
+                // Pretty-printed with a 2-space indent, as Claude Code writes it.
+                let next = durable::replacement(&self.paths.inbox, |out: &mut dyn Write| {
+                    serde_json::to_writer_pretty(out, &unread)?;
+                    Ok(())
+                })?;
+                let atm = match held {
+                    Some(held) => Some(held),
+                    None => lock.atm()?,
+                };
+                if turn <= CHECKED_TURNS && durable::read_to_rewrite(&self.paths.inbox)? != read {
+                    // atm wrote meanwhile: its message is in the file, not in `unread`.
+                    continue;
+                }
+                let renamed = next.rename()?;
+                drop(atm);
+                renamed.sync();
+            }
+            // Only now are the spooled messages durable in the inbox. A crash before these
+            // removals merges them again next time; their ids keep them from appearing twice.
+            for file in merged {
+                let _ = fs::remove_file(file);
+            }
+            return Ok(result);
         }
-        // Only now are the spooled messages durable in the inbox. A crash before these removals
-        // merges them again next time; their ids keep them from appearing twice.
-        for file in merged {
-            let _ = fs::remove_file(file);
-        }
-        Ok(result)
     }
 
     /// Parses inbox bytes held under the lock, moving aside whatever cannot be kept.
@@ -671,14 +705,6 @@ fn parse_clean(bytes: &[u8]) -> Option<Vec<InboxMessage>> {
         .collect()
 }
 
-/// Pretty-printed with a 2-space indent, as Claude Code writes it.
-fn write_inbox(path: &Path, unread: &[InboxMessage]) -> Result<()> {
-    atomic_write(path, |out: &mut dyn Write| {
-        serde_json::to_writer_pretty(out, unread)?;
-        Ok(())
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -701,6 +727,82 @@ mod tests {
         let team = Home::new(dir.path().to_path_buf()).team("t");
         let mailbox = Mailbox::new(&team, "bob");
         (dir, mailbox)
+    }
+
+    fn unread_texts(mailbox: &Mailbox) -> Vec<String> {
+        let unread = mailbox.peek().unwrap();
+        unread.iter().map(|m| m.text().to_owned()).collect()
+    }
+
+    /// Whether atm's lock on the inbox is free: what atm's `try_lock` would find.
+    fn atm_lock_free(mailbox: &Mailbox) -> bool {
+        let atm = mailbox.paths.lock.atm.as_ref().unwrap();
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(atm)
+            .unwrap();
+        file.try_lock().is_ok()
+    }
+
+    /// atm gives up on its lock after 1.55 s and queues the message where only its daemon
+    /// delivers it; swarm writers that held the lock from their read to their rename, one after
+    /// another, kept it from atm that long. While swarm reads, changes and writes the next
+    /// version of an inbox, atm's lock is free; swarm takes it only to check and rename.
+    #[test]
+    fn atms_lock_is_free_while_swarm_reads_and_writes_an_inbox() {
+        let (_dir, mailbox) = mailbox();
+        mailbox
+            .append(&[InboxMessage::new("a", "one", None, None)])
+            .unwrap();
+        let mut free = Vec::new();
+        mailbox
+            .update(|unread| {
+                free.push(atm_lock_free(&mailbox));
+                unread.push(InboxMessage::new("a", "two", None, None));
+                Ok(((), true))
+            })
+            .unwrap();
+        assert_eq!(free, [true]);
+        assert_eq!(unread_texts(&mailbox), ["one", "two"]);
+    }
+
+    /// A message atm writes between swarm's read and its rename is kept: swarm sees the inbox
+    /// changed under atm's lock, and makes its change again on what atm wrote.
+    #[test]
+    fn what_atm_writes_between_swarms_read_and_rename_is_kept() {
+        let (_dir, mailbox) = mailbox();
+        mailbox
+            .append(&[InboxMessage::new("a", "one", None, None)])
+            .unwrap();
+        let mut turns = 0;
+        mailbox
+            .update(|unread| {
+                turns += 1;
+                if turns == 1 {
+                    // atm's write, as its `inbox_append` does it: under its flock, a new file
+                    // exchanged into place.
+                    let atm = mailbox.paths.lock.atm.as_ref().unwrap();
+                    let lock = fs::File::create(atm).unwrap();
+                    lock.try_lock()
+                        .expect("atm finds its lock free while swarm writes the next version");
+                    let mut theirs: Vec<Value> =
+                        serde_json::from_slice(&fs::read(&mailbox.paths.inbox).unwrap()).unwrap();
+                    theirs.push(serde_json::json!({"from": "atm0", "text": "from atm",
+                        "timestamp": "2026-01-01T00:00:00Z", "read": false}));
+                    let tmp = mailbox.paths.inbox.with_extension("tmp");
+                    fs::write(&tmp, serde_json::to_vec_pretty(&theirs).unwrap()).unwrap();
+                    fs::rename(&tmp, &mailbox.paths.inbox).unwrap();
+                    lock.unlock().unwrap();
+                }
+                unread.push(InboxMessage::new("a", "two", None, None));
+                Ok(((), true))
+            })
+            .unwrap();
+        assert_eq!(turns, 2, "the change was made again on what atm wrote");
+        assert_eq!(unread_texts(&mailbox), ["one", "from atm", "two"]);
     }
 
     #[test]
@@ -782,7 +884,11 @@ mod tests {
         // Another tool marked `two` read and kept it in the file: it was shown.
         let mut shown = two.clone();
         shown.set_field("read", Value::Bool(true));
-        write_inbox(mailbox.inbox_path(), &[shown]).unwrap();
+        atomic_write(mailbox.inbox_path(), |out| {
+            serde_json::to_writer_pretty(out, &[shown])?;
+            Ok(())
+        })
+        .unwrap();
         let marked = mailbox.append_unseen(std::slice::from_ref(&two), &mut fresh);
         assert_eq!(marked.unwrap(), 0);
     }

@@ -158,3 +158,39 @@ fn print_unit_writes_a_systemd_unit_without_secrets() {
         .run()
         .refused(1, "/nonexistent/x.creds");
 }
+
+/// A unit is lines: a line break in any value written into it (a flag, a variable, the home, a
+/// path) would add a line of its own, such as `ExecStartPre=`. Every such value is refused.
+#[test]
+fn print_unit_refuses_a_control_character_in_anything_it_writes() {
+    let sandbox = Sandbox::new();
+    let evil = "nats://hub:4222\nExecStartPre=/bin/touch /tmp/pwned";
+    let unit = |swarm: crate::harness::Swarm, flags: &[&str]| {
+        swarm
+            .args(["node", "--name", "gpu1", "--print-unit"])
+            .args(flags)
+            .run()
+            .refused(2, "control character")
+    };
+    unit(sandbox.swarm(), &["--nats", evil]);
+    unit(sandbox.swarm().env("SWARM_NATS_URL", evil), &[]);
+    let hub = ["--nats", "nats://hub:4222"];
+    unit(
+        sandbox.swarm(),
+        &[&hub[..], &["--socket", "/tmp/s\nExecStartPre=/bin/x"]].concat(),
+    );
+    unit(
+        sandbox
+            .swarm()
+            .env("SWARM_NATS_USER", "ops\nExecStartPre=/bin/x")
+            .env("SWARM_NATS_PASSWORD", "pw"),
+        &hub,
+    );
+    let creds = sandbox.write("a\rb.creds", "");
+    unit(
+        sandbox.swarm(),
+        &[&hub[..], &["--creds", creds.to_str().unwrap()]].concat(),
+    );
+    let home = sandbox.root().join("home\u{1b}[2J");
+    unit(sandbox.swarm().arg("--home").arg(&home), &hub);
+}

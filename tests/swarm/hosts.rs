@@ -434,3 +434,32 @@ fn a_new_run_starts_a_remote_member_without_the_last_runs_messages() {
         .run()
         .success();
 }
+
+/// A member started on another host works in that host's home, where its inbox is: its
+/// `SWARM_HOME` is its own host's, never the lead's.
+#[test]
+fn a_member_on_another_host_gets_that_hosts_home() {
+    let server = NatsServer::start();
+    let a = Host::start("hosta", &server);
+    let b = Host::start("hostb", &server);
+    a.up(
+        "t",
+        &team_file("t", "echo \"home=$SWARM_HOME\"; sleep 1000", ""),
+    );
+    let log = b.sandbox.team_dir("t").join("logs/bob.log");
+    let mut printed = String::new();
+    eventually("bob to say where its home is", || {
+        printed = std::fs::read_to_string(&log).unwrap_or_default();
+        printed.contains("home=")
+    });
+    assert!(
+        printed.contains(&format!("home={}\r\n", b.sandbox.home().display())),
+        "B's home is {}; bob printed {printed:?}",
+        b.sandbox.home().display()
+    );
+    a.sandbox
+        .swarm()
+        .args(["down", "t", "--timeout", "1"])
+        .run()
+        .success();
+}

@@ -1259,3 +1259,109 @@ fn the_person_at_the_keyboard_has_the_leads_authority_however_it_is_named() {
         .run()
         .refused(2, "cannot be called user");
 }
+
+/// Stops a tmux server (SIGSTOP) for as long as it is held, and resumes it when dropped, before
+/// the server's own guard kills it.
+struct Stopped(nix::unistd::Pid);
+
+impl Stopped {
+    fn server(server: &TmuxServer) -> Self {
+        let pid: i32 = server
+            .run(&["display-message", "-p", "#{pid}"])
+            .trim()
+            .parse()
+            .unwrap();
+        let pid = nix::unistd::Pid::from_raw(pid);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+        Self(pid)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(self.0, nix::sys::signal::Signal::SIGCONT);
+    }
+}
+
+/// A tmux server that stops answering wedges nothing: the signing agent, which looks at the
+/// team's panes while it holds its keys, still signs, so `send` to a member with a key works;
+/// `status` shows the team and says tmux did not answer; a command that needs tmux fails with
+/// one line naming the server.
+#[test]
+fn a_tmux_server_that_stops_answering_wedges_nothing() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let file = sandbox.write(
+        "w.toml",
+        "name = \"w\"\n[[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    up(&sandbox, &server, &file).success();
+    eventually("bob to run", || state(&sandbox, "w", "bob") == "running");
+    assert!(
+        sandbox.member("w", "bob")["leadVerifyKey"].is_string(),
+        "bob verifies the lead's messages, so a send to him is signed by the team's agent"
+    );
+    let stopped = Stopped::server(&server);
+    // The agent looks at the team's panes every few seconds: let it meet the stopped server.
+    std::thread::sleep(std::time::Duration::from_secs(6));
+
+    sandbox
+        .swarm()
+        .args(["send", "bob", "still there?"])
+        .team("w")
+        .run()
+        .success();
+    assert_eq!(
+        sandbox.inbox("w", "bob").last().unwrap()["text"],
+        "still there?"
+    );
+
+    let socket = server.socket().display().to_string();
+    sandbox
+        .swarm()
+        .args(["status", "w"])
+        .env("SWARM_TMUX_TIMEOUT", "1")
+        .run()
+        .success()
+        .stdout_has("bob")
+        .stderr_has(&format!(
+            "got no answer within 1s from the tmux server at {socket}: it is stopped or stuck"
+        ));
+    let refusal = sandbox
+        .swarm()
+        .args(["type", "bob", "hello"])
+        .team("w")
+        .env("SWARM_TMUX_TIMEOUT", "1")
+        .run()
+        .code(1)
+        .refusal();
+    assert!(
+        refusal.starts_with("swarm: tmux ")
+            && refusal.contains(&format!(
+                "got no answer within 1s from the tmux server at {socket}: it is stopped or stuck"
+            )),
+        "{refusal}"
+    );
+    drop(stopped);
+    crate::harness::down(&sandbox, "w");
+}
+
+/// tmux reads its own arguments (a directory, a name, an option), and a control character in
+/// one is refused before tmux sees it: the one rule for what swarm writes into a unit, a tmux
+/// command or a file format.
+#[test]
+fn a_control_character_never_reaches_a_tmux_command() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let odd = sandbox.work().join("line\nbreak");
+    fs::create_dir_all(&odd).unwrap();
+    let file = sandbox.write(
+        "c.toml",
+        format!(
+            "name = \"c\"\ncwd = {:?}\n[[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"1000\"]\n",
+            odd.display().to_string()
+        ),
+    );
+    up(&sandbox, &server, &file).refused(2, "control character");
+    assert_eq!(server.panes().len(), 1, "no pane was placed");
+}

@@ -312,3 +312,35 @@ fn follower_pids(parent: u32) -> Vec<u32> {
         })
         .collect()
 }
+
+/// A program that clears its screen and draws again, over and over (a TUI's redraws, with no
+/// line break between them), leaves a log that renders as what the screen showed last, and in
+/// time linear in the log's size: megabytes of it are shown well within the harness's patience,
+/// where each clear once cost a screen as tall as the whole line so far.
+#[test]
+fn a_log_of_many_redrawn_screens_shows_the_last_one() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["tui"]);
+    let logs = sandbox.team_dir("t").join("logs");
+    fs::create_dir_all(&logs).unwrap();
+    let mut log = Vec::new();
+    // 2 MiB with no line break: one line, each of whose clears once erased a screen of 1024 rows.
+    let mut frame = 0;
+    while log.len() < 2 << 20 {
+        log.extend_from_slice(
+            format!("\x1b[2J\x1b[H\x1b[?25lframe {frame}\x1b[K\r\x1b[1B\x1b[7mstatus ok\x1b[0m")
+                .as_bytes(),
+        );
+        frame += 1;
+    }
+    log.extend_from_slice(format!("\x1b[2J\x1b[Hlast frame {frame}\r\nthe end\r\n").as_bytes());
+    fs::write(logs.join("tui.log"), &log).unwrap();
+    let shown = sandbox
+        .swarm()
+        .args(["log", "tui", "-n", "2"])
+        .team("t")
+        .run()
+        .success()
+        .stdout;
+    assert_eq!(shown, format!("last frame {frame}\nthe end\n"));
+}

@@ -157,6 +157,9 @@ fn nothing_is_lost_beside_atm_writers() {
                     while !atm_append(&inbox, &message) {
                         queued += 1;
                     }
+                    // Each `atm send` is a process of its own, which takes a while to start: a
+                    // writer does not take its lock again the moment it let it go.
+                    thread::sleep(Duration::from_millis(20));
                 }
                 queued
             })
@@ -325,4 +328,91 @@ fn atm_can_read_a_team_swarm_made() {
     };
     assert_eq!(model("carol"), "sonnet", "a chosen model is kept");
     assert_eq!(config.members.len(), 4);
+}
+
+/// Adds members to config.json as another tool would, under names swarm would never give.
+fn add_members_as_another_tool(sandbox: &Sandbox, team: &str, names: &[&str]) {
+    let path = sandbox.team_dir(team).join("config.json");
+    let mut config: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    let members = config["members"].as_array_mut().unwrap();
+    for name in names {
+        members.push(json!({
+            "agentId": format!("{name}@{team}"), "name": name, "agentType": "general-purpose",
+            "model": "default", "joinedAt": 1_767_225_600_000_u64, "cwd": "/tmp",
+            "tmuxPaneId": "", "subscriptions": [],
+        }));
+    }
+    fs::write(&path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+}
+
+/// A member another tool recorded under a name swarm would not give (too long for a file name,
+/// or with a `.`) is shown, can be sent to, gets broadcasts, and breaks nobody else.
+#[test]
+fn members_named_by_another_tool_are_shown_reached_and_break_nothing() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    let long = "x".repeat(300);
+    add_members_as_another_tool(&sandbox, "t", &[&long, "dot.name", "two words"]);
+
+    let status = sandbox
+        .swarm()
+        .args(["status", "--json"])
+        .team("t")
+        .run()
+        .success()
+        .json();
+    let names: Vec<&str> = status["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["team-lead", "bob", &long, "dot.name", "two words"]);
+    sandbox
+        .swarm()
+        .args(["status"])
+        .team("t")
+        .run()
+        .success()
+        .stdout_has("dot.name");
+
+    for name in [long.as_str(), "dot.name", "two words"] {
+        sandbox
+            .swarm()
+            .args(["send", name, &format!("for {name}")])
+            .team("t")
+            .run()
+            .success();
+    }
+    sandbox
+        .swarm()
+        .args(["send", "*", "to everyone"])
+        .team("t")
+        .run()
+        .success();
+    for name in ["bob", long.as_str(), "dot.name", "two words"] {
+        let inbox = sandbox
+            .swarm()
+            .args(["inbox", name, "--json"])
+            .team("t")
+            .run()
+            .success()
+            .json();
+        let texts: Vec<&str> = inbox
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["text"].as_str().unwrap())
+            .collect();
+        let mut expected = Vec::new();
+        if name != "bob" {
+            expected.push(format!("for {name}"));
+        }
+        expected.push("to everyone".to_owned());
+        assert_eq!(texts, expected, "{name}");
+    }
+    // Claude Code's own file for "dot.name": every character outside [A-Za-z0-9_-] as `-`.
+    assert_eq!(sandbox.inbox("t", "dot-name").len(), 2);
+    assert_eq!(sandbox.status_row("t", &long)["unread"], 2);
+    assert_eq!(sandbox.status_row("t", "bob")["unread"], 1);
 }

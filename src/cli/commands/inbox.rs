@@ -37,7 +37,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let config = team.load()?;
     let name = match &args.name {
         Some(name) => {
-            let name = Name::parse("member", name)?;
+            let name = Name::of_member(name, config.roster().into_iter())?;
             ctx.inbox_is_here(&config, name.as_str())?;
             name
         }

@@ -30,9 +30,9 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
-    let name = Name::parse("member", &args.name)?;
     let team = ctx.team()?;
     let observed = Observed::take(&team)?;
+    let name = Name::of_member(&args.name, observed.config.roster().into_iter())?;
     let member = observed.config.require_member(name.as_str())?;
     let seen = observed.seen(member);
     let log = member

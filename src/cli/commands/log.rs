@@ -103,7 +103,7 @@ fn one(
     args: &Args,
     watcher: Option<Watcher>,
 ) -> Result<()> {
-    let name = Name::parse("member", name)?;
+    let name = Name::of_member(name, config.roster().into_iter())?;
     let member = config.require_member(name.as_str())?;
     if let Some(host) = member
         .host

@@ -72,7 +72,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             name.as_str(),
             &settings,
             args.socket.as_deref(),
-        );
+        )?;
         return output::bytes(text.as_bytes());
     }
     node::run(ctx.home.clone(), name, settings, args.socket)

@@ -57,7 +57,6 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     } else if args.to.starts_with("uds:") {
         Recipient::Peer
     } else {
-        Name::parse("member", &args.to)?;
         Recipient::Member(&args.to)
     };
     if let (Recipient::Peer, Some(message)) = (recipient, &structured) {
@@ -72,6 +71,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 
     let team = ctx.team()?;
     let config = team.load()?;
+    if let Recipient::Member(to) = recipient {
+        Name::of_member(to, config.roster().into_iter())?;
+    }
     let caller = ctx.caller(&config)?;
     let sent = send::send(
         &team,

@@ -86,9 +86,9 @@ pub(crate) fn run(ctx: &Context, command: Command) -> Result<()> {
 }
 
 fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
-    let name = Name::parse("member", &args.name)?;
     let team = ctx.team()?;
     let config = team.load()?;
+    let name = Name::of_member(&args.name, config.roster().into_iter())?;
     config.require_member(name.as_str())?;
     let caller = ctx.caller(&config)?;
     // The person at the keyboard asks as the lead, so the answer comes to the lead's inbox.

@@ -29,7 +29,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let name = if args.name == "all" {
         None
     } else {
-        Some(Name::parse("member", &args.name)?)
+        Some(Name::of_member(
+            &args.name,
+            team.load()?.roster().into_iter(),
+        )?)
     };
     // Members on other hosts are stopped by their own nodes (docs/ARCHITECTURE.md, "Roster,
     // control and status across hosts").

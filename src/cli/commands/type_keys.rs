@@ -37,9 +37,9 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
-    let name = Name::parse("member", &args.name)?;
     let team = ctx.team()?;
     let config = team.load()?;
+    let name = Name::of_member(&args.name, config.roster().into_iter())?;
     policy::allow(&config, &ctx.caller(&config)?, Action::Type)?;
     let member = config.require_member(name.as_str())?;
     let keys = match args.text {

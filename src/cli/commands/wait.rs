@@ -88,7 +88,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             Err(Error::silent(ErrorKind::Runtime))
         };
     };
-    let name = Name::parse("member", name)?;
+    let name = Name::of_member(name, config.roster().into_iter())?;
     let member = config.require_member(name.as_str())?.clone();
     let mut well = false;
     let left = liveness::wait_for_endings(

@@ -43,7 +43,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let caller = ctx.caller(&config)?;
     let target = match (&args.name, args.all) {
         (_, true) => None,
-        (Some(name), false) => Some(Name::parse("member", name)?),
+        (Some(name), false) => Some(Name::of_member(name, config.roster().into_iter())?),
         (None, false) => Some(ctx.member_of(&config)?.name().clone()),
     };
     if let Some(name) = &target {

@@ -18,6 +18,7 @@ use crate::cluster::node::sign;
 use crate::cluster::subjects;
 use crate::error::{Error, Result};
 use crate::format::config::Member;
+use crate::launch::environment;
 use crate::launch::layout::{self, Layout};
 use crate::launch::lock::LaunchLock;
 use crate::launch::panes::{self, Destination};
@@ -99,9 +100,17 @@ fn answer(node: &Node, verb: &str, payload: &[u8]) -> Vec<u8> {
 fn start(node: &Node, request: StartRequest) -> Result<StartReply> {
     let StartRequest {
         mut config,
-        panes: plans,
+        panes: mut plans,
         layout,
     } = request;
+    // The plans were made on the lead's host, with its home; a member here works in this one,
+    // where its inbox is.
+    for plan in &mut plans {
+        plan.env.insert(
+            environment::HOME_VAR.to_owned(),
+            node.home.root().display().to_string(),
+        );
+    }
     let name = config.name.clone();
     let layout = layout
         .as_deref()

@@ -2,20 +2,42 @@
 //! fails (docs/ARCHITECTURE.md, "Across machines"). Secrets never go into the unit: a password or
 //! token belongs in the environment file it reads.
 
+use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::base::text::refuse_controls;
 use crate::cluster::settings::{Auth, Settings};
+use crate::error::Result;
+
+/// What a value in the unit is written into, as a refusal says it.
+const INTO: &str = "a systemd unit";
 
 /// The unit's text, for `~/.config/systemd/user/swarm-node.service`; `socket` is the tmux server
-/// the node places members on (`--socket`, `SWARM_TMUX_SOCKET`), when not the default one.
+/// the node places members on (`--socket`, `SWARM_TMUX_SOCKET`), when not the default one. A unit
+/// is lines, so a value with a control character (a line break would add a line such as
+/// `ExecStartPre=`) is refused, exit 2.
 pub(crate) fn text(
     exe: &Path,
     home: &Path,
     name: &str,
     settings: &Settings,
     socket: Option<&str>,
-) -> String {
+) -> Result<String> {
+    refuse_controls("swarm's own path", exe.as_os_str(), INTO)?;
+    refuse_controls("the home", home.as_os_str(), INTO)?;
+    refuse_controls("the host name", OsStr::new(name), INTO)?;
+    refuse_controls("the NATS server URL", OsStr::new(&settings.url), INTO)?;
+    if let Some(socket) = socket {
+        refuse_controls("the tmux socket", OsStr::new(socket), INTO)?;
+    }
+    match &settings.auth {
+        Auth::Creds(path) => refuse_controls("the .creds file", path.as_os_str(), INTO)?,
+        Auth::UserPassword { user, .. } => {
+            refuse_controls("the NATS user", OsStr::new(user), INTO)?;
+        }
+        Auth::None | Auth::Token(_) => {}
+    }
     let quote = |value: &str| {
         shlex::try_quote(value).map_or_else(|_| value.to_owned(), std::borrow::Cow::into_owned)
     };
@@ -75,7 +97,7 @@ pub(crate) fn text(
     let _ = writeln!(unit);
     let _ = writeln!(unit, "[Install]");
     let _ = writeln!(unit, "WantedBy=default.target");
-    unit
+    Ok(unit)
 }
 
 #[cfg(test)]
@@ -94,7 +116,8 @@ mod tests {
             "gpu1",
             &settings,
             Some("/run/user/1000/tmux agents"),
-        );
+        )
+        .unwrap();
         assert!(
             unit.contains("ExecStart=/usr/local/bin/swarm node --name gpu1\n"),
             "{unit}"

@@ -432,7 +432,7 @@ impl Supervisor {
                 if unread.iter().any(|m| m.id() == request.msg_id.as_str()) {
                     return Ok(((), false));
                 }
-                unread.push(message);
+                unread.push(message.clone());
                 Ok(((), true))
             })
         })
