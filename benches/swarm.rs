@@ -171,9 +171,9 @@ fn main() {
         );
     }
 
-    for kib in [100, 300, 1024].into_iter().filter(|_| options.runs("k")) {
+    for kib in [100, 300, 1024].into_iter().filter(|_| options.runs("n")) {
         report.latency(
-            "k",
+            "n",
             &format!("swarm log of {kib} KiB of redrawn screens"),
             bench.log_latency(kib, scale(10, 3)),
         );
@@ -1416,7 +1416,7 @@ impl Report {
         ) {
             let ratio = large / small;
             targets.push(target(
-                "k",
+                "n",
                 "swarm log of 1 MiB of redraws ≤ 5× that of 300 KiB (linear: 3.4×)",
                 format!("{ratio:.2}×"),
                 ratio <= 5.0,
