@@ -78,6 +78,15 @@ pub(crate) const FORWARDED_VARS: &[&str] = &[
     "ANTHROPIC_VERTEX_BASE_URL",
 ];
 
+/// What the claude profile sets for every member, the lead included, before the member's own
+/// `env` (which may override them): agent teams on, and the Task tools, which Claude Code turns on
+/// in an interactive session of a current model only with `CLAUDE_CODE_ENABLE_TODO_TOOLS`
+/// (docs/ARCHITECTURE.md, "Task list").
+const CLAUDE_VARS: &[(&str, &str)] = &[
+    ("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS", "1"),
+    ("CLAUDE_CODE_ENABLE_TODO_TOOLS", "1"),
+];
+
 /// The team-wide facts a member's launch depends on.
 #[derive(Debug, Clone)]
 pub(crate) struct TeamLaunch<'a> {
@@ -127,7 +136,7 @@ impl TeamLaunch<'_> {
                 argv.extend(["--session-id".to_owned(), self.lead_session_id.to_owned()]);
             }
             forward(&mut vars, launcher_env, env_policy);
-            vars.insert("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS".into(), "1".into());
+            claude_vars(&mut vars);
         }
         vars.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
         self.identity(&mut vars, self.lead, None);
@@ -196,7 +205,7 @@ impl TeamLaunch<'_> {
                 }
                 forward(&mut env, launcher_env, member.env_policy);
                 env.insert("CLAUDECODE".into(), "1".into());
-                env.insert("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS".into(), "1".into());
+                claude_vars(&mut env);
             }
             Profile::Generic => {
                 if member.plan_mode_required {
@@ -224,6 +233,14 @@ impl TeamLaunch<'_> {
             None => env.remove("SWARM_COLOR"),
         };
     }
+}
+
+fn claude_vars(env: &mut BTreeMap<String, String>) {
+    env.extend(
+        CLAUDE_VARS
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned())),
+    );
 }
 
 fn forward(
@@ -354,7 +371,19 @@ mod tests {
         );
         assert_eq!(launch.env["CLAUDECODE"], "1");
         assert_eq!(launch.env["CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"], "1");
+        assert_eq!(launch.env["CLAUDE_CODE_ENABLE_TODO_TOOLS"], "1");
         assert_eq!(launch.env["SWARM_AGENT_ID"], "bob@t");
+    }
+
+    #[test]
+    fn a_members_env_overrides_what_the_claude_profile_sets() {
+        let lead = strings(&["claude"]);
+        let env = BTreeMap::from([("CLAUDE_CODE_ENABLE_TODO_TOOLS".to_owned(), "0".to_owned())]);
+        let team = team(&lead, &[]);
+        let launch = team.teammate(&request(&env), &no_env);
+        assert_eq!(launch.env["CLAUDE_CODE_ENABLE_TODO_TOOLS"], "0");
+        let launch = team.lead(&lead, &env, NO_RULES, &no_env);
+        assert_eq!(launch.env["CLAUDE_CODE_ENABLE_TODO_TOOLS"], "0");
     }
 
     #[test]
@@ -485,5 +514,7 @@ mod tests {
             !launch.env.contains_key("CLAUDECODE"),
             "a lead is not nested in Claude Code"
         );
+        assert_eq!(launch.env["CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"], "1");
+        assert_eq!(launch.env["CLAUDE_CODE_ENABLE_TODO_TOOLS"], "1");
     }
 }

@@ -4,15 +4,21 @@
 use std::fs;
 use std::io;
 use std::path::Path;
+use std::thread;
+use std::time::Duration;
 
+use crate::base::clock;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::store::durable::{
     atomic_write, private_dir, read_if_exists, read_to_rewrite, real_dirs, sync_dir,
 };
-use crate::store::lock::FileLock;
+use crate::store::lock::{self, FileLock};
 use crate::store::mailbox::Mailbox;
 use crate::store::paths::{Home, TeamPaths};
+
+/// How long a read that met Claude Code's rewrite of config.json waits before it reads again.
+const TORN_READ_PAUSE: Duration = Duration::from_millis(5);
 
 /// A team on disk: its paths and its locked config.
 #[derive(Debug, Clone)]
@@ -110,11 +116,27 @@ impl Team {
         sync_dir(self.paths.private_root())
     }
 
+    /// config.json as it is, read without a lock. swarm replaces it atomically, but Claude Code
+    /// rewrites it in place while it holds its lock directory (it writes, then truncates), so a
+    /// read that meets such a rewrite sees a torn file: a read that does not parse is taken again
+    /// while that directory is there, up to the lock wait bound (docs/ARCHITECTURE.md,
+    /// "config.json").
     pub(crate) fn load(&self) -> Result<TeamConfig> {
         let path = self.paths.config();
-        let bytes = read_if_exists(&path)?
-            .ok_or_else(|| Error::not_found(format!("team {} has no config.json", self.name)))?;
-        parse_config(&path, &bytes)
+        let claude_lock = self.paths.config_lock().dir;
+        let deadline = clock::deadline(lock::wait_bound());
+        loop {
+            let locked_before = claude_lock.exists();
+            let bytes = read_if_exists(&path)?.ok_or_else(|| {
+                Error::not_found(format!("team {} has no config.json", self.name))
+            })?;
+            match parse_config(&path, &bytes) {
+                Err(_) if (locked_before || claude_lock.exists()) && !clock::passed(deadline) => {
+                    thread::sleep(TORN_READ_PAUSE);
+                }
+                parsed => return parsed,
+            }
+        }
     }
 
     /// The one read-modify-write of config.json, under all three locks, written atomically.
@@ -270,6 +292,41 @@ mod tests {
         assert_eq!(written["members"][0]["futureMemberField"], true);
         assert_eq!(written["members"][0]["state"], "running");
         assert_eq!(team.load().unwrap().lead_name(), "team-lead");
+    }
+
+    #[test]
+    fn a_read_that_meets_claude_codes_rewrite_in_place_is_taken_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let paths = home.team("demo");
+        fs::create_dir_all(paths.dir()).unwrap();
+        // Claude Code rewrites config.json in place, holding its lock directory: it writes the
+        // new text over the old, then truncates. Between the two the file is the new text and
+        // the old one's tail, as Claude Code 2.1.332 left it when it turned `isActive` to true.
+        let lock = paths.config_lock().dir;
+        fs::create_dir(&lock).unwrap();
+        fs::write(paths.config(), format!("{CLAUDE_CONFIG}}}")).unwrap();
+        let team = Team::open(&home, "demo").unwrap();
+        let writer = {
+            let config = paths.config();
+            let lock = lock.clone();
+            thread::spawn(move || {
+                thread::sleep(Duration::from_millis(200));
+                fs::write(config, CLAUDE_CONFIG).unwrap();
+                fs::remove_dir(lock).unwrap();
+            })
+        };
+        assert_eq!(team.load().unwrap().lead_name(), "team-lead");
+        writer.join().unwrap();
+
+        // With no writer holding the lock, a file that does not parse is corrupt.
+        fs::write(paths.config(), format!("{CLAUDE_CONFIG}}}")).unwrap();
+        let err = team.load().unwrap_err();
+        assert!(
+            err.message().contains("trailing characters"),
+            "{}",
+            err.message()
+        );
     }
 
     #[test]

@@ -86,8 +86,11 @@ impl Sandbox {
         self.dir.path()
     }
 
+    /// The swarm home its commands use: `<root>/home`, unless a test set `SWARM_HOME`.
     pub(crate) fn home(&self) -> PathBuf {
-        self.root().join("home")
+        self.env
+            .get("SWARM_HOME")
+            .map_or_else(|| self.root().join("home"), PathBuf::from)
     }
 
     pub(crate) fn work(&self) -> PathBuf {

@@ -653,6 +653,7 @@ name = "security"
 agent_type = "reviewer"
 model = "sonnet"
 plan_mode_required = true
+env = { CLAUDE_CODE_ENABLE_TODO_TOOLS = "0" }
 "#;
 
 fn dry_run(sandbox: &Sandbox) -> Value {
@@ -771,6 +772,12 @@ fn dry_run_shows_the_claude_profiles_exact_argv_and_environment() {
         ],
         "member model overrides the inherited one; plan mode drops every permission flag"
     );
+    // Every claude member, the lead too, gets the Task tools; a member's own env overrides it.
+    for (name, todo_tools) in [("team-lead", "1"), ("researcher", "1"), ("security", "0")] {
+        let env = &pane(&plan, name)["env"];
+        assert_eq!(env["CLAUDE_CODE_ENABLE_TODO_TOOLS"], todo_tools, "{name}");
+        assert_eq!(env["CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"], "1", "{name}");
+    }
     for name in ["researcher", "security"] {
         let env = &pane(&plan, name)["env"];
         assert_eq!(env["CLAUDECODE"], "1");
@@ -875,9 +882,29 @@ fn a_real_pane_receives_exactly_the_dry_run_argv() {
     assert!(
         env.contains("CLAUDECODE=1")
             && env.contains("SWARM_AGENT_ID=security@cc")
-            && env.contains(&format!("SWARM_LEAD_VERIFY_KEY={}", key.as_str().unwrap())),
+            && env.contains(&format!("SWARM_LEAD_VERIFY_KEY={}", key.as_str().unwrap()))
+            && env
+                .lines()
+                .any(|line| line == "CLAUDE_CODE_ENABLE_TODO_TOOLS=0"),
         "{env}"
     );
+    let env_file = record.join("researcher.env");
+    eventually("researcher's environment", || {
+        fs::read_to_string(&env_file).is_ok_and(|env| env.contains("SWARM_TEAM=cc"))
+    });
+    let env = fs::read_to_string(&env_file).unwrap();
+    assert!(
+        env.lines()
+            .any(|line| line == "CLAUDE_CODE_ENABLE_TODO_TOOLS=1"),
+        "{env}"
+    );
+    // `info` names it among the variables swarm set.
+    sandbox
+        .swarm()
+        .args(["info", "researcher", "--team", "cc"])
+        .run()
+        .success()
+        .stdout_has("CLAUDE_CODE_ENABLE_TODO_TOOLS");
     sandbox
         .swarm()
         .args(["down", "cc", "--force"])

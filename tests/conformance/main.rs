@@ -1,0 +1,13 @@
+//! The conformance tier: swarm against the real Claude Code, at the version pinned in
+//! `tests/conformance/claude-code.version`, as a teammate swarm launches, its model a loopback
+//! stand-in the tests own (docs/ARCHITECTURE.md, "Conformance"). Every test is ignored by a plain
+//! `cargo test`; `scripts/conformance` installs Claude Code and runs them.
+
+#[path = "../swarm/harness.rs"]
+mod harness;
+
+mod board;
+mod claude;
+mod model;
+mod signatures;
+mod teammate;
