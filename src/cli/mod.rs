@@ -56,7 +56,11 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
+/// The options every command takes, shown under a heading of their own after each command's own.
+/// An environment variable's name is shown, never its value: clap would show an unset one as
+/// `[env: SWARM_TEAM=]`, as if set to nothing.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub(crate) struct GlobalArgs {
     /// swarm's home directory, holding teams/ and peers/ [default: ~/.swarm]
     ///
@@ -76,6 +80,7 @@ pub(crate) struct GlobalArgs {
         global = true,
         env = "SWARM_TEAM",
         value_name = "NAME",
+        hide_env_values = true,
         add = ArgValueCandidates::new(complete::teams)
     )]
     pub(crate) team: Option<String>,
@@ -88,6 +93,7 @@ pub(crate) struct GlobalArgs {
         global = true,
         env = "SWARM_AGENT",
         value_name = "NAME",
+        hide_env_values = true,
         add = ArgValueCandidates::new(complete::members)
     )]
     pub(crate) agent: Option<String>,

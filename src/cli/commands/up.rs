@@ -86,7 +86,12 @@ pub(crate) struct Args {
     pub(crate) timeout: Option<Duration>,
 
     /// Put the team on a private tmux server: a name (tmux -L) or a socket path (tmux -S)
-    #[arg(long, value_name = "NAME", env = "SWARM_TMUX_SOCKET")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "SWARM_TMUX_SOCKET",
+        hide_env_values = true
+    )]
     pub(crate) socket: Option<String>,
 }
 
