@@ -74,7 +74,8 @@ pub(crate) struct GlobalArgs {
     )]
     pub(crate) home: Option<PathBuf>,
 
-    /// The team to act on; optional when home holds only one team, or only one is running
+    /// The team to act on; optional when home holds only one team, only one is running, or only
+    /// one has the member a command names
     #[arg(
         long,
         global = true,

@@ -3,14 +3,17 @@
 
 use std::fs;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::harness::{Sandbox, TmuxServer, bin, eventually};
+use crate::harness::{LEAD, Sandbox, TmuxServer, bin, down, eventually, up};
 
 /// Runs `swarm ARGS` in a new window of `server`, with the window's terminal on its stdin, and
-/// returns its exit status and what it printed; `None` if it is still running at the harness's
-/// patience (it waits on the terminal), after which it is ended.
+/// returns its exit status and what it printed, once it has ended.
 fn in_a_terminal(sandbox: &Sandbox, server: &TmuxServer, args: &str) -> (i32, String) {
-    let tag = sandbox.root().join(format!("t{}", args.len()));
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let tag = sandbox
+        .root()
+        .join(format!("t{}", RUNS.fetch_add(1, Ordering::Relaxed)));
     let out = PathBuf::from(format!("{}.out", tag.display()));
     let status = PathBuf::from(format!("{}.status", tag.display()));
     let line = format!(
@@ -66,4 +69,109 @@ fn send_without_text_refuses_a_terminal_and_an_empty_message() {
         "an empty message was sent: {:?}",
         sandbox.inbox("t", "bob")
     );
+}
+
+/// With several teams and none named, a command that names a member acts on the one team that
+/// has a member of that name, running or ended; `NAME@TEAM`, the form swarm shows, names both;
+/// `log TEAM NAME` takes the team first as `status`, `top`, `down` and `attach` do.
+#[test]
+fn a_named_member_picks_its_team() {
+    let sandbox = Sandbox::new();
+    sandbox.team("alpha", &["p1", "bob"]);
+    sandbox.team("beta", &["q1", "bob"]);
+    sandbox
+        .swarm()
+        .args(["send", "p1", "to alpha"])
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["send", "q1@beta", "to beta"])
+        .run()
+        .success();
+    // The team NAME@TEAM names wins over the one SWARM_TEAM names.
+    sandbox
+        .swarm()
+        .args(["send", "bob@beta", "to beta's bob"])
+        .team("alpha")
+        .run()
+        .success();
+    assert_eq!(sandbox.inbox("alpha", "p1")[0]["text"], "to alpha");
+    assert_eq!(sandbox.inbox("beta", "q1")[0]["text"], "to beta");
+    assert_eq!(sandbox.inbox("beta", "bob")[0]["text"], "to beta's bob");
+    assert!(
+        !sandbox.inbox_path("alpha", "bob").exists() || sandbox.inbox("alpha", "bob").is_empty()
+    );
+    sandbox
+        .swarm()
+        .args(["info", "q1", "--json"])
+        .run()
+        .success()
+        .stdout_has("\"name\": \"q1\"");
+    sandbox
+        .swarm()
+        .args(["inbox", "p1"])
+        .run()
+        .success()
+        .stdout_has("to alpha");
+    // A member both teams have is still a question, answered with the ways to name one.
+    sandbox
+        .swarm()
+        .args(["send", "bob", "which?"])
+        .run()
+        .refused(2, "alpha, beta")
+        .stderr_has("bob@TEAM");
+    // Nothing ran, so nothing was captured: the member is found, in the right team.
+    for args in [
+        &["log", "alpha", "p1"][..],
+        &["log", "p1@alpha"],
+        &["log", "p1"],
+    ] {
+        sandbox
+            .swarm()
+            .args(args)
+            .run()
+            .refused(3, "no output captured for p1");
+    }
+    sandbox
+        .swarm()
+        .args(["log", "beta", "p1"])
+        .run()
+        .refused(3, "p1 is not a member of team beta");
+}
+
+/// `type p1` with two teams running types into the one that has a `p1`.
+#[test]
+fn type_reaches_the_one_running_team_with_that_member() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::unstarted(&sandbox);
+    let member = |name: &str| format!("[[member]]\nname = \"{name}\"\ncommand = [\"cat\"]\n");
+    up(
+        &sandbox,
+        &server,
+        "one",
+        &format!("name = \"one\"\n{LEAD}{}", member("p1")),
+    );
+    up(
+        &sandbox,
+        &server,
+        "two",
+        &format!("name = \"two\"\n{LEAD}{}", member("p2")),
+    );
+    sandbox
+        .swarm()
+        .args(["type", "p1", "typed into p1"])
+        .run()
+        .success();
+    let pane = sandbox.member("one", "p1")["tmuxPaneId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    eventually("p1's pane to show what was typed", || {
+        server
+            .run(&["capture-pane", "-p", "-t", &pane])
+            .contains("typed into p1")
+    });
+    down(&sandbox, "one");
+    down(&sandbox, "two");
 }

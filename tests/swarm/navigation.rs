@@ -366,7 +366,15 @@ fn dynamic_completion_offers_the_names_under_the_home() {
         candidates(&sandbox, &["--team", "t", "inbox", ""], none),
         roster
     );
-    assert_eq!(candidates(&sandbox, &["--team=t", "log", ""], none), roster);
+    // log, like attach, takes a team first: its first word is a member or a team.
+    assert_eq!(
+        candidates(&sandbox, &["--team=t", "log", ""], none),
+        ["team-lead", "bob", "carol", "t", "u"]
+    );
+    assert_eq!(
+        candidates(&sandbox, &["log", "u", ""], none),
+        ["team-lead", "x"]
+    );
     assert_eq!(candidates(&sandbox, &["info", ""], &t), roster);
     assert_eq!(
         candidates(&sandbox, &["--team", "u", "wait", ""], none),

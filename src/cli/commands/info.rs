@@ -5,7 +5,6 @@
 use clap_complete::engine::ArgValueCandidates;
 
 use crate::base::clock;
-use crate::base::names::Name;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
@@ -30,8 +29,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
-    let name = Name::parse("member", &args.name)?;
-    let team = ctx.team()?;
+    let (team, name) = ctx.member_team(&args.name)?;
     let observed = Observed::take(&team)?;
     let member = observed.config.require_member(name.as_str())?;
     let seen = observed.seen(member);

@@ -7,7 +7,6 @@ use std::io::Write;
 use clap_complete::engine::ArgValueCandidates;
 use serde_json::json;
 
-use crate::base::names::Name;
 use crate::base::text::derive_summary;
 use crate::cli::args;
 use crate::cli::complete;
@@ -68,7 +67,6 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     } else if args.to.starts_with("uds:") {
         Recipient::Peer
     } else {
-        Name::parse("member", &args.to)?;
         Recipient::Member(&args.to)
     };
     if let (Recipient::Peer, Some(message)) = (recipient, &structured) {
@@ -80,8 +78,14 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     if matches!(recipient, Recipient::Peer) {
         return send_to_peer(ctx, &args.to, &text, args.summary.as_deref());
     }
-
-    let team = ctx.team()?;
+    // A member as NAME or as NAME@TEAM, the way swarm shows one.
+    let (team, member) = match recipient {
+        Recipient::Member(named) => ctx.team_and_member(Some(named))?,
+        _ => (ctx.team()?, None),
+    };
+    let recipient = member
+        .as_ref()
+        .map_or(recipient, |name| Recipient::Member(name.as_str()));
     let config = team.load()?;
     let caller = ctx.caller(&config)?;
     let sent = send::send(

@@ -6,7 +6,6 @@ use clap_complete::engine::ArgValueCandidates;
 use serde_json::json;
 
 use crate::base::clock;
-use crate::base::names::Name;
 use crate::cli::args::parse_seconds;
 use crate::cli::complete;
 use crate::cli::context::Context;
@@ -86,8 +85,7 @@ pub(crate) fn run(ctx: &Context, command: Command) -> Result<()> {
 }
 
 fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
-    let name = Name::parse("member", &args.name)?;
-    let team = ctx.team()?;
+    let (team, name) = ctx.member_team(&args.name)?;
     let config = team.load()?;
     config.require_member(name.as_str())?;
     let caller = ctx.caller(&config)?;

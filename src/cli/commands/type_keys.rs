@@ -4,7 +4,6 @@
 
 use serde_json::json;
 
-use crate::base::names::Name;
 use crate::cli::args;
 use crate::cli::complete;
 use crate::cli::context::Context;
@@ -35,8 +34,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
-    let name = Name::parse("member", &args.name)?;
-    let team = ctx.team()?;
+    let (team, name) = ctx.member_team(&args.name)?;
     let config = team.load()?;
     policy::allow(&config, &ctx.caller(&config)?, Action::Type)?;
     let member = config.require_member(name.as_str())?;
