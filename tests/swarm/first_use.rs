@@ -5,7 +5,8 @@ use std::fs;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::harness::{LEAD, Sandbox, TmuxServer, bin, down, eventually, up};
+use crate::harness::{LEAD, Sandbox, TmuxServer, bin, down, eventually, state, up};
+use crate::signatures::agent_socket;
 
 /// Runs `swarm ARGS` in a new window of `server`, with the window's terminal on its stdin, and
 /// returns its exit status and what it printed, once it has ended.
@@ -174,4 +175,53 @@ fn type_reaches_the_one_running_team_with_that_member() {
     });
     down(&sandbox, "one");
     down(&sandbox, "two");
+}
+
+/// A message to a member that has ended is refused saying so, with how and when it ended, not
+/// with what its ending did to the signing of the lead's messages; a broadcast goes to the members
+/// that have not ended.
+#[test]
+fn sending_to_a_member_that_ended_says_it_ended() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::unstarted(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "t",
+        &format!(
+            "name = \"t\"\n{LEAD}[[member]]\nname = \"quick\"\ncommand = [\"true\"]\n\
+             [[member]]\nname = \"stays\"\ncommand = [\"sleep\", \"1000\"]\n"
+        ),
+    );
+    eventually("quick to end", || state(&sandbox, "t", "quick") == "exited");
+    let sent = sandbox
+        .swarm()
+        .args(["send", "*", "hello everyone", "--json"])
+        .run()
+        .success()
+        .json();
+    assert_eq!(
+        sent["to"],
+        serde_json::json!(["team-lead", "stays"]),
+        "{sent}"
+    );
+    let refused = sandbox
+        .swarm()
+        .args(["send", "quick", "are you there?"])
+        .run()
+        .refused(3, "quick has ended: exited with status 0");
+    assert!(refused.stderr.contains(" ago"), "{}", refused.stderr);
+    // Once the signing agent is gone too, the member's ending is still what is said.
+    fs::remove_file(agent_socket(&sandbox)).unwrap();
+    sandbox
+        .swarm()
+        .args(["send", "quick", "are you there?"])
+        .run()
+        .refused(3, "quick has ended: exited with status 0");
+    assert!(
+        !sandbox.inbox_path("t", "quick").exists() || sandbox.inbox("t", "quick").is_empty(),
+        "{:?}",
+        sandbox.inbox("t", "quick")
+    );
+    down(&sandbox, "t");
 }
