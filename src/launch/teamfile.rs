@@ -517,9 +517,9 @@ pub(crate) const KEYS: &[KeyDoc] = &[
     member(
         "protocol",
         "--protocol",
-        "\"native\" or \"wrapper\"",
+        "\"native\", \"wrapper\" or \"none\"",
         "native",
-        "native: the program reads its inbox and answers the lead's requests itself; wrapper: the supervisor approves a shutdown request for it and ends it.",
+        "native: the program reads its inbox and answers the lead's requests itself; wrapper: the supervisor approves a shutdown request for it and ends it; none: it answers nothing (a shell, a REPL), so swarm down stops it at once instead of asking and waiting, and a shutdown request to it is refused.",
     ),
     member(
         "delivery",

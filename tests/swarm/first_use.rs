@@ -225,3 +225,85 @@ fn sending_to_a_member_that_ended_says_it_ended() {
     );
     down(&sandbox, "t");
 }
+
+/// `down` says once on stderr whom it waits for and how long, then reports each ending as it
+/// comes.
+#[test]
+fn down_says_what_it_waits_for_and_how_long() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::unstarted(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "t",
+        &format!(
+            "name = \"t\"\n{LEAD}[[member]]\nname = \"shell\"\ncommand = [\"sleep\", \"1000\"]\n"
+        ),
+    );
+    let down = sandbox.swarm().args(["down", "--timeout", "600"]).spawn();
+    eventually("shell to be asked to shut down", || {
+        asked(&sandbox, "shell")
+    });
+    sandbox.swarm().args(["stop", "shell"]).run().success();
+    let ended = down.next_line();
+    assert!(ended.starts_with("shell was killed"), "{ended}");
+    let (status, stderr) = down.finish();
+    assert!(status.success(), "{stderr}");
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        [
+            "swarm: waiting up to 600s for shell to answer the shutdown request and exit; then \
+             whoever is left is stopped"
+        ],
+    );
+}
+
+/// Whether a shutdown request waits in `name`'s inbox.
+fn asked(sandbox: &Sandbox, name: &str) -> bool {
+    sandbox.inbox_path("t", name).exists()
+        && sandbox.inbox("t", name).iter().any(|m| {
+            m["text"]
+                .as_str()
+                .unwrap_or("")
+                .contains("shutdown_request")
+        })
+}
+
+/// A member whose protocol says it cannot answer a shutdown request (`protocol = "none"`: a
+/// shell, a REPL) is neither asked nor waited for by `down`, but stopped at once.
+#[test]
+fn down_stops_members_that_cannot_answer_at_once() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::unstarted(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "t",
+        &format!(
+            "name = \"t\"\n{LEAD}[[member]]\nname = \"shell\"\ncommand = [\"sleep\", \"1000\"]\n\
+             [[member]]\nname = \"repl\"\ncommand = [\"sleep\", \"1000\"]\nprotocol = \"none\"\n"
+        ),
+    );
+    sandbox
+        .swarm()
+        .args(["shutdown", "request", "repl"])
+        .run()
+        .refused(2, "repl cannot answer a shutdown request");
+    let down = sandbox.swarm().args(["down", "--timeout", "600"]).spawn();
+    assert_eq!(down.next_line(), "repl stopped: killed");
+    // While down waits for shell to answer, it has asked shell and nobody else.
+    assert_eq!(state(&sandbox, "t", "shell"), "running");
+    eventually("shell to be asked to shut down", || {
+        asked(&sandbox, "shell")
+    });
+    assert!(!asked(&sandbox, "repl"), "{:?}", sandbox.inbox("t", "repl"));
+    sandbox.swarm().args(["stop", "shell"]).run().success();
+    let ended = down.next_line();
+    assert!(ended.starts_with("shell was killed"), "{ended}");
+    let (status, stderr) = down.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("for shell to answer") && !stderr.contains("repl"),
+        "{stderr}"
+    );
+}

@@ -23,6 +23,8 @@ use crate::store::team::Team;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
 const JSON: &str = r#"JSON output (--json), one line per event:
+  {"event": "waiting", "names", "timeoutMs"}   the teammates asked to shut down, and how long they
+                              get before they are stopped (said once, on stderr, without --json)
   {"event": "ended", ...}     a teammate asked to shut down has ended (as `swarm wait` prints it)
   {"event": "stopped", ...}   a member that was still running was stopped (likewise)
   {"event": "warning", "name", "message"}   a teammate could not be asked to shut down
@@ -39,7 +41,8 @@ pub(crate) struct Args {
     #[arg(id = "team_arg", value_name = "TEAM", add = ArgValueCandidates::new(complete::teams))]
     pub(crate) team: Option<String>,
 
-    /// How long teammates get to answer and exit before they are stopped
+    /// How long teammates get to answer and exit before they are stopped; stderr says whom it
+    /// waits for. One whose protocol is "none" (a shell, a REPL) is stopped at once, not asked
     #[arg(long, value_name = "SECS", value_parser = parse_seconds, default_value = "20")]
     pub(crate) timeout: Duration,
 
