@@ -252,7 +252,7 @@ pub fn run() -> ExitCode {
 /// One line on stderr, and a hint where one helps; with `--json`, one JSON object on one line
 /// (docs/ARCHITECTURE.md, "Errors and exit statuses"). An empty message means the command already
 /// said everything on stdout (a rejected plan, a failed member) and only the status is left.
-fn report(err: &Error, json: bool) {
+pub(crate) fn report(err: &Error, json: bool) {
     if err.message().is_empty() {
         return;
     }

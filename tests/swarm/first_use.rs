@@ -5,7 +5,7 @@ use std::fs;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::harness::{LEAD, Sandbox, TmuxServer, bin, down, eventually, state, up};
+use crate::harness::{LEAD, Sandbox, TmuxServer, bin, down, eventually, state, up, watches};
 use crate::signatures::agent_socket;
 
 /// Runs `swarm ARGS` in a new window of `server`, with the window's terminal on its stdin, and
@@ -306,4 +306,44 @@ fn down_stops_members_that_cannot_answer_at_once() {
         stderr.contains("for shell to answer") && !stderr.contains("repl"),
         "{stderr}"
     );
+}
+
+/// Ctrl-C while `up --wait` follows the team ends the waiting, not the team, which runs on in
+/// tmux as after `up` without `--wait`: stderr says so and how to stop it, and the status is 130,
+/// as a shell reports a command Ctrl-C ended.
+#[test]
+fn ctrl_c_during_up_wait_says_the_team_runs_on() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::unstarted(&sandbox);
+    let file = sandbox.write(
+        "t.toml",
+        format!(
+            "name = \"t\"\n{LEAD}[[member]]\nname = \"long\"\ncommand = [\"sleep\", \"1000\"]\n"
+        ),
+    );
+    let up = sandbox
+        .swarm()
+        .arg("up")
+        .arg(&file)
+        .arg("--wait")
+        .arg("--socket")
+        .arg(server.socket())
+        .spawn();
+    assert!(up.next_line().starts_with("team t is up"));
+    let pid = up.pid();
+    eventually("up --wait to follow the team", || {
+        watches(pid, &sandbox.team_dir("t"))
+    });
+    up.signal(nix::sys::signal::Signal::SIGINT);
+    let (status, stderr) = up.finish();
+    assert_eq!(status.code(), Some(130), "{status:?}\n{stderr}");
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        [
+            "swarm: stopped waiting; team t runs on in tmux",
+            "hint: `swarm down t` stops it; `swarm top t` or `swarm wait --all --team t` follows it"
+        ]
+    );
+    assert_eq!(state(&sandbox, "t", "long"), "running");
+    down(&sandbox, "t");
 }
