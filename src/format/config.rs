@@ -377,6 +377,16 @@ impl Member {
         self.protocol.unwrap_or_default()
     }
 
+    /// The agent type config.json records: [`DEFAULT_AGENT_TYPE`] when none was chosen.
+    pub(crate) fn agent_type(&self) -> &str {
+        self.agent_type.as_deref().unwrap_or(DEFAULT_AGENT_TYPE)
+    }
+
+    /// The model config.json records: [`DEFAULT_MODEL`] when none was chosen.
+    pub(crate) fn model(&self) -> &str {
+        self.model.as_deref().unwrap_or(DEFAULT_MODEL)
+    }
+
     pub(crate) fn delivery(&self) -> Delivery {
         self.delivery.unwrap_or_default()
     }

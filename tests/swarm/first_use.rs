@@ -347,3 +347,33 @@ fn ctrl_c_during_up_wait_says_the_team_runs_on() {
     assert_eq!(state(&sandbox, "t", "long"), "running");
     down(&sandbox, "t");
 }
+
+/// `up --dry-run` shows each member's settings as `info` shows them once the team is made: an
+/// agent type or model the file leaves out is what config.json records for it.
+#[test]
+fn dry_run_and_info_agree_on_every_setting() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.write(
+        "t.toml",
+        "name = \"t\"\n[[member]]\nname = \"plain\"\ncommand = [\"true\"]\n\
+         [[member]]\nname = \"typed\"\ncommand = [\"true\"]\nagent_type = \"reviewer\"\nmodel = \"opus\"\n",
+    );
+    let planned = sandbox
+        .swarm()
+        .args(["up", "--dry-run", "--json"])
+        .arg(&file)
+        .run()
+        .success()
+        .json();
+    sandbox.swarm().arg("init").arg(&file).run().success();
+    for pane in planned["panes"].as_array().unwrap() {
+        let name = pane["name"].as_str().unwrap();
+        let info = sandbox
+            .swarm()
+            .args(["info", name, "--json"])
+            .run()
+            .success()
+            .json();
+        assert_eq!(pane["settings"], info["settings"], "{name}");
+    }
+}
