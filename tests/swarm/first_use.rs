@@ -377,3 +377,35 @@ fn dry_run_and_info_agree_on_every_setting() {
         assert_eq!(pane["settings"], info["settings"], "{name}");
     }
 }
+
+/// A program that ignores SIGTERM is killed after the grace, whoever ends it: taken down by `down`
+/// (protocol native, not answering) or by its supervisor once it approved the shutdown for it
+/// (wrapper), it is recorded the same way, killed with 137, never `exited 137`.
+#[test]
+fn one_ending_is_recorded_the_same_way_whatever_the_protocol() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::unstarted(&sandbox);
+    let stubborn = "command = [\"sh\", \"-c\", \"trap '' TERM; sleep 1000\"]";
+    up(
+        &sandbox,
+        &server,
+        "t",
+        &format!(
+            "name = \"t\"\n{LEAD}[[member]]\nname = \"native\"\n{stubborn}\n\
+             [[member]]\nname = \"wrapped\"\n{stubborn}\nprotocol = \"wrapper\"\n"
+        ),
+    );
+    sandbox
+        .swarm()
+        .args(["down", "--timeout", "1"])
+        .run()
+        .success();
+    for name in ["native", "wrapped"] {
+        let member = sandbox.member("t", name);
+        assert_eq!(
+            (member["state"].as_str(), member["exitCode"].as_i64()),
+            (Some("killed"), Some(137)),
+            "{name}: {member}"
+        );
+    }
+}
