@@ -409,3 +409,26 @@ fn one_ending_is_recorded_the_same_way_whatever_the_protocol() {
         );
     }
 }
+
+/// `peers` names the person's listener without a label as it is reached, `user` (`uds:user`),
+/// not `-`.
+#[test]
+fn peers_names_the_persons_listener_user() {
+    let sandbox = Sandbox::new();
+    let (_listener, _socket) = crate::peers::listen(&sandbox, &[]);
+    let shown = sandbox.swarm().arg("peers").run().success().stdout;
+    let row: Vec<&str> = shown
+        .lines()
+        .nth(1)
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(row.get(1), Some(&"user"), "{shown}");
+    let listed = sandbox
+        .swarm()
+        .args(["peers", "--json"])
+        .run()
+        .success()
+        .json();
+    assert_eq!(listed[0]["label"], "user", "{listed}");
+}
