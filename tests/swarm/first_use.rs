@@ -432,3 +432,23 @@ fn peers_names_the_persons_listener_user() {
         .json();
     assert_eq!(listed[0]["label"], "user", "{listed}");
 }
+
+/// `prune` says a limit the way it takes one: `7d`, `1h30m`, not `7days`.
+#[test]
+fn prune_says_a_limit_as_it_takes_one() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    for (given, said) in [
+        ("7d", "7d"),
+        ("90m", "1h30m"),
+        ("1h 30m", "1h30m"),
+        ("45s", "45s"),
+    ] {
+        sandbox
+            .swarm()
+            .args(["prune", "--older-than", given])
+            .run()
+            .success()
+            .stdout_has(&format!("nothing to prune (ended less than {said} ago: t)"));
+    }
+}
