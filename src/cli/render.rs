@@ -448,7 +448,9 @@ mod tests {
             ("run timeout", "60s"),
             ("isolation", "none"),
             ("log max", "4KiB"),
-            ("model", "-"),
+            // As config.json records them: what `up --dry-run` and `info` both show.
+            ("agent type", "general-purpose"),
+            ("model", "default"),
             ("plan mode", "-"),
         ] {
             assert!(
