@@ -452,3 +452,45 @@ fn prune_says_a_limit_as_it_takes_one() {
             .stdout_has(&format!("nothing to prune (ended less than {said} ago: t)"));
     }
 }
+
+/// A misspelt team, or a misspelt key in a team file, gets the hint a misspelt member or command
+/// gets: the name it most looks like.
+#[test]
+fn a_misspelt_team_or_team_file_key_gets_a_did_you_mean() {
+    let sandbox = Sandbox::new();
+    sandbox.team("demo", &["bob"]);
+    sandbox
+        .swarm()
+        .args(["--team", "demoo", "status"])
+        .run()
+        .refused(3, "no team named demoo")
+        .stderr_has("hint: did you mean demo?");
+    sandbox
+        .swarm()
+        .args(["status", "dmeo"])
+        .run()
+        .refused(3, "no team named dmeo")
+        .stderr_has("hint: did you mean demo?");
+    for (toml, key, meant) in [
+        (
+            "name = \"y\"\n[[member]]\nnmae = \"bob\"\ncommand = [\"true\"]\n",
+            "nmae",
+            "name",
+        ),
+        ("name = \"y\"\nlayot = \"tiled\"\n", "layot", "layout"),
+        (
+            "name = \"y\"\n[lead]\ncomand = [\"x\"]\n",
+            "comand",
+            "command",
+        ),
+    ] {
+        let file = sandbox.write("y.toml", toml);
+        sandbox
+            .swarm()
+            .arg("init")
+            .arg(&file)
+            .run()
+            .refused(2, &format!("unknown field `{key}`"))
+            .stderr_has(&format!("hint: did you mean `{meant}`?"));
+    }
+}
