@@ -85,7 +85,7 @@ struct App<'a> {
 async fn run_async(team: &Team, who: Who) -> Result<Exit> {
     let config = team.load()?;
     // Everything said in the team so far first, then what arrives.
-    let mut follower = Follower::start(team, &config, Scope::All, false)?.from_the_start();
+    let mut follower = Follower::start(team, &config, Scope::All, false)?.replaying_history();
     let [inboxes, history] = follower.dirs();
     let team_dir = team.paths().dir().to_path_buf();
     let tasks_dir = TaskList::new(team.home(), team.name()).dir().to_path_buf();

@@ -168,7 +168,7 @@ impl<'a> Follower<'a> {
 
     /// What is already in history comes first too, before what is unread: everything said in the
     /// team so far, in the order it was sent, then what follows (`swarm top`).
-    pub(crate) fn from_the_start(mut self) -> Self {
+    pub(crate) fn replaying_history(mut self) -> Self {
         for owner in self.owners.values_mut() {
             owner.history_at = 0;
         }
