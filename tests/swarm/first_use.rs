@@ -182,16 +182,9 @@ fn type_reaches_the_one_running_team_with_that_member() {
 /// that have not ended.
 #[test]
 fn sending_to_a_member_that_ended_says_it_ended() {
-    let sandbox = Sandbox::new();
-    let server = TmuxServer::unstarted(&sandbox);
-    up(
-        &sandbox,
-        &server,
-        "t",
-        &format!(
-            "name = \"t\"\n{LEAD}[[member]]\nname = \"quick\"\ncommand = [\"true\"]\n\
-             [[member]]\nname = \"stays\"\ncommand = [\"sleep\", \"1000\"]\n"
-        ),
+    let (sandbox, _server) = running(
+        "[[member]]\nname = \"quick\"\ncommand = [\"true\"]\n\
+         [[member]]\nname = \"stays\"\ncommand = [\"sleep\", \"1000\"]\n",
     );
     eventually("quick to end", || state(&sandbox, "t", "quick") == "exited");
     let sent = sandbox
@@ -230,16 +223,8 @@ fn sending_to_a_member_that_ended_says_it_ended() {
 /// comes.
 #[test]
 fn down_says_what_it_waits_for_and_how_long() {
-    let sandbox = Sandbox::new();
-    let server = TmuxServer::unstarted(&sandbox);
-    up(
-        &sandbox,
-        &server,
-        "t",
-        &format!(
-            "name = \"t\"\n{LEAD}[[member]]\nname = \"shell\"\ncommand = [\"sleep\", \"1000\"]\n"
-        ),
-    );
+    let (sandbox, _server) =
+        running("[[member]]\nname = \"shell\"\ncommand = [\"sleep\", \"1000\"]\n");
     let down = sandbox.swarm().args(["down", "--timeout", "600"]).spawn();
     eventually("shell to be asked to shut down", || {
         asked(&sandbox, "shell")
@@ -258,6 +243,20 @@ fn down_says_what_it_waits_for_and_how_long() {
     );
 }
 
+/// Team `t` up on a private server: a lead that runs until taken down, and `members`, team-file
+/// text. Bound as `(sandbox, server)`, the server goes first.
+fn running(members: &str) -> (Sandbox, TmuxServer) {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::unstarted(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "t",
+        &format!("name = \"t\"\n{LEAD}{members}"),
+    );
+    (sandbox, server)
+}
+
 /// Whether a shutdown request waits in `name`'s inbox.
 fn asked(sandbox: &Sandbox, name: &str) -> bool {
     sandbox.inbox_path("t", name).exists()
@@ -273,16 +272,9 @@ fn asked(sandbox: &Sandbox, name: &str) -> bool {
 /// shell, a REPL) is neither asked nor waited for by `down`, but stopped at once.
 #[test]
 fn down_stops_members_that_cannot_answer_at_once() {
-    let sandbox = Sandbox::new();
-    let server = TmuxServer::unstarted(&sandbox);
-    up(
-        &sandbox,
-        &server,
-        "t",
-        &format!(
-            "name = \"t\"\n{LEAD}[[member]]\nname = \"shell\"\ncommand = [\"sleep\", \"1000\"]\n\
-             [[member]]\nname = \"repl\"\ncommand = [\"sleep\", \"1000\"]\nprotocol = \"none\"\n"
-        ),
+    let (sandbox, _server) = running(
+        "[[member]]\nname = \"shell\"\ncommand = [\"sleep\", \"1000\"]\n\
+         [[member]]\nname = \"repl\"\ncommand = [\"sleep\", \"1000\"]\nprotocol = \"none\"\n",
     );
     sandbox
         .swarm()
@@ -383,18 +375,11 @@ fn dry_run_and_info_agree_on_every_setting() {
 /// (wrapper), it is recorded the same way, killed with 137, never `exited 137`.
 #[test]
 fn one_ending_is_recorded_the_same_way_whatever_the_protocol() {
-    let sandbox = Sandbox::new();
-    let server = TmuxServer::unstarted(&sandbox);
     let stubborn = "command = [\"sh\", \"-c\", \"trap '' TERM; sleep 1000\"]";
-    up(
-        &sandbox,
-        &server,
-        "t",
-        &format!(
-            "name = \"t\"\n{LEAD}[[member]]\nname = \"native\"\n{stubborn}\n\
-             [[member]]\nname = \"wrapped\"\n{stubborn}\nprotocol = \"wrapper\"\n"
-        ),
-    );
+    let (sandbox, _server) = running(&format!(
+        "[[member]]\nname = \"native\"\n{stubborn}\n\
+         [[member]]\nname = \"wrapped\"\n{stubborn}\nprotocol = \"wrapper\"\n"
+    ));
     sandbox
         .swarm()
         .args(["down", "--timeout", "1"])
