@@ -16,7 +16,7 @@ use crate::cli::removal::{self, ArchiveArgs};
 use crate::cluster::control::{self, DownReply, DownRequest};
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
-use crate::member::down::{self, Down, Outcome};
+use crate::member::down::{self, Down, Outcome, Report};
 use crate::policy::{self, Action};
 use crate::store::node::Reach;
 use crate::store::team::Team;
@@ -135,6 +135,23 @@ fn down_elsewhere(
         force: how.force,
     };
     let wait = how.timeout + control::stop_wait();
+    // What the other hosts wait for is said before their answers, which come once they are done.
+    let elsewhere: Vec<String> = config
+        .members
+        .iter()
+        .filter(|m| m.host.as_deref().is_some_and(|host| hosts.contains(host)))
+        .filter(|m| m.state.is_some_and(|state| !state.is_final()) && m.name != config.lead_name())
+        .map(|m| m.name.clone())
+        .collect();
+    if !how.force && !elsewhere.is_empty() {
+        removal::report_down(
+            ctx,
+            Report::Waiting {
+                names: &elsewhere,
+                timeout: how.timeout,
+            },
+        )?;
+    }
     // Every host at once: each gives its members the whole timeout, so the hosts' waits overlap
     // rather than add up.
     let answers: Vec<(&str, Result<DownReply>)> = std::thread::scope(|scope| {
