@@ -176,6 +176,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         None => Vec::new(),
     };
     drop(launch_lock);
+    // The team is up: from here on, Ctrl-C leaves it running.
+    if args.wait {
+        on_interrupt_leave_running(ctx, team.name())?;
+    }
     // Named as the user chose the server: plain `tmux attach` for the default one.
     let attach = placement
         .as_ref()
@@ -261,7 +265,6 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         };
     }
     if let Some(transcript) = &mut transcript {
-        on_interrupt_leave_running(ctx, team.name())?;
         return wait_all(ctx, &team, args.timeout, transcript);
     }
     Ok(())
