@@ -284,7 +284,8 @@ fn down_stops_members_that_cannot_answer_at_once() {
     let down = sandbox.swarm().args(["down", "--timeout", "600"]).spawn();
     assert_eq!(down.next_line(), "repl stopped: killed");
     // While down waits for shell to answer, it has asked shell and nobody else.
-    assert_eq!(state(&sandbox, "t", "shell"), "running");
+    let shell = state(&sandbox, "t", "shell");
+    assert!(["starting", "running"].contains(&shell.as_str()), "{shell}");
     eventually("shell to be asked to shut down", || {
         asked(&sandbox, "shell")
     });
