@@ -131,6 +131,23 @@ pub(crate) fn human_duration(duration: Duration) -> String {
     }
 }
 
+/// "7d", "1h30m", "45s": a span as `--older-than` takes one, in whole seconds.
+pub(crate) fn span(duration: Duration) -> String {
+    let secs = duration.as_secs();
+    if secs == 0 {
+        return "0s".to_owned();
+    }
+    [(86_400, "d"), (3600, "h"), (60, "m"), (1, "s")]
+        .iter()
+        .scan(secs, |left, &(unit, name)| {
+            let count = *left / unit;
+            *left %= unit;
+            Some((count > 0).then(|| format!("{count}{name}")))
+        })
+        .flatten()
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,5 +194,9 @@ mod tests {
         assert_eq!(human_duration(Duration::from_millis(12_340)), "12.3s");
         assert_eq!(human_duration(Duration::from_secs(245)), "4m05s");
         assert_eq!(ago(0, 61_000), "1m ago");
+        assert_eq!(span(Duration::from_secs(7 * 86_400)), "7d");
+        assert_eq!(span(Duration::from_secs(5400)), "1h30m");
+        assert_eq!(span(Duration::from_secs(86_400 + 61)), "1d1m1s");
+        assert_eq!(span(Duration::ZERO), "0s");
     }
 }

@@ -92,6 +92,17 @@ fn problem(raw: &str) -> Option<&'static str> {
 /// temporary file's `.<name>.json.<random>.tmp`).
 pub(crate) const MAX_COMPONENT: usize = 200;
 
+/// The one of `known` that `name` most looks like, when it looks enough like one: the similarity
+/// clap uses for a misspelt command, for a misspelt member, team or team-file key.
+pub(crate) fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .into_iter()
+        .map(|candidate| (strsim::jaro(name, candidate), candidate))
+        .filter(|(similarity, _)| *similarity > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, candidate)| candidate)
+}
+
 /// The path component for a name another tool wrote (Claude Code derives it the same way):
 /// every character outside `[A-Za-z0-9_-]` becomes `-`. One longer than [`MAX_COMPONENT`], which
 /// no file name could hold with what swarm adds (nor Claude Code's own, with `.json`), keeps its

@@ -14,6 +14,7 @@ use clap_complete::engine::CompletionCandidate;
 use crate::format::config::TeamConfig;
 use crate::format::structured::Structured;
 use crate::peer;
+use crate::policy::PERSON;
 use crate::store::paths::Home;
 use crate::store::team::{Team, list_teams};
 
@@ -35,12 +36,42 @@ pub(crate) fn teams() -> Vec<CompletionCandidate> {
         .collect()
 }
 
-/// The members of the team the command line acts on.
+/// The members of the team the command line acts on. With no team named and none picked, every
+/// team's, as a command that names a member finds its team (`Context::member_team`): a name that
+/// several teams have as NAME@TEAM.
 pub(crate) fn members() -> Vec<CompletionCandidate> {
     let line = Line::current();
-    line.config(line.team.as_deref())
-        .map(|config| member_candidates(&config))
+    if let Some(config) = line.config(line.team.as_deref()) {
+        return member_candidates(&config);
+    }
+    let Some(home) = line.home().filter(|_| line.team.is_none()) else {
+        return Vec::new();
+    };
+    let configs: Vec<TeamConfig> = list_teams(&home)
         .unwrap_or_default()
+        .iter()
+        .filter_map(|name| Team::open(&home, name).and_then(|team| team.load()).ok())
+        .collect();
+    let teams_with = |name: &str| {
+        configs
+            .iter()
+            .filter(|config| config.member(name).is_some())
+            .count()
+    };
+    configs
+        .iter()
+        .flat_map(|config| {
+            member_candidates(config).into_iter().map(|candidate| {
+                let name = candidate.get_value().to_string_lossy().into_owned();
+                if teams_with(&name) > 1 {
+                    CompletionCandidate::new(format!("{name}@{}", config.name))
+                        .help(candidate.get_help().cloned())
+                } else {
+                    candidate
+                }
+            })
+        })
+        .collect()
 }
 
 /// For `swarm attach NAME`: the members of the team the command line acts on, then every team.
@@ -60,14 +91,16 @@ pub(crate) fn members_of_team_arg() -> Vec<CompletionCandidate> {
         .unwrap_or_default()
 }
 
-/// For `swarm send TO`: the members, `*` for everyone, and each live peer by its label or its
-/// member's `name@team`.
+/// For `swarm send TO`: the members, `*` for everyone, `user`, and each live peer by its label or
+/// its member's `name@team`. Never nothing, which would leave the shell to offer file names.
 pub(crate) fn recipients() -> Vec<CompletionCandidate> {
     let line = Line::current();
     let mut all = members();
-    if !all.is_empty() {
-        all.push(candidate("*".to_owned(), Some("everyone".to_owned())));
-    }
+    all.push(candidate("*".to_owned(), Some("everyone".to_owned())));
+    all.push(candidate(
+        PERSON.to_owned(),
+        Some("the person at the keyboard".to_owned()),
+    ));
     let Some(home) = line.home() else {
         return all;
     };

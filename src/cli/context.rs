@@ -62,37 +62,97 @@ impl Context {
             return Name::parse("team", name);
         }
         let teams = list_teams(&self.home)?;
-        match teams.as_slice() {
-            [only] => Name::parse("team", only),
-            [] => Err(Error::not_found(format!(
+        if teams.is_empty() {
+            return Err(Error::not_found(format!(
                 "there are no teams under {}",
                 self.home.teams_dir().display()
             ))
-            .with_hint("create one with `swarm init TEAMFILE` or `swarm up TEAMFILE`")),
-            several => {
-                let running: Vec<&String> = several
-                    .iter()
-                    .filter(|name| is_running(&self.home, name))
-                    .collect();
-                if let [only] = running.as_slice() {
-                    return Name::parse("team", only);
-                }
-                let listing: Vec<String> = several
-                    .iter()
-                    .map(|name| {
-                        if running.contains(&name) {
-                            format!("{name} (running)")
-                        } else {
-                            name.clone()
-                        }
-                    })
-                    .collect();
-                Err(Error::usage(format!(
-                    "which team? pass --team or set SWARM_TEAM (teams: {})",
-                    listing.join(", ")
-                )))
-            }
+            .with_hint("create one with `swarm init TEAMFILE` or `swarm up TEAMFILE`"));
         }
+        let team = self.pick(&teams).map_err(|listing| {
+            Error::usage(format!(
+                "which team? pass --team or set SWARM_TEAM (teams: {listing})"
+            ))
+        })?;
+        Name::parse("team", team)
+    }
+
+    /// The only one of `teams`, else the only one of them running; else the listing of them, the
+    /// running ones marked, for the refusal.
+    fn pick<'a>(&self, teams: &'a [String]) -> std::result::Result<&'a str, String> {
+        let running: Vec<&String> = teams
+            .iter()
+            .filter(|name| teams.len() > 1 && is_running(&self.home, name))
+            .collect();
+        match (teams, running.as_slice()) {
+            ([only], _) | (_, &[only]) => Ok(only),
+            _ => Err(teams
+                .iter()
+                .map(|name| {
+                    if running.contains(&name) {
+                        format!("{name} (running)")
+                    } else {
+                        name.clone()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ")),
+        }
+    }
+
+    /// The team and the member a command's NAME argument means, `None` without one. `NAME@TEAM`
+    /// (how swarm shows a member of a team) names both. With NAME alone, the team is the one
+    /// `--team` or `SWARM_TEAM` names; else the only team with a member of that name on its
+    /// roster, or the only one of those running; else the team [`Context::team`] picks
+    /// (docs/ARCHITECTURE.md, "Running and ended").
+    pub(crate) fn team_and_member(&self, named: Option<&str>) -> Result<(Team, Option<Name>)> {
+        match named {
+            None => Ok((self.team()?, None)),
+            Some(named) => self
+                .member_team(named)
+                .map(|(team, name)| (team, Some(name))),
+        }
+    }
+
+    /// [`Context::team_and_member`] for a NAME the command requires.
+    pub(crate) fn member_team(&self, named: &str) -> Result<(Team, Name)> {
+        let (raw, team) = match named.split_once('@') {
+            Some((name, team)) => (name, Some(team)),
+            None => (named, None),
+        };
+        let team = if team.is_some() || self.team.is_some() {
+            self.team_or(team)?
+        } else {
+            let having: Vec<String> = list_teams(&self.home)?
+                .into_iter()
+                .filter(|team| {
+                    Team::open(&self.home, team)
+                        .and_then(|team| team.load())
+                        .is_ok_and(|config| config.member(raw).is_some())
+                })
+                .collect();
+            if having.is_empty() {
+                // On no roster: a name as swarm takes one, refused before any team is picked.
+                Name::parse("member", raw)?;
+                self.team()?
+            } else {
+                let team = self.pick(&having).map_err(|listing| {
+                    Error::usage(format!(
+                        "which team? {raw} is a member of several (teams: {listing})"
+                    ))
+                    .with_hint(format!(
+                        "name one as {raw}@TEAM, or pass --team or set SWARM_TEAM"
+                    ))
+                })?;
+                Team::open(&self.home, team)?
+            }
+        };
+        // A member another tool recorded is reached by the name it has ("On disk").
+        let name = match team.load() {
+            Ok(config) => Name::of_member(raw, config.roster().into_iter())?,
+            Err(_) => Name::parse("member", raw)?,
+        };
+        Ok((team, name))
     }
 
     /// Where this command runs: inside which member's pane of a team under home, if any.

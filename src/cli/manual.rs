@@ -29,6 +29,10 @@ const EXIT_STATUS: &[(&str, &str)] = &[
         "Not found: a team, a member (a misspelt name is this status, in the same words, from every command), a file, or a peer socket with nobody listening.",
     ),
     ("4", "A --wait or --timeout ran out."),
+    (
+        "130",
+        "Ctrl-C ended up --wait's waiting. The team runs on in tmux, as after up without --wait; swarm down stops it.",
+    ),
 ];
 
 /// The rules every `--json` output follows; each command's own page shows its document under JSON

@@ -56,7 +56,11 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
+/// The options every command takes, shown under a heading of their own after each command's own.
+/// An environment variable's name is shown, never its value: clap would show an unset one as
+/// `[env: SWARM_TEAM=]`, as if set to nothing.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub(crate) struct GlobalArgs {
     /// swarm's home directory, holding teams/ and peers/ [default: ~/.swarm]
     ///
@@ -70,12 +74,14 @@ pub(crate) struct GlobalArgs {
     )]
     pub(crate) home: Option<PathBuf>,
 
-    /// The team to act on; optional when home holds only one team, or only one is running
+    /// The team to act on; optional when home holds only one team, only one is running, or only
+    /// one has the member a command names
     #[arg(
         long,
         global = true,
         env = "SWARM_TEAM",
         value_name = "NAME",
+        hide_env_values = true,
         add = ArgValueCandidates::new(complete::teams)
     )]
     pub(crate) team: Option<String>,
@@ -88,6 +94,7 @@ pub(crate) struct GlobalArgs {
         global = true,
         env = "SWARM_AGENT",
         value_name = "NAME",
+        hide_env_values = true,
         add = ArgValueCandidates::new(complete::members)
     )]
     pub(crate) agent: Option<String>,
@@ -245,7 +252,7 @@ pub fn run() -> ExitCode {
 /// One line on stderr, and a hint where one helps; with `--json`, one JSON object on one line
 /// (docs/ARCHITECTURE.md, "Errors and exit statuses"). An empty message means the command already
 /// said everything on stdout (a rejected plan, a failed member) and only the status is left.
-fn report(err: &Error, json: bool) {
+pub(crate) fn report(err: &Error, json: bool) {
     if err.message().is_empty() {
         return;
     }

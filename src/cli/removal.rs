@@ -1,11 +1,13 @@
 //! Removing teams, for `rm`, `prune` and `down --rm`: the `--archive` option they share, the
 //! removal itself (`member/remove.rs`) and how it is reported.
 
+use std::io::Write;
 use std::path::Path;
 
 use serde_json::Map;
 
 use crate::base::clock;
+use crate::base::text::for_terminal;
 use crate::cli::context::Context;
 use crate::cli::{output, render};
 use crate::error::{Error, Result};
@@ -71,12 +73,32 @@ pub(crate) fn remove(ctx: &Context, team: &Team, archive: ArchiveArgs, hint: &st
 
 /// What becomes of each member while `down`, `down --rm` or `rm --force` takes a team down: a
 /// line, or with `--json` an event: `ended` and `stopped` with the member's ending, `warning` for a
-/// teammate that could not be asked to shut down.
+/// teammate that could not be asked to shut down. Whom it waits for, and how long, is said on
+/// stderr, as what is under way rather than what became of anyone; `waiting` with `--json`.
 pub(crate) fn report_down(ctx: &Context, report: Report<'_>) -> Result<()> {
     if !ctx.json {
+        if let Report::Waiting { .. } = report {
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "swarm: {}",
+                for_terminal(&report.line())
+            );
+            return Ok(());
+        }
         return output::line(report.line());
     }
     let event = match report {
+        Report::Waiting { names, timeout } => {
+            let mut fields = Map::new();
+            fields.insert("names".to_owned(), names.into());
+            fields.insert(
+                "timeoutMs".to_owned(),
+                u64::try_from(timeout.as_millis())
+                    .unwrap_or(u64::MAX)
+                    .into(),
+            );
+            render::event("waiting", fields)
+        }
         Report::NotAsked { name, .. } => {
             let mut fields = Map::new();
             fields.insert("name".to_owned(), name.into());

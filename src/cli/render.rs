@@ -229,8 +229,19 @@ pub(crate) fn settings(member: &Member) -> Vec<Setting> {
             profile.as_str().to_owned(),
             profile.as_str().into(),
         ),
-        optional("agent type", "agentType", member.agent_type.as_ref()),
-        optional("model", "model", member.model.as_ref()),
+        // As config.json records them, defaults and all: `up --dry-run` shows what `info` will.
+        setting(
+            "agent type",
+            "agentType",
+            visible(member.agent_type()),
+            member.agent_type().into(),
+        ),
+        setting(
+            "model",
+            "model",
+            visible(member.model()),
+            member.model().into(),
+        ),
         optional("color", "color", member.color.as_ref()),
         setting(
             "plan mode",
@@ -437,7 +448,9 @@ mod tests {
             ("run timeout", "60s"),
             ("isolation", "none"),
             ("log max", "4KiB"),
-            ("model", "-"),
+            // As config.json records them: what `up --dry-run` and `info` both show.
+            ("agent type", "general-purpose"),
+            ("model", "default"),
             ("plan mode", "-"),
         ] {
             assert!(

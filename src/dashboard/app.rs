@@ -84,7 +84,8 @@ struct App<'a> {
 
 async fn run_async(team: &Team, who: Who) -> Result<Exit> {
     let config = team.load()?;
-    let mut follower = Follower::start(team, &config, Scope::All, false)?;
+    // Everything said in the team so far first, then what arrives.
+    let mut follower = Follower::start(team, &config, Scope::All, false)?.replaying_history();
     let [inboxes, history] = follower.dirs();
     let team_dir = team.paths().dir().to_path_buf();
     let tasks_dir = TaskList::new(team.home(), team.name()).dir().to_path_buf();
@@ -122,7 +123,7 @@ async fn run_async(team: &Team, who: Who) -> Result<Exit> {
         trace: std::env::var_os(FRAME_TRACE_VAR).map(PathBuf::from),
     };
     let mut worktrees = snapshot::worktrees(team);
-    app.arrivals(&mut follower, &mut judges);
+    app.arrivals(&mut follower, &mut judges, true);
     app.snapshot = Snapshot::take(team, &app.feed, &worktrees);
     app.capture();
 
@@ -163,7 +164,7 @@ async fn run_async(team: &Team, who: Who) -> Result<Exit> {
                     // The team's folders went away: it was removed while shown.
                     watcher = None;
                 }
-                app.arrivals(&mut follower, &mut judges);
+                app.arrivals(&mut follower, &mut judges, false);
                 retake_at.get_or_insert_with(|| Instant::now() + RETAKE);
             }
             () = retake => {
@@ -210,15 +211,20 @@ fn error_line(err: &Error) -> String {
 }
 
 impl App<'_> {
-    /// What arrived since the last look, into the feed. A file that cannot be read is a warning,
-    /// not the end of the dashboard.
-    fn arrivals(&mut self, follower: &mut Follower<'_>, judges: &mut Judges<'_>) {
+    /// What arrived since the last look, into the feed; at the first look (`first`), everything
+    /// said before the dashboard opened. A file that cannot be read is a warning, not the end of
+    /// the dashboard.
+    fn arrivals(&mut self, follower: &mut Follower<'_>, judges: &mut Judges<'_>, first: bool) {
         let now = clock::now_ms();
         let feed = &mut self.feed;
         let pushed = &mut self.pushed;
         let looked = follower.arrivals(|arrival| {
             let verdict = judges.judge(&arrival.to, &arrival.message);
-            feed.push(arrival, verdict, now);
+            if first {
+                feed.recall(arrival, verdict, now);
+            } else {
+                feed.push(arrival, verdict, now);
+            }
             *pushed += 1;
             Ok(())
         });

@@ -82,7 +82,18 @@ pub(crate) struct Feed {
 }
 
 impl Feed {
+    /// A message that arrives now.
     pub(crate) fn push(&mut self, arrival: &Arrival, verdict: Verdict, now_ms: u64) {
+        self.add(arrival, verdict, now_ms, false);
+    }
+
+    /// A message said before the dashboard opened: it counts towards the rate when it was sent,
+    /// not now. Recalled in the order they were sent.
+    pub(crate) fn recall(&mut self, arrival: &Arrival, verdict: Verdict, now_ms: u64) {
+        self.add(arrival, verdict, now_ms, true);
+    }
+
+    fn add(&mut self, arrival: &Arrival, verdict: Verdict, now_ms: u64, earlier: bool) {
         let message = &arrival.message;
         let sent_ms = clock::parse_ms(message.timestamp()).unwrap_or(now_ms);
         self.last_out.insert(message.from().to_owned(), sent_ms);
@@ -94,7 +105,8 @@ impl Feed {
         if self.lines.len() > KEPT {
             self.lines.pop_front();
         }
-        self.arrived_ms.push_back(now_ms);
+        self.arrived_ms
+            .push_back(if earlier { sent_ms.min(now_ms) } else { now_ms });
     }
 
     /// Messages that arrived in the minute before `now_ms`.

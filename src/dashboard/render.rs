@@ -134,20 +134,42 @@ fn draw_header(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: &Vi
             Style::new().red().bold(),
         ));
     }
-    spans.push(Span::raw(format!(" · {} msg/min", view.rate)));
-    if let Some([pending, in_progress, completed]) = snapshot.task_counts() {
-        spans.push(Span::raw(format!(
-            " · tasks {pending} pending, {in_progress} in progress, {completed} done"
-        )));
-    }
+    let rate = format!(" · {} msg/min", view.rate);
+    let tasks = snapshot
+        .task_counts()
+        .map(|[pending, in_progress, completed]| {
+            format!(" · tasks {pending} pending, {in_progress} in progress, {completed} done")
+        });
+    // A member that was never launched (a lead with no program, one added by init or join) shows
+    // `-` in its row; in a sentence, that says nothing.
     let states: Vec<String> = snapshot
         .by_state()
         .iter()
-        .map(|(state, n)| format!("{n} {state}"))
+        .map(|(state, n)| match state.as_str() {
+            "-" => format!("{n} not started"),
+            state => format!("{n} {state}"),
+        })
         .collect();
-    if !states.is_empty() {
-        spans.push(Span::raw(format!(" · {}", states.join(", "))));
-    }
+    let states = (!states.is_empty()).then(|| format!(" · {}", states.join(", ")));
+    // What each member is matters most: when the line is too long, the rate goes, then the task
+    // counts (`t` shows the board).
+    let width = |parts: &[Option<&String>]| {
+        Line::from(spans.clone()).width()
+            + parts
+                .iter()
+                .flatten()
+                .map(|part| part.chars().count())
+                .sum::<usize>()
+    };
+    let fits = |parts: &[Option<&String>]| width(parts) <= usize::from(area.width);
+    let (rate, tasks) = if fits(&[Some(&rate), tasks.as_ref(), states.as_ref()]) {
+        (Some(rate), tasks)
+    } else if fits(&[tasks.as_ref(), states.as_ref()]) {
+        (None, tasks)
+    } else {
+        (None, None)
+    };
+    spans.extend([rate, tasks, states].into_iter().flatten().map(Span::raw));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
@@ -605,7 +627,8 @@ fn draw_footer(frame: &mut Frame<'_>, area: Rect, view: &View) {
 
 fn draw_help(frame: &mut Frame<'_>, area: Rect) {
     let width = area.width.min(76);
-    let height = (u16::try_from(KEYS.len()).unwrap_or(u16::MAX) + 4).min(area.height);
+    // The keys, a blank line and two of notes, inside the border.
+    let height = (u16::try_from(KEYS.len()).unwrap_or(u16::MAX) + 5).min(area.height);
     let popup = Rect {
         x: area.x + (area.width - width) / 2,
         y: area.y + (area.height - height) / 2,
@@ -622,10 +645,12 @@ fn draw_help(frame: &mut Frame<'_>, area: Rect) {
         })
         .collect();
     lines.push(Line::from(""));
-    lines.push(Line::from(Span::styled(
-        "any key closes this; actions run as `swarm` commands would, as you",
-        Style::new().dim(),
-    )));
+    for note in [
+        "any key closes this",
+        "each action runs as its `swarm` command would, with your permissions",
+    ] {
+        lines.push(Line::from(Span::styled(note, Style::new().dim())));
+    }
     frame.render_widget(Clear, popup);
     frame.render_widget(
         Paragraph::new(lines).block(

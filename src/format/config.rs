@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::base::names::path_component;
+use crate::base::names::{closest, path_component};
 use crate::error::{Error, Result};
 use crate::format::paste::PasteFormat;
 use crate::format::settings::{Delivery, EnvPolicy, Isolation, Profile, Protocol};
@@ -340,21 +340,10 @@ impl TeamConfig {
             self.name,
             self.roster().join(", ")
         ));
-        match self.closest_member(name) {
+        match closest(name, self.members.iter().map(|m| m.name.as_str())) {
             Some(close) => err.with_hint(format!("did you mean {close}?")),
             None => err,
         }
-    }
-
-    /// The member whose name `name` most looks like, when it looks enough like one (the
-    /// similarity clap uses for a misspelt command).
-    fn closest_member(&self, name: &str) -> Option<&str> {
-        self.members
-            .iter()
-            .map(|m| (strsim::jaro(name, &m.name), m.name.as_str()))
-            .filter(|(similarity, _)| *similarity > 0.7)
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, name)| name)
     }
 
     pub(crate) fn roster(&self) -> Vec<&str> {
@@ -375,6 +364,16 @@ impl Member {
 
     pub(crate) fn protocol(&self) -> Protocol {
         self.protocol.unwrap_or_default()
+    }
+
+    /// The agent type config.json records: [`DEFAULT_AGENT_TYPE`] when none was chosen.
+    pub(crate) fn agent_type(&self) -> &str {
+        self.agent_type.as_deref().unwrap_or(DEFAULT_AGENT_TYPE)
+    }
+
+    /// The model config.json records: [`DEFAULT_MODEL`] when none was chosen.
+    pub(crate) fn model(&self) -> &str {
+        self.model.as_deref().unwrap_or(DEFAULT_MODEL)
     }
 
     pub(crate) fn delivery(&self) -> Delivery {

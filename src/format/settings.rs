@@ -62,6 +62,9 @@ choice! {
         Native = "native",
         /// The supervisor answers shutdown requests on the program's behalf
         Wrapper = "wrapper",
+        /// The program answers no requests (a shell, a REPL): `down` stops it without asking or
+        /// waiting, and a shutdown request to it is refused
+        None = "none",
     }
 }
 

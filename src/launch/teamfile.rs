@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::base::names::Name;
+use crate::base::names::{Name, closest};
 use crate::error::{Error, Result};
 use crate::format::config::DEFAULT_LEAD;
 use crate::format::paste::{PasteFormat, delivery_with};
@@ -517,9 +517,9 @@ pub(crate) const KEYS: &[KeyDoc] = &[
     member(
         "protocol",
         "--protocol",
-        "\"native\" or \"wrapper\"",
+        "\"native\", \"wrapper\" or \"none\"",
         "native",
-        "native: the program reads its inbox and answers the lead's requests itself; wrapper: the supervisor approves a shutdown request for it and ends it.",
+        "native: the program reads its inbox and answers the lead's requests itself; wrapper: the supervisor approves a shutdown request for it and ends it; none: it answers nothing (a shell, a REPL), so swarm down stops it at once instead of asking and waiting, and a shutdown request to it is refused.",
     ),
     member(
         "delivery",
@@ -767,7 +767,11 @@ impl TeamFile {
                 .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
             let message = err.message().trim_end().replace('\n', " ");
             let at = line.map_or_else(|| shown.to_string(), |line| format!("{shown}:{line}"));
-            Error::usage(format!("{at}: {message}"))
+            let error = Error::usage(format!("{at}: {message}"));
+            match meant_key(&message) {
+                Some(key) => error.with_hint(format!("did you mean `{key}`?")),
+                None => error,
+            }
         })?;
         let source = Source::File(path);
         let invalid = |what: String| source.invalid(what);
@@ -1080,6 +1084,16 @@ impl MemberSpec {
             host,
         })
     }
+}
+
+/// The key serde's "unknown field `nmae`, expected one of `name`, `command`, …" most likely
+/// meant, from those it lists.
+fn meant_key(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let (unknown, rest) = rest.split_once('`')?;
+    let expected = rest.split_once("expected ")?.1;
+    let known = expected.split('`').skip(1).step_by(2);
+    closest(unknown, known)
 }
 
 fn resolve(base: &Path, cwd: Option<&Path>) -> PathBuf {

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::base::clock;
 use crate::error::Result;
 use crate::format::config::Member;
+use crate::format::settings::Protocol;
 use crate::format::structured::{ShutdownRequest, Structured, shutdown_request_id};
 use crate::launch::tmux::Tmux;
 use crate::member::GRACE;
@@ -41,6 +42,12 @@ pub(crate) enum Outcome {
 /// What happens to each member while a team is taken down, as it happens.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Report<'a> {
+    /// The teammates asked to shut down, and how long they get before they are stopped: said once,
+    /// before the wait.
+    Waiting {
+        names: &'a [String],
+        timeout: Duration,
+    },
     /// A teammate could not be asked to shut down (its request could not be signed); it is
     /// stopped with the rest.
     NotAsked { name: &'a str, why: &'a str },
@@ -54,6 +61,12 @@ impl Report<'_> {
     /// One line for people.
     pub(crate) fn line(&self) -> String {
         match self {
+            Self::Waiting { names, timeout } => format!(
+                "waiting up to {}s for {} to answer the shutdown request and exit; then whoever is \
+                 left is stopped",
+                timeout.as_secs_f64(),
+                names.join(", ")
+            ),
             Self::NotAsked { name, why } => format!("cannot ask {name} to shut down: {why}"),
             Self::Ended(member, seen) => liveness::ending_line(member, *seen),
             Self::Stopped(member, state) => format!("{} stopped: {state}", member.name),
@@ -81,10 +94,32 @@ pub(crate) fn down(
     let caller_is_lead =
         processes::owner_of(i32::try_from(std::process::id()).unwrap_or(0), &lead_run).is_some();
     let teammates: Vec<String> = live.iter().filter(|n| **n != lead).cloned().collect();
+    let stop_now = |names: &[String], report: &mut dyn FnMut(Report<'_>) -> Result<()>| {
+        if names.is_empty() {
+            return Ok(());
+        }
+        let stopped = stop::stop(team, names, ending::SHUTDOWN)?;
+        if !stopped.is_empty() {
+            let config = team.load()?;
+            for (name, state) in &stopped {
+                if let Some(member) = config.member(name) {
+                    report(Report::Stopped(member, state))?;
+                }
+            }
+        }
+        Ok::<(), crate::error::Error>(())
+    };
 
     if !how.force && !teammates.is_empty() {
+        // A member whose protocol says it answers nothing is not asked, nor waited for.
+        let (answering, mute): (Vec<String>, Vec<String>) =
+            teammates.iter().cloned().partition(|name| {
+                config
+                    .member(name)
+                    .is_none_or(|m| m.protocol() != Protocol::None)
+            });
         let mut asked = Vec::new();
-        for name in &teammates {
+        for name in &answering {
             let request = Structured::ShutdownRequest(ShutdownRequest {
                 request_id: shutdown_request_id(clock::now_ms(), name),
                 from: lead.clone(),
@@ -102,6 +137,13 @@ pub(crate) fn down(
             }
         }
         let deadline = clock::deadline(how.timeout);
+        if !asked.is_empty() {
+            report(Report::Waiting {
+                names: &asked,
+                timeout: how.timeout,
+            })?;
+        }
+        stop_now(&mute, &mut report)?;
         liveness::wait_for_endings(team, Awaited::Named(&asked), deadline, |member, seen| {
             report(Report::Ended(member, seen))
         })?;
@@ -115,15 +157,7 @@ pub(crate) fn down(
     if !caller_is_lead && live.contains(&lead) {
         remaining.push(lead.clone());
     }
-    let stopped = stop::stop(team, &remaining, ending::SHUTDOWN)?;
-    if !stopped.is_empty() {
-        let config = team.load()?;
-        for (name, state) in &stopped {
-            if let Some(member) = config.member(name) {
-                report(Report::Stopped(member, state))?;
-            }
-        }
-    }
+    stop_now(&remaining, &mut report)?;
     // Nothing any member started outlives the team, whatever became of its supervisor.
     let runs: Vec<Run> = team
         .load()?

@@ -74,13 +74,18 @@ impl Ending {
 
     /// A program ended because its shutdown request was approved on its behalf (wrapper): a
     /// successful end, as Claude Code counts a teammate that approved its shutdown ("bob has shut
-    /// down"), whatever status the signal that ended it left. The exit code is the real one.
+    /// down"), whatever status the signal that ended it left. The exit code is the real one. One
+    /// that had to be killed (it ignored SIGTERM for the grace) is killed, as `down` records a
+    /// teammate it had to stop: one ending, one record, whatever the protocol.
     pub(crate) fn shut_down(status: ExitStatus) -> Self {
         let exit_code = match (status.code(), status.signal()) {
             (Some(code), _) => code,
             (None, Some(signal)) => 128 + signal,
             (None, None) => -1,
         };
+        if status.signal() == Some(libc_signal(nix::sys::signal::Signal::SIGKILL)) {
+            return Self::from_status(status, Some(SHUTDOWN.to_owned()));
+        }
         Self {
             state: State::Exited,
             exit_code: Some(exit_code),
@@ -364,6 +369,12 @@ mod tests {
             assert_eq!(ending.reason.as_deref(), Some(SHUTDOWN));
         }
         assert_eq!(Ending::shut_down(signalled(SIGTERM)).exit_code, Some(143));
+        // One that had to be killed was killed, as `down` records a teammate it stopped.
+        let killed = Ending::shut_down(signalled(nix::sys::signal::Signal::SIGKILL));
+        assert_eq!(
+            (killed.state, killed.exit_code, killed.reason.as_deref()),
+            (State::Killed, Some(137), Some(SHUTDOWN))
+        );
     }
 
     /// Marks bob as running since `started`, with a log, as the supervisor does.

@@ -5,11 +5,13 @@
 
 use std::collections::HashSet;
 
+use crate::base::clock;
 use crate::base::text::derive_summary;
 use crate::error::{Error, Result};
-use crate::format::config::TeamConfig;
+use crate::format::config::{Member, State, TeamConfig};
 use crate::format::message::InboxMessage;
 use crate::format::structured::{Classified, Structured};
+use crate::member::liveness::{Observed, Seen};
 use crate::member::seal;
 use crate::policy::{self, Action, Caller};
 use crate::protocol::rules::{self, Recipient};
@@ -36,6 +38,12 @@ pub(crate) fn send(
 ) -> Result<Sent> {
     if let Recipient::Member(to) = recipient {
         policy::require_inbox(config, to)?;
+        // Nobody will read it: say so, before the signing of it says something less to the point.
+        if let Some(member) = config.member(to)
+            && let Some(state) = member.state.filter(|state| state.is_final())
+        {
+            return Err(ended(member, Seen::Recorded(state)));
+        }
     }
     let me = match &structured {
         Some(message) => rules::check(team, config, caller, recipient, message)?,
@@ -44,10 +52,11 @@ pub(crate) fn send(
     let targets: Vec<String> = match recipient {
         // `user`, the person at the keyboard, has an inbox in every team, on the roster or not.
         Recipient::Member(to) => vec![policy::require_inbox(config, to)?.to_owned()],
+        // Those that have ended are left out: nobody would read their copies.
         Recipient::Broadcast => config
             .members
             .iter()
-            .filter(|m| m.name != me.as_str())
+            .filter(|m| m.name != me.as_str() && !has_ended(m))
             .map(|m| m.name.clone())
             .collect(),
         Recipient::Peer => {
@@ -57,10 +66,21 @@ pub(crate) fn send(
         }
     };
     if targets.is_empty() {
-        return Err(Error::usage(format!(
-            "team {} has no other member to broadcast to",
-            config.name
-        )));
+        let gone: Vec<&str> = config
+            .members
+            .iter()
+            .filter(|m| m.name != me.as_str() && has_ended(m))
+            .map(|m| m.name.as_str())
+            .collect();
+        return Err(Error::usage(if gone.is_empty() {
+            format!("team {} has no other member to broadcast to", config.name)
+        } else {
+            format!(
+                "team {} has no other member to broadcast to that has not ended (ended: {})",
+                config.name,
+                gone.join(", ")
+            )
+        }));
     }
 
     let summary = match (summary, &structured) {
@@ -79,7 +99,8 @@ pub(crate) fn send(
     let mut sealed = Vec::with_capacity(targets.len());
     for target in &targets {
         let mut copy = message.clone();
-        seal::seal(team, config, target, &mut copy)?;
+        seal::seal(team, config, target, &mut copy)
+            .map_err(|err| gone_unrecorded(team, target).unwrap_or(err))?;
         sealed.push(copy);
     }
     for (n, (target, copy)) in targets.iter().zip(&sealed).enumerate() {
@@ -92,6 +113,45 @@ pub(crate) fn send(
         from: me.to_string(),
         to: targets,
     })
+}
+
+/// Whether `member` has ended, as config.json records it: a final state is final.
+fn has_ended(member: &Member) -> bool {
+    member.state.is_some_and(State::is_final)
+}
+
+/// The refusal of a message to `member`, which has ended (`seen`): how, and when.
+fn ended(member: &Member, seen: Seen) -> Error {
+    let how = match (seen, member.exit_code) {
+        (Seen::Recorded(State::Exited | State::Failed), Some(code)) => {
+            format!("{} with status {code}", seen.label())
+        }
+        (Seen::ProcessVanished, _) => "vanished: its supervisor is gone".to_owned(),
+        (Seen::PaneVanished, _) => "vanished: its pane is gone".to_owned(),
+        _ => seen.label().to_owned(),
+    };
+    let when = member
+        .ended_at
+        .map(|at| format!(", {}", clock::ago(at, clock::now_ms())))
+        .unwrap_or_default();
+    Error::not_found(format!(
+        "{} has ended: {how}{when}; nothing was sent",
+        member.name
+    ))
+    .with_hint(format!(
+        "`swarm log {}` shows what it printed; `swarm status` shows who still runs",
+        member.name
+    ))
+}
+
+/// Why a message to `to` could not be signed when its member has gone without a record of its
+/// ending (its supervisor or pane vanished): the signing agent leaves once no member it signs for
+/// is live. Looked at only once signing has failed, so a send costs no look at the processes.
+fn gone_unrecorded(team: &Team, to: &str) -> Option<Error> {
+    let observed = Observed::take(team).ok()?;
+    let member = observed.config.member(to)?;
+    let seen = observed.seen(member);
+    (!seen.is_live() && seen != Seen::NotStarted).then(|| ended(member, seen))
 }
 
 /// A broadcast that failed part-way is taken back from the inboxes it reached, where it is still

@@ -48,9 +48,15 @@ impl PeerEntry {
     /// `uds:<label>`, or `uds:user` for a listener of the person's without a label. `None` for a
     /// member's, which is answered at `<member>@<team>`.
     pub(crate) fn reply_address(&self) -> Option<String> {
+        self.label_as_reached().map(|label| format!("uds:{label}"))
+    }
+
+    /// Its label, or `user` for a listener of the person's without one, which `uds:user` reaches:
+    /// what `peers` shows. `None` for a member's without a label.
+    pub(crate) fn label_as_reached(&self) -> Option<&str> {
         match &self.label {
-            Some(label) => Some(format!("uds:{label}")),
-            None if self.is_persons() => Some(format!("uds:{PERSON}")),
+            Some(label) => Some(label),
+            None if self.is_persons() => Some(PERSON),
             None => None,
         }
     }

@@ -6,6 +6,7 @@ use crate::base::names::Name;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::format::message::InboxMessage;
+use crate::format::settings::Protocol;
 use crate::format::signature::{Verdict, VerifyKey};
 use crate::format::structured::{Structured, request_subject};
 use crate::policy::{Action, Caller, PERSON, allow, allow_own};
@@ -90,6 +91,15 @@ pub(crate) fn check(
                 to,
                 "a shutdown request names its target",
             )?;
+            if config
+                .member(to)
+                .is_some_and(|m| m.protocol() == Protocol::None)
+            {
+                return Err(Error::usage(format!(
+                    "{to} cannot answer a shutdown request: its protocol is \"none\""
+                ))
+                .with_hint(format!("`swarm stop {to}` stops it")));
+            }
         }
         Structured::ShutdownApproved(answer) => {
             answer_own_shutdown(team, config, caller, &answer.request_id)?;

@@ -166,6 +166,15 @@ impl<'a> Follower<'a> {
         Ok(follower)
     }
 
+    /// What is already in history comes first too, before what is unread: everything said in the
+    /// team so far, in the order it was sent, then what follows (`swarm top`).
+    pub(crate) fn replaying_history(mut self) -> Self {
+        for owner in self.owners.values_mut() {
+            owner.history_at = 0;
+        }
+        self
+    }
+
     /// The directories to watch: the team's inboxes and histories.
     pub(crate) fn dirs(&self) -> [PathBuf; 2] {
         let paths = self.team.paths();

@@ -8,6 +8,7 @@ use std::thread;
 use std::time::Duration;
 
 use crate::base::clock;
+use crate::base::names::closest;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::store::durable::{
@@ -45,8 +46,11 @@ impl Team {
         } else {
             format!("teams: {}", known.join(", "))
         };
-        Err(Error::not_found(format!("no team named {name}; {listing}"))
-            .with_hint("create one with `swarm init TEAMFILE` or `swarm up TEAMFILE`"))
+        let hint = match closest(name, known.iter().map(String::as_str)) {
+            Some(close) => format!("did you mean {close}?"),
+            None => "create one with `swarm init TEAMFILE` or `swarm up TEAMFILE`".to_owned(),
+        };
+        Err(Error::not_found(format!("no team named {name}; {listing}")).with_hint(hint))
     }
 
     /// Writes a new team. Refuses to overwrite an existing one unless `replace` is set, in which

@@ -60,7 +60,9 @@ fn up_starts_a_member_on_another_host_and_every_host_sees_it_until_down() {
         .args(["down", "t", "--timeout", "1"])
         .run()
         .success()
-        .stdout_has("hostb: ");
+        .stdout_has("hostb: ")
+        // Said before hostb's node answers, which it does once it is done.
+        .stderr_has("swarm: waiting up to 1s for bob to answer the shutdown request");
     eventually("no pane left on either host", || {
         a.panes().is_empty() && b.panes().is_empty()
     });

@@ -687,3 +687,75 @@ fn seeded_invocations_repeat_their_ids_and_times_but_never_share_them() {
         .code(101)
         .stderr_has("SWARM_TEST_NOW=yesterday is neither epoch milliseconds nor RFC 3339");
 }
+
+/// Every command's help shows the options every command takes under a heading of their own, after
+/// the command's own; an environment variable is named, never shown as if set to nothing, whether
+/// it is set or not.
+#[test]
+fn global_options_have_their_own_heading_and_env_names_no_value() {
+    let sandbox = Sandbox::deterministic();
+    let globals = ["--home", "--team", "--as", "--json", "--verbose", "--quiet"];
+    let mut pending = vec![Vec::<String>::new()];
+    while let Some(path) = pending.pop() {
+        let args: Vec<&str> = path.iter().map(String::as_str).collect();
+        for team in [None, Some("demo")] {
+            let mut run = sandbox
+                .swarm()
+                .args(&args)
+                .arg("--help")
+                .env("COLUMNS", "100");
+            if let Some(team) = team {
+                run = run.env("SWARM_TEAM", team);
+            }
+            let text = run.run().success().stdout;
+            let command = format!("swarm {} --help (SWARM_TEAM={team:?})", path.join(" "));
+            assert!(
+                !text.contains("=]"),
+                "{command} shows an environment variable as set to nothing:\n{text}"
+            );
+            assert!(
+                !text.contains("SWARM_TEAM=demo"),
+                "{command} shows the value of SWARM_TEAM:\n{text}"
+            );
+            let section = |heading: &str| -> Vec<String> {
+                text.lines()
+                    .skip_while(|line| *line != heading)
+                    .skip(1)
+                    .take_while(|line| line.is_empty() || line.starts_with(' '))
+                    .filter(|line| line.trim_start().starts_with('-'))
+                    .map(str::to_owned)
+                    .collect()
+            };
+            let own = section("Options:");
+            let global = section("Global options:");
+            for flag in globals {
+                let named = |lines: &[String]| {
+                    lines.iter().any(|line| {
+                        line.split([',', ' '])
+                            .any(|word| word.trim_end_matches('.') == flag)
+                    })
+                };
+                assert!(
+                    !named(&own),
+                    "{command} lists {flag} among its own options:\n{text}"
+                );
+                assert!(
+                    named(&global),
+                    "{command} lacks {flag} under Global options:\n{text}"
+                );
+            }
+            let own_at = text.find("\nOptions:");
+            let global_at = text.find("\nGlobal options:");
+            assert!(
+                own_at.is_none() || own_at < global_at,
+                "{command} shows its own options after the global ones:\n{text}"
+            );
+        }
+        let text = help(&sandbox, &args, "--help");
+        for sub in subcommands(&text) {
+            let mut child = path.clone();
+            child.push(sub);
+            pending.push(child);
+        }
+    }
+}

@@ -8,6 +8,7 @@ mod cross_host;
 mod cross_host_tasks;
 mod docs;
 mod file_safety;
+mod first_use;
 mod harness;
 mod hosts;
 mod identity;

@@ -366,7 +366,15 @@ fn dynamic_completion_offers_the_names_under_the_home() {
         candidates(&sandbox, &["--team", "t", "inbox", ""], none),
         roster
     );
-    assert_eq!(candidates(&sandbox, &["--team=t", "log", ""], none), roster);
+    // log, like attach, takes a team first: its first word is a member or a team.
+    assert_eq!(
+        candidates(&sandbox, &["--team=t", "log", ""], none),
+        ["team-lead", "bob", "carol", "t", "u"]
+    );
+    assert_eq!(
+        candidates(&sandbox, &["log", "u", ""], none),
+        ["team-lead", "x"]
+    );
     assert_eq!(candidates(&sandbox, &["info", ""], &t), roster);
     assert_eq!(
         candidates(&sandbox, &["--team", "u", "wait", ""], none),
@@ -377,10 +385,17 @@ fn dynamic_completion_offers_the_names_under_the_home() {
         ["carol"]
     );
     assert_eq!(candidates(&sandbox, &["--as", ""], &t), roster);
-    // Two teams, none running: no team to take members from, unless one is named.
-    assert!(candidates(&sandbox, &["inbox", ""], none).is_empty());
+    // Two teams, none running, none named: every team's members, as a command takes them, a
+    // name in several teams as NAME@TEAM.
+    assert_eq!(
+        candidates(&sandbox, &["inbox", ""], none),
+        ["team-lead@t", "bob", "carol", "team-lead@u", "x"]
+    );
     // attach: one name is a member of the team or a team; after a team, its members.
-    assert_eq!(candidates(&sandbox, &["attach", ""], none), teams);
+    assert_eq!(
+        candidates(&sandbox, &["attach", ""], none),
+        ["team-lead@t", "bob", "carol", "team-lead@u", "x", "t", "u"]
+    );
     assert_eq!(
         candidates(&sandbox, &["attach", ""], &t),
         ["team-lead", "bob", "carol", "t", "u"]
@@ -440,11 +455,25 @@ fn dynamic_completion_offers_the_names_under_the_home() {
         [plan.as_str()]
     );
 
-    // Recipients: members, everyone, and live peers by label.
+    // Recipients: members, everyone, the person, and live peers by label; never nothing, which
+    // would leave the shell to offer file names.
     let (_listener, _socket) = crate::peers::listen(&sandbox, &["--label", "laptop"]);
     assert_eq!(
         candidates(&sandbox, &["send", ""], &t),
-        ["team-lead", "bob", "carol", "*", "uds:laptop"]
+        ["team-lead", "bob", "carol", "*", "user", "uds:laptop"]
+    );
+    assert_eq!(
+        candidates(&sandbox, &["send", ""], none),
+        [
+            "team-lead@t",
+            "bob",
+            "carol",
+            "team-lead@u",
+            "x",
+            "*",
+            "user",
+            "uds:laptop"
+        ]
     );
     assert_eq!(candidates(&sandbox, &["send", "uds:l"], &t), ["uds:laptop"]);
 }
@@ -474,8 +503,11 @@ fn dynamic_completion_of_a_broken_home_offers_nothing_and_writes_nothing() {
             &["attach", "t", ""],
         ] {
             let offered = candidates(&sandbox, words, &[("SWARM_HOME", &home)]);
+            // `*` and `user` are send's own words, not names from the home.
             assert!(
-                offered.iter().all(|name| name == "t"),
+                offered
+                    .iter()
+                    .all(|name| ["t", "*", "user"].contains(&name.as_str())),
                 "{home} {words:?}: {offered:?}"
             );
         }

@@ -46,7 +46,7 @@ fn agent_pid(sandbox: &Sandbox, team: &str) -> Option<i32> {
     })
 }
 
-fn agent_socket(sandbox: &Sandbox) -> PathBuf {
+pub(crate) fn agent_socket(sandbox: &Sandbox) -> PathBuf {
     let dir = sandbox.root().join("run/swarm");
     fs::read_dir(&dir)
         .unwrap()

@@ -168,7 +168,8 @@ fn top_at_80_by_24_keeps_going_through_a_corrupt_inbox_and_the_team_ending() {
     shows(&server, "top", "the warning row", "corrupt inbox");
     sandbox
         .swarm()
-        .args(["send", "--team", "small", "carol", "fine again"])
+        // carol has ended, and a message to it is refused: the lead has a live inbox.
+        .args(["send", "--team", "small", "team-lead", "fine again"])
         .run()
         .success();
     shows(&server, "top", "a message after it", "fine again");
@@ -355,4 +356,95 @@ fn enter_inside_tmux_takes_the_client_to_the_members_pane() {
         alice,
         "Enter did not select alice's pane"
     );
+}
+
+/// Opened after its members have spoken and the lead has read it all, top shows everything they
+/// said, and when each last sent and received; its header says what each member is in words and
+/// fits 120 columns, dropping the rate and then the task counts rather than the members' states;
+/// the `?` help is whole.
+#[test]
+fn top_opened_late_shows_what_was_said_and_a_header_that_fits() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let says = format!("{} send team-lead 'said before top'", bin());
+    let toml = format!(
+        "name = \"h\"\n[[member]]\nname = \"talker\"\ncommand = [\"sh\", \"-c\", \"{says}\"]\n\
+         [[member]]\nname = \"sleeper\"\ncommand = [\"sleep\", \"1000\"]\n\
+         [[member]]\nname = \"failing\"\ncommand = [\"sh\", \"-c\", \"exit 3\"]\n\
+         [[member]]\nname = \"stopped\"\ncommand = [\"sleep\", \"1000\"]\n"
+    );
+    up(&sandbox, &server, "h", &toml);
+    for (name, ended) in [("talker", "exited"), ("failing", "failed")] {
+        eventually(&format!("{name} to end"), || {
+            state(&sandbox, "h", name) == ended
+        });
+    }
+    sandbox.swarm().args(["stop", "stopped"]).run().success();
+    for subject in ["one", "two", "three"] {
+        sandbox
+            .swarm()
+            .args(["task", "add", subject])
+            .run()
+            .success();
+    }
+    sandbox
+        .swarm()
+        .args(["task", "start", "2"])
+        .as_("sleeper")
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["task", "start", "3"])
+        .as_("sleeper")
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["task", "done", "3"])
+        .as_("sleeper")
+        .run()
+        .success();
+    // The script that leads the team reads everything: nothing is left unread.
+    sandbox
+        .swarm()
+        .args(["recv"])
+        .run()
+        .success()
+        .stdout_has("said before top");
+
+    open_top(&server, "top", "h", 120, 40);
+    shows(
+        &server,
+        "top",
+        "what talker said, read before",
+        "said before top",
+    );
+    let screen = screen(&server, "top");
+    let header = screen.lines().next().unwrap_or_default();
+    assert!(
+        header
+            .trim_end()
+            .ends_with("1 not started, 1 exited, 1 running, 1 failed, 1 killed"),
+        "the header is cut or says `-`:\n{screen}"
+    );
+    let talker = screen
+        .lines()
+        .find(|line| line.contains(" talker "))
+        .unwrap_or_default();
+    assert!(
+        !talker.contains("-/-"),
+        "talker's last message out is not shown:\n{screen}"
+    );
+
+    keys(&server, "top", &["?"]);
+    shows(
+        &server,
+        "top",
+        "the help's last line, whole",
+        "each action runs as its `swarm` command would, with your permissions",
+    );
+    keys(&server, "top", &["Escape", "q"]);
+    shows(&server, "top", "top quitting", "top-ended-0");
+    down(&sandbox, "h");
 }

@@ -18,8 +18,9 @@ use crate::format::config::{Member, State, TeamConfig, TmuxPlacement};
 use crate::launch::tmux::{self, Located, Tmux};
 use crate::store::team::{Team, list_teams};
 
-const HELP: &str = r#"With one name, a member of the team (--team, SWARM_TEAM, the only team, or the only one running) is
-meant when there is one by that name, else the team of that name.
+const HELP: &str = r#"With one name, a member of the team (--team, SWARM_TEAM, the only team with a member of that name,
+the only team, or the only one running) is meant when there is one by that name, else the team of
+that name. NAME@TEAM names a member of team TEAM.
 
 Outside tmux, swarm becomes `tmux attach` on the team's server (detach with the prefix key and d).
 Inside tmux on the team's server, it switches your client to the team's window. Inside tmux on
@@ -127,7 +128,8 @@ impl How {
 }
 
 /// The team and the member the arguments name. With one name: a member of the team the context
-/// picks when it has one by that name, else the team of that name.
+/// picks for it (`Context::member_team`: also NAME@TEAM) when it has one by that name, else the
+/// team of that name.
 fn resolve(
     ctx: &Context,
     first: Option<&str>,
@@ -140,10 +142,10 @@ fn resolve(
         (Some(name), None) => {
             let is_team =
                 || list_teams(&ctx.home).is_ok_and(|teams| teams.iter().any(|t| t == name));
-            match ctx.team() {
-                Ok(team) => {
-                    if team.load()?.member(name).is_some() || !is_team() {
-                        Ok((team, Some(member(name)?)))
+            match ctx.member_team(name) {
+                Ok((team, member)) => {
+                    if team.load()?.member(member.as_str()).is_some() || !is_team() {
+                        Ok((team, Some(member)))
                     } else {
                         Ok((ctx.team_or(Some(name))?, None))
                     }

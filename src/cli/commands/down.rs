@@ -16,13 +16,15 @@ use crate::cli::removal::{self, ArchiveArgs};
 use crate::cluster::control::{self, DownReply, DownRequest};
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
-use crate::member::down::{self, Down, Outcome};
+use crate::member::down::{self, Down, Outcome, Report};
 use crate::policy::{self, Action};
 use crate::store::node::Reach;
 use crate::store::team::Team;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
 const JSON: &str = r#"JSON output (--json), one line per event:
+  {"event": "waiting", "names", "timeoutMs"}   the teammates asked to shut down, and how long they
+                              get before they are stopped (said once, on stderr, without --json)
   {"event": "ended", ...}     a teammate asked to shut down has ended (as `swarm wait` prints it)
   {"event": "stopped", ...}   a member that was still running was stopped (likewise)
   {"event": "warning", "name", "message"}   a teammate could not be asked to shut down
@@ -39,7 +41,8 @@ pub(crate) struct Args {
     #[arg(id = "team_arg", value_name = "TEAM", add = ArgValueCandidates::new(complete::teams))]
     pub(crate) team: Option<String>,
 
-    /// How long teammates get to answer and exit before they are stopped
+    /// How long teammates get to answer and exit before they are stopped; stderr says whom it
+    /// waits for. One whose protocol is "none" (a shell, a REPL) is stopped at once, not asked
     #[arg(long, value_name = "SECS", value_parser = parse_seconds, default_value = "20")]
     pub(crate) timeout: Duration,
 
@@ -132,6 +135,23 @@ fn down_elsewhere(
         force: how.force,
     };
     let wait = how.timeout + control::stop_wait();
+    // What the other hosts wait for is said before their answers, which come once they are done.
+    let elsewhere: Vec<String> = config
+        .members
+        .iter()
+        .filter(|m| m.host.as_deref().is_some_and(|host| hosts.contains(host)))
+        .filter(|m| m.state.is_some_and(|state| !state.is_final()) && m.name != config.lead_name())
+        .map(|m| m.name.clone())
+        .collect();
+    if !how.force && !elsewhere.is_empty() {
+        removal::report_down(
+            ctx,
+            Report::Waiting {
+                names: &elsewhere,
+                timeout: how.timeout,
+            },
+        )?;
+    }
     // Every host at once: each gives its members the whole timeout, so the hosts' waits overlap
     // rather than add up.
     let answers: Vec<(&str, Result<DownReply>)> = std::thread::scope(|scope| {

@@ -4,7 +4,6 @@
 use clap_complete::engine::ArgValueCandidates;
 use serde_json::{Value, json};
 
-use crate::base::names::Name;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
@@ -33,11 +32,10 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
-    let team = ctx.team()?;
+    let (team, named) = ctx.team_and_member(args.name.as_deref())?;
     let config = team.load()?;
-    let name = match &args.name {
+    let name = match named {
         Some(name) => {
-            let name = Name::of_member(name, config.roster().into_iter())?;
             ctx.inbox_is_here(&config, name.as_str())?;
             name
         }

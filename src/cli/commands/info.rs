@@ -5,7 +5,6 @@
 use clap_complete::engine::ArgValueCandidates;
 
 use crate::base::clock;
-use crate::base::names::Name;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
@@ -30,9 +29,8 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
-    let team = ctx.team()?;
+    let (team, name) = ctx.member_team(&args.name)?;
     let observed = Observed::take(&team)?;
-    let name = Name::of_member(&args.name, observed.config.roster().into_iter())?;
     let member = observed.config.require_member(name.as_str())?;
     let seen = observed.seen(member);
     let log = member

@@ -39,14 +39,25 @@ const JSON: &str = r#"JSON output (--json), one object per line of the log, as i
 #[derive(Debug, Clone, clap::Args)]
 #[command(after_long_help = JSON)]
 pub(crate) struct Args {
-    /// The member whose log to print (or --all)
+    /// The team, when NAME follows, as status, top, down and attach take it; alone, the member
+    /// whose log to print (or --all), also as NAME@TEAM
+    // Their own ids: sharing the global --team's would let an empty SWARM_TEAM fill it.
     #[arg(
-        value_name = "NAME",
+        id = "team_arg",
+        value_name = "TEAM",
         required_unless_present = "all",
         conflicts_with = "all",
-        add = ArgValueCandidates::new(complete::members)
+        add = ArgValueCandidates::new(complete::members_and_teams)
     )]
-    pub(crate) name: Option<String>,
+    pub(crate) first: Option<String>,
+
+    /// The member whose log to print, of the TEAM before it
+    #[arg(
+        id = "member_arg",
+        value_name = "NAME",
+        add = ArgValueCandidates::new(complete::members_of_team_arg)
+    )]
+    pub(crate) second: Option<String>,
 
     /// How many of the last lines to print (of each member, with --all)
     #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 10)]
@@ -77,7 +88,10 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
-    let team = ctx.team()?;
+    let (team, name) = match (args.first.as_deref(), args.second.as_deref()) {
+        (Some(team), Some(name)) => (ctx.team_or(Some(team))?, Some(Name::parse("member", name)?)),
+        (named, _) => ctx.team_and_member(named)?,
+    };
     let config = team.load()?;
     let logs = team.paths().logs();
     private_dir(team.paths().private_root(), &logs)?;
@@ -88,7 +102,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     } else {
         None
     };
-    match &args.name {
+    match &name {
         Some(name) => one(ctx, &team, &config, name, &args, watcher),
         None => all(ctx, &team, config, &args, watcher),
     }
@@ -99,11 +113,10 @@ fn one(
     ctx: &Context,
     team: &Team,
     config: &TeamConfig,
-    name: &str,
+    name: &Name,
     args: &Args,
     watcher: Option<Watcher>,
 ) -> Result<()> {
-    let name = Name::of_member(name, config.roster().into_iter())?;
     let member = config.require_member(name.as_str())?;
     if let Some(host) = member
         .host

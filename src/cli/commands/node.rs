@@ -26,7 +26,12 @@ pub(crate) struct Args {
     pub(crate) creds: Option<PathBuf>,
 
     /// The tmux server this host's members go on: a name (tmux -L) or a socket path (tmux -S)
-    #[arg(long, value_name = "NAME", env = "SWARM_TMUX_SOCKET")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "SWARM_TMUX_SOCKET",
+        hide_env_values = true
+    )]
     pub(crate) socket: Option<String>,
 
     /// Print a systemd user unit that runs this node, and exit

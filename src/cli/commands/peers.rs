@@ -13,7 +13,8 @@ use crate::peer::live_peers;
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
 const JSON: &str = r#"JSON output (--json), one document:
   [{"pid", "socket", "label", "team", "agent", "cwd", "startedAt", "startedAtMs", "tty"}]
-"label", "team", "agent" and "tty" are null when the peer has none."#;
+"label" is `user` for your listener without one, which uds:user reaches; "label", "team",
+"agent" and "tty" are null when the peer has none."#;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = JSON)]
@@ -28,7 +29,7 @@ pub(crate) fn run(ctx: &Context, _args: Args) -> Result<()> {
                 let mut object = Map::new();
                 object.insert("pid".to_owned(), peer.pid.into());
                 object.insert("socket".to_owned(), render::to_value(&peer.socket));
-                object.insert("label".to_owned(), peer.label.clone().into());
+                object.insert("label".to_owned(), peer.label_as_reached().into());
                 object.insert("team".to_owned(), peer.team.clone().into());
                 object.insert("agent".to_owned(), peer.agent.clone().into());
                 object.insert("cwd".to_owned(), render::to_value(&peer.cwd));
@@ -48,7 +49,7 @@ pub(crate) fn run(ctx: &Context, _args: Args) -> Result<()> {
     for peer in &peers {
         table.row(vec![
             peer.pid.to_string(),
-            dash(&peer.label),
+            peer.label_as_reached().unwrap_or("-").to_owned(),
             dash(&peer.team),
             dash(&peer.agent),
             peer.address(),

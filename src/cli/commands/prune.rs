@@ -143,7 +143,7 @@ fn nothing(ctx: &Context, args: &Args, running: &[String], recent: &[String]) ->
     {
         why.push(format!(
             "ended less than {} ago: {}",
-            humantime::format_duration(limit),
+            clock::span(limit),
             recent.join(", ")
         ));
     }

@@ -2,13 +2,13 @@
 //! every team), to every member but yourself (`*`), or to a `uds:` peer (`uds:user`: the person's
 //! listener, else their inbox). Text that is a protocol message obeys the protocol rules.
 
-use std::io::{Read, Write};
+use std::io::Write;
 
 use clap_complete::engine::ArgValueCandidates;
 use serde_json::json;
 
-use crate::base::names::Name;
 use crate::base::text::derive_summary;
+use crate::cli::args;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
@@ -35,7 +35,8 @@ pub(crate) struct Args {
     #[arg(value_name = "TO", add = ArgValueCandidates::new(complete::recipients))]
     pub(crate) to: String,
 
-    /// The message; '-' or nothing reads it from stdin
+    /// The message; '-' or nothing reads it from stdin (a pipe or file, not a terminal). An empty
+    /// message is refused
     #[arg(value_name = "TEXT")]
     pub(crate) text: Option<String>,
 
@@ -49,6 +50,15 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         None | Some("-") => read_stdin()?,
         Some(text) => text.to_owned(),
     };
+    if text.trim().is_empty() {
+        return Err(Error::usage(format!(
+            "the message to {} is empty; nothing was sent",
+            args.to
+        ))
+        .with_hint(
+            "give the text as an argument, or pipe it in: `echo hello | swarm send NAME -`",
+        ));
+    }
     check_text_size(&text)?;
     let structured = send::classify(&text)?;
 
@@ -68,12 +78,15 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     if matches!(recipient, Recipient::Peer) {
         return send_to_peer(ctx, &args.to, &text, args.summary.as_deref());
     }
-
-    let team = ctx.team()?;
+    // A member as NAME or as NAME@TEAM, the way swarm shows one.
+    let (team, member) = match recipient {
+        Recipient::Member(named) => ctx.team_and_member(Some(named))?,
+        _ => (ctx.team()?, None),
+    };
+    let recipient = member
+        .as_ref()
+        .map_or(recipient, |name| Recipient::Member(name.as_str()));
     let config = team.load()?;
-    if let Recipient::Member(to) = recipient {
-        Name::of_member(to, config.roster().into_iter())?;
-    }
     let caller = ctx.caller(&config)?;
     let sent = send::send(
         &team,
@@ -183,19 +196,11 @@ fn leave_for_person(
     output::line(message.id())
 }
 
+/// The message on stdin, when no text was given or it is `-`.
 fn read_stdin() -> Result<String> {
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .lock()
-        .take(crate::format::message::MAX_TEXT_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|err| Error::os("read the message from stdin", err))?;
-    if bytes.len() > crate::format::message::MAX_TEXT_BYTES {
-        return Err(Error::usage(format!(
-            "message text on stdin is over the limit of {} bytes (1 MiB)",
-            crate::format::message::MAX_TEXT_BYTES
-        ))
-        .with_hint("write large content to a file and send its path instead"));
-    }
+    let bytes = args::read_stdin(
+        "the message",
+        "`swarm send bob \"take task 2\"`, or `git diff | swarm send bob -`",
+    )?;
     String::from_utf8(bytes).map_err(|_| Error::usage("the message on stdin is not valid UTF-8"))
 }

@@ -6,7 +6,6 @@ use clap_complete::engine::ArgValueCandidates;
 use serde_json::json;
 
 use crate::base::clock;
-use crate::base::names::Name;
 use crate::cli::args::parse_seconds;
 use crate::cli::complete;
 use crate::cli::context::Context;
@@ -86,9 +85,8 @@ pub(crate) fn run(ctx: &Context, command: Command) -> Result<()> {
 }
 
 fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
-    let team = ctx.team()?;
+    let (team, name) = ctx.member_team(&args.name)?;
     let config = team.load()?;
-    let name = Name::of_member(&args.name, config.roster().into_iter())?;
     config.require_member(name.as_str())?;
     let caller = ctx.caller(&config)?;
     // The person at the keyboard asks as the lead, so the answer comes to the lead's inbox.

@@ -115,7 +115,12 @@ pub(crate) struct Args {
     pub(crate) env_remove: Vec<String>,
     /// Where the team's window opens when this spawn opens it (the team has none yet, or it is
     /// gone): a private tmux server, by name (tmux -L) or socket path (tmux -S)
-    #[arg(long, value_name = "NAME", env = "SWARM_TMUX_SOCKET")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "SWARM_TMUX_SOCKET",
+        hide_env_values = true
+    )]
     pub(crate) socket: Option<String>,
 
     /// The program and its arguments [default for claude: claude]

@@ -3,7 +3,6 @@
 
 use clap_complete::engine::ArgValueCandidates;
 
-use crate::base::names::Name;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::{output, render};
@@ -24,16 +23,9 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
-    let team = ctx.team()?;
     // A misspelt name is not found, whoever asks.
-    let name = if args.name == "all" {
-        None
-    } else {
-        Some(Name::of_member(
-            &args.name,
-            team.load()?.roster().into_iter(),
-        )?)
-    };
+    let (team, name) =
+        ctx.team_and_member(Some(args.name.as_str()).filter(|name| *name != "all"))?;
     // Members on other hosts are stopped by their own nodes (docs/ARCHITECTURE.md, "Roster,
     // control and status across hosts").
     let stopped = cluster::stop::stop_as(&team, name.as_ref(), |config| ctx.caller(config))?;

@@ -2,16 +2,13 @@
 //! then Enter (`--no-enter` leaves it out). Any bytes are safe: they reach tmux through a buffer
 //! on its stdin, never as an argument it could read as a key name or an option.
 
-use std::io::Read;
-
 use serde_json::json;
 
-use crate::base::names::Name;
+use crate::cli::args;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::{Error, Result};
-use crate::format::message::MAX_TEXT_BYTES;
 use crate::launch::tmux::Tmux;
 use crate::policy::{self, Action};
 use clap_complete::engine::ArgValueCandidates;
@@ -27,7 +24,7 @@ pub(crate) struct Args {
     pub(crate) name: String,
 
     /// What to type, each character as a key; a newline is Enter. '-' or nothing reads the bytes
-    /// from stdin, control characters included
+    /// from stdin (a pipe or file, not a terminal), control characters included
     #[arg(value_name = "TEXT", allow_hyphen_values = true)]
     pub(crate) text: Option<String>,
 
@@ -37,9 +34,8 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
-    let team = ctx.team()?;
+    let (team, name) = ctx.member_team(&args.name)?;
     let config = team.load()?;
-    let name = Name::of_member(&args.name, config.roster().into_iter())?;
     policy::allow(&config, &ctx.caller(&config)?, Action::Type)?;
     let member = config.require_member(name.as_str())?;
     let keys = match args.text {
@@ -83,17 +79,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 
 /// The keys on stdin, as bytes: at most the size of a message.
 fn read_stdin() -> Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .lock()
-        .take(MAX_TEXT_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|err| Error::os("read the keys from stdin", err))?;
-    if bytes.len() > MAX_TEXT_BYTES {
-        return Err(Error::usage(format!(
-            "the keys on stdin are over the limit of {MAX_TEXT_BYTES} bytes (1 MiB)"
-        ))
-        .with_hint("`swarm send` a file's path instead"));
-    }
-    Ok(bytes)
+    args::read_stdin(
+        "the keys",
+        "`swarm type bob \"y\"`, or `printf 'y\\n' | swarm type bob - --no-enter`",
+    )
 }

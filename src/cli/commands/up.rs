@@ -77,7 +77,8 @@ pub(crate) struct Args {
     pub(crate) detach: bool,
 
     /// Block until every member has ended, those `swarm spawn` adds meanwhile too, printing the
-    /// messages they exchange and each result; exit 1 if any did not complete
+    /// messages they exchange and each result; exit 1 if any did not complete. Ctrl-C stops the
+    /// waiting, not the team (exit 130): `swarm down` stops it
     #[arg(long, conflicts_with = "attach")]
     pub(crate) wait: bool,
 
@@ -86,7 +87,12 @@ pub(crate) struct Args {
     pub(crate) timeout: Option<Duration>,
 
     /// Put the team on a private tmux server: a name (tmux -L) or a socket path (tmux -S)
-    #[arg(long, value_name = "NAME", env = "SWARM_TMUX_SOCKET")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "SWARM_TMUX_SOCKET",
+        hide_env_values = true
+    )]
     pub(crate) socket: Option<String>,
 }
 
@@ -170,6 +176,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         None => Vec::new(),
     };
     drop(launch_lock);
+    // The team is up: from here on, Ctrl-C leaves it running.
+    if args.wait {
+        on_interrupt_leave_running(ctx, team.name())?;
+    }
     // Named as the user chose the server: plain `tmux attach` for the default one.
     let attach = placement
         .as_ref()
@@ -257,6 +267,36 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     if let Some(transcript) = &mut transcript {
         return wait_all(ctx, &team, args.timeout, transcript);
     }
+    Ok(())
+}
+
+/// Exit status after Ctrl-C: 128 + SIGINT, as a shell reports a command Ctrl-C ended.
+const INTERRUPTED: i32 = 130;
+
+/// From now on Ctrl-C ends the waiting, not the team: it runs on in tmux, as after `up` without
+/// `--wait`, and stderr says so and how to stop it (docs/ARCHITECTURE.md, "Launching"). A thread
+/// of its own waits for the signal, so the wait itself needs no change.
+fn on_interrupt_leave_running(ctx: &Context, team: &str) -> Result<()> {
+    let failed = |err| Error::os("install a handler for Ctrl-C", err);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(failed)?;
+    let mut interrupt = {
+        let _entered = runtime.enter();
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).map_err(failed)?
+    };
+    let said =
+        Error::runtime(format!("stopped waiting; team {team} runs on in tmux")).with_hint(format!(
+            "`swarm down {team}` stops it; `swarm top {team}` or `swarm wait --all --team {team}` \
+             follows it"
+        ));
+    let json = ctx.json;
+    std::thread::spawn(move || {
+        runtime.block_on(interrupt.recv());
+        crate::cli::report(&said, json);
+        std::process::exit(INTERRUPTED);
+    });
     Ok(())
 }
 

@@ -8,7 +8,6 @@ use std::time::Duration;
 use clap_complete::engine::ArgValueCandidates;
 
 use crate::base::clock;
-use crate::base::names::Name;
 use crate::cli::args::parse_seconds;
 use crate::cli::complete;
 use crate::cli::context::Context;
@@ -49,11 +48,11 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
-    let team = ctx.team()?;
+    let (team, named) = ctx.team_and_member(args.name.as_deref().filter(|_| !args.all))?;
     let config = team.load()?;
     let deadline = args.timeout.and_then(clock::deadline);
     let limit = args.timeout.unwrap_or_default().as_secs_f64();
-    let Some(name) = args.name.as_deref().filter(|_| !args.all) else {
+    let Some(name) = named else {
         // Waiting for itself would never end.
         let own = match ctx.whereabouts() {
             Whereabouts::Pane { team: at, member } if *at == config.name => Some(member.as_str()),
@@ -88,7 +87,6 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             Err(Error::silent(ErrorKind::Runtime))
         };
     };
-    let name = Name::of_member(name, config.roster().into_iter())?;
     let member = config.require_member(name.as_str())?.clone();
     let mut well = false;
     let left = liveness::wait_for_endings(

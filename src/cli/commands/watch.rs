@@ -4,7 +4,6 @@
 use clap_complete::engine::ArgValueCandidates;
 use serde_json::json;
 
-use crate::base::names::Name;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
@@ -38,12 +37,12 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
-    let team = ctx.team()?;
+    let (team, named) = ctx.team_and_member(args.name.as_deref().filter(|_| !args.all))?;
     let config = team.load()?;
     let caller = ctx.caller(&config)?;
-    let target = match (&args.name, args.all) {
+    let target = match (named, args.all) {
         (_, true) => None,
-        (Some(name), false) => Some(Name::of_member(name, config.roster().into_iter())?),
+        (Some(name), false) => Some(name),
         (None, false) => Some(ctx.member_of(&config)?.name().clone()),
     };
     if let Some(name) = &target {

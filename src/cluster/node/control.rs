@@ -24,7 +24,7 @@ use crate::launch::lock::LaunchLock;
 use crate::launch::panes::{self, Destination};
 use crate::launch::rerun;
 use crate::launch::tmux::{Server, Tmux};
-use crate::member::down::{self, Down};
+use crate::member::down::{self, Down, Report};
 use crate::member::liveness::Observed;
 use crate::member::log_follow::{LogFollow, Step};
 use crate::member::logfile::Follower;
@@ -264,7 +264,10 @@ fn take_down(node: &Node, request: DownRequest) -> Result<DownReply> {
             force: request.force,
         },
         |report| {
-            lines.push(report.line());
+            // Whom it waits for is said where `down` runs, before it asks this node.
+            if !matches!(report, Report::Waiting { .. }) {
+                lines.push(report.line());
+            }
             Ok(())
         },
     )?;
