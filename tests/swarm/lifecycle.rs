@@ -990,8 +990,11 @@ fn a_program_whose_start_cannot_be_recorded_is_ended_and_its_ending_recorded() {
             pid_file.display()
         ),
     );
+    // Registered: its supervisor's pid is in config.json, written before it waits on git.
     eventually("bob to register and the lead to run", || {
-        state(&sandbox, "t", "bob") == "starting" && state(&sandbox, "t", "team-lead") == "running"
+        state(&sandbox, "t", "bob") == "starting"
+            && sandbox.member("t", "bob")["supervisorPid"].is_i64()
+            && state(&sandbox, "t", "team-lead") == "running"
     });
     // agent-team-mail's lock on config.json, held as atm would hold it.
     let atm = lock(&sandbox.team_dir("t").join("config.lock"));
