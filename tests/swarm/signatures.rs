@@ -945,3 +945,62 @@ fn members_without_keys_work_as_before() {
         "no agent for a team without keys"
     );
 }
+
+/// Puts a `tmux` first on PATH that, called by the signing agent while `<home of the user>/hold`
+/// exists, says so in `held` and waits until `hold` is gone; every other call goes straight on.
+fn holding_tmux(sandbox: &mut Sandbox) -> (PathBuf, PathBuf) {
+    let bin = sandbox.root().join("holding-bin");
+    fs::create_dir_all(&bin).unwrap();
+    let user = sandbox.root().join("user");
+    let (hold, held) = (user.join("hold"), user.join("held"));
+    let script = bin.join("tmux");
+    fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nif [ -e '{hold}' ] && tr '\\0' ' ' </proc/$PPID/cmdline | grep -q key-agent; then\n  \
+             : >'{held}'\n  while [ -e '{hold}' ]; do sleep 0.05; done\nfi\nexec '{}' \"$@\"\n",
+            crate::harness::real_tmux(sandbox).display(),
+            hold = hold.display(),
+            held = held.display(),
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        sandbox.env_value("PATH").unwrap().to_string_lossy()
+    );
+    sandbox.set_env("PATH", path);
+    (hold, held)
+}
+
+/// The signing agent looks at its team through tmux every few seconds; a tmux that hangs while it
+/// looks does not keep the agent from signing what the lead's side sends meanwhile.
+#[test]
+fn the_signing_agent_signs_while_tmux_hangs() {
+    let mut sandbox = Sandbox::new();
+    let (hold, held) = holding_tmux(&mut sandbox);
+    let server = TmuxServer::start(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "hg",
+        &format!(
+            "name = \"hg\"\n{LEAD}[[member]]\nname = \"carol\"\ncommand = [\"sleep\", \"1000\"]\n"
+        ),
+    );
+    eventually("carol to run", || running(&sandbox, "hg", "carol"));
+    fs::write(&hold, "").unwrap();
+    eventually("the agent to look at its team's panes", || held.exists());
+    sandbox
+        .swarm()
+        .args(["send", "carol", "while tmux hangs"])
+        .team("hg")
+        .run()
+        .success();
+    fs::remove_file(&hold).unwrap();
+    let inbox = sandbox.inbox("hg", "carol");
+    assert!(inbox[0]["lead_sig"].is_string(), "{inbox:#?}");
+    down(&sandbox, "hg");
+}

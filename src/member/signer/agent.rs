@@ -132,6 +132,10 @@ fn sweep(served: &Served, keys: &Keys, socket: &Path, inode: u64) {
     let mut needed_at = Instant::now();
     loop {
         std::thread::sleep(SWEEP);
+        // Looked at without the keys' lock: the look runs tmux and waits for config.json's lock,
+        // and requests are answered meanwhile. A key made since is younger than the grace.
+        let observed =
+            Team::open(&served.home, &served.team).and_then(|team| Observed::take(&team));
         // Holding the keys' lock: no request is answered between a decision to leave and the exit.
         let mut held = keys.lock().unwrap_or_else(PoisonError::into_inner);
         let ours = fs::symlink_metadata(socket).is_ok_and(|meta| meta.ino() == inode);
@@ -139,8 +143,6 @@ fn sweep(served: &Served, keys: &Keys, socket: &Path, inode: u64) {
             // Removed (the runtime directory with it), or replaced: nobody can reach this agent.
             std::process::exit(0);
         }
-        let observed =
-            Team::open(&served.home, &served.team).and_then(|team| Observed::take(&team));
         let observed = match observed {
             Ok(observed) => Some(observed),
             Err(err) if err.kind() == ErrorKind::NotFound => None,
