@@ -217,7 +217,7 @@ impl App<'_> {
         let feed = &mut self.feed;
         let pushed = &mut self.pushed;
         let looked = follower.arrivals(|arrival| {
-            let verdict = judges.judge(&arrival.to, &arrival.message);
+            let verdict = judges.judge(arrival);
             feed.push(arrival, verdict, now);
             *pushed += 1;
             Ok(())

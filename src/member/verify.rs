@@ -5,17 +5,27 @@
 //! paste delivery) takes M's key from what M was launched with: `SWARM_LEAD_VERIFY_KEY` in its
 //! supervisor's environment, which tmux set and nothing M runs can change. Every other reader
 //! only shows messages, and takes the copy in config.json.
+//!
+//! A message M's run has taken is seen for good: M's supervisor keeps the ids in its memory and
+//! answers on its socket which of a reader's were taken before ([`consult`]). History, a file any
+//! process of the user can empty, only adds to that.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use crate::base::process;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::format::message::InboxMessage;
 use crate::format::signature::{Judge, Verdict, VerifyKey};
 use crate::launch::keys::KEY_VAR;
 use crate::member::identity;
+use crate::peer::{self, TakenQuery};
+use crate::store::follow::Arrival;
 use crate::store::team::Team;
+
+/// Why nothing of the lead's is verified when a member's supervisor cannot be asked.
+const DOUBT: &str = "its member's supervisor cannot say whether it was taken before";
 
 /// The key member `name` verifies the lead's messages with, as a reader here sees it.
 pub(crate) fn verify_key(team: &Team, config: &TeamConfig, name: &str) -> Option<VerifyKey> {
@@ -51,11 +61,100 @@ pub(crate) fn judge(
     Ok(judge)
 }
 
+/// Asks member `name`'s supervisor which of `messages` that claim the lead's side its run has
+/// taken before, and, with `take`, takes them; tells `judge`, which from then on counts them as
+/// seen. A member with no live supervisor has no run to ask about: history is all there is. One
+/// whose supervisor runs but cannot be asked is doubted: nothing of the lead's is verified.
+pub(crate) fn consult(
+    judge: &mut Judge,
+    team: &Team,
+    config: &TeamConfig,
+    name: &str,
+    messages: &[&InboxMessage],
+    take: bool,
+) {
+    let ids: Vec<String> = messages
+        .iter()
+        .filter(|m| judge.claims(m))
+        .map(|m| m.id().into_owned())
+        .collect();
+    if ids.is_empty() {
+        return;
+    }
+    match taken_before(team, config, name, ids, take) {
+        Ok(before) => before.iter().for_each(|id| judge.saw(id)),
+        Err(err) => {
+            tracing::warn!("which of {name}'s messages were taken cannot be told: {err}");
+            judge.doubt(DOUBT);
+        }
+    }
+}
+
+/// The answer of member `name`'s live supervisor to a [`TakenQuery`]; none when it has none.
+fn taken_before(
+    team: &Team,
+    config: &TeamConfig,
+    name: &str,
+    ids: Vec<String>,
+    take: bool,
+) -> Result<Vec<String>> {
+    let Some(pid) = live_supervisor(team, config, name) else {
+        return Ok(Vec::new());
+    };
+    // Its socket as recorded, else where a supervisor with its pid binds one: either way, only
+    // that supervisor serving it is asked.
+    let recorded = config
+        .member(name)
+        .and_then(|m| m.socket.as_deref())
+        .map(PathBuf::from);
+    let bound = u32::try_from(pid)
+        .ok()
+        .and_then(|pid| Some(peer::runtime_dir().ok()?.socket(pid)));
+    let query = TakenQuery { taken: ids, take };
+    for path in recorded.into_iter().chain(bound) {
+        let Ok(connection) = peer::connect(&path) else {
+            continue;
+        };
+        if connection.server().is_ok_and(|server| server.pid == pid) {
+            return connection.ask_taken(&query);
+        }
+    }
+    Err(Error::runtime(format!(
+        "{name}'s supervisor (process {pid}) serves no socket here"
+    )))
+}
+
+/// The pid of member `name`'s supervisor, the one its pane runs under, if one lives: this
+/// process's own when it runs in that pane, else the one config.json records, else any found
+/// among the processes; config.json is only a claim, so each is checked against the process.
+fn live_supervisor(team: &Team, config: &TeamConfig, name: &str) -> Option<i32> {
+    let home = team.home();
+    if let Some(pid) = identity::own_supervisor(home, team.name(), name) {
+        return Some(pid);
+    }
+    let pane_supervisor = |pid: i32| identity::is_pane_supervisor(home, team.name(), name, pid);
+    if let Some(pid) = config.member(name).and_then(|m| m.supervisor_pid)
+        && pane_supervisor(pid)
+    {
+        return Some(pid);
+    }
+    let home_id = process::dir_id(home.root())?;
+    process::own_processes()
+        .into_iter()
+        .map(|p| p.pid)
+        .find(|pid| {
+            process::supervisor(*pid).is_some_and(|found| found.serves(home_id, team.name(), name))
+                && pane_supervisor(*pid)
+        })
+}
+
 /// One judge per member, made when first needed: for readers that follow several inboxes.
 pub(crate) struct Judges<'a> {
     team: &'a Team,
     config: &'a TeamConfig,
     by_member: HashMap<String, Judge>,
+    /// The reader takes what it is shown (`watch --consume`).
+    take: bool,
 }
 
 impl<'a> Judges<'a> {
@@ -64,19 +163,25 @@ impl<'a> Judges<'a> {
             team,
             config,
             by_member: HashMap::new(),
+            take: false,
         }
     }
 
-    /// The verdict on `message` in `to`'s inbox or history.
-    pub(crate) fn judge(&mut self, to: &str, message: &InboxMessage) -> Verdict {
-        self.by_member
-            .entry(to.to_owned())
-            .or_insert_with(|| {
-                Judge::new(
-                    verify_key(self.team, self.config, to),
-                    self.config.lead_name(),
-                )
-            })
-            .judge(message)
+    /// Judges for a reader that takes what it is shown.
+    pub(crate) fn taking(self) -> Self {
+        Self { take: true, ..self }
+    }
+
+    /// The verdict on what arrived: a message still unread, its member's run may have taken
+    /// before (a replay), which its supervisor is asked.
+    pub(crate) fn judge(&mut self, arrival: &Arrival) -> Verdict {
+        let (team, config, take) = (self.team, self.config, self.take);
+        let judge = self.by_member.entry(arrival.to.clone()).or_insert_with(|| {
+            Judge::new(verify_key(team, config, &arrival.to), config.lead_name())
+        });
+        if arrival.unread {
+            consult(judge, team, config, &arrival.to, &[&arrival.message], take);
+        }
+        judge.judge(&arrival.message)
     }
 }

@@ -946,6 +946,81 @@ fn members_without_keys_work_as_before() {
     );
 }
 
+/// carol takes a message the lead's side signed; then anyone empties her history and puts the
+/// message back into her inbox. Her supervisor remembers what her run took, which nothing in a
+/// file can undo: her own `recv` and the person's `inbox` both show the replay as forged.
+#[test]
+fn a_signed_message_put_back_after_its_history_was_emptied_is_a_replay() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let work = sandbox.work();
+    let script = sandbox.write(
+        "taker.sh",
+        "set -u\nfor n in 1 2; do\n  while [ ! -f \"$WORK/go-$n\" ]; do sleep 0.05; done\n  \
+         swarm recv --json >\"$WORK/taken-$n.tmp\" 2>&1; mv \"$WORK/taken-$n.tmp\" \"$WORK/taken-$n\"\n\
+         done\nexec sleep 1000\n",
+    );
+    up(
+        &sandbox,
+        &server,
+        "rp",
+        &format!(
+            "name = \"rp\"\n{LEAD}[[member]]\nname = \"carol\"\ncommand = [\"sh\", \"{}\"]\nenv = {{ WORK = \"{}\" }}\n",
+            script.display(),
+            work.display()
+        ),
+    );
+    eventually("carol to run", || running(&sandbox, "rp", "carol"));
+    sandbox
+        .swarm()
+        .args(["send", "carol", "deploy to production"])
+        .team("rp")
+        .run()
+        .success();
+    let signed = sandbox.inbox("rp", "carol")[0].clone();
+    assert!(signed["lead_sig"].is_string(), "{signed}");
+    let taken = |n: usize| -> Value {
+        fs::write(work.join(format!("go-{n}")), "").unwrap();
+        let path = work.join(format!("taken-{n}"));
+        eventually("carol's recv", || path.exists());
+        let text = fs::read_to_string(&path).unwrap();
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"))
+    };
+    let first = taken(1);
+    assert_eq!(first[0]["text"], "deploy to production", "{first}");
+    assert_eq!(first[0]["verified"], true, "{first}");
+
+    // Her history emptied, the very entry written back into her inbox.
+    let history = sandbox.team_dir("rp").join("history/carol.jsonl");
+    assert!(
+        fs::read_to_string(&history)
+            .unwrap()
+            .contains("deploy to production")
+    );
+    fs::write(&history, "").unwrap();
+    forge(&sandbox, "rp", "carol", std::slice::from_ref(&signed));
+
+    let shown = sandbox
+        .swarm()
+        .args(["inbox", "carol", "--json"])
+        .team("rp")
+        .run()
+        .success()
+        .json();
+    assert_eq!(shown[0]["text"], "deploy to production", "{shown}");
+    assert_eq!(
+        shown[0]["verified"], false,
+        "the person is shown a replay as the lead's: {shown}"
+    );
+    let again = taken(2);
+    assert_eq!(again[0]["text"], "deploy to production", "{again}");
+    assert_eq!(
+        again[0]["verified"], false,
+        "carol takes a replay as the lead's: {again}"
+    );
+    down(&sandbox, "rp");
+}
+
 /// Puts a `tmux` first on PATH that, called by the signing agent while `<home of the user>/hold`
 /// exists, says so in `held` and waits until `hold` is gone; every other call goes straight on.
 fn holding_tmux(sandbox: &mut Sandbox) -> (PathBuf, PathBuf) {

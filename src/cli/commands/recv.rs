@@ -52,12 +52,18 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let max = args
         .max
         .map(|max| usize::try_from(max).unwrap_or(usize::MAX));
-    // Printed before they leave the inbox: a print that fails leaves them unread.
+    // Printed before they leave the inbox: a print that fails leaves them unread. What claims
+    // the lead's side is taken at its member's supervisor first: one taken before is a replay.
     let consume = || {
         mailbox.consume_delivering(
             max,
             |_| true,
-            |messages| print(ctx, messages, &mut judge.borrow_mut()),
+            |messages| {
+                let mut judge = judge.borrow_mut();
+                let taken: Vec<&InboxMessage> = messages.iter().collect();
+                verify::consult(&mut judge, &team, &config, me.as_str(), &taken, true);
+                print(ctx, messages, &mut judge)
+            },
         )
     };
 

@@ -73,10 +73,13 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let watcher = Watcher::arm_all(&[&inboxes, &history])?;
     let scope = follower.scope().clone();
     let mut judges = Judges::new(&team, &config);
+    if args.consume {
+        judges = judges.taking();
+    }
     loop {
         // With --consume, each message leaves the inbox only once it is shown.
         follower.arrivals(|arrival| {
-            let verdict = judges.judge(&arrival.to, &arrival.message);
+            let verdict = judges.judge(arrival);
             show(ctx, arrival, verdict)
         })?;
         watcher.wait(None, &|file| scope.covers(file))?;

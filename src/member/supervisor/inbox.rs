@@ -196,12 +196,21 @@ impl Handling {
     ) -> Result<Option<String>> {
         let mailbox = supervisor.team.mailbox(&supervisor.name);
         let judge = &mut verifier.judge;
+        // What this run took is a replay when it comes back, whoever emptied the history since.
+        let unread = mailbox.peek()?;
+        let claimed: Vec<String> = unread
+            .iter()
+            .filter(|m| judge.claims(m))
+            .map(|m| m.id().into_owned())
+            .collect();
+        for id in supervisor.taken(&claimed, false) {
+            judge.saw(&id);
+        }
         if self.wrapper {
             let lead = supervisor.lead.as_str();
             let is_request = |m: &InboxMessage| {
                 m.from() == lead && matches!(m.structured(), Some(Structured::ShutdownRequest(_)))
             };
-            let unread = mailbox.peek()?;
             let genuine = unread
                 .iter()
                 .find(|m| is_request(m) && !judge.verdict(m).is_forged());
@@ -233,6 +242,7 @@ impl Handling {
                 let caller = Caller::member(&config, &supervisor.name)?;
                 seal::request(&supervisor.team, &config, &caller, lead, &answer)?;
                 judge.saw(&taken.id());
+                supervisor.taken(&[taken.id().into_owned()], true);
                 if let Err(err) =
                     exchange::retire(&supervisor.team, &supervisor.name, &request.request_id)
                 {
@@ -252,15 +262,11 @@ impl Handling {
         if self.paste
             && let (Some(tmux), Some(pane)) = (&supervisor.tmux, &supervisor.pane)
         {
-            let plain: Vec<_> = mailbox
-                .peek()?
-                .into_iter()
-                .filter(|m| m.structured().is_none())
-                .collect();
+            let plain: Vec<_> = unread.iter().filter(|m| m.structured().is_none()).collect();
             let buffer = format!("swarm-{}-{}", supervisor.team.name(), supervisor.name);
             let mut pasted = HashSet::new();
             let mut failure = None;
-            for message in &plain {
+            for message in plain {
                 let verdict = judge.verdict(message);
                 let from = match verdict {
                     Verdict::Forged(why) if !self.format.shows_forgery() => {
@@ -304,6 +310,7 @@ impl Handling {
             // Whatever reached the pane leaves the inbox, even if a later paste failed.
             for taken in mailbox.consume(None, |m| pasted.contains(m.id().as_ref()))? {
                 judge.saw(&taken.id());
+                supervisor.taken(&[taken.id().into_owned()], true);
             }
             if let Some(err) = failure {
                 return Err(err);
