@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::harness::{LEAD, Sandbox, TmuxServer, down, eventually, up};
+use crate::signatures::{agent_pid, agent_socket};
 
 /// A member program in perl that runs jobs handed to it as `<dir>/job-<n>`, one after another,
 /// from its pane. Each job connects (or listens) in a process that forks and exits, and is
@@ -93,18 +94,6 @@ fn run_job(sandbox: &Sandbox, n: usize, job: &[&str], what: &str) -> PathBuf {
 fn answer(path: &Path) -> Value {
     let text = fs::read_to_string(path).unwrap();
     serde_json::from_str(text.trim()).unwrap_or_else(|_| panic!("not an answer: {text}"))
-}
-
-/// The signing agent's socket, `<runtime>/signer-….sock`.
-fn agent_socket(sandbox: &Sandbox) -> PathBuf {
-    fs::read_dir(sandbox.root().join("run/swarm"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .find(|path| {
-            let name = path.file_name().unwrap().to_string_lossy();
-            name.starts_with("signer-") && name.ends_with(".sock")
-        })
-        .expect("the signing agent's socket")
 }
 
 /// A process in bob's pane connects to the signing agent, starts a child with the connection and
@@ -215,19 +204,4 @@ fn the_leads_side_refuses_an_agent_whose_listener_has_exited() {
     let heard = fs::read_to_string(sandbox.work().join("heard-1")).unwrap_or_default();
     assert_eq!(heard, "", "the impostor was told nothing");
     down(&sandbox, "fl");
-}
-
-/// The pid of team `team`'s signing agent, from its command line.
-fn agent_pid(sandbox: &Sandbox, team: &str) -> Option<i32> {
-    let home = sandbox.home().display().to_string();
-    fs::read_dir("/proc").ok()?.find_map(|entry| {
-        let pid: i32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
-        let cmdline = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-        let args: Vec<String> = cmdline
-            .split(|b| *b == 0)
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect();
-        let at = args.iter().position(|a| a == "key-agent")?;
-        (args.contains(&home) && args.get(at + 1).map(String::as_str) == Some(team)).then_some(pid)
-    })
 }

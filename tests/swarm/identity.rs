@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
 
-use crate::harness::{Sandbox, TmuxServer, eventually};
+use crate::harness::{Sandbox, TmuxServer, down, eventually};
 
 /// A member program that waits for `go` (a shell file of variables), runs `attacks` one per line
 /// as `label command…`, and records `label status` for each in `results`, then `done`.
@@ -343,9 +343,5 @@ fn editing_lead_agent_id_does_not_make_a_teammate_the_lead() {
         assert_eq!(results.get(refused), Some(&2), "{refused}: {results:?}");
     }
     assert_eq!(sandbox.member("id", "carol")["state"], "running");
-    sandbox
-        .swarm()
-        .args(["down", "id", "--force"])
-        .run()
-        .success();
+    down(&sandbox, "id");
 }

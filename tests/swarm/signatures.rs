@@ -32,7 +32,7 @@ fn now_from(message: &Value) -> Value {
 }
 
 /// The pid of the team's signing agent, from its command line (`swarm --home H key-agent T L`).
-fn agent_pid(sandbox: &Sandbox, team: &str) -> Option<i32> {
+pub(crate) fn agent_pid(sandbox: &Sandbox, team: &str) -> Option<i32> {
     let home = sandbox.home().display().to_string();
     fs::read_dir("/proc").ok()?.find_map(|entry| {
         let pid: i32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
@@ -46,7 +46,7 @@ fn agent_pid(sandbox: &Sandbox, team: &str) -> Option<i32> {
     })
 }
 
-fn agent_socket(sandbox: &Sandbox) -> PathBuf {
+pub(crate) fn agent_socket(sandbox: &Sandbox) -> PathBuf {
     let dir = sandbox.root().join("run/swarm");
     fs::read_dir(&dir)
         .unwrap()
@@ -1024,29 +1024,17 @@ fn a_signed_message_put_back_after_its_history_was_emptied_is_a_replay() {
 /// Puts a `tmux` first on PATH that, called by the signing agent while `<home of the user>/hold`
 /// exists, says so in `held` and waits until `hold` is gone; every other call goes straight on.
 fn holding_tmux(sandbox: &mut Sandbox) -> (PathBuf, PathBuf) {
-    let bin = sandbox.root().join("holding-bin");
-    fs::create_dir_all(&bin).unwrap();
     let user = sandbox.root().join("user");
     let (hold, held) = (user.join("hold"), user.join("held"));
-    let script = bin.join("tmux");
-    fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nif [ -e '{hold}' ] && tr '\\0' ' ' </proc/$PPID/cmdline | grep -q key-agent; then\n  \
-             : >'{held}'\n  while [ -e '{hold}' ]; do sleep 0.05; done\nfi\nexec '{}' \"$@\"\n",
-            crate::harness::real_tmux(sandbox).display(),
+    sandbox.tmux_shim(
+        "holding-bin",
+        &format!(
+            "if [ -e '{hold}' ] && tr '\\0' ' ' </proc/$PPID/cmdline | grep -q key-agent; then\n  \
+             : >'{held}'\n  while [ -e '{hold}' ]; do sleep 0.05; done\nfi\n",
             hold = hold.display(),
             held = held.display(),
         ),
-    )
-    .unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        sandbox.env_value("PATH").unwrap().to_string_lossy()
     );
-    sandbox.set_env("PATH", path);
     (hold, held)
 }
 
