@@ -6,11 +6,12 @@
 //! supervisor's environment, which tmux set and nothing M runs can change. Every other reader
 //! only shows messages, and takes the copy in config.json.
 //!
-//! A message M's run has taken is seen for good: M's supervisor keeps the ids in its memory and
-//! answers on its socket which of a reader's were taken before ([`consult`]). History, a file any
+//! A message M's run has taken is seen for good: once a reader has taken it out of the inbox, M's
+//! supervisor keeps its id in memory ([`took`]) and answers on its socket which of a reader's
+//! were taken before ([`consult`]): one found unread again is a replay. History, a file any
 //! process of the user can empty, only adds to that.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use crate::base::process;
@@ -61,8 +62,8 @@ pub(crate) fn judge(
     Ok(judge)
 }
 
-/// Asks member `name`'s supervisor which of `messages` that claim the lead's side its run has
-/// taken before, and, with `take`, takes them; tells `judge`, which from then on counts them as
+/// Asks member `name`'s supervisor which of `messages`, found unread in its inbox, that claim
+/// the lead's side its run has taken before; tells `judge`, which from then on counts them as
 /// seen. A member with no live supervisor has no run to ask about: history is all there is. One
 /// whose supervisor runs but cannot be asked is doubted: nothing of the lead's is verified.
 pub(crate) fn consult(
@@ -71,7 +72,6 @@ pub(crate) fn consult(
     config: &TeamConfig,
     name: &str,
     messages: &[&InboxMessage],
-    take: bool,
 ) {
     let ids: Vec<String> = messages
         .iter()
@@ -81,12 +81,56 @@ pub(crate) fn consult(
     if ids.is_empty() {
         return;
     }
-    match taken_before(team, config, name, ids, take) {
-        Ok(before) => before.iter().for_each(|id| judge.saw(id)),
+    match taken_before(team, config, name, ids, false) {
+        Ok(before) => replays(team, name, before)
+            .iter()
+            .for_each(|id| judge.saw(id)),
         Err(err) => {
             tracing::warn!("which of {name}'s messages were taken cannot be told: {err}");
             judge.doubt(DOUBT);
         }
+    }
+}
+
+/// Of the ids member `name`'s run took before, those still unread in its inbox now: its
+/// supervisor is told of one only once it has left the inbox, so one there now came back, a
+/// replay; one gone was taken while the reader looked, from the copy it had read before. An inbox
+/// that cannot be read leaves them all replays.
+pub(crate) fn replays(team: &Team, name: &str, before: Vec<String>) -> Vec<String> {
+    if before.is_empty() {
+        return before;
+    }
+    let Ok(now) = team.mailbox(name).peek() else {
+        return before;
+    };
+    let unread: HashSet<String> = now.iter().map(|m| m.id().into_owned()).collect();
+    before
+        .into_iter()
+        .filter(|id| unread.contains(id))
+        .collect()
+}
+
+/// Tells member `name`'s supervisor that `messages`, which claim the lead's side, have left its
+/// inbox, taken by a reader judged by `judge`: from now on each is a replay if it comes back.
+/// Told after they left, so a reader that found one still unread meanwhile saw no replay. A
+/// supervisor that cannot be told is a warning: what was taken was taken.
+pub(crate) fn took(
+    judge: &Judge,
+    team: &Team,
+    config: &TeamConfig,
+    name: &str,
+    messages: &[&InboxMessage],
+) {
+    let ids: Vec<String> = messages
+        .iter()
+        .filter(|m| judge.claims(m))
+        .map(|m| m.id().into_owned())
+        .collect();
+    if ids.is_empty() {
+        return;
+    }
+    if let Err(err) = taken_before(team, config, name, ids, true) {
+        tracing::warn!("{name}'s supervisor was not told what was taken: {err}");
     }
 }
 
@@ -111,16 +155,22 @@ fn taken_before(
         .ok()
         .and_then(|pid| Some(peer::runtime_dir().ok()?.socket(pid)));
     let query = TakenQuery { taken: ids, take };
-    for path in recorded.into_iter().chain(bound) {
-        let Ok(connection) = peer::connect(&path) else {
+    let paths: Vec<PathBuf> = recorded.into_iter().chain(bound).collect();
+    for path in &paths {
+        let Ok(connection) = peer::connect(path) else {
             continue;
         };
         if connection.server().is_ok_and(|server| server.pid == pid) {
             return connection.ask_taken(&query);
         }
     }
+    // A supervisor that has not bound its socket yet has not started the program: its run has
+    // taken nothing. One whose socket was removed, or is served by another, cannot be asked.
+    if !paths.iter().any(|path| peer::is_bound(path)) {
+        return Ok(Vec::new());
+    }
     Err(Error::runtime(format!(
-        "{name}'s supervisor (process {pid}) serves no socket here"
+        "{name}'s supervisor (process {pid}) cannot be asked on its socket"
     )))
 }
 
@@ -153,8 +203,6 @@ pub(crate) struct Judges<'a> {
     team: &'a Team,
     config: &'a TeamConfig,
     by_member: HashMap<String, Judge>,
-    /// The reader takes what it is shown (`watch --consume`).
-    take: bool,
 }
 
 impl<'a> Judges<'a> {
@@ -163,25 +211,33 @@ impl<'a> Judges<'a> {
             team,
             config,
             by_member: HashMap::new(),
-            take: false,
         }
     }
 
-    /// Judges for a reader that takes what it is shown.
-    pub(crate) fn taking(self) -> Self {
-        Self { take: true, ..self }
+    fn of(&mut self, to: &str) -> &mut Judge {
+        let (team, config) = (self.team, self.config);
+        self.by_member
+            .entry(to.to_owned())
+            .or_insert_with(|| Judge::new(verify_key(team, config, to), config.lead_name()))
     }
 
     /// The verdict on what arrived: a message still unread, its member's run may have taken
     /// before (a replay), which its supervisor is asked.
     pub(crate) fn judge(&mut self, arrival: &Arrival) -> Verdict {
-        let (team, config, take) = (self.team, self.config, self.take);
-        let judge = self.by_member.entry(arrival.to.clone()).or_insert_with(|| {
-            Judge::new(verify_key(team, config, &arrival.to), config.lead_name())
-        });
+        let (team, config) = (self.team, self.config);
+        let judge = self.of(&arrival.to);
         if arrival.unread {
-            consult(judge, team, config, &arrival.to, &[&arrival.message], take);
+            consult(judge, team, config, &arrival.to, &[&arrival.message]);
         }
         judge.judge(&arrival.message)
+    }
+
+    /// [`took`], for arrivals a reader has taken out of their inboxes.
+    pub(crate) fn took(&mut self, arrivals: &[Arrival]) {
+        let (team, config) = (self.team, self.config);
+        for arrival in arrivals {
+            let judge = self.of(&arrival.to);
+            took(judge, team, config, &arrival.to, &[&arrival.message]);
+        }
     }
 }

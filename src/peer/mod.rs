@@ -8,7 +8,7 @@ mod server;
 
 pub(crate) use client::{connect, own_address};
 pub(crate) use registry::{PeerEntry, listed_peers, live_peers, resolve};
-pub(crate) use runtime::runtime_dir;
+pub(crate) use runtime::{is_bound, runtime_dir};
 pub(crate) use server::{Incoming, Ledger, Listener, Sink};
 
 use serde::{Deserialize, Serialize};

@@ -64,7 +64,6 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         &config,
         &owner,
         &unread.iter().collect::<Vec<_>>(),
-        false,
     );
     let unread: Vec<_> = unread.iter().map(|m| (m, judge.judge(m))).collect();
 

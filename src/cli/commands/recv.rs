@@ -53,18 +53,22 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         .max
         .map(|max| usize::try_from(max).unwrap_or(usize::MAX));
     // Printed before they leave the inbox: a print that fails leaves them unread. What claims
-    // the lead's side is taken at its member's supervisor first: one taken before is a replay.
-    let consume = || {
-        mailbox.consume_delivering(
+    // the lead's side is judged by what its member's run took before (a replay), and told to
+    // the member's supervisor once it has left the inbox.
+    let consume = || -> Result<Vec<InboxMessage>> {
+        let messages = mailbox.consume_delivering(
             max,
             |_| true,
             |messages| {
                 let mut judge = judge.borrow_mut();
-                let taken: Vec<&InboxMessage> = messages.iter().collect();
-                verify::consult(&mut judge, &team, &config, me.as_str(), &taken, true);
+                let unread: Vec<&InboxMessage> = messages.iter().collect();
+                verify::consult(&mut judge, &team, &config, me.as_str(), &unread);
                 print(ctx, messages, &mut judge)
             },
-        )
+        )?;
+        let taken: Vec<&InboxMessage> = messages.iter().collect();
+        verify::took(&judge.borrow(), &team, &config, me.as_str(), &taken);
+        Ok(messages)
     };
 
     if args.wait {

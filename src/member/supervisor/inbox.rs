@@ -203,7 +203,8 @@ impl Handling {
             .filter(|m| judge.claims(m))
             .map(|m| m.id().into_owned())
             .collect();
-        for id in supervisor.taken(&claimed, false) {
+        let before = supervisor.taken(&claimed, false);
+        for id in verify::replays(&supervisor.team, &supervisor.name, before) {
             judge.saw(&id);
         }
         if self.wrapper {
@@ -242,7 +243,6 @@ impl Handling {
                 let caller = Caller::member(&config, &supervisor.name)?;
                 seal::request(&supervisor.team, &config, &caller, lead, &answer)?;
                 judge.saw(&taken.id());
-                supervisor.taken(&[taken.id().into_owned()], true);
                 if let Err(err) =
                     exchange::retire(&supervisor.team, &supervisor.name, &request.request_id)
                 {
@@ -252,6 +252,8 @@ impl Handling {
                         supervisor.name
                     );
                 }
+                // Once it has left the inbox: it is a replay if it comes back.
+                supervisor.taken(&[taken.id().into_owned()], true);
                 supervisor.say(&format!(
                     "approved {} on behalf of {}; ending it",
                     request.request_id, supervisor.name
