@@ -226,6 +226,18 @@ impl Judge {
         self.key.is_some() && speaks_for_lead(message.from(), &self.lead)
     }
 
+    /// The `msg_id`s of those of `messages` that [`Judge::claims`] judges.
+    pub(crate) fn claimed<'a>(
+        &self,
+        messages: impl IntoIterator<Item = &'a InboxMessage>,
+    ) -> Vec<String> {
+        messages
+            .into_iter()
+            .filter(|m| self.claims(m))
+            .map(|m| m.id().into_owned())
+            .collect()
+    }
+
     /// From now on nothing that claims the lead's side is verified: whether it was taken before
     /// cannot be told, for the reason `why`.
     pub(crate) fn doubt(&mut self, why: &'static str) {

@@ -73,14 +73,7 @@ pub(crate) fn consult(
     name: &str,
     messages: &[&InboxMessage],
 ) {
-    let ids: Vec<String> = messages
-        .iter()
-        .filter(|m| judge.claims(m))
-        .map(|m| m.id().into_owned())
-        .collect();
-    if ids.is_empty() {
-        return;
-    }
+    let ids = judge.claimed(messages.iter().copied());
     match taken_before(team, config, name, ids, false) {
         Ok(before) => replays(team, name, before)
             .iter()
@@ -121,20 +114,14 @@ pub(crate) fn took(
     name: &str,
     messages: &[&InboxMessage],
 ) {
-    let ids: Vec<String> = messages
-        .iter()
-        .filter(|m| judge.claims(m))
-        .map(|m| m.id().into_owned())
-        .collect();
-    if ids.is_empty() {
-        return;
-    }
+    let ids = judge.claimed(messages.iter().copied());
     if let Err(err) = taken_before(team, config, name, ids, true) {
         tracing::warn!("{name}'s supervisor was not told what was taken: {err}");
     }
 }
 
-/// The answer of member `name`'s live supervisor to a [`TakenQuery`]; none when it has none.
+/// The answer of member `name`'s live supervisor to a [`TakenQuery`]; none when it has none, or
+/// nothing is asked.
 fn taken_before(
     team: &Team,
     config: &TeamConfig,
@@ -142,6 +129,9 @@ fn taken_before(
     ids: Vec<String>,
     take: bool,
 ) -> Result<Vec<String>> {
+    if ids.is_empty() {
+        return Ok(ids);
+    }
     let Some(pid) = live_supervisor(team, config, name) else {
         return Ok(Vec::new());
     };

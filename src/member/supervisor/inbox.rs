@@ -198,12 +198,7 @@ impl Handling {
         let judge = &mut verifier.judge;
         // What this run took is a replay when it comes back, whoever emptied the history since.
         let unread = mailbox.peek()?;
-        let claimed: Vec<String> = unread
-            .iter()
-            .filter(|m| judge.claims(m))
-            .map(|m| m.id().into_owned())
-            .collect();
-        let before = supervisor.taken(&claimed, false);
+        let before = supervisor.taken(&judge.claimed(&unread), false);
         for id in verify::replays(&supervisor.team, &supervisor.name, before) {
             judge.saw(&id);
         }
