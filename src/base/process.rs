@@ -2,6 +2,7 @@
 //! (parents, groups, sessions, environments). Which processes are a member's is
 //! `member/processes.rs`'s to say.
 
+use std::os::fd::{AsFd, OwnedFd};
 use std::time::Instant;
 
 use nix::errno::Errno;
@@ -51,6 +52,10 @@ pub(crate) fn cmdline(pid: i32) -> Option<Vec<String>> {
     )
 }
 
+/// The variable that names a team's lead in every pane; tmux sets it in the supervisor's own
+/// environment, where it says whether the pane is the lead's.
+pub(crate) const LEAD_VAR: &str = "SWARM_LEAD";
+
 /// A `swarm run NAME` supervisor, as its command line and the environment it was started with
 /// show it. Nothing a member's program runs can change either: they are the supervisor's own
 /// memory, set by tmux when it started the pane.
@@ -59,37 +64,50 @@ pub(crate) struct SupervisorProcess {
     pub(crate) pid: i32,
     /// The member it runs: the last argument.
     pub(crate) name: String,
-    /// Its home: `--home`, else `SWARM_HOME`, else `$HOME/.swarm`, made absolute against its
-    /// working directory.
-    pub(crate) home: Option<std::path::PathBuf>,
-    /// Its team: `--team`, else `SWARM_TEAM`.
-    pub(crate) team: Option<String>,
+    /// Its home, `--home`, made absolute against its working directory.
+    pub(crate) home: std::path::PathBuf,
+    /// Its team, `--team`.
+    pub(crate) team: String,
+    /// The lead of its team when it was launched: `SWARM_LEAD` in the environment tmux started it
+    /// with (docs/ARCHITECTURE.md, "Identity").
+    pub(crate) lead: Option<String>,
+}
+
+impl SupervisorProcess {
+    /// Whether it supervises member `name` of team `team` under the home whose directory is
+    /// `home` (device and inode).
+    pub(crate) fn serves(&self, home: (u64, u64), team: &str, name: &str) -> bool {
+        self.name == name && self.team == team && dir_id(&self.home) == Some(home)
+    }
+}
+
+/// A directory's device and inode: two spellings of one directory (a symlink, `..`) are one.
+pub(crate) fn dir_id(path: &std::path::Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path)
+        .ok()
+        .filter(std::fs::Metadata::is_dir)
+        .map(|meta| (meta.dev(), meta.ino()))
 }
 
 /// Process `pid` as a swarm supervisor, if it is one: a command line `<exe> [options] run
-/// [options] NAME`.
+/// [options] NAME` with the `--home` and `--team` swarm's launcher always gives it
+/// (`launch/panes.rs`), so that `npm run build` or a `swarm run` started by hand is none.
 pub(crate) fn supervisor(pid: i32) -> Option<SupervisorProcess> {
     let args = cmdline(pid)?;
     let (name, home, team) = parse_supervisor_args(&args)?;
-    let from_env = |key: &str| environment_value(pid, key).filter(|v| !v.is_empty());
-    let home = home
-        .or_else(|| from_env("SWARM_HOME"))
-        .map(std::path::PathBuf::from)
-        .or_else(|| from_env("HOME").map(|h| std::path::Path::new(&h).join(".swarm")))
-        .map(|home| {
-            if home.is_absolute() {
-                home
-            } else {
-                std::fs::read_link(format!("/proc/{pid}/cwd"))
-                    .unwrap_or_default()
-                    .join(home)
-            }
-        });
+    let mut home = std::path::PathBuf::from(home?);
+    if home.is_relative() {
+        home = std::fs::read_link(format!("/proc/{pid}/cwd"))
+            .ok()?
+            .join(home);
+    }
     Some(SupervisorProcess {
         pid,
         name,
         home,
-        team: team.or_else(|| from_env("SWARM_TEAM")),
+        team: team?,
+        lead: environment_value(pid, LEAD_VAR).filter(|v| !v.is_empty()),
     })
 }
 
@@ -129,20 +147,38 @@ fn parse_supervisor_args(args: &[String]) -> Option<(String, Option<String>, Opt
     Some((name.clone(), option("--home"), option("--team")))
 }
 
-/// `pid` and the processes above it, nearest first, up to (not including) init. A process that
-/// cannot be read ends the line.
-pub(crate) fn ancestry(pid: i32) -> Vec<ProcStat> {
-    let mut line = Vec::new();
+/// `pid` and every process above it, nearest first, read whole: up to init, or to a process whose
+/// parent is outside this pid namespace. `None` when it cannot be read whole: a process on the
+/// line has exited or cannot be read, or a parent is younger than its child (its pid was given to
+/// a new process). A line read in part proves nothing about what is above it.
+pub(crate) fn lineage(pid: i32) -> Option<Vec<ProcStat>> {
+    let mut line: Vec<ProcStat> = Vec::new();
     let mut at = pid;
-    while at > 1 && line.len() < 4096 {
-        let Some(stat) = stat(at) else { break };
-        if line.iter().any(|p: &ProcStat| p.pid == stat.pid) {
-            break;
+    loop {
+        let stat = stat(at).filter(|p| !p.dead)?;
+        if line
+            .last()
+            .is_some_and(|child| stat.start > child.start || line.len() >= 4096)
+            || line.iter().any(|p| p.pid == stat.pid)
+        {
+            return None;
         }
-        at = stat.ppid;
+        let parent = stat.ppid;
         line.push(stat);
+        if parent <= 1 {
+            return Some(line);
+        }
+        at = parent;
     }
-    line
+}
+
+/// Whether every process of `line` is still the one that was read, with the same parent: read
+/// after what was learnt of them, it proves that was learnt of these processes. A parent that
+/// exited meanwhile shows as its child's new parent.
+pub(crate) fn unchanged(line: &[ProcStat]) -> bool {
+    line.iter().all(|was| {
+        stat(was.pid).is_some_and(|now| !now.dead && now.start == was.start && now.ppid == was.ppid)
+    })
 }
 
 /// This process's pid.
@@ -157,6 +193,8 @@ pub(crate) struct ProcStat {
     pub(crate) ppid: i32,
     pub(crate) pgid: i32,
     pub(crate) sid: i32,
+    /// When it started, in clock ticks since boot: with the pid, it names one process for good.
+    pub(crate) start: u64,
     /// Exited and not yet reaped (or being torn down): it runs nothing and cannot be signalled.
     pub(crate) dead: bool,
 }
@@ -167,20 +205,103 @@ pub(crate) fn stat(pid: i32) -> Option<ProcStat> {
     parse_stat(pid, &text)
 }
 
-/// `pid (comm) state ppid pgrp session …`; comm may hold spaces and parentheses, so the fields
-/// are read after its last `)`.
+/// `pid (comm) state ppid pgrp session … starttime …` (proc(5)); comm may hold spaces and
+/// parentheses, so the fields are read after its last `)`.
 fn parse_stat(pid: i32, text: &str) -> Option<ProcStat> {
     let rest = &text[text.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?;
-    let mut number = || fields.next()?.parse::<i32>().ok();
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let number = |at: usize| fields.get(at)?.parse::<i32>().ok();
     Some(ProcStat {
         pid,
-        ppid: number()?,
-        pgid: number()?,
-        sid: number()?,
-        dead: matches!(state, "Z" | "X" | "x"),
+        ppid: number(1)?,
+        pgid: number(2)?,
+        sid: number(3)?,
+        // Field 22 of the line, the 20th after comm.
+        start: fields.get(19)?.parse().ok()?,
+        dead: matches!(*fields.first()?, "Z" | "X" | "x"),
     })
+}
+
+/// A process pinned down when it was met, so that a pid that exits, or is given to another
+/// process, is never taken for it (docs/ARCHITECTURE.md, "Identity"): the process at the other end
+/// of a connection, named by the kernel when the connection was made (a pidfd, where the kernel
+/// gives one), or this process. Its start time tells its pid's later owners from it.
+#[derive(Debug)]
+pub(crate) struct Pinned {
+    pub(crate) pid: i32,
+    start: u64,
+    /// From `SO_PEERPIDFD` (Linux 6.5): it names the process itself, not its number.
+    pidfd: Option<OwnedFd>,
+}
+
+impl Pinned {
+    /// This process.
+    pub(crate) fn own() -> Option<Self> {
+        Self::now(own_pid())
+    }
+
+    /// Process `pid` as it is now: for a pid read from a record, which proves nothing about
+    /// which process had it before.
+    pub(crate) fn now(pid: i32) -> Option<Self> {
+        let found = stat(pid).filter(|p| !p.dead && pid > 0)?;
+        Some(Self {
+            pid,
+            start: found.start,
+            pidfd: None,
+        })
+    }
+
+    /// The process at the other end of the Unix socket `socket`: the one that connected (or, for
+    /// a client, the one that listens), as the kernel recorded it then. An error says, in a few
+    /// words, why it cannot be told: it has exited, or it runs in another pid namespace.
+    pub(crate) fn peer(socket: &impl AsFd) -> Result<Self, String> {
+        use nix::sys::socket::{getsockopt, sockopt};
+        let cred = getsockopt(socket, sockopt::PeerCredentials)
+            .map_err(|err| format!("its credentials cannot be read: {err}"))?;
+        let pid = cred.pid();
+        if pid <= 0 {
+            return Err("it runs in another pid namespace".to_owned());
+        }
+        let gone = || format!("process {pid} has exited");
+        let pidfd = match getsockopt(socket, sockopt::PeerPidfd) {
+            Ok(pidfd) => Some(pidfd),
+            // A kernel before 6.5: the pid and its start time are all there is.
+            Err(Errno::ENOPROTOOPT | Errno::EOPNOTSUPP) => None,
+            Err(Errno::ESRCH | Errno::EINVAL) => return Err(gone()),
+            Err(err) => return Err(format!("process {pid} cannot be pinned: {err}")),
+        };
+        let start = stat(pid).filter(|p| !p.dead).ok_or_else(gone)?.start;
+        let pinned = Self { pid, start, pidfd };
+        // What was read of the pid was of this process only if it still runs now.
+        if pinned.alive() {
+            Ok(pinned)
+        } else {
+            Err(gone())
+        }
+    }
+
+    /// Whether it still runs: not exited, and its pid not given to another process.
+    pub(crate) fn alive(&self) -> bool {
+        if let Some(pidfd) = &self.pidfd
+            && exited(pidfd)
+        {
+            return false;
+        }
+        stat(self.pid).is_some_and(|p| !p.dead && p.start == self.start)
+    }
+
+    /// When it started, in clock ticks since boot.
+    pub(crate) fn start(&self) -> u64 {
+        self.start
+    }
+}
+
+/// Whether the process a pidfd names has exited: its pidfd reads as ready then. A pidfd that
+/// cannot be polled says nothing, and counts as exited.
+fn exited(pidfd: &OwnedFd) -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let mut fds = [PollFd::new(pidfd.as_fd(), PollFlags::POLLIN)];
+    !matches!(poll(&mut fds, PollTimeout::ZERO), Ok(0))
 }
 
 /// Every process this user owns, as `/proc` shows it at one moment.
@@ -372,7 +493,8 @@ mod tests {
 
     #[test]
     fn stat_fields_are_read_after_the_command_name() {
-        let stat = parse_stat(42, "42 (a (b) c) S 1 42 40 34816 42 4194560 0 0").unwrap();
+        let line = "42 (a (b) c) S 1 42 40 34816 42 4194560 0 0 0 0 5 3 0 0 20 0 1 0 987654 1 2";
+        let stat = parse_stat(42, line).unwrap();
         assert_eq!(
             stat,
             ProcStat {
@@ -380,11 +502,17 @@ mod tests {
                 ppid: 1,
                 pgid: 42,
                 sid: 40,
+                start: 987_654,
                 dead: false
             }
         );
-        assert!(parse_stat(7, "7 (zombie) Z 1 7 7 0").unwrap().dead);
+        let zombie = "7 (zombie) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 55 0 0";
+        assert!(parse_stat(7, zombie).unwrap().dead);
         assert!(parse_stat(7, "7 (cut").is_none());
+        assert!(
+            parse_stat(7, "7 (short) S 1 7 7 0").is_none(),
+            "no start time"
+        );
     }
 
     fn words(line: &str) -> Vec<String> {
@@ -393,6 +521,8 @@ mod tests {
 
     #[test]
     fn supervisor_command_lines_name_member_home_and_team() {
+        let me = own_pid();
+        assert!(supervisor(me).is_none(), "this test is no supervisor");
         assert_eq!(
             parse_supervisor_args(&words("/x/swarm run --log-max 100 bob")),
             Some(("bob".into(), None, None))
@@ -413,12 +543,37 @@ mod tests {
     }
 
     #[test]
-    fn ancestry_starts_here_and_climbs() {
+    fn the_lineage_starts_here_climbs_to_init_and_stays_unchanged() {
         let me = own_pid();
-        let line = ancestry(me);
+        let line = lineage(me).unwrap();
         assert_eq!(line[0].pid, me);
         assert_eq!(line[1].pid, nix::unistd::getppid().as_raw());
+        assert!(line.last().unwrap().ppid <= 1);
+        assert!(line.windows(2).all(|w| w[1].start <= w[0].start));
+        assert!(unchanged(&line));
         assert!(supervisor(me).is_none());
+        let own = Pinned::own().unwrap();
+        assert!(own.alive());
+        assert_eq!(own.start(), line[0].start);
+    }
+
+    /// A child pinned from a socket pair it holds: alive while it runs, then neither it nor
+    /// anything that takes its pid is.
+    #[test]
+    fn a_pinned_peer_that_exits_is_gone() {
+        use std::os::unix::net::UnixStream;
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        // A socket pair's credentials are its maker's: this process, which stays.
+        let pinned = Pinned::peer(&ours).unwrap();
+        assert_eq!(pinned.pid, own_pid());
+        assert!(pinned.alive());
+        drop(theirs);
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = i32::try_from(child.id()).unwrap();
+        let early = Pinned::now(pid);
+        child.wait().unwrap();
+        assert!(early.is_none_or(|p| !p.alive()));
+        assert!(Pinned::now(pid).is_none());
     }
 
     #[test]

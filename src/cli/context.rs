@@ -155,17 +155,24 @@ impl Context {
         Ok((team, name))
     }
 
-    /// Where this command runs: inside which member's pane of a team under home, if any.
-    pub(crate) fn whereabouts(&self) -> &Whereabouts {
-        self.whereabouts
-            .get_or_init(|| identity::own_whereabouts(&self.home))
+    /// Where this command runs: inside which member's pane of a team under home, if any. A
+    /// command whose whereabouts cannot be told is refused, with why (docs/ARCHITECTURE.md,
+    /// "Identity").
+    pub(crate) fn whereabouts(&self) -> Result<&Whereabouts> {
+        let found = self
+            .whereabouts
+            .get_or_init(|| identity::own_whereabouts(&self.home));
+        match found.refusal("where this command runs") {
+            Some(refusal) => Err(refusal),
+            None => Ok(found),
+        }
     }
 
     /// Who runs this command in the team of `config`: inside a member's pane that member (`--as`
     /// naming another is refused), outside every pane the member `--as`/`SWARM_AGENT` names, else
     /// the person at the keyboard.
     pub(crate) fn caller(&self, config: &TeamConfig) -> Result<Caller> {
-        Caller::resolve(config, self.whereabouts(), self.asked()?.as_ref())
+        Caller::resolve(config, self.whereabouts()?, self.asked()?.as_ref())
     }
 
     /// The name `--as`/`SWARM_AGENT` asks to act as, if any.

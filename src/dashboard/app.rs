@@ -219,7 +219,7 @@ impl App<'_> {
         let feed = &mut self.feed;
         let pushed = &mut self.pushed;
         let looked = follower.arrivals(|arrival| {
-            let verdict = judges.judge(&arrival.to, &arrival.message);
+            let verdict = judges.judge(arrival);
             if first {
                 feed.recall(arrival, verdict, now);
             } else {

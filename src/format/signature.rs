@@ -201,6 +201,9 @@ pub(crate) struct Judge {
     pub(crate) key: Option<VerifyKey>,
     pub(crate) lead: String,
     seen: std::collections::HashSet<String>,
+    /// Why whether an entry was taken before cannot be told, when it cannot: then nothing that
+    /// claims the lead's side is verified.
+    doubt: Option<&'static str>,
 }
 
 impl Judge {
@@ -209,12 +212,36 @@ impl Judge {
             key,
             lead: lead.to_owned(),
             seen: std::collections::HashSet::new(),
+            doubt: None,
         }
     }
 
     /// Remembers `msg_id` as seen: a later entry with it is a replay.
     pub(crate) fn saw(&mut self, msg_id: &str) {
         self.seen.insert(msg_id.to_owned());
+    }
+
+    /// Whether `message` claims to speak for the lead to a member with a key: what is judged.
+    pub(crate) fn claims(&self, message: &InboxMessage) -> bool {
+        self.key.is_some() && speaks_for_lead(message.from(), &self.lead)
+    }
+
+    /// The `msg_id`s of those of `messages` that [`Judge::claims`] judges.
+    pub(crate) fn claimed<'a>(
+        &self,
+        messages: impl IntoIterator<Item = &'a InboxMessage>,
+    ) -> Vec<String> {
+        messages
+            .into_iter()
+            .filter(|m| self.claims(m))
+            .map(|m| m.id().into_owned())
+            .collect()
+    }
+
+    /// From now on nothing that claims the lead's side is verified: whether it was taken before
+    /// cannot be told, for the reason `why`.
+    pub(crate) fn doubt(&mut self, why: &'static str) {
+        self.doubt = Some(why);
     }
 
     /// The verdict on `message` for a reader that shows each message once: a verified one's
@@ -235,6 +262,9 @@ impl Judge {
         };
         if !speaks_for_lead(message.from(), &self.lead) {
             return Verdict::NotClaimed;
+        }
+        if let Some(why) = self.doubt {
+            return Verdict::Forged(why);
         }
         if self.seen.contains(message.id().as_ref()) {
             return Verdict::Forged("its msg_id was seen before");
@@ -332,6 +362,14 @@ mod tests {
             Judge::new(None, "boss").judge(&message("boss", "hi")),
             Verdict::NotClaimed
         );
+        // When whether it was taken before cannot be told, nothing of the lead's is verified.
+        let mut doubting = Judge::new(Some(pair.public().clone()), "boss");
+        let mut fresh = message("boss", "fresh");
+        seal(&pair, &mut fresh);
+        assert!(doubting.claims(&fresh));
+        doubting.doubt("no record");
+        assert_eq!(doubting.judge(&fresh), Verdict::Forged("no record"));
+        assert_eq!(doubting.judge(&message("bob", "hi")), Verdict::NotClaimed);
     }
 
     /// Text that JSON.stringify and serde_json must write alike.

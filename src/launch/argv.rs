@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::base::process::LEAD_VAR;
 use crate::format::settings::{Color, EnvPolicy, Profile};
 
 /// `claude` when the program is Claude Code, else generic.
@@ -227,7 +228,7 @@ impl TeamLaunch<'_> {
         env.insert("SWARM_TEAM".into(), self.team.to_owned());
         env.insert("SWARM_AGENT".into(), name.to_owned());
         env.insert("SWARM_AGENT_ID".into(), format!("{name}@{}", self.team));
-        env.insert("SWARM_LEAD".into(), self.lead.to_owned());
+        env.insert(LEAD_VAR.into(), self.lead.to_owned());
         match color {
             Some(color) => env.insert("SWARM_COLOR".into(), color.as_str().to_owned()),
             None => env.remove("SWARM_COLOR"),

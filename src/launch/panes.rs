@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
+use crate::base::process::LEAD_VAR;
 use crate::error::{Error, Result};
 use crate::format::config::{State, TmuxPlacement};
 use crate::format::settings::Color;
@@ -319,14 +320,15 @@ fn spec<'a>(
     }
 }
 
-/// What of a pane's variables tmux may set itself: its verify key, public, which swarm's readers
-/// in the pane take from the supervisor's own environment, where the member cannot change it.
-/// Everything else reaches the supervisor in its [`Handoff`].
+/// What of a pane's variables tmux may set itself: its verify key and its team's lead, public,
+/// which swarm's readers in the pane and every judge of where a process runs take from the
+/// supervisor's own environment, where the member cannot change them (docs/ARCHITECTURE.md,
+/// "Identity"). Everything else reaches the supervisor in its [`Handoff`].
 fn public_env(plan: &PanePlan) -> Vec<(&str, &str)> {
-    plan.env
-        .get_key_value(KEY_VAR)
-        .map(|(key, value)| (key.as_str(), value.as_str()))
+    [KEY_VAR, LEAD_VAR]
         .into_iter()
+        .filter_map(|name| plan.env.get_key_value(name))
+        .map(|(key, value)| (key.as_str(), value.as_str()))
         .collect()
 }
 

@@ -90,7 +90,11 @@ pub(crate) fn down(
     let live: Vec<String> = observed.live_here().map(str::to_owned).collect();
     // Run from the lead's own program, stopping the lead would stop this command too: the lead
     // ends when its program exits.
-    let lead_run: Vec<Run> = config.member(&lead).and_then(Run::of).into_iter().collect();
+    let lead_run: Vec<Run> = config
+        .member(&lead)
+        .and_then(|member| Run::of(team, member))
+        .into_iter()
+        .collect();
     let caller_is_lead =
         processes::owner_of(i32::try_from(std::process::id()).unwrap_or(0), &lead_run).is_some();
     let teammates: Vec<String> = live.iter().filter(|n| **n != lead).cloned().collect();
@@ -164,7 +168,7 @@ pub(crate) fn down(
         .members
         .iter()
         .filter(|m| observed.is_here(m) && !(caller_is_lead && m.name == lead))
-        .filter_map(Run::of)
+        .filter_map(|member| Run::of(team, member))
         .collect();
     processes::end(&runs, GRACE);
     // Panes of members that ended on their own close with their supervisors; any left go now.

@@ -1,6 +1,6 @@
 //! Where a process runs (docs/ARCHITECTURE.md, "Identity"): inside which member's pane, or
-//! outside every pane. Everyone shares one uid, so this, not a name a command is given, is who a
-//! command is.
+//! outside every pane, or, when that cannot be established, nowhere at all. Everyone shares one
+//! uid, so this, not a name a command is given, is who a command is.
 //!
 //! A process is inside member M's pane of team T when, walking up from it:
 //! - a live `swarm run M` supervisor of this home and of team T is among its ancestors (the
@@ -8,15 +8,16 @@
 //!   another was made by the member above it). Each supervisor is a child subreaper, so whatever
 //!   a member starts stays below it, through `setsid` and double forks;
 //! - or, once M's supervisor is gone, it or a process above it is still one of M's run's
-//!   processes as config.json names them: marked with the run's `SWARM_RUN_ID`, or in the
-//!   program's process group in the pane's session ("A member's processes").
+//!   processes: marked with the run's `SWARM_RUN_ID`, or in the program's process group in a
+//!   session shown to be the pane's ("A member's processes").
 //!
-//! Anything else is outside every pane: the person at the keyboard.
+//! Anything else is outside every pane: the person at the keyboard. Outside every pane is a
+//! finding, never a default: the whole line up to init is read, and read again to see that it did
+//! not change meanwhile. A process that has exited (or whose pid now belongs to another), a line
+//! that cannot be read whole, and one that keeps changing are nobody ([`Whereabouts::Unknown`]),
+//! and every decision refuses nobody.
 
-use std::os::unix::fs::MetadataExt;
-use std::path::Path;
-
-use crate::base::process::{self, SupervisorProcess};
+use crate::base::process::{self, Pinned, ProcStat};
 use crate::error::{Error, Result};
 use crate::member::processes::{self, Run};
 use crate::peer::{self, PeerEntry};
@@ -24,59 +25,134 @@ use crate::policy::{PERSON, Whereabouts};
 use crate::store::paths::Home;
 use crate::store::team::{Team, list_teams};
 
-/// Where process `pid` runs, for commands acting under `home`.
-pub(crate) fn whereabouts(home: &Home, pid: i32) -> Whereabouts {
-    let Some(home_id) = dir_id(home.root()) else {
-        // No home yet: no team, so no pane of one.
-        return Whereabouts::Outside;
-    };
-    if let Some((supervisor, team)) = pane_supervisor(home, home_id, pid) {
-        return Whereabouts::Pane {
-            team,
-            member: supervisor.name,
-        };
-    }
-    orphaned(home, pid).unwrap_or(Whereabouts::Outside)
+/// How often a line that changed while it was read (a parent exited, a child was adopted) is read
+/// again before where it runs is given up as unknown.
+const ATTEMPTS: usize = 5;
+
+/// Where the pinned process `process` runs, for commands acting under `home`.
+pub(crate) fn whereabouts(home: &Home, process: &Pinned) -> Whereabouts {
+    locate(home, process).0
 }
 
-/// The live supervisor of this home whose pane process `pid` runs in, and its team: the
-/// outermost among `pid`'s ancestors.
-fn pane_supervisor(
-    home: &Home,
-    home_id: (u64, u64),
-    pid: i32,
-) -> Option<(SupervisorProcess, String)> {
-    process::ancestry(pid).iter().rev().find_map(|ancestor| {
-        let supervisor = process::supervisor(ancestor.pid)?;
-        if supervisor.home.as_deref().and_then(dir_id) != Some(home_id) {
-            return None;
-        }
-        let team = team_of(home, &supervisor)?;
-        Some((supervisor, team))
-    })
+/// Where this process runs.
+pub(crate) fn own_whereabouts(home: &Home) -> Whereabouts {
+    match Pinned::own() {
+        Some(me) => whereabouts(home, &me),
+        None => Whereabouts::Unknown("this process cannot read itself in /proc".to_owned()),
+    }
+}
+
+/// Where the process that has `pid` now runs: for a pid read from a record, such as a registry
+/// entry, which proves nothing about who had it before.
+pub(crate) fn whereabouts_of_pid(home: &Home, pid: i32) -> Whereabouts {
+    match Pinned::now(pid) {
+        Some(process) => whereabouts(home, &process),
+        None => Whereabouts::Unknown(format!("process {pid} is not running")),
+    }
 }
 
 /// The supervisor this process runs below, when it runs in member `member`'s pane of `team`: the
 /// process whose environment is what the member was launched with.
 pub(crate) fn own_supervisor(home: &Home, team: &str, member: &str) -> Option<i32> {
-    let (supervisor, at) = pane_supervisor(home, dir_id(home.root())?, process::own_pid())?;
-    (at == team && supervisor.name == member).then_some(supervisor.pid)
-}
-
-/// Where this process runs.
-pub(crate) fn own_whereabouts(home: &Home) -> Whereabouts {
-    whereabouts(home, process::own_pid())
-}
-
-/// The name of whoever runs at `whereabouts`: `<member>@<team>` in a member's pane, else `user`.
-pub(crate) fn sender_name(whereabouts: &Whereabouts) -> String {
-    match whereabouts {
-        Whereabouts::Pane { team, member } => format!("{member}@{team}"),
-        Whereabouts::Outside => PERSON.to_owned(),
+    match locate(home, &Pinned::own()?) {
+        (
+            Whereabouts::Pane {
+                team: at,
+                member: m,
+                ..
+            },
+            supervisor,
+        ) if at == team && m == member => supervisor,
+        _ => None,
     }
 }
 
-/// Who really sent a message that arrived on a peer socket from process `pid` (`SO_PEERCRED`),
+/// Whether process `pid` is member `member`'s supervisor of `team` under `home`, as its pane's
+/// own: a supervisor of that member that runs below no other supervisor of this home (one below
+/// another was started by the member above it).
+pub(crate) fn is_pane_supervisor(home: &Home, team: &str, member: &str, pid: i32) -> bool {
+    Pinned::now(pid).is_some_and(|process| {
+        matches!(
+            locate(home, &process),
+            (Whereabouts::Pane { team: at, member: m, .. }, Some(supervisor))
+                if at == team && m == member && supervisor == pid
+        )
+    })
+}
+
+/// Where `process` runs, and the pid of the supervisor of the pane it runs in, if it has one.
+fn locate(home: &Home, process: &Pinned) -> (Whereabouts, Option<i32>) {
+    let Some(home_id) = process::dir_id(home.root()) else {
+        // No home yet: no team, so no pane of one.
+        return (Whereabouts::Outside, None);
+    };
+    let pid = process.pid;
+    let gone = || {
+        (
+            Whereabouts::Unknown(format!("process {pid} has exited")),
+            None,
+        )
+    };
+    for _ in 0..ATTEMPTS {
+        if !process.alive() {
+            return gone();
+        }
+        let Some(line) = process::lineage(pid) else {
+            continue;
+        };
+        if line[0].start != process.start() {
+            return gone();
+        }
+        let judged = judge(home, home_id, &line);
+        // Read again: what was learnt was of these very processes only if none of them changed.
+        if process::unchanged(&line) && process.alive() {
+            return judged;
+        }
+    }
+    if !process.alive() {
+        return gone();
+    }
+    (
+        Whereabouts::Unknown(format!(
+            "the processes above process {pid} could not be read whole"
+        )),
+        None,
+    )
+}
+
+/// Where the first process of `line` (it and every process above it, read whole) runs.
+fn judge(home: &Home, home_id: (u64, u64), line: &[ProcStat]) -> (Whereabouts, Option<i32>) {
+    for ancestor in line.iter().rev() {
+        let Some(supervisor) = process::supervisor(ancestor.pid) else {
+            continue;
+        };
+        if process::dir_id(&supervisor.home) != Some(home_id) {
+            continue;
+        }
+        let lead = supervisor.lead.as_deref() == Some(supervisor.name.as_str());
+        return (
+            Whereabouts::Pane {
+                team: supervisor.team,
+                member: supervisor.name,
+                lead,
+            },
+            Some(supervisor.pid),
+        );
+    }
+    (orphaned(home, line).unwrap_or(Whereabouts::Outside), None)
+}
+
+/// The name of whoever runs at `whereabouts`: `<member>@<team>` in a member's pane, `user`
+/// outside every pane; `None` for nobody.
+pub(crate) fn sender_name(whereabouts: &Whereabouts) -> Option<String> {
+    match whereabouts {
+        Whereabouts::Pane { team, member, .. } => Some(format!("{member}@{team}")),
+        Whereabouts::Outside => Some(PERSON.to_owned()),
+        Whereabouts::Unknown(_) => None,
+    }
+}
+
+/// Who really sent a message that arrived on a peer socket from the pinned process `sender`,
 /// checked against the `from` it claims, as a name it can be answered at, never a socket path
 /// (docs/ARCHITECTURE.md, "Peers"):
 /// - from a member's pane, `<member>@<team>`: the claim must be that name (`uds:` or not), or
@@ -84,10 +160,15 @@ pub(crate) fn sender_name(whereabouts: &Whereabouts) -> String {
 /// - from outside every pane, `user`, `uds:user`, or the listener of the person's the claim
 ///   names (by label or socket) as it is answered: `uds:<label>`, or `uds:user` without a label.
 ///
-/// A claim that disagrees with where the sender runs is refused.
-pub(crate) fn peer_sender(home: &Home, pid: i32, claimed: &str) -> Result<String> {
-    let sender = whereabouts(home, pid);
-    let real = sender_name(&sender);
+/// A claim that disagrees with where the sender runs is refused, and so is a sender whose
+/// whereabouts cannot be told.
+pub(crate) fn peer_sender(home: &Home, sender: &Pinned, claimed: &str) -> Result<String> {
+    let sender = whereabouts(home, sender);
+    let Some(real) = sender_name(&sender) else {
+        return Err(sender
+            .refusal("who sent the message")
+            .unwrap_or_else(|| Error::runtime("cannot tell who sent the message")));
+    };
     let person = format!("uds:{PERSON}");
     match &sender {
         Whereabouts::Pane { .. }
@@ -113,63 +194,39 @@ pub(crate) fn peer_sender(home: &Home, pid: i32, claimed: &str) -> Result<String
     let [listener] = named.as_slice() else {
         return Err(refusal());
     };
-    if whereabouts(home, listener.pid) != sender {
+    if whereabouts_of_pid(home, listener.pid) != sender {
         return Err(refusal());
     }
     Ok(match &sender {
-        Whereabouts::Pane { .. } => real,
         Whereabouts::Outside => listener.reply_address().unwrap_or(real),
+        Whereabouts::Pane { .. } | Whereabouts::Unknown(_) => real,
     })
 }
 
-/// The team a supervisor serves: the one its command line or environment names, else the one
-/// whose config.json records it.
-fn team_of(home: &Home, supervisor: &SupervisorProcess) -> Option<String> {
-    if let Some(team) = &supervisor.team {
-        return Some(team.clone());
-    }
-    list_teams(home).ok()?.into_iter().find(|name| {
-        Team::open(home, name)
-            .and_then(|team| team.load())
-            .is_ok_and(|config| {
-                config
-                    .member(&supervisor.name)
-                    .is_some_and(|m| m.supervisor_pid == Some(supervisor.pid))
-            })
-    })
-}
-
-/// The member whose run `pid` belongs to although no live supervisor is above it: its supervisor
-/// was killed and it lives on, still marked, or still in the program's group.
-fn orphaned(home: &Home, pid: i32) -> Option<Whereabouts> {
+/// The member whose run the first process of `line` belongs to although no live supervisor is
+/// above it: its supervisor was killed and it lives on, still marked, or still in the program's
+/// group in the pane's session. Never the lead: what is left of a run proves no launch as the
+/// lead's.
+fn orphaned(home: &Home, line: &[ProcStat]) -> Option<Whereabouts> {
     let mut runs = Vec::new();
-    let mut teams = Vec::new();
     for name in list_teams(home).ok()? {
-        let Ok(config) = Team::open(home, &name).and_then(|team| team.load()) else {
+        let Ok(team) = Team::open(home, &name) else {
             continue;
         };
-        for member in &config.members {
-            if let Some(run) = Run::of(member) {
-                runs.push(run);
-                teams.push(config.name.clone());
-            }
-        }
+        let Ok(config) = team.load() else {
+            continue;
+        };
+        runs.extend(
+            config
+                .members
+                .iter()
+                .filter_map(|member| Run::of(&team, member)),
+        );
     }
-    if runs.is_empty() {
-        return None;
-    }
-    let owner = processes::owner_by_ancestry(pid, &runs)?;
-    let at = runs.iter().position(|run| std::ptr::eq(run, owner))?;
+    let owner = processes::owner_by_lineage(line, &runs)?;
     Some(Whereabouts::Pane {
-        team: teams[at].clone(),
+        team: owner.team().to_owned(),
         member: owner.name.clone(),
+        lead: false,
     })
-}
-
-/// A directory's device and inode: two spellings of one home (a symlink, `..`) are one home.
-fn dir_id(path: &Path) -> Option<(u64, u64)> {
-    std::fs::metadata(path)
-        .ok()
-        .filter(std::fs::Metadata::is_dir)
-        .map(|meta| (meta.dev(), meta.ino()))
 }

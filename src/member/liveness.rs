@@ -58,6 +58,7 @@ impl Seen {
 /// what its host's node last said, mirrored into config.json, never judged by this host's panes
 /// and processes; unreachable while that node is not seen.
 fn judge(
+    team: &Team,
     member: &Member,
     panes: Option<&HashSet<String>>,
     processes: &Snapshot,
@@ -76,7 +77,7 @@ fn judge(
             Seen::Unreachable
         };
     }
-    if let Some(run) = Run::of(member)
+    if let Some(run) = Run::of(team, member)
         && !run.supervised()
     {
         // Its processes are looked for by what they carry, not by asking the supervisor.
@@ -119,7 +120,7 @@ impl Observed {
         let mut seen: Vec<Seen> = config
             .members
             .iter()
-            .map(|m| judge(m, panes.as_ref(), &processes, &reach))
+            .map(|m| judge(team, m, panes.as_ref(), &processes, &reach))
             .collect();
         let looks_vanished = |seen: &Seen| {
             matches!(
@@ -408,7 +409,8 @@ mod tests {
     }
 
     fn seen(member: &Member, panes: Option<&HashSet<String>>) -> Seen {
-        judge(member, panes, &Snapshot::take(), &Reach::default())
+        let (_dir, team) = fixture::team(&["bob"]);
+        judge(&team, member, panes, &Snapshot::take(), &Reach::default())
     }
 
     fn member(state: Option<State>, supervisor: Option<i32>, pane: &str) -> Member {
@@ -432,7 +434,8 @@ mod tests {
             alive: ["laptop".to_owned(), "gpu1".to_owned()].into(),
         };
         let panes = HashSet::new();
-        let judged = |reach: &Reach| judge(&remote, Some(&panes), &Snapshot::take(), reach);
+        let (_dir, team) = fixture::team(&["bob"]);
+        let judged = |reach: &Reach| judge(&team, &remote, Some(&panes), &Snapshot::take(), reach);
         assert_eq!(judged(&reach), Seen::Recorded(State::Running));
         reach.alive.remove("gpu1");
         assert_eq!(judged(&reach), Seen::Unreachable);

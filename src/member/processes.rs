@@ -5,10 +5,18 @@
 //! A process is the member's when one of these holds for it or for a process above it:
 //! - its environment carries the run's marker, `SWARM_RUN_ID=<run>`: the supervisor sets it for
 //!   the program, and everything the program starts inherits it, through `setsid` and double forks;
-//! - it is in the program's process group, in the pane's session (the supervisor leads it);
+//! - it is in the program's process group, in the pane's session (the supervisor leads it), and
+//!   that session is shown to be the pane's;
 //! - it is a child of the live supervisor outside the supervisor's own process group: the program,
 //!   or an orphan reparented to the supervisor, which is a child subreaper. The supervisor's own
 //!   helpers (tmux, git) stay in its group and are never the member's.
+//!
+//! config.json, where the pids come from, is a file every member can write, so a pid there is
+//! only a claim: a supervisor counts only when its own command line and environment show it
+//! supervises this member of this team under this home, and a session only when its leader is
+//! that supervisor or a process in it carries the run's marker (a session cannot be joined: one
+//! process of the run in it makes it the run's). Nothing else is ever signalled on config.json's
+//! word (docs/ARCHITECTURE.md, "A member's processes").
 //!
 //! Only processes of this user count; the caller and its ancestors never do.
 
@@ -19,6 +27,7 @@ use nix::sys::signal::Signal;
 
 use crate::base::process::{self, ProcStat};
 use crate::format::config::Member;
+use crate::store::team::Team;
 
 /// The variable that marks every process a member's program starts during one run.
 pub(crate) const RUN_ID_VAR: &str = "SWARM_RUN_ID";
@@ -27,6 +36,9 @@ pub(crate) const RUN_ID_VAR: &str = "SWARM_RUN_ID";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Run {
     pub(crate) name: String,
+    /// Its team, and its home's device and inode: what its supervisor must show it serves.
+    team: String,
+    home: Option<(u64, u64)>,
     /// The supervisor's pid; under tmux also the pane's session id.
     pub(crate) supervisor: i32,
     /// The program's pid, which is also its process group id, once it started.
@@ -36,27 +48,52 @@ pub(crate) struct Run {
 }
 
 impl Run {
-    /// The run config.json records for `member`, if a supervisor ever registered for it.
-    pub(crate) fn of(member: &Member) -> Option<Self> {
+    /// The run config.json records for `member` of `team`, if a supervisor ever registered for
+    /// it: a claim, which [`Snapshot`] checks against the processes themselves.
+    pub(crate) fn of(team: &Team, member: &Member) -> Option<Self> {
         let supervisor = member.supervisor_pid.filter(|pid| *pid > 1)?;
-        Some(Self::new(member, supervisor, member.pid))
+        Some(Self::new(team, member, supervisor, member.pid))
     }
 
-    /// The run of `member` under `supervisor`. Its id is the member's agent id, when it joined the
-    /// team (each `up` writes the team anew) and the supervisor's pid: what anyone reading
-    /// config.json can tell, and unique among runs.
-    pub(crate) fn new(member: &Member, supervisor: i32, program: Option<i32>) -> Self {
+    /// The run of `member` of `team` under `supervisor`. Its id is the member's name and team,
+    /// when it joined the team (each `up` writes the team anew) and the supervisor's pid: what
+    /// anyone reading config.json can tell, and unique among runs. Made of the member's own name,
+    /// never the `agentId` config.json records, so no edit makes one member's id another's.
+    pub(crate) fn new(team: &Team, member: &Member, supervisor: i32, program: Option<i32>) -> Self {
         Self {
             name: member.name.clone(),
+            team: team.name().to_owned(),
+            home: process::dir_id(team.home().root()),
             supervisor,
             program: program.filter(|pid| *pid > 1),
-            id: format!("{}/{}/{supervisor}", member.agent_id, member.joined_at),
+            id: format!(
+                "{}@{}/{}/{supervisor}",
+                member.name,
+                team.name(),
+                member.joined_at
+            ),
         }
     }
 
-    /// Whether the recorded supervisor is still running (and its pid was not reused).
+    /// The team of the run.
+    pub(crate) fn team(&self) -> &str {
+        &self.team
+    }
+
+    /// Whether a process that passes for the member's supervisor by its command line still has
+    /// the recorded pid: enough to show the member as supervised, never to signal anything.
     pub(crate) fn supervised(&self) -> bool {
         process::is_supervisor(self.supervisor, &self.name)
+    }
+
+    /// Whether the recorded supervisor is this member's, as its own command line and environment
+    /// show: a live `swarm run` of this member, this team and this home. What is signalled as the
+    /// supervisor, or found as its children, must be.
+    pub(crate) fn supervisor_proven(&self) -> bool {
+        self.home.is_some_and(|home| {
+            process::supervisor(self.supervisor)
+                .is_some_and(|found| found.serves(home, &self.team, &self.name))
+        })
     }
 }
 
@@ -68,6 +105,8 @@ pub(crate) struct Snapshot {
     spared: HashSet<i32>,
     /// Run ids read from environments, filled as they are needed.
     run_ids: std::cell::RefCell<HashMap<i32, Option<String>>>,
+    /// Whether each run's recorded session is shown to be the pane's, by run id.
+    sessions: std::cell::RefCell<HashMap<String, bool>>,
 }
 
 impl Snapshot {
@@ -92,6 +131,7 @@ impl Snapshot {
             children,
             spared,
             run_ids: std::cell::RefCell::default(),
+            sessions: std::cell::RefCell::default(),
         }
     }
 
@@ -103,7 +143,8 @@ impl Snapshot {
             .clone()
     }
 
-    /// Whether `p` itself (not through a parent) is one of `run`'s, by the rules above.
+    /// Whether `p` itself (not through a parent) is one of `run`'s, by the rules above;
+    /// `supervised`: its supervisor is proven.
     fn marks(&self, run: &Run, p: &ProcStat, supervised: bool) -> bool {
         if p.pid == run.supervisor {
             return false;
@@ -111,6 +152,7 @@ impl Snapshot {
         if run
             .program
             .is_some_and(|pgid| p.pgid == pgid && p.sid == run.supervisor)
+            && self.is_pane_session(run, supervised)
         {
             return true;
         }
@@ -126,9 +168,30 @@ impl Snapshot {
         self.run_id(p.pid).as_deref() == Some(run.id.as_str())
     }
 
+    /// Whether the session config.json names for `run` (its supervisor's pid) is the pane's:
+    /// its leader is the run's proven supervisor, or a process in it, the program first, carries
+    /// the run's marker.
+    fn is_pane_session(&self, run: &Run, supervised: bool) -> bool {
+        if supervised {
+            return true;
+        }
+        if let Some(known) = self.sessions.borrow().get(&run.id) {
+            return *known;
+        }
+        let marked = |pid: i32| self.run_id(pid).as_deref() == Some(run.id.as_str());
+        let shown = run.program.is_some_and(|program| {
+            process::stat(program).is_some_and(|p| p.sid == run.supervisor) && marked(program)
+        }) || self
+            .procs
+            .values()
+            .any(|p| p.sid == run.supervisor && marked(p.pid));
+        self.sessions.borrow_mut().insert(run.id.clone(), shown);
+        shown
+    }
+
     /// The live processes of `run`, program first where it is among them.
     pub(crate) fn of(&self, run: &Run) -> Vec<i32> {
-        let supervised = run.supervised();
+        let supervised = run.supervisor_proven();
         let mut found = Vec::new();
         let mut seen = HashSet::new();
         let mut roots: Vec<i32> = self
@@ -164,7 +227,7 @@ impl Snapshot {
     /// The run whose processes `pid` is among, or which it runs under: the first of `runs` whose
     /// supervisor is one of its ancestors, or that marks it or an ancestor.
     pub(crate) fn owner<'a>(&self, pid: i32, runs: &'a [Run]) -> Option<&'a Run> {
-        let supervised: Vec<bool> = runs.iter().map(Run::supervised).collect();
+        let supervised: Vec<bool> = runs.iter().map(Run::supervisor_proven).collect();
         let mut at = pid;
         let mut visited = HashSet::new();
         while at > 1 && visited.insert(at) {
@@ -181,16 +244,15 @@ impl Snapshot {
 }
 
 impl Snapshot {
-    /// Only `pid` and the processes above it: enough to tell whose run `pid` is in.
-    fn of_ancestry(pid: i32) -> Self {
+    /// Only the processes of `line` (a process and those above it): enough to tell whose run the
+    /// first is in.
+    fn of_line(line: &[ProcStat]) -> Self {
         Self {
-            procs: process::ancestry(pid)
-                .into_iter()
-                .map(|p| (p.pid, p))
-                .collect(),
+            procs: line.iter().map(|p| (p.pid, *p)).collect(),
             children: HashMap::new(),
             spared: HashSet::new(),
             run_ids: std::cell::RefCell::default(),
+            sessions: std::cell::RefCell::default(),
         }
     }
 }
@@ -206,9 +268,10 @@ pub(crate) fn owner_of(pid: i32, runs: &[Run]) -> Option<&Run> {
     Snapshot::take().owner(pid, runs)
 }
 
-/// [`owner_of`], judged from `pid`'s own ancestry alone, without a scan of every process.
-pub(crate) fn owner_by_ancestry(pid: i32, runs: &[Run]) -> Option<&Run> {
-    Snapshot::of_ancestry(pid).owner(pid, runs)
+/// [`owner_of`] for the first process of `line`, judged from the line alone (that process and
+/// those above it, `process::lineage`), without a scan of every process.
+pub(crate) fn owner_by_lineage<'a>(line: &[ProcStat], runs: &'a [Run]) -> Option<&'a Run> {
+    Snapshot::of_line(line).owner(line.first()?.pid, runs)
 }
 
 /// How often to look again while waiting for processes to exit.
@@ -285,12 +348,17 @@ mod tests {
 
     #[test]
     fn a_run_is_named_by_what_config_json_records() {
-        let run = Run::of(&member()).unwrap();
+        let (_dir, team) = crate::store::team::fixture::team(&["bob"]);
+        let run = Run::of(&team, &member()).unwrap();
         assert_eq!(run.id, "bob@t/7/99");
         assert_eq!(run.program, Some(100));
+        // The id is the member's own name, whatever agent id config.json records.
+        let mut renamed = member();
+        renamed.agent_id = "team-lead@t".into();
+        assert_eq!(Run::of(&team, &renamed).unwrap().id, "bob@t/7/99");
         let mut never = member();
         never.supervisor_pid = None;
-        assert_eq!(Run::of(&never), None);
+        assert_eq!(Run::of(&team, &never), None);
     }
 
     /// A marked process that leaves its session and whose parent exits is still found, ended,
@@ -299,6 +367,8 @@ mod tests {
     fn marked_processes_are_found_through_setsid_and_ended() {
         let run = Run {
             name: "bob".into(),
+            team: "t".into(),
+            home: None,
             supervisor: i32::MAX,
             program: None,
             id: format!("unit-test/{}", uuid::Uuid::new_v4()),

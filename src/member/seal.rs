@@ -13,7 +13,6 @@
 //! signer would send what cannot be verified, or nothing.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::OnceLock;
 
 use serde_json::Value;
@@ -27,7 +26,7 @@ use crate::format::signature::{self, FIELD};
 use crate::format::structured::Structured;
 use crate::launch::keys;
 use crate::member::signer;
-use crate::peer::{self, Request};
+use crate::peer::Request;
 use crate::policy::{Caller, PERSON};
 use crate::protocol::exchange;
 use crate::store::node::Reach;
@@ -107,24 +106,12 @@ pub(crate) fn seal(
     Ok(())
 }
 
-/// Signs a message for a member's peer socket at `socket` if it must be: it is from the lead's
-/// side and that member verifies the lead's messages. The member's supervisor stores it as this
-/// same entry (its id, time, sender, text and summary), and only if the signature checks.
-pub(crate) fn seal_peer_request(home: &Home, socket: &Path, request: &mut Request) -> Result<()> {
-    let peers = peer::live_peers(home)?;
-    let same = |path: &Path| {
-        path == socket
-            || std::fs::canonicalize(path)
-                .is_ok_and(|a| std::fs::canonicalize(socket).is_ok_and(|b| a == b))
-    };
-    let Some((team, member)) = peers
-        .iter()
-        .find(|p| same(&p.socket))
-        .and_then(|p| Some((p.team.as_deref()?, p.agent.as_deref()?)))
-    else {
-        return Ok(());
-    };
-    let team = Team::open(home, team)?;
+/// Signs a message for a peer socket served in member `member`'s pane of `team` (its supervisor's,
+/// or a listener there: the connection says which, never a registry entry) if it must be: it is
+/// from the lead's side and that member verifies the lead's messages. The member's supervisor
+/// stores it as this same entry (its id, time, sender, text and summary), and only if the
+/// signature checks.
+pub(crate) fn seal_peer_request(team: &Team, member: &str, request: &mut Request) -> Result<()> {
     let config = team.load()?;
     let summary = request
         .summary
@@ -132,7 +119,7 @@ pub(crate) fn seal_peer_request(home: &Home, socket: &Path, request: &mut Reques
         .unwrap_or_else(|| derive_summary(&request.text));
     let mut message = InboxMessage::new(&request.from, &request.text, Some(&summary), None);
     message.set_id(&request.msg_id);
-    seal(&team, &config, member, &mut message)?;
+    seal(team, &config, member, &mut message)?;
     if let Some(lead_sig) = message.fields().get(FIELD).and_then(Value::as_str) {
         request.summary = Some(summary);
         request.timestamp = Some(message.timestamp().to_owned());

@@ -1,9 +1,11 @@
 //! Sending a message to a member of the team, or a broadcast to every other member: what `send`
 //! does inside a team, and what the dashboard's `s` and `S` do. Text that is a protocol message
 //! obeys the protocol rules; plain text needs the `send` permission (docs/ARCHITECTURE.md, "The
-//! path of one message").
+//! path of one message"). And sending to a `uds:` peer, once the connection shows who serves it
+//! ("Peers").
 
 use std::collections::HashSet;
+use std::path::Path;
 
 use crate::base::clock;
 use crate::base::text::derive_summary;
@@ -12,10 +14,72 @@ use crate::format::config::{Member, State, TeamConfig};
 use crate::format::message::InboxMessage;
 use crate::format::structured::{Classified, Structured};
 use crate::member::liveness::{Observed, Seen};
-use crate::member::seal;
-use crate::policy::{self, Action, Caller};
+use crate::member::{identity, seal};
+use crate::peer::{self, PeerEntry, Request};
+use crate::policy::{self, Action, Caller, Whereabouts};
 use crate::protocol::rules::{self, Recipient};
+use crate::store::paths::Home;
 use crate::store::team::Team;
+
+/// Delivers `request` to the peer socket at `path`, found by the registry entry `entry` (none for
+/// an address that is a path), and returns its id once acknowledged. Who serves the socket comes
+/// from the connection, before anything is said on it: the entry is a file any process of the
+/// user can write, so a socket served anywhere but where its entry says (a member's pane, or
+/// outside every pane for the person's listener) is refused, as is one whose server cannot be
+/// told. What goes to a member's pane is signed for that member first, when it must be.
+pub(crate) fn to_peer(
+    home: &Home,
+    path: &Path,
+    entry: Option<&PeerEntry>,
+    request: &mut Request,
+) -> Result<String> {
+    let connection = peer::connect(path)?;
+    let what = format!("who serves {}", path.display());
+    let serving = match connection.server() {
+        Ok(server) => identity::whereabouts(home, &server),
+        Err(why) => Whereabouts::Unknown(why),
+    };
+    if let Some(refusal) = serving.refusal(&what) {
+        return Err(refusal);
+    }
+    if let Some(entry) = entry {
+        let claimed = match (&entry.team, &entry.agent) {
+            (Some(team), Some(agent)) => Some(format!("{agent}@{team}")),
+            _ => None,
+        };
+        let genuine = match (&claimed, &serving) {
+            (Some(claimed), Whereabouts::Pane { team, member, .. }) => {
+                *claimed == format!("{member}@{team}")
+            }
+            (None, Whereabouts::Outside) => true,
+            _ => false,
+        };
+        if !genuine {
+            let whose = claimed.map_or_else(|| "the person's".to_owned(), |c| format!("{c}'s"));
+            let runs = match &serving {
+                Whereabouts::Pane { team, member, .. } => {
+                    format!("in {member}'s pane of team {team}")
+                }
+                Whereabouts::Outside | Whereabouts::Unknown(_) => "outside every pane".to_owned(),
+            };
+            return Err(Error::runtime(format!(
+                "the peer at {} is not {whose}: it runs {runs}; nothing was sent",
+                path.display()
+            ))
+            .with_hint("its registry entry says otherwise; `swarm peers` lists live peers"));
+        }
+    }
+    if let Whereabouts::Pane { team, member, .. } = &serving {
+        seal::seal_peer_request(&Team::open(home, team)?, member, request)?;
+    }
+    connection.deliver(request)
+}
+
+/// Whether the listener of registry entry `entry` runs outside every pane, as the person's: its
+/// entry says so, and so does where its process runs.
+pub(crate) fn runs_outside(home: &Home, entry: &PeerEntry) -> bool {
+    entry.is_persons() && identity::whereabouts_of_pid(home, entry.pid) == Whereabouts::Outside
+}
 
 /// A message written: its id, whom it is from, and every inbox it was written to.
 #[derive(Debug, Clone)]

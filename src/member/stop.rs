@@ -86,7 +86,8 @@ pub(crate) fn stop(
 
     let mut unsupervised = Vec::new();
     for member in &targets {
-        match Run::of(member).filter(Run::supervised) {
+        // Signalled only when its own command line shows it is this member's supervisor.
+        match Run::of(team, member).filter(Run::supervisor_proven) {
             Some(run) => {
                 process::signal(run.supervisor, Signal::SIGUSR1);
             }
@@ -94,7 +95,10 @@ pub(crate) fn stop(
         }
     }
     // No supervisor will record these: end what they left running and record it here.
-    let orphans: Vec<Run> = unsupervised.iter().filter_map(|m| Run::of(m)).collect();
+    let orphans: Vec<Run> = unsupervised
+        .iter()
+        .filter_map(|member| Run::of(team, member))
+        .collect();
     processes::end(&orphans, GRACE);
     for member in &unsupervised {
         record_killed(team, member, reason)?;
@@ -131,10 +135,10 @@ pub(crate) fn stop(
             continue;
         };
         tracing::warn!("the supervisor of {name} did not record its end; killing its processes");
-        if let Some(run) = Run::of(member) {
+        if let Some(run) = Run::of(team, member) {
             // Found while the supervisor lives, so the orphans it adopted are among them.
             processes::end(std::slice::from_ref(&run), Duration::ZERO);
-            if run.supervised() {
+            if run.supervisor_proven() {
                 process::signal(run.supervisor, Signal::SIGKILL);
             }
         }
@@ -142,7 +146,10 @@ pub(crate) fn stop(
     }
 
     // Whatever is still running of a member whose ending is recorded is ended too.
-    let runs: Vec<Run> = targets.iter().filter_map(Run::of).collect();
+    let runs: Vec<Run> = targets
+        .iter()
+        .filter_map(|member| Run::of(team, member))
+        .collect();
     processes::end(&runs, GRACE);
 
     let config = team.load()?;

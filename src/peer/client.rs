@@ -2,11 +2,12 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::registry::{PeerEntry, live_peers, own_tty};
-use super::{Ack, MAX_LINE_BYTES, Request};
+use super::{Ack, MAX_LINE_BYTES, Request, TakenQuery};
+use crate::base::process::Pinned;
 use crate::error::{Error, ErrorKind, Result};
 use crate::policy::PERSON;
 use crate::store::paths::Home;
@@ -18,15 +19,16 @@ const ACK_WAIT: Duration = Duration::from_secs(30);
 /// own listener, `SWARM_SOCKET`'s, else a `swarm listen` running on this same terminal (its
 /// newest): `uds:<label>`, or `uds:user` without a label. With no listener of its own, `user`.
 /// Never a socket path. The receiver accepts it only from a process that runs where that listener
-/// runs (outside every pane). A member sends as `<member>@<team>`.
-pub(crate) fn own_address(home: &Home) -> String {
-    own_listener(home)
+/// runs (outside every pane). A member sends as `<member>@<team>`. `runs_outside` tells whether a
+/// listener really runs outside every pane: its entry only says so.
+pub(crate) fn own_address(home: &Home, runs_outside: &dyn Fn(&PeerEntry) -> bool) -> String {
+    own_listener(home, runs_outside)
         .and_then(|peer| peer.reply_address())
         .unwrap_or_else(|| PERSON.to_owned())
 }
 
 /// The live listener of the person's that `SWARM_SOCKET` names, else the newest on this terminal.
-fn own_listener(home: &Home) -> Option<PeerEntry> {
+fn own_listener(home: &Home, runs_outside: &dyn Fn(&PeerEntry) -> bool) -> Option<PeerEntry> {
     let peers = live_peers(home).ok()?;
     if let Some(socket) = std::env::var_os("SWARM_SOCKET").filter(|s| !s.is_empty()) {
         let socket = Path::new(&socket);
@@ -41,7 +43,7 @@ fn own_listener(home: &Home) -> Option<PeerEntry> {
     peers
         .into_iter()
         .rev()
-        .find(|p| p.is_persons() && p.tty.as_deref() == Some(tty.as_str()))
+        .find(|p| p.is_persons() && p.tty.as_deref() == Some(tty.as_str()) && runs_outside(p))
 }
 
 /// A receiver that closes the connection unanswered (it refused us, or died) is one clear error.
@@ -58,55 +60,103 @@ fn hung_up(path: &Path, action: &str, err: std::io::Error) -> Error {
     }
 }
 
-/// Delivers one message and returns its id once the receiver has acknowledged it.
-pub(crate) fn deliver(path: &Path, request: &Request) -> Result<String> {
-    let mut line = serde_json::to_vec(request).map_err(|err| Error::runtime(err.to_string()))?;
-    if line.len() > MAX_LINE_BYTES {
-        return Err(Error::usage(format!(
-            "the message is {} bytes as a peer line; a peer socket takes at most {MAX_LINE_BYTES} bytes (1 MiB)",
-            line.len()
-        )));
-    }
-    line.push(b'\n');
-    let mut stream = UnixStream::connect(path).map_err(|err| match err.kind() {
+/// A connection to a peer socket, before anything is said on it: the sender first learns from it
+/// who serves the socket ([`Connection::server`]), then delivers.
+pub(crate) struct Connection {
+    stream: UnixStream,
+    path: PathBuf,
+}
+
+/// Connects to the peer socket at `path`. Not found: nothing listens there.
+pub(crate) fn connect(path: &Path) -> Result<Connection> {
+    let stream = UnixStream::connect(path).map_err(|err| match err.kind() {
         std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => {
             Error::not_found(format!("no peer is listening at {}", path.display()))
                 .with_hint("`swarm peers` lists live peers")
         }
         _ => Error::io("connect to", path, err),
     })?;
-    stream
-        .set_read_timeout(Some(ACK_WAIT))
-        .map_err(|err| Error::io("configure", path, err))?;
-    stream
-        .write_all(&line)
-        .map_err(|err| hung_up(path, "send to", err))?;
-    let mut answer = String::new();
-    BufReader::new(&stream)
-        .take(MAX_LINE_BYTES as u64)
-        .read_line(&mut answer)
-        .map_err(|err| hung_up(path, "read the acknowledgement from", err))?;
-    if answer.trim().is_empty() {
-        let closed = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
-        return Err(hung_up(path, "read the acknowledgement from", closed));
+    Ok(Connection {
+        stream,
+        path: path.to_owned(),
+    })
+}
+
+impl Connection {
+    /// The process that serves the socket (the one that listens), pinned from this connection,
+    /// or why it cannot be told.
+    pub(crate) fn server(&self) -> std::result::Result<Pinned, String> {
+        Pinned::peer(&self.stream)
     }
-    let ack: Ack = serde_json::from_str(answer.trim()).map_err(|_| {
-        Error::runtime(format!(
-            "the peer at {} answered garbage: {}",
-            path.display(),
-            answer.trim()
-        ))
-    })?;
-    if ack.ok {
-        Ok(ack.msg_id.unwrap_or_else(|| request.msg_id.clone()))
-    } else {
-        Err(Error::new(
-            ErrorKind::Runtime,
-            format!(
-                "the peer at {} refused the message: {}",
+
+    /// Delivers one message and returns its id once the receiver has acknowledged it.
+    pub(crate) fn deliver(self, request: &Request) -> Result<String> {
+        let line = serde_json::to_vec(request).map_err(|err| Error::runtime(err.to_string()))?;
+        if line.len() > MAX_LINE_BYTES {
+            return Err(Error::usage(format!(
+                "the message is {} bytes as a peer line; a peer socket takes at most {MAX_LINE_BYTES} bytes (1 MiB)",
+                line.len()
+            )));
+        }
+        let path = self.path.clone();
+        let ack = self.exchange(line)?;
+        if ack.ok {
+            Ok(ack.msg_id.unwrap_or_else(|| request.msg_id.clone()))
+        } else {
+            Err(refused(&path, "refused the message", ack))
+        }
+    }
+
+    /// Asks a member's supervisor which of the signed lead messages `query` names its run has
+    /// taken before (and, with `take`, takes them).
+    pub(crate) fn ask_taken(self, query: &TakenQuery) -> Result<Vec<String>> {
+        let line = serde_json::to_vec(query).map_err(|err| Error::runtime(err.to_string()))?;
+        let path = self.path.clone();
+        let ack = self.exchange(line)?;
+        match ack.taken {
+            Some(taken) if ack.ok => Ok(taken),
+            _ => Err(refused(&path, "did not answer what was taken", ack)),
+        }
+    }
+
+    /// Says one line and reads the one answering it.
+    fn exchange(self, mut line: Vec<u8>) -> Result<Ack> {
+        let Self { mut stream, path } = self;
+        let path = path.as_path();
+        line.push(b'\n');
+        stream
+            .set_read_timeout(Some(ACK_WAIT))
+            .map_err(|err| Error::io("configure", path, err))?;
+        stream
+            .write_all(&line)
+            .map_err(|err| hung_up(path, "send to", err))?;
+        let mut answer = String::new();
+        BufReader::new(&stream)
+            .take(MAX_LINE_BYTES as u64)
+            .read_line(&mut answer)
+            .map_err(|err| hung_up(path, "read the acknowledgement from", err))?;
+        if answer.trim().is_empty() {
+            let closed = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+            return Err(hung_up(path, "read the acknowledgement from", closed));
+        }
+        serde_json::from_str(answer.trim()).map_err(|_| {
+            Error::runtime(format!(
+                "the peer at {} answered garbage: {}",
                 path.display(),
-                ack.error.unwrap_or_else(|| "no reason given".to_owned())
-            ),
-        ))
+                answer.trim()
+            ))
+        })
     }
+}
+
+/// A refusal the peer at `path` answered.
+fn refused(path: &Path, what: &str, ack: Ack) -> Error {
+    Error::new(
+        ErrorKind::Runtime,
+        format!(
+            "the peer at {} {what}: {}",
+            path.display(),
+            ack.error.unwrap_or_else(|| "no reason given".to_owned())
+        ),
+    )
 }

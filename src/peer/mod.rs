@@ -6,10 +6,10 @@ mod registry;
 mod runtime;
 mod server;
 
-pub(crate) use client::{deliver, own_address};
+pub(crate) use client::{connect, own_address};
 pub(crate) use registry::{PeerEntry, listed_peers, live_peers, resolve};
-pub(crate) use runtime::runtime_dir;
-pub(crate) use server::{Incoming, Listener, Sink};
+pub(crate) use runtime::{is_bound, runtime_dir};
+pub(crate) use server::{Incoming, Ledger, Listener, Sink};
 
 use serde::{Deserialize, Serialize};
 
@@ -36,12 +36,26 @@ pub(crate) struct Request {
     pub(crate) lead_sig: Option<String>,
 }
 
-/// What a receiver answers: `{"ok": true, "msg_id": …}` or `{"ok": false, "error": …}`.
+/// What a reader asks a member's supervisor on its socket (docs/ARCHITECTURE.md, "Signed lead
+/// messages"): `{"taken": [msg_id, …], "take": bool}`, which of these signed lead messages the
+/// member's run has already taken; with `take`, they are taken now. Answered by
+/// `{"ok": true, "taken": [those taken before]}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct TakenQuery {
+    pub(crate) taken: Vec<String>,
+    #[serde(default)]
+    pub(crate) take: bool,
+}
+
+/// What a receiver answers: `{"ok": true, "msg_id": …}` (or `"taken"`, to a [`TakenQuery`]) or
+/// `{"ok": false, "error": …}`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Ack {
     pub(crate) ok: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) msg_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) taken: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<String>,
 }
@@ -51,6 +65,16 @@ impl Ack {
         Self {
             ok: true,
             msg_id: Some(msg_id.to_owned()),
+            taken: None,
+            error: None,
+        }
+    }
+
+    pub(crate) fn taken(before: Vec<String>) -> Self {
+        Self {
+            ok: true,
+            msg_id: None,
+            taken: Some(before),
             error: None,
         }
     }
@@ -59,6 +83,7 @@ impl Ack {
         Self {
             ok: false,
             msg_id: None,
+            taken: None,
             error: Some(error.into()),
         }
     }

@@ -71,23 +71,33 @@ impl PeerEntry {
 }
 
 /// The listener `uds:user` reaches: the most recent live `swarm listen` without a label that
-/// runs outside every pane, if any.
-fn person_listener(home: &Home) -> Result<Option<PeerEntry>> {
+/// runs outside every pane, if any: its entry says so, and `runs_outside` finds it true (an entry
+/// is a file any process of the user can write).
+fn person_listener(
+    home: &Home,
+    runs_outside: &dyn Fn(&PeerEntry) -> bool,
+) -> Result<Option<PeerEntry>> {
     Ok(live_peers(home)?
         .into_iter()
         .rev()
-        .find(|peer| peer.label.is_none() && peer.is_persons()))
+        .find(|peer| peer.label.is_none() && peer.is_persons() && runs_outside(peer)))
 }
 
-/// The socket a `uds:` address names: a path (anything with a `/`), `user` for the person's
-/// newest listener without a label, else a live peer's label or its member's `<agent>@<team>`.
-pub(crate) fn resolve(home: &Home, target: &str) -> Result<PathBuf> {
+/// The socket a `uds:` address names, and the registry entry it was found by: a path (anything
+/// with a `/`, found by none), `user` for the person's newest listener without a
+/// label, else a live peer's label or its member's `<agent>@<team>`. An entry is only a claim:
+/// the sender checks it against whoever the connection shows serves the socket.
+pub(crate) fn resolve(
+    home: &Home,
+    target: &str,
+    runs_outside: &dyn Fn(&PeerEntry) -> bool,
+) -> Result<(PathBuf, Option<PeerEntry>)> {
     if target.contains('/') {
-        return Ok(PathBuf::from(target));
+        return Ok((PathBuf::from(target), None));
     }
     if target == PERSON {
-        return person_listener(home)?
-            .map(|peer| peer.socket)
+        return person_listener(home, runs_outside)?
+            .map(|peer| (peer.socket.clone(), Some(peer)))
             .ok_or_else(|| {
                 Error::not_found(format!("no terminal listens as uds:{PERSON}")).with_hint(
                     "run `swarm listen` without --label in the terminal that should receive it",
@@ -97,7 +107,7 @@ pub(crate) fn resolve(home: &Home, target: &str) -> Result<PathBuf> {
     let peers = live_peers(home)?;
     let called: Vec<&PeerEntry> = peers.iter().filter(|p| p.is_called(target)).collect();
     match called.as_slice() {
-        [peer] => Ok(peer.socket.clone()),
+        [peer] => Ok((peer.socket.clone(), Some((*peer).clone()))),
         [] => Err(Error::not_found(format!("no live peer is called {target}"))
             .with_hint("`swarm peers` lists live peers; an address is uds:PATH or uds:LABEL")),
         several => Err(Error::usage(format!(

@@ -46,3 +46,15 @@ pub(crate) fn runtime_dir() -> Result<RuntimePaths> {
     }
     Ok(runtime)
 }
+
+/// Whether some process has a Unix socket bound at `path`, as the kernel lists them
+/// (`/proc/net/unix`): true even when the file itself was removed, so a socket that is only
+/// missing is told from one never bound.
+pub(crate) fn is_bound(path: &std::path::Path) -> bool {
+    let Ok(sockets) = fs::read_to_string("/proc/net/unix") else {
+        // Nothing can be told: say bound, so what was to be asked is not taken as unasked.
+        return true;
+    };
+    let name = format!(" {}", path.display());
+    sockets.lines().skip(1).any(|line| line.ends_with(&name))
+}

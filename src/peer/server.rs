@@ -1,7 +1,8 @@
-//! The peer server. It accepts only connections whose `SO_PEERCRED` uid is its own, reads one
-//! JSON line at a time (at most 1 MiB, within 5 s), hands each message to its sink with the
-//! sender's pid from `SO_PEERCRED` (who sent it is the sink's to tell, from that pid, never from
-//! the `from` the message claims) and answers.
+//! The peer server. It accepts only connections whose `SO_PEERCRED` uid is its own, pins the
+//! process that connected as it accepts (`base/process.rs`, `Pinned`), reads one JSON line at a
+//! time (at most 1 MiB, within 5 s), hands each message to its sink with that pinned sender (who
+//! sent it is the sink's to tell, from the connection, never from the `from` the message claims)
+//! and answers. A sender that cannot be pinned is answered with why, and closed.
 //! A bad client gets `{"ok": false, "error"}` and is closed; the listener and the other
 //! connections carry on.
 
@@ -15,7 +16,8 @@ use tokio::net::{UnixListener, UnixStream};
 
 use super::registry::{self, PeerEntry, Registration};
 use super::runtime::runtime_dir;
-use super::{Ack, MAX_LINE_BYTES, Request};
+use super::{Ack, MAX_LINE_BYTES, Request, TakenQuery};
+use crate::base::process::Pinned;
 use crate::error::{Error, Result};
 use crate::store::paths::Home;
 
@@ -26,12 +28,16 @@ pub(crate) const IDLE: Duration = Duration::from_secs(5);
 /// thread and must finish (durably, for an inbox) before the sender is acknowledged.
 pub(crate) type Sink = Arc<dyn Fn(&Incoming) -> Result<()> + Send + Sync>;
 
-/// A message that arrived on the socket, and the pid of the process that sent it.
+/// What a member's supervisor answers to a [`TakenQuery`], asked by the pinned process: the ids
+/// its run had taken before. `None` for a listener, which keeps no such record.
+pub(crate) type Ledger = Arc<dyn Fn(&TakenQuery, &Pinned) -> Result<Vec<String>> + Send + Sync>;
+
+/// A message that arrived on the socket, and the process that sent it.
 #[derive(Debug, Clone)]
 pub(crate) struct Incoming {
     pub(crate) message: Request,
-    /// From `SO_PEERCRED`: the process that connected.
-    pub(crate) pid: i32,
+    /// The process that connected, pinned when the connection was accepted.
+    pub(crate) sender: Arc<Pinned>,
 }
 
 /// A bound peer socket with its registry entry; both are removed when it is dropped.
@@ -80,13 +86,14 @@ impl Listener {
         format!("uds:{}", self.socket.display())
     }
 
-    /// Serves connections until the task is dropped.
-    pub(crate) async fn serve(&self, sink: Sink) {
+    /// Serves connections until the task is dropped: messages go to `sink`, questions about what
+    /// was taken to `ledger`.
+    pub(crate) async fn serve(&self, sink: Sink, ledger: Option<Ledger>) {
         let own_uid = nix::unistd::getuid().as_raw();
         loop {
             match self.unix.accept().await {
                 Ok((stream, _)) => {
-                    tokio::spawn(handle(stream, Arc::clone(&sink), own_uid));
+                    tokio::spawn(handle(stream, Arc::clone(&sink), ledger.clone(), own_uid));
                 }
                 Err(err) => {
                     tracing::warn!("accepting a peer connection failed: {err}");
@@ -97,11 +104,9 @@ impl Listener {
     }
 }
 
-async fn handle(stream: UnixStream, sink: Sink, own_uid: u32) {
-    let pid = match stream.peer_cred() {
-        Ok(cred) if cred.uid() == own_uid && cred.pid().is_some_and(|pid| pid > 0) => {
-            cred.pid().unwrap_or_default()
-        }
+async fn handle(stream: UnixStream, sink: Sink, ledger: Option<Ledger>, own_uid: u32) {
+    match stream.peer_cred() {
+        Ok(cred) if cred.uid() == own_uid => {}
         Ok(cred) => {
             tracing::warn!(
                 "refused a peer connection from uid {} (pid {}): only uid {own_uid} may send here",
@@ -115,7 +120,11 @@ async fn handle(stream: UnixStream, sink: Sink, own_uid: u32) {
             tracing::warn!("refused a peer connection whose credentials cannot be read: {err}");
             return;
         }
-    };
+    }
+    // Who connected, tied to the connection now: never a bare pid looked up later.
+    let sender = Pinned::peer(&stream)
+        .map(Arc::new)
+        .map_err(|why| format!("cannot tell who sent the message: {why}"));
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     loop {
@@ -125,24 +134,42 @@ async fn handle(stream: UnixStream, sink: Sink, own_uid: u32) {
             Ok(Ok(Some(line))) => Ok(line),
             Ok(Err(problem)) => Err(problem),
         };
-        let outcome = match line.and_then(|line| parse(&line)) {
-            Ok(message) => {
+        let outcome = match line
+            .and_then(|line| parse(&line))
+            .and_then(|line| Ok((line, sender.clone()?)))
+        {
+            Ok((Line::Message(message), sender)) => {
                 let sink = Arc::clone(&sink);
-                let incoming = Incoming { message, pid };
+                let incoming = Incoming { message, sender };
                 let stored = tokio::task::spawn_blocking(move || {
-                    sink(&incoming).map(|()| incoming.message.msg_id)
+                    sink(&incoming).map(|()| Ack::accepted(&incoming.message.msg_id))
                 })
                 .await;
                 match stored {
-                    Ok(Ok(msg_id)) => Ok(msg_id),
+                    Ok(Ok(ack)) => Ok(ack),
                     Ok(Err(err)) => Err(err.message().to_owned()),
                     Err(err) => Err(format!("the message could not be handled: {err}")),
                 }
             }
+            Ok((Line::Taken(query), sender)) => match &ledger {
+                Some(ledger) => {
+                    let ledger = Arc::clone(ledger);
+                    let answered = tokio::task::spawn_blocking(move || {
+                        ledger(&query, &sender).map(Ack::taken)
+                    })
+                    .await;
+                    match answered {
+                        Ok(Ok(ack)) => Ok(ack),
+                        Ok(Err(err)) => Err(err.message().to_owned()),
+                        Err(err) => Err(format!("the question could not be answered: {err}")),
+                    }
+                }
+                None => Err("this peer keeps no record of the lead's messages taken".to_owned()),
+            },
             Err(problem) => Err(problem),
         };
         let (ack, keep_going) = match outcome {
-            Ok(msg_id) => (Ack::accepted(&msg_id), true),
+            Ok(ack) => (ack, true),
             Err(problem) => (Ack::refused(problem), false),
         };
         let mut reply = serde_json::to_vec(&ack).unwrap_or_default();
@@ -182,13 +209,24 @@ async fn read_line(reader: &mut (impl AsyncBufRead + Unpin)) -> Result<Option<Ve
     }
 }
 
-fn parse(line: &[u8]) -> Result<Request, String> {
+/// One line a client says: a message, or a question about what was taken.
+enum Line {
+    Message(Request),
+    Taken(TakenQuery),
+}
+
+fn parse(line: &[u8]) -> Result<Line, String> {
     let value: serde_json::Value =
         serde_json::from_slice(line).map_err(|err| format!("invalid JSON: {err}"))?;
+    if value.get("taken").is_some() && value.get("text").is_none() {
+        return serde_json::from_value(value)
+            .map(Line::Taken)
+            .map_err(|err| format!("invalid question: {err}"));
+    }
     let request: Request =
         serde_json::from_value(value).map_err(|err| format!("invalid message: {err}"))?;
     if request.from.is_empty() || request.msg_id.is_empty() {
         return Err("invalid message: from and msg_id must not be empty".to_owned());
     }
-    Ok(request)
+    Ok(Line::Message(request))
 }

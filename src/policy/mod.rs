@@ -36,7 +36,28 @@ pub(crate) enum Whereabouts {
     /// Outside every member's pane under this home: the person at the keyboard.
     Outside,
     /// Inside member `member`'s pane of team `team` (or among what its program left running).
-    Pane { team: String, member: String },
+    /// `lead`: the pane's supervisor was launched as its team's lead, which config.json, a file
+    /// every member can write, cannot change.
+    Pane {
+        team: String,
+        member: String,
+        lead: bool,
+    },
+    /// Where it runs cannot be established, and why: the process has exited, cannot be read, or
+    /// changed while it was read. Nobody: every decision refuses it (docs/ARCHITECTURE.md,
+    /// "Identity").
+    Unknown(String),
+}
+
+impl Whereabouts {
+    /// The one line that refuses a process whose whereabouts cannot be told, `what` saying what
+    /// was to be told ("where this command runs"); `None` for one that can be.
+    pub(crate) fn refusal(&self, what: &str) -> Option<Error> {
+        match self {
+            Self::Unknown(why) => Some(Error::runtime(format!("cannot tell {what}: {why}"))),
+            Self::Outside | Self::Pane { .. } => None,
+        }
+    }
 }
 
 /// The name a command was asked to act as: typed with `--as`, or inherited from `SWARM_AGENT`.
@@ -62,8 +83,14 @@ impl Caller {
         whereabouts: &Whereabouts,
         asked: Option<&Asked>,
     ) -> Result<Self> {
-        let Whereabouts::Pane { team, member } = whereabouts else {
-            return Ok(Self::named(config, asked.map(|a| a.name.clone())));
+        let (team, member, lead) = match whereabouts {
+            Whereabouts::Outside => return Ok(Self::named(config, asked.map(|a| a.name.clone()))),
+            Whereabouts::Unknown(why) => {
+                return Err(Error::runtime(format!(
+                    "cannot tell where this command runs: {why}"
+                )));
+            }
+            Whereabouts::Pane { team, member, lead } => (team, member, *lead),
         };
         if let Some(asked) = asked.filter(|a| a.typed && a.name.as_str() != member) {
             return Err(Error::usage(format!(
@@ -82,11 +109,9 @@ impl Caller {
             });
         }
         let name = Name::parse("member", member)?;
-        let role = if member == config.lead_name() {
-            Role::Lead
-        } else {
-            Role::Teammate
-        };
+        // The pane's own supervisor says whether it is the lead's, never config.json's
+        // `leadAgentId`, which any member can rewrite.
+        let role = if lead { Role::Lead } else { Role::Teammate };
         Ok(Self { name, role })
     }
 
@@ -396,20 +421,25 @@ impl Rule {
 
 impl Role {
     /// The role of a process at `whereabouts` in team `team` led by `lead`, for a check that
-    /// takes the lead's name from somewhere other than config.json (the signing agent).
-    pub(crate) fn of(whereabouts: &Whereabouts, team: &str, lead: &str) -> Self {
-        match whereabouts {
+    /// takes the lead's name from somewhere other than config.json (the signing agent): the lead
+    /// only in a pane that is `lead`'s and was launched as the lead's. `None`: nobody, whose
+    /// whereabouts cannot be told.
+    pub(crate) fn of(whereabouts: &Whereabouts, team: &str, lead: &str) -> Option<Self> {
+        Some(match whereabouts {
+            Whereabouts::Unknown(_) => return None,
             Whereabouts::Outside => Self::Person,
             Whereabouts::Pane { team: at, .. } if at != team => Self::Stranger,
-            Whereabouts::Pane { member, .. } if member == lead => Self::Lead,
+            Whereabouts::Pane {
+                member, lead: true, ..
+            } if member == lead => Self::Lead,
             Whereabouts::Pane { .. } => Self::Teammate,
-        }
+        })
     }
 }
 
-/// Whether a caller of `role` may do `action` at all.
-pub(crate) fn permits(role: Role, action: Action) -> bool {
-    rule_for(action).grant(role) != Grant::No
+/// Whether a caller of `role` may do `action` at all; nobody (`None`) may do nothing.
+pub(crate) fn permits(role: Option<Role>, action: Action) -> bool {
+    role.is_some_and(|role| rule_for(action).grant(role) != Grant::No)
 }
 
 fn rule_for(action: Action) -> &'static Rule {
@@ -549,6 +579,7 @@ mod tests {
         Whereabouts::Pane {
             team: team.into(),
             member: member.into(),
+            lead: member == "team-lead",
         }
     }
 
@@ -701,6 +732,30 @@ mod tests {
         assert!(!permits(role(&in_pane("t", "bob")), Action::Sign));
         // Another team's lead is a stranger here.
         assert!(!permits(role(&in_pane("u", "team-lead")), Action::Sign));
+        // A pane not launched as the lead's is a teammate's, whatever it is called.
+        let named_lead = Whereabouts::Pane {
+            team: "t".into(),
+            member: "team-lead".into(),
+            lead: false,
+        };
+        assert!(!permits(role(&named_lead), Action::Sign));
+        // Nobody may do anything.
+        let nobody = Whereabouts::Unknown("process 7 has exited".into());
+        assert!(!permits(role(&nobody), Action::Sign));
+        assert!(!permits(role(&nobody), Action::Send));
+    }
+
+    #[test]
+    fn the_lead_is_who_its_pane_was_launched_as_not_who_config_json_names() {
+        let mut config = team();
+        config.lead_agent_id = "bob@t".into();
+        let bob = Caller::resolve(&config, &in_pane("t", "bob"), None).unwrap();
+        assert_eq!(bob.role, Role::Teammate);
+        let lead = Caller::resolve(&config, &in_pane("t", "team-lead"), None).unwrap();
+        assert_eq!(lead.role, Role::Lead);
+        let err = Caller::resolve(&config, &Whereabouts::Unknown("gone".into()), None).unwrap_err();
+        assert_eq!(err.kind(), crate::error::ErrorKind::Runtime);
+        assert_eq!(err.message(), "cannot tell where this command runs: gone");
     }
 
     /// The policy as a Markdown table, as docs/ARCHITECTURE.md shows it.

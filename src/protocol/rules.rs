@@ -123,9 +123,17 @@ pub(crate) fn check(
                 "a plan response goes to the teammate that submitted the plan",
             )?;
         }
-        Structured::IdleNotification(_)
-        | Structured::TaskAssignment(_)
-        | Structured::TaskNotification(_) => {}
+        Structured::TaskNotification(notice) => {
+            // It names whose task it reports, as `from` does elsewhere: the sender's own only.
+            let own = format!("{me}@{}", config.name);
+            if notice.task_id != own {
+                return Err(Error::usage(format!(
+                    "{kind} reports on {}, but you are {me}",
+                    notice.task_id
+                )));
+            }
+        }
+        Structured::IdleNotification(_) | Structured::TaskAssignment(_) => {}
     }
     Ok(sender)
 }
@@ -497,6 +505,16 @@ mod tests {
                 &request("shutdown-1@bob", "bob")
             )),
             "shutdown_request says it is from bob, but you are team-lead"
+        );
+        // A task notification names whose task it reports: the sender's own only.
+        assert_eq!(
+            refusal(checked(
+                &team,
+                "carol",
+                Recipient::Member("team-lead"),
+                &notice()
+            )),
+            "task_notification reports on bob@t, but you are carol"
         );
     }
 

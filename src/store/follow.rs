@@ -64,14 +64,18 @@ pub(crate) struct Arrival {
     pub(crate) message: InboxMessage,
     /// One copy of a broadcast, standing for all of them.
     pub(crate) broadcast: bool,
+    /// Found unread in the inbox (or taken from it now), not in history: a signed lead message
+    /// its member's run took before is a replay there.
+    pub(crate) unread: bool,
 }
 
 impl Arrival {
-    fn new(to: &str, message: InboxMessage) -> Self {
+    fn new(to: &str, message: InboxMessage, unread: bool) -> Self {
         Self {
             to: to.to_owned(),
             broadcast: message.is_broadcast(),
             message,
+            unread,
         }
     }
 
@@ -206,7 +210,7 @@ impl<'a> Follower<'a> {
                     |taken| {
                         taken
                             .iter()
-                            .try_for_each(|message| show(&Arrival::new(&to, message.clone())))
+                            .try_for_each(|message| show(&Arrival::new(&to, message.clone(), true)))
                     },
                 )?;
                 continue;
@@ -215,7 +219,7 @@ impl<'a> Follower<'a> {
             let unread = mailbox.peek()?;
             for message in &unread {
                 if owner.shown_unread.insert(message.id().into_owned()) {
-                    arrived.push(Arrival::new(&to, message.clone()));
+                    arrived.push(Arrival::new(&to, message.clone(), true));
                 }
             }
             let (delivered, history_at) = mailbox.history_since(owner.history_at)?;
@@ -228,7 +232,7 @@ impl<'a> Follower<'a> {
                 let id = message.id().into_owned();
                 if owner.shown_unread.insert(id.clone()) {
                     recorded_now.insert(id);
-                    arrived.push(Arrival::new(&to, message));
+                    arrived.push(Arrival::new(&to, message, false));
                 }
             }
             // What left the inbox was either in the history just read, or removed by a reader

@@ -199,6 +199,28 @@ impl Sandbox {
         self.env.get(key)
     }
 
+    /// Puts a `tmux` first on the sandbox's PATH, in `<root>/<dir>/`: a shell script that runs
+    /// `before` (shell lines, `"$@"` being tmux's arguments), then execs the real tmux.
+    pub(crate) fn tmux_shim(&mut self, dir: &str, before: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = self.root().join(dir);
+        fs::create_dir_all(&bin).unwrap();
+        let script = bin.join("tmux");
+        let real = real_tmux(self);
+        fs::write(
+            &script,
+            format!("#!/bin/sh\n{before}exec {} \"$@\"\n", real.display()),
+        )
+        .unwrap();
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            self.env_value("PATH").unwrap().to_string_lossy()
+        );
+        self.set_env("PATH", path);
+    }
+
     /// The sandbox's PATH with this build's `swarm` first, as an installed one would be.
     pub(crate) fn path_with_swarm(&self) -> String {
         format!(

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
 
-use crate::harness::{Sandbox, TmuxServer, eventually};
+use crate::harness::{Sandbox, TmuxServer, down, eventually};
 
 /// A member program that waits for `go` (a shell file of variables), runs `attacks` one per line
 /// as `label command…`, and records `label status` for each in `results`, then `done`.
@@ -313,4 +313,35 @@ command = ["node", "{client}", "{go}", "{out}"]
         .args(["down", "raw", "--force"])
         .run()
         .success();
+}
+
+/// config.json is a file every process of the user can write: bob naming itself the lead there
+/// (`leadAgentId`) does not make it the lead in its pane. Its pane's supervisor was launched as
+/// a teammate's, and that is what decides.
+#[test]
+fn editing_lead_agent_id_does_not_make_a_teammate_the_lead() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let script = attacker(
+        &sandbox,
+        &[
+            ("stop-carol", "swarm --team id stop carol"),
+            ("type-carol", "swarm --team id type carol 'rm -rf ~'"),
+        ],
+    );
+    up(&sandbox, &server, &script);
+    eventually("carol to run", || {
+        sandbox.member("id", "carol")["state"] == "running"
+    });
+    let path = sandbox.team_dir("id").join("config.json");
+    let mut config = sandbox.config("id");
+    config["leadAgentId"] = "bob@id".into();
+    fs::write(&path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+    go(&sandbox, &[]);
+    let results = results(&sandbox);
+    for refused in ["stop-carol", "type-carol"] {
+        assert_eq!(results.get(refused), Some(&2), "{refused}: {results:?}");
+    }
+    assert_eq!(sandbox.member("id", "carol")["state"], "running");
+    down(&sandbox, "id");
 }

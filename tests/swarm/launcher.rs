@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::harness::{Sandbox, TmuxServer, eventually, processes_in, real_tmux, repo, state};
+use crate::harness::{Sandbox, TmuxServer, eventually, processes_in, repo, state};
 
 fn up(sandbox: &Sandbox, server: &TmuxServer, file: &Path) -> crate::harness::Outcome {
     sandbox
@@ -188,48 +188,22 @@ command = ["sleep", "1000"]
 /// `<file>.reached` and waits for `<file>` before it creates a session; other calls go straight
 /// to the real tmux.
 fn gated_tmux(sandbox: &mut Sandbox) {
-    let bin = sandbox.root().join("gated-bin");
-    fs::create_dir_all(&bin).unwrap();
-    let script = bin.join("tmux");
-    fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nfor arg in \"$@\"; do\n  if [ -n \"$TMUX_GATE\" ] && [ \"$arg\" = new-session ]; then\n    : > \"$TMUX_GATE.reached\"\n    while [ ! -e \"$TMUX_GATE\" ]; do sleep 0.05; done\n  fi\ndone\nexec {} \"$@\"\n",
-            real_tmux(sandbox).display()
-        ),
-    )
-    .unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        sandbox.env_value("PATH").unwrap().to_string_lossy()
+    sandbox.tmux_shim(
+        "gated-bin",
+        "for arg in \"$@\"; do\n  if [ -n \"$TMUX_GATE\" ] && [ \"$arg\" = new-session ]; then\n    : > \"$TMUX_GATE.reached\"\n    while [ ! -e \"$TMUX_GATE\" ]; do sleep 0.05; done\n  fi\ndone\n",
     );
-    sandbox.set_env("PATH", path);
 }
 
 /// Puts a `tmux` first on PATH that refuses to place a pane for member `name` (any command with
 /// `name` as an argument, as the pane's `swarm run NAME` is), as a full window would; other calls
 /// go straight to the real tmux.
 fn refusing_tmux(sandbox: &mut Sandbox, name: &str) {
-    let bin = sandbox.root().join("refusing-bin");
-    fs::create_dir_all(&bin).unwrap();
-    let script = bin.join("tmux");
-    fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nfor arg in \"$@\"; do\n  if [ \"$arg\" = {name} ]; then echo 'no space for new pane' >&2; exit 1; fi\ndone\nexec {} \"$@\"\n",
-            real_tmux(sandbox).display()
+    sandbox.tmux_shim(
+        "refusing-bin",
+        &format!(
+            "for arg in \"$@\"; do\n  if [ \"$arg\" = {name} ]; then echo 'no space for new pane' >&2; exit 1; fi\ndone\n"
         ),
-    )
-    .unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        sandbox.env_value("PATH").unwrap().to_string_lossy()
     );
-    sandbox.set_env("PATH", path);
 }
 
 /// An `up` that cannot place one of its panes stops the members it already placed: exit 1 leaves

@@ -7,6 +7,7 @@ mod concurrency;
 mod cross_host;
 mod cross_host_tasks;
 mod docs;
+mod fail_closed;
 mod file_safety;
 mod first_use;
 mod harness;

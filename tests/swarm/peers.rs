@@ -630,3 +630,95 @@ fn a_queued_members_socket_answers_while_its_supervisor_waits_for_the_config_loc
         .run()
         .success();
 }
+
+/// Rewrites the registry entry `entry` (any process of the user can).
+fn rewrite_entry(entry: &Path, change: impl FnOnce(&mut serde_json::Map<String, Value>)) {
+    let mut value: Value = serde_json::from_slice(&std::fs::read(entry).unwrap()).unwrap();
+    change(value.as_object_mut().unwrap());
+    std::fs::write(entry, serde_json::to_vec(&value).unwrap()).unwrap();
+}
+
+/// A registry entry is only a claim: who serves a socket is told from the connection. An entry
+/// that says a listener outside every pane is carol's does not get it the lead's message signed
+/// with carol's key, and an entry that makes the lead's socket the person's does not get it what
+/// is sent to `uds:user`.
+#[test]
+fn a_registry_entry_does_not_make_a_listener_a_member_or_the_person() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    crate::harness::up(
+        &sandbox,
+        &server,
+        "rg",
+        &format!(
+            "name = \"rg\"\n{}[[member]]\nname = \"carol\"\ncommand = [\"sleep\", \"1000\"]\n",
+            crate::harness::LEAD
+        ),
+    );
+    for name in ["team-lead", "carol"] {
+        eventually(&format!("{name} to run with a socket"), || {
+            let row = sandbox.member("rg", name);
+            row["state"] == "running" && row["socket"].is_string()
+        });
+    }
+    let supervisor = |name: &str| -> u32 {
+        u32::try_from(
+            sandbox.member("rg", name)["supervisorPid"]
+                .as_i64()
+                .unwrap(),
+        )
+        .unwrap()
+    };
+
+    // An outside listener's entry claims to be carol's; carol's own entry is gone.
+    let (impostor, _) = listen(&sandbox, &["--json"]);
+    rewrite_entry(&entry_of(&sandbox, impostor.pid()), |entry| {
+        entry.insert("team".into(), "rg".into());
+        entry.insert("agent".into(), "carol".into());
+    });
+    std::fs::remove_file(entry_of(&sandbox, supervisor("carol"))).unwrap();
+    let refusal = sandbox
+        .swarm()
+        .args(["send", "uds:carol@rg", "the launch codes"])
+        .run()
+        .code(1)
+        .stderr;
+    assert!(
+        refusal.contains("is not carol@rg's: it runs outside every pane"),
+        "{refusal}"
+    );
+    assert!(
+        impostor
+            .lines
+            .next_within(Duration::from_millis(500))
+            .is_none(),
+        "the impostor heard it"
+    );
+    drop(impostor);
+
+    // The lead's socket claims to be the person's listener.
+    rewrite_entry(&entry_of(&sandbox, supervisor("team-lead")), |entry| {
+        entry.remove("team");
+        entry.remove("agent");
+    });
+    let sent = sandbox
+        .swarm()
+        .args(["send", "uds:user", "for the person", "--json"])
+        .team("rg")
+        .run()
+        .success()
+        .json();
+    assert_eq!(sent["delivered"], "inbox", "{sent}");
+    assert!(
+        !sandbox
+            .inbox("rg", "team-lead")
+            .iter()
+            .any(|m| m["text"] == "for the person"),
+        "the lead's socket took what was sent to the person"
+    );
+    sandbox
+        .swarm()
+        .args(["down", "rg", "--force"])
+        .run()
+        .success();
+}

@@ -199,3 +199,102 @@ fn processes_that_leave_the_programs_group_end_with_the_member() {
         assert!(!live_panes.contains(pane), "down left pane {pane}");
     }
 }
+
+/// A process swarm did not start, in a session of its own: `setsid sh -c 'sleep N & wait'`,
+/// whose shell leads both the session and the group the sleep is in. Killed when dropped.
+struct Unrelated(std::process::Child);
+
+impl Unrelated {
+    fn start(sandbox: &Sandbox) -> Self {
+        let child = sandbox
+            .command("setsid")
+            .args(["sh", "-c", "sleep 2741 & wait"])
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = i32::try_from(child.id()).unwrap();
+        eventually(
+            "the unrelated shell to lead its session with a sleep in it",
+            || processes_in(&[], &[i64::from(pid)]).len() == 2,
+        );
+        Self(child)
+    }
+
+    fn pid(&self) -> i64 {
+        i64::from(self.0.id())
+    }
+
+    fn still_runs(&mut self) -> bool {
+        self.0.try_wait().unwrap().is_none() && processes_in(&[], &[self.pid()]).len() == 2
+    }
+}
+
+impl Drop for Unrelated {
+    fn drop(&mut self) {
+        let _ = kill(
+            Pid::from_raw(-i32::try_from(self.pid()).unwrap()),
+            Signal::SIGKILL,
+        );
+        let _ = self.0.wait();
+    }
+}
+
+/// A teammate can edit config.json: pointing a member's `pid` and `supervisorPid` at a process
+/// group swarm did not start, or its `supervisorPid` at a process whose command line ends in
+/// `run NAME`, does not get those processes signalled by `stop` or `down`.
+#[test]
+fn stop_and_down_signal_nothing_swarm_did_not_start() {
+    use std::os::unix::process::CommandExt;
+    let sandbox = Sandbox::new();
+    sandbox.team("sg", &["bob", "carol"]);
+    let mut group = Unrelated::start(&sandbox);
+    // Passes for carol's supervisor by its command line alone.
+    let mut lookalike = sandbox
+        .command("sh")
+        .args(["-c", "sleep 2741; :", "run", "carol"])
+        .process_group(0)
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lookalike_pid = i64::from(lookalike.id());
+    eventually("the lookalike to show its command line", || {
+        std::fs::read(format!("/proc/{lookalike_pid}/cmdline"))
+            .is_ok_and(|bytes| bytes.ends_with(b"run\0carol\0"))
+    });
+    let path = sandbox.team_dir("sg").join("config.json");
+    let mut config = sandbox.config("sg");
+    for member in config["members"].as_array_mut().unwrap() {
+        let (pid, supervisor) = match member["name"].as_str().unwrap() {
+            "bob" => (group.pid(), group.pid()),
+            "carol" => (lookalike_pid, lookalike_pid),
+            _ => continue,
+        };
+        member["state"] = "running".into();
+        member["pid"] = pid.into();
+        member["supervisorPid"] = supervisor.into();
+    }
+    std::fs::write(&path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+
+    for name in ["bob", "carol"] {
+        let stop = sandbox.swarm().args(["stop", name]).team("sg").run();
+        eprintln!("stop {name}: {:?} {}", stop.status.code(), stop.stderr);
+    }
+    sandbox
+        .swarm()
+        .args(["down", "sg", "--force"])
+        .run()
+        .success();
+    assert!(
+        group.still_runs(),
+        "stop or down ended a process group swarm did not start"
+    );
+    assert!(
+        lookalike.try_wait().unwrap().is_none(),
+        "stop or down signalled a process swarm did not start"
+    );
+    let _ = kill(
+        Pid::from_raw(-i32::try_from(lookalike_pid).unwrap()),
+        Signal::SIGKILL,
+    );
+    let _ = lookalike.wait();
+}

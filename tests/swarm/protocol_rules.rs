@@ -498,3 +498,31 @@ fn an_answer_sent_succeeds_even_if_its_request_cannot_be_retired() {
     assert_eq!(answer("team-lead")["type"], "shutdown_approved");
     assert_eq!(answer("bob")["type"], "plan_approval_response");
 }
+
+/// A `task_notification` names the member whose task it reports (its `taskId`, `<name>@<team>`):
+/// like every other structured message, only that member may send it. bob cannot tell the lead
+/// that carol's task completed.
+#[test]
+fn a_task_notification_reports_only_the_senders_own_task() {
+    let sandbox = team();
+    let notice = |task: &str| {
+        json!({"type": "task_notification", "taskId": task, "status": "completed", "summary": "done", "durationMs": 1, "timestamp": "t"}).to_string()
+    };
+    sandbox
+        .swarm()
+        .args(["send", "team-lead", &notice("carol@t")])
+        .team("t")
+        .as_("bob")
+        .run()
+        .refused(2, "task_notification reports on carol@t, but you are bob");
+    sandbox
+        .swarm()
+        .args(["send", "team-lead", &notice("bob@t")])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success();
+    let lead = sandbox.inbox("t", "team-lead");
+    assert_eq!(lead.len(), 1, "{lead:#?}");
+    assert!(lead[0]["text"].as_str().unwrap().contains("bob@t"));
+}

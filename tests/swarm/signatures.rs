@@ -32,7 +32,7 @@ fn now_from(message: &Value) -> Value {
 }
 
 /// The pid of the team's signing agent, from its command line (`swarm --home H key-agent T L`).
-fn agent_pid(sandbox: &Sandbox, team: &str) -> Option<i32> {
+pub(crate) fn agent_pid(sandbox: &Sandbox, team: &str) -> Option<i32> {
     let home = sandbox.home().display().to_string();
     fs::read_dir("/proc").ok()?.find_map(|entry| {
         let pid: i32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
@@ -944,4 +944,126 @@ fn members_without_keys_work_as_before() {
         agent_pid(&sandbox, "old").is_none(),
         "no agent for a team without keys"
     );
+}
+
+/// carol takes a message the lead's side signed; then anyone empties her history and puts the
+/// message back into her inbox. Her supervisor remembers what her run took, which nothing in a
+/// file can undo: her own `recv` and the person's `inbox` both show the replay as forged.
+#[test]
+fn a_signed_message_put_back_after_its_history_was_emptied_is_a_replay() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let work = sandbox.work();
+    let script = sandbox.write(
+        "taker.sh",
+        "set -u\nfor n in 1 2; do\n  while [ ! -f \"$WORK/go-$n\" ]; do sleep 0.05; done\n  \
+         swarm recv --json >\"$WORK/taken-$n.tmp\" 2>&1; mv \"$WORK/taken-$n.tmp\" \"$WORK/taken-$n\"\n\
+         done\nexec sleep 1000\n",
+    );
+    up(
+        &sandbox,
+        &server,
+        "rp",
+        &format!(
+            "name = \"rp\"\n{LEAD}[[member]]\nname = \"carol\"\ncommand = [\"sh\", \"{}\"]\nenv = {{ WORK = \"{}\" }}\n",
+            script.display(),
+            work.display()
+        ),
+    );
+    eventually("carol to run", || running(&sandbox, "rp", "carol"));
+    sandbox
+        .swarm()
+        .args(["send", "carol", "deploy to production"])
+        .team("rp")
+        .run()
+        .success();
+    let signed = sandbox.inbox("rp", "carol")[0].clone();
+    assert!(signed["lead_sig"].is_string(), "{signed}");
+    let taken = |n: usize| -> Value {
+        fs::write(work.join(format!("go-{n}")), "").unwrap();
+        let path = work.join(format!("taken-{n}"));
+        eventually("carol's recv", || path.exists());
+        let text = fs::read_to_string(&path).unwrap();
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"))
+    };
+    let first = taken(1);
+    assert_eq!(first[0]["text"], "deploy to production", "{first}");
+    assert_eq!(first[0]["verified"], true, "{first}");
+
+    // Her history emptied, the very entry written back into her inbox.
+    let history = sandbox.team_dir("rp").join("history/carol.jsonl");
+    assert!(
+        fs::read_to_string(&history)
+            .unwrap()
+            .contains("deploy to production")
+    );
+    fs::write(&history, "").unwrap();
+    forge(&sandbox, "rp", "carol", std::slice::from_ref(&signed));
+
+    let shown = sandbox
+        .swarm()
+        .args(["inbox", "carol", "--json"])
+        .team("rp")
+        .run()
+        .success()
+        .json();
+    assert_eq!(shown[0]["text"], "deploy to production", "{shown}");
+    assert_eq!(
+        shown[0]["verified"], false,
+        "the person is shown a replay as the lead's: {shown}"
+    );
+    let again = taken(2);
+    assert_eq!(again[0]["text"], "deploy to production", "{again}");
+    assert_eq!(
+        again[0]["verified"], false,
+        "carol takes a replay as the lead's: {again}"
+    );
+    down(&sandbox, "rp");
+}
+
+/// Puts a `tmux` first on PATH that, called by the signing agent while `<home of the user>/hold`
+/// exists, says so in `held` and waits until `hold` is gone; every other call goes straight on.
+fn holding_tmux(sandbox: &mut Sandbox) -> (PathBuf, PathBuf) {
+    let user = sandbox.root().join("user");
+    let (hold, held) = (user.join("hold"), user.join("held"));
+    sandbox.tmux_shim(
+        "holding-bin",
+        &format!(
+            "if [ -e '{hold}' ] && tr '\\0' ' ' </proc/$PPID/cmdline | grep -q key-agent; then\n  \
+             : >'{held}'\n  while [ -e '{hold}' ]; do sleep 0.05; done\nfi\n",
+            hold = hold.display(),
+            held = held.display(),
+        ),
+    );
+    (hold, held)
+}
+
+/// The signing agent looks at its team through tmux every few seconds; a tmux that hangs while it
+/// looks does not keep the agent from signing what the lead's side sends meanwhile.
+#[test]
+fn the_signing_agent_signs_while_tmux_hangs() {
+    let mut sandbox = Sandbox::new();
+    let (hold, held) = holding_tmux(&mut sandbox);
+    let server = TmuxServer::start(&sandbox);
+    up(
+        &sandbox,
+        &server,
+        "hg",
+        &format!(
+            "name = \"hg\"\n{LEAD}[[member]]\nname = \"carol\"\ncommand = [\"sleep\", \"1000\"]\n"
+        ),
+    );
+    eventually("carol to run", || running(&sandbox, "hg", "carol"));
+    fs::write(&hold, "").unwrap();
+    eventually("the agent to look at its team's panes", || held.exists());
+    sandbox
+        .swarm()
+        .args(["send", "carol", "while tmux hangs"])
+        .team("hg")
+        .run()
+        .success();
+    fs::remove_file(&hold).unwrap();
+    let inbox = sandbox.inbox("hg", "carol");
+    assert!(inbox[0]["lead_sig"].is_string(), "{inbox:#?}");
+    down(&sandbox, "hg");
 }

@@ -55,6 +55,14 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     // delivered before is a replay.
     let mut judge = verify::judge(&team, &config, &owner, !args.all)?;
     let delivered: Vec<_> = delivered.iter().map(|m| (m, judge.judge(m))).collect();
+    // An unread message its member's run took before is a replay, whatever history says.
+    verify::consult(
+        &mut judge,
+        &team,
+        &config,
+        &owner,
+        &unread.iter().collect::<Vec<_>>(),
+    );
     let unread: Vec<_> = unread.iter().map(|m| (m, judge.judge(m))).collect();
 
     if ctx.json {

@@ -40,9 +40,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 
 async fn listen(ctx: &Context, args: Args) -> Result<()> {
     // Registered under the member whose pane it runs in, if any: never a name it was given.
-    let (team, agent) = match ctx.whereabouts() {
-        Whereabouts::Pane { team, member } => (Some(team.clone()), Some(member.clone())),
-        Whereabouts::Outside => (None, None),
+    let (team, agent) = match ctx.whereabouts()? {
+        Whereabouts::Pane { team, member, .. } => (Some(team.clone()), Some(member.clone())),
+        Whereabouts::Outside | Whereabouts::Unknown(_) => (None, None),
     };
     if let Some(label) = &args.label {
         Name::parse("label", label)?;
@@ -84,7 +84,7 @@ async fn listen(ctx: &Context, args: Args) -> Result<()> {
     let sink: Sink = Arc::new(move |incoming: &Incoming| {
         // Shown under the name of whoever really sent it, never the one it claims.
         let message = Request {
-            from: identity::peer_sender(&home, incoming.pid, &incoming.message.from)?,
+            from: identity::peer_sender(&home, &incoming.sender, &incoming.message.from)?,
             ..incoming.message.clone()
         };
         if json {
@@ -94,7 +94,7 @@ async fn listen(ctx: &Context, args: Args) -> Result<()> {
         }
     });
     tokio::select! {
-        () = listener.serve(sink) => {}
+        () = listener.serve(sink, None) => {}
         _ = interrupt.recv() => {}
         _ = terminate.recv() => {}
         _ = hangup.recv() => {}

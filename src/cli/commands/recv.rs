@@ -52,13 +52,23 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let max = args
         .max
         .map(|max| usize::try_from(max).unwrap_or(usize::MAX));
-    // Printed before they leave the inbox: a print that fails leaves them unread.
-    let consume = || {
-        mailbox.consume_delivering(
+    // Printed before they leave the inbox: a print that fails leaves them unread. What claims
+    // the lead's side is judged by what its member's run took before (a replay), and told to
+    // the member's supervisor once it has left the inbox.
+    let consume = || -> Result<Vec<InboxMessage>> {
+        let messages = mailbox.consume_delivering(
             max,
             |_| true,
-            |messages| print(ctx, messages, &mut judge.borrow_mut()),
-        )
+            |messages| {
+                let mut judge = judge.borrow_mut();
+                let unread: Vec<&InboxMessage> = messages.iter().collect();
+                verify::consult(&mut judge, &team, &config, me.as_str(), &unread);
+                print(ctx, messages, &mut judge)
+            },
+        )?;
+        let taken: Vec<&InboxMessage> = messages.iter().collect();
+        verify::took(&judge.borrow(), &team, &config, me.as_str(), &taken);
+        Ok(messages)
     };
 
     if args.wait {

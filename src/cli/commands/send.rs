@@ -113,11 +113,12 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
         )
     })?;
     // The receiver tells who sent it from the connection itself; this claim must agree with that.
-    let from = match ctx.whereabouts() {
-        Whereabouts::Outside => peer::own_address(&ctx.home),
-        pane @ Whereabouts::Pane { .. } => identity::sender_name(pane),
+    let runs_outside = |entry: &peer::PeerEntry| send::runs_outside(&ctx.home, entry);
+    let from = match ctx.whereabouts()? {
+        Whereabouts::Outside => peer::own_address(&ctx.home, &runs_outside),
+        pane => identity::sender_name(pane).unwrap_or_default(),
     };
-    let delivered = peer::resolve(&ctx.home, target).and_then(|path| {
+    let delivered = peer::resolve(&ctx.home, target, &runs_outside).and_then(|(path, entry)| {
         let mut request = peer::Request {
             from,
             text: text.to_owned(),
@@ -127,8 +128,7 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
             lead_sig: None,
         };
         // To a member's socket from the lead's side, signed as its inbox would have it.
-        seal::seal_peer_request(&ctx.home, &path, &mut request)?;
-        let msg_id = peer::deliver(&path, &request)?;
+        let msg_id = send::to_peer(&ctx.home, &path, entry.as_ref(), &mut request)?;
         Ok((msg_id, request.from))
     });
     let (msg_id, from) = match delivered {
@@ -158,9 +158,9 @@ fn leave_for_person(
     summary: Option<&str>,
     unreachable: Error,
 ) -> Result<()> {
-    let team = match ctx.whereabouts() {
+    let team = match ctx.whereabouts()? {
         Whereabouts::Pane { team, .. } => Team::open(&ctx.home, team),
-        Whereabouts::Outside => ctx.team(),
+        Whereabouts::Outside | Whereabouts::Unknown(_) => ctx.team(),
     };
     let Ok(team) = team else {
         return Err(unreachable);

@@ -196,6 +196,14 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             config.name
         )));
     }
+    // Its pane is told the lead's name as config.json has it now; a pane told its own name would
+    // be the lead's ("Identity"), and config.json is a file any member can write.
+    if name.as_str() == lead {
+        return Err(Error::usage(format!(
+            "{name} is the name of team {}'s lead: a spawned member is a teammate",
+            config.name
+        )));
+    }
     // Checked again before tmux sees it: config.json may have been edited since `up`.
     let layout = launch_settings
         .layout

@@ -42,7 +42,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     }
     let team = ctx.team_or(args.team.as_deref())?;
     let who = dashboard::Who {
-        whereabouts: ctx.whereabouts().clone(),
+        whereabouts: ctx.whereabouts()?.clone(),
         asked: ctx.asked()?,
     };
     logging::hold(true);

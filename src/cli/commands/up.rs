@@ -695,7 +695,7 @@ fn wait_all(
             }
             Event::Arrived(arrival) if ctx.json => output::json_line(&render::json(
                 &arrival.message,
-                judges.judge(&arrival.to, &arrival.message),
+                judges.judge(arrival),
                 &[
                     ("event", json!("message")),
                     ("to", json!(arrival.addressee())),
@@ -704,7 +704,7 @@ fn wait_all(
             Event::Arrived(arrival) => output::line(render::arrival(
                 &arrival.message,
                 arrival.addressee(),
-                judges.judge(&arrival.to, &arrival.message),
+                judges.judge(arrival),
             )),
             Event::Ended(member, seen) => {
                 all_well &= liveness::ended_well(seen);

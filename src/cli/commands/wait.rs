@@ -54,8 +54,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let limit = args.timeout.unwrap_or_default().as_secs_f64();
     let Some(name) = named else {
         // Waiting for itself would never end.
-        let own = match ctx.whereabouts() {
-            Whereabouts::Pane { team: at, member } if *at == config.name => Some(member.as_str()),
+        let own = match ctx.whereabouts()? {
+            Whereabouts::Pane {
+                team: at, member, ..
+            } if *at == config.name => Some(member.as_str()),
             _ => None,
         };
         let mut all_well = true;

@@ -73,11 +73,18 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let scope = follower.scope().clone();
     let mut judges = Judges::new(&team, &config);
     loop {
-        // With --consume, each message leaves the inbox only once it is shown.
+        // With --consume, each message leaves the inbox only once it is shown, and its member's
+        // supervisor is told after.
+        let mut shown = Vec::new();
         follower.arrivals(|arrival| {
-            let verdict = judges.judge(&arrival.to, &arrival.message);
-            show(ctx, arrival, verdict)
+            let verdict = judges.judge(arrival);
+            show(ctx, arrival, verdict)?;
+            if args.consume {
+                shown.push(arrival.clone());
+            }
+            Ok(())
         })?;
+        judges.took(&shown);
         watcher.wait(None, &|file| scope.covers(file))?;
     }
 }

@@ -6,8 +6,9 @@
 //!   it nor read its memory through `/proc/<pid>/mem`; only root can. It runs in a session of its
 //!   own, with a clean environment.
 //! - It serves a 0600 socket in the private runtime directory, and answers only connections whose
-//!   `SO_PEERCRED` uid is ours and whose pid runs outside every pane, or in the pane of the
-//!   team's lead ("Identity"), the lead it was started for.
+//!   `SO_PEERCRED` uid is ours and whose process, pinned as the connection is accepted, runs
+//!   outside every pane, or in the pane of the team's lead ("Identity"), the lead it was started
+//!   for. A caller that has exited by the time it asks, or that cannot be told, is refused.
 //! - It signs only messages from the lead, `user` or `system`, for a teammate whose public key
 //!   the caller names; it is no general signing oracle.
 //! - It forgets a key once config.json no longer records it (the member was launched again, or
@@ -26,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use super::{Answer, Ask, MAX_LINE, PATIENCE, lock_path, socket_path};
 use crate::base::clock;
+use crate::base::process::Pinned;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::InboxMessage;
 use crate::format::signature::{KeyPair, VerifyKey, speaks_for_lead};
@@ -109,11 +111,13 @@ pub(crate) fn serve(home: &Home, team: &str, lead: &str) -> Result<()> {
     }
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
+        // Who asks is tied to the connection as it is accepted, never looked up by a bare pid.
+        let caller = Pinned::peer(&stream);
         let (served, keys) = (served.clone(), Arc::clone(&keys));
         std::thread::spawn(move || {
             let _ = stream.set_read_timeout(Some(PATIENCE));
             let _ = stream.set_write_timeout(Some(PATIENCE));
-            let answer = answer(&served, &keys, &stream).unwrap_or_else(|err| Answer {
+            let answer = answer(&served, &keys, &stream, caller).unwrap_or_else(|err| Answer {
                 ok: false,
                 value: None,
                 error: Some(err.message().to_owned()),
@@ -132,6 +136,10 @@ fn sweep(served: &Served, keys: &Keys, socket: &Path, inode: u64) {
     let mut needed_at = Instant::now();
     loop {
         std::thread::sleep(SWEEP);
+        // Looked at without the keys' lock: the look runs tmux and waits for config.json's lock,
+        // and requests are answered meanwhile. A key made since is younger than the grace.
+        let observed =
+            Team::open(&served.home, &served.team).and_then(|team| Observed::take(&team));
         // Holding the keys' lock: no request is answered between a decision to leave and the exit.
         let mut held = keys.lock().unwrap_or_else(PoisonError::into_inner);
         let ours = fs::symlink_metadata(socket).is_ok_and(|meta| meta.ino() == inode);
@@ -139,8 +147,6 @@ fn sweep(served: &Served, keys: &Keys, socket: &Path, inode: u64) {
             // Removed (the runtime directory with it), or replaced: nobody can reach this agent.
             std::process::exit(0);
         }
-        let observed =
-            Team::open(&served.home, &served.team).and_then(|team| Observed::take(&team));
         let observed = match observed {
             Ok(observed) => Some(observed),
             Err(err) if err.kind() == ErrorKind::NotFound => None,
@@ -178,7 +184,12 @@ fn sweep(served: &Served, keys: &Keys, socket: &Path, inode: u64) {
     }
 }
 
-fn answer(served: &Served, keys: &Keys, stream: &UnixStream) -> Result<Answer> {
+fn answer(
+    served: &Served,
+    keys: &Keys,
+    stream: &UnixStream,
+    caller: std::result::Result<Pinned, String>,
+) -> Result<Answer> {
     let cred = nix::sys::socket::getsockopt(stream, nix::sys::socket::sockopt::PeerCredentials)
         .map_err(|err| Error::runtime(format!("cannot tell who is asking: {err}")))?;
     if cred.uid() != nix::unistd::getuid().as_raw() {
@@ -190,7 +201,7 @@ fn answer(served: &Served, keys: &Keys, stream: &UnixStream) -> Result<Answer> {
         .take(MAX_LINE)
         .read_line(&mut line)
         .map_err(|err| Error::runtime(format!("read failed: {err}")))?;
-    authorize(served, cred.pid())?;
+    authorize(served, caller)?;
     let ask: Ask = serde_json::from_str(line.trim())
         .map_err(|err| Error::usage(format!("invalid request: {err}")))?;
     if ask.team() != served.team {
@@ -265,11 +276,22 @@ fn no_key(served: &Served, member: &str, key: &str) -> Error {
     ))
 }
 
-/// Whether process `pid` may use the team's keys, by the policy's `Sign` rule: from outside
-/// every pane, or from the pane of the lead the agent was started for. The lead is the one the
-/// agent was started for, so a teammate that edits config.json cannot make itself the lead here.
-fn authorize(served: &Served, pid: i32) -> Result<()> {
-    let whereabouts = identity::whereabouts(&served.home, pid);
+/// Whether the process that asks, pinned when its connection was accepted, may use the team's
+/// keys, by the policy's `Sign` rule: from outside every pane, or from the pane of the lead the
+/// agent was started for, launched as the lead's. The lead is the one the agent was started for,
+/// so a teammate that edits config.json cannot make itself the lead here. A caller that has
+/// exited, or whose whereabouts cannot be told, is nobody, and refused.
+fn authorize(served: &Served, caller: std::result::Result<Pinned, String>) -> Result<()> {
+    let cannot_tell = |why: &str| {
+        Error::usage(format!(
+            "the signing agent cannot tell where this request comes from: {why}"
+        ))
+    };
+    let caller = caller.map_err(|why| cannot_tell(&why))?;
+    let whereabouts = identity::whereabouts(&served.home, &caller);
+    if let Whereabouts::Unknown(why) = &whereabouts {
+        return Err(cannot_tell(why));
+    }
     if policy::permits(
         Role::of(&whereabouts, &served.team, &served.lead),
         Action::Sign,
@@ -277,8 +299,11 @@ fn authorize(served: &Served, pid: i32) -> Result<()> {
         return Ok(());
     }
     let from = match whereabouts {
-        Whereabouts::Pane { team, member } => format!("{member}'s pane of team {team}"),
-        Whereabouts::Outside => "outside every pane".to_owned(),
+        Whereabouts::Pane { team, member, .. } if member == served.lead => {
+            format!("{member}'s pane of team {team}, which was not launched as the lead's")
+        }
+        Whereabouts::Pane { team, member, .. } => format!("{member}'s pane of team {team}"),
+        Whereabouts::Outside | Whereabouts::Unknown(_) => "outside every pane".to_owned(),
     };
     Err(Error::usage(format!(
         "the signing agent serves only the lead's side; this request comes from {from}"

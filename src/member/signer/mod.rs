@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::base::process::Pinned;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::InboxMessage;
 use crate::member::identity;
@@ -200,7 +201,9 @@ fn call(home: &Home, team: &str, lead: &str, ask: &Ask) -> Result<String> {
 }
 
 /// Refuses an agent that does not run where the lead's side runs: a teammate that killed the real
-/// one and listens in its place would hand out keys it knows, and read what the lead sends.
+/// one and listens in its place would hand out keys it knows, and read what the lead sends. The
+/// process that serves is the one that listens, pinned from this connection; one that has exited
+/// (its socket handed to another process), or that cannot be told, is refused too.
 fn trust(
     home: &Home,
     team: &str,
@@ -222,16 +225,31 @@ fn trust(
     if cred.uid() != nix::unistd::getuid().as_raw() {
         return Err(refuse(format!("uid {}", cred.uid())));
     }
+    let cannot_tell = |why: &str| {
+        Error::runtime(format!(
+            "refusing the signing agent at {}: cannot tell who serves it: {why}",
+            path.display()
+        ))
+        .with_hint(
+            "the team's signing agent runs outside every pane; launch the team again if it is gone",
+        )
+    };
+    let server = Pinned::peer(stream).map_err(|why| cannot_tell(&why))?;
     // The same rule as for the agent's callers: the policy's `Sign`.
-    let whereabouts = identity::whereabouts(home, cred.pid());
+    let whereabouts = identity::whereabouts(home, &server);
+    if let Whereabouts::Unknown(why) = &whereabouts {
+        return Err(cannot_tell(why));
+    }
     if policy::permits(Role::of(&whereabouts, team, lead), Action::Sign) {
         return Ok(());
     }
     Err(refuse(match whereabouts {
-        Whereabouts::Pane { team: at, member } => {
-            format!("pid {} in {member}'s pane of team {at}", cred.pid())
+        Whereabouts::Pane {
+            team: at, member, ..
+        } => {
+            format!("pid {} in {member}'s pane of team {at}", server.pid)
         }
-        Whereabouts::Outside => format!("pid {}", cred.pid()),
+        Whereabouts::Outside | Whereabouts::Unknown(_) => format!("pid {}", server.pid),
     }))
 }
 

@@ -196,12 +196,17 @@ impl Handling {
     ) -> Result<Option<String>> {
         let mailbox = supervisor.team.mailbox(&supervisor.name);
         let judge = &mut verifier.judge;
+        // What this run took is a replay when it comes back, whoever emptied the history since.
+        let unread = mailbox.peek()?;
+        let before = supervisor.taken(&judge.claimed(&unread), false);
+        for id in verify::replays(&supervisor.team, &supervisor.name, before) {
+            judge.saw(&id);
+        }
         if self.wrapper {
             let lead = supervisor.lead.as_str();
             let is_request = |m: &InboxMessage| {
                 m.from() == lead && matches!(m.structured(), Some(Structured::ShutdownRequest(_)))
             };
-            let unread = mailbox.peek()?;
             let genuine = unread
                 .iter()
                 .find(|m| is_request(m) && !judge.verdict(m).is_forged());
@@ -242,6 +247,8 @@ impl Handling {
                         supervisor.name
                     );
                 }
+                // Once it has left the inbox: it is a replay if it comes back.
+                supervisor.taken(&[taken.id().into_owned()], true);
                 supervisor.say(&format!(
                     "approved {} on behalf of {}; ending it",
                     request.request_id, supervisor.name
@@ -252,15 +259,11 @@ impl Handling {
         if self.paste
             && let (Some(tmux), Some(pane)) = (&supervisor.tmux, &supervisor.pane)
         {
-            let plain: Vec<_> = mailbox
-                .peek()?
-                .into_iter()
-                .filter(|m| m.structured().is_none())
-                .collect();
+            let plain: Vec<_> = unread.iter().filter(|m| m.structured().is_none()).collect();
             let buffer = format!("swarm-{}-{}", supervisor.team.name(), supervisor.name);
             let mut pasted = HashSet::new();
             let mut failure = None;
-            for message in &plain {
+            for message in plain {
                 let verdict = judge.verdict(message);
                 let from = match verdict {
                     Verdict::Forged(why) if !self.format.shows_forgery() => {
@@ -304,6 +307,7 @@ impl Handling {
             // Whatever reached the pane leaves the inbox, even if a later paste failed.
             for taken in mailbox.consume(None, |m| pasted.contains(m.id().as_ref()))? {
                 judge.saw(&taken.id());
+                supervisor.taken(&[taken.id().into_owned()], true);
             }
             if let Some(err) = failure {
                 return Err(err);

@@ -30,7 +30,7 @@ use nix::sys::signal::Signal;
 
 use crate::base::clock;
 use crate::base::names::Name;
-use crate::base::process;
+use crate::base::process::{self, Pinned};
 use crate::base::text::derive_summary;
 use crate::error::{Error, Result};
 use crate::format::config::State;
@@ -48,7 +48,8 @@ use crate::member::identity;
 use crate::member::logfile;
 use crate::member::processes::{self, Run};
 use crate::member::{ANNOUNCE_WAIT, GRACE, SWEEP_GRACE};
-use crate::peer::{Incoming, Listener, SOCKET_VAR, Sink};
+use crate::peer::{Incoming, Ledger, Listener, SOCKET_VAR, Sink, TakenQuery};
+use crate::policy::Whereabouts;
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::{AsyncWatcher, named};
@@ -117,7 +118,10 @@ impl Supervisor {
         let _server = peer.as_ref().map(|listener| {
             let listener = Arc::clone(listener);
             let sink = self.inbox_sink();
-            AbortOnDrop(tokio::spawn(async move { listener.serve(sink).await }))
+            let ledger = self.ledger();
+            AbortOnDrop(tokio::spawn(async move {
+                listener.serve(sink, Some(ledger)).await;
+            }))
         });
         let socket = peer
             .as_ref()
@@ -265,7 +269,7 @@ impl Supervisor {
         drop(feed);
         child::reclaim_terminal();
         // Whatever the program left running ends with it: in its group or not, adopted or marked.
-        let run = Run::new(&self.member, own_pid(), Some(pid));
+        let run = Run::new(&self.team, &self.member, own_pid(), Some(pid));
         self.off_runtime(move |_| {
             processes::end(&[run], SWEEP_GRACE);
             processes::reap_adopted(None);
@@ -382,6 +386,32 @@ impl Supervisor {
         }
     }
 
+    /// Answers, on the peer socket, which of the lead's signed messages this run has taken: anyone
+    /// of the user may ask, to show a replay for what it is; only the member's own readers (in its
+    /// pane), or the person's (outside every pane), take them (docs/ARCHITECTURE.md, "Signed lead
+    /// messages").
+    fn ledger(self: &Arc<Self>) -> Ledger {
+        let this = Arc::clone(self);
+        Arc::new(move |query: &TakenQuery, asker: &Pinned| {
+            if query.take {
+                let own = match identity::whereabouts(this.team.home(), asker) {
+                    Whereabouts::Pane { team, member, .. } => {
+                        team == this.team.name() && member == this.name
+                    }
+                    Whereabouts::Outside => true,
+                    Whereabouts::Unknown(_) => false,
+                };
+                if !own {
+                    return Err(Error::usage(format!(
+                        "only {}'s own readers take its messages",
+                        this.name
+                    )));
+                }
+            }
+            Ok(this.taken(&query.taken, query.take))
+        })
+    }
+
     /// Stores what arrives on the peer socket in the member's inbox, durably, before the sender
     /// is acknowledged, under the name of whoever really sent it (docs/ARCHITECTURE.md, "Peers").
     /// Protocol messages stay inside the team and are refused here. So is a message from the
@@ -404,7 +434,7 @@ impl Supervisor {
                 ));
             }
             check_text_size(&request.text)?;
-            let from = identity::peer_sender(team.home(), incoming.pid, &request.from)?;
+            let from = identity::peer_sender(team.home(), &incoming.sender, &request.from)?;
             let summary = request
                 .summary
                 .clone()
@@ -506,7 +536,7 @@ impl Supervisor {
         socket: Option<&Path>,
     ) -> BTreeMap<OsString, OsString> {
         let started = started(
-            Run::new(&self.member, own_pid(), None).id,
+            Run::new(&self.team, &self.member, own_pid(), None).id,
             socket.map(|socket| socket.display().to_string()),
             worktree.map(|worktree| worktree.path.display().to_string()),
         );

@@ -11,6 +11,7 @@ use crate::format::config::{Member, State};
 use crate::launch::tmux::Tmux;
 use crate::member::processes::{self, Run};
 use crate::store::paths::TeamPaths;
+use crate::store::team::Team;
 use crate::store::watcher::{AsyncWatcher, POLL_INTERVAL};
 
 use super::seat::Supervisor;
@@ -102,7 +103,9 @@ fn claim(supervisor: &Supervisor, limit: usize) -> Result<Claim> {
         let running = config
             .members
             .iter()
-            .filter(|m| m.name != supervisor.name && m.name != lead && occupies(m))
+            .filter(|m| {
+                m.name != supervisor.name && m.name != lead && occupies(&supervisor.team, m)
+            })
             .count();
         let ahead = config.members[..index]
             .iter()
@@ -120,11 +123,11 @@ fn claim(supervisor: &Supervisor, limit: usize) -> Result<Claim> {
 }
 
 /// Holds one of the team's slots: its supervisor is alive, or its processes outlived it.
-fn occupies(member: &Member) -> bool {
+fn occupies(team: &Team, member: &Member) -> bool {
     matches!(
         member.state,
         Some(State::Starting | State::Running | State::Idle)
-    ) && Run::of(member).is_some_and(|run| run.supervised() || processes::alive(&run))
+    ) && Run::of(team, member).is_some_and(|run| run.supervised() || processes::alive(&run))
 }
 
 /// Queued ahead of others: its supervisor is alive, or has not registered yet but its pane exists.

@@ -1,12 +1,14 @@
 //! The supervisor's seat: which member it runs, in which pane of which team, and the small
 //! helpers every part of the supervisor shares (printing in the pane, work off the runtime).
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::base::names::Name;
+use crate::base::process::LEAD_VAR;
 use crate::base::text::for_terminal;
 use crate::error::Result;
 use crate::format::config::Member;
@@ -26,6 +28,10 @@ pub(super) struct Supervisor {
     pub(super) log_max: u64,
     /// Where the launcher left the member's variables, to be read once.
     pub(super) env_file: PathBuf,
+    /// The ids of the lead's signed messages this run has taken (docs/ARCHITECTURE.md, "Signed
+    /// lead messages"): in this process's memory, which nothing the member runs can rewrite, and
+    /// asked by the member's readers on its socket. One taken again is a replay.
+    taken: Mutex<HashSet<String>>,
     /// The pane's terminal is gone; nothing more can be printed to it. Shared with the blocking
     /// threads that print on the supervisor's behalf.
     pub(super) hung_up: AtomicBool,
@@ -39,7 +45,12 @@ impl Supervisor {
             log: team.paths().log(&member.name),
             log_max,
             env_file,
-            lead: config.lead_name().to_owned(),
+            // As it was launched (tmux set it in this process's own environment), not as
+            // config.json, which any member can rewrite, says now.
+            lead: std::env::var(LEAD_VAR)
+                .ok()
+                .filter(|lead| !lead.is_empty())
+                .unwrap_or_else(|| config.lead_name().to_owned()),
             max_concurrent: config.launch.as_ref().and_then(|l| l.max_concurrent),
             pane: std::env::var("TMUX_PANE")
                 .ok()
@@ -49,7 +60,22 @@ impl Supervisor {
             member,
             team,
             hung_up: AtomicBool::new(false),
+            taken: Mutex::default(),
         })
+    }
+
+    /// Which of `ids` this run took before; with `take`, it takes them now.
+    pub(super) fn taken(&self, ids: &[String], take: bool) -> Vec<String> {
+        let mut taken = self.taken.lock().unwrap_or_else(PoisonError::into_inner);
+        let before = ids
+            .iter()
+            .filter(|id| taken.contains(*id))
+            .cloned()
+            .collect();
+        if take {
+            taken.extend(ids.iter().cloned());
+        }
+        before
     }
 
     /// Runs `work` on tokio's blocking pool and waits for it without blocking the runtime, which
