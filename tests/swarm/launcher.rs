@@ -340,6 +340,10 @@ fn a_layout_tmux_does_not_know_is_refused_and_the_server_survives() {
         "name = \"tiled\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n",
     );
     up(&sandbox, &server, &tiled).success();
+    // The lead's supervisor records its start in config.json: edit it only after that.
+    eventually("the lead to run", || {
+        state(&sandbox, "tiled", "team-lead") == "running"
+    });
     let config_path = sandbox.team_dir("tiled").join("config.json");
     let mut config = sandbox.config("tiled");
     config["launch"]["layout"] = "grid".into();
