@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::base::names::path_component;
 use crate::error::{Error, Result};
+use crate::format::task::MAX_ID;
 
 #[derive(Debug, Clone)]
 pub struct Home {
@@ -383,12 +384,16 @@ impl TaskListPaths {
     }
 }
 
-/// A task id as Claude Code writes it: a decimal number without sign or leading zeros.
+/// A task id as Claude Code writes it: a decimal number without sign or leading zeros, at most
+/// [`MAX_ID`].
 pub(crate) fn parse_task_id(raw: &str) -> Option<u64> {
     let canonical = !raw.is_empty()
         && raw.bytes().all(|b| b.is_ascii_digit())
         && (raw == "0" || !raw.starts_with('0'));
-    canonical.then(|| raw.parse().ok()).flatten()
+    canonical
+        .then(|| raw.parse().ok())
+        .flatten()
+        .filter(|id| *id <= MAX_ID)
 }
 
 /// One writer's spool file, and the name it is written under before it is complete.
@@ -712,7 +717,14 @@ mod tests {
             Path::new("/h/tasks/my-team-x/3.json.corrupt-7.1")
         );
         assert_eq!(TaskListPaths::task_id(OsStr::new("12.json")), Some(12));
+        assert_eq!(
+            TaskListPaths::task_id(OsStr::new("9007199254740991.json")),
+            Some(MAX_ID)
+        );
         for no in [
+            "9007199254740992.json",
+            "18446744073709551615.json",
+            "18446744073709551616.json",
             "012.json",
             "1.json.lock",
             ".1.json.x.tmp",

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::format::structured::{Structured, TaskAssignment};
 use crate::format::task::{MAX_DESCRIPTION_BYTES, Status, Task};
-use crate::member::seal;
+use crate::member::{ending, seal};
 use crate::policy::{self, Action, Caller};
 use crate::protocol::exchange;
 use crate::store::tasks::{Board, Edit, Refusal, TaskList, parse_id};
@@ -215,6 +215,10 @@ fn scope(ctx: &Context, action: Action) -> Result<Scope> {
     let config = team.load()?;
     let caller = ctx.caller(&config)?;
     policy::allow(&config, &caller, action)?;
+    // A member that ended still holding tasks gives them back before anyone reads the board.
+    if let Err(err) = ending::finish_releases(&team, &config) {
+        tracing::warn!("tasks of members that ended are not all returned yet: {err}");
+    }
     let list = TaskList::new(&ctx.home, team.name());
     Ok(Scope {
         team,
@@ -339,7 +343,7 @@ fn add(ctx: &Context, args: AddArgs) -> Result<()> {
                 args.active_form.as_deref(),
                 owner.as_deref(),
             )
-        });
+        })?;
         edit.set_blockers(id, &blockers)?;
         Ok(edit.task(id).cloned().expect("just created"))
     })?;
