@@ -1138,3 +1138,57 @@ fn a_release_left_unfinished_is_finished_by_the_next_command() {
         "bob ended with open tasks; they are pending again, with no owner: 1 (parse)"
     );
 }
+
+/// One policy for every edit of a task: a teammate changes only tasks that are its own or no
+/// one's, and gives a task to no one else; the lead's side may do both.
+#[test]
+fn every_edit_of_a_task_follows_one_policy() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob", "amy"]);
+    add(&sandbox, "amy's");
+    add(&sandbox, "free");
+    task_as(&sandbox, Some("amy"), &["start", "1"]).success();
+    for edit in [
+        &["done", "1"][..],
+        &["release", "1"],
+        &["update", "1", "--owner", "bob", "--status", "completed"],
+        &["update", "1", "--status", "completed"],
+        &["update", "1", "--subject", "mine now"],
+        &["update", "1", "--no-owner"],
+    ] {
+        task_as(&sandbox, Some("bob"), edit).refused(2, "already_claimed: task 1 is owned by amy");
+    }
+    let one = task(&sandbox, 1);
+    assert_eq!(
+        (one["owner"].as_str(), one["subject"].as_str()),
+        (Some("amy"), Some("amy's"))
+    );
+    assert_eq!(one["status"], "in_progress");
+    // Giving a task to someone else is assigning it: the lead's.
+    for edit in [
+        &["update", "2", "--owner", "amy"][..],
+        &["add", "more", "--owner", "amy"],
+    ] {
+        task_as(&sandbox, Some("bob"), edit).refused(2, "may assign a task; bob is a teammate");
+    }
+    assert!(task(&sandbox, 2).get("owner").is_none());
+    assert!(!list_dir(&sandbox).join("3.json").exists());
+    // What is the teammate's own, or no one's, it may change.
+    task_as(
+        &sandbox,
+        Some("bob"),
+        &["update", "2", "--subject", "free for all"],
+    )
+    .success();
+    task_as(&sandbox, Some("bob"), &["update", "2", "--owner", "bob"]).success();
+    task_as(
+        &sandbox,
+        Some("bob"),
+        &["update", "2", "--status", "completed"],
+    )
+    .success();
+    task_as(&sandbox, Some("bob"), &["add", "mine", "--owner", "bob"]).success();
+    // The person at the keyboard has the lead's authority over every task.
+    task_as(&sandbox, None, &["update", "1", "--owner", "bob"]).success();
+    task_as(&sandbox, Some("bob"), &["done", "1"]).success();
+}

@@ -275,9 +275,10 @@ impl Scope {
         Ok(policy::require_inbox(&self.config, name.as_str())?.to_owned())
     }
 
-    /// Whether the caller may act on tasks others own (the lead, the person at the keyboard).
-    fn leads(&self) -> bool {
-        policy::allow(&self.config, &self.caller, Action::AssignTask).is_ok()
+    /// The one policy for every edit of a task ([`policy::allow_task_edit`]): whether the caller
+    /// may change `task` (`None`: one it adds) so that `new_owner` holds it.
+    fn may_edit(&self, task: Option<&Task>, new_owner: Option<&str>) -> Result<()> {
+        policy::allow_task_edit(&self.config, &self.caller, task, new_owner)
     }
 }
 
@@ -328,6 +329,7 @@ fn add(ctx: &Context, args: AddArgs) -> Result<()> {
     check_size("description", &args.description)?;
     let blockers = ids(&args.blocked_by)?;
     let owner = args.owner.as_deref().map(|o| scope.owner(o)).transpose()?;
+    scope.may_edit(None, owner.as_deref())?;
     scope.list.ensure()?;
     let task = scope.edit(&blockers, true, |edit| {
         for &blocker in &blockers {
@@ -405,7 +407,7 @@ fn show(ctx: &Context, raw: &str) -> Result<()> {
 }
 
 fn claim(ctx: &Context, args: ClaimArgs) -> Result<()> {
-    let scope = scope(ctx, Action::WorkTasks)?;
+    let scope = scope(ctx, Action::EditTasks)?;
     let me = scope.me()?;
     if let Some(raw) = &args.id {
         let id = parse_id(raw)?;
@@ -432,7 +434,7 @@ fn claim(ctx: &Context, args: ClaimArgs) -> Result<()> {
 }
 
 fn start(ctx: &Context, raw: &str) -> Result<()> {
-    let scope = scope(ctx, Action::WorkTasks)?;
+    let scope = scope(ctx, Action::EditTasks)?;
     let me = scope.me()?;
     let id = parse_id(raw)?;
     let task = scope.edit(&[id], false, |edit| {
@@ -444,20 +446,8 @@ fn start(ctx: &Context, raw: &str) -> Result<()> {
     print_task(ctx, &task, "started")
 }
 
-/// Refuses (already_claimed) a caller who is not the lead's side acting on a task another owns.
-fn own_or_lead(scope: &Scope, task: &Task, me: &str) -> Result<()> {
-    match task.owner() {
-        Some(owner) if owner != me && !scope.leads() => Err(Refusal::AlreadyClaimed {
-            owner: owner.to_owned(),
-        }
-        .error(task.id())),
-        _ => Ok(()),
-    }
-}
-
 fn done(ctx: &Context, args: DoneArgs) -> Result<()> {
-    let scope = scope(ctx, Action::WorkTasks)?;
-    let me = scope.me()?;
+    let scope = scope(ctx, Action::EditTasks)?;
     let id = parse_id(&args.id)?;
     if let Some(note) = &args.note {
         check_size("note", note)?;
@@ -466,7 +456,7 @@ fn done(ctx: &Context, args: DoneArgs) -> Result<()> {
         let task = edit
             .task_mut(id)
             .ok_or_else(|| Refusal::NotFound.error(id))?;
-        own_or_lead(&scope, task, &me)?;
+        scope.may_edit(Some(task), None)?;
         let was_open = task.is_open();
         task.set_status(Status::Completed);
         if let Some(note) = &args.note {
@@ -519,14 +509,13 @@ fn tell_unblocked(scope: &Scope, done: &Task) {
 }
 
 fn release(ctx: &Context, raw: &str) -> Result<()> {
-    let scope = scope(ctx, Action::WorkTasks)?;
-    let me = scope.me()?;
+    let scope = scope(ctx, Action::EditTasks)?;
     let id = parse_id(raw)?;
     let task = scope.edit(&[id], false, |edit| {
         let task = edit
             .task_mut(id)
             .ok_or_else(|| Refusal::NotFound.error(id))?;
-        own_or_lead(&scope, task, &me)?;
+        scope.may_edit(Some(task), None)?;
         if !task.is_open() {
             return Err(Refusal::AlreadyResolved.error(id));
         }
@@ -575,6 +564,7 @@ fn update(ctx: &Context, args: UpdateArgs) -> Result<()> {
             let Some(task) = edit.task(id) else {
                 return Err(Refusal::NotFound.error(id));
             };
+            scope.may_edit(Some(task), owner.as_deref())?;
             if let Some(new) = &blockers {
                 if !task.blocked_by().iter().all(|old| lock.contains(old)) {
                     return Ok(None);
