@@ -1192,3 +1192,32 @@ fn every_edit_of_a_task_follows_one_policy() {
     task_as(&sandbox, None, &["update", "1", "--owner", "bob"]).success();
     task_as(&sandbox, Some("bob"), &["done", "1"]).success();
 }
+
+/// `task claim` with nothing to claim finds nothing (exit 3), as README and the help say; a
+/// claim refused by a rule is exit 2.
+#[test]
+fn claiming_with_nothing_available_is_not_found() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    add(&sandbox, "one");
+    task_as(&sandbox, Some("bob"), &["claim"]).success();
+    let none = task_as(&sandbox, Some("bob"), &["claim", "--json"]).code(3);
+    let none: Value = serde_json::from_str(none.stderr.trim()).unwrap();
+    assert_eq!(none["kind"], "not_found");
+    assert_eq!(none["reason"], "none_available");
+    let readme = fs::read_to_string(crate::harness::repo().join("README.md")).unwrap();
+    assert!(
+        readme.contains("nothing available exits 3"),
+        "README says what a claim with nothing available exits with"
+    );
+    let help = sandbox
+        .swarm()
+        .args(["task", "claim", "--help"])
+        .run()
+        .success();
+    assert!(
+        help.stdout.contains("none_available (exit 3)"),
+        "{}",
+        help.stdout
+    );
+}

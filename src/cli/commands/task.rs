@@ -33,6 +33,13 @@ const JSON_TASK: &str = r#"JSON output (--json), one document: the task as its f
 A refused claim is an error object with "reason": task_not_found, already_claimed,
 already_resolved, blocked or busy (exit 3 for task_not_found, else 2)."#;
 
+const JSON_CLAIM: &str = r#"JSON output (--json), one document: the task claimed, as its file holds it,
+  {"id", "subject", "description", "activeForm"?, "owner"?, "status", "blocks", "blockedBy",
+   "metadata"?, ...}
+A refused claim is an error object with "reason": task_not_found, already_claimed,
+already_resolved, blocked or busy (exit 3 for task_not_found, else 2). Without an ID, when no
+task is available, nothing is found: "reason" none_available (exit 3)."#;
+
 const JSON_TASKS: &str = r#"JSON output (--json), one document, by id: [task, ...], each task as
 its file holds it ({"id", "subject", "description", "owner"?, "status", "blocks", "blockedBy", ...})."#;
 
@@ -106,7 +113,7 @@ pub(crate) struct IdArgs {
 }
 
 #[derive(Debug, clap::Args)]
-#[command(after_long_help = JSON_TASK)]
+#[command(after_long_help = JSON_CLAIM)]
 pub(crate) struct ClaimArgs {
     /// The task's id [default: the first available]
     #[arg(value_name = "ID")]
@@ -429,7 +436,8 @@ fn claim(ctx: &Context, args: ClaimArgs) -> Result<()> {
     }
     Err(
         Error::not_found("no task is available: every task is owned, blocked or completed")
-            .with_hint("`swarm task list` shows the board"),
+            .with_hint("`swarm task list` shows the board")
+            .with_reason("none_available"),
     )
 }
 
