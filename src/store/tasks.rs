@@ -210,6 +210,19 @@ impl TaskList {
         .with_hint("add the first task with `swarm task add SUBJECT`"))
     }
 
+    /// The list's folder if there is one, checked to be a real folder, as is `tasks/` (a link
+    /// there is refused, never followed): for moving the whole list with its team.
+    pub(crate) fn real_dir(&self, verb: &str) -> Result<Option<PathBuf>> {
+        match fs::symlink_metadata(&self.paths.dir) {
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(Error::io("inspect", &self.paths.dir, err)),
+            Ok(_) => {
+                durable::real_dirs(&self.paths.root, &self.paths.dir, verb)?;
+                Ok(Some(self.paths.dir.clone()))
+            }
+        }
+    }
+
     /// Makes the list's folder and its `.lock` file when missing.
     pub(crate) fn ensure(&self) -> Result<()> {
         private_dir(&self.paths.root, &self.paths.dir)?;

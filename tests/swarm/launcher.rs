@@ -6,7 +6,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::harness::{Sandbox, TmuxServer, eventually, processes_in, real_tmux, repo, state};
+use crate::harness::{
+    Sandbox, TmuxServer, eventually, gated_tmux, processes_in, repo, state, tmux_shim,
+};
 
 fn up(sandbox: &Sandbox, server: &TmuxServer, file: &Path) -> crate::harness::Outcome {
     sandbox
@@ -184,52 +186,17 @@ command = ["sleep", "1000"]
         .success();
 }
 
-/// Puts a `tmux` first on PATH that, in a process started with `TMUX_GATE=<file>`, creates
-/// `<file>.reached` and waits for `<file>` before it creates a session; other calls go straight
-/// to the real tmux.
-fn gated_tmux(sandbox: &mut Sandbox) {
-    let bin = sandbox.root().join("gated-bin");
-    fs::create_dir_all(&bin).unwrap();
-    let script = bin.join("tmux");
-    fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nfor arg in \"$@\"; do\n  if [ -n \"$TMUX_GATE\" ] && [ \"$arg\" = new-session ]; then\n    : > \"$TMUX_GATE.reached\"\n    while [ ! -e \"$TMUX_GATE\" ]; do sleep 0.05; done\n  fi\ndone\nexec {} \"$@\"\n",
-            real_tmux(sandbox).display()
-        ),
-    )
-    .unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        sandbox.env_value("PATH").unwrap().to_string_lossy()
-    );
-    sandbox.set_env("PATH", path);
-}
-
 /// Puts a `tmux` first on PATH that refuses to place a pane for member `name` (any command with
 /// `name` as an argument, as the pane's `swarm run NAME` is), as a full window would; other calls
 /// go straight to the real tmux.
 fn refusing_tmux(sandbox: &mut Sandbox, name: &str) {
-    let bin = sandbox.root().join("refusing-bin");
-    fs::create_dir_all(&bin).unwrap();
-    let script = bin.join("tmux");
-    fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nfor arg in \"$@\"; do\n  if [ \"$arg\" = {name} ]; then echo 'no space for new pane' >&2; exit 1; fi\ndone\nexec {} \"$@\"\n",
-            real_tmux(sandbox).display()
+    tmux_shim(
+        sandbox,
+        "refusing",
+        &format!(
+            "for arg in \"$@\"; do\n  if [ \"$arg\" = {name} ]; then echo 'no space for new pane' >&2; exit 1; fi\ndone\n"
         ),
-    )
-    .unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        sandbox.env_value("PATH").unwrap().to_string_lossy()
     );
-    sandbox.set_env("PATH", path);
 }
 
 /// An `up` that cannot place one of its panes stops the members it already placed: exit 1 leaves
@@ -269,7 +236,7 @@ fn an_up_that_fails_part_way_stops_what_it_started() {
 #[test]
 fn a_second_up_of_a_team_being_started_is_refused() {
     let mut sandbox = Sandbox::new();
-    gated_tmux(&mut sandbox);
+    gated_tmux(&mut sandbox, "new-session");
     let first_server = TmuxServer::unstarted_at(&sandbox, "first.sock");
     let second_server = TmuxServer::unstarted_at(&sandbox, "second.sock");
     let file = sandbox.write(

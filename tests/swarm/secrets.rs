@@ -3,34 +3,19 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::harness::{Sandbox, TmuxServer, eventually, real_tmux};
+use crate::harness::{Sandbox, TmuxServer, eventually, tmux_shim};
 
 /// Puts a `tmux` first on PATH that appends its arguments, one a line, to the returned file
 /// before it runs the real tmux: what every local user could read in `ps` while it ran.
 fn recording_tmux(sandbox: &mut Sandbox) -> PathBuf {
-    let bin = sandbox.root().join("recording-bin");
-    fs::create_dir_all(&bin).unwrap();
     let record = sandbox.root().join("tmux-argv");
-    let script = bin.join("tmux");
-    fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nprintf '%s\\n' \"$@\" >> {}\nexec {} \"$@\"\n",
-            record.display(),
-            real_tmux(sandbox).display()
-        ),
-    )
-    .unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        sandbox.env_value("PATH").unwrap().to_string_lossy()
+    tmux_shim(
+        sandbox,
+        "recording",
+        &format!("printf '%s\\n' \"$@\" >> {}\n", record.display()),
     );
-    sandbox.set_env("PATH", path);
     record
 }
 
