@@ -442,10 +442,19 @@ env = {{ VALUE = "three;" }}
         .success();
 }
 
+/// The README's first command, run twice in a row: the board lives on between runs of a team,
+/// and each run works through the tasks it made.
 #[test]
-fn the_demo_team_runs_to_completion() {
+fn the_demo_team_runs_to_completion_again_and_again() {
     let sandbox = Sandbox::new();
     let server = TmuxServer::start(&sandbox);
+    for run in 1..=2 {
+        demo_run(&sandbox, &server, run);
+    }
+}
+
+/// Run `run` of the demo team, checked from its transcript to its board and logs.
+fn demo_run(sandbox: &Sandbox, server: &TmuxServer, run: u64) {
     let outcome = sandbox
         .swarm()
         .arg("up")
@@ -496,10 +505,20 @@ fn the_demo_team_runs_to_completion() {
     let board = position("the board is done:");
     assert!(ended < board, "{}", outcome.stdout);
     for row in [
-        "1   completed  alice  -           Write a friendlier greeting",
-        "2   completed  bob    -           Review the greeting",
+        format!(
+            "{}   completed  alice  -           Write a friendlier greeting",
+            2 * run - 1
+        ),
+        format!(
+            "{}   completed  bob    -           Review the greeting",
+            2 * run
+        ),
     ] {
-        assert!(outcome.stdout.contains(row), "{}", outcome.stdout);
+        assert!(
+            outcome.stdout.contains(&row),
+            "run {run}: {}",
+            outcome.stdout
+        );
     }
     assert!(
         !outcome.stdout.contains("task_notification"),
