@@ -12,8 +12,9 @@ if [ "${SWARM_PLAN_MODE:-}" = required ]; then
     printf '1. write a friendlier greeting\n2. tell bob it is ready\n' |
         swarm plan submit - --wait --timeout "${DEMO_PATIENCE:-120}"
 fi
-say "working"
-swarm task claim >/dev/null
-swarm task done 1 --note "greeting written" >/dev/null
+task=$(assigned_task)
+say "working on task $task"
+swarm task start "$task" >/dev/null
+swarm task done "$task" --note "greeting written" >/dev/null
 swarm send "$SWARM_LEAD" "result: wrote a friendlier greeting" >/dev/null
 await_shutdown

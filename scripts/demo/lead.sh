@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The demo's lead: a board of two tasks, a broadcast, a plan approval, a review request, results,
-# and a graceful shutdown.
+# The demo's lead: a board of two tasks, a broadcast, a plan approval, a task for each teammate,
+# results, and a graceful shutdown. The board lives on between runs of the team, so each run
+# works on the tasks it adds, by the ids they get.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 say "putting two tasks on the board"
-swarm task add "Write a friendlier greeting" >/dev/null
-swarm task add "Review the greeting" --blocked-by 1 >/dev/null
+greeting=$(swarm task add "Write a friendlier greeting")
+review=$(swarm task add "Review the greeting" --blocked-by "$greeting")
 
 say "broadcasting the standup to the team"
 swarm send '*' "standup: say hello" >/dev/null
@@ -22,6 +23,8 @@ while ((hellos < 2 || results < 2)); do
         plan_approval_request*)
             say "approving $MSG_FROM's plan"
             swarm plan approve "$(request_id "$MSG_BODY")" --permission-mode acceptEdits >/dev/null
+            swarm task assign "$greeting" alice >/dev/null
+            swarm task assign "$review" bob >/dev/null
             swarm send bob "please review alice's change to greeting.txt" >/dev/null
             ;;
         "result: "*)

@@ -14,6 +14,23 @@ next_message() {
     MSG_BODY=${rest#*  }
 }
 
+# Waits for the lead's task_assignment ("task_assignment 3: Write a friendlier greeting") and
+# prints the task's id; messages before it are said and passed over.
+assigned_task() {
+    while next_message; do
+        case "$MSG_BODY" in
+            task_assignment*)
+                local words
+                read -r -a words <<<"$MSG_BODY"
+                printf '%s\n' "${words[1]%:}"
+                return
+                ;;
+            *) say "before my task: $MSG_BODY" >&2 ;;
+        esac
+    done
+    return 1
+}
+
 # The request id in a protocol message's body: "shutdown_request shutdown-1@bob: reason".
 request_id() {
     local words

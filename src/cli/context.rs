@@ -58,6 +58,9 @@ impl Context {
     }
 
     pub(crate) fn team_name(&self, positional: Option<&str>) -> Result<Name> {
+        // What a killed `rm` left is finished before any team is looked for (docs/ARCHITECTURE.md,
+        // "Removing a team").
+        crate::store::removal::finish_interrupted(&self.home);
         if let Some(name) = positional.or(self.team.as_deref()) {
             return Name::parse("team", name);
         }

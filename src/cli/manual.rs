@@ -191,7 +191,11 @@ const FILES: &[(&str, &str)] = &[
     ),
     (
         "<home>/archive/<team>-<time>.tar.zst, <home>/archive/<team>-<time>",
-        "A team removed with rm, prune or down --rm and --archive: a tar archive compressed with zstd that unpacks to <team>/, or with --archive=dir the team's folder itself. <time> is UTC, as 20260101T120000Z. Private like the rest: the folder 0700, the archive 0600.",
+        "A team removed with rm, prune or down --rm and --archive: a tar archive compressed with zstd that unpacks to <team>/, or with --archive=dir the team's folder itself; either holds the team's task list as tasks/. <time> is UTC, as 20260101T120000Z. Private like the rest: the folder 0700, the archive 0600.",
+    ),
+    (
+        "<home>/teams/.<team>.removing-<pid>, <home>/teams/.<team>.archiving-<pid>",
+        "A team's folder, its task list moved in as tasks/, while swarm process <pid> deletes it or moves it into the archive. One a killed rm left is finished by the next swarm command that lists or picks teams, which says so on stderr.",
     ),
     (
         "<home>/node/node.json, <home>/node/hosts.json",

@@ -150,7 +150,7 @@ pub(crate) enum Command {
     /// Shut the whole team down gracefully, then stop what is left; --rm removes it too
     Down(commands::down::Args),
 
-    /// Remove ended teams with their inboxes, history and logs; --archive keeps a copy
+    /// Remove ended teams with their inboxes, logs and tasks; --archive keeps a copy
     Rm(commands::rm::Args),
 
     /// Remove every team that has ended, or those that ended longer ago than --older-than

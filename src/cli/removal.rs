@@ -11,10 +11,12 @@ use crate::base::text::for_terminal;
 use crate::cli::context::Context;
 use crate::cli::{output, render};
 use crate::error::{Error, Result};
+use crate::launch::lock::{Holder, LaunchLock};
 use crate::member::down::Report;
 use crate::member::remove::{self, Removal};
 use crate::store::archive;
 use crate::store::paths::ArchiveFormat;
+use crate::store::removal::{self, Finished};
 use crate::store::team::Team;
 
 #[derive(Debug, Clone, Copy, clap::Args)]
@@ -23,8 +25,8 @@ pub(crate) struct ArchiveArgs {
     /// --archive=dir the team's folder itself, moved to <team>-<time>/
     ///
     /// The archive is complete and on disk before anything is deleted; if it cannot be made, the
-    /// team is left as it was. Either holds the team's folder as it was under <home>/teams: a
-    /// tarball unpacks to <team>/.
+    /// team is left as it was. Either holds the team's folder as it was under <home>/teams, with
+    /// its task list as tasks/: a tarball unpacks to <team>/.
     #[arg(
         long,
         value_name = "FORMAT",
@@ -61,12 +63,30 @@ impl ArchiveArgs {
     }
 }
 
-/// Removes `team`, archived as asked, and says so; a team that still runs is refused (exit 2)
-/// with `hint`.
-pub(crate) fn remove(ctx: &Context, team: &Team, archive: ArchiveArgs, hint: &str) -> Result<()> {
-    match remove::remove(team, archive.format())? {
+/// Finishes what removals killed half-way left behind (`store/removal.rs`), before teams are
+/// listed; each is said in a line on stderr.
+pub(crate) fn finish_interrupted(ctx: &Context) -> Vec<Finished> {
+    removal::finish_interrupted(&ctx.home)
+}
+
+/// The team's launch lock, taken before anything of the team is stopped or removed; a team that
+/// another command holds (an `up` starting it) is refused (exit 2), with nothing done.
+pub(crate) fn claim(team: &Team) -> Result<LaunchLock> {
+    remove::claim(team)?.map_err(|holder| busy(team.name(), &holder))
+}
+
+/// Removes `team`, whose launch lock `held` is, archived as asked, and says so; a team that still
+/// runs is refused (exit 2) with `hint`.
+pub(crate) fn remove_claimed(
+    ctx: &Context,
+    team: &Team,
+    held: &LaunchLock,
+    archive: ArchiveArgs,
+    hint: &str,
+) -> Result<()> {
+    match remove::remove_claimed(team, held, archive.format())? {
         Removal::Running(live) => Err(still_running(team.name(), &live).with_hint(hint)),
-        Removal::Starting(holder) => Err(starting(team.name(), holder)),
+        Removal::Busy(holder) => Err(busy(team.name(), &holder)),
         Removal::Removed(archived) => report(ctx, team.name(), archived.as_deref(), None),
     }
 }
@@ -119,15 +139,16 @@ pub(crate) fn still_running(team: &str, live: &[String]) -> Error {
     ))
 }
 
-/// Refuses to remove a team that a `swarm up` is starting.
-pub(crate) fn starting(team: &str, holder: Option<String>) -> Error {
+/// Refuses to remove a team whose launch lock another command holds: a `swarm up` starting it
+/// wins, and nothing of it was stopped.
+pub(crate) fn busy(team: &str, holder: &Holder) -> Error {
     Error::usage(format!(
-        "team {team} is being started by `swarm up`{}; it is not removed",
-        holder
-            .map(|pid| format!(" (pid {pid})"))
-            .unwrap_or_default()
+        "team {team} is {}; it is not removed, and nothing of it was stopped",
+        holder.doing()
     ))
-    .with_hint(format!("stop it with `swarm down --rm {team}`"))
+    .with_hint(format!(
+        "once it is up, remove it with `swarm rm --force {team}` or `swarm down --rm {team}`"
+    ))
 }
 
 /// A team taken down from inside its lead's program: the lead is spared, and so is its team.

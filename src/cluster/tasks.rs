@@ -15,7 +15,7 @@ use crate::cluster::connection;
 use crate::cluster::settings::{Settings, Sources};
 use crate::cluster::subjects;
 use crate::error::{Error, Result};
-use crate::format::task::Task;
+use crate::format::task::{Task, parse_mark};
 use crate::store::node;
 use crate::store::paths::Home;
 use crate::store::tasks::{Board, Edit, TaskList};
@@ -119,7 +119,7 @@ async fn mark(store: &kv::Store, url: &str) -> Result<(u64, u64)> {
         .map_or((0, 0), |entry| {
             let value = std::str::from_utf8(&entry.value)
                 .ok()
-                .and_then(|text| text.trim().parse().ok())
+                .and_then(parse_mark)
                 .unwrap_or(0);
             (value, entry.revision)
         }))

@@ -10,6 +10,18 @@ use serde_json::{Map, Value};
 /// A description above this many bytes is refused before anything is written, as message text is.
 pub(crate) const MAX_DESCRIPTION_BYTES: usize = 1024 * 1024;
 
+/// The largest task id: the largest integer JavaScript, Claude Code's language, holds exactly.
+/// A file name or high-water mark beyond it is no id (docs/ARCHITECTURE.md, "Task list"): ids
+/// are issued one at a time, so only a hand-made file gets there, and counting on from it would
+/// leave no id to issue.
+pub(crate) const MAX_ID: u64 = (1 << 53) - 1;
+
+/// A high-water mark as Claude Code writes it (decimal text), or `None` when it is no mark or
+/// beyond [`MAX_ID`].
+pub(crate) fn parse_mark(text: &str) -> Option<u64> {
+    text.trim().parse().ok().filter(|mark| *mark <= MAX_ID)
+}
+
 /// Where a task stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]

@@ -8,6 +8,68 @@ use crate::store::durable::private_dir;
 use crate::store::lock::{Flock, FlockFile};
 use crate::store::paths::Home;
 
+/// What the holder of a team's launch lock is doing, recorded after its pid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    /// `up`, or a node starting the team's members on its host.
+    Start,
+    /// `spawn` opening the team's window.
+    OpenWindow,
+    /// `rm`, `prune` or `down --rm` taking the team down and away.
+    Remove,
+}
+
+impl Purpose {
+    fn word(self) -> &'static str {
+        match self {
+            Self::Start => "up",
+            Self::OpenWindow => "spawn",
+            Self::Remove => "rm",
+        }
+    }
+}
+
+/// Who holds a team's launch lock, as far as its record says.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Holder {
+    pub(crate) pid: Option<String>,
+    pub(crate) purpose: Option<Purpose>,
+}
+
+impl Holder {
+    /// A record `<pid> <purpose>` read back; an older swarm recorded the pid alone, and only `up`
+    /// held the lock long enough to be found.
+    fn parse(record: Option<String>) -> Self {
+        let Some(record) = record else {
+            return Self::default();
+        };
+        let (pid, word) = record.split_once(' ').unwrap_or((record.as_str(), "up"));
+        let purpose = [Purpose::Start, Purpose::OpenWindow, Purpose::Remove]
+            .into_iter()
+            .find(|purpose| purpose.word() == word);
+        Self {
+            pid: Some(pid.to_owned()),
+            purpose,
+        }
+    }
+
+    /// What the holder does to the team, in words: "being started by `swarm up` (pid 42)".
+    pub(crate) fn doing(&self) -> String {
+        let pid = self
+            .pid
+            .as_ref()
+            .map(|pid| format!(" (pid {pid})"))
+            .unwrap_or_default();
+        match self.purpose {
+            Some(Purpose::Start) | None => format!("being started by `swarm up`{pid}"),
+            Some(Purpose::OpenWindow) => {
+                format!("having its window opened by `swarm spawn`{pid}")
+            }
+            Some(Purpose::Remove) => format!("being removed by another swarm command{pid}"),
+        }
+    }
+}
+
 /// The team's launch lock, held until drop; the kernel releases it if its holder dies.
 #[derive(Debug)]
 pub(crate) struct LaunchLock {
@@ -15,16 +77,21 @@ pub(crate) struct LaunchLock {
 }
 
 impl LaunchLock {
-    /// Takes the lock on team `name`, or refuses (exit 2) naming the launch that holds it.
+    /// Takes the lock on team `name` to start it, or refuses (exit 2) naming what holds it.
     pub(crate) fn take(home: &Home, name: &str) -> Result<Self> {
-        Self::try_take(home, name)?.map_err(|holder| {
-            Error::usage(format!(
-                "team {name} is already being started by another `swarm up`{}",
-                holder
-                    .map(|pid| format!(" (pid {pid})"))
-                    .unwrap_or_default()
-            ))
-            .with_hint(format!(
+        Self::try_take(home, name, Purpose::Start)?.map_err(|holder| {
+            let doing = match holder.purpose {
+                Some(Purpose::Start) | None => format!(
+                    "already being started by another `swarm up`{}",
+                    holder
+                        .pid
+                        .as_ref()
+                        .map(|pid| format!(" (pid {pid})"))
+                        .unwrap_or_default()
+                ),
+                Some(_) => holder.doing(),
+            };
+            Error::usage(format!("team {name} is {doing}")).with_hint(format!(
                 "wait for it, then see `swarm status {name}`; stop it with `swarm down {name}`"
             ))
         })
@@ -36,27 +103,40 @@ impl LaunchLock {
         let team = home.team(name);
         private_dir(team.private_root(), team.dir())?;
         let mut flock = FlockFile::open(&team.launch_lock())?.lock()?;
-        flock.record(&std::process::id().to_string());
+        flock.record(&record(Purpose::OpenWindow));
         Ok(Self { flock })
     }
 
-    /// Takes the lock on team `name`, or tells the pid of the launch that holds it, when it wrote
-    /// one.
-    pub(crate) fn try_take(
+    /// Takes the lock on team `name` to remove it, or tells who holds it.
+    pub(crate) fn try_take_to_remove(
         home: &Home,
         name: &str,
-    ) -> Result<std::result::Result<Self, Option<String>>> {
+    ) -> Result<std::result::Result<Self, Holder>> {
+        Self::try_take(home, name, Purpose::Remove)
+    }
+
+    fn try_take(
+        home: &Home,
+        name: &str,
+        purpose: Purpose,
+    ) -> Result<std::result::Result<Self, Holder>> {
         let team = home.team(name);
         let path = team.launch_lock();
         private_dir(team.private_root(), team.dir())?;
         let mut flock = match FlockFile::open(&path)?.try_lock()? {
             Ok(flock) => flock,
-            Err(mut held) => return Ok(Err(held.recorded())),
+            Err(mut held) => return Ok(Err(Holder::parse(held.recorded()))),
         };
-        // Who holds it, for the refusal above; a stale pid left by a dead holder is overwritten.
-        flock.record(&std::process::id().to_string());
+        // Who holds it, for the refusals above; a stale record left by a dead holder is
+        // overwritten.
+        flock.record(&record(purpose));
         Ok(Ok(Self { flock }))
     }
+}
+
+/// This process's record in the lock file: `<pid> <purpose>`.
+fn record(purpose: Purpose) -> String {
+    format!("{} {}", std::process::id(), purpose.word())
 }
 
 impl Drop for LaunchLock {
@@ -89,6 +169,28 @@ mod tests {
             "one lock per team"
         );
         drop(first);
+        let removing = LaunchLock::try_take_to_remove(&home, "t").unwrap().unwrap();
+        let err = LaunchLock::take(&home, "t").unwrap_err();
+        assert_eq!(
+            err.message(),
+            format!(
+                "team t is being removed by another swarm command (pid {})",
+                std::process::id()
+            )
+        );
+        let holder = LaunchLock::try_take_to_remove(&home, "t")
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(holder.purpose, Some(Purpose::Remove));
+        drop(removing);
         assert!(LaunchLock::take(&home, "t").is_ok());
+        // An older swarm's record: the pid alone, an `up`'s.
+        assert_eq!(
+            Holder::parse(Some("42".into())),
+            Holder {
+                pid: Some("42".into()),
+                purpose: Some(Purpose::Start)
+            }
+        );
     }
 }

@@ -51,7 +51,7 @@ pub(crate) fn create(home: &Home, file: &TeamFile) -> Result<Made> {
                 );
                 task.set_metadata(TEAM_FILE_KEY, Value::String(spec.key.clone()));
                 task
-            });
+            })?;
             let blockers: Vec<u64> = spec
                 .blocked_by
                 .iter()

@@ -4,7 +4,8 @@
 //! ending is already recorded, and writes the notice to the lead while still holding that lock.
 //! Then, outside that lock and on every record (so a second record finishes what a crash left),
 //! the member's open tasks return to pending with no owner, and the lead gets a plain message
-//! naming them (docs/ARCHITECTURE.md, "Task list").
+//! naming them (docs/ARCHITECTURE.md, "Task list"). A release that still did not finish is
+//! finished by the next command that touches the board ([`finish_releases`]).
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
@@ -12,10 +13,11 @@ use std::time::Duration;
 
 use crate::base::{clock, ids};
 use crate::error::{Error, Result};
-use crate::format::config::State;
+use crate::format::config::{Member, State, TeamConfig};
 use crate::format::message::InboxMessage;
 use crate::format::structured::{Structured, TaskNotification, TaskStatus};
 use crate::format::task::Task;
+use crate::store::node::Reach;
 use crate::store::tasks::TaskList;
 use crate::store::team::Team;
 
@@ -104,6 +106,7 @@ impl Ending {
 }
 
 /// Who hears of a member's end, read from config.json as it was recorded.
+#[derive(Debug, Clone)]
 struct Told {
     /// The lead, unless the member is the lead.
     lead: Option<String>,
@@ -127,13 +130,8 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
             let member = config.member_mut(name).ok_or_else(|| {
                 Error::not_found(format!("{name} is no longer a member of team {team_name}"))
             })?;
-            let to = (name != lead).then_some(lead);
-            let told = Told {
-                lead: to.clone(),
-                agent_id: member.agent_id.clone(),
-                started_at: member.started_at,
-                color: member.color.clone(),
-            };
+            let told = Told::of(member, &lead);
+            let to = told.lead.clone();
             if member.state.is_some_and(State::is_final) {
                 // Recorded already. A notice lost to a crash, or to another tool's deleting it
                 // unread, is delivered again (its id keeps it from arriving twice).
@@ -176,15 +174,77 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
     Ok(notice)
 }
 
+impl Told {
+    /// What the ending of `member` of a team led by `lead` tells, and whom.
+    fn of(member: &Member, lead: &str) -> Self {
+        Self {
+            lead: (member.name != lead).then(|| lead.to_owned()),
+            agent_id: member.agent_id.clone(),
+            started_at: member.started_at,
+            color: member.color.clone(),
+        }
+    }
+}
+
+/// Finishes every release of tasks an ending left undone (docs/ARCHITECTURE.md, "Task list"): a
+/// member recorded as ended, whose ending this host records, that still owns open tasks has them
+/// returned to pending with no owner, and the lead is told once, as [`record`] does. So tasks
+/// never stay with a member that ended, whatever stopped its release then (a crash, a lock held
+/// too long, a full disk). Returns the tasks released.
+pub(crate) fn finish_releases(team: &Team, config: &TeamConfig) -> Result<Vec<Task>> {
+    let reach = config.spans_hosts().then(|| Reach::look(team.home()));
+    let ended: Vec<&str> = config
+        .members
+        .iter()
+        .filter(|m| m.state.is_some_and(State::is_final))
+        .filter(|m| {
+            !reach
+                .as_ref()
+                .is_some_and(|r| r.is_remote(m.host.as_deref()))
+        })
+        .map(|m| m.name.as_str())
+        .collect();
+    if ended.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list = TaskList::new(team.home(), team.name());
+    let mut released = Vec::new();
+    for name in list.holders(&ended)? {
+        let member = config.member(name).expect("one of the roster's");
+        let told = Told::of(member, config.lead_name());
+        let tasks = release_tasks(team, name, &told)?;
+        if !tasks.is_empty() {
+            tracing::info!(
+                "returned {name}'s open tasks, which its ending left with it, to pending: {}",
+                tasks
+                    .iter()
+                    .map(|t| t.id().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        released.extend(tasks);
+    }
+    Ok(released)
+}
+
 /// Returns the ended member's open tasks to pending with no owner and tells the lead which, in a
 /// plain message from the member put in the lead's inbox under those tasks' locks, before they
-/// are written: a crash between the two leaves the tasks owned, and the next record releases them
-/// and finds the message already sent (its id is derived from the ending and the tasks).
+/// are written: a crash between the two leaves the tasks owned, and the next record (or
+/// [`finish_releases`]) releases them and finds the message already sent (its id is derived from
+/// the ending and the tasks). Under those locks, config.json must still show this ending: a member
+/// that runs again meanwhile keeps what it holds.
 fn release_tasks(team: &Team, name: &str, told: &Told) -> Result<Vec<Task>> {
     let list = TaskList::new(team.home(), team.name());
     list.release_owned(name, |tasks| {
+        let still_ended = team.load()?.member(name).is_some_and(|m| {
+            m.state.is_some_and(State::is_final) && m.started_at == told.started_at
+        });
+        if !still_ended {
+            return Ok(false);
+        }
         let Some(lead) = &told.lead else {
-            return Ok(());
+            return Ok(true);
         };
         let ids: Vec<String> = tasks.iter().map(|t| t.id().to_string()).collect();
         let text = released_text(name, tasks);
@@ -196,7 +256,7 @@ fn release_tasks(team: &Team, name: &str, told: &Told) -> Result<Vec<Task>> {
             told.started_at.unwrap_or_default(),
             ids.join(",")
         )));
-        deliver_once(team, lead, message)
+        deliver_once(team, lead, message).map(|()| true)
     })
 }
 
@@ -391,6 +451,18 @@ mod tests {
         .unwrap();
     }
 
+    /// The team's task list, with task 1 (parse) made and held by bob.
+    fn holding_parse(team: &Team) -> TaskList {
+        let list = TaskList::new(team.home(), team.name());
+        list.ensure().unwrap();
+        list.edit(&[], true, |edit| {
+            edit.create(|id| Task::new(id, "parse", "", None, Some("bob")))?;
+            Ok(())
+        })
+        .unwrap();
+        list
+    }
+
     fn notices(team: &Team) -> Vec<(InboxMessage, TaskNotification)> {
         team.mailbox("team-lead")
             .peek()
@@ -484,7 +556,7 @@ mod tests {
         list.ensure().unwrap();
         for (subject, status) in [("parse", Status::InProgress), ("lex", Status::Completed)] {
             list.edit(&[], true, |edit| {
-                let id = edit.create(|id| Task::new(id, subject, "", None, Some("bob")));
+                let id = edit.create(|id| Task::new(id, subject, "", None, Some("bob")))?;
                 edit.task_mut(id).unwrap().set_status(status);
                 Ok(())
             })
@@ -527,13 +599,7 @@ mod tests {
     fn tasks_still_held_after_a_crash_are_released_by_the_next_record_and_told_once() {
         let (_dir, team) = fixture::team(&["bob"]);
         running(&team, 1_000);
-        let list = TaskList::new(team.home(), team.name());
-        list.ensure().unwrap();
-        list.edit(&[], true, |edit| {
-            edit.create(|id| Task::new(id, "parse", "", None, Some("bob")));
-            Ok(())
-        })
-        .unwrap();
+        let list = holding_parse(&team);
         let ending = Ending::from_status(exited(0), None);
         // A crash after the message, before the task was written: the release fails here.
         let lead = team.mailbox("team-lead");
@@ -547,7 +613,7 @@ mod tests {
             let mut message = InboxMessage::new("bob", &released_text("bob", tasks), None, None);
             message.set_id(&ids::derived("bob@t\u{0}1000\u{0}released\u{0}1"));
             deliver_once(&team, "team-lead", message)?;
-            Err(Error::runtime("crash"))
+            Err::<bool, _>(Error::runtime("crash"))
         })
         .unwrap_err();
         assert_eq!(list.read().unwrap().tasks[&1].owner(), Some("bob"));
@@ -564,6 +630,42 @@ mod tests {
             plain, 1,
             "the message sent before the crash is not sent again"
         );
+    }
+
+    #[test]
+    fn a_release_left_undone_is_finished_later_unless_the_member_runs_again() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        running(&team, 1_000);
+        let list = holding_parse(&team);
+        // While bob runs, what it holds is its own.
+        let config = team.load().unwrap();
+        assert!(finish_releases(&team, &config).unwrap().is_empty());
+        // Ended, with the release undone: the next look finishes it, once.
+        team.update(|config| {
+            let bob = config.member_mut("bob").unwrap();
+            bob.state = Some(State::Exited);
+            Ok(())
+        })
+        .unwrap();
+        let ended = team.load().unwrap();
+        let released = finish_releases(&team, &ended).unwrap();
+        assert_eq!(released.iter().map(Task::id).collect::<Vec<_>>(), [1]);
+        assert!(list.read().unwrap().tasks[&1].owner().is_none());
+        assert!(finish_releases(&team, &ended).unwrap().is_empty());
+        let told = team
+            .mailbox("team-lead")
+            .peek()
+            .unwrap()
+            .into_iter()
+            .filter(|m| m.text().contains("pending again"))
+            .count();
+        assert_eq!(told, 1);
+        // A config read before bob ran again does not take what the new run holds.
+        list.edit(&[1], false, |edit| edit.claim(1, "bob", false).map(drop))
+            .unwrap();
+        running(&team, 2_000);
+        assert!(finish_releases(&team, &ended).unwrap().is_empty());
+        assert_eq!(list.read().unwrap().tasks[&1].owner(), Some("bob"));
     }
 
     #[test]

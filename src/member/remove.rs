@@ -1,16 +1,17 @@
-//! Removing a team that has ended (docs/ARCHITECTURE.md, "Removing a team"): its folder, which
-//! holds everything of it swarm keeps (config.json, inboxes, spools, history, logs, locks), and
-//! the registry entries its supervisors left behind; archived first when asked.
+//! Removing a team that has ended (docs/ARCHITECTURE.md, "Removing a team"): everything swarm
+//! keeps of it, its folder (config.json, inboxes, spools, history, logs, locks) and its task
+//! list, and the registry entries its supervisors left behind; archived first when asked.
 
 use std::path::PathBuf;
 
 use crate::base::clock;
 use crate::error::Result;
-use crate::launch::lock::LaunchLock;
+use crate::launch::lock::{Holder, LaunchLock};
 use crate::member::liveness::Observed;
 use crate::peer;
 use crate::store::archive;
 use crate::store::paths::ArchiveFormat;
+use crate::store::removal;
 use crate::store::team::Team;
 
 /// What became of a team asked to be removed.
@@ -20,43 +21,54 @@ pub(crate) enum Removal {
     Removed(Option<PathBuf>),
     /// These members may still be running: nothing was done.
     Running(Vec<String>),
-    /// A `swarm up` is starting the team (its pid, when known): nothing was done.
-    Starting(Option<String>),
+    /// Another command holds the team's launch lock (a `swarm up` starting it): nothing was done.
+    Busy(Holder),
+}
+
+/// The team's launch lock, taken to remove it, or who holds it. It is taken before anything of
+/// the team is stopped and held until the team is gone: no `up` starts the team meanwhile, and an
+/// `up` that is starting it makes the removal refuse before it stops anything.
+pub(crate) fn claim(team: &Team) -> Result<std::result::Result<LaunchLock, Holder>> {
+    LaunchLock::try_take_to_remove(team.home(), team.name())
 }
 
 /// Removes `team` unless something of it still runs, archiving it as `archive` first. The caller
 /// has already been allowed to (`policy::Action::Remove`).
-///
-/// It holds the team's launch lock throughout, so no `swarm up` starts the team while it goes
-/// (and one starting it now leaves it be). An archive is complete and durable before
-/// anything is deleted; when it fails, the team is left as it was.
 pub(crate) fn remove(team: &Team, archive: Option<ArchiveFormat>) -> Result<Removal> {
-    let _launch = match LaunchLock::try_take(team.home(), team.name())? {
-        Ok(lock) => lock,
-        Err(holder) => return Ok(Removal::Starting(holder)),
-    };
+    match claim(team)? {
+        Ok(lock) => remove_claimed(team, &lock, archive),
+        Err(holder) => Ok(Removal::Busy(holder)),
+    }
+}
+
+/// [`remove`], with the team's launch lock already held ([`claim`]). An archive is complete and
+/// durable before anything is deleted; when it fails, the team is left as it was.
+pub(crate) fn remove_claimed(
+    team: &Team,
+    _held: &LaunchLock,
+    archive: Option<ArchiveFormat>,
+) -> Result<Removal> {
     let observed = Observed::take(team)?;
     let live: Vec<String> = observed.live().map(str::to_owned).collect();
     if !live.is_empty() {
         return Ok(Removal::Running(live));
     }
-    let archived = archive
-        .map(|format| {
-            archive::archive(
-                team.home(),
-                team.paths(),
-                team.name(),
-                format,
-                clock::now_ms(),
-            )
-        })
-        .transpose()?;
-    // A folder archive moved the team's folder away whole; a tarball is a copy of it.
-    if archive != Some(ArchiveFormat::Folder) {
-        team.remove()?;
-    }
+    let (home, name) = (team.home(), team.name());
+    let archived = match archive {
+        None => {
+            removal::remove(home, name)?;
+            None
+        }
+        Some(ArchiveFormat::TarZst) => {
+            let path = archive::tarball(home, name, clock::now_ms())?;
+            removal::remove(home, name)?;
+            Some(path)
+        }
+        // The archive and the removal in one move.
+        Some(ArchiveFormat::Folder) => Some(removal::archive_folder(home, name, clock::now_ms())?),
+    };
     // A supervisor that was killed left its registry entry and socket: they go with the sweep of
     // stale entries. A live entry is a live process's, and stays.
-    peer::live_peers(team.home())?;
+    peer::live_peers(home)?;
     Ok(Removal::Removed(archived))
 }

@@ -173,6 +173,9 @@ pub(crate) fn request(
 /// queues each member's prompt as its first message, from the lead (`init`, `up`). `replace` rewrites an existing team's config; inboxes,
 /// history and logs are kept.
 pub(crate) fn create(home: &Home, config: &TeamConfig, replace: bool) -> Result<Team> {
+    // A removal of a team of this name that a killed `rm` left half-done is finished first, so
+    // the new team inherits nothing of the old one, its task list least of all.
+    crate::store::removal::finish_interrupted(home);
     let team = Team::create(home, config, replace)?;
     // The person at the keyboard has an inbox in every team, for replies to `user`.
     team.mailbox(PERSON).ensure()?;

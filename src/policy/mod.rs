@@ -17,6 +17,8 @@ use std::fmt;
 use crate::base::names::Name;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
+use crate::format::task::Task;
+use crate::store::tasks::Refusal;
 
 /// The name of the person at the keyboard when they give no other.
 pub(crate) const PERSON: &str = "user";
@@ -218,10 +220,8 @@ pub(crate) enum Action {
     AssignTask,
     /// Look at the task list.
     ReadTasks,
-    /// Add tasks or change them.
+    /// Add a task, or change one in any way: claim, start, finish, release, update.
     EditTasks,
-    /// Claim, start, finish or release a task.
-    WorkTasks,
     /// Type keys into a member's pane, as if at its keyboard.
     Type,
     /// Use the team's signing agent: have a message from the lead's side signed, or a
@@ -238,6 +238,8 @@ pub(crate) enum Grant {
     AsLead,
     /// Allowed only on what is the caller's own: its inbox, a request addressed to it.
     Own,
+    /// Allowed on what is the caller's own or no one's: a task it owns, or one without owner.
+    OwnOrFree,
     No,
 }
 
@@ -247,6 +249,7 @@ impl Grant {
             Self::Yes => "yes",
             Self::AsLead => "yes, as the lead",
             Self::Own => "its own only",
+            Self::OwnOrFree => "its own, or one nobody owns",
             Self::No => "no",
         }
     }
@@ -280,7 +283,7 @@ impl Rule {
 }
 
 /// The whole policy.
-pub(crate) const RULES: [Rule; 18] = [
+pub(crate) const RULES: [Rule; 17] = [
     rule(
         Action::Send,
         "send a message, or broadcast one",
@@ -359,7 +362,7 @@ pub(crate) const RULES: [Rule; 18] = [
     rule(
         Action::AssignTask,
         "assign a task",
-        "send (task_assignment), task assign",
+        "send (task_assignment), task assign, task add --owner, task update --owner",
         [Grant::Yes, Grant::AsLead, Grant::No, Grant::No],
     ),
     rule(
@@ -370,16 +373,11 @@ pub(crate) const RULES: [Rule; 18] = [
     ),
     rule(
         Action::EditTasks,
-        "add a task or change one",
-        "task add, task update",
-        [Grant::Yes, Grant::Yes, Grant::Yes, Grant::No],
-    ),
-    rule(
-        Action::WorkTasks,
-        "claim, start, finish or release a task",
-        "task claim, task start, task done, task release",
-        [Grant::Yes, Grant::Yes, Grant::Yes, Grant::No],
-    ),
+        "add a task, or change, claim, start, finish or release one",
+        "task add, task update, task claim, task start, task done, task release",
+        [Grant::Yes, Grant::Yes, Grant::OwnOrFree, Grant::No],
+    )
+    .own("change {owner}'s task"),
     rule(
         Action::Type,
         "type keys into a member's pane",
@@ -455,7 +453,7 @@ fn rule_for(action: Action) -> &'static Rule {
 pub(crate) fn allow(config: &TeamConfig, caller: &Caller, action: Action) -> Result<Name> {
     let rule = rule_for(action);
     match rule.grant(caller.role) {
-        Grant::Yes | Grant::Own => Ok(caller.name.clone()),
+        Grant::Yes | Grant::Own | Grant::OwnOrFree => Ok(caller.name.clone()),
         Grant::AsLead => Name::parse("lead", config.lead_name()),
         Grant::No => Err(refusal(config, caller, rule)),
     }
@@ -471,13 +469,51 @@ pub(crate) fn allow_own(
 ) -> Result<()> {
     let rule = rule_for(action);
     match rule.grant(caller.role) {
-        Grant::Own if caller.name.as_str() != owner => Err(Error::usage(format!(
-            "only {owner} may {}; you are {caller}",
-            rule.own.replace("{owner}", owner)
-        ))),
+        Grant::Own | Grant::OwnOrFree if caller.name.as_str() != owner => {
+            Err(Error::usage(format!(
+                "only {owner} may {}; you are {caller}",
+                rule.own.replace("{owner}", owner)
+            )))
+        }
         Grant::No => Err(refusal(config, caller, rule)),
-        Grant::Yes | Grant::AsLead | Grant::Own => Ok(()),
+        Grant::Yes | Grant::AsLead | Grant::Own | Grant::OwnOrFree => Ok(()),
     }
+}
+
+/// The one check for every edit of a task (docs/ARCHITECTURE.md, "Who may do what"): whether
+/// `caller` may change `task` (`None`: a task it creates) so that `new_owner` owns it (`None`:
+/// the owner does not change). A teammate changes only a task it owns or one nobody owns, refused
+/// as Claude Code refuses a claim (`already_claimed`); giving a task to anyone but oneself is
+/// assigning it, the lead's.
+pub(crate) fn allow_task_edit(
+    config: &TeamConfig,
+    caller: &Caller,
+    task: Option<&Task>,
+    new_owner: Option<&str>,
+) -> Result<()> {
+    let rule = rule_for(Action::EditTasks);
+    let owner = task.and_then(Task::owner);
+    match rule.grant(caller.role) {
+        Grant::No => return Err(refusal(config, caller, rule)),
+        Grant::OwnOrFree | Grant::Own => {
+            if let (Some(task), Some(owner)) = (task, owner)
+                && owner != caller.name.as_str()
+            {
+                return Err(Refusal::AlreadyClaimed {
+                    owner: owner.to_owned(),
+                }
+                .error(task.id()));
+            }
+        }
+        Grant::Yes | Grant::AsLead => {}
+    }
+    if let Some(new) = new_owner
+        && new != caller.name.as_str()
+        && Some(new) != owner
+    {
+        allow(config, caller, Action::AssignTask)?;
+    }
+    Ok(())
 }
 
 fn refusal(config: &TeamConfig, caller: &Caller, rule: &Rule) -> Error {
@@ -787,7 +823,10 @@ mod tests {
     #[test]
     fn every_action_has_exactly_one_rule() {
         for rule in &RULES {
-            let owns = rule.grants().contains(&Grant::Own);
+            let owns = rule
+                .grants()
+                .iter()
+                .any(|grant| matches!(grant, Grant::Own | Grant::OwnOrFree));
             assert_eq!(owns, rule.own.contains("{owner}"), "{:?}", rule.action);
             assert_eq!(
                 RULES.iter().filter(|r| r.action == rule.action).count(),

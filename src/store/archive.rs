@@ -1,5 +1,6 @@
 //! Archiving a team as it is removed (docs/ARCHITECTURE.md, "Removing a team"), into
-//! `<home>/archive/`: a `.tar.zst` of the team's folder, or the folder itself moved there.
+//! `<home>/archive/`: a `.tar.zst` of the team's folder with its task list as `tasks/`, or the
+//! folder itself moved there (`store/removal.rs` brings the task list into it first).
 //!
 //! The archive is complete and durable before the caller deletes anything: a tarball is written
 //! under a temporary name, synced, read back whole and checked against what was written, and only
@@ -27,6 +28,7 @@ use crate::store::durable::{
     PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, open_existing, private_dir, real_dirs, sync_dir,
 };
 use crate::store::paths::{ArchiveFormat, Home, TeamPaths};
+use crate::store::tasks::TaskList;
 
 /// zstd's own default: fast, and a pane log shrinks a lot.
 const LEVEL: i32 = 3;
@@ -38,22 +40,20 @@ pub(crate) fn prepare(home: &Home) -> Result<()> {
     private_dir(&dir, &dir)
 }
 
-/// Archives the team `name` at `team` as `format`, stamped with `now_ms`; returns where.
-/// A tarball leaves the team's folder as it was; a folder archive moves it away.
-pub(crate) fn archive(
-    home: &Home,
-    team: &TeamPaths,
-    name: &str,
-    format: ArchiveFormat,
-    now_ms: u64,
-) -> Result<PathBuf> {
+/// Writes a tarball of team `name`, its folder and its task list (as `<name>/tasks/`), stamped
+/// with `now_ms`; returns where. The team is left as it was.
+pub(crate) fn tarball(home: &Home, name: &str, now_ms: u64) -> Result<PathBuf> {
     prepare(home)?;
+    let team = home.team(name);
     real_dirs(team.private_root(), team.dir(), "archive")?;
-    let stamp = clock::compact_ms(now_ms);
-    match format {
-        ArchiveFormat::TarZst => tarball(home, team, name, &stamp),
-        ArchiveFormat::Folder => folder(home, team, name, &stamp),
-    }
+    let list = TaskList::new(home, name).real_dir("archive")?;
+    tarball_of(
+        home,
+        &team,
+        list.as_deref(),
+        name,
+        &clock::compact_ms(now_ms),
+    )
 }
 
 /// What went into a tarball, to check it against what comes out.
@@ -62,7 +62,13 @@ struct Contents {
     entries: Vec<(PathBuf, u64)>,
 }
 
-fn tarball(home: &Home, team: &TeamPaths, name: &str, stamp: &str) -> Result<PathBuf> {
+fn tarball_of(
+    home: &Home,
+    team: &TeamPaths,
+    list: Option<&Path>,
+    name: &str,
+    stamp: &str,
+) -> Result<PathBuf> {
     let dir = home.archive_dir();
     let temp = tempfile::Builder::new()
         .prefix(&format!(".{name}-{stamp}."))
@@ -70,7 +76,7 @@ fn tarball(home: &Home, team: &TeamPaths, name: &str, stamp: &str) -> Result<Pat
         .permissions(fs::Permissions::from_mode(PRIVATE_FILE_MODE))
         .tempfile_in(&dir)
         .map_err(|err| Error::io("create a temporary file in", &dir, err))?;
-    let written = write_tarball(team.dir(), name, temp.as_file(), temp.path())?;
+    let written = write_tarball(team.dir(), list, name, temp.as_file(), temp.path())?;
     temp.as_file()
         .sync_all()
         .map_err(|err| Error::io("sync", temp.path(), err))?;
@@ -103,14 +109,25 @@ fn tarball(home: &Home, team: &TeamPaths, name: &str, stamp: &str) -> Result<Pat
     unreachable!("some archive name is free")
 }
 
-/// Writes the tar.zst of folder `dir`, its entries under `top/`, into `out`.
-fn write_tarball(dir: &Path, top: &str, out: &File, shown: &Path) -> Result<Contents> {
+/// Writes the tar.zst of folder `dir`, its entries under `top/`, and of the task list `list` as
+/// `top/tasks/`, into `out`.
+fn write_tarball(
+    dir: &Path,
+    list: Option<&Path>,
+    top: &str,
+    out: &File,
+    shown: &Path,
+) -> Result<Contents> {
     let failed = |err: io::Error| Error::io("write", shown, err);
     let mut encoder = zstd::Encoder::new(out, LEVEL).map_err(failed)?;
     encoder.include_checksum(true).map_err(failed)?;
     let mut builder = tar::Builder::new(encoder);
     let mut contents = Contents::default();
     add_folder(&mut builder, dir, Path::new(top), &mut contents)?;
+    if let Some(list) = list {
+        let inside = TeamPaths::task_list_in(Path::new(top));
+        add_folder(&mut builder, list, &inside, &mut contents)?;
+    }
     builder
         .into_inner()
         .and_then(zstd::Encoder::finish)
@@ -225,32 +242,51 @@ fn read_tarball(file: File) -> io::Result<Contents> {
     Ok(contents)
 }
 
-/// Moves the team's folder into the archive, never over anything there.
-fn folder(home: &Home, team: &TeamPaths, name: &str, stamp: &str) -> Result<PathBuf> {
+/// Refuses, before anything is moved, an archive on another file system than `teams/`: a
+/// folder cannot be moved there by a `rename`.
+pub(crate) fn require_same_file_system(home: &Home) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    prepare(home)?;
+    let device = |dir: &Path| {
+        fs::metadata(dir)
+            .map(|meta| meta.dev())
+            .map_err(|err| Error::io("inspect", dir, err))
+    };
+    if device(&home.teams_dir())? == device(&home.archive_dir())? {
+        return Ok(());
+    }
+    Err(other_file_system(home, &home.teams_dir()))
+}
+
+fn other_file_system(home: &Home, from: &Path) -> Error {
+    Error::io("move", from, Errno::EXDEV.into()).with_hint(format!(
+        "{} is on another file system; archive as a file with --archive instead",
+        home.archive_dir().display()
+    ))
+}
+
+/// Moves folder `from` (team `name`'s, taken aside) into the archive, stamped with `now_ms`,
+/// never over anything there; returns where.
+pub(crate) fn place_folder(home: &Home, from: &Path, name: &str, now_ms: u64) -> Result<PathBuf> {
+    prepare(home)?;
+    let stamp = clock::compact_ms(now_ms);
     for n in 1.. {
-        let path = home.archive(name, stamp, n, ArchiveFormat::Folder);
+        let path = home.archive(name, &stamp, n, ArchiveFormat::Folder);
         match renameat2(
             AT_FDCWD,
-            team.dir(),
+            from,
             AT_FDCWD,
             &path,
             RenameFlags::RENAME_NOREPLACE,
         ) {
             Ok(()) => {
                 sync_dir(&home.archive_dir())?;
-                sync_dir(team.private_root())?;
+                sync_dir(&home.teams_dir())?;
                 return Ok(path);
             }
             Err(Errno::EEXIST) => {}
-            Err(Errno::EXDEV) => {
-                return Err(
-                    Error::io("move", team.dir(), Errno::EXDEV.into()).with_hint(format!(
-                        "{} is on another file system; archive as a file with --archive instead",
-                        home.archive_dir().display()
-                    )),
-                );
-            }
-            Err(errno) => return Err(Error::io("move", team.dir(), errno.into())),
+            Err(Errno::EXDEV) => return Err(other_file_system(home, from)),
+            Err(errno) => return Err(Error::io("move", from, errno.into())),
         }
     }
     unreachable!("some archive name is free")
@@ -266,7 +302,8 @@ mod tests {
         fs::symlink_metadata(path).unwrap().mode() & 0o777
     }
 
-    /// A team folder with a few files, a nested folder and a link to a file outside.
+    /// A team folder with a few files, a nested folder and a link to a file outside, and a task
+    /// list of one task.
     fn team(dir: &Path) -> (Home, TeamPaths) {
         let home = Home::new(dir.join("home"));
         let team = home.team("t");
@@ -275,6 +312,9 @@ mod tests {
         fs::write(team.inboxes().join("bob.json"), "[]").unwrap();
         fs::write(dir.join("outside"), "secret").unwrap();
         std::os::unix::fs::symlink(dir.join("outside"), team.dir().join("link")).unwrap();
+        let list = TaskList::new(&home, "t");
+        list.ensure().unwrap();
+        fs::write(list.dir().join("1.json"), "{}").unwrap();
         (home, team)
     }
 
@@ -282,7 +322,7 @@ mod tests {
     fn a_tarball_holds_every_file_and_folder_and_no_link() {
         let dir = tempfile::tempdir().unwrap();
         let (home, team) = team(dir.path());
-        let path = archive(&home, &team, "t", ArchiveFormat::TarZst, 0).unwrap();
+        let path = tarball(&home, "t", 0).unwrap();
         assert_eq!(path, home.archive_dir().join("t-19700101T000000Z.tar.zst"));
         assert_eq!(mode(&path), 0o600);
         assert_eq!(mode(&home.archive_dir()), 0o700);
@@ -298,11 +338,15 @@ mod tests {
                 "t 0",
                 "t/config.json 2",
                 "t/inboxes 0",
-                "t/inboxes/bob.json 2"
+                "t/inboxes/bob.json 2",
+                "t/tasks 0",
+                "t/tasks/.lock 0",
+                "t/tasks/1.json 2"
             ]
         );
         assert!(team.config().exists(), "the team is left as it was");
-        let again = archive(&home, &team, "t", ArchiveFormat::TarZst, 0).unwrap();
+        assert!(TaskList::new(&home, "t").dir().join("1.json").exists());
+        let again = tarball(&home, "t", 0).unwrap();
         assert_eq!(
             again,
             home.archive_dir().join("t-19700101T000000Z-2.tar.zst")
@@ -312,39 +356,16 @@ mod tests {
     }
 
     #[test]
-    fn a_folder_archive_is_the_team_folder_moved() {
-        let dir = tempfile::tempdir().unwrap();
-        let (home, team) = team(dir.path());
-        let path = archive(&home, &team, "t", ArchiveFormat::Folder, 0).unwrap();
-        assert_eq!(path, home.archive_dir().join("t-19700101T000000Z"));
-        assert!(!team.dir().exists());
-        assert_eq!(
-            fs::read_to_string(path.join("inboxes/bob.json")).unwrap(),
-            "[]"
-        );
-        assert!(
-            fs::symlink_metadata(path.join("link"))
-                .unwrap()
-                .is_symlink()
-        );
-        assert_eq!(
-            fs::read_to_string(dir.path().join("outside")).unwrap(),
-            "secret"
-        );
-    }
-
-    #[test]
     fn an_archive_that_cannot_be_written_leaves_the_team() {
         let dir = tempfile::tempdir().unwrap();
         let (home, team) = team(dir.path());
         fs::write(home.archive_dir(), "not a folder").unwrap();
-        for format in [ArchiveFormat::TarZst, ArchiveFormat::Folder] {
-            assert!(archive(&home, &team, "t", format, 0).is_err());
-            assert!(team.config().exists());
-        }
+        assert!(tarball(&home, "t", 0).is_err());
+        assert!(team.config().exists());
+        assert!(TaskList::new(&home, "t").dir().join("1.json").exists());
         fs::remove_file(home.archive_dir()).unwrap();
         std::os::unix::fs::symlink(dir.path(), home.archive_dir()).unwrap();
-        let err = archive(&home, &team, "t", ArchiveFormat::TarZst, 0).unwrap_err();
+        let err = tarball(&home, "t", 0).unwrap_err();
         assert!(err.message().contains("symlink"), "{}", err.message());
         assert!(team.config().exists());
     }

@@ -266,6 +266,25 @@ fn regular(file: File, path: &Path) -> Result<File> {
     )))
 }
 
+/// What `meta` is, in words, for a line that says why swarm passes it over: "a FIFO".
+pub(crate) fn kind_of(meta: &fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        "a symlink"
+    } else if kind.is_dir() {
+        "a folder"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_block_device() || kind.is_char_device() {
+        "a device"
+    } else {
+        "a regular file"
+    }
+}
+
 /// `O_NOFOLLOW` fails with `ELOOP` on a symlink; check that it was one, not a loop further up.
 fn is_symlink_error(err: &io::Error, path: &Path) -> bool {
     err.raw_os_error() == Some(Errno::ELOOP as i32)

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::base::names::path_component;
 use crate::error::{Error, Result};
+use crate::format::task::MAX_ID;
 
 #[derive(Debug, Clone)]
 pub struct Home {
@@ -82,7 +83,7 @@ impl Home {
     /// `tasks/`: the task lists, one folder per team, as Claude Code keeps them
     /// (docs/ARCHITECTURE.md, "Task list"); a folder swarm keeps private, like `teams/`.
     pub(crate) fn tasks_dir(&self) -> PathBuf {
-        self.root.join("tasks")
+        self.root.join(TASKS_DIR)
     }
 
     /// `tasks/<list>/`: the task list of team `team`, `<list>` its name with every character
@@ -151,13 +152,20 @@ impl TeamPaths {
         &self.dir
     }
 
-    /// `teams/.<team>.removing-<pid>`: where a team's folder is moved the moment it is removed,
-    /// so it vanishes at once and whole, before its files are deleted. No team is listed under a
-    /// dot name.
-    pub(crate) fn removing(&self) -> PathBuf {
+    /// `teams/.<team>.removing-<pid>` (or `.archiving-<pid>`): where a team's folder is moved the
+    /// moment it is removed (or archived as a folder), so it vanishes at once and whole, before
+    /// its files are deleted (or it is moved into the archive). No team is listed under a dot
+    /// name; [`Aside::of`] reads the name back.
+    pub(crate) fn aside(&self, leaving: Leaving) -> PathBuf {
         let name = self.dir.file_name().unwrap_or_default().to_string_lossy();
         self.root
-            .join(format!(".{name}.removing-{}", std::process::id()))
+            .join(format!(".{name}.{}-{}", leaving.word(), std::process::id()))
+    }
+
+    /// `<folder>/tasks`: where a team's task list goes in its folder once it is taken aside,
+    /// and so in its archive.
+    pub(crate) fn task_list_in(folder: &Path) -> PathBuf {
+        folder.join(TASKS_DIR)
     }
 
     /// `teams/`: the private folder every directory of the team is in, for
@@ -240,6 +248,49 @@ const LOG_SUFFIX: &str = ".log";
 
 const TAR_ZST_SUFFIX: &str = ".tar.zst";
 
+/// Why a team's folder was taken aside: to be deleted, or moved into the archive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Leaving {
+    Removed,
+    Archived,
+}
+
+impl Leaving {
+    fn word(self) -> &'static str {
+        match self {
+            Self::Removed => "removing",
+            Self::Archived => "archiving",
+        }
+    }
+}
+
+/// A folder of `teams/` that a removal took aside (`.<team>.removing-<pid>`,
+/// `.<team>.archiving-<pid>`): whose it was, the pid of the process removing it, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Aside {
+    pub(crate) team: String,
+    pub(crate) pid: i32,
+    pub(crate) leaving: Leaving,
+}
+
+impl Aside {
+    /// The folder name `file` read back, if a removal named it.
+    pub(crate) fn of(file: &OsStr) -> Option<Self> {
+        let rest = file.to_str()?.strip_prefix('.')?;
+        [Leaving::Removed, Leaving::Archived]
+            .into_iter()
+            .find_map(|leaving| {
+                let (team, pid) = rest.rsplit_once(&format!(".{}-", leaving.word()))?;
+                let pid = pid.parse().ok().filter(|pid| *pid > 0)?;
+                (!team.is_empty()).then(|| Self {
+                    team: team.to_owned(),
+                    pid,
+                    leaving,
+                })
+            })
+    }
+}
+
 /// How a team is archived when it is removed (docs/ARCHITECTURE.md, "Removing a team").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ArchiveFormat {
@@ -320,6 +371,7 @@ pub(crate) struct TaskListPaths {
 }
 
 const TASK_SUFFIX: &str = ".json";
+const TASKS_DIR: &str = "tasks";
 const LIST_LOCK_FILE: &str = ".lock";
 const HIGH_WATER_MARK_FILE: &str = ".highwatermark";
 
@@ -383,12 +435,16 @@ impl TaskListPaths {
     }
 }
 
-/// A task id as Claude Code writes it: a decimal number without sign or leading zeros.
+/// A task id as Claude Code writes it: a decimal number without sign or leading zeros, at most
+/// [`MAX_ID`].
 pub(crate) fn parse_task_id(raw: &str) -> Option<u64> {
     let canonical = !raw.is_empty()
         && raw.bytes().all(|b| b.is_ascii_digit())
         && (raw == "0" || !raw.starts_with('0'));
-    canonical.then(|| raw.parse().ok()).flatten()
+    canonical
+        .then(|| raw.parse().ok())
+        .flatten()
+        .filter(|id| *id <= MAX_ID)
 }
 
 /// One writer's spool file, and the name it is written under before it is complete.
@@ -654,10 +710,35 @@ mod tests {
             home.archive("t", "20260101T000000Z", 2, ArchiveFormat::Folder),
             Path::new("/h/archive/t-20260101T000000Z-2")
         );
+        let removing = team.aside(Leaving::Removed);
         assert_eq!(
-            team.removing(),
+            removing,
             Path::new(&format!("/h/teams/.t.removing-{}", std::process::id()))
         );
+        let read = |path: &Path| Aside::of(path.file_name().unwrap());
+        let pid = i32::try_from(std::process::id()).unwrap();
+        assert_eq!(
+            read(&removing),
+            Some(Aside {
+                team: "t".into(),
+                pid,
+                leaving: Leaving::Removed
+            })
+        );
+        assert_eq!(
+            read(&team.aside(Leaving::Archived)).map(|aside| aside.leaving),
+            Some(Leaving::Archived)
+        );
+        for no in [
+            ".t",
+            "t.removing-5",
+            ".t.removing-",
+            ".t.removing-x",
+            "..removing-5",
+        ] {
+            assert_eq!(read(Path::new(no)), None, "{no}");
+        }
+        assert_eq!(TeamPaths::task_list_in(&removing), removing.join("tasks"));
         assert_eq!(
             bob.aside(SetAsideKind::Corrupt, 7, 0),
             Path::new("/h/teams/t/inboxes/bob.json.corrupt-7")
@@ -712,7 +793,14 @@ mod tests {
             Path::new("/h/tasks/my-team-x/3.json.corrupt-7.1")
         );
         assert_eq!(TaskListPaths::task_id(OsStr::new("12.json")), Some(12));
+        assert_eq!(
+            TaskListPaths::task_id(OsStr::new("9007199254740991.json")),
+            Some(MAX_ID)
+        );
         for no in [
+            "9007199254740992.json",
+            "18446744073709551615.json",
+            "18446744073709551616.json",
             "012.json",
             "1.json.lock",
             ".1.json.x.tmp",

@@ -6,15 +6,18 @@
 //! then Claude Code's proper-lockfile directory (`store/lock.rs`, the same as an inbox's). Tasks
 //! are re-read under their locks, changed, and replaced atomically and durably; a new task is
 //! created exclusively. A file that is no task is moved aside (`<id>.json.corrupt-<ms>`) and
-//! reported, never dropped.
+//! reported, never dropped. What is no file at all under a task's name (a FIFO, a folder, a link)
+//! is not swarm's: it is skipped with a warning, left where it is, and its id counts as issued.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::base::clock;
 use crate::error::{Error, Result};
-use crate::format::task::{Status, Task};
+use crate::format::task::{MAX_ID, Status, Task, parse_mark};
 use crate::store::durable::{self, atomic_write, create_exclusive, private_dir};
 use crate::store::lock::FileLock;
 use crate::store::paths::{Home, TaskListPaths, parse_task_id};
@@ -70,11 +73,13 @@ impl Refusal {
     }
 }
 
-/// Every task of a list as read without its locks, and the files that were no task.
+/// Every task of a list as read without its locks, the files that were no task, and what sits
+/// under a task's name without being a file.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Board {
     pub(crate) tasks: BTreeMap<u64, Task>,
     pub(crate) unreadable: BTreeSet<u64>,
+    junk: BTreeSet<u64>,
     high_water_mark: u64,
 }
 
@@ -84,7 +89,8 @@ impl Board {
         Self {
             tasks,
             unreadable: BTreeSet::new(),
-            high_water_mark,
+            junk: BTreeSet::new(),
+            high_water_mark: high_water_mark.min(MAX_ID),
         }
     }
 
@@ -93,6 +99,7 @@ impl Board {
         self.tasks
             .keys()
             .chain(&self.unreadable)
+            .chain(&self.junk)
             .max()
             .copied()
             .unwrap_or(0)
@@ -163,6 +170,16 @@ pub(crate) struct SetAside {
     pub(crate) path: PathBuf,
 }
 
+/// What one `<id>.json` of the list's folder holds.
+enum Found {
+    Task(Task),
+    /// A regular file that is no task: it is moved aside.
+    NoTask,
+    /// Something that is no regular file (a FIFO, a folder, a link, a device): not swarm's, so
+    /// it is skipped and left where it is.
+    Junk,
+}
+
 impl TaskList {
     pub(crate) fn new(home: &Home, team: &str) -> Self {
         Self {
@@ -193,6 +210,19 @@ impl TaskList {
         .with_hint("add the first task with `swarm task add SUBJECT`"))
     }
 
+    /// The list's folder if there is one, checked to be a real folder, as is `tasks/` (a link
+    /// there is refused, never followed): for moving the whole list with its team.
+    pub(crate) fn real_dir(&self, verb: &str) -> Result<Option<PathBuf>> {
+        match fs::symlink_metadata(&self.paths.dir) {
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(Error::io("inspect", &self.paths.dir, err)),
+            Ok(_) => {
+                durable::real_dirs(&self.paths.root, &self.paths.dir, verb)?;
+                Ok(Some(self.paths.dir.clone()))
+            }
+        }
+    }
+
     /// Makes the list's folder and its `.lock` file when missing.
     pub(crate) fn ensure(&self) -> Result<()> {
         private_dir(&self.paths.root, &self.paths.dir)?;
@@ -207,19 +237,16 @@ impl TaskList {
             high_water_mark: self.high_water_mark()?,
             ..Board::default()
         };
-        let entries =
-            fs::read_dir(&self.paths.dir).map_err(|err| Error::io("read", &self.paths.dir, err))?;
-        for entry in entries {
-            let entry = entry.map_err(|err| Error::io("read", &self.paths.dir, err))?;
-            let Some(id) = TaskListPaths::task_id(&entry.file_name()) else {
-                continue;
-            };
+        for id in self.ids()? {
             match self.read_task(id)? {
-                Some(Ok(task)) => {
+                Some(Found::Task(task)) => {
                     board.tasks.insert(id, task);
                 }
-                Some(Err(())) => {
+                Some(Found::NoTask) => {
                     board.unreadable.insert(id);
+                }
+                Some(Found::Junk) => {
+                    board.junk.insert(id);
                 }
                 None => {}
             }
@@ -232,19 +259,12 @@ impl TaskList {
     /// costs about the same on a board of ten tasks or of thousands.
     pub(crate) fn next_available(&self, after: u64) -> Result<Option<u64>> {
         self.require()?;
-        let entries =
-            fs::read_dir(&self.paths.dir).map_err(|err| Error::io("read", &self.paths.dir, err))?;
-        let mut ids = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|err| Error::io("read", &self.paths.dir, err))?;
-            if let Some(id) = TaskListPaths::task_id(&entry.file_name()).filter(|id| *id > after) {
-                ids.push(id);
-            }
-        }
+        let mut ids = self.ids()?;
+        ids.retain(|id| *id > after);
         ids.sort_unstable();
         let mut seen = Board::default();
         for id in ids {
-            let Some(Ok(task)) = self.read_task(id)? else {
+            let Some(Found::Task(task)) = self.read_task(id)? else {
                 continue;
             };
             if task.status() != Status::Pending || task.owner().is_some() || task.is_internal() {
@@ -252,7 +272,7 @@ impl TaskList {
             }
             for blocker in task.blocked_by() {
                 if !seen.tasks.contains_key(&blocker)
-                    && let Some(Ok(found)) = self.read_task(blocker)?
+                    && let Some(Found::Task(found)) = self.read_task(blocker)?
                 {
                     seen.tasks.insert(blocker, found);
                 }
@@ -264,18 +284,52 @@ impl TaskList {
         Ok(None)
     }
 
-    /// One task file: `None` when missing, `Some(Err)` when it is no task.
-    fn read_task(&self, id: u64) -> Result<Option<Result<Task, ()>>> {
+    /// The id of every entry of the list's folder named like a task file (`<id>.json`).
+    fn ids(&self) -> Result<Vec<u64>> {
+        let entries =
+            fs::read_dir(&self.paths.dir).map_err(|err| Error::io("read", &self.paths.dir, err))?;
+        let mut ids = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|err| Error::io("read", &self.paths.dir, err))?;
+            ids.extend(TaskListPaths::task_id(&entry.file_name()));
+        }
+        Ok(ids)
+    }
+
+    /// One task file: `None` when missing. What is no regular file is never opened: a FIFO would
+    /// block a reader, and a link is never followed ("Private files").
+    fn read_task(&self, id: u64) -> Result<Option<Found>> {
         let path = self.paths.task(id);
-        Ok(durable::read_if_exists(&path)?.map(|bytes| Task::parse(&bytes, id).ok_or(())))
+        let meta = match fs::symlink_metadata(&path) {
+            Ok(meta) => meta,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(Error::io("inspect", &path, err)),
+        };
+        if !meta.is_file() {
+            warn_junk(&path, &meta);
+            return Ok(Some(Found::Junk));
+        }
+        Ok(
+            durable::read_if_exists(&path)?.map(|bytes| match Task::parse(&bytes, id) {
+                Some(task) => Found::Task(task),
+                None => Found::NoTask,
+            }),
+        )
     }
 
     fn high_water_mark(&self) -> Result<u64> {
         let path = self.paths.high_water_mark();
-        Ok(durable::read_if_exists(&path)?
-            .and_then(|bytes| String::from_utf8(bytes).ok())
-            .and_then(|text| text.trim().parse().ok())
-            .unwrap_or(0))
+        let Some(bytes) = durable::read_if_exists(&path)? else {
+            return Ok(0);
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        Ok(parse_mark(&text).unwrap_or_else(|| {
+            tracing::warn!(
+                "{} holds no task id up to {MAX_ID}; counting from the tasks present",
+                path.display()
+            );
+            0
+        }))
     }
 
     /// Moves every task file that is no task aside, under the list lock and its own, and keeps
@@ -289,7 +343,7 @@ impl TaskList {
         let mut moved = Vec::new();
         for &id in &board.unreadable {
             let _task = FileLock::acquire(&self.paths.task_lock(id))?;
-            if let Some(Err(())) = self.read_task(id)? {
+            if let Some(Found::NoTask) = self.read_task(id)? {
                 moved.push(self.set_aside(id)?);
             }
         }
@@ -356,16 +410,26 @@ impl TaskList {
         for &id in &ids {
             board.tasks.remove(&id);
             match self.read_task(id)? {
-                Some(Ok(task)) => {
+                Some(Found::Task(task)) => {
                     board.tasks.insert(id, task);
                 }
-                Some(Err(())) => {
+                Some(Found::NoTask) => {
                     let aside = self.set_aside(id)?;
                     return Err(Error::runtime(format!(
                         "task file {id}.json was no task; moved it aside to {}",
                         aside.path.display()
                     ))
                     .with_hint("read it, then add the task again with `swarm task add`"));
+                }
+                Some(Found::Junk) => {
+                    let path = self.paths.task(id);
+                    return Err(Error::runtime(format!(
+                        "task {id} cannot be changed: {} is not a regular file",
+                        path.display()
+                    ))
+                    .with_hint(
+                        "it is not swarm's, so swarm leaves it alone; move it out of the way and add the task again with `swarm task add`",
+                    ));
                 }
                 None => {}
             }
@@ -487,45 +551,67 @@ impl TaskList {
 
     /// Returns every open task `owner` holds (internal ones aside: they are Claude Code's own
     /// bookkeeping) to pending with no owner, under those tasks' locks, re-checked there.
-    /// `before_write` sees the released tasks before any is written; when it fails, nothing is.
-    /// A list that does not exist has nothing to release, and a second call finds nothing left.
+    /// `before_write` sees the tasks to release, still under their locks, before any is written:
+    /// when it fails, or answers `false`, nothing is. A list that does not exist has nothing to
+    /// release, and a second call finds nothing left.
     pub(crate) fn release_owned(
         &self,
         owner: &str,
-        before_write: impl FnOnce(&[Task]) -> Result<()>,
+        before_write: impl FnOnce(&[Task]) -> Result<bool>,
     ) -> Result<Vec<Task>> {
         if !self.paths.dir.is_dir() {
             return Ok(Vec::new());
         }
-        let held =
-            |task: &Task| task.is_open() && !task.is_internal() && task.owner() == Some(owner);
         let ids: Vec<u64> = self
             .read()?
             .tasks
             .values()
-            .filter(|t| held(t))
+            .filter(|t| held_by(t, owner))
             .map(Task::id)
             .collect();
         if ids.is_empty() {
             return Ok(Vec::new());
         }
         self.edit(&ids, false, |edit| {
-            let mut released = Vec::new();
-            for &id in &ids {
-                if let Some(task) = edit.task_mut(id)
-                    && held(task)
-                {
+            let released: Vec<Task> = ids
+                .iter()
+                .filter_map(|id| edit.task(*id))
+                .filter(|task| held_by(task, owner))
+                .map(|task| {
+                    let mut task = task.clone();
                     task.set_owner(None);
                     task.set_status(Status::Pending);
-                    released.push(task.clone());
-                }
+                    task
+                })
+                .collect();
+            if released.is_empty() || !before_write(&released)? {
+                return Ok(Vec::new());
             }
-            if !released.is_empty() {
-                before_write(&released)?;
+            for task in &released {
+                *edit.task_mut(task.id()).expect("read under its lock") = task.clone();
             }
             Ok(released)
         })
     }
+
+    /// The owners of open tasks among `owners`, from a read without locks: who has tasks to
+    /// release.
+    pub(crate) fn holders<'a>(&self, owners: &[&'a str]) -> Result<Vec<&'a str>> {
+        if !self.paths.dir.is_dir() {
+            return Ok(Vec::new());
+        }
+        let board = self.read()?;
+        Ok(owners
+            .iter()
+            .copied()
+            .filter(|owner| board.tasks.values().any(|t| held_by(t, owner)))
+            .collect())
+    }
+}
+
+/// Whether `task` is one of `owner`'s to give back when it ends: open, its, not internal.
+fn held_by(task: &Task, owner: &str) -> bool {
+    task.is_open() && !task.is_internal() && task.owner() == Some(owner)
 }
 
 /// What [`TaskList::edit`] hands its change.
@@ -650,17 +736,24 @@ impl Edit {
         self.board.tasks.get_mut(&id)
     }
 
-    /// Creates a task with the next id (under the list lock); `make` builds it from its id.
+    /// Creates a task with the next id (under the list lock); `make` builds it from its id. No
+    /// id is left once [`MAX_ID`] is issued.
     ///
     /// # Panics
     /// When the edit does not hold the list lock.
-    pub(crate) fn create(&mut self, make: impl FnOnce(u64) -> Task) -> u64 {
+    pub(crate) fn create(&mut self, make: impl FnOnce(u64) -> Task) -> Result<u64> {
         let id = self.next_id.expect("tasks are created under the list lock");
+        if id > MAX_ID {
+            return Err(Error::runtime(format!(
+                "no task id is left: task {MAX_ID}, the largest id Claude Code can read, is issued"
+            ))
+            .with_hint("a file that high was put there by hand; renumber or remove it"));
+        }
         self.next_id = Some(id + 1);
         self.board.tasks.insert(id, make(id));
         self.locked.insert(id);
         self.created.push(id);
-        id
+        Ok(id)
     }
 
     /// Claims `id` for `claimer` by Claude Code's rules; with `exclusive` (the edit must hold the
@@ -744,11 +837,26 @@ impl Board {
     }
 }
 
-/// A task id typed on the command line: decimal, no sign, no leading zeros.
+/// Says once per process that `path`, named like a task file, is no regular file and is skipped.
+fn warn_junk(path: &Path, meta: &fs::Metadata) {
+    static WARNED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+    let first = WARNED
+        .lock()
+        .map_or(true, |mut warned| warned.insert(path.to_path_buf()));
+    if first {
+        tracing::warn!(
+            "skipping {}: {}, not a task file; swarm leaves it alone",
+            path.display(),
+            durable::kind_of(meta)
+        );
+    }
+}
+
+/// A task id typed on the command line: decimal, no sign, no leading zeros, at most [`MAX_ID`].
 pub(crate) fn parse_id(raw: &str) -> Result<u64> {
     parse_task_id(raw).ok_or_else(|| {
         Error::usage(format!(
-            "bad task id {}: a task id is a decimal number, as `swarm task list` shows it",
+            "bad task id {}: a task id is a decimal number up to {MAX_ID}, as `swarm task list` shows it",
             crate::base::names::quoted(raw)
         ))
     })
@@ -767,7 +875,7 @@ mod tests {
 
     fn add(list: &TaskList, subject: &str, blockers: &[u64]) -> u64 {
         list.edit(blockers, true, |edit| {
-            let id = edit.create(|id| Task::new(id, subject, "", None, None));
+            let id = edit.create(|id| Task::new(id, subject, "", None, None))?;
             edit.set_blockers(id, blockers)?;
             Ok(id)
         })
@@ -916,15 +1024,18 @@ mod tests {
             })
             .unwrap();
         }
-        // A failing `before_write` writes nothing.
+        // A failing `before_write` writes nothing, nor does one that answers no.
         let failed = list.release_owned("bob", |_| Err(Error::runtime("no")));
         assert!(failed.is_err());
         assert_eq!(list.read().unwrap().tasks[&1].owner(), Some("bob"));
+        assert!(list.release_owned("bob", |_| Ok(false)).unwrap().is_empty());
+        assert_eq!(list.read().unwrap().tasks[&1].owner(), Some("bob"));
+        assert_eq!(list.holders(&["amy", "bob"]).unwrap(), ["bob"]);
         let mut seen = Vec::new();
         let released = list
             .release_owned("bob", |tasks| {
                 seen = tasks.iter().map(Task::id).collect();
-                Ok(())
+                Ok(true)
             })
             .unwrap();
         assert_eq!(released.iter().map(Task::id).collect::<Vec<_>>(), [1, 3]);
@@ -940,6 +1051,7 @@ mod tests {
             .release_owned("bob", |_| panic!("nothing to release"))
             .unwrap();
         assert!(again.is_empty());
+        assert!(list.holders(&["bob"]).unwrap().is_empty());
     }
 
     #[test]

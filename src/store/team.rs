@@ -11,9 +11,7 @@ use crate::base::clock;
 use crate::base::names::closest;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
-use crate::store::durable::{
-    atomic_write, private_dir, read_if_exists, read_to_rewrite, real_dirs, sync_dir,
-};
+use crate::store::durable::{atomic_write, private_dir, read_if_exists, read_to_rewrite};
 use crate::store::lock::{self, FileLock};
 use crate::store::mailbox::Mailbox;
 use crate::store::paths::{Home, TeamPaths};
@@ -98,26 +96,6 @@ impl Team {
 
     pub(crate) fn mailbox(&self, member: &str) -> Mailbox {
         Mailbox::new(&self.paths, member)
-    }
-
-    /// Removes the team's folder and everything in it, following no symlink (docs/ARCHITECTURE.md,
-    /// "Removing a team"). The folder is first moved to a dot name beside it, so the team vanishes
-    /// at once and whole; only then are its files deleted. A symlink where the folder belongs is
-    /// refused, and links inside it are removed, never what they point to.
-    pub(crate) fn remove(&self) -> Result<()> {
-        let dir = self.paths.dir();
-        real_dirs(self.paths.private_root(), dir, "remove")?;
-        let aside = self.paths.removing();
-        fs::rename(dir, &aside).map_err(|err| Error::io("move away", dir, err))?;
-        sync_dir(self.paths.private_root())?;
-        // std's remove_dir_all opens each folder with O_NOFOLLOW and unlinks links themselves.
-        fs::remove_dir_all(&aside).map_err(|err| {
-            Error::io("remove", &aside, err).with_hint(format!(
-                "the team is gone; remove what is left of it with `rm -r {}`",
-                aside.display()
-            ))
-        })?;
-        sync_dir(self.paths.private_root())
     }
 
     /// config.json as it is, read without a lock. swarm replaces it atomically, but Claude Code

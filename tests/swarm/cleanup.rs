@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::harness::{Sandbox, TmuxServer, eventually, state, up};
+use crate::harness::{Sandbox, TmuxServer, eventually, gated_tmux, state, up, up_on};
 
 /// A team whose lead and `worker` sleep until stopped, once both run.
 fn running(sandbox: &Sandbox, server: &TmuxServer, name: &str) {
@@ -440,4 +440,234 @@ fn the_one_running_team_is_the_default_team() {
         .arg("status")
         .run()
         .refused(2, "(teams: also, idle, live)");
+}
+
+/// A team with a board of two tasks, made by `init`.
+fn with_tasks(sandbox: &Sandbox, name: &str) {
+    sandbox.team(name, &["bob"]);
+    for subject in ["parse", "lex"] {
+        sandbox
+            .swarm()
+            .args(["task", "add", subject])
+            .team(name)
+            .run()
+            .success();
+    }
+}
+
+fn task_list(sandbox: &Sandbox, team: &str) -> PathBuf {
+    sandbox.home().join("tasks").join(team)
+}
+
+/// Everything swarm keeps of a team goes with it, its task list too: `rm`, `prune` and
+/// `down --rm` remove it, an archive holds it, and a new team of the same name starts with no
+/// board.
+#[test]
+fn removing_a_team_takes_its_task_list_and_an_archive_keeps_it() {
+    let sandbox = Sandbox::new();
+    let fresh_board = |team: &str| {
+        sandbox.team(team, &["bob"]);
+        sandbox
+            .swarm()
+            .args(["task", "list"])
+            .team(team)
+            .run()
+            .refused(3, "has no task list yet");
+        sandbox.swarm().args(["rm", team]).run().success();
+    };
+    with_tasks(&sandbox, "a");
+    sandbox.swarm().args(["rm", "a"]).run().success();
+    assert!(!task_list(&sandbox, "a").exists(), "rm takes the task list");
+    fresh_board("a");
+
+    with_tasks(&sandbox, "p");
+    let later = (now_ms() + 3600 * 1000).to_string();
+    sandbox
+        .swarm()
+        .arg("prune")
+        .env("SWARM_TEST_NOW", &later)
+        .run()
+        .success()
+        .stdout_has("removed team p");
+    assert!(
+        !task_list(&sandbox, "p").exists(),
+        "prune takes the task list"
+    );
+
+    with_tasks(&sandbox, "d");
+    sandbox.swarm().args(["down", "d", "--rm"]).run().success();
+    assert!(
+        !task_list(&sandbox, "d").exists(),
+        "down --rm takes the task list"
+    );
+    fresh_board("d");
+
+    let archived = |team: &str, how: &str| {
+        with_tasks(&sandbox, team);
+        sandbox
+            .swarm()
+            .args(["rm", team, how])
+            .env("SWARM_TEST_NOW", "2026-01-01T00:00:00Z")
+            .run()
+            .success();
+    };
+    archived("t", "--archive");
+    assert!(!task_list(&sandbox, "t").exists());
+    let archive = sandbox.home().join("archive/t-20260101T000000Z.tar.zst");
+    let names: Vec<String> = tar_listing(&archive)
+        .into_iter()
+        .map(|(entry, _)| entry.split(' ').next().unwrap().to_owned())
+        .collect();
+    for expected in [
+        "t/config.json",
+        "t/tasks",
+        "t/tasks/1.json",
+        "t/tasks/2.json",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} is not in {names:?}"
+        );
+    }
+    assert!(tar_file(&archive, "t/tasks/1.json").contains("\"subject\": \"parse\""));
+    fresh_board("t");
+
+    archived("u", "--archive=dir");
+    assert!(!task_list(&sandbox, "u").exists());
+    let moved = sandbox.home().join("archive/u-20260101T000000Z");
+    assert!(moved.join("config.json").exists());
+    assert!(
+        fs::read_to_string(moved.join("tasks/2.json"))
+            .unwrap()
+            .contains("\"subject\": \"lex\"")
+    );
+    fresh_board("u");
+}
+
+/// What a removal killed half-way leaves (`teams/.<team>.removing-<pid>`, the task list perhaps
+/// still in place) is finished by the next command that lists teams, in one line on stderr; one
+/// killed while archiving is archived, never lost.
+#[test]
+fn a_removal_killed_half_way_is_finished_by_the_next_command() {
+    let sandbox = Sandbox::new();
+    with_tasks(&sandbox, "t");
+    sandbox
+        .swarm()
+        .args(["send", "bob", "an unread message"])
+        .team("t")
+        .run()
+        .success();
+    let teams = sandbox.home().join("teams");
+    // Killed right after the team's folder was moved aside, before anything was deleted.
+    let aside = teams.join(format!(".t.removing-{}", dead_pid()));
+    fs::rename(sandbox.team_dir("t"), &aside).unwrap();
+    let listed = sandbox.swarm().arg("ls").run().success();
+    assert_eq!(
+        listed.stderr.lines().count(),
+        1,
+        "one line says what was finished:\n{}",
+        listed.stderr
+    );
+    assert!(listed.stderr.contains("team t"), "{}", listed.stderr);
+    assert!(!aside.exists(), "the removal was finished");
+    assert!(
+        !task_list(&sandbox, "t").exists(),
+        "the task list went with it"
+    );
+    sandbox.team("t", &["bob"]);
+    sandbox
+        .swarm()
+        .args(["task", "list"])
+        .team("t")
+        .run()
+        .refused(3, "has no task list yet");
+    sandbox.swarm().args(["rm", "t"]).run().success();
+
+    // Killed while moving the team into the archive: the next command archives it.
+    with_tasks(&sandbox, "u");
+    let aside = teams.join(format!(".u.archiving-{}", dead_pid()));
+    fs::rename(sandbox.team_dir("u"), &aside).unwrap();
+    sandbox
+        .swarm()
+        .arg("prune")
+        .env("SWARM_TEST_NOW", "2026-01-01T00:00:00Z")
+        .run()
+        .success();
+    assert!(!aside.exists());
+    let moved = sandbox.home().join("archive/u-20260101T000000Z");
+    assert!(moved.join("inboxes/bob.json").exists(), "nothing was lost");
+    assert!(moved.join("tasks/1.json").exists());
+    assert!(!task_list(&sandbox, "u").exists());
+
+    // A live process's removal is its own to finish.
+    with_tasks(&sandbox, "v");
+    let mut live = std::process::Command::new("sleep")
+        .arg("1000")
+        .spawn()
+        .unwrap();
+    let aside = teams.join(format!(".v.removing-{}", live.id()));
+    fs::rename(sandbox.team_dir("v"), &aside).unwrap();
+    sandbox.swarm().arg("ls").run().success();
+    assert!(aside.join("config.json").exists());
+    assert!(task_list(&sandbox, "v").exists());
+    live.kill().unwrap();
+    live.wait().unwrap();
+    sandbox
+        .swarm()
+        .args(["rm", "v"])
+        .run()
+        .success()
+        .stdout_has("removed team v");
+    assert!(!aside.exists(), "rm finished it");
+    assert!(!task_list(&sandbox, "v").exists());
+}
+
+/// `rm --force` while `up` is placing the team's panes: `up` wins. `rm` refuses before it stops
+/// anything, and `up` places a team that runs whole.
+#[test]
+fn rm_force_during_up_refuses_before_stopping_anything() {
+    let mut sandbox = Sandbox::new();
+    gated_tmux(&mut sandbox, "last");
+    let server = TmuxServer::start(&sandbox);
+    let gate = sandbox.root().join("gate");
+    let file = sandbox.write(
+        "g.toml",
+        "name = \"g\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
+         [[member]]\nname = \"first\"\ncommand = [\"sleep\", \"1000\"]\n\
+         [[member]]\nname = \"last\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    let up = up_on(&sandbox, &server, &file)
+        .env("TMUX_GATE", &gate)
+        .spawn();
+    eventually("up to reach the last pane", || {
+        sandbox.root().join("gate.reached").exists()
+    });
+    eventually("first to run", || {
+        state(&sandbox, "g", "first") == "running"
+    });
+    sandbox
+        .swarm()
+        .args(["rm", "--force", "g"])
+        .run()
+        .refused(2, "team g is being started by `swarm up`");
+    assert_eq!(
+        state(&sandbox, "g", "first"),
+        "running",
+        "nothing was stopped"
+    );
+    assert_eq!(state(&sandbox, "g", "team-lead"), "running");
+    fs::write(&gate, "").unwrap();
+    let (status, stderr) = up.finish();
+    assert!(status.success(), "{stderr}");
+    for member in ["team-lead", "first", "last"] {
+        eventually(&format!("{member} to run"), || {
+            state(&sandbox, "g", member) == "running"
+        });
+    }
+    sandbox
+        .swarm()
+        .args(["rm", "--force", "g"])
+        .run()
+        .success()
+        .stdout_has("removed team g");
 }

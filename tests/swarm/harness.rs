@@ -832,6 +832,19 @@ pub(crate) fn real_tmux(sandbox: &Sandbox) -> PathBuf {
         .expect("tmux must be installed to run these tests")
 }
 
+/// Puts a `tmux` first on PATH that, in a process started with `TMUX_GATE=<file>`, creates
+/// `<file>.reached` and waits for `<file>` before it runs any command with `word` among its
+/// arguments (`new-session`, or a member's name, as its pane's `swarm run NAME` has); other calls
+/// go straight to the real tmux.
+pub(crate) fn gated_tmux(sandbox: &mut Sandbox, word: &str) {
+    sandbox.tmux_shim(
+        "gated-bin",
+        &format!(
+            "for arg in \"$@\"; do\n  if [ -n \"$TMUX_GATE\" ] && [ \"$arg\" = {word} ]; then\n    : > \"$TMUX_GATE.reached\"\n    while [ ! -e \"$TMUX_GATE\" ]; do sleep 0.05; done\n  fi\ndone\n"
+        ),
+    );
+}
+
 /// The repository's own files (teams/, scripts/).
 pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -843,14 +856,17 @@ pub(crate) const LEAD: &str = "[lead]\ncommand = [\"sleep\", \"1000\"]\n";
 /// Starts team `name` from `toml` on `server`.
 pub(crate) fn up(sandbox: &Sandbox, server: &TmuxServer, name: &str, toml: &str) {
     let file = sandbox.write(&format!("{name}.toml"), toml);
+    up_on(sandbox, server, &file).run().success();
+}
+
+/// `swarm up FILE` on `server`, to run or to spawn.
+pub(crate) fn up_on(sandbox: &Sandbox, server: &TmuxServer, file: &Path) -> Swarm {
     sandbox
         .swarm()
         .arg("up")
         .arg(file)
         .arg("--socket")
         .arg(server.socket())
-        .run()
-        .success();
 }
 
 /// Takes team `team` down at once.

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::harness::{Sandbox, TmuxServer, eventually, processes_in, repo, state};
+use crate::harness::{Sandbox, TmuxServer, eventually, gated_tmux, processes_in, repo, state};
 
 fn up(sandbox: &Sandbox, server: &TmuxServer, file: &Path) -> crate::harness::Outcome {
     sandbox
@@ -184,16 +184,6 @@ command = ["sleep", "1000"]
         .success();
 }
 
-/// Puts a `tmux` first on PATH that, in a process started with `TMUX_GATE=<file>`, creates
-/// `<file>.reached` and waits for `<file>` before it creates a session; other calls go straight
-/// to the real tmux.
-fn gated_tmux(sandbox: &mut Sandbox) {
-    sandbox.tmux_shim(
-        "gated-bin",
-        "for arg in \"$@\"; do\n  if [ -n \"$TMUX_GATE\" ] && [ \"$arg\" = new-session ]; then\n    : > \"$TMUX_GATE.reached\"\n    while [ ! -e \"$TMUX_GATE\" ]; do sleep 0.05; done\n  fi\ndone\n",
-    );
-}
-
 /// Puts a `tmux` first on PATH that refuses to place a pane for member `name` (any command with
 /// `name` as an argument, as the pane's `swarm run NAME` is), as a full window would; other calls
 /// go straight to the real tmux.
@@ -243,7 +233,7 @@ fn an_up_that_fails_part_way_stops_what_it_started() {
 #[test]
 fn a_second_up_of_a_team_being_started_is_refused() {
     let mut sandbox = Sandbox::new();
-    gated_tmux(&mut sandbox);
+    gated_tmux(&mut sandbox, "new-session");
     let first_server = TmuxServer::unstarted_at(&sandbox, "first.sock");
     let second_server = TmuxServer::unstarted_at(&sandbox, "second.sock");
     let file = sandbox.write(
@@ -453,10 +443,19 @@ env = {{ VALUE = "three;" }}
         .success();
 }
 
+/// The README's first command, run twice in a row: the board lives on between runs of a team,
+/// and each run works through the tasks it made.
 #[test]
-fn the_demo_team_runs_to_completion() {
+fn the_demo_team_runs_to_completion_again_and_again() {
     let sandbox = Sandbox::new();
     let server = TmuxServer::start(&sandbox);
+    for run in 1..=2 {
+        demo_run(&sandbox, &server, run);
+    }
+}
+
+/// Run `run` of the demo team, checked from its transcript to its board and logs.
+fn demo_run(sandbox: &Sandbox, server: &TmuxServer, run: u64) {
     let outcome = sandbox
         .swarm()
         .arg("up")
@@ -507,10 +506,20 @@ fn the_demo_team_runs_to_completion() {
     let board = position("the board is done:");
     assert!(ended < board, "{}", outcome.stdout);
     for row in [
-        "1   completed  alice  -           Write a friendlier greeting",
-        "2   completed  bob    -           Review the greeting",
+        format!(
+            "{}   completed  alice  -           Write a friendlier greeting",
+            2 * run - 1
+        ),
+        format!(
+            "{}   completed  bob    -           Review the greeting",
+            2 * run
+        ),
     ] {
-        assert!(outcome.stdout.contains(row), "{}", outcome.stdout);
+        assert!(
+            outcome.stdout.contains(&row),
+            "run {run}: {}",
+            outcome.stdout
+        );
     }
     assert!(
         !outcome.stdout.contains("task_notification"),

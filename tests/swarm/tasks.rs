@@ -979,3 +979,245 @@ fn up_wait_shows_the_board_at_the_end_and_fails_while_a_task_is_open() {
 fn toml_string(s: &str) -> String {
     serde_json::to_string(s).unwrap()
 }
+
+/// `swarm task ARGS` in team `t`, as member `who` (else as the person at the keyboard).
+fn task_as(sandbox: &Sandbox, who: Option<&str>, args: &[&str]) -> crate::harness::Outcome {
+    let swarm = sandbox.swarm().arg("task").args(args).team("t");
+    match who {
+        Some(who) => swarm.as_(who).run(),
+        None => swarm.run(),
+    }
+}
+
+/// A task file named with the largest id a u64 holds, or a high-water mark that large, is no
+/// task swarm can count from: the next id does not wrap, and `task add` goes on working.
+#[test]
+fn an_id_at_the_top_of_the_range_wedges_no_board() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    assert_eq!(add(&sandbox, "one"), 1);
+    let top = u64::MAX.to_string();
+    fs::write(
+        list_dir(&sandbox).join(format!("{top}.json")),
+        json!({"id": top, "subject": "far away", "description": "", "status": "pending",
+               "blocks": [], "blockedBy": []})
+        .to_string(),
+    )
+    .unwrap();
+    assert_eq!(add(&sandbox, "two"), 2);
+    assert_eq!(add(&sandbox, "three"), 3);
+    fs::write(list_dir(&sandbox).join(".highwatermark"), &top).unwrap();
+    assert_eq!(add(&sandbox, "four"), 4);
+    let listed = task_as(&sandbox, None, &["list", "--json"])
+        .success()
+        .json();
+    let ids: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["1", "2", "3", "4"]);
+    task_as(&sandbox, Some("bob"), &["claim", &top]).refused(2, "bad task id");
+}
+
+/// What is no task file in the list's folder (a FIFO, a folder, a link named like one) is
+/// skipped with a warning by every reader and writer of the board, and its id stays issued.
+#[test]
+fn junk_named_like_a_task_is_skipped_with_a_warning() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    add(&sandbox, "one");
+    add(&sandbox, "two");
+    let dir = list_dir(&sandbox);
+    nix::unistd::mkfifo(&dir.join("9.json"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    fs::create_dir(dir.join("10.json")).unwrap();
+    std::os::unix::fs::symlink(sandbox.root().join("elsewhere"), dir.join("11.json")).unwrap();
+    let status = sandbox
+        .swarm()
+        .args(["status"])
+        .team("t")
+        .run()
+        .success()
+        .stdout_has("tasks: 2 pending");
+    assert!(status.stderr.contains("9.json"), "{}", status.stderr);
+    task_as(&sandbox, None, &["list"])
+        .success()
+        .stdout_has("one")
+        .stdout_has("two");
+    task_as(&sandbox, Some("bob"), &["start", "1"]).success();
+    task_as(&sandbox, Some("bob"), &["claim"])
+        .success()
+        .stdout_has("claimed task 2");
+    assert_eq!(add(&sandbox, "three"), 12, "the junk's ids count as issued");
+    let refused = task_as(&sandbox, Some("bob"), &["done", "9"]).code(1);
+    assert!(
+        refused.stderr.contains("swarm: task 9 cannot be changed:")
+            && refused.stderr.contains("9.json is not a regular file"),
+        "{}",
+        refused.stderr
+    );
+    assert!(dir.join("9.json").exists() && dir.join("10.json").is_dir());
+}
+
+/// A member that ends while junk sits in the list still returns its tasks; and one whose tasks
+/// could not be returned when it ended has them returned by the next command that reads the
+/// board.
+#[test]
+fn a_member_that_ends_beside_junk_still_returns_its_tasks() {
+    use crate::harness::{TmuxServer, bin, eventually, up};
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let fifo = list_dir(&sandbox).join("9.json");
+    // bob starts task 1, puts a FIFO in the list, and exits.
+    up(
+        &sandbox,
+        &server,
+        "t",
+        &format!(
+            "name = \"t\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
+             [[member]]\nname = \"bob\"\n\
+             command = [\"sh\", \"-c\", \"until \\\"$0\\\" task start 1; do sleep 0.1; done; mkfifo \\\"$1\\\"\", \"{}\", \"{}\"]\n",
+            bin(),
+            fifo.display()
+        ),
+    );
+    add(&sandbox, "parse");
+    eventually("bob to be recorded", || {
+        sandbox.member("t", "bob")["state"] == "exited"
+    });
+    assert!(fifo.exists());
+    eventually("task 1 to be pending with no owner", || {
+        let one = task(&sandbox, 1);
+        one["status"] == "pending" && one.get("owner").is_none()
+    });
+    crate::harness::down(&sandbox, "t");
+}
+
+/// A member recorded as ended that still owns open tasks (its release did not finish: a crash, a
+/// lock held too long, a full disk) has them returned by the next command that touches the
+/// board, and the lead is told once.
+#[test]
+fn a_release_left_unfinished_is_finished_by_the_next_command() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob", "amy"]);
+    add(&sandbox, "parse");
+    add(&sandbox, "lex");
+    for (who, id) in [("bob", "1"), ("amy", "2")] {
+        task_as(&sandbox, Some(who), &["start", id]).success();
+    }
+    // bob ended (as its supervisor records it) without its tasks being returned; amy never ran.
+    let path = sandbox.team_dir("t").join("config.json");
+    let mut config: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    let bob = config["members"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|m| m["name"] == "bob")
+        .unwrap();
+    bob["state"] = json!("exited");
+    bob["exitCode"] = json!(0);
+    bob["startedAt"] = json!(1);
+    bob["endedAt"] = json!(2);
+    fs::write(&path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+    for command in [&["status"][..], &["task", "list"]] {
+        sandbox.swarm().args(command).team("t").run().success();
+        let one = task(&sandbox, 1);
+        assert_eq!(one["status"], "pending", "after {command:?}: {one}");
+        assert!(one.get("owner").is_none(), "after {command:?}: {one}");
+    }
+    assert_eq!(task(&sandbox, 2)["owner"], "amy", "amy has not ended");
+    let told: Vec<Value> = sandbox
+        .inbox("t", "team-lead")
+        .into_iter()
+        .filter(|m| m["text"].as_str().unwrap().contains("pending again"))
+        .collect();
+    assert_eq!(told.len(), 1, "{told:#?}");
+    assert_eq!(
+        told[0]["text"],
+        "bob ended with open tasks; they are pending again, with no owner: 1 (parse)"
+    );
+}
+
+/// One policy for every edit of a task: a teammate changes only tasks that are its own or no
+/// one's, and gives a task to no one else; the lead's side may do both.
+#[test]
+fn every_edit_of_a_task_follows_one_policy() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob", "amy"]);
+    add(&sandbox, "amy's");
+    add(&sandbox, "free");
+    task_as(&sandbox, Some("amy"), &["start", "1"]).success();
+    for edit in [
+        &["done", "1"][..],
+        &["release", "1"],
+        &["update", "1", "--owner", "bob", "--status", "completed"],
+        &["update", "1", "--status", "completed"],
+        &["update", "1", "--subject", "mine now"],
+        &["update", "1", "--no-owner"],
+    ] {
+        task_as(&sandbox, Some("bob"), edit).refused(2, "already_claimed: task 1 is owned by amy");
+    }
+    let one = task(&sandbox, 1);
+    assert_eq!(
+        (one["owner"].as_str(), one["subject"].as_str()),
+        (Some("amy"), Some("amy's"))
+    );
+    assert_eq!(one["status"], "in_progress");
+    // Giving a task to someone else is assigning it: the lead's.
+    for edit in [
+        &["update", "2", "--owner", "amy"][..],
+        &["add", "more", "--owner", "amy"],
+    ] {
+        task_as(&sandbox, Some("bob"), edit).refused(2, "may assign a task; bob is a teammate");
+    }
+    assert!(task(&sandbox, 2).get("owner").is_none());
+    assert!(!list_dir(&sandbox).join("3.json").exists());
+    // What is the teammate's own, or no one's, it may change.
+    task_as(
+        &sandbox,
+        Some("bob"),
+        &["update", "2", "--subject", "free for all"],
+    )
+    .success();
+    task_as(&sandbox, Some("bob"), &["update", "2", "--owner", "bob"]).success();
+    task_as(
+        &sandbox,
+        Some("bob"),
+        &["update", "2", "--status", "completed"],
+    )
+    .success();
+    task_as(&sandbox, Some("bob"), &["add", "mine", "--owner", "bob"]).success();
+    // The person at the keyboard has the lead's authority over every task.
+    task_as(&sandbox, None, &["update", "1", "--owner", "bob"]).success();
+    task_as(&sandbox, Some("bob"), &["done", "1"]).success();
+}
+
+/// `task claim` with nothing to claim finds nothing (exit 3), as README and the help say; a
+/// claim refused by a rule is exit 2.
+#[test]
+fn claiming_with_nothing_available_is_not_found() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    add(&sandbox, "one");
+    task_as(&sandbox, Some("bob"), &["claim"]).success();
+    let none = task_as(&sandbox, Some("bob"), &["claim", "--json"]).code(3);
+    let none: Value = serde_json::from_str(none.stderr.trim()).unwrap();
+    assert_eq!(none["kind"], "not_found");
+    assert_eq!(none["reason"], "none_available");
+    let readme = fs::read_to_string(crate::harness::repo().join("README.md")).unwrap();
+    assert!(
+        readme.contains("nothing available exits 3"),
+        "README says what a claim with nothing available exits with"
+    );
+    let help = sandbox
+        .swarm()
+        .args(["task", "claim", "--help"])
+        .run()
+        .success();
+    assert!(
+        help.stdout.contains("none_available (exit 3)"),
+        "{}",
+        help.stdout
+    );
+}

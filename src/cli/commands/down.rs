@@ -50,7 +50,7 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) force: bool,
 
-    /// Then remove the team, as `swarm rm` does: config, inboxes, history, logs and all
+    /// Then remove the team, as `swarm rm` does: config, inboxes, history, logs, tasks and all
     #[arg(long)]
     pub(crate) rm: bool,
 
@@ -63,10 +63,15 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let config = team.load()?;
     let caller = ctx.caller(&config)?;
     policy::allow(&config, &caller, Action::Down)?;
-    if args.rm {
+    // With --rm the team's launch lock is taken first and held until it is gone: an `up` starting
+    // it makes this refuse before anything is stopped.
+    let held = if args.rm {
         policy::allow(&config, &caller, Action::Remove)?;
         args.archive.prepare(ctx)?;
-    }
+        Some(removal::claim(&team)?)
+    } else {
+        None
+    };
     let how = Down {
         timeout: args.timeout,
         force: args.force,
@@ -100,15 +105,16 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             Outcome::Down => output::line(format!("team {} is down", team.name()))?,
         }
     }
-    if !args.rm {
+    let Some(held) = held else {
         return Ok(());
-    }
+    };
     if outcome == Outcome::LeadSpared {
         return Err(removal::lead_runs_this(team.name()));
     }
-    removal::remove(
+    removal::remove_claimed(
         ctx,
         &team,
+        &held,
         args.archive,
         "stop what is left with `swarm down --force`, then remove it with `swarm rm`",
     )

@@ -5,6 +5,7 @@ use serde::Serialize;
 use crate::base::clock;
 use crate::cli::context::Context;
 use crate::cli::output::{self, Table};
+use crate::cli::removal;
 use crate::cli::render;
 use crate::error::Result;
 use crate::member::liveness::Observed;
@@ -32,6 +33,7 @@ struct TeamSummary {
 }
 
 pub(crate) fn run(ctx: &Context, _args: Args) -> Result<()> {
+    removal::finish_interrupted(ctx);
     let mut teams = Vec::new();
     for name in list_teams(&ctx.home)? {
         let team = Team::open(&ctx.home, &name)?;

@@ -55,6 +55,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let mut ended = Vec::new();
     let mut running = Vec::new();
     let mut recent = Vec::new();
+    removal::finish_interrupted(ctx);
     for name in list_teams(&ctx.home)? {
         // A folder another tool named so that it is no name swarm would type is left alone.
         if let Err(err) = Name::parse("team", &name) {
@@ -121,8 +122,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
                     live.join(", ")
                 );
             }
-            Removal::Starting(_) => {
-                tracing::warn!("leaving team {}: `swarm up` is starting it", team.name());
+            Removal::Busy(holder) => {
+                tracing::warn!("leaving team {}: it is {}", team.name(), holder.doing());
             }
         }
     }

@@ -1,7 +1,8 @@
 //! `swarm rm TEAM...`: remove teams that have ended, with everything swarm keeps of them: config,
-//! inboxes, history, spools, logs, locks and stale registry entries (docs/ARCHITECTURE.md,
-//! "Removing a team"). A team that still runs is refused; `--force` stops it first, at once, the
-//! way `swarm down --force` does.
+//! inboxes, history, spools, logs, locks, the task list and stale registry entries
+//! (docs/ARCHITECTURE.md, "Removing a team"). A team that still runs is refused; `--force` stops
+//! it first, at once, the way `swarm down --force` does; a team a `swarm up` is starting is
+//! refused before anything is stopped.
 
 use std::time::Duration;
 
@@ -38,11 +39,21 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
+    // A removal a killed `rm` left is finished first: a team it was removing is removed.
+    let finished = removal::finish_interrupted(ctx);
     // Every name is checked before any team is touched.
     let mut teams = Vec::new();
+    let mut done = Vec::new();
     for name in &args.teams {
         let name = Name::parse("team", name)?;
-        let team = Team::open(&ctx.home, name.as_str())?;
+        let team = match Team::open(&ctx.home, name.as_str()) {
+            Ok(team) => team,
+            Err(_) if finished.iter().any(|f| f.team == name.as_str()) => {
+                done.push(name);
+                continue;
+            }
+            Err(err) => return Err(err),
+        };
         let config = team.load()?;
         let caller = ctx.caller(&config)?;
         policy::allow(&config, &caller, Action::Remove)?;
@@ -52,13 +63,24 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         teams.push(team);
     }
     args.archive.prepare(ctx)?;
+    for name in &done {
+        let archived = finished
+            .iter()
+            .find(|f| f.team == name.as_str())
+            .and_then(|f| f.archived.as_deref());
+        removal::report(ctx, name.as_str(), archived, None)?;
+    }
     for team in &teams {
         remove(ctx, team, &args)?;
     }
     Ok(())
 }
 
+/// Removes one team: its launch lock first, so an `up` starting it makes this refuse before
+/// anything is stopped; with `--force` a team that still runs is taken down at once, under the
+/// lock, then removed.
 fn remove(ctx: &Context, team: &Team, args: &Args) -> Result<()> {
+    let held = removal::claim(team)?;
     let observed = Observed::take(team)?;
     let live: Vec<String> = observed.live().map(str::to_owned).collect();
     if !live.is_empty() {
@@ -79,9 +101,10 @@ fn remove(ctx: &Context, team: &Team, args: &Args) -> Result<()> {
             return Err(removal::lead_runs_this(team.name()));
         }
     }
-    removal::remove(
+    removal::remove_claimed(
         ctx,
         team,
+        &held,
         args.archive,
         "stop it first with `swarm down`, then remove it",
     )

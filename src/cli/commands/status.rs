@@ -17,6 +17,7 @@ use crate::cli::render;
 use crate::error::Result;
 use crate::format::config::{Member, TeamConfig};
 use crate::format::task::Status;
+use crate::member::ending;
 use crate::member::liveness::{Observed, Seen};
 use crate::store::mailbox::SetAside;
 use crate::store::tasks::{Board, TaskList};
@@ -120,6 +121,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let team = ctx.team_or(args.team.as_deref())?;
     let observed = Observed::take(&team)?;
     let config = &observed.config;
+    // A member that ended still holding tasks gives them back before the board is shown.
+    if let Err(err) = ending::finish_releases(&team, config) {
+        tracing::warn!("tasks of members that ended are not all returned yet: {err}");
+    }
     let list = TaskList::new(&ctx.home, team.name());
     let board = if list.dir().is_dir() {
         list.read()?

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::format::structured::{Structured, TaskAssignment};
 use crate::format::task::{MAX_DESCRIPTION_BYTES, Status, Task};
-use crate::member::seal;
+use crate::member::{ending, seal};
 use crate::policy::{self, Action, Caller};
 use crate::protocol::exchange;
 use crate::store::tasks::{Board, Edit, Refusal, TaskList, parse_id};
@@ -32,6 +32,13 @@ const JSON_TASK: &str = r#"JSON output (--json), one document: the task as its f
    "metadata"?, ...}
 A refused claim is an error object with "reason": task_not_found, already_claimed,
 already_resolved, blocked or busy (exit 3 for task_not_found, else 2)."#;
+
+const JSON_CLAIM: &str = r#"JSON output (--json), one document: the task claimed, as its file holds it,
+  {"id", "subject", "description", "activeForm"?, "owner"?, "status", "blocks", "blockedBy",
+   "metadata"?, ...}
+A refused claim is an error object with "reason": task_not_found, already_claimed,
+already_resolved, blocked or busy (exit 3 for task_not_found, else 2). Without an ID, when no
+task is available, nothing is found: "reason" none_available (exit 3)."#;
 
 const JSON_TASKS: &str = r#"JSON output (--json), one document, by id: [task, ...], each task as
 its file holds it ({"id", "subject", "description", "owner"?, "status", "blocks", "blockedBy", ...})."#;
@@ -106,7 +113,7 @@ pub(crate) struct IdArgs {
 }
 
 #[derive(Debug, clap::Args)]
-#[command(after_long_help = JSON_TASK)]
+#[command(after_long_help = JSON_CLAIM)]
 pub(crate) struct ClaimArgs {
     /// The task's id [default: the first available]
     #[arg(value_name = "ID")]
@@ -215,6 +222,10 @@ fn scope(ctx: &Context, action: Action) -> Result<Scope> {
     let config = team.load()?;
     let caller = ctx.caller(&config)?;
     policy::allow(&config, &caller, action)?;
+    // A member that ended still holding tasks gives them back before anyone reads the board.
+    if let Err(err) = ending::finish_releases(&team, &config) {
+        tracing::warn!("tasks of members that ended are not all returned yet: {err}");
+    }
     let list = TaskList::new(&ctx.home, team.name());
     Ok(Scope {
         team,
@@ -271,9 +282,10 @@ impl Scope {
         Ok(policy::require_inbox(&self.config, name.as_str())?.to_owned())
     }
 
-    /// Whether the caller may act on tasks others own (the lead, the person at the keyboard).
-    fn leads(&self) -> bool {
-        policy::allow(&self.config, &self.caller, Action::AssignTask).is_ok()
+    /// The one policy for every edit of a task ([`policy::allow_task_edit`]): whether the caller
+    /// may change `task` (`None`: one it adds) so that `new_owner` holds it.
+    fn may_edit(&self, task: Option<&Task>, new_owner: Option<&str>) -> Result<()> {
+        policy::allow_task_edit(&self.config, &self.caller, task, new_owner)
     }
 }
 
@@ -324,6 +336,7 @@ fn add(ctx: &Context, args: AddArgs) -> Result<()> {
     check_size("description", &args.description)?;
     let blockers = ids(&args.blocked_by)?;
     let owner = args.owner.as_deref().map(|o| scope.owner(o)).transpose()?;
+    scope.may_edit(None, owner.as_deref())?;
     scope.list.ensure()?;
     let task = scope.edit(&blockers, true, |edit| {
         for &blocker in &blockers {
@@ -339,7 +352,7 @@ fn add(ctx: &Context, args: AddArgs) -> Result<()> {
                 args.active_form.as_deref(),
                 owner.as_deref(),
             )
-        });
+        })?;
         edit.set_blockers(id, &blockers)?;
         Ok(edit.task(id).cloned().expect("just created"))
     })?;
@@ -401,7 +414,7 @@ fn show(ctx: &Context, raw: &str) -> Result<()> {
 }
 
 fn claim(ctx: &Context, args: ClaimArgs) -> Result<()> {
-    let scope = scope(ctx, Action::WorkTasks)?;
+    let scope = scope(ctx, Action::EditTasks)?;
     let me = scope.me()?;
     if let Some(raw) = &args.id {
         let id = parse_id(raw)?;
@@ -423,12 +436,13 @@ fn claim(ctx: &Context, args: ClaimArgs) -> Result<()> {
     }
     Err(
         Error::not_found("no task is available: every task is owned, blocked or completed")
-            .with_hint("`swarm task list` shows the board"),
+            .with_hint("`swarm task list` shows the board")
+            .with_reason("none_available"),
     )
 }
 
 fn start(ctx: &Context, raw: &str) -> Result<()> {
-    let scope = scope(ctx, Action::WorkTasks)?;
+    let scope = scope(ctx, Action::EditTasks)?;
     let me = scope.me()?;
     let id = parse_id(raw)?;
     let task = scope.edit(&[id], false, |edit| {
@@ -440,20 +454,8 @@ fn start(ctx: &Context, raw: &str) -> Result<()> {
     print_task(ctx, &task, "started")
 }
 
-/// Refuses (already_claimed) a caller who is not the lead's side acting on a task another owns.
-fn own_or_lead(scope: &Scope, task: &Task, me: &str) -> Result<()> {
-    match task.owner() {
-        Some(owner) if owner != me && !scope.leads() => Err(Refusal::AlreadyClaimed {
-            owner: owner.to_owned(),
-        }
-        .error(task.id())),
-        _ => Ok(()),
-    }
-}
-
 fn done(ctx: &Context, args: DoneArgs) -> Result<()> {
-    let scope = scope(ctx, Action::WorkTasks)?;
-    let me = scope.me()?;
+    let scope = scope(ctx, Action::EditTasks)?;
     let id = parse_id(&args.id)?;
     if let Some(note) = &args.note {
         check_size("note", note)?;
@@ -462,7 +464,7 @@ fn done(ctx: &Context, args: DoneArgs) -> Result<()> {
         let task = edit
             .task_mut(id)
             .ok_or_else(|| Refusal::NotFound.error(id))?;
-        own_or_lead(&scope, task, &me)?;
+        scope.may_edit(Some(task), None)?;
         let was_open = task.is_open();
         task.set_status(Status::Completed);
         if let Some(note) = &args.note {
@@ -515,14 +517,13 @@ fn tell_unblocked(scope: &Scope, done: &Task) {
 }
 
 fn release(ctx: &Context, raw: &str) -> Result<()> {
-    let scope = scope(ctx, Action::WorkTasks)?;
-    let me = scope.me()?;
+    let scope = scope(ctx, Action::EditTasks)?;
     let id = parse_id(raw)?;
     let task = scope.edit(&[id], false, |edit| {
         let task = edit
             .task_mut(id)
             .ok_or_else(|| Refusal::NotFound.error(id))?;
-        own_or_lead(&scope, task, &me)?;
+        scope.may_edit(Some(task), None)?;
         if !task.is_open() {
             return Err(Refusal::AlreadyResolved.error(id));
         }
@@ -571,6 +572,7 @@ fn update(ctx: &Context, args: UpdateArgs) -> Result<()> {
             let Some(task) = edit.task(id) else {
                 return Err(Refusal::NotFound.error(id));
             };
+            scope.may_edit(Some(task), owner.as_deref())?;
             if let Some(new) = &blockers {
                 if !task.blocked_by().iter().all(|old| lock.contains(old)) {
                     return Ok(None);

@@ -29,6 +29,7 @@ use crate::launch::rerun;
 use crate::launch::tasks;
 use crate::launch::teamfile::TeamFile;
 use crate::launch::worktree;
+use crate::member::ending;
 use crate::member::liveness::{self, Awaited, Event, Observed};
 use crate::member::seal;
 use crate::member::stop;
@@ -131,6 +132,14 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     refuse_if_running(ctx, file.name.as_str())?;
     // A team that ran before starts fresh; one only made by `init` keeps what waits for it.
     if let Ok(previous) = Team::open(&ctx.home, file.name.as_str()) {
+        // Its records are about to be replaced: what its ended members still hold goes back
+        // first, or it would stay theirs; the lead's word of it goes with the last run.
+        if let Err(err) = previous
+            .load()
+            .and_then(|config| ending::finish_releases(&previous, &config))
+        {
+            tracing::warn!("tasks of members that ended are not all returned yet: {err}");
+        }
         rerun::archive_previous_run(&previous, |_| true, None)?;
     }
     // Written before the first pane starts: until every pane is placed, a member whose program
