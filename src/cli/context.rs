@@ -6,6 +6,7 @@ use std::cell::OnceCell;
 use std::path::PathBuf;
 
 use crate::base::names::Name;
+use crate::cluster::fleet::Fleet;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::member::identity;
@@ -43,6 +44,12 @@ impl Context {
             agent_typed,
             whereabouts: OnceCell::new(),
         })
+    }
+
+    /// This host's way to a team's members wherever they run: the one every command hands down
+    /// and asks instead of asking where a member runs (`cluster/fleet.rs`).
+    pub(crate) fn fleet(&self) -> Fleet {
+        Fleet::of(&self.home)
     }
 
     /// The team named by `--team`/`SWARM_TEAM`, else the only team under home, else the only one

@@ -5,8 +5,10 @@
 
 use crate::base::names::Name;
 use crate::cluster;
+use crate::cluster::fleet::Fleet;
 use crate::error::Result;
-use crate::member::{answer, send};
+use crate::member::answer::{self, PlanVerdict};
+use crate::member::send::{self, Outgoing};
 use crate::policy::{Asked, Caller, Whereabouts};
 use crate::protocol::rules::Recipient;
 use crate::store::team::Team;
@@ -61,12 +63,30 @@ pub(crate) fn perform(team: &Team, who: &Who, action: Action) -> Result<String> 
             let id = &decision.request_id;
             match decision.kind {
                 Kind::Plan => {
-                    let to = answer::plan(team, &config, &caller, id, approve, None, why)?;
+                    let to = answer::plan(
+                        team,
+                        &Fleet::of(team.home()),
+                        &config,
+                        &caller,
+                        id,
+                        PlanVerdict {
+                            approved: approve,
+                            permission_mode: None,
+                            feedback: why,
+                        },
+                    )?;
                     Ok(format!("{verdict} {to}'s plan ({id})"))
                 }
                 Kind::Shutdown => {
                     let rejection = (!approve).then(|| why.unwrap_or_default());
-                    answer::shutdown(team, &config, &caller, id, rejection)?;
+                    answer::shutdown(
+                        team,
+                        &Fleet::of(team.home()),
+                        &config,
+                        &caller,
+                        id,
+                        rejection,
+                    )?;
                     Ok(format!("{verdict} shutdown request {id}"))
                 }
             }
@@ -91,7 +111,18 @@ pub(crate) fn perform(team: &Team, who: &Who, action: Action) -> Result<String> 
 fn deliver(team: &Team, who: &Who, recipient: Recipient<'_>, text: &str) -> Result<String> {
     let config = team.load()?;
     let caller = Caller::resolve(&config, &who.whereabouts, who.asked.as_ref())?;
-    let structured = send::classify(text)?;
-    let sent = send::send(team, &config, &caller, recipient, text, structured, None)?;
+    let outgoing = Outgoing {
+        text,
+        structured: send::classify(text)?,
+        summary: None,
+    };
+    let sent = send::send(
+        team,
+        &Fleet::of(team.home()),
+        &config,
+        &caller,
+        recipient,
+        outgoing,
+    )?;
     Ok(format!("sent {} to {}", sent.id, sent.to.join(", ")))
 }

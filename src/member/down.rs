@@ -15,6 +15,7 @@ use crate::member::GRACE;
 use crate::member::ending;
 use crate::member::liveness::{self, Awaited, Observed, Seen};
 use crate::member::processes::{self, Run};
+use crate::member::reach::Reach;
 use crate::member::seal;
 use crate::member::stop;
 use crate::policy::Caller;
@@ -78,6 +79,7 @@ impl Report<'_> {
 /// already been allowed to (`policy::Action::Down`).
 pub(crate) fn down(
     team: &Team,
+    reach: &dyn Reach,
     how: Down,
     mut report: impl FnMut(Report<'_>) -> Result<()>,
 ) -> Result<Outcome> {
@@ -132,7 +134,7 @@ pub(crate) fn down(
             });
             // A teammate that cannot be asked (its request cannot be signed: the signing agent
             // is gone) is stopped with the rest below.
-            match seal::request(team, config, &lead_caller, name, &request) {
+            match seal::request(team, reach, config, &lead_caller, name, &request) {
                 Ok(_) => asked.push(name.clone()),
                 Err(err) => report(Report::NotAsked {
                     name,

@@ -79,7 +79,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     // Every other host's node takes its members down first; one that cannot be reached is
     // reported once this host's members are down too.
     let unreached = down_elsewhere(ctx, &team, &config, how)?;
-    let outcome = down::down(&team, how, |report| removal::report_down(ctx, report))?;
+    let outcome = down::down(&team, &ctx.fleet(), how, |report| {
+        removal::report_down(ctx, report)
+    })?;
     if !unreached.is_empty() {
         return Err(Error::runtime(format!(
             "team {} is down here, but not on {}",

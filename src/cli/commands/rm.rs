@@ -96,7 +96,9 @@ fn remove(ctx: &Context, team: &Team, args: &Args) -> Result<()> {
             timeout: Duration::ZERO,
             force: true,
         };
-        let outcome = down::down(team, how, |report| removal::report_down(ctx, report))?;
+        let outcome = down::down(team, &ctx.fleet(), how, |report| {
+            removal::report_down(ctx, report)
+        })?;
         if outcome == Outcome::LeadSpared {
             return Err(removal::lead_runs_this(team.name()));
         }

@@ -256,7 +256,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let placed = (|| {
         undo.created_inbox = team.mailbox(name.as_str()).ensure()?;
         if let Some(prompt) = &spec.prompt {
-            undo.prompt = seal::deliver_prompt(&team, &team.load()?, name.as_str(), prompt)?;
+            undo.prompt =
+                seal::deliver_prompt(&team, &ctx.fleet(), &team.load()?, name.as_str(), prompt)?;
         }
         panes::place_member(&team, &plan, &layout, args.socket.as_deref())
     })();

@@ -15,6 +15,7 @@ use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
+use crate::cluster::fleet::Fleet;
 use crate::cluster::tasks::Replica;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
@@ -210,6 +211,7 @@ pub(crate) fn run(ctx: &Context, command: Command) -> Result<()> {
 /// The team, its config, the caller, and its task list, once the policy allows `action`.
 struct Scope {
     team: Team,
+    fleet: Fleet,
     config: TeamConfig,
     caller: Caller,
     list: TaskList,
@@ -229,6 +231,7 @@ fn scope(ctx: &Context, action: Action) -> Result<Scope> {
     let list = TaskList::new(&ctx.home, team.name());
     Ok(Scope {
         team,
+        fleet: ctx.fleet(),
         config,
         caller,
         list,
@@ -505,8 +508,9 @@ fn tell_unblocked(scope: &Scope, done: &Task) {
             task.id(),
             task.subject()
         );
-        let told = policy::require_inbox(&scope.config, owner)
-            .and_then(|owner| seal::tell(&scope.team, &scope.config, from, owner, &text));
+        let told = policy::require_inbox(&scope.config, owner).and_then(|owner| {
+            seal::tell(&scope.team, &scope.fleet, &scope.config, from, owner, &text)
+        });
         if let Err(err) = told {
             tracing::warn!(
                 "task {} is unblocked, but its owner {owner} was not told: {err}",
@@ -657,6 +661,7 @@ fn assign(ctx: &Context, args: AssignArgs) -> Result<()> {
     })?;
     seal::request(
         &scope.team,
+        &scope.fleet,
         &scope.config,
         &scope.caller,
         &owner,

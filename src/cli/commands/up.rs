@@ -150,7 +150,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     key_teammates(&mut prepared, spread.as_mut(), |member| {
         seal::make_key(&ctx.home, &team_name, &lead, member)
     })?;
-    let team = seal::create(&ctx.home, &prepared.config, true)?;
+    let team = seal::create(&ctx.home, &ctx.fleet(), &prepared.config, true)?;
     // On the board before the first pane starts, so members find them.
     if let tasks::Made::Created(made) = tasks::create(&ctx.home, &file)? {
         tracing::info!("put {} on the board", count(made.len(), "task", "tasks"));

@@ -13,6 +13,7 @@ use crate::cluster::control::{
     Answer, DOWN, DownReply, DownRequest, FOLLOW_HOLD, LOG, LOG_TAIL_MAX, LogReply, LogRequest,
     SIGN, START, STOP, StartReply, StartRequest, StopReply, StopRequest,
 };
+use crate::cluster::fleet::Fleet;
 use crate::cluster::node::shared::Node;
 use crate::cluster::node::sign;
 use crate::cluster::subjects;
@@ -259,6 +260,7 @@ fn take_down(node: &Node, request: DownRequest) -> Result<DownReply> {
     let mut lines = Vec::new();
     down::down(
         &team,
+        &Fleet::of(&node.home),
         Down {
             timeout: Duration::from_millis(request.timeout_ms),
             force: request.force,
