@@ -84,7 +84,7 @@ pub(crate) fn remove_claimed(
     archive: ArchiveArgs,
     hint: &str,
 ) -> Result<()> {
-    match remove::remove_claimed(team, held, archive.format())? {
+    match remove::remove_claimed(team, &ctx.fleet(), held, archive.format())? {
         Removal::Running(live) => Err(still_running(team.name(), &live).with_hint(hint)),
         Removal::Busy(holder) => Err(busy(team.name(), &holder)),
         Removal::Removed(archived) => report(ctx, team.name(), archived.as_deref(), None),

@@ -4,7 +4,6 @@
 //! action, as every command resolves it (docs/ARCHITECTURE.md, "Who may do what").
 
 use crate::base::names::Name;
-use crate::cluster;
 use crate::cluster::fleet::Fleet;
 use crate::error::Result;
 use crate::member::answer::{self, PlanVerdict};
@@ -44,14 +43,14 @@ pub(crate) enum Action {
 }
 
 /// Does `action` as `who`; returns what happened, in a line.
-pub(crate) fn perform(team: &Team, who: &Who, action: Action) -> Result<String> {
+pub(crate) fn perform(team: &Team, fleet: &Fleet, who: &Who, action: Action) -> Result<String> {
     let caller = |config: &_| Caller::resolve(config, &who.whereabouts, who.asked.as_ref());
     match action {
         Action::Send { to, text } => {
             Name::parse("member", &to)?;
-            deliver(team, who, Recipient::Member(&to), &text)
+            deliver(team, fleet, who, Recipient::Member(&to), &text)
         }
-        Action::Broadcast { text } => deliver(team, who, Recipient::Broadcast, &text),
+        Action::Broadcast { text } => deliver(team, fleet, who, Recipient::Broadcast, &text),
         Action::Answer {
             decision,
             approve,
@@ -65,7 +64,7 @@ pub(crate) fn perform(team: &Team, who: &Who, action: Action) -> Result<String> 
                 Kind::Plan => {
                     let to = answer::plan(
                         team,
-                        &Fleet::of(team.home()),
+                        fleet,
                         &config,
                         &caller,
                         id,
@@ -79,21 +78,14 @@ pub(crate) fn perform(team: &Team, who: &Who, action: Action) -> Result<String> 
                 }
                 Kind::Shutdown => {
                     let rejection = (!approve).then(|| why.unwrap_or_default());
-                    answer::shutdown(
-                        team,
-                        &Fleet::of(team.home()),
-                        &config,
-                        &caller,
-                        id,
-                        rejection,
-                    )?;
+                    answer::shutdown(team, fleet, &config, &caller, id, rejection)?;
                     Ok(format!("{verdict} shutdown request {id}"))
                 }
             }
         }
         Action::Stop { name } => {
             let name = Name::parse("member", &name)?;
-            let stopped = cluster::stop::stop_as(team, Some(&name), caller)?;
+            let stopped = fleet.stop(team, Some(&name), caller)?;
             let states: Vec<String> = stopped
                 .iter()
                 .map(|(name, state)| format!("{name} {state}"))
@@ -108,7 +100,13 @@ pub(crate) fn perform(team: &Team, who: &Who, action: Action) -> Result<String> 
 }
 
 /// `send TO TEXT` as `who`: what `s` and `S` do.
-fn deliver(team: &Team, who: &Who, recipient: Recipient<'_>, text: &str) -> Result<String> {
+fn deliver(
+    team: &Team,
+    fleet: &Fleet,
+    who: &Who,
+    recipient: Recipient<'_>,
+    text: &str,
+) -> Result<String> {
     let config = team.load()?;
     let caller = Caller::resolve(&config, &who.whereabouts, who.asked.as_ref())?;
     let outgoing = Outgoing {
@@ -116,13 +114,6 @@ fn deliver(team: &Team, who: &Who, recipient: Recipient<'_>, text: &str) -> Resu
         structured: send::classify(text)?,
         summary: None,
     };
-    let sent = send::send(
-        team,
-        &Fleet::of(team.home()),
-        &config,
-        &caller,
-        recipient,
-        outgoing,
-    )?;
+    let sent = send::send(team, fleet, &config, &caller, recipient, outgoing)?;
     Ok(format!("sent {} to {}", sent.id, sent.to.join(", ")))
 }

@@ -7,10 +7,11 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use crate::base::clock;
+use crate::cluster::fleet::Fleet;
 use crate::format::config::{Member, State, TeamConfig};
 use crate::format::settings::Color;
 use crate::format::task::Status;
-use crate::member::liveness::{Observed, Seen};
+use crate::member::liveness::Seen;
 use crate::policy;
 use crate::store::tasks::TaskList;
 use crate::store::team::Team;
@@ -116,9 +117,11 @@ impl Snapshot {
         self.phase.unwrap_or(Phase::NotStarted)
     }
 
-    /// Takes a look at `team`. `worktrees` holds the last look at each worktree member's changes.
+    /// Takes a look at `team`, wherever its members run. `worktrees` holds the last look at each
+    /// worktree member's changes.
     pub(crate) fn take(
         team: &Team,
+        fleet: &Fleet,
         feed: &Feed,
         worktrees: &HashMap<String, (String, u64, u64)>,
     ) -> Self {
@@ -132,8 +135,8 @@ impl Snapshot {
             snapshot.phase = Some(Phase::Gone);
             return snapshot;
         }
-        let observed = match Observed::take(team) {
-            Ok(observed) => observed,
+        let observation = match fleet.observe(team) {
+            Ok(observation) => observation,
             Err(err) => {
                 snapshot.phase = Some(if team.paths().config().exists() {
                     Phase::Running
@@ -144,15 +147,14 @@ impl Snapshot {
                 return snapshot;
             }
         };
+        let observed = &observation.observed;
         let config = &observed.config;
         config.lead_name().clone_into(&mut snapshot.lead);
         snapshot.socket = config.tmux.as_ref().map(|t| t.socket.clone());
         snapshot.hosts = config.spans_hosts();
-        if snapshot.hosts && !observed.reach.connected {
+        if let Some(node) = observation.node.as_ref().filter(|node| !node.connected) {
             snapshot.disconnected = Some(
-                observed
-                    .reach
-                    .here
+                node.host
                     .as_deref()
                     .map_or_else(|| "this host".to_owned(), one_line),
             );

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use crate::error::Result;
 use crate::member::liveness::{Observed, Seen};
 use crate::member::logfile::Follower;
+use crate::member::reach::Reach;
 use crate::store::durable::private_dir;
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
@@ -28,15 +29,18 @@ pub(crate) enum Step {
 /// One member's log, followed until the member has ended.
 pub(crate) struct LogFollow {
     team: Team,
+    /// Tells whether the member has ended wherever it runs.
+    reach: Box<dyn Reach>,
     member: String,
     file: PathBuf,
 }
 
 impl LogFollow {
-    pub(crate) fn new(team: Team, member: &str) -> Self {
+    pub(crate) fn new(team: Team, reach: Box<dyn Reach>, member: &str) -> Self {
         let file = team.paths().log(member);
         Self {
             team,
+            reach,
             member: member.to_owned(),
             file,
         }
@@ -81,9 +85,9 @@ impl LogFollow {
     }
 
     /// The member was started and is no longer live (ended, or vanished); one never started, or
-    /// one on another host whose node is not seen, may still print.
+    /// one away whose machine is not heard from, may still print.
     fn has_ended(&self) -> Result<bool> {
-        let observed = Observed::take(&self.team)?;
+        let observed = Observed::take(&self.team, self.reach.as_ref())?;
         let Some(member) = observed.config.member(&self.member) else {
             return Ok(true); // it left the roster
         };

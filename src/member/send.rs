@@ -179,7 +179,7 @@ pub(crate) fn send(
     for target in &targets {
         let mut copy = message.clone();
         seal::seal(team, reach, config, target, &mut copy)
-            .map_err(|err| gone_unrecorded(team, target).unwrap_or(err))?;
+            .map_err(|err| gone_unrecorded(team, reach, target).unwrap_or(err))?;
         sealed.push(copy);
     }
     for (n, (target, copy)) in targets.iter().zip(&sealed).enumerate() {
@@ -226,8 +226,8 @@ fn ended(member: &Member, seen: Seen) -> Error {
 /// Why a message to `to` could not be signed when its member has gone without a record of its
 /// ending (its supervisor or pane vanished): the signing agent leaves once no member it signs for
 /// is live. Looked at only once signing has failed, so a send costs no look at the processes.
-fn gone_unrecorded(team: &Team, to: &str) -> Option<Error> {
-    let observed = Observed::take(team).ok()?;
+fn gone_unrecorded(team: &Team, reach: &dyn Reach, to: &str) -> Option<Error> {
+    let observed = Observed::take(team, reach).ok()?;
     let member = observed.config.member(to)?;
     let seen = observed.seen(member);
     (!seen.is_live() && seen != Seen::NotStarted).then(|| ended(member, seen))

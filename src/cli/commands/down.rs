@@ -14,11 +14,11 @@ use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::removal::{self, ArchiveArgs};
 use crate::cluster::control::{self, DownReply, DownRequest};
+use crate::cluster::fleet::Sight as Reach;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::member::down::{self, Down, Outcome, Report};
 use crate::policy::{self, Action};
-use crate::store::node::Reach;
 use crate::store::team::Team;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").

@@ -22,12 +22,12 @@ use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::{output, render};
 use crate::cluster::control::{self, Link, LogReply, LogRequest};
+use crate::cluster::fleet::Sight as Reach;
 use crate::error::{Error, Result};
 use crate::format::config::{Member, TeamConfig};
 use crate::member::log_follow::{LogFollow, Step};
 use crate::member::logfile::Follower;
 use crate::store::durable::private_dir;
-use crate::store::node::Reach;
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::Watcher;
@@ -139,7 +139,7 @@ fn one(
     let Some(watcher) = watcher else {
         return Ok(());
     };
-    let follow = LogFollow::new(team.clone(), &member.name);
+    let follow = LogFollow::new(team.clone(), Box::new(ctx.fleet()), &member.name);
     let relevant = |file: &OsStr| follow.relevant(file);
     loop {
         match follow.step(&mut source.follower, usize::MAX)? {

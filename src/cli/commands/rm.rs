@@ -81,7 +81,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 /// lock, then removed.
 fn remove(ctx: &Context, team: &Team, args: &Args) -> Result<()> {
     let held = removal::claim(team)?;
-    let observed = Observed::take(team)?;
+    let observed = Observed::take(team, &ctx.fleet())?;
     let live: Vec<String> = observed.live().map(str::to_owned).collect();
     if !live.is_empty() {
         if !args.force {

@@ -225,7 +225,7 @@ fn scope(ctx: &Context, action: Action) -> Result<Scope> {
     let caller = ctx.caller(&config)?;
     policy::allow(&config, &caller, action)?;
     // A member that ended still holding tasks gives them back before anyone reads the board.
-    if let Err(err) = ending::finish_releases(&team, &config) {
+    if let Err(err) = ending::finish_releases(&team, &ctx.fleet(), &config) {
         tracing::warn!("tasks of members that ended are not all returned yet: {err}");
     }
     let list = TaskList::new(&ctx.home, team.name());

@@ -15,6 +15,7 @@ use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
 use crate::cluster::control::{self, DownReply, DownRequest, Link, StartReply, StartRequest};
+use crate::cluster::fleet::Fleet;
 use crate::cluster::settings::Sources;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::settings::Isolation;
@@ -98,6 +99,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
+    let fleet = ctx.fleet();
     let file = TeamFile::load(&args.teamfile)?;
     let mut prepared = prepare::prepare(&ctx.home, &file, &|key| std::env::var(key).ok());
     for member in &file.members {
@@ -136,7 +138,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         // first, or it would stay theirs; the lead's word of it goes with the last run.
         if let Err(err) = previous
             .load()
-            .and_then(|config| ending::finish_releases(&previous, &config))
+            .and_then(|config| ending::finish_releases(&previous, &fleet, &config))
         {
             tracing::warn!("tasks of members that ended are not all returned yet: {err}");
         }
@@ -150,7 +152,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     key_teammates(&mut prepared, spread.as_mut(), |member| {
         seal::make_key(&ctx.home, &team_name, &lead, member)
     })?;
-    let team = seal::create(&ctx.home, &ctx.fleet(), &prepared.config, true)?;
+    let team = seal::create(&ctx.home, &fleet, &prepared.config, true)?;
     // On the board before the first pane starts, so members find them.
     if let tasks::Made::Created(made) = tasks::create(&ctx.home, &file)? {
         tracing::info!("put {} on the board", count(made.len(), "task", "tasks"));
@@ -177,11 +179,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         Ok(None)
     };
     // Still under the launch lock: what a failed launch started is stopped before another `up`.
-    let placement = placed.map_err(|err| stop_placed(&team, err))?;
+    let placement = placed.map_err(|err| stop_placed(&team, &fleet, err))?;
     let remote = match &spread {
         Some(spread) => spread
             .start(&team, &file)
-            .map_err(|err| stop_placed(&team, err))?,
+            .map_err(|err| stop_placed(&team, &fleet, err))?,
         None => Vec::new(),
     };
     drop(launch_lock);
@@ -443,7 +445,7 @@ impl Drop for Launching<'_> {
 
 /// A launch that failed part-way stops the members whose panes it already placed, as `stop`
 /// does, so its exit 1 leaves nothing running. Returns `err`, saying what was stopped.
-fn stop_placed(team: &Team, err: Error) -> Error {
+fn stop_placed(team: &Team, fleet: &Fleet, err: Error) -> Error {
     let placed: Vec<String> = match team.load() {
         Ok(config) => config
             .members
@@ -458,7 +460,7 @@ fn stop_placed(team: &Team, err: Error) -> Error {
     if placed.is_empty() {
         return err;
     }
-    match stop::stop(team, &placed, "launch failed") {
+    match stop::stop(team, fleet, &placed, "launch failed") {
         Ok(_) => err.with_note(format!("stopped {}, already placed", placed.join(", "))),
         Err(stuck) => err.with_note(format!(
             "cannot stop {}, already placed: {stuck}",
@@ -472,7 +474,7 @@ fn refuse_if_running(ctx: &Context, name: &str) -> Result<()> {
     let Ok(team) = Team::open(&ctx.home, name) else {
         return Ok(());
     };
-    let Ok(observed) = Observed::take(&team) else {
+    let Ok(observed) = Observed::take(&team, &ctx.fleet()) else {
         return Ok(());
     };
     let live: Vec<&str> = observed.live().collect();
@@ -691,43 +693,50 @@ fn wait_all(
         except: None,
         first: true,
     };
-    let left = liveness::follow_endings(team, awaited, deadline, Some(transcript), |event| {
-        match event {
-            // The ending line below says what the completion notice says.
-            Event::Arrived(arrival)
-                if matches!(
-                    arrival.message.structured(),
-                    Some(Structured::TaskNotification(_))
-                ) =>
-            {
-                Ok(())
-            }
-            Event::Arrived(arrival) if ctx.json => output::json_line(&render::json(
-                &arrival.message,
-                judges.judge(arrival),
-                &[
-                    ("event", json!("message")),
-                    ("to", json!(arrival.addressee())),
-                ],
-            )),
-            Event::Arrived(arrival) => output::line(render::arrival(
-                &arrival.message,
-                arrival.addressee(),
-                judges.judge(arrival),
-            )),
-            Event::Ended(member, seen) => {
-                all_well &= liveness::ended_well(seen);
-                if ctx.json {
-                    output::json_line(&render::event(
-                        "ended",
-                        render::ending(member, seen.label()),
-                    ))
-                } else {
-                    output::line(liveness::ending_line(member, seen))
+    let left = liveness::follow_endings(
+        team,
+        &ctx.fleet(),
+        awaited,
+        deadline,
+        Some(transcript),
+        |event| {
+            match event {
+                // The ending line below says what the completion notice says.
+                Event::Arrived(arrival)
+                    if matches!(
+                        arrival.message.structured(),
+                        Some(Structured::TaskNotification(_))
+                    ) =>
+                {
+                    Ok(())
+                }
+                Event::Arrived(arrival) if ctx.json => output::json_line(&render::json(
+                    &arrival.message,
+                    judges.judge(arrival),
+                    &[
+                        ("event", json!("message")),
+                        ("to", json!(arrival.addressee())),
+                    ],
+                )),
+                Event::Arrived(arrival) => output::line(render::arrival(
+                    &arrival.message,
+                    arrival.addressee(),
+                    judges.judge(arrival),
+                )),
+                Event::Ended(member, seen) => {
+                    all_well &= liveness::ended_well(seen);
+                    if ctx.json {
+                        output::json_line(&render::event(
+                            "ended",
+                            render::ending(member, seen.label()),
+                        ))
+                    } else {
+                        output::line(liveness::ending_line(member, seen))
+                    }
                 }
             }
-        }
-    })?;
+        },
+    )?;
     if !left.is_empty() {
         return Err(Error::timeout(format!(
             "still running: {}",
