@@ -10,11 +10,12 @@ use std::sync::OnceLock;
 use serde::Serialize;
 
 use crate::base::names::Name;
-use crate::cluster::control::{self, StopReply, StopRequest};
+use crate::cluster::control::{self, DownReply, DownRequest, StopReply, StopRequest};
 use crate::cluster::sign;
 use crate::error::{Error, Result};
 use crate::format::config::{Member, TeamConfig};
 use crate::format::message::InboxMessage;
+use crate::member::down::{self, Down, Outcome, Report};
 use crate::member::liveness::{Observed, Seen};
 use crate::member::reach::{Reach, Sites};
 use crate::member::signer;
@@ -99,6 +100,115 @@ impl Fleet {
         Ok(stopped)
     }
 
+    /// Takes `team` (its roster `config`) down wherever it runs (docs/ARCHITECTURE.md, "Roster,
+    /// control and status across hosts"): every other host's node takes its members down, all at
+    /// once, then this host's go as `member::down` takes them; `report` hears of each as it
+    /// happens. A host that cannot be reached is said once this host's members are down too: exit
+    /// 1 naming each, having ended everything it could. The caller has already been allowed to.
+    pub(crate) fn down(
+        &self,
+        team: &Team,
+        config: &TeamConfig,
+        how: Down,
+        mut report: impl FnMut(DownEvent<'_>) -> Result<()>,
+    ) -> Result<Outcome> {
+        let unreached = self.down_elsewhere(team, config, how, &mut report)?;
+        let outcome = down::down(team, self, how, |here| report(DownEvent::Here(here)))?;
+        if !unreached.is_empty() {
+            return Err(Error::runtime(format!(
+                "team {} is down here, but not on {}",
+                team.name(),
+                unreached.join("; ")
+            ))
+            .with_hint(
+                "once the NATS server and that host's node answer again, run `swarm down` once more",
+            ));
+        }
+        Ok(outcome)
+    }
+
+    /// Asks the node of every other host with members of the team to take them down there,
+    /// reporting what it says; returns each host that could not be reached, with why.
+    fn down_elsewhere(
+        &self,
+        team: &Team,
+        config: &TeamConfig,
+        how: Down,
+        report: &mut impl FnMut(DownEvent<'_>) -> Result<()>,
+    ) -> Result<Vec<String>> {
+        let sight = Sight::look(&self.home);
+        let hosts: BTreeSet<&str> = config
+            .members
+            .iter()
+            .filter_map(|m| m.host.as_deref())
+            .filter(|host| sight.is_remote(Some(host)))
+            .collect();
+        let request = DownRequest {
+            team: team.name().to_owned(),
+            timeout_ms: u64::try_from(how.timeout.as_millis()).unwrap_or(u64::MAX),
+            force: how.force,
+        };
+        let wait = how.timeout + control::stop_wait();
+        // What the other hosts wait for is said before their answers, which come once they are
+        // done.
+        let elsewhere: Vec<String> = config
+            .members
+            .iter()
+            .filter(|m| m.host.as_deref().is_some_and(|host| hosts.contains(host)))
+            .filter(|m| {
+                m.state.is_some_and(|state| !state.is_final()) && m.name != config.lead_name()
+            })
+            .map(|m| m.name.clone())
+            .collect();
+        if !how.force && !elsewhere.is_empty() {
+            report(DownEvent::Here(Report::Waiting {
+                names: &elsewhere,
+                timeout: how.timeout,
+            }))?;
+        }
+        // Every host at once: each gives its members the whole timeout, so the hosts' waits
+        // overlap rather than add up.
+        let answers: Vec<(&str, Result<DownReply>)> = std::thread::scope(|scope| {
+            let asked: Vec<_> = hosts
+                .iter()
+                .map(|&host| {
+                    let request = &request;
+                    let home = &self.home;
+                    (
+                        host,
+                        scope.spawn(move || control::ask(home, host, control::DOWN, request, wait)),
+                    )
+                })
+                .collect();
+            asked
+                .into_iter()
+                .map(|(host, asked)| {
+                    let answer = asked.join().unwrap_or_else(|_| {
+                        Err(Error::runtime(format!("asking host {host} failed")))
+                    });
+                    (host, answer)
+                })
+                .collect()
+        });
+        let mut unreached = Vec::new();
+        for (host, answer) in answers {
+            match answer {
+                Ok(reply) => {
+                    // What the host reported stands even if this host cannot write it down now;
+                    // the roster brings the same records.
+                    if let Err(err) = control::take_records(team, reply.members) {
+                        tracing::warn!("cannot record what host {host} reported: {err}");
+                    }
+                    for line in &reply.lines {
+                        report(DownEvent::Elsewhere { host, line })?;
+                    }
+                }
+                Err(err) => unreached.push(format!("{host} ({})", err.message())),
+            }
+        }
+        Ok(unreached)
+    }
+
     /// Refuses reading the inbox of member `name` here when it runs on another host
     /// (docs/ARCHITECTURE.md, "Messages across hosts"): it is read there; the file here only
     /// holds what waits to cross. Only when this host's name is known (its node runs, or ran) is
@@ -181,6 +291,15 @@ impl Reach for Fleet {
             Some(host) => sign::sign(&self.home, host, team.name(), &to.name, message),
         }
     }
+}
+
+/// What happens while a team is taken down wherever it runs, as it happens.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum DownEvent<'a> {
+    /// On this host, or this host's word of whom the others wait for.
+    Here(Report<'a>),
+    /// One line another host's node reports of its members there.
+    Elsewhere { host: &'a str, line: &'a str },
 }
 
 /// A team as one look from this host shows it.

@@ -12,6 +12,7 @@ use crate::base::names::Name;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::removal::{self, ArchiveArgs};
+use crate::cluster::fleet::DownEvent;
 use crate::error::Result;
 use crate::member::down::{self, Down, Outcome};
 use crate::member::liveness::Observed;
@@ -97,7 +98,7 @@ fn remove(ctx: &Context, team: &Team, args: &Args) -> Result<()> {
             force: true,
         };
         let outcome = down::down(team, &ctx.fleet(), how, |report| {
-            removal::report_down(ctx, report)
+            removal::report_down(ctx, DownEvent::Here(report))
         })?;
         if outcome == Outcome::LeadSpared {
             return Err(removal::lead_runs_this(team.name()));
