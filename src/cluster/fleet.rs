@@ -38,6 +38,11 @@ impl Fleet {
         Self { home: home.clone() }
     }
 
+    /// The home whose teams it reaches.
+    pub(crate) fn home(&self) -> &Home {
+        &self.home
+    }
+
     /// The team and what its members are doing, observed once wherever they run; with this host's
     /// node as the same look saw it, for a team across hosts.
     pub(crate) fn observe(&self, team: &Team) -> Result<Observation> {

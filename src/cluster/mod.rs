@@ -7,6 +7,7 @@
 pub(crate) mod connection;
 pub(crate) mod control;
 pub(crate) mod fleet;
+pub(crate) mod logs;
 pub(crate) mod node;
 pub(crate) mod roster;
 pub(crate) mod settings;
