@@ -12,6 +12,7 @@ pub(crate) mod node;
 pub(crate) mod roster;
 pub(crate) mod settings;
 pub(crate) mod sign;
+pub(crate) mod spread;
 pub(crate) mod stream;
 pub(crate) mod subjects;
 pub(crate) mod tasks;
