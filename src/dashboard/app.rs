@@ -243,9 +243,8 @@ impl App<'_> {
             return;
         };
         let name = row.name.clone();
-        // A member on another host has its pane on that host's tmux server, not on this one.
         let captured = match (&self.snapshot.socket, &row.pane) {
-            (Some(socket), Some(pane)) if row.live && !row.remote => {
+            (Some(socket), Some(pane)) if row.live => {
                 pane::capture(&Tmux::at(socket), pane).unwrap_or(None)
             }
             _ => None,

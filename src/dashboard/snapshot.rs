@@ -75,6 +75,8 @@ pub(crate) struct Row {
     pub(crate) task: Option<String>,
     /// For a worktree member: its branch, lines added and removed.
     pub(crate) worktree: Option<(String, u64, u64)>,
+    /// Its pane on this host's tmux server: none for a member on another host, whose pane is on
+    /// that host's.
     pub(crate) pane: Option<String>,
     /// What went wrong reading it, or what was moved aside from its inbox.
     pub(crate) warning: Option<String>,
@@ -299,7 +301,7 @@ fn row(
         last_out_ms: feed.last_out.get(&member.name).copied(),
         task: None,
         worktree: None,
-        pane: Some(member.tmux_pane_id.clone()).filter(|pane| !pane.is_empty()),
+        pane: Some(member.tmux_pane_id.clone()).filter(|pane| !pane.is_empty() && !remote),
         warning: None,
     }
 }
