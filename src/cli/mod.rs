@@ -21,9 +21,7 @@ use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use clap_complete::engine::ArgValueCandidates;
 
 use crate::base::text::for_terminal;
-use crate::cluster::sign;
 use crate::error::{Error, ErrorKind, Result};
-use crate::member::seal;
 
 use self::context::Context;
 
@@ -237,8 +235,6 @@ pub fn run() -> ExitCode {
         }
     };
     logging::init(cli.global.verbose, cli.global.quiet);
-    // A lead-side message for a member keyed on another host is signed there.
-    seal::set_remote(sign::sign);
     match dispatch(cli, agent_typed) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,

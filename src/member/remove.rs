@@ -8,6 +8,7 @@ use crate::base::clock;
 use crate::error::Result;
 use crate::launch::lock::{Holder, LaunchLock};
 use crate::member::liveness::Observed;
+use crate::member::reach::Reach;
 use crate::peer;
 use crate::store::archive;
 use crate::store::paths::ArchiveFormat;
@@ -34,9 +35,13 @@ pub(crate) fn claim(team: &Team) -> Result<std::result::Result<LaunchLock, Holde
 
 /// Removes `team` unless something of it still runs, archiving it as `archive` first. The caller
 /// has already been allowed to (`policy::Action::Remove`).
-pub(crate) fn remove(team: &Team, archive: Option<ArchiveFormat>) -> Result<Removal> {
+pub(crate) fn remove(
+    team: &Team,
+    reach: &dyn Reach,
+    archive: Option<ArchiveFormat>,
+) -> Result<Removal> {
     match claim(team)? {
-        Ok(lock) => remove_claimed(team, &lock, archive),
+        Ok(lock) => remove_claimed(team, reach, &lock, archive),
         Err(holder) => Ok(Removal::Busy(holder)),
     }
 }
@@ -45,10 +50,11 @@ pub(crate) fn remove(team: &Team, archive: Option<ArchiveFormat>) -> Result<Remo
 /// durable before anything is deleted; when it fails, the team is left as it was.
 pub(crate) fn remove_claimed(
     team: &Team,
+    reach: &dyn Reach,
     _held: &LaunchLock,
     archive: Option<ArchiveFormat>,
 ) -> Result<Removal> {
-    let observed = Observed::take(team)?;
+    let observed = Observed::take(team, reach)?;
     let live: Vec<String> = observed.live().map(str::to_owned).collect();
     if !live.is_empty() {
         return Ok(Removal::Running(live));

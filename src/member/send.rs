@@ -14,6 +14,7 @@ use crate::format::config::{Member, State, TeamConfig};
 use crate::format::message::InboxMessage;
 use crate::format::structured::{Classified, Structured};
 use crate::member::liveness::{Observed, Seen};
+use crate::member::reach::Reach;
 use crate::member::{identity, seal};
 use crate::peer::{self, PeerEntry, Request};
 use crate::policy::{self, Action, Caller, Whereabouts};
@@ -29,6 +30,7 @@ use crate::store::team::Team;
 /// told. What goes to a member's pane is signed for that member first, when it must be.
 pub(crate) fn to_peer(
     home: &Home,
+    reach: &dyn Reach,
     path: &Path,
     entry: Option<&PeerEntry>,
     request: &mut Request,
@@ -70,7 +72,7 @@ pub(crate) fn to_peer(
         }
     }
     if let Whereabouts::Pane { team, member, .. } = &serving {
-        seal::seal_peer_request(&Team::open(home, team)?, member, request)?;
+        seal::seal_peer_request(&Team::open(home, team)?, reach, member, request)?;
     }
     connection.deliver(request)
 }
@@ -89,17 +91,30 @@ pub(crate) struct Sent {
     pub(crate) to: Vec<String>,
 }
 
-/// Sends `text` (`structured`, when it is a protocol message: [`classify`]) from `caller` to
-/// `recipient`, a member or every other member; `summary` defaults to one derived from the text.
+/// A message to send.
+pub(crate) struct Outgoing<'a> {
+    pub(crate) text: &'a str,
+    /// The protocol message the text is ([`classify`]); `None` for plain text.
+    pub(crate) structured: Option<Structured>,
+    /// `None`: one derived from plain text.
+    pub(crate) summary: Option<&'a str>,
+}
+
+/// Sends `outgoing` from `caller` to `recipient`, a member or every other member, each copy
+/// signed as `reach` has it signed where it must be.
 pub(crate) fn send(
     team: &Team,
+    reach: &dyn Reach,
     config: &TeamConfig,
     caller: &Caller,
     recipient: Recipient<'_>,
-    text: &str,
-    structured: Option<Structured>,
-    summary: Option<&str>,
+    outgoing: Outgoing<'_>,
 ) -> Result<Sent> {
+    let Outgoing {
+        text,
+        structured,
+        summary,
+    } = outgoing;
     if let Recipient::Member(to) = recipient {
         policy::require_inbox(config, to)?;
         // Nobody will read it: say so, before the signing of it says something less to the point.
@@ -163,8 +178,8 @@ pub(crate) fn send(
     let mut sealed = Vec::with_capacity(targets.len());
     for target in &targets {
         let mut copy = message.clone();
-        seal::seal(team, config, target, &mut copy)
-            .map_err(|err| gone_unrecorded(team, target).unwrap_or(err))?;
+        seal::seal(team, reach, config, target, &mut copy)
+            .map_err(|err| gone_unrecorded(team, reach, target).unwrap_or(err))?;
         sealed.push(copy);
     }
     for (n, (target, copy)) in targets.iter().zip(&sealed).enumerate() {
@@ -211,8 +226,8 @@ fn ended(member: &Member, seen: Seen) -> Error {
 /// Why a message to `to` could not be signed when its member has gone without a record of its
 /// ending (its supervisor or pane vanished): the signing agent leaves once no member it signs for
 /// is live. Looked at only once signing has failed, so a send costs no look at the processes.
-fn gone_unrecorded(team: &Team, to: &str) -> Option<Error> {
-    let observed = Observed::take(team).ok()?;
+fn gone_unrecorded(team: &Team, reach: &dyn Reach, to: &str) -> Option<Error> {
+    let observed = Observed::take(team, reach).ok()?;
     let member = observed.config.member(to)?;
     let seen = observed.seen(member);
     (!seen.is_live() && seen != Seen::NotStarted).then(|| ended(member, seen))

@@ -482,6 +482,41 @@ fn no_command_imports_another() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// The files of `cluster/` that are its seam (docs/ARCHITECTURE.md, "Across hosts, one seam"):
+/// `Fleet` and what it hands out.
+const SEAM: [&str; 4] = [
+    "cluster/fleet.rs",
+    "cluster/logs.rs",
+    "cluster/spread.rs",
+    "cluster/tasks.rs",
+];
+
+#[test]
+fn commands_and_the_dashboard_reach_other_hosts_only_through_the_seam() {
+    // `swarm node` is this host's part of a team across hosts: it is the cluster's own command.
+    let node = Path::new("cli/commands/node.rs");
+    let mut wrong = Vec::new();
+    for (file, targets) in graph() {
+        if !(file.starts_with("cli") || file.starts_with("dashboard")) || file == node {
+            continue;
+        }
+        for target in &targets {
+            if target.starts_with("cluster") && !SEAM.iter().any(|seam| target == Path::new(seam)) {
+                wrong.push(format!("{} imports {}", file.display(), target.display()));
+            }
+        }
+    }
+    for (file, text) in sources() {
+        if file.starts_with("cli/commands") && code_only(&text).contains("spans_hosts") {
+            wrong.push(format!(
+                "{} asks whether a team spans hosts",
+                file.display()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 // Depth-first search for a back edge; report the circle it closes.
 fn visit(
     file: &Path,

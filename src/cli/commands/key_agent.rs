@@ -17,5 +17,5 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
-    agent::serve(&ctx.home, &args.team, &args.lead)
+    agent::serve(&ctx.home, Box::new(ctx.fleet()), &args.team, &args.lead)
 }

@@ -63,7 +63,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             continue;
         }
         let observed = match Team::open(&ctx.home, &name).and_then(|team| {
-            let observed = Observed::take(&team)?;
+            let observed = Observed::take(&team, &ctx.fleet())?;
             Ok((team, observed))
         }) {
             Ok(found) => found,
@@ -110,7 +110,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             }
             continue;
         }
-        match removing::remove(team, args.archive.format())? {
+        match removing::remove(team, &ctx.fleet(), args.archive.format())? {
             Removal::Removed(archived) => {
                 removal::report(ctx, team.name(), archived.as_deref(), Some(*at))?;
             }

@@ -15,7 +15,8 @@ use crate::cli::output;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::member::identity;
-use crate::member::{seal, send};
+use crate::member::seal;
+use crate::member::send::{self, Outgoing};
 use crate::peer;
 use crate::policy::{self, Action, PERSON, Whereabouts};
 use crate::protocol::rules::Recipient;
@@ -90,12 +91,15 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let caller = ctx.caller(&config)?;
     let sent = send::send(
         &team,
+        &ctx.fleet(),
         &config,
         &caller,
         recipient,
-        &text,
-        structured,
-        args.summary.as_deref(),
+        Outgoing {
+            text: &text,
+            structured,
+            summary: args.summary.as_deref(),
+        },
     )?;
     if ctx.json {
         return output::json(&json!({"msg_id": sent.id, "from": sent.from, "to": sent.to}));
@@ -128,7 +132,7 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
             lead_sig: None,
         };
         // To a member's socket from the lead's side, signed as its inbox would have it.
-        let msg_id = send::to_peer(&ctx.home, &path, entry.as_ref(), &mut request)?;
+        let msg_id = send::to_peer(&ctx.home, &ctx.fleet(), &path, entry.as_ref(), &mut request)?;
         Ok((msg_id, request.from))
     });
     let (msg_id, from) = match delivered {
@@ -170,7 +174,7 @@ fn leave_for_person(
     let summary = summary.map_or_else(|| derive_summary(text), str::to_owned);
     let color = config.member(me.as_str()).and_then(|m| m.color.clone());
     let mut message = InboxMessage::new(me.as_str(), text, Some(&summary), color.as_deref());
-    seal::seal(&team, &config, PERSON, &mut message)?;
+    seal::seal(&team, &ctx.fleet(), &config, PERSON, &mut message)?;
     team.mailbox(PERSON)
         .append(std::slice::from_ref(&message))?;
     {

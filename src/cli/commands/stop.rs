@@ -6,7 +6,6 @@ use clap_complete::engine::ArgValueCandidates;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::{output, render};
-use crate::cluster;
 use crate::error::Result;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
@@ -26,9 +25,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     // A misspelt name is not found, whoever asks.
     let (team, name) =
         ctx.team_and_member(Some(args.name.as_str()).filter(|name| *name != "all"))?;
-    // Members on other hosts are stopped by their own nodes (docs/ARCHITECTURE.md, "Roster,
-    // control and status across hosts").
-    let stopped = cluster::stop::stop_as(&team, name.as_ref(), |config| ctx.caller(config))?;
+    let stopped = ctx
+        .fleet()
+        .stop(&team, name.as_ref(), |config| ctx.caller(config))?;
     let config = team.load()?;
     for (name, state) in &stopped {
         let Some(member) = config.member(name) else {

@@ -47,6 +47,7 @@ use crate::member::ending::{self, Ending};
 use crate::member::identity;
 use crate::member::logfile;
 use crate::member::processes::{self, Run};
+use crate::member::reach::Reach;
 use crate::member::{ANNOUNCE_WAIT, GRACE, SWEEP_GRACE};
 use crate::peer::{Incoming, Ledger, Listener, SOCKET_VAR, Sink, TakenQuery};
 use crate::policy::Whereabouts;
@@ -87,12 +88,20 @@ pub(crate) fn foreseen_env(plan: &PanePlan, pane: &PaneEnvironment) -> ProgramEn
     environment::program_env(pane.vars.clone(), &plan.env, &plan.env_policy, &started)
 }
 
-pub(crate) fn run(team: Team, name: Name, log_max: u64, env_file: PathBuf) -> Result<()> {
+/// Runs member `name`'s program in this pane until it ends; `reach` signs what it sends for the
+/// lead's side.
+pub(crate) fn run(
+    team: Team,
+    reach: Box<dyn Reach>,
+    name: Name,
+    log_max: u64,
+    env_file: PathBuf,
+) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|err| Error::os("start the supervisor's runtime", err))?;
-    let supervisor = Arc::new(Supervisor::new(team, name, log_max, env_file)?);
+    let supervisor = Arc::new(Supervisor::new(team, reach, name, log_max, env_file)?);
     runtime.block_on(supervisor.run())
 }
 

@@ -13,10 +13,13 @@ use crate::base::text::for_terminal;
 use crate::error::Result;
 use crate::format::config::Member;
 use crate::launch::tmux::Tmux;
+use crate::member::reach::Reach;
 use crate::store::team::Team;
 
 pub(super) struct Supervisor {
     pub(super) team: Team,
+    /// Who signs what it sends for the lead's side.
+    pub(super) reach: Box<dyn Reach>,
     pub(super) name: String,
     pub(super) lead: String,
     pub(super) member: Member,
@@ -38,7 +41,13 @@ pub(super) struct Supervisor {
 }
 
 impl Supervisor {
-    pub(super) fn new(team: Team, name: Name, log_max: u64, env_file: PathBuf) -> Result<Self> {
+    pub(super) fn new(
+        team: Team,
+        reach: Box<dyn Reach>,
+        name: Name,
+        log_max: u64,
+        env_file: PathBuf,
+    ) -> Result<Self> {
         let config = team.load()?;
         let member = config.require_member(name.as_str())?.clone();
         Ok(Self {
@@ -59,6 +68,7 @@ impl Supervisor {
             name: member.name.clone(),
             member,
             team,
+            reach,
             hung_up: AtomicBool::new(false),
             taken: Mutex::default(),
         })
