@@ -32,6 +32,9 @@ impl ErrorKind {
         }
     }
 
+    /// Every kind: the statuses between 0 and [`INTERRUPTED`] in [`EXIT_STATUSES`].
+    pub(crate) const ALL: [Self; 4] = [Self::Runtime, Self::Usage, Self::NotFound, Self::Timeout];
+
     /// The kind as `--json` names it in an error object: `runtime`, `usage`, `not_found`,
     /// `timeout`.
     pub(crate) fn name(self) -> &'static str {
@@ -43,6 +46,35 @@ impl ErrorKind {
         }
     }
 }
+
+/// Exit status after Ctrl-C ended `up --wait`'s waiting: 128 + SIGINT, as a shell reports it.
+pub(crate) const INTERRUPTED: u8 = 130;
+
+/// Every exit status swarm has and what it means: the one table swarm(1)'s EXIT STATUS and
+/// docs/ARCHITECTURE.md's "Errors and exit statuses" are made from and tested against.
+pub(crate) const EXIT_STATUSES: &[(u8, &str)] = &[
+    (
+        0,
+        "Success, and durable. Writing to a closed stdout (swarm inbox piped into head -1) is a quiet success too: recv and watch --consume print what they take before it leaves the inbox, so what they could not print stays unread.",
+    ),
+    (
+        1,
+        "A runtime failure: an OS error, a peer that refused a message, a rejected plan or shutdown request, a member that did not complete, a symlink (or anything but a regular file) where swarm keeps a file of its own under its home: swarm refuses it and writes nothing through it.",
+    ),
+    (
+        2,
+        "Bad input or usage, or a protocol rule or the policy refused: an invalid name, an oversized message, a non-lead sending a lead-only message, an answer to a request that does not exist.",
+    ),
+    (
+        3,
+        "Not found: a team, a member (a misspelt name is this status, in the same words, from every command), a request, a file, or a peer socket with nobody listening.",
+    ),
+    (4, "A --wait or --timeout ran out."),
+    (
+        INTERRUPTED,
+        "Ctrl-C ended up --wait's waiting. The team runs on in tmux, as after up without --wait; swarm down stops it.",
+    ),
+];
 
 #[derive(Debug)]
 pub struct Error {
@@ -233,6 +265,26 @@ mod tests {
         assert_eq!(ErrorKind::Usage.exit_code(), 2);
         assert_eq!(ErrorKind::NotFound.exit_code(), 3);
         assert_eq!(ErrorKind::Timeout.exit_code(), 4);
+        let documented: Vec<u8> = EXIT_STATUSES.iter().map(|(code, _)| *code).collect();
+        let mut statuses = vec![0];
+        statuses.extend(ErrorKind::ALL.map(ErrorKind::exit_code));
+        statuses.push(INTERRUPTED);
+        assert_eq!(documented, statuses, "one row per status, in order");
+    }
+
+    /// The table in docs/ARCHITECTURE.md, "Errors and exit statuses", as this one makes it.
+    #[test]
+    fn the_design_document_shows_these_exit_statuses() {
+        use std::fmt::Write as _;
+        let document = include_str!("../docs/ARCHITECTURE.md");
+        let mut table = String::from("| status | meaning |\n|---|---|\n");
+        for (code, meaning) in EXIT_STATUSES {
+            writeln!(table, "| {code} | {meaning} |").unwrap();
+        }
+        assert!(
+            document.contains(&table),
+            "docs/ARCHITECTURE.md must hold, under \"Errors and exit statuses\":\n{table}"
+        );
     }
 
     #[test]
