@@ -76,6 +76,14 @@ pub(crate) const EXIT_STATUSES: &[(u8, &str)] = &[
     ),
 ];
 
+/// swarm's one error. An io error has no conversion into it, so a stray `?` cannot make a peer's
+/// or a child's broken pipe the quiet exit 0 only stdout's gets ([`Error::output`]):
+///
+/// ```compile_fail
+/// fn send() -> swarm::Result<()> {
+///     Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe))?
+/// }
+/// ```
 #[derive(Debug)]
 pub struct Error {
     kind: ErrorKind,
@@ -134,6 +142,17 @@ impl Error {
     }
 
     /// An OS error with no single path involved (a pipe, a socket pair, a child process).
+    /// A failure writing swarm's own output (stdout), the one error a closed pipe makes quiet.
+    /// Nothing else becomes one: an io error has no conversion, so a `?` cannot turn a peer's or a
+    /// child's broken pipe into a quiet success.
+    pub(crate) fn output(err: io::Error) -> Self {
+        let kind = err.kind();
+        Self {
+            output: Some(kind),
+            ..Self::os("write output", err)
+        }
+    }
+
     pub(crate) fn os(action: &str, err: io::Error) -> Self {
         let hint = errno_hint(&err, Path::new(""));
         Self {
@@ -200,17 +219,6 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
-
-/// Writing to stdout is the one place an io error converts without context.
-impl From<io::Error> for Error {
-    fn from(err: io::Error) -> Self {
-        let kind = err.kind();
-        Self {
-            output: Some(kind),
-            ..Self::os("write output", err)
-        }
-    }
-}
 
 fn describe(err: &io::Error) -> String {
     // `Display` for io::Error appends "(os error N)"; the errno name is more useful to a person.
@@ -305,7 +313,7 @@ mod tests {
 
     #[test]
     fn only_a_broken_output_pipe_is_quiet() {
-        let err = Error::from(io::Error::from(io::ErrorKind::BrokenPipe));
+        let err = Error::output(io::Error::from(io::ErrorKind::BrokenPipe));
         assert!(err.is_broken_pipe());
         let peer = Error::io(
             "send to",
