@@ -37,6 +37,17 @@ fn a_node_started_before_its_server_waits_for_it() {
     drop(node);
 }
 
+/// The node's lines are its output, and -q silences them as it does every other line: it records
+/// that it cannot reach the server after it would have said so.
+#[test]
+fn a_quiet_node_says_nothing_and_still_records_what_it_would_say() {
+    let url = format!("nats://127.0.0.1:{}", free_port());
+    let sandbox = Sandbox::new();
+    let node = Node::spawn_with(&sandbox, "hosta", &url, &["-q"]);
+    node.wait_connected(false);
+    assert_eq!(node.output(), "", "swarm -q node printed");
+}
+
 #[test]
 fn a_second_node_for_one_home_is_refused() {
     let server = NatsServer::start();

@@ -276,9 +276,6 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     Ok(())
 }
 
-/// Exit status after Ctrl-C: 128 + SIGINT, as a shell reports a command Ctrl-C ended.
-const INTERRUPTED: i32 = 130;
-
 /// From now on Ctrl-C ends the waiting, not the team: it runs on in tmux, as after `up` without
 /// `--wait`, and stderr says so and how to stop it (docs/ARCHITECTURE.md, "Launching"). A thread
 /// of its own waits for the signal, so the wait itself needs no change.
@@ -301,7 +298,7 @@ fn on_interrupt_leave_running(ctx: &Context, team: &str) -> Result<()> {
     std::thread::spawn(move || {
         runtime.block_on(interrupt.recv());
         crate::cli::report(&said, json);
-        std::process::exit(INTERRUPTED);
+        std::process::exit(i32::from(crate::error::INTERRUPTED));
     });
     Ok(())
 }

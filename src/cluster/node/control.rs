@@ -59,7 +59,7 @@ pub(crate) async fn serve(node: Arc<Node>) -> Result<()> {
                     .await
             };
             if let Err(err) = node.client.publish(reply, answer.into()).await {
-                eprintln!("swarm node {}: cannot answer a request: {err}", node.name);
+                tracing::warn!(target: "swarm::node", "swarm node {}: cannot answer a request: {err}", node.name);
             }
         });
     }
