@@ -39,6 +39,7 @@ pub(crate) fn plan(
         feedback,
         timestamp: clock::timestamp_now(),
         permission_mode,
+        plan_digest: None,
     });
     seal::request(team, config, caller, &subject, &message)?;
     retire(team, me.as_str(), request_id);

@@ -9,5 +9,6 @@ mod harness;
 mod board;
 mod claude;
 mod model;
+mod permissions;
 mod signatures;
 mod teammate;
