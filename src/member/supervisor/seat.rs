@@ -13,6 +13,7 @@ use crate::base::text::for_terminal;
 use crate::error::Result;
 use crate::format::config::Member;
 use crate::launch::tmux::Tmux;
+use crate::member::notify::Subscribers;
 use crate::store::team::Team;
 
 pub(super) struct Supervisor {
@@ -35,6 +36,8 @@ pub(super) struct Supervisor {
     /// The pane's terminal is gone; nothing more can be printed to it. Shared with the blocking
     /// threads that print on the supervisor's behalf.
     pub(super) hung_up: AtomicBool,
+    /// Claude Code sessions waiting to be told the member is idle.
+    pub(super) subscribers: Subscribers,
 }
 
 impl Supervisor {
@@ -61,6 +64,7 @@ impl Supervisor {
             team,
             hung_up: AtomicBool::new(false),
             taken: Mutex::default(),
+            subscribers: Subscribers::default(),
         })
     }
 
