@@ -12,3 +12,4 @@ mod model;
 mod permissions;
 mod signatures;
 mod teammate;
+mod uds;
