@@ -172,8 +172,13 @@ impl Connection {
                 .map_err(|err| Error::io("configure", path, err))?;
             match stream.read(&mut chunk) {
                 Ok(0) => break,
-                Ok(n) if said.len() < MAX_LINE_BYTES => said.extend_from_slice(&chunk[..n]),
-                Ok(_) => {}
+                // A refusal is one line; a swarm socket holds the connection open after it.
+                Ok(n) => {
+                    said.extend_from_slice(&chunk[..n]);
+                    if said.contains(&b'\n') || said.len() >= MAX_LINE_BYTES {
+                        break;
+                    }
+                }
                 Err(err)
                     if matches!(
                         err.kind(),

@@ -6,8 +6,9 @@
 //! A bad client gets `{"ok": false, "error"}` and is closed; the listener and the other
 //! connections carry on. Claude Code's frames (`peer/claude.rs`) are taken on the same socket
 //! and answered as Claude Code answers them, by nothing: the connection is closed once the client
-//! has half-closed (or gone quiet for 5 s), which its sender counts as delivery; a refused frame
-//! gets the error line before the close, which makes its send fail.
+//! has half-closed (or gone quiet for 5 s), which its sender counts as delivery. A refused frame
+//! gets the error line, and the connection is held open until the sender goes, so that Claude
+//! Code's sender, which reads nothing and takes any close for delivery, times out and fails.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,12 @@ use crate::store::paths::Home;
 
 /// How long a client may stay silent before it is answered with an error and closed.
 pub(crate) const IDLE: Duration = Duration::from_secs(5);
+
+/// How long a refused Claude Code sender is kept waiting at most: longer than its own timeout.
+const REFUSAL_HOLD: Duration = Duration::from_secs(10);
+
+/// How often a held connection is looked at.
+const HOLD_POLL: Duration = Duration::from_millis(100);
 
 /// What happens to an accepted message: stored in an inbox, or printed. It runs on a blocking
 /// thread and must finish (durably, for an inbox) before the sender is acknowledged.
@@ -164,13 +171,11 @@ async fn handle(stream: UnixStream, handlers: Handlers, own_uid: u32) {
             Ok(Ok(Some(line))) => Ok(line),
             Ok(Err(problem)) => Err(problem),
         };
-        let outcome = match line
-            .and_then(|line| parse(&line))
-            .and_then(|line| Ok((line, sender.clone()?)))
-        {
-            Ok((Line::Claude(Frame::Auth), _)) => continue,
-            Ok((Line::Claude(Frame::User(frame)), sender)) => {
-                claude = true;
+        let parsed = line.and_then(|line| parse(&line));
+        claude |= matches!(parsed, Ok(Line::Claude(_)));
+        let outcome = match parsed.and_then(|line| Ok((line, sender.clone()?))) {
+            Ok((Line::Claude(Ok(Frame::Auth)), _)) => continue,
+            Ok((Line::Claude(Ok(Frame::User(frame))), sender)) => {
                 let incoming = Incoming {
                     message: Request {
                         from: frame.from.unwrap_or_default(),
@@ -189,8 +194,7 @@ async fn handle(stream: UnixStream, handlers: Handlers, own_uid: u32) {
                     .await
                     .map(|()| None)
             }
-            Ok((Line::Claude(Frame::Control(frame)), sender)) => {
-                claude = true;
+            Ok((Line::Claude(Ok(Frame::Control(frame))), sender)) => {
                 let control = Arc::clone(&handlers.control);
                 run(&control, (frame, sender), |control, (frame, sender)| {
                     control(frame, sender)
@@ -218,7 +222,7 @@ async fn handle(stream: UnixStream, handlers: Handlers, own_uid: u32) {
                 .map(Some),
                 None => Err("this peer keeps no record of the lead's messages taken".to_owned()),
             },
-            Err(problem) => Err(problem),
+            Ok((Line::Claude(Err(problem)), _)) | Err(problem) => Err(problem),
         };
         let (reply, keep_going) = match outcome {
             // Claude Code's frames are answered by nothing: it counts the close as delivery.
@@ -226,8 +230,6 @@ async fn handle(stream: UnixStream, handlers: Handlers, own_uid: u32) {
             Ok(Some(ack)) => (ack, true),
             Err(problem) => {
                 if claude {
-                    // Its sender learns of the refusal only from a close that does not come
-                    // clean: this line, which it does not read, makes its send fail.
                     tracing::warn!("refused a Claude Code frame: {problem}");
                 }
                 (Ack::refused(problem), false)
@@ -235,9 +237,35 @@ async fn handle(stream: UnixStream, handlers: Handlers, own_uid: u32) {
         };
         let mut reply = serde_json::to_vec(&reply).unwrap_or_default();
         reply.push(b'\n');
-        if write.write_all(&reply).await.is_err() || !keep_going {
+        let written = write.write_all(&reply).await.is_ok();
+        if !keep_going && claude {
+            hold_until_gone(write.as_ref()).await;
+        }
+        if !written || !keep_going {
             return;
         }
+    }
+}
+
+/// Keeps a connection whose Claude Code frame was refused open until its sender has gone (closed
+/// its end, which a client that reads the refusal does at once) or [`REFUSAL_HOLD`] has passed.
+/// Claude Code's sender reads nothing and counts any close as delivery; only its own timeout (5 s
+/// without activity) makes its send fail, as a refused one must.
+async fn hold_until_gone(stream: &UnixStream) {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let deadline = tokio::time::Instant::now() + REFUSAL_HOLD;
+    while tokio::time::Instant::now() < deadline {
+        // No events asked: only the hang-up (both directions shut) or an error is reported.
+        let mut fds = [PollFd::new(stream.as_fd(), PollFlags::empty())];
+        let gone = poll(&mut fds, PollTimeout::ZERO).is_err()
+            || fds[0]
+                .revents()
+                .is_some_and(|seen| seen.intersects(PollFlags::POLLHUP | PollFlags::POLLERR));
+        if gone {
+            return;
+        }
+        tokio::time::sleep(HOLD_POLL).await;
     }
 }
 
@@ -295,7 +323,8 @@ async fn read_line(reader: &mut (impl AsyncBufRead + Unpin)) -> Result<Option<Ve
 enum Line {
     Message(Request),
     Taken(TakenQuery),
-    Claude(Frame),
+    /// One of Claude Code's frames, or why it is not a good one.
+    Claude(Result<Frame, String>),
 }
 
 fn parse(line: &[u8]) -> Result<Line, String> {
@@ -304,10 +333,11 @@ fn parse(line: &[u8]) -> Result<Line, String> {
     if let serde_json::Value::Object(object) = &value
         && let Some(kind) = object.get("type")
     {
-        let kind = kind
-            .as_str()
-            .ok_or("invalid frame: its type is not a string")?;
-        return claude::parse(kind, object).map(Line::Claude);
+        return Ok(Line::Claude(
+            kind.as_str()
+                .ok_or_else(|| "invalid frame: its type is not a string".to_owned())
+                .and_then(|kind| claude::parse(kind, object)),
+        ));
     }
     if value.get("taken").is_some() && value.get("text").is_none() {
         return serde_json::from_value(value)

@@ -752,21 +752,64 @@ fn user_frame(from: Option<&Path>, text: &str, msg_id: &str) -> String {
     frame.to_string()
 }
 
-/// Sends `lines` as Claude Code sends: writes them, half-closes, and reads until the receiver
-/// closes. What it said back (Claude Code reads nothing: a send is done when the receiver closes
-/// having said nothing).
+/// Sends `lines` as Claude Code sends (writes them and half-closes), then reads until the
+/// receiver closes or has said a line, as a client that reads swarm's refusals would. What it
+/// said back (Claude Code reads nothing: a send is done when the receiver closes having said
+/// nothing).
 fn claude_send(socket: &Path, lines: &[String]) -> String {
+    let mut stream = claude_write(socket, lines);
+    let mut said = Vec::new();
+    let mut byte = [0_u8];
+    while !said.ends_with(b"\n") {
+        match stream.read(&mut byte) {
+            Ok(0) => break,
+            Ok(_) => said.push(byte[0]),
+            Err(err) => panic!("the receiver neither closed nor answered: {err}"),
+        }
+    }
+    String::from_utf8(said).unwrap()
+}
+
+/// A connection to `socket` with `lines` written and the sending side half-closed.
+fn claude_write(socket: &Path, lines: &[String]) -> UnixStream {
     let mut stream = UnixStream::connect(socket).unwrap();
     stream.set_read_timeout(Some(PATIENCE)).unwrap();
     for line in lines {
         stream.write_all(format!("{line}\n").as_bytes()).unwrap();
     }
     stream.shutdown(std::net::Shutdown::Write).unwrap();
-    let mut said = String::new();
     stream
-        .read_to_string(&mut said)
-        .expect("the receiver closes the connection");
-    said
+}
+
+/// Whether Claude Code's sender would count its send to `socket` as delivered: it reads nothing,
+/// and takes the receiver's close for delivery unless its socket fails first; it gives up when
+/// nothing has happened for 5 s (the wait here is longer, and the connection is watched only
+/// for how it ends).
+fn claude_counts_delivered(socket: &Path, lines: &[String]) -> bool {
+    let stream = claude_write(socket, lines);
+    let mut buffer = [0_u8; 4096];
+    let mut idle_since = std::time::Instant::now();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    loop {
+        match (&stream).read(&mut buffer) {
+            Ok(0) => return true,
+            // Something said counts as activity, not as an answer.
+            Ok(_) => idle_since = std::time::Instant::now(),
+            Err(err)
+                if matches!(
+                    err.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                if idle_since.elapsed() > Duration::from_secs(5) {
+                    return false;
+                }
+            }
+            Err(_) => return false,
+        }
+    }
 }
 
 const AUTH: &str = r#"{"type":"auth","token":"0123456789abcdef0123456789abcdef"}"#;
@@ -826,6 +869,39 @@ fn claude_codes_send_to_a_listener_is_printed_and_answered_by_the_close() {
         (got["text"].as_str(), got["msg_id"].as_str()),
         (Some("swarm's own"), Some(acked.as_str()))
     );
+}
+
+#[test]
+fn a_refused_claude_code_frame_is_not_counted_as_delivered_by_its_sender() {
+    let sandbox = Sandbox::new();
+    let (listener, socket) = listen(&sandbox, &["--json"]);
+    let (_session, own) = claude_session(&sandbox, "4242");
+    let (other, elsewhere) = claude_session(&sandbox, "4343");
+    drop(other);
+    let id = "4d3c2b1a-0000-4000-8000-000000000002";
+    // Claude Code counts any close as delivery: a refusal must not end in one.
+    for (what, lines) in [
+        (
+            "a from the sender does not listen on",
+            vec![user_frame(Some(&elsewhere), "forged", id)],
+        ),
+        (
+            "an empty message after the auth line",
+            vec![AUTH.to_owned(), user_frame(Some(&own), "", id)],
+        ),
+        ("an unknown type", vec![r#"{"type":"hello"}"#.to_owned()]),
+    ] {
+        assert!(
+            !claude_counts_delivered(&socket, &lines),
+            "{what}: refused, but Claude Code would count it delivered"
+        );
+    }
+    // What it takes is counted delivered, and only that was printed.
+    assert!(claude_counts_delivered(
+        &socket,
+        &[AUTH.to_owned(), user_frame(Some(&own), "taken", id)]
+    ));
+    assert_eq!(listener.next_json()["text"], "taken");
 }
 
 #[test]
