@@ -52,6 +52,7 @@ pub(crate) fn plan(
         feedback,
         timestamp: clock::timestamp_now(),
         permission_mode,
+        plan_digest: None,
     });
     seal::request(team, reach, config, caller, &subject, &message)?;
     retire(team, me.as_str(), request_id);

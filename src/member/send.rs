@@ -77,6 +77,50 @@ pub(crate) fn to_peer(
     connection.deliver(request)
 }
 
+/// Delivers `text` to the Claude Code session whose socket is at `path`, in the frame Claude
+/// Code's own SendMessage writes (docs/ARCHITECTURE.md, "Peers"): wrapped in a
+/// `<cross-session-message>` from `from_name`, answerable at `reply_to` (the sender's own swarm
+/// socket, which takes Claude Code's frames), with the socket's key first when the session
+/// published one. Returns the message's id once delivered as Claude Code counts delivery: the
+/// session closed the connection after ours was half-closed.
+pub(crate) fn to_claude(
+    path: &Path,
+    from_name: &str,
+    reply_to: Option<&Path>,
+    text: &str,
+) -> Result<String> {
+    let connection = peer::connect(path)?;
+    let own_uid = nix::unistd::getuid().as_raw();
+    match connection.server_uid() {
+        Some(uid) if uid == own_uid => {}
+        Some(uid) => {
+            return Err(Error::runtime(format!(
+                "the socket at {} is served by uid {uid}, not yours; nothing was sent",
+                path.display()
+            )));
+        }
+        None => {
+            return Err(Error::runtime(format!(
+                "cannot tell who serves {}; nothing was sent",
+                path.display()
+            )));
+        }
+    }
+    let mut lines = Vec::new();
+    if let Some((session, token)) = peer::key_of(path) {
+        tracing::info!(
+            "sending to {} with its key, as Claude Code's own sends do (session {session})",
+            path.display()
+        );
+        lines.push(peer::auth_line(&token));
+    }
+    let msg_id = crate::base::ids::fresh().to_string();
+    let from = reply_to.map(|socket| format!("uds:{}", socket.display()));
+    lines.push(peer::user_frame(from.as_deref(), from_name, text, &msg_id));
+    connection.deliver_frames(&lines)?;
+    Ok(msg_id)
+}
+
 /// Whether the listener of registry entry `entry` runs outside every pane, as the person's: its
 /// entry says so, and so does where its process runs.
 pub(crate) fn runs_outside(home: &Home, entry: &PeerEntry) -> bool {

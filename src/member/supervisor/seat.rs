@@ -13,6 +13,7 @@ use crate::base::text::for_terminal;
 use crate::error::Result;
 use crate::format::config::Member;
 use crate::launch::tmux::Tmux;
+use crate::member::notify::Subscribers;
 use crate::member::reach::Reach;
 use crate::store::team::Team;
 
@@ -38,6 +39,8 @@ pub(super) struct Supervisor {
     /// The pane's terminal is gone; nothing more can be printed to it. Shared with the blocking
     /// threads that print on the supervisor's behalf.
     pub(super) hung_up: AtomicBool,
+    /// Claude Code sessions waiting to be told the member is idle.
+    pub(super) subscribers: Subscribers,
 }
 
 impl Supervisor {
@@ -71,6 +74,7 @@ impl Supervisor {
             reach,
             hung_up: AtomicBool::new(false),
             taken: Mutex::default(),
+            subscribers: Subscribers::default(),
         })
     }
 
