@@ -17,6 +17,14 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tempfile::TempDir;
 
+#[path = "skip.rs"]
+mod skip;
+#[allow(
+    unused_imports,
+    reason = "the conformance tier includes the harness and skips nothing"
+)]
+pub(crate) use skip::{require, skip};
+
 /// Generous enough for a loaded 2-core machine; tests never assert how fast something was.
 pub(crate) const PATIENCE: Duration = Duration::from_secs(60);
 

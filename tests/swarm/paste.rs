@@ -5,7 +5,7 @@ use std::fs;
 
 use serde_json::{Value, json};
 
-use crate::harness::{LEAD, Sandbox, TmuxServer, down, eventually, up};
+use crate::harness::{LEAD, Sandbox, TmuxServer, down, eventually, require, up};
 
 fn running(sandbox: &Sandbox, team: &str, name: &str) -> bool {
     sandbox.member(team, name)["state"] == "running"
@@ -40,6 +40,9 @@ fn send(sandbox: &Sandbox, team: &str, to: &str, text: &str) {
 /// `python3 -i` and `bash` get exactly what was sent: a line they run, not `[from user] …`.
 #[test]
 fn raw_paste_feeds_a_python_repl_and_a_shell_what_was_sent() {
+    if !require("python3") {
+        return;
+    }
     let sandbox = Sandbox::new();
     let server = TmuxServer::start(&sandbox);
     up(
@@ -127,6 +130,9 @@ fn a_template_types_the_sender_summary_and_text_byte_for_byte() {
 /// delivery; a bad one is refused before anything is added.
 #[test]
 fn spawn_takes_a_paste_format() {
+    if !require("python3") {
+        return;
+    }
     let sandbox = Sandbox::new();
     let server = TmuxServer::start(&sandbox);
     up(&sandbox, &server, "sp", &format!("name = \"sp\"\n{LEAD}"));

@@ -12,7 +12,7 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use serde_json::Value;
 
-use crate::harness::{Background, PATIENCE, Sandbox, TmuxServer, bin, eventually};
+use crate::harness::{Background, PATIENCE, Sandbox, TmuxServer, bin, eventually, require, skip};
 
 fn socket_of(sandbox: &Sandbox, pid: u32) -> PathBuf {
     sandbox.root().join("run/swarm").join(format!("{pid}.sock"))
@@ -247,8 +247,11 @@ fn peers_cleans_up_entries_whose_process_is_gone() {
 
 #[test]
 fn a_connection_from_another_uid_is_closed_unread() {
-    if !nix::unistd::getuid().is_root() || which("setpriv").is_none() {
-        eprintln!("skipped: needs root and setpriv to run a client as another uid");
+    if !nix::unistd::getuid().is_root() {
+        skip("root", "only root can run a client as another uid");
+        return;
+    }
+    if !require("setpriv") {
         return;
     }
     let sandbox = Sandbox::new();
@@ -310,14 +313,6 @@ fn a_connection_from_another_uid_is_closed_unread() {
         .filter(|l| l.contains("refused a peer connection from uid 65534"))
         .collect();
     assert_eq!(refusals.len(), 1, "one log line per refusal:\n{stderr}");
-}
-
-fn which(program: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
-        .map(|dir| dir.join(program))
-        .find(|path| path.is_file())
 }
 
 /// Writes `bytes` on a raw connection and returns the listener's one-line answer.

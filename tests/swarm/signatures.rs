@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::harness::{LEAD, Sandbox, TmuxServer, down, eventually, up};
+use crate::harness::{LEAD, Sandbox, TmuxServer, down, eventually, require, up};
 
 fn running(sandbox: &Sandbox, team: &str, name: &str) -> bool {
     sandbox.member(team, name)["state"] == "running"
@@ -109,6 +109,9 @@ setInterval(() => {{
 /// not.
 #[test]
 fn a_claude_teammate_verifies_what_the_leads_side_sends_with_nodes_crypto() {
+    if !require("node") {
+        return;
+    }
     let sandbox = Sandbox::new();
     let server = TmuxServer::start(&sandbox);
     let claude = fake_claude(&sandbox);

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
-use crate::harness::Sandbox;
+use crate::harness::{Sandbox, require};
 
 fn list_dir(sandbox: &Sandbox) -> PathBuf {
     sandbox.home().join("tasks").join("t")
@@ -167,18 +167,11 @@ const read = (id) => JSON.parse(fs.readFileSync(file(id), "utf8"));
 })().catch((err) => { console.error(err); process.exit(1); });
 "#;
 
-/// Installs proper-lockfile 4 into `dir` with npm and writes the claimer beside it; `None`, with
-/// the reason printed, when node or npm is missing.
+/// Installs proper-lockfile 4 into `dir` with npm and writes the claimer beside it; `None`, the
+/// test skipped, when node or npm is missing.
 fn node_claimer_script(dir: &std::path::Path) -> Option<PathBuf> {
-    for program in ["node", "npm"] {
-        let found = std::process::Command::new(program)
-            .arg("--version")
-            .output()
-            .is_ok_and(|out| out.status.success());
-        if !found {
-            eprintln!("skipped: {program} is not installed (CI installs nodejs and npm)");
-            return None;
-        }
+    if !require("node") || !require("npm") {
+        return None;
     }
     let out = std::process::Command::new("npm")
         .args(["install", "--no-audit", "--no-fund", "--prefix"])
