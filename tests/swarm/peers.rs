@@ -407,16 +407,16 @@ fn bad_clients_get_an_error_and_the_listener_keeps_serving() {
     good("after a silent client");
 }
 
-#[test]
-fn twenty_concurrent_senders_get_a_thousand_acknowledgements() {
+/// Twenty senders send `each` messages apiece to one listener at once: every send is acknowledged,
+/// and the listener prints each message once and nothing else.
+fn twenty_concurrent_senders(each: usize) {
     const SENDERS: usize = 20;
-    const EACH: usize = 50;
     let sandbox = Sandbox::new();
     let (listener, socket) = listen(&sandbox, &["--json"]);
     let acked = Arc::new(Mutex::new(Vec::new()));
     let threads: Vec<_> = (0..SENDERS)
         .map(|sender| {
-            let commands: Vec<_> = (0..EACH)
+            let commands: Vec<_> = (0..each)
                 .map(|n| {
                     sandbox
                         .swarm()
@@ -443,7 +443,7 @@ fn twenty_concurrent_senders_get_a_thousand_acknowledgements() {
         })
         .collect();
     let mut printed = HashSet::new();
-    while printed.len() < SENDERS * EACH {
+    while printed.len() < SENDERS * each {
         let line = listener.next_json();
         assert!(
             printed.insert(line["msg_id"].as_str().unwrap().to_owned()),
@@ -454,7 +454,7 @@ fn twenty_concurrent_senders_get_a_thousand_acknowledgements() {
         thread.join().unwrap();
     }
     let acked: HashSet<String> = acked.lock().unwrap().iter().cloned().collect();
-    assert_eq!(acked.len(), SENDERS * EACH);
+    assert_eq!(acked.len(), SENDERS * each);
     assert_eq!(acked, printed);
     assert!(
         listener
@@ -463,6 +463,17 @@ fn twenty_concurrent_senders_get_a_thousand_acknowledgements() {
             .is_none(),
         "nothing extra printed"
     );
+}
+
+#[test]
+fn twenty_concurrent_senders_each_get_an_acknowledgement() {
+    twenty_concurrent_senders(5);
+}
+
+#[test]
+#[ignore = "stress tier: scripts/stress runs it"]
+fn twenty_concurrent_senders_each_get_an_acknowledgement_under_stress() {
+    twenty_concurrent_senders(50);
 }
 
 #[test]

@@ -35,11 +35,11 @@ pub(crate) fn add(sandbox: &Sandbox, subject: &str) -> u64 {
 /// What one claimer won and how many claims were refused (each with `already_claimed`).
 type Claims = (String, Vec<u64>, usize);
 
-/// Each claimer goes through every task once, claimer `k` starting at task `k * 25 + 1`.
-fn order(k: usize, tasks: u64) -> Vec<u64> {
-    (0..tasks)
-        .map(|i| (i + u64::try_from(k).unwrap() * 25) % tasks + 1)
-        .collect()
+/// Each of `claimers` goes through every task once, claimer `k` starting `k` `claimers`ths of the
+/// way into the list (with 8 claimers and 200 tasks, claimer `k` at task `k * 25 + 1`).
+fn order(k: usize, claimers: usize, tasks: u64) -> Vec<u64> {
+    let start = u64::try_from(k).unwrap() * tasks / u64::try_from(claimers).unwrap();
+    (0..tasks).map(|i| (i + start) % tasks + 1).collect()
 }
 
 /// A claimer running `swarm task claim ID` once per task, in `ids`' order.
@@ -109,23 +109,34 @@ fn check_claims(
     wins
 }
 
-#[test]
-fn eight_claimers_racing_for_200_tasks_claim_each_exactly_once() {
+/// Eight claimers, each running `swarm task claim` once per task, race for `tasks` tasks: each is
+/// claimed exactly once.
+fn eight_claimers_race(tasks: u64) {
     const CLAIMERS: usize = 8;
-    const TASKS: u64 = 200;
     let sandbox = Sandbox::new();
     let names: Vec<String> = (0..CLAIMERS).map(|n| format!("c{n}")).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     sandbox.team("t", &refs);
-    for n in 1..=TASKS {
+    for n in 1..=tasks {
         assert_eq!(add(&sandbox, &format!("task {n}")), n);
     }
     let claimers = names
         .iter()
         .enumerate()
-        .map(|(k, name)| swarm_claimer(&sandbox, name, order(k, TASKS)))
+        .map(|(k, name)| swarm_claimer(&sandbox, name, order(k, CLAIMERS, tasks)))
         .collect();
-    check_claims(&sandbox, claimers, TASKS);
+    check_claims(&sandbox, claimers, tasks);
+}
+
+#[test]
+fn eight_claimers_racing_for_the_same_tasks_claim_each_exactly_once() {
+    eight_claimers_race(20);
+}
+
+#[test]
+#[ignore = "stress tier: scripts/stress runs it"]
+fn eight_claimers_racing_for_the_same_tasks_claim_each_exactly_once_under_stress() {
+    eight_claimers_race(200);
 }
 
 /// Claude Code's claim, in node with the real proper-lockfile and Claude Code's settings: under
@@ -221,10 +232,10 @@ fn node_claimer(
     })
 }
 
-#[test]
-fn claims_race_with_claude_codes_own_lock_protocol_in_node() {
+/// Eight claimers race for `tasks` tasks, the even ones swarm, the odd ones Claude Code's claim in
+/// node: each task is claimed exactly once, and nothing is left locked.
+fn claims_race_with_node(tasks: u64) {
     const CLAIMERS: usize = 8;
-    const TASKS: u64 = 200;
     let sandbox = Sandbox::new();
     let npm_dir = sandbox.root().join("npm");
     fs::create_dir_all(&npm_dir).unwrap();
@@ -234,7 +245,7 @@ fn claims_race_with_claude_codes_own_lock_protocol_in_node() {
     let names: Vec<String> = (0..CLAIMERS).map(|n| format!("c{n}")).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     sandbox.team("t", &refs);
-    for n in 1..=TASKS {
+    for n in 1..=tasks {
         assert_eq!(add(&sandbox, &format!("task {n}")), n);
     }
     // Even claimers are swarm, odd ones node.
@@ -243,13 +254,13 @@ fn claims_race_with_claude_codes_own_lock_protocol_in_node() {
         .enumerate()
         .map(|(k, name)| {
             if k % 2 == 0 {
-                swarm_claimer(&sandbox, name, order(k, TASKS))
+                swarm_claimer(&sandbox, name, order(k, CLAIMERS, tasks))
             } else {
-                node_claimer(&sandbox, &script, name, &order(k, TASKS))
+                node_claimer(&sandbox, &script, name, &order(k, CLAIMERS, tasks))
             }
         })
         .collect();
-    let wins = check_claims(&sandbox, claimers, TASKS);
+    let wins = check_claims(&sandbox, claimers, tasks);
     eprintln!("tasks won (even: swarm, odd: node): {wins:?}");
     // Nothing was left locked, and swarm still reads and writes every task.
     assert!(
@@ -269,8 +280,19 @@ fn claims_race_with_claude_codes_own_lock_protocol_in_node() {
         .json();
     assert_eq!(
         listed.as_array().unwrap().len(),
-        usize::try_from(TASKS).unwrap()
+        usize::try_from(tasks).unwrap()
     );
+}
+
+#[test]
+fn claims_race_with_claude_codes_own_lock_protocol_in_node() {
+    claims_race_with_node(20);
+}
+
+#[test]
+#[ignore = "stress tier: scripts/stress runs it"]
+fn claims_race_with_claude_codes_own_lock_protocol_in_node_under_stress() {
+    claims_race_with_node(200);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use std::process::{Command, Output};
 
-use crate::harness::Sandbox;
+use crate::harness::{Sandbox, repo};
 
 /// A test that needs something a machine may lack, and what it needs on this one.
 const NEEDY: [&str; 3] = [
@@ -76,4 +76,64 @@ fn a_test_without_its_prerequisite_says_it_is_skipped_and_fails_a_strict_run() {
         assert_eq!(allowed.status.code(), Some(0), "{test}:\n{text}");
         assert!(text.contains(&skipped), "{test}:\n{text}");
     }
+}
+
+/// Every ignored test of `tests/swarm` is in the stress tier, so `scripts/stress` (`--ignored`)
+/// runs exactly that tier: it says so, is named `<name>_under_stress`, and the default tier runs
+/// `<name>`, the same test at a smaller size, so no behaviour is left to the stress tier alone.
+#[test]
+fn the_stress_tier_is_every_ignored_test_and_each_has_a_small_version() {
+    let dir = repo().join("tests/swarm");
+    let mut stressed = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|ext| ext != "rs") {
+            continue;
+        }
+        let source = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = source.lines().collect();
+        for (n, line) in lines.iter().enumerate() {
+            if !line.trim_start().starts_with("#[ignore") {
+                continue;
+            }
+            let file = path.file_name().unwrap().to_string_lossy();
+            assert_eq!(
+                line.trim(),
+                r#"#[ignore = "stress tier: scripts/stress runs it"]"#,
+                "{file}:{}",
+                n + 1
+            );
+            let name = lines[n + 1..]
+                .iter()
+                .find_map(|l| l.strip_prefix("fn "))
+                .and_then(|l| l.split('(').next())
+                .unwrap();
+            let small = name.strip_suffix("_under_stress").unwrap_or_else(|| {
+                panic!("{file}: stress test {name} is not named <name>_under_stress")
+            });
+            assert!(
+                source.contains(&format!("#[test]\nfn {small}() {{")),
+                "{file}: stress test {name} has no small version {small} in the default tier"
+            );
+            stressed += 1;
+        }
+    }
+    assert!(stressed > 0, "no stress test found in {}", dir.display());
+}
+
+/// README's test command is the line after its install command, and `.ci/run` runs it as written.
+#[test]
+fn ci_runs_the_readmes_test_command() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let command = readme
+        .lines()
+        .skip_while(|line| !line.starts_with("cargo install"))
+        .nth(1)
+        .unwrap();
+    assert!(command.starts_with("cargo test"), "{command}");
+    let ci = std::fs::read_to_string(repo().join(".ci/run")).unwrap();
+    assert!(
+        ci.lines().any(|line| line == command),
+        ".ci/run does not run README's test command {command:?}"
+    );
 }
