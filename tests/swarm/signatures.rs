@@ -1029,15 +1029,12 @@ fn a_signed_message_put_back_after_its_history_was_emptied_is_a_replay() {
 fn holding_tmux(sandbox: &mut Sandbox) -> (PathBuf, PathBuf) {
     let user = sandbox.root().join("user");
     let (hold, held) = (user.join("hold"), user.join("held"));
-    sandbox.tmux_shim(
-        "holding-bin",
-        &format!(
-            "if [ -e '{hold}' ] && tr '\\0' ' ' </proc/$PPID/cmdline | grep -q key-agent; then\n  \
+    sandbox.tmux_shim(&format!(
+        "if [ -e '{hold}' ] && tr '\\0' ' ' </proc/$PPID/cmdline | grep -q key-agent; then\n  \
              : >'{held}'\n  while [ -e '{hold}' ]; do sleep 0.05; done\nfi\n",
-            hold = hold.display(),
-            held = held.display(),
-        ),
-    );
+        hold = hold.display(),
+        held = held.display(),
+    ));
     (hold, held)
 }
 

@@ -3,7 +3,7 @@
 
 use std::process::{Command, Output};
 
-use crate::harness::{Sandbox, repo};
+use crate::harness::{Sandbox, Team, eventually, processes_in, repo, state};
 
 /// A test that needs something a machine may lack, and what it needs on this one.
 const NEEDY: [&str; 3] = [
@@ -136,4 +136,68 @@ fn ci_runs_the_readmes_test_command() {
         ci.lines().any(|line| line == command),
         ".ci/run does not run README's test command {command:?}"
     );
+}
+
+/// The harness's running team is taken down when its test ends, passed or failed: no program,
+/// supervisor or tmux server of it is left.
+#[test]
+fn a_running_team_is_taken_down_when_its_test_ends_however_it_ends() {
+    let sandbox = Sandbox::new();
+    for (test_fails, name) in [(false, "passes"), (true, "fails")] {
+        let toml = format!(
+            r#"
+name = "{name}"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "a"
+command = ["sh", "-c", "sleep 1000 & sleep 1000"]
+"#
+        );
+        let started = std::sync::Mutex::new(None);
+        let test = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let team = Team::up(&sandbox, &toml);
+                    eventually("the team to run", || {
+                        ["team-lead", "a"]
+                            .iter()
+                            .all(|member| state(&sandbox, name, member) == "running")
+                    });
+                    let members = sandbox.config(name)["members"].clone();
+                    let members = members.as_array().unwrap();
+                    let pids: Vec<i64> = members
+                        .iter()
+                        .flat_map(|m| [&m["pid"], &m["supervisorPid"]])
+                        .map(|pid| pid.as_i64().unwrap())
+                        .collect();
+                    let groups: Vec<i64> =
+                        members.iter().map(|m| m["pid"].as_i64().unwrap()).collect();
+                    assert!(!processes_in(&pids, &groups).is_empty());
+                    let socket = team.server().socket().to_owned();
+                    *started.lock().unwrap() = Some((pids, groups, socket));
+                    assert!(!test_fails, "the test fails here");
+                })
+                .join()
+        });
+        assert_eq!(test.is_err(), test_fails, "{name}");
+        let (pids, groups, socket) = started.into_inner().unwrap().expect("the team started");
+        eventually(&format!("{name}: the team's processes to be gone"), || {
+            processes_in(&pids, &groups).is_empty()
+        });
+        eventually(&format!("{name}: the team's server to be gone"), || {
+            !sandbox
+                .command("tmux")
+                .arg("-S")
+                .arg(&socket)
+                .arg("list-sessions")
+                .output()
+                .unwrap()
+                .status
+                .success()
+        });
+        for member in ["team-lead", "a"] {
+            assert_eq!(state(&sandbox, name, member), "killed", "{name}: {member}");
+        }
+    }
 }
