@@ -1080,21 +1080,23 @@ fn junk_named_like_a_task_is_skipped_with_a_warning() {
 /// board.
 #[test]
 fn a_member_that_ends_beside_junk_still_returns_its_tasks() {
-    use crate::harness::{TmuxServer, bin, eventually, up};
+    use crate::harness::{Team, bin, eventually};
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     let fifo = list_dir(&sandbox).join("9.json");
     // bob starts task 1, puts a FIFO in the list, and exits.
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "t",
         &format!(
-            "name = \"t\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
-             [[member]]\nname = \"bob\"\n\
-             command = [\"sh\", \"-c\", \"until \\\"$0\\\" task start 1; do sleep 0.1; done; mkfifo \\\"$1\\\"\", \"{}\", \"{}\"]\n",
+            r#"
+name = "t"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "bob"
+command = ["sh", "-c", "until \"$0\" task start 1; do sleep 0.1; done; mkfifo \"$1\"", "{}", "{}"]
+"#,
             bin(),
-            fifo.display()
+            fifo.display(),
         ),
     );
     add(&sandbox, "parse");

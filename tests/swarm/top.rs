@@ -2,7 +2,7 @@
 //! `send-keys` and read with `capture-pane`, as a person would use it. Nothing here measures time:
 //! each step waits, with `PATIENCE`, for what the screen or the files show.
 
-use crate::harness::{LEAD, Sandbox, TmuxServer, bin, down, eventually, state, up};
+use crate::harness::{Sandbox, Team, TmuxServer, bin, down, eventually, state};
 
 /// Opens `swarm top TEAM` in a session of its own of `width`×`height`, outside tmux as far as
 /// it can tell; when it ends, the shell says so and stays, for the test to see the screen it left.
@@ -68,12 +68,21 @@ pub(crate) fn received(sandbox: &Sandbox, team: &str, name: &str, needle: &str) 
 #[test]
 fn a_person_watches_and_acts_from_top_at_120_by_40() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let toml = format!(
-        "name = \"t\"\n{LEAD}[[member]]\nname = \"alice\"\ncommand = [\"sh\"]\n\
-         [[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"1000\"]\n"
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "t"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "alice"
+command = ["sh"]
+[[member]]
+name = "bob"
+command = ["sleep", "1000"]
+"#,
     );
-    up(&sandbox, &server, "t", &toml);
+    let server = team.server();
     open_top(&server, "top", "t", 120, 40);
 
     // Rows appear, each with its state.
@@ -147,11 +156,18 @@ fn a_person_watches_and_acts_from_top_at_120_by_40() {
 #[test]
 fn top_at_80_by_24_keeps_going_through_a_corrupt_inbox_and_the_team_ending() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let toml = format!(
-        "name = \"small\"\n{LEAD}[[member]]\nname = \"carol\"\ncommand = [\"sleep\", \"1000\"]\n"
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "small"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "carol"
+command = ["sleep", "1000"]
+"#,
     );
-    up(&sandbox, &server, "small", &toml);
+    let server = team.server();
     open_top(&server, "top", "small", 80, 24);
     shows(&server, "top", "carol's row", "carol");
 
@@ -200,11 +216,19 @@ fn without_a_terminal_top_refuses_and_points_at_json() {
 #[test]
 fn up_opens_top_in_the_teams_window_with_dashboard_true_and_down_closes_it() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let toml = format!(
-        "name = \"d\"\ndashboard = true\n{LEAD}[[member]]\nname = \"alice\"\ncommand = [\"sleep\", \"1000\"]\n"
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "d"
+dashboard = true
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "alice"
+command = ["sleep", "1000"]
+"#,
     );
-    up(&sandbox, &server, "d", &toml);
+    let server = team.server();
     let config = sandbox.config("d");
     let pane = config["tmux"]["dashboardPane"]
         .as_str()
@@ -233,11 +257,18 @@ fn up_opens_top_in_the_teams_window_with_dashboard_true_and_down_closes_it() {
 #[test]
 fn ctrl_c_gives_the_terminal_back_to_the_shell() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let toml = format!(
-        "name = \"c\"\n{LEAD}[[member]]\nname = \"alice\"\ncommand = [\"sleep\", \"1000\"]\n"
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "c"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "alice"
+command = ["sleep", "1000"]
+"#,
     );
-    up(&sandbox, &server, "c", &toml);
+    let server = team.server();
     // An interactive shell, with a prompt of its own, from which top is run as a person would.
     server.run(&[
         "new-session",
@@ -298,11 +329,18 @@ fn ctrl_c_gives_the_terminal_back_to_the_shell() {
 #[test]
 fn enter_inside_tmux_takes_the_client_to_the_members_pane() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let toml = format!(
-        "name = \"g\"\n{LEAD}[[member]]\nname = \"alice\"\ncommand = [\"sleep\", \"1000\"]\n"
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "g"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "alice"
+command = ["sleep", "1000"]
+"#,
     );
-    up(&sandbox, &server, "g", &toml);
+    let server = team.server();
     // top in a pane of the team's own server: inside tmux, as far as it can tell.
     server.run(&[
         "new-session",
@@ -365,15 +403,28 @@ fn enter_inside_tmux_takes_the_client_to_the_members_pane() {
 #[test]
 fn top_opened_late_shows_what_was_said_and_a_header_that_fits() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     let says = format!("{} send team-lead 'said before top'", bin());
-    let toml = format!(
-        "name = \"h\"\n[[member]]\nname = \"talker\"\ncommand = [\"sh\", \"-c\", \"{says}\"]\n\
-         [[member]]\nname = \"sleeper\"\ncommand = [\"sleep\", \"1000\"]\n\
-         [[member]]\nname = \"failing\"\ncommand = [\"sh\", \"-c\", \"exit 3\"]\n\
-         [[member]]\nname = \"stopped\"\ncommand = [\"sleep\", \"1000\"]\n"
+    let team = Team::up(
+        &sandbox,
+        &format!(
+            r#"
+name = "h"
+[[member]]
+name = "talker"
+command = ["sh", "-c", "{says}"]
+[[member]]
+name = "sleeper"
+command = ["sleep", "1000"]
+[[member]]
+name = "failing"
+command = ["sh", "-c", "exit 3"]
+[[member]]
+name = "stopped"
+command = ["sleep", "1000"]
+"#,
+        ),
     );
-    up(&sandbox, &server, "h", &toml);
+    let server = team.server();
     for (name, ended) in [("talker", "exited"), ("failing", "failed")] {
         eventually(&format!("{name} to end"), || {
             state(&sandbox, "h", name) == ended
@@ -446,5 +497,4 @@ fn top_opened_late_shows_what_was_said_and_a_header_that_fits() {
     );
     keys(&server, "top", &["Escape", "q"]);
     shows(&server, "top", "top quitting", "top-ended-0");
-    down(&sandbox, "h");
 }
