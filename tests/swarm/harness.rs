@@ -460,6 +460,32 @@ impl Outcome {
         self
     }
 
+    /// Stdout is `expected`, all of it, as just's tests compare: a line too many or missing, or
+    /// a changed word anywhere, fails where a substring would pass.
+    #[track_caller]
+    pub(crate) fn stdout_is(self, expected: &str) -> Self {
+        assert!(
+            self.stdout == expected,
+            "{}\n--- expected stdout\n{expected}--- stdout\n{}--- stderr\n{}",
+            self.description,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    /// Stderr is `expected`, all of it.
+    #[track_caller]
+    pub(crate) fn stderr_is(self, expected: &str) -> Self {
+        assert!(
+            self.stderr == expected,
+            "{}\n--- expected stderr\n{expected}--- stderr\n{}",
+            self.description,
+            self.stderr
+        );
+        self
+    }
+
     #[track_caller]
     pub(crate) fn stderr_has(self, needle: &str) -> Self {
         assert!(
@@ -474,6 +500,14 @@ impl Outcome {
     #[track_caller]
     pub(crate) fn refused(self, code: i32, needle: &str) -> Self {
         let outcome = self.code(code).stderr_has(needle);
+        outcome.assert_refusal();
+        outcome
+    }
+
+    /// A refusal whose stderr is `expected`, all of it (its line and hint), nothing on stdout.
+    #[track_caller]
+    pub(crate) fn refused_exactly(self, code: i32, expected: &str) -> Self {
+        let outcome = self.code(code).stderr_is(expected);
         outcome.assert_refusal();
         outcome
     }
@@ -899,15 +933,14 @@ impl Drop for Team<'_> {
             return;
         }
         // The test has failed already: take down what can be, and never panic a second time.
-        let mut child = match down
+        let Ok(mut child) = down
             .into_command()
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-        {
-            Ok(child) => child,
-            Err(_) => return,
+        else {
+            return;
         };
         let deadline = Instant::now() + PATIENCE;
         while matches!(child.try_wait(), Ok(None)) && Instant::now() < deadline {

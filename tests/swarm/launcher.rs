@@ -1326,7 +1326,7 @@ command = ["sleep", "1000"]
         sandbox.member("w", "bob")["leadVerifyKey"].is_string(),
         "bob verifies the lead's messages, so a send to him is signed by the team's agent"
     );
-    let stopped = Stopped::server(&server);
+    let stopped = Stopped::server(server);
     // The agent looks at the team's panes every few seconds: let it meet the stopped server.
     std::thread::sleep(std::time::Duration::from_secs(6));
 

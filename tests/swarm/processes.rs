@@ -88,7 +88,7 @@ command = {STUBBORN}
         .args(["down", "o", "--timeout", "1"])
         .run()
         .success()
-        .stdout_has("team o is down");
+        .stdout_is("b stopped: killed\nteam-lead stopped: killed\nteam o is down\n");
     let left = processes_in(&supervisors, &groups);
     assert!(left.is_empty(), "down left processes: {left:#?}");
     let live_panes = team.server().panes();

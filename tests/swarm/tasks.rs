@@ -1056,14 +1056,15 @@ fn junk_named_like_a_task_is_skipped_with_a_warning() {
         .success()
         .stdout_has("tasks: 2 pending");
     assert!(status.stderr.contains("9.json"), "{}", status.stderr);
-    task_as(&sandbox, None, &["list"])
-        .success()
-        .stdout_has("one")
-        .stdout_has("two");
+    task_as(&sandbox, None, &["list"]).success().stdout_is(
+        "ID  STATUS   OWNER  BLOCKED-BY  SUBJECT\n\
+             1   pending  -      -           one\n\
+             2   pending  -      -           two\n",
+    );
     task_as(&sandbox, Some("bob"), &["start", "1"]).success();
     task_as(&sandbox, Some("bob"), &["claim"])
         .success()
-        .stdout_has("claimed task 2");
+        .stdout_is("claimed task 2: two\n");
     assert_eq!(add(&sandbox, "three"), 12, "the junk's ids count as issued");
     let refused = task_as(&sandbox, Some("bob"), &["done", "9"]).code(1);
     assert!(

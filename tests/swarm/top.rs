@@ -83,12 +83,12 @@ command = ["sleep", "1000"]
 "#,
     );
     let server = team.server();
-    open_top(&server, "top", "t", 120, 40);
+    open_top(server, "top", "t", 120, 40);
 
     // Rows appear, each with its state.
-    shows(&server, "top", "the members' rows", "alice");
-    shows(&server, "top", "bob's row", "bob");
-    shows(&server, "top", "a running member", "running");
+    shows(server, "top", "the members' rows", "alice");
+    shows(server, "top", "bob's row", "bob");
+    shows(server, "top", "a running member", "running");
 
     // A message sent from outside appears in the feed.
     sandbox
@@ -97,17 +97,17 @@ command = ["sleep", "1000"]
         .run()
         .success();
     shows(
-        &server,
+        server,
         "top",
         "the message in the feed",
         "hello from the test",
     );
 
     // `s` on the selected member (alice: the second row) sends it a message.
-    keys(&server, "top", &["j", "s"]);
-    shows(&server, "top", "the editor", "to alice:");
-    typed(&server, "top", "typed in top");
-    keys(&server, "top", &["Enter"]);
+    keys(server, "top", &["j", "s"]);
+    shows(server, "top", "the editor", "to alice:");
+    typed(server, "top", "typed in top");
+    keys(server, "top", &["Enter"]);
     eventually("alice to receive the message typed in top", || {
         received(&sandbox, "t", "alice", "typed in top")
     });
@@ -120,30 +120,30 @@ command = ["sleep", "1000"]
         .arg(format!("{} plan submit {}", bin(), plan.display()))
         .run()
         .success();
-    shows(&server, "top", "the pending plan", "waiting for a decision");
-    keys(&server, "top", &["a"]);
+    shows(server, "top", "the pending plan", "waiting for a decision");
+    keys(server, "top", &["a"]);
     eventually("alice to receive plan_approval_response", || {
         received(&sandbox, "t", "alice", "plan_approval_response")
     });
     shows(
-        &server,
+        server,
         "top",
         "the approval in the feed",
         "approved alice's plan",
     );
 
     // `x` stops the selected member, once confirmed.
-    keys(&server, "top", &["j", "x"]);
-    shows(&server, "top", "the confirmation", "stop bob?");
-    keys(&server, "top", &["y"]);
+    keys(server, "top", &["j", "x"]);
+    shows(server, "top", "the confirmation", "stop bob?");
+    keys(server, "top", &["y"]);
     eventually("bob to be stopped", || {
         state(&sandbox, "t", "bob") == "killed"
     });
-    shows(&server, "top", "bob shown as killed", "killed");
+    shows(server, "top", "bob shown as killed", "killed");
 
     // `q` gives the terminal back: the main screen, and the shell after top.
-    keys(&server, "top", &["q"]);
-    shows(&server, "top", "the shell after top", "top-ended-0");
+    keys(server, "top", &["q"]);
+    shows(server, "top", "the shell after top", "top-ended-0");
     assert_eq!(
         server
             .run(&["display-message", "-p", "-t", "top", "#{alternate_on}"])
@@ -168,8 +168,8 @@ command = ["sleep", "1000"]
 "#,
     );
     let server = team.server();
-    open_top(&server, "top", "small", 80, 24);
-    shows(&server, "top", "carol's row", "carol");
+    open_top(server, "top", "small", 80, 24);
+    shows(server, "top", "carol's row", "carol");
 
     // A state change shows.
     sandbox
@@ -177,18 +177,18 @@ command = ["sleep", "1000"]
         .args(["stop", "--team", "small", "carol"])
         .run()
         .success();
-    shows(&server, "top", "carol shown as killed", "killed");
+    shows(server, "top", "carol shown as killed", "killed");
 
     // A corrupt inbox is a warning row; the dashboard keeps running.
     std::fs::write(sandbox.inbox_path("small", "carol"), "{ not json").unwrap();
-    shows(&server, "top", "the warning row", "corrupt inbox");
+    shows(server, "top", "the warning row", "corrupt inbox");
     sandbox
         .swarm()
         // carol has ended, and a message to it is refused: the lead has a live inbox.
         .args(["send", "--team", "small", "team-lead", "fine again"])
         .run()
         .success();
-    shows(&server, "top", "a message after it", "fine again");
+    shows(server, "top", "a message after it", "fine again");
 
     // The team ends while top runs: shown as ended, not as an error.
     sandbox
@@ -196,21 +196,21 @@ command = ["sleep", "1000"]
         .args(["down", "small", "--force"])
         .run()
         .success();
-    shows(&server, "top", "the team shown as ended", "ended");
-    keys(&server, "top", &["q"]);
-    shows(&server, "top", "top quitting cleanly", "top-ended-0");
+    shows(server, "top", "the team shown as ended", "ended");
+    keys(server, "top", &["q"]);
+    shows(server, "top", "top quitting cleanly", "top-ended-0");
 }
 
 #[test]
 fn without_a_terminal_top_refuses_and_points_at_json() {
     let sandbox = Sandbox::new();
     sandbox.team("t", &["alice"]);
-    sandbox
-        .swarm()
-        .args(["top", "t"])
-        .run()
-        .refused(2, "needs a terminal")
-        .stderr_has("status --json");
+    sandbox.swarm().args(["top", "t"]).run().refused_exactly(
+        2,
+        "swarm: swarm top needs a terminal: stdin or stdout is not one\n\
+             hint: use `swarm status --json` for a snapshot, or `swarm watch --all --json` to \
+             follow messages\n",
+    );
 }
 
 #[test]
@@ -239,9 +239,9 @@ command = ["sleep", "1000"]
         config["tmux"]["window"].as_str().unwrap(),
         "the dashboard is in the team's window"
     );
-    shows(&server, &pane, "alice's row in the dashboard", "alice");
+    shows(server, &pane, "alice's row in the dashboard", "alice");
     shows(
-        &server,
+        server,
         &pane,
         "the lead's row in the dashboard",
         "team-lead",
@@ -288,38 +288,38 @@ command = ["sleep", "1000"]
         "sh",
         "-i",
     ]);
-    shows(&server, "shell", "the shell's prompt", "shell-prompt$");
+    shows(server, "shell", "the shell's prompt", "shell-prompt$");
     typed(
-        &server,
+        server,
         "shell",
         &format!("{} top c; echo top-ended-$?", bin()),
     );
-    keys(&server, "shell", &["Enter"]);
-    shows(&server, "shell", "alice's row", "alice");
+    keys(server, "shell", &["Enter"]);
+    shows(server, "shell", "alice's row", "alice");
     assert_eq!(
         server.pane_format("shell", "#{alternate_on}"),
         "1",
         "top draws on the alternate screen"
     );
 
-    keys(&server, "shell", &["C-c"]);
-    shows(&server, "shell", "the shell after top", "top-ended-0");
+    keys(server, "shell", &["C-c"]);
+    shows(server, "shell", "the shell after top", "top-ended-0");
     assert_eq!(
         server.pane_format("shell", "#{alternate_on}"),
         "0",
         "Ctrl-C left the alternate screen on"
     );
     // The terminal is in its cooked mode again: what is typed is echoed, and a line runs.
-    typed(&server, "shell", "echo cooked-$((40 + 2))");
-    keys(&server, "shell", &["Enter"]);
+    typed(server, "shell", "echo cooked-$((40 + 2))");
+    keys(server, "shell", &["Enter"]);
     shows(
-        &server,
+        server,
         "shell",
         "the typed line echoed",
         "echo cooked-$((40 + 2))",
     );
-    shows(&server, "shell", "the line run", "cooked-42");
-    let screen = screen(&server, "shell");
+    shows(server, "shell", "the line run", "cooked-42");
+    let screen = screen(server, "shell");
     assert!(
         screen.trim_end().ends_with("shell-prompt$"),
         "the prompt is not back last:\n{screen}"
@@ -379,13 +379,13 @@ command = ["sleep", "1000"]
     ]);
     let clients = || server.run(&["list-clients", "-F", "#{client_session}"]);
     eventually("a client on top's session", || clients().trim() == "top");
-    shows(&server, "top", "alice's row", "alice");
+    shows(server, "top", "alice's row", "alice");
 
     let alice = sandbox.member("g", "alice")["tmuxPaneId"]
         .as_str()
         .unwrap()
         .to_owned();
-    keys(&server, "top", &["j", "Enter"]);
+    keys(server, "top", &["j", "Enter"]);
     eventually("the client to go to the team's session", || {
         clients().trim() == "swarm-g"
     });
@@ -464,14 +464,14 @@ command = ["sleep", "1000"]
         .success()
         .stdout_has("said before top");
 
-    open_top(&server, "top", "h", 120, 40);
+    open_top(server, "top", "h", 120, 40);
     shows(
-        &server,
+        server,
         "top",
         "what talker said, read before",
         "said before top",
     );
-    let screen = screen(&server, "top");
+    let screen = screen(server, "top");
     let header = screen.lines().next().unwrap_or_default();
     assert!(
         header
@@ -488,13 +488,13 @@ command = ["sleep", "1000"]
         "talker's last message out is not shown:\n{screen}"
     );
 
-    keys(&server, "top", &["?"]);
+    keys(server, "top", &["?"]);
     shows(
-        &server,
+        server,
         "top",
         "the help's last line, whole",
         "each action runs as its `swarm` command would, with your permissions",
     );
-    keys(&server, "top", &["Escape", "q"]);
-    shows(&server, "top", "top quitting", "top-ended-0");
+    keys(server, "top", &["Escape", "q"]);
+    shows(server, "top", "top quitting", "top-ended-0");
 }
