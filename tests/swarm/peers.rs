@@ -12,7 +12,7 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use serde_json::Value;
 
-use crate::harness::{Background, PATIENCE, Sandbox, TmuxServer, bin, eventually};
+use crate::harness::{Background, PATIENCE, Sandbox, TmuxServer, bin, eventually, require, skip};
 
 fn socket_of(sandbox: &Sandbox, pid: u32) -> PathBuf {
     sandbox.root().join("run/swarm").join(format!("{pid}.sock"))
@@ -247,8 +247,11 @@ fn peers_cleans_up_entries_whose_process_is_gone() {
 
 #[test]
 fn a_connection_from_another_uid_is_closed_unread() {
-    if !nix::unistd::getuid().is_root() || which("setpriv").is_none() {
-        eprintln!("skipped: needs root and setpriv to run a client as another uid");
+    if !nix::unistd::getuid().is_root() {
+        skip("root", "only root can run a client as another uid");
+        return;
+    }
+    if !require("setpriv") {
         return;
     }
     let sandbox = Sandbox::new();
@@ -310,14 +313,6 @@ fn a_connection_from_another_uid_is_closed_unread() {
         .filter(|l| l.contains("refused a peer connection from uid 65534"))
         .collect();
     assert_eq!(refusals.len(), 1, "one log line per refusal:\n{stderr}");
-}
-
-fn which(program: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
-        .map(|dir| dir.join(program))
-        .find(|path| path.is_file())
 }
 
 /// Writes `bytes` on a raw connection and returns the listener's one-line answer.
@@ -412,16 +407,16 @@ fn bad_clients_get_an_error_and_the_listener_keeps_serving() {
     good("after a silent client");
 }
 
-#[test]
-fn twenty_concurrent_senders_get_a_thousand_acknowledgements() {
+/// Twenty senders send `each` messages apiece to one listener at once: every send is acknowledged,
+/// and the listener prints each message once and nothing else.
+fn twenty_concurrent_senders(each: usize) {
     const SENDERS: usize = 20;
-    const EACH: usize = 50;
     let sandbox = Sandbox::new();
     let (listener, socket) = listen(&sandbox, &["--json"]);
     let acked = Arc::new(Mutex::new(Vec::new()));
     let threads: Vec<_> = (0..SENDERS)
         .map(|sender| {
-            let commands: Vec<_> = (0..EACH)
+            let commands: Vec<_> = (0..each)
                 .map(|n| {
                     sandbox
                         .swarm()
@@ -448,7 +443,7 @@ fn twenty_concurrent_senders_get_a_thousand_acknowledgements() {
         })
         .collect();
     let mut printed = HashSet::new();
-    while printed.len() < SENDERS * EACH {
+    while printed.len() < SENDERS * each {
         let line = listener.next_json();
         assert!(
             printed.insert(line["msg_id"].as_str().unwrap().to_owned()),
@@ -459,7 +454,7 @@ fn twenty_concurrent_senders_get_a_thousand_acknowledgements() {
         thread.join().unwrap();
     }
     let acked: HashSet<String> = acked.lock().unwrap().iter().cloned().collect();
-    assert_eq!(acked.len(), SENDERS * EACH);
+    assert_eq!(acked.len(), SENDERS * each);
     assert_eq!(acked, printed);
     assert!(
         listener
@@ -468,6 +463,17 @@ fn twenty_concurrent_senders_get_a_thousand_acknowledgements() {
             .is_none(),
         "nothing extra printed"
     );
+}
+
+#[test]
+fn twenty_concurrent_senders_each_get_an_acknowledgement() {
+    twenty_concurrent_senders(5);
+}
+
+#[test]
+#[ignore = "stress tier: scripts/stress runs it"]
+fn twenty_concurrent_senders_each_get_an_acknowledgement_under_stress() {
+    twenty_concurrent_senders(50);
 }
 
 #[test]
