@@ -23,6 +23,7 @@ use crate::policy::{self, Action};
 use crate::protocol::exchange::AnswerWatch;
 
 #[derive(Debug, clap::Subcommand)]
+#[command(defer = true)]
 pub(crate) enum Command {
     /// Send your plan to the lead for approval; prints the request id
     Submit(SubmitArgs),

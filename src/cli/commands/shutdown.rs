@@ -17,6 +17,7 @@ use crate::policy::{self, Action};
 use crate::protocol::exchange::AnswerWatch;
 
 #[derive(Debug, clap::Subcommand)]
+#[command(defer = true)]
 pub(crate) enum Command {
     /// Ask a teammate to shut down (lead only); prints the request id
     Request(RequestArgs),

@@ -45,6 +45,7 @@ const JSON_TASKS: &str = r#"JSON output (--json), one document, by id: [task, ..
 its file holds it ({"id", "subject", "description", "owner"?, "status", "blocks", "blockedBy", ...})."#;
 
 #[derive(Debug, clap::Subcommand)]
+#[command(defer = true)]
 pub(crate) enum Command {
     /// Add a task; prints its id
     Add(AddArgs),
