@@ -14,10 +14,12 @@
 //! files 0600, whatever the umask. A file or directory found open to others, made before swarm
 //! kept its files private or by another tool, is tightened the next time swarm writes there.
 
+use std::collections::BTreeSet;
 use std::fs::{self, DirBuilder, File, OpenOptions};
 use std::io::{self, BufWriter, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
@@ -283,6 +285,27 @@ pub(crate) fn kind_of(meta: &fs::Metadata) -> &'static str {
     } else {
         "a regular file"
     }
+}
+
+/// Says once per process that swarm passes over `path` and why (`why`: "a FIFO, not a task
+/// file; swarm leaves it alone"): a reader that meets it again, in a loop or for another
+/// member, adds no line.
+pub(crate) fn warn_passed_over(path: &Path, why: std::fmt::Arguments<'_>) {
+    static WARNED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+    let first = WARNED
+        .lock()
+        .map_or(true, |mut warned| warned.insert(path.to_path_buf()));
+    if first {
+        tracing::warn!("skipping {}: {why}", path.display());
+    }
+}
+
+/// What is at `path` when it is no regular file (a FIFO, a folder, a symlink, a device), in
+/// [`kind_of`]'s words; `None` for a regular file or nothing. Looked at with `lstat`, never
+/// opened: opening a FIFO would block.
+pub(crate) fn irregular(path: &Path) -> Option<&'static str> {
+    let meta = fs::symlink_metadata(path).ok()?;
+    (!meta.is_file()).then(|| kind_of(&meta))
 }
 
 /// `O_NOFOLLOW` fails with `ELOOP` on a symlink; check that it was one, not a loop further up.
