@@ -39,6 +39,19 @@ impl Name {
         Self::parse("member", raw)
     }
 
+    /// A team's name typed to address a team that exists: one of `on_disk` (the folders under
+    /// `teams/`) exactly as it is written there, whatever another tool named it (`a.b`), else a
+    /// name as [`Name::parse`] takes it. A team swarm creates is always named as `parse` says.
+    pub(crate) fn of_team<'a>(
+        raw: &str,
+        mut on_disk: impl Iterator<Item = &'a str>,
+    ) -> Result<Self> {
+        if on_disk.any(|name| name == raw) {
+            return Ok(Self(raw.to_owned()));
+        }
+        Self::parse("team", raw)
+    }
+
     /// `<member>@<team>`: how a member of another team is named where it acts as a stranger. Both
     /// parts are valid names, so it holds no `/`; it never names a file.
     pub(crate) fn qualified(member: &str, team: &str) -> Self {
@@ -166,6 +179,18 @@ mod tests {
             assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{bad:?}");
             assert!(err.message().starts_with("invalid member name"), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_team_folder_another_tool_named_is_taken_by_its_name() {
+        assert_eq!(
+            Name::of_team("a.b", ["a.b", "t"].into_iter())
+                .unwrap()
+                .as_str(),
+            "a.b"
+        );
+        assert!(Name::of_team("a.b", ["t"].into_iter()).is_err());
+        assert!(Name::of_team("t", std::iter::empty()).is_ok());
     }
 
     #[test]

@@ -43,12 +43,18 @@ impl Home {
         self.root.join("teams")
     }
 
+    /// `teams/<team>/`, `<team>` the name with every character outside `[A-Za-z0-9_-]` turned
+    /// into `-`, as Claude Code names it; but a team folder another tool named otherwise (`a.b`)
+    /// is that folder, by the name it has (docs/ARCHITECTURE.md, "On disk").
     pub fn team(&self, team: &str) -> TeamPaths {
         let root = self.teams_dir();
-        TeamPaths {
-            dir: root.join(path_component(team)),
-            root,
-        }
+        let component = path_component(team);
+        let dir = if component != team && is_foreign_team_folder(&root, team) {
+            root.join(team)
+        } else {
+            root.join(component)
+        };
+        TeamPaths { dir, root }
     }
 
     /// `node/`: what this host's `swarm node` keeps: its record and its lock
@@ -298,6 +304,18 @@ pub(crate) enum ArchiveFormat {
     TarZst,
     /// The team's folder itself, moved into the archive.
     Folder,
+}
+
+/// Whether `teams/<name>` is a folder another tool made under a name that is one path component
+/// swarm would not make itself: not hidden (a removal's `.<team>.removing-<pid>`), no `/`, and a
+/// folder, no link. Looked at with `lstat`.
+fn is_foreign_team_folder(root: &Path, name: &str) -> bool {
+    let mut components = Path::new(name).components();
+    matches!(
+        (components.next(), components.next()),
+        (Some(std::path::Component::Normal(_)), None)
+    ) && !name.starts_with('.')
+        && std::fs::symlink_metadata(root.join(name)).is_ok_and(|meta| meta.is_dir())
 }
 
 /// `bob.json` → `bob`; dot files (locks, temporary files, the spool) belong to no one.
@@ -810,6 +828,22 @@ mod tests {
         ] {
             assert_eq!(TaskListPaths::task_id(OsStr::new(no)), None, "{no}");
         }
+    }
+
+    #[test]
+    fn a_team_folder_another_tool_named_is_that_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        assert_eq!(home.team("a.b").dir(), home.teams_dir().join("a-b"));
+        std::fs::create_dir_all(home.teams_dir().join("a.b")).unwrap();
+        assert_eq!(home.team("a.b").dir(), home.teams_dir().join("a.b"));
+        assert_eq!(home.team("a-b").dir(), home.teams_dir().join("a-b"));
+        std::fs::create_dir_all(home.teams_dir().join(".x.removing-1")).unwrap();
+        assert_eq!(
+            home.team(".x.removing-1").dir(),
+            home.teams_dir().join("-x-removing-1")
+        );
+        assert_eq!(home.team("../a.b").dir(), home.teams_dir().join("---a-b"));
     }
 
     #[test]
