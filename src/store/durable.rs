@@ -14,12 +14,10 @@
 //! files 0600, whatever the umask. A file or directory found open to others, made before swarm
 //! kept its files private or by another tool, is tightened the next time swarm writes there.
 
-use std::collections::BTreeSet;
 use std::fs::{self, DirBuilder, File, OpenOptions};
 use std::io::{self, BufWriter, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
@@ -291,13 +289,7 @@ pub(crate) fn kind_of(meta: &fs::Metadata) -> &'static str {
 /// file; swarm leaves it alone"): a reader that meets it again, in a loop or for another
 /// member, adds no line.
 pub(crate) fn warn_passed_over(path: &Path, why: std::fmt::Arguments<'_>) {
-    static WARNED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
-    let first = WARNED
-        .lock()
-        .map_or(true, |mut warned| warned.insert(path.to_path_buf()));
-    if first {
-        tracing::warn!("skipping {}: {why}", path.display());
-    }
+    crate::base::text::warn_once(format!("skipping {}: {why}", path.display()));
 }
 
 /// What is at `path` when it is no regular file (a FIFO, a folder, a symlink, a device), in
