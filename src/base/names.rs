@@ -25,31 +25,21 @@ impl Name {
         }
     }
 
-    /// A member's name typed to address a member that exists: one on `roster` exactly as it is
-    /// written there, whatever another tool put in it (`dot.name`, 300 characters), else a name
-    /// as [`Name::parse`] takes it, which the caller then looks for on the roster. A member
-    /// another tool recorded can be reached by the name it has (docs/ARCHITECTURE.md, "On disk").
-    pub(crate) fn of_member<'a>(
+    /// The name of a `what` ("member", "team") typed to address one that exists: one of `known`
+    /// (the roster, or the team folders under `teams/`) exactly as it is written there, whatever
+    /// another tool put in it (`dot.name`, `a.b`, 300 characters), else a name as [`Name::parse`]
+    /// takes it, which the caller then looks for. What another tool recorded can be reached by
+    /// the name it has (docs/ARCHITECTURE.md, "On disk"); what swarm creates is named as `parse`
+    /// says.
+    pub(crate) fn of_existing<'a>(
+        what: &str,
         raw: &str,
-        mut roster: impl Iterator<Item = &'a str>,
+        mut known: impl Iterator<Item = &'a str>,
     ) -> Result<Self> {
-        if roster.any(|name| name == raw) {
+        if known.any(|name| name == raw) {
             return Ok(Self(raw.to_owned()));
         }
-        Self::parse("member", raw)
-    }
-
-    /// A team's name typed to address a team that exists: one of `on_disk` (the folders under
-    /// `teams/`) exactly as it is written there, whatever another tool named it (`a.b`), else a
-    /// name as [`Name::parse`] takes it. A team swarm creates is always named as `parse` says.
-    pub(crate) fn of_team<'a>(
-        raw: &str,
-        mut on_disk: impl Iterator<Item = &'a str>,
-    ) -> Result<Self> {
-        if on_disk.any(|name| name == raw) {
-            return Ok(Self(raw.to_owned()));
-        }
-        Self::parse("team", raw)
+        Self::parse(what, raw)
     }
 
     /// `<member>@<team>`: how a member of another team is named where it acts as a stranger. Both
@@ -184,13 +174,13 @@ mod tests {
     #[test]
     fn a_team_folder_another_tool_named_is_taken_by_its_name() {
         assert_eq!(
-            Name::of_team("a.b", ["a.b", "t"].into_iter())
+            Name::of_existing("team", "a.b", ["a.b", "t"].into_iter())
                 .unwrap()
                 .as_str(),
             "a.b"
         );
-        assert!(Name::of_team("a.b", ["t"].into_iter()).is_err());
-        assert!(Name::of_team("t", std::iter::empty()).is_ok());
+        assert!(Name::of_existing("team", "a.b", ["t"].into_iter()).is_err());
+        assert!(Name::of_existing("team", "t", std::iter::empty()).is_ok());
     }
 
     #[test]
@@ -206,14 +196,14 @@ mod tests {
         assert_eq!(path_component(&fits), fits);
         // The roster finds the name by itself, as written.
         assert_eq!(
-            Name::of_member("dot.name", ["bob", "dot.name"].into_iter())
+            Name::of_existing("member", "dot.name", ["bob", "dot.name"].into_iter())
                 .unwrap()
                 .as_str(),
             "dot.name"
         );
-        assert!(Name::of_member("dot.name", ["bob"].into_iter()).is_err());
+        assert!(Name::of_existing("member", "dot.name", ["bob"].into_iter()).is_err());
         assert_eq!(
-            Name::of_member("carol", ["bob"].into_iter())
+            Name::of_existing("member", "carol", ["bob"].into_iter())
                 .unwrap()
                 .as_str(),
             "carol"

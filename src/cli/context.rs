@@ -152,7 +152,7 @@ impl Context {
         };
         // A member another tool recorded is reached by the name it has ("On disk").
         let name = match team.load() {
-            Ok(config) => Name::of_member(raw, config.roster().into_iter())?,
+            Ok(config) => Name::of_existing("member", raw, config.roster().into_iter())?,
             Err(_) => Name::parse("member", raw)?,
         };
         Ok((team, name))
@@ -230,10 +230,10 @@ impl Context {
 /// Whether team `name` has a member that may still be running (`member/liveness.rs`). A team that
 /// cannot be read is not running.
 /// A team's name as typed: one swarm would give, or exactly the name of a team folder another
-/// tool made under `teams/` (`a.b`), which is reached by the name it has ([`Name::of_team`]).
+/// tool made under `teams/` (`a.b`), which is reached by the name it has ([`Name::of_existing`]).
 pub(crate) fn team_named(home: &Home, raw: &str) -> Result<Name> {
     let on_disk = list_teams(home).unwrap_or_default();
-    Name::of_team(raw, on_disk.iter().map(String::as_str))
+    Name::of_existing("team", raw, on_disk.iter().map(String::as_str))
 }
 
 fn is_running(home: &Home, name: &str) -> bool {
