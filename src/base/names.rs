@@ -92,7 +92,7 @@ fn problem(raw: &str) -> Option<&'static str> {
 
 /// The longest path component a name becomes. A file name has at most 255 bytes, and swarm adds
 /// up to 40 around a member's (`.<name>.consume.flock`, `<name>.json.too-large-<ms>.<n>`, a
-/// temporary file's `.<name>.json.<random>.tmp`).
+/// temporary file's `.<name>.json.<pid>.<random>.tmp`).
 pub(crate) const MAX_COMPONENT: usize = 200;
 
 /// The one of `known` that `name` most looks like, when it looks enough like one: the similarity
