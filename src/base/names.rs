@@ -25,18 +25,21 @@ impl Name {
         }
     }
 
-    /// A member's name typed to address a member that exists: one on `roster` exactly as it is
-    /// written there, whatever another tool put in it (`dot.name`, 300 characters), else a name
-    /// as [`Name::parse`] takes it, which the caller then looks for on the roster. A member
-    /// another tool recorded can be reached by the name it has (docs/ARCHITECTURE.md, "On disk").
-    pub(crate) fn of_member<'a>(
+    /// The name of a `what` ("member", "team") typed to address one that exists: one of `known`
+    /// (the roster, or the team folders under `teams/`) exactly as it is written there, whatever
+    /// another tool put in it (`dot.name`, `a.b`, 300 characters), else a name as [`Name::parse`]
+    /// takes it, which the caller then looks for. What another tool recorded can be reached by
+    /// the name it has (docs/ARCHITECTURE.md, "On disk"); what swarm creates is named as `parse`
+    /// says.
+    pub(crate) fn of_existing<'a>(
+        what: &str,
         raw: &str,
-        mut roster: impl Iterator<Item = &'a str>,
+        mut known: impl Iterator<Item = &'a str>,
     ) -> Result<Self> {
-        if roster.any(|name| name == raw) {
+        if known.any(|name| name == raw) {
             return Ok(Self(raw.to_owned()));
         }
-        Self::parse("member", raw)
+        Self::parse(what, raw)
     }
 
     /// `<member>@<team>`: how a member of another team is named where it acts as a stranger. Both
@@ -89,7 +92,7 @@ fn problem(raw: &str) -> Option<&'static str> {
 
 /// The longest path component a name becomes. A file name has at most 255 bytes, and swarm adds
 /// up to 40 around a member's (`.<name>.consume.flock`, `<name>.json.too-large-<ms>.<n>`, a
-/// temporary file's `.<name>.json.<random>.tmp`).
+/// temporary file's `.<name>.json.<pid>.<random>.tmp`).
 pub(crate) const MAX_COMPONENT: usize = 200;
 
 /// The one of `known` that `name` most looks like, when it looks enough like one: the similarity
@@ -169,6 +172,18 @@ mod tests {
     }
 
     #[test]
+    fn a_team_folder_another_tool_named_is_taken_by_its_name() {
+        assert_eq!(
+            Name::of_existing("team", "a.b", ["a.b", "t"].into_iter())
+                .unwrap()
+                .as_str(),
+            "a.b"
+        );
+        assert!(Name::of_existing("team", "a.b", ["t"].into_iter()).is_err());
+        assert!(Name::of_existing("team", "t", std::iter::empty()).is_ok());
+    }
+
+    #[test]
     fn a_name_too_long_for_a_file_name_is_cut_and_told_apart_by_a_hash() {
         let long = "x".repeat(300);
         let other = format!("{}y", "x".repeat(299));
@@ -181,14 +196,14 @@ mod tests {
         assert_eq!(path_component(&fits), fits);
         // The roster finds the name by itself, as written.
         assert_eq!(
-            Name::of_member("dot.name", ["bob", "dot.name"].into_iter())
+            Name::of_existing("member", "dot.name", ["bob", "dot.name"].into_iter())
                 .unwrap()
                 .as_str(),
             "dot.name"
         );
-        assert!(Name::of_member("dot.name", ["bob"].into_iter()).is_err());
+        assert!(Name::of_existing("member", "dot.name", ["bob"].into_iter()).is_err());
         assert_eq!(
-            Name::of_member("carol", ["bob"].into_iter())
+            Name::of_existing("member", "carol", ["bob"].into_iter())
                 .unwrap()
                 .as_str(),
             "carol"

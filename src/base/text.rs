@@ -144,6 +144,19 @@ fn escape(c: char, shown: &mut String) {
     }
 }
 
+/// Logs `line` as a warning unless this process said it before: for what a command meets again
+/// and again (a file it passes over, a tmux server that does not answer) and should say once.
+pub(crate) fn warn_once(line: String) {
+    static SAID: std::sync::Mutex<std::collections::BTreeSet<String>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let first = SAID
+        .lock()
+        .map_or(true, |mut said| said.insert(line.clone()));
+    if first {
+        tracing::warn!("{line}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

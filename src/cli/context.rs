@@ -68,7 +68,7 @@ impl Context {
         // "Removing a team").
         crate::store::removal::finish_interrupted(&self.home);
         if let Some(name) = positional.or(self.team.as_deref()) {
-            return Name::parse("team", name);
+            return team_named(&self.home, name);
         }
         let teams = list_teams(&self.home)?;
         if teams.is_empty() {
@@ -83,7 +83,7 @@ impl Context {
                 "which team? pass --team or set SWARM_TEAM (teams: {listing})"
             ))
         })?;
-        Name::parse("team", team)
+        team_named(&self.home, team)
     }
 
     /// The only one of `teams`, else the only one of them running; else the listing of them, the
@@ -158,7 +158,7 @@ impl Context {
         };
         // A member another tool recorded is reached by the name it has ("On disk").
         let name = match team.load() {
-            Ok(config) => Name::of_member(raw, config.roster().into_iter())?,
+            Ok(config) => Name::of_existing("member", raw, config.roster().into_iter())?,
             Err(_) => Name::parse("member", raw)?,
         };
         Ok((team, name))
@@ -213,6 +213,13 @@ impl Context {
 
 /// Whether team `name` has a member that may still be running (`member/liveness.rs`). A team that
 /// cannot be read is not running.
+/// A team's name as typed: one swarm would give, or exactly the name of a team folder another
+/// tool made under `teams/` (`a.b`), which is reached by the name it has ([`Name::of_existing`]).
+pub(crate) fn team_named(home: &Home, raw: &str) -> Result<Name> {
+    let on_disk = list_teams(home).unwrap_or_default();
+    Name::of_existing("team", raw, on_disk.iter().map(String::as_str))
+}
+
 fn is_running(home: &Home, name: &str) -> bool {
     Team::open(home, name)
         .and_then(|team| Observed::take(&team, &Fleet::of(home)))

@@ -197,8 +197,8 @@ const FILES: &[(&str, &str)] = &[
         "A live peer: pid, socket, label, team, agent, cwd, startedAt and tty.",
     ),
     (
-        ".<file>.<random>.tmp, .<file>.lock.swarm-<pid>",
-        "Beside a file swarm replaces, its next version while it is written; beside a lock directory, that directory while swarm process <pid> makes it. Only a swarm process that was killed leaves one; it is safe to remove when no swarm runs.",
+        ".<file>.<pid>.<random>.tmp, .<file>.lock.swarm-<pid>",
+        "Beside a file swarm replaces, its next version while swarm process <pid> writes it; beside a lock directory, that directory while swarm process <pid> makes it. Only a swarm process that was killed leaves one; a temporary file is removed by the next write in its folder once it is five minutes old and its writer is gone, and either is safe to remove when no swarm runs.",
     ),
     (
         "<runtime>/<pid>.sock",

@@ -9,6 +9,8 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::Instant;
 
 use crate::base::text::refuse_controls;
 use crate::base::{clock, process};
@@ -93,6 +95,15 @@ pub(crate) const ANSWER_BOUND_VAR: &str = "SWARM_TMUX_TIMEOUT";
 fn answer_bound() -> std::time::Duration {
     clock::seconds_from_env(ANSWER_BOUND_VAR, ANSWER_BOUND)
 }
+
+/// How long a server that did not answer stays known as not answering in this process: a
+/// command asks it again only after this (a long-lived supervisor or dashboard, which should see
+/// a server that was resumed), and its other looks meanwhile fail at once with the same line
+/// instead of each waiting out its own bound (`down` looked six times).
+const UNANSWERED_FOR: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The servers that did not answer in this process, each with when it was found so.
+static UNANSWERED: Mutex<Vec<(Server, Instant)>> = Mutex::new(Vec::new());
 
 /// A detached session's size; attaching resizes it to the client.
 const DETACHED_SIZE: (&str, &str) = ("240", "70");
@@ -186,22 +197,46 @@ impl Tmux {
         input: Option<&[u8]>,
     ) -> Result<process::Ran> {
         let bound = answer_bound();
+        if self.did_not_answer() {
+            return Err(self.no_answer(verb, bound));
+        }
         match process::run_within(&mut command, input, bound) {
             Ok(Some(ran)) => Ok(ran),
-            Ok(None) => Err(Error::runtime(format!(
-                "tmux {verb} got no answer within {}s from {}: it is stopped or stuck",
-                bound.as_secs_f64(),
-                self.describe()
-            ))
-            .with_hint(format!(
-                "resume or end that tmux server (`kill -CONT` if it was stopped); {ANSWER_BOUND_VAR}=<seconds> waits longer"
-            ))),
+            Ok(None) => {
+                if let Ok(mut unanswered) = UNANSWERED.lock() {
+                    unanswered.retain(|(server, _)| *server != self.server);
+                    unanswered.push((self.server.clone(), Instant::now()));
+                }
+                Err(self.no_answer(verb, bound))
+            }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                 Err(Error::runtime("tmux is not installed")
                     .with_hint("install it, e.g. `apt-get install tmux`"))
             }
             Err(err) => Err(Error::os(&format!("run tmux {verb}"), err)),
         }
+    }
+
+    /// Whether this server did not answer a command of this process within the last
+    /// [`UNANSWERED_FOR`].
+    fn did_not_answer(&self) -> bool {
+        UNANSWERED.lock().is_ok_and(|unanswered| {
+            unanswered
+                .iter()
+                .any(|(server, at)| *server == self.server && at.elapsed() < UNANSWERED_FOR)
+        })
+    }
+
+    /// The error of a command the server did not answer within `bound`.
+    fn no_answer(&self, verb: &str, bound: std::time::Duration) -> Error {
+        Error::runtime(format!(
+            "tmux {verb} got no answer within {}s from {}: it is stopped or stuck",
+            bound.as_secs_f64(),
+            self.describe()
+        ))
+        .with_hint(format!(
+            "resume or end that tmux server (`kill -CONT` if it was stopped); {ANSWER_BOUND_VAR}=<seconds> waits longer"
+        ))
     }
 
     /// The server, as an error names it.

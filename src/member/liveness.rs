@@ -194,9 +194,9 @@ fn live_panes(config: &TeamConfig) -> Option<HashSet<String>> {
     let placement = config.tmux.as_ref()?;
     match crate::launch::tmux::Tmux::at(&placement.socket).panes() {
         Ok(panes) => Some(panes.unwrap_or_default()),
-        // Said, not fatal: members are then judged by their processes alone.
+        // Said once, not fatal: members are then judged by their processes alone.
         Err(err) => {
-            tracing::warn!("{}", err.message());
+            crate::base::text::warn_once(err.message().to_owned());
             None
         }
     }

@@ -206,6 +206,13 @@ pub(crate) fn send(
         }));
     }
 
+    // What is no inbox where a member's belongs (a FIFO, a folder) keeps that member out of a
+    // broadcast, which reaches everyone else ("Messages").
+    let targets = if matches!(recipient, Recipient::Broadcast) {
+        reachable(team, targets)
+    } else {
+        targets
+    };
     let summary = match (summary, &structured) {
         (Some(summary), _) => Some(summary.to_owned()),
         (None, None) => Some(derive_summary(text)),
@@ -236,6 +243,25 @@ pub(crate) fn send(
         from: me.to_string(),
         to: targets,
     })
+}
+
+/// The broadcast's `targets` whose inboxes swarm can write, saying once of each other one why
+/// it is left out.
+fn reachable(team: &Team, targets: Vec<String>) -> Vec<String> {
+    targets
+        .into_iter()
+        .filter(|target| {
+            let mailbox = team.mailbox(target);
+            let Some(kind) = mailbox.irregular() else {
+                return true;
+            };
+            tracing::warn!(
+                "the broadcast leaves {target} out: {} is {kind}, not an inbox; swarm leaves it alone",
+                mailbox.inbox_path().display()
+            );
+            false
+        })
+        .collect()
 }
 
 /// Whether `member` has ended, as config.json records it: a final state is final.

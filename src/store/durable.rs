@@ -3,6 +3,10 @@
 //! rename that replaces nothing, for a new file), fsync the directory (docs/ARCHITECTURE.md,
 //! "Durable writes").
 //!
+//! No temporary file outlives its writer for long: one a killed writer left
+//! (`.<file>.<pid>.<random>.tmp`) is removed by the first write in its folder of a later process,
+//! once it is older than a few minutes and its writer is gone ([`sweep_abandoned_temps`]).
+//!
 //! Every file swarm opens under its home is opened here, and none through a symlink
 //! (docs/ARCHITECTURE.md, "Private files"): a file swarm writes in place (a lock file, a history
 //! file, a log) is opened with `O_NOFOLLOW` by [`open_private`], a file it is about to rewrite is
@@ -14,17 +18,21 @@
 //! files 0600, whatever the umask. A file or directory found open to others, made before swarm
 //! kept its files private or by another tool, is tightened the next time swarm writes there.
 
+use std::collections::BTreeSet;
 use std::fs::{self, DirBuilder, File, OpenOptions};
 use std::io::{self, BufWriter, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::unistd::getuid;
 
+use crate::base::process;
 use crate::error::{Error, Result};
-use crate::store::paths;
+use crate::store::paths::{self, TempName};
 
 /// Mode for files swarm creates: messages are private to their owner.
 pub(crate) const PRIVATE_FILE_MODE: u32 = 0o600;
@@ -132,9 +140,11 @@ fn synced_temp(
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<tempfile::NamedTempFile> {
     let dir = parent(path);
+    sweep_abandoned_temps(dir);
     let temp = tempfile::Builder::new()
         .prefix(&paths::temp_prefix(path))
         .suffix(paths::TEMP_SUFFIX)
+        .rand_bytes(paths::TEMP_RANDOM_LEN)
         .permissions(fs::Permissions::from_mode(mode))
         .tempfile_in(dir)
         .map_err(|err| Error::io("create a temporary file in", dir, err))?;
@@ -147,6 +157,44 @@ fn synced_temp(
         .sync_all()
         .map_err(|err| Error::io("sync", temp.path(), err))?;
     Ok(temp)
+}
+
+/// How old a temporary file must be before it counts as abandoned: a write holds one for
+/// milliseconds, or for a lock wait at most, never for minutes.
+const TEMP_ABANDONED_AFTER: Duration = Duration::from_secs(5 * 60);
+
+/// Removes the temporary files a killed writer left in `dir`: named as [`synced_temp`] names
+/// them, older than [`TEMP_ABANDONED_AFTER`], and written by a process that is gone (or by a
+/// swarm that put no pid in the name). Once per folder per process, before its first write
+/// there. A writer that is merely slow loses nothing to this: it renames its own file, and a
+/// rename that finds it gone fails its write, which then says so.
+fn sweep_abandoned_temps(dir: &Path) {
+    static SWEPT: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+    let first = SWEPT
+        .lock()
+        .is_ok_and(|mut swept| swept.insert(dir.to_path_buf()));
+    if !first {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Some(TempName { writer }) = TempName::of(&entry.file_name()) else {
+            continue;
+        };
+        let abandoned = entry.metadata().is_ok_and(|meta| {
+            meta.is_file()
+                && meta
+                    .modified()
+                    .ok()
+                    .and_then(|at| at.elapsed().ok())
+                    .is_some_and(|age| age > TEMP_ABANDONED_AFTER)
+        }) && writer.is_none_or(|pid| !process::alive(pid));
+        if abandoned && fs::remove_file(entry.path()).is_ok() {
+            tracing::info!(file = %entry.path().display(), "removed a temporary file a killed writer left");
+        }
+    }
 }
 
 /// Creates `path`, which must not exist yet, holding `contents`, without syncing it: for a file
@@ -283,6 +331,21 @@ pub(crate) fn kind_of(meta: &fs::Metadata) -> &'static str {
     } else {
         "a regular file"
     }
+}
+
+/// Says once per process that swarm passes over `path` and why (`why`: "a FIFO, not a task
+/// file; swarm leaves it alone"): a reader that meets it again, in a loop or for another
+/// member, adds no line.
+pub(crate) fn warn_passed_over(path: &Path, why: std::fmt::Arguments<'_>) {
+    crate::base::text::warn_once(format!("skipping {}: {why}", path.display()));
+}
+
+/// What is at `path` when it is no regular file (a FIFO, a folder, a symlink, a device), in
+/// [`kind_of`]'s words; `None` for a regular file or nothing. Looked at with `lstat`, never
+/// opened: opening a FIFO would block.
+pub(crate) fn irregular(path: &Path) -> Option<&'static str> {
+    let meta = fs::symlink_metadata(path).ok()?;
+    (!meta.is_file()).then(|| kind_of(&meta))
 }
 
 /// `O_NOFOLLOW` fails with `ELOOP` on a symlink; check that it was one, not a loop further up.

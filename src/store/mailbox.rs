@@ -368,10 +368,35 @@ impl Mailbox {
     /// The unread messages, read without taking the lock (writers replace the file atomically).
     /// A message another tool marked `"read": true` is not unread: it stays in the file, untouched,
     /// but is never counted, consumed, pasted or shown as unread.
+    ///
+    /// One bad inbox hides no one else's (docs/ARCHITECTURE.md, "Messages"): what is no regular
+    /// file where the inbox belongs (a FIFO, a folder: looked at, never opened), or a file that
+    /// cannot be read, holds nothing unread, with one warning line.
     pub fn peek(&self) -> Result<Vec<InboxMessage>> {
-        let mut unread = self.messages()?;
+        if let Some(kind) = self.irregular() {
+            durable::warn_passed_over(
+                &self.paths.inbox,
+                format_args!("{kind}, not an inbox; swarm leaves it alone"),
+            );
+            return Ok(Vec::new());
+        }
+        let bytes = match durable::read_if_exists(&self.paths.inbox) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(Vec::new()),
+            Err(err) => {
+                durable::warn_passed_over(&self.paths.inbox, format_args!("{err}"));
+                return Ok(Vec::new());
+            }
+        };
+        let mut unread = self.parsed(&bytes)?;
         unread.retain(|message| !message.is_read());
         Ok(unread)
+    }
+
+    /// What is where the inbox belongs when it is no regular file ("a FIFO", "a folder"), which
+    /// no read or write of swarm's touches; `None` for a file or nothing.
+    pub(crate) fn irregular(&self) -> Option<&'static str> {
+        durable::irregular(&self.paths.inbox)
     }
 
     /// The unread messages as the file holds them now, taking no lock and repairing nothing: for
@@ -389,10 +414,16 @@ impl Mailbox {
     /// Every message in the inbox file, read or not, for lookups such as a protocol request.
     /// A file that does not parse, or holds invalid elements, is repaired under the lock first.
     pub(crate) fn messages(&self) -> Result<Vec<InboxMessage>> {
-        let Some(bytes) = durable::read_if_exists(&self.paths.inbox)? else {
-            return Ok(Vec::new());
-        };
-        if let Some(messages) = parse_clean(&bytes) {
+        match durable::read_if_exists(&self.paths.inbox)? {
+            Some(bytes) => self.parsed(&bytes),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The messages in `bytes`, read from the inbox; when they do not parse, or hold invalid
+    /// elements, the inbox is repaired under the lock and read there.
+    fn parsed(&self, bytes: &[u8]) -> Result<Vec<InboxMessage>> {
+        if let Some(messages) = parse_clean(bytes) {
             return Ok(messages);
         }
         // A foreign writer may have been mid-write; decide under the lock.

@@ -43,12 +43,18 @@ impl Home {
         self.root.join("teams")
     }
 
+    /// `teams/<team>/`, `<team>` the name with every character outside `[A-Za-z0-9_-]` turned
+    /// into `-`, as Claude Code names it; but a team folder another tool named otherwise (`a.b`)
+    /// is that folder, by the name it has (docs/ARCHITECTURE.md, "On disk").
     pub fn team(&self, team: &str) -> TeamPaths {
         let root = self.teams_dir();
-        TeamPaths {
-            dir: root.join(path_component(team)),
-            root,
-        }
+        let component = path_component(team);
+        let dir = if component != team && is_foreign_team_folder(&root, team) {
+            root.join(team)
+        } else {
+            root.join(component)
+        };
+        TeamPaths { dir, root }
     }
 
     /// `node/`: what this host's `swarm node` keeps: its record and its lock
@@ -298,6 +304,18 @@ pub(crate) enum ArchiveFormat {
     TarZst,
     /// The team's folder itself, moved into the archive.
     Folder,
+}
+
+/// Whether `teams/<name>` is a folder another tool made under a name that is one path component
+/// swarm would not make itself: not hidden (a removal's `.<team>.removing-<pid>`), no `/`, and a
+/// folder, no link. Looked at with `lstat`.
+fn is_foreign_team_folder(root: &Path, name: &str) -> bool {
+    let mut components = Path::new(name).components();
+    matches!(
+        (components.next(), components.next()),
+        (Some(std::path::Component::Normal(_)), None)
+    ) && !name.starts_with('.')
+        && std::fs::symlink_metadata(root.join(name)).is_ok_and(|meta| meta.is_dir())
 }
 
 /// `bob.json` → `bob`; dot files (locks, temporary files, the spool) belong to no one.
@@ -553,15 +571,50 @@ impl LockPaths {
 }
 
 /// A temporary file beside `target` (docs/ARCHITECTURE.md, "Durable writes"): its name starts
-/// with this prefix and ends with [`TEMP_SUFFIX`], with random characters between.
+/// with this prefix, `.<file>.<writer's pid>.`, and ends with [`TEMP_SUFFIX`], with random
+/// characters between.
 pub(crate) fn temp_prefix(target: &Path) -> String {
     format!(
-        ".{}.",
-        target.file_name().unwrap_or_default().to_string_lossy()
+        ".{}.{}.",
+        target.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
     )
 }
 
+/// A temporary file named by [`temp_prefix`] (`.<file>.<pid>.<random>.tmp`, or
+/// `.<file>.<random>.tmp` as swarm named them before it put its pid in), read back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TempName {
+    /// The pid of its writer, when the name has one.
+    pub(crate) writer: Option<i32>,
+}
+
+impl TempName {
+    /// `file` read back, if it is named as a temporary file.
+    pub(crate) fn of(file: &OsStr) -> Option<Self> {
+        let inner = file
+            .to_str()?
+            .strip_prefix('.')?
+            .strip_suffix(TEMP_SUFFIX)?;
+        let (head, random) = inner.rsplit_once('.')?;
+        if head.is_empty()
+            || random.len() != TEMP_RANDOM_LEN
+            || !random.chars().all(|c| c.is_ascii_alphanumeric())
+        {
+            return None;
+        }
+        let writer = head
+            .rsplit_once('.')
+            .and_then(|(target, pid)| (!target.is_empty()).then_some(pid)?.parse().ok())
+            .filter(|pid: &i32| *pid > 0);
+        Some(Self { writer })
+    }
+}
+
 pub(crate) const TEMP_SUFFIX: &str = ".tmp";
+
+/// How many random characters a temporary file's name has before [`TEMP_SUFFIX`].
+pub(crate) const TEMP_RANDOM_LEN: usize = 6;
 
 /// Where peer sockets live (docs/ARCHITECTURE.md, "Peers"): `$XDG_RUNTIME_DIR/swarm`, else
 /// `/tmp/swarm-<uid>`.
@@ -820,7 +873,23 @@ mod tests {
             LockPaths::staging(&bob.lock.dir, 42),
             Path::new("/h/teams/t/inboxes/.bob.json.lock.swarm-42")
         );
-        assert_eq!(temp_prefix(&bob.inbox), ".bob.json.");
+        let prefix = temp_prefix(&bob.inbox);
+        assert_eq!(prefix, format!(".bob.json.{}.", std::process::id()));
+        let name = |name: &str| TempName::of(OsStr::new(name)).map(|temp| temp.writer);
+        let me = i32::try_from(std::process::id()).unwrap();
+        assert_eq!(name(&format!("{prefix}aB3xYz.tmp")), Some(Some(me)));
+        assert_eq!(name(".bob.json.aB3xYz.tmp"), Some(None));
+        assert_eq!(name("..highwatermark.aB3xYz.tmp"), Some(None));
+        assert_eq!(name(".7.json.42.aB3xYz.tmp"), Some(Some(42)));
+        for no in [
+            "bob.json",
+            ".bob.json.tmp",
+            ".bob.json..tmp",
+            "bob.json.x.tmp",
+            ".x.a-b.tmp",
+        ] {
+            assert_eq!(name(no), None, "{no}");
+        }
     }
 
     #[test]
@@ -868,6 +937,22 @@ mod tests {
         ] {
             assert_eq!(TaskListPaths::task_id(OsStr::new(no)), None, "{no}");
         }
+    }
+
+    #[test]
+    fn a_team_folder_another_tool_named_is_that_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        assert_eq!(home.team("a.b").dir(), home.teams_dir().join("a-b"));
+        std::fs::create_dir_all(home.teams_dir().join("a.b")).unwrap();
+        assert_eq!(home.team("a.b").dir(), home.teams_dir().join("a.b"));
+        assert_eq!(home.team("a-b").dir(), home.teams_dir().join("a-b"));
+        std::fs::create_dir_all(home.teams_dir().join(".x.removing-1")).unwrap();
+        assert_eq!(
+            home.team(".x.removing-1").dir(),
+            home.teams_dir().join("-x-removing-1")
+        );
+        assert_eq!(home.team("../a.b").dir(), home.teams_dir().join("---a-b"));
     }
 
     #[test]

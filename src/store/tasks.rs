@@ -13,7 +13,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use crate::base::clock;
 use crate::error::{Error, Result};
@@ -306,7 +305,13 @@ impl TaskList {
             Err(err) => return Err(Error::io("inspect", &path, err)),
         };
         if !meta.is_file() {
-            warn_junk(&path, &meta);
+            durable::warn_passed_over(
+                &path,
+                format_args!(
+                    "{}, not a task file; swarm leaves it alone",
+                    durable::kind_of(&meta)
+                ),
+            );
             return Ok(Some(Found::Junk));
         }
         Ok(
@@ -834,21 +839,6 @@ impl Board {
             }
         }
         false
-    }
-}
-
-/// Says once per process that `path`, named like a task file, is no regular file and is skipped.
-fn warn_junk(path: &Path, meta: &fs::Metadata) {
-    static WARNED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
-    let first = WARNED
-        .lock()
-        .map_or(true, |mut warned| warned.insert(path.to_path_buf()));
-    if first {
-        tracing::warn!(
-            "skipping {}: {}, not a task file; swarm leaves it alone",
-            path.display(),
-            durable::kind_of(meta)
-        );
     }
 }
 

@@ -687,3 +687,63 @@ fn rm_force_during_up_refuses_before_stopping_anything() {
             "first stopped: killed\nlast stopped: killed\nteam-lead stopped: killed\nremoved team g\n",
         );
 }
+
+/// Temporary files a killed writer left beside the files swarm replaces (`task add`, `send`
+/// SIGKILLed mid-write) are removed the next time swarm writes in that folder, once they are
+/// older than a few minutes and their writer is gone; a recent one, or one whose writer still
+/// runs, is left alone.
+#[test]
+fn temporary_files_killed_writers_left_are_cleaned_when_the_folder_is_next_written() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    let tasks = sandbox.home().join("tasks").join("t");
+    let inboxes = sandbox.team_dir("t").join("inboxes");
+    fs::create_dir_all(&tasks).unwrap();
+    let hour_ago = SystemTime::now() - std::time::Duration::from_secs(3600);
+    let plant = |dir: &Path, name: &str, old: bool| -> PathBuf {
+        let path = dir.join(name);
+        let file = fs::File::create(&path).unwrap();
+        if old {
+            file.set_modified(hour_ago).unwrap();
+        }
+        path
+    };
+    let dead = {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    };
+    let alive = std::process::id();
+    // Left by an older swarm (no pid in the name), by a dead writer, and by one that lives.
+    let stale = [
+        plant(&tasks, ".1.json.Ab3xYz.tmp", true),
+        plant(&tasks, "..highwatermark.Qw9eRt.tmp", true),
+        plant(&tasks, &format!(".2.json.{dead}.Zx8cVb.tmp"), true),
+        plant(&inboxes, ".bob.json.Lk2jHg.tmp", true),
+    ];
+    let kept = [
+        plant(&tasks, ".3.json.Mn4bVc.tmp", false),
+        plant(&tasks, &format!(".4.json.{alive}.Po0iUy.tmp"), true),
+        plant(&inboxes, &format!(".bob.json.{dead}.Df5gHj.tmp"), false),
+    ];
+
+    sandbox
+        .swarm()
+        .args(["task", "add", "one"])
+        .team("t")
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["send", "bob", "hi"])
+        .team("t")
+        .run()
+        .success();
+    for path in &stale {
+        assert!(!path.exists(), "{} was left", path.display());
+    }
+    for path in &kept {
+        assert!(path.exists(), "{} was removed", path.display());
+    }
+}

@@ -204,3 +204,35 @@ fn print_unit_refuses_a_control_character_in_anything_it_writes() {
     let home = sandbox.root().join("home\u{1b}[2J");
     unit(sandbox.swarm().arg("--home").arg(&home), &hub);
 }
+
+/// systemd expands `%` specifiers in every value of a unit, and `$` variables and C escapes in
+/// `ExecStart=`: a percent-encoded password in the URL, a home or a socket with `%`, `\` or `"`
+/// in it must read back as written.
+#[test]
+fn print_unit_escapes_what_systemd_would_expand() {
+    let sandbox = Sandbox::new();
+    let home = sandbox.root().join("sw%h");
+    let socket = sandbox.root().join("a\\b \"%n\".sock");
+    let unit = sandbox
+        .swarm()
+        .arg("--home")
+        .arg(&home)
+        .args(["node", "--name", "gpu1", "--print-unit", "--socket"])
+        .arg(&socket)
+        .args(["--nats", "nats://ops:p%40ss@hub:4222"])
+        .run()
+        .success()
+        .stdout_has("Environment=SWARM_NATS_URL=nats://ops:p%%40ss@hub:4222\n")
+        .stdout_has(&format!(
+            "Environment=SWARM_HOME={}\n",
+            sandbox.root().join("sw%%h").display()
+        ))
+        .stdout_has(&format!(
+            "Environment=\"SWARM_TMUX_SOCKET={}\"\n",
+            sandbox.root().join("a\\\\b \\\"%%n\\\".sock").display()
+        ))
+        .stdout_line();
+    // No lone `%` is left anywhere but in the unit's own `%h` for the environment file.
+    let lone = unit.replace("%%", "").replace("EnvironmentFile=-%h/", "");
+    assert!(!lone.contains('%'), "{unit}");
+}

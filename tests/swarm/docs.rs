@@ -360,7 +360,7 @@ const KEPT_FILES: &[&str] = &[
     "<home>/node/node.json",
     "<home>/node/hosts.json",
     "<home>/peers/<pid>.json",
-    ".<file>.<random>.tmp",
+    ".<file>.<pid>.<random>.tmp",
     ".<file>.lock.swarm-<pid>",
     "<runtime>/<pid>.sock",
     "<repo>/.swarm/worktrees/<team>/<name>",

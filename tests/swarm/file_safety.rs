@@ -163,3 +163,54 @@ fn a_crafted_registry_entry_cannot_make_peers_delete_a_socket_or_file_elsewhere(
         .run()
         .success();
 }
+
+/// What is no inbox where one belongs (a FIFO, a folder: any teammate can make one) is skipped
+/// with one warning line by every reader of the team's inboxes, is never opened (a FIFO would
+/// block), and leaves a broadcast to reach every member with a real inbox.
+#[test]
+fn junk_in_inboxes_is_skipped_with_a_warning() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob", "carol", "dave"]);
+    let carol = sandbox.inbox_path("t", "carol");
+    let dave = sandbox.inbox_path("t", "dave");
+    let _ = fs::remove_file(&carol);
+    let _ = fs::remove_file(&dave);
+    nix::unistd::mkfifo(&carol, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    fs::create_dir(&dave).unwrap();
+    let warned_once = |stderr: &str, path: &Path| {
+        let lines = stderr
+            .lines()
+            .filter(|line| line.contains(&*path.to_string_lossy()))
+            .count();
+        assert_eq!(lines, 1, "{stderr}");
+    };
+
+    let status = sandbox.swarm().arg("status").team("t").run().success();
+    warned_once(&status.stderr, &carol);
+    warned_once(&status.stderr, &dave);
+    let inbox = sandbox
+        .swarm()
+        .args(["inbox", "carol"])
+        .team("t")
+        .run()
+        .success();
+    warned_once(&inbox.stderr, &carol);
+
+    let all = sandbox.swarm().args(["watch", "--all"]).team("t").spawn();
+    let sent = sandbox
+        .swarm()
+        .args(["send", "*", "standup in 5"])
+        .team("t")
+        .as_("team-lead")
+        .run()
+        .success();
+    warned_once(&sent.stderr, &carol);
+    warned_once(&sent.stderr, &dave);
+    assert_eq!(texts(&sandbox, "t", "bob"), ["standup in 5"]);
+    assert!(
+        all.next_line().ends_with("team-lead → *  standup in 5"),
+        "watch --all carries on past the junk"
+    );
+    assert!(fs::symlink_metadata(&carol).unwrap().file_type().is_fifo());
+    assert!(fs::symlink_metadata(&dave).unwrap().is_dir());
+}

@@ -1370,6 +1370,53 @@ command = ["sleep", "1000"]
     drop(stopped);
 }
 
+/// A command that met a tmux server that does not answer remembers it: its later looks at that
+/// server fail at once with the same line, instead of each waiting out its own bound (`down`
+/// looked six times). Counted as the tmux commands `down` started.
+#[test]
+fn a_server_that_did_not_answer_is_not_asked_again_by_the_same_command() {
+    let mut sandbox = Sandbox::new();
+    let calls = sandbox.root().join("tmux.calls");
+    sandbox.tmux_shim(
+        "counting-bin",
+        "[ -n \"$TMUX_CALLS\" ] && echo \"$*\" >> \"$TMUX_CALLS\"\n",
+    );
+    let server = TmuxServer::start(&sandbox);
+    let file = sandbox.write(
+        "w.toml",
+        "name = \"w\"\n[[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"1000\"]\n\
+         [[member]]\nname = \"carol\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    up(&sandbox, &server, &file).success();
+    eventually("bob and carol to run", || {
+        state(&sandbox, "w", "bob") == "running" && state(&sandbox, "w", "carol") == "running"
+    });
+    let stopped = Stopped::server(&server);
+    let socket = server.socket().display().to_string();
+    let outcome = sandbox
+        .swarm()
+        .args(["down", "w", "--force"])
+        .env("SWARM_TMUX_TIMEOUT", "1")
+        .env("TMUX_CALLS", &calls)
+        .run();
+    assert!(
+        outcome.stderr.contains(&format!(
+            "got no answer within 1s from the tmux server at {socket}: it is stopped or stuck"
+        )),
+        "{}",
+        outcome.stderr
+    );
+    let asked: Vec<String> = fs::read_to_string(&calls)
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| line.contains(&socket))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(asked.len(), 1, "asked the stopped server: {asked:#?}");
+    drop(stopped);
+    sandbox.swarm().args(["down", "w", "--force"]).run();
+}
+
 /// tmux reads its own arguments (a directory, a name, an option), and a control character in
 /// one is refused before tmux sees it: the one rule for what swarm writes into a unit, a tmux
 /// command or a file format.

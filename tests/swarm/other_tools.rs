@@ -427,3 +427,57 @@ fn members_named_by_another_tool_are_shown_reached_and_break_nothing() {
     assert_eq!(sandbox.status_row("t", &long)["unread"], 2);
     assert_eq!(sandbox.status_row("t", "bob")["unread"], 1);
 }
+
+/// A team folder another tool named so that swarm would not (`a.b`) is listed, shown, reached
+/// and removed by the name it has; a team swarm creates under such a name is still refused.
+#[test]
+fn a_team_folder_named_by_another_tool_is_listed_shown_and_removed() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    let dotted = sandbox.home().join("teams").join("a.b");
+    fs::rename(sandbox.team_dir("t"), &dotted).unwrap();
+    let config_path = dotted.join("config.json");
+    let mut config: Value =
+        serde_json::from_str(&fs::read_to_string(&config_path).unwrap()).unwrap();
+    config["name"] = json!("a.b");
+    fs::write(&config_path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+
+    let listed = sandbox
+        .swarm()
+        .args(["ls", "--json"])
+        .run()
+        .success()
+        .json();
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["a.b"]);
+    sandbox
+        .swarm()
+        .args(["status", "a.b"])
+        .run()
+        .success()
+        .stdout_has("bob");
+    sandbox
+        .swarm()
+        .args(["send", "bob@a.b", "hello"])
+        .run()
+        .success();
+    let inbox: Value =
+        serde_json::from_str(&fs::read_to_string(dotted.join("inboxes/bob.json")).unwrap())
+            .unwrap();
+    assert_eq!(inbox[0]["text"], "hello");
+    sandbox.swarm().args(["rm", "a.b"]).run().success();
+    assert!(!dotted.exists(), "removed");
+
+    let file = sandbox.write("dotted.toml", "name = \"c.d\"\n");
+    sandbox
+        .swarm()
+        .arg("init")
+        .arg(file)
+        .run()
+        .refused(2, "invalid team name");
+}

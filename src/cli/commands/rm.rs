@@ -8,9 +8,8 @@ use std::time::Duration;
 
 use clap_complete::engine::ArgValueCandidates;
 
-use crate::base::names::Name;
 use crate::cli::complete;
-use crate::cli::context::Context;
+use crate::cli::context::{Context, team_named};
 use crate::cli::removal::{self, ArchiveArgs};
 use crate::cluster::fleet::DownEvent;
 use crate::error::Result;
@@ -46,7 +45,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let mut teams = Vec::new();
     let mut done = Vec::new();
     for name in &args.teams {
-        let name = Name::parse("team", name)?;
+        let name = team_named(&ctx.home, name)?;
         let team = match Team::open(&ctx.home, name.as_str()) {
             Ok(team) => team,
             Err(_) if finished.iter().any(|f| f.team == name.as_str()) => {

@@ -38,22 +38,19 @@ pub(crate) fn text(
         }
         Auth::None | Auth::Token(_) => {}
     }
-    let quote = |value: &str| {
-        shlex::try_quote(value).map_or_else(|_| value.to_owned(), std::borrow::Cow::into_owned)
-    };
     // systemd takes `Environment=` quoted as a whole, and only when it must be.
     let env = |name: &str, value: &str| {
-        if quote(value) == value {
-            format!("Environment={name}={value}")
-        } else {
-            format!("Environment={}", quote(&format!("{name}={value}")))
-        }
+        format!(
+            "Environment={}",
+            systemd_word(&format!("{name}={value}"), false)
+        )
     };
     let mut unit = String::new();
     let _ = writeln!(unit, "[Unit]");
     let _ = writeln!(
         unit,
-        "Description=swarm node {name}: this host's part of every swarm team"
+        "Description=swarm node {}: this host's part of every swarm team",
+        name.replace('%', "%%")
     );
     let _ = writeln!(unit, "Wants=network-online.target");
     let _ = writeln!(unit, "After=network-online.target");
@@ -89,8 +86,8 @@ pub(crate) fn text(
     let _ = writeln!(
         unit,
         "ExecStart={} node --name {}",
-        quote(&exe.display().to_string()),
-        quote(name)
+        systemd_word(&exe.display().to_string(), true),
+        systemd_word(name, true)
     );
     let _ = writeln!(unit, "Restart=on-failure");
     let _ = writeln!(unit, "RestartSec=2");
@@ -98,6 +95,33 @@ pub(crate) fn text(
     let _ = writeln!(unit, "[Install]");
     let _ = writeln!(unit, "WantedBy=default.target");
     Ok(unit)
+}
+
+/// `value` as one word of a unit that systemd reads back as it is (systemd.syntax(7), "Quoting";
+/// systemd.unit(5), "Specifiers"): every `%` doubled, since systemd expands specifiers such as
+/// `%h` in every value; in `ExecStart=` (`exec`) every `$` doubled too, since systemd expands
+/// variables there. A value with anything but letters, digits and `-_./:=@+,%$` goes in double
+/// quotes, `\` and `"` escaped: systemd unquotes with C escapes, so a shell's quoting (`'...'`,
+/// where `\` stays itself) would not read back the same.
+fn systemd_word(value: &str, exec: bool) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=@+,%$".contains(c);
+    let mut word = String::with_capacity(value.len() + 2);
+    for c in value.chars() {
+        match c {
+            '%' => word.push_str("%%"),
+            '$' if exec => word.push_str("$$"),
+            '\\' | '"' => {
+                word.push('\\');
+                word.push(c);
+            }
+            c => word.push(c),
+        }
+    }
+    if !value.is_empty() && value.chars().all(plain) {
+        word
+    } else {
+        format!("\"{word}\"")
+    }
 }
 
 #[cfg(test)]
@@ -127,10 +151,48 @@ mod tests {
             "{unit}"
         );
         assert!(
-            unit.contains("Environment='SWARM_TMUX_SOCKET=/run/user/1000/tmux agents'\n"),
+            unit.contains("Environment=\"SWARM_TMUX_SOCKET=/run/user/1000/tmux agents\"\n"),
             "{unit}"
         );
         assert!(unit.contains("Restart=on-failure"));
         assert!(!unit.contains("s3cret"));
+    }
+
+    #[test]
+    fn what_systemd_would_expand_or_unquote_is_escaped() {
+        assert_eq!(systemd_word("/usr/bin/swarm", true), "/usr/bin/swarm");
+        assert_eq!(systemd_word("/opt/100%/swarm", true), "/opt/100%%/swarm");
+        assert_eq!(systemd_word("/opt/$HOME/swarm", true), "/opt/$$HOME/swarm");
+        assert_eq!(systemd_word("A=$HOME", false), "A=$HOME");
+        assert_eq!(
+            systemd_word("/opt/my tools/sw\\a\"rm", true),
+            "\"/opt/my tools/sw\\\\a\\\"rm\""
+        );
+        assert_eq!(systemd_word("it's;", false), "\"it's;\"");
+        assert_eq!(systemd_word("", false), "\"\"");
+        let settings = Settings {
+            url: "nats://u:p%40ss@hub:4222".into(),
+            auth: Auth::None,
+        };
+        let unit = text(
+            Path::new("/opt/100% swarm/swarm"),
+            Path::new("/home/me/%h"),
+            "gpu1",
+            &settings,
+            None,
+        )
+        .unwrap();
+        assert!(
+            unit.contains("ExecStart=\"/opt/100%% swarm/swarm\" node --name gpu1\n"),
+            "{unit}"
+        );
+        assert!(
+            unit.contains("Environment=SWARM_NATS_URL=nats://u:p%%40ss@hub:4222\n"),
+            "{unit}"
+        );
+        assert!(
+            unit.contains("Environment=SWARM_HOME=/home/me/%%h\n"),
+            "{unit}"
+        );
     }
 }
