@@ -1377,21 +1377,24 @@ command = ["sleep", "1000"]
 fn a_server_that_did_not_answer_is_not_asked_again_by_the_same_command() {
     let mut sandbox = Sandbox::new();
     let calls = sandbox.root().join("tmux.calls");
-    sandbox.tmux_shim(
-        "counting-bin",
-        "[ -n \"$TMUX_CALLS\" ] && echo \"$*\" >> \"$TMUX_CALLS\"\n",
+    sandbox.tmux_shim("[ -n \"$TMUX_CALLS\" ] && echo \"$*\" >> \"$TMUX_CALLS\"\n");
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "w"
+[[member]]
+name = "bob"
+command = ["sleep", "1000"]
+[[member]]
+name = "carol"
+command = ["sleep", "1000"]
+"#,
     );
-    let server = TmuxServer::start(&sandbox);
-    let file = sandbox.write(
-        "w.toml",
-        "name = \"w\"\n[[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"1000\"]\n\
-         [[member]]\nname = \"carol\"\ncommand = [\"sleep\", \"1000\"]\n",
-    );
-    up(&sandbox, &server, &file).success();
+    let server = team.server();
     eventually("bob and carol to run", || {
         state(&sandbox, "w", "bob") == "running" && state(&sandbox, "w", "carol") == "running"
     });
-    let stopped = Stopped::server(&server);
+    let stopped = Stopped::server(server);
     let socket = server.socket().display().to_string();
     let outcome = sandbox
         .swarm()
@@ -1414,7 +1417,6 @@ fn a_server_that_did_not_answer_is_not_asked_again_by_the_same_command() {
         .collect();
     assert_eq!(asked.len(), 1, "asked the stopped server: {asked:#?}");
     drop(stopped);
-    sandbox.swarm().args(["down", "w", "--force"]).run();
 }
 
 /// tmux reads its own arguments (a directory, a name, an option), and a control character in
