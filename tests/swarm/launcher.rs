@@ -566,7 +566,8 @@ fn up_wait_json_is_a_stream_of_one_line_events() {
         r#"
 name = "pair"
 [lead]
-command = ["sh", "-c", "swarm recv --wait --timeout 60 >/dev/null"]
+# Ends only once the worker's broadcast is in its inbox: a broadcast reaches no member that ended.
+command = ["sh", "-c", "until swarm inbox --all | grep -q 'bye, all'; do sleep 0.1; done"]
 [[member]]
 name = "worker"
 command = ["sh", "-c", "swarm send team-lead 'finished: 42'; swarm send '*' 'bye, all'; exit 3"]
