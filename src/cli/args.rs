@@ -7,13 +7,20 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::format::message::MAX_TEXT_BYTES;
 
-/// Seconds as a duration: `30`, `0.5`.
-pub(crate) fn parse_seconds(raw: &str) -> Result<Duration, String> {
-    let secs: f64 = raw
-        .parse()
-        .map_err(|_| format!("{raw:?} is not a number of seconds"))?;
-    Duration::try_from_secs_f64(secs)
-        .map_err(|_| format!("{raw:?} is not a valid number of seconds"))
+/// A duration, in the one syntax every flag takes (`--timeout`, `prune --older-than`): a number
+/// of seconds (`20`, `0.5`), or humantime's units
+/// (`30s`, `2m`, `1h 30m`, `7d`).
+pub(crate) fn parse_duration(raw: &str) -> Result<Duration, String> {
+    if let Ok(secs) = raw.trim().parse::<f64>() {
+        return Duration::try_from_secs_f64(secs).map_err(|_| {
+            format!("{raw:?} is not a duration: seconds are a number from 0 to about 1.8e19")
+        });
+    }
+    humantime::parse_duration(raw).map_err(|err| {
+        format!(
+            "{raw:?} is not a duration ({err}): give seconds (20, 0.5) or units (30s, 2m, 1h 30m)"
+        )
+    })
 }
 
 /// A `--cwd DIR` made absolute, or the current directory.
@@ -48,4 +55,23 @@ pub(crate) fn read_stdin(what: &str, example: &str) -> Result<Vec<u8>> {
         .with_hint("write large content to a file and send its path instead"));
     }
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_duration_is_seconds_or_humantime_units_everywhere() {
+        assert_eq!(parse_duration("20"), Ok(Duration::from_secs(20)));
+        assert_eq!(parse_duration("0.5"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1h 30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86_400)));
+        for bad in ["-1", "NaN", "1e30", "soon", ""] {
+            let err = parse_duration(bad).unwrap_err();
+            assert!(err.contains("is not a duration"), "{bad}: {err}");
+        }
+    }
 }

@@ -270,8 +270,9 @@ fn prune_removes_teams_that_ended_and_leaves_running_ones() {
         .run()
         .code(2)
         .stderr_is(
-            "error: invalid value 'soon' for '--older-than <DUR>': \"soon\" is not a duration \
-             (expected number at 0)\n\nFor more information, try '--help'.\n",
+            "error: invalid value 'soon' for '--older-than <DURATION>': \"soon\" is not a duration \
+             (expected number at 0): give seconds (20, 0.5) or units (30s, 2m, 1h 30m)\n\n\
+             For more information, try '--help'.\n",
         );
     sandbox
         .swarm()

@@ -493,3 +493,36 @@ fn a_misspelt_team_or_team_file_key_gets_a_did_you_mean() {
             .stderr_has(&format!("hint: did you mean `{meant}`?"));
     }
 }
+
+/// Every flag that takes a duration takes one syntax: seconds, or humantime's units.
+#[test]
+fn a_timeout_takes_seconds_or_units() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.write(
+        "t.toml",
+        "name = \"t\"\n[[member]]\nname = \"bob\"\ncommand = [\"true\"]\n",
+    );
+    sandbox.swarm().arg("init").arg(&file).run().success();
+    for timeout in ["0.2", "200ms"] {
+        sandbox
+            .swarm()
+            .args([
+                "recv",
+                "--team",
+                "t",
+                "--as",
+                "team-lead",
+                "--wait",
+                "--timeout",
+                timeout,
+            ])
+            .run()
+            .code(4);
+    }
+    sandbox
+        .swarm()
+        .args(["recv", "--team", "t", "--wait", "--timeout", "soon"])
+        .run()
+        .code(2)
+        .stderr_has("\"soon\" is not a duration");
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap_complete::engine::ArgValueCandidates;
 use serde_json::json;
 
-use crate::cli::args::parse_seconds;
+use crate::cli::args::parse_duration;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
@@ -38,7 +38,7 @@ pub(crate) struct Args {
 
     /// How long teammates get to answer and exit before they are stopped; stderr says whom it
     /// waits for. One whose protocol is "none" (a shell, a REPL) is stopped at once, not asked
-    #[arg(long, value_name = "SECS", value_parser = parse_seconds, default_value = "20")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "20")]
     pub(crate) timeout: Duration,
 
     /// Skip the shutdown requests and stop everyone at once

@@ -7,6 +7,7 @@ use serde_json::Map;
 
 use crate::base::clock;
 use crate::base::names::Name;
+use crate::cli::args::parse_duration;
 use crate::cli::context::Context;
 use crate::cli::removal::{self, ArchiveArgs};
 use crate::cli::{output, render};
@@ -28,7 +29,7 @@ pub(crate) struct Args {
     /// Only teams that ended longer ago than this: 30m, 2h, 7d, 1h30m
     ///
     /// A team ended when the last of its members did; one that never ran, when it was created.
-    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub(crate) older_than: Option<Duration>,
 
     /// Print what would be removed, and remove nothing
@@ -37,11 +38,6 @@ pub(crate) struct Args {
 
     #[command(flatten)]
     pub(crate) archive: ArchiveArgs,
-}
-
-/// `30m`, `2h`, `7d`, `1h 30m`: humantime's durations.
-fn parse_duration(raw: &str) -> Result<Duration, String> {
-    humantime::parse_duration(raw).map_err(|err| format!("{raw:?} is not a duration ({err})"))
 }
 
 /// A team that has ended, and when.

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::base::clock;
-use crate::cli::args::parse_seconds;
+use crate::cli::args::parse_duration;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
@@ -31,8 +31,8 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) wait: bool,
 
-    /// Give up waiting after SECS seconds (exit status 4)
-    #[arg(long, value_name = "SECS", value_parser = parse_seconds, requires = "wait")]
+    /// Give up waiting after DURATION (seconds, or 30s, 2m, 1h; exit status 4)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "wait")]
     pub(crate) timeout: Option<Duration>,
 
     /// Consume at most N messages, oldest first

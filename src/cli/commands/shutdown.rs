@@ -6,7 +6,7 @@ use clap_complete::engine::ArgValueCandidates;
 use serde_json::json;
 
 use crate::base::clock;
-use crate::cli::args::parse_seconds;
+use crate::cli::args::parse_duration;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::{output, render};
@@ -48,8 +48,8 @@ pub(crate) struct RequestArgs {
     #[arg(long)]
     pub(crate) wait: bool,
 
-    /// Give up waiting after SECS seconds (exit status 4)
-    #[arg(long, value_name = "SECS", value_parser = parse_seconds, requires = "wait")]
+    /// Give up waiting after DURATION (seconds, or 30s, 2m, 1h; exit status 4)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "wait")]
     pub(crate) timeout: Option<Duration>,
 }
 

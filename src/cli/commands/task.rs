@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::base::clock;
 use crate::base::names::Name;
-use crate::cli::args::parse_seconds;
+use crate::cli::args::parse_duration;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
@@ -189,8 +189,8 @@ pub(crate) struct WaitArgs {
     /// Wait until every task is completed
     #[arg(long)]
     pub(crate) all: bool,
-    /// Give up after SECS seconds (exit status 4)
-    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    /// Give up after DURATION (seconds, or 30s, 2m, 1h; exit status 4)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub(crate) timeout: Option<Duration>,
 }
 

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::base::clock;
 use crate::base::text::count;
-use crate::cli::args::parse_seconds;
+use crate::cli::args::parse_duration;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
@@ -82,8 +82,8 @@ pub(crate) struct Args {
     #[arg(long, conflicts_with = "attach")]
     pub(crate) wait: bool,
 
-    /// Give up waiting after SECS seconds (exit status 4)
-    #[arg(long, value_name = "SECS", value_parser = parse_seconds, requires = "wait")]
+    /// Give up waiting after DURATION (seconds, or 30s, 2m, 1h; exit status 4)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "wait")]
     pub(crate) timeout: Option<Duration>,
 
     /// Put the team on a private tmux server: a name (tmux -L) or a socket path (tmux -S)

@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap_complete::engine::ArgValueCandidates;
 
 use crate::base::clock;
-use crate::cli::args::parse_seconds;
+use crate::cli::args::parse_duration;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
@@ -42,8 +42,8 @@ pub(crate) struct Args {
     #[arg(long, conflicts_with = "name")]
     pub(crate) all: bool,
 
-    /// Give up after SECS seconds (exit status 4)
-    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    /// Give up after DURATION (seconds, or 30s, 2m, 1h; exit status 4)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub(crate) timeout: Option<Duration>,
 }
 
