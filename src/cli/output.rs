@@ -9,6 +9,7 @@
 use std::io::{self, IsTerminal, Write};
 
 use serde::Serialize;
+use unicode_width::UnicodeWidthStr;
 
 use crate::base::text::for_terminal;
 use crate::error::{Error, Result};
@@ -84,13 +85,19 @@ impl Table {
     }
 
     pub(crate) fn print(&self) -> Result<()> {
+        bytes(self.render().as_bytes())
+    }
+
+    /// The rows as lines, each column as wide as its widest cell in terminal columns (a CJK
+    /// character or an emoji takes two), two spaces between.
+    fn render(&self) -> String {
         let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
         let widths: Vec<usize> = (0..columns)
             .map(|column| {
                 self.rows
                     .iter()
                     .filter_map(|row| row.get(column))
-                    .map(|cell| cell.chars().count())
+                    .map(|cell| cell.width())
                     .max()
                     .unwrap_or(0)
             })
@@ -101,13 +108,26 @@ impl Table {
             for (column, cell) in row.iter().enumerate() {
                 line.push_str(cell);
                 if column + 1 < row.len() {
-                    let pad = widths[column] - cell.chars().count() + 2;
+                    let pad = widths[column] - cell.width() + 2;
                     line.extend(std::iter::repeat_n(' ', pad));
                 }
             }
             out.push_str(line.trim_end());
             out.push('\n');
         }
-        bytes(out.as_bytes())
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_line_up_by_terminal_width_not_by_characters() {
+        let mut table = Table::new(&["NAME", "STATE"]);
+        table.row(vec!["漢字".to_owned(), "running".to_owned()]);
+        table.row(vec!["bob".to_owned(), "exited".to_owned()]);
+        assert_eq!(table.render(), "NAME  STATE\n漢字  running\nbob   exited\n");
     }
 }

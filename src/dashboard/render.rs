@@ -335,38 +335,12 @@ fn cell(column: usize, row: &Row, now_ms: u64) -> Cell<'static> {
 fn name_style(row: &Row) -> Style {
     let style = Style::new().bold();
     match row.color {
-        Some(color) => style.fg(ansi(color.ansi())),
+        Some(color) => style.fg(Color::from(color.ansi())),
         None => style,
     }
 }
 
 /// A terminal colour as ratatui names it.
-fn ansi(color: anstyle::Color) -> Color {
-    use anstyle::AnsiColor as A;
-    match color {
-        anstyle::Color::Ansi(ansi) => match ansi {
-            A::Black => Color::Black,
-            A::Red => Color::Red,
-            A::Green => Color::Green,
-            A::Yellow => Color::Yellow,
-            A::Blue => Color::Blue,
-            A::Magenta => Color::Magenta,
-            A::Cyan => Color::Cyan,
-            A::White => Color::Gray,
-            A::BrightBlack => Color::DarkGray,
-            A::BrightRed => Color::LightRed,
-            A::BrightGreen => Color::LightGreen,
-            A::BrightYellow => Color::LightYellow,
-            A::BrightBlue => Color::LightBlue,
-            A::BrightMagenta => Color::LightMagenta,
-            A::BrightCyan => Color::LightCyan,
-            A::BrightWhite => Color::White,
-        },
-        anstyle::Color::Ansi256(index) => Color::Indexed(index.0),
-        anstyle::Color::Rgb(rgb) => Color::Rgb(rgb.0, rgb.1, rgb.2),
-    }
-}
-
 fn state_style(state: &str) -> Style {
     match state {
         "running" => Style::new().green(),
