@@ -209,7 +209,7 @@ pub(crate) fn answer(
             Verdict::Allow { always } => (true, *always, None),
             Verdict::Deny { reason } => (false, false, reason.clone()),
         };
-        Ok(PermissionAnswer {
+        let answer = PermissionAnswer {
             request_id: request_id.to_owned(),
             member: member.clone(),
             tool: ask.tool().to_owned(),
@@ -218,7 +218,8 @@ pub(crate) fn answer(
             reason,
             by: caller.name().to_string(),
             at: clock::timestamp_now(),
-        })
+        };
+        Ok((answer.clone(), answer))
     })?;
     // The answer is sent, and it is what counts: an ask left unread is only clutter.
     if let Err(err) = exchange::retire(team, &lead, request_id) {
@@ -275,4 +276,49 @@ fn response(ask: &Ask, verdict: &Verdict, caller: &Caller) -> Structured {
             })
         }
     }
+}
+
+/// Runs `send`, which sends `message` to member `to`, and when `message` answers a permission ask
+/// (a `permission_response` or `sandbox_permission_response` given to `swarm send` as it is),
+/// records the answer as [`answer`] does: once, or refused as already answered.
+pub(crate) fn answering<R>(
+    team: &Team,
+    caller: &Caller,
+    message: Option<&Structured>,
+    to: &str,
+    send: impl FnOnce() -> Result<R>,
+) -> Result<R> {
+    let (request_id, allowed, always, reason) = match message {
+        Some(Structured::PermissionResponse(r)) => (
+            &r.request_id,
+            r.subtype == PermissionVerdict::Success,
+            r.response
+                .as_ref()
+                .and_then(|grant| grant.permission_updates.as_ref())
+                .is_some_and(|updates| !updates.is_empty()),
+            r.error.clone(),
+        ),
+        Some(Structured::SandboxPermissionResponse(r)) => (&r.request_id, r.allow, false, None),
+        _ => return send(),
+    };
+    permissions::answer_once(team.paths(), request_id, || {
+        let sent = send()?;
+        let tool = team
+            .load()
+            .and_then(|config| every_ask(team, &config))
+            .ok()
+            .and_then(|asks| asks.into_iter().find(|a| a.request_id() == request_id))
+            .map_or_else(|| "-".to_owned(), |ask| ask.tool().to_owned());
+        let answer = PermissionAnswer {
+            request_id: request_id.clone(),
+            member: to.to_owned(),
+            tool,
+            allowed,
+            always,
+            reason,
+            by: caller.name().to_string(),
+            at: clock::timestamp_now(),
+        };
+        Ok((sent, answer))
+    })
 }

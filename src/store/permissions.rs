@@ -45,11 +45,11 @@ pub(crate) fn answers(paths: &TeamPaths) -> Result<Vec<PermissionAnswer>> {
 /// Answers ask `request_id` once: under the lock, refuses (exit 2) an ask already answered, else
 /// runs `send`, which sends the answer and says what it was, and records that. Nothing is recorded
 /// when `send` fails.
-pub(crate) fn answer_once(
+pub(crate) fn answer_once<R>(
     paths: &TeamPaths,
     request_id: &str,
-    send: impl FnOnce() -> Result<PermissionAnswer>,
-) -> Result<PermissionAnswer> {
+    send: impl FnOnce() -> Result<(R, PermissionAnswer)>,
+) -> Result<R> {
     private_dir(paths.private_root(), paths.dir())?;
     let _lock = Flock::wait(&paths.permission_answers_lock())?;
     if let Some(earlier) = answers(paths)?
@@ -58,11 +58,11 @@ pub(crate) fn answer_once(
     {
         return Err(already_answered(&earlier));
     }
-    let answer = send()?;
+    let (sent, answer) = send()?;
     let mut line = serde_json::to_vec(&answer).map_err(|err| Error::runtime(err.to_string()))?;
     line.push(b'\n');
     append_lines_durably(&paths.permission_answers(), &line)?;
-    Ok(answer)
+    Ok(sent)
 }
 
 /// The refusal of a second answer.
@@ -101,14 +101,15 @@ mod tests {
     fn an_ask_is_answered_once_and_a_failed_send_records_nothing() {
         let (_dir, team) = fixture::team(&["bob"]);
         let paths = team.paths();
-        let err = answer_once(paths, "perm-1", || Err(Error::runtime("no agent"))).unwrap_err();
+        let err =
+            answer_once::<()>(paths, "perm-1", || Err(Error::runtime("no agent"))).unwrap_err();
         assert_eq!(err.message(), "no agent");
         assert!(answers(paths).unwrap().is_empty());
-        answer_once(paths, "perm-1", || Ok(answer("perm-1"))).unwrap();
+        answer_once(paths, "perm-1", || Ok(((), answer("perm-1")))).unwrap();
         let mut sent = false;
         let err = answer_once(paths, "perm-1", || {
             sent = true;
-            Ok(answer("perm-1"))
+            Ok(((), answer("perm-1")))
         })
         .unwrap_err();
         assert!(!sent);
@@ -117,7 +118,7 @@ mod tests {
             err.message(),
             "permission request perm-1 was already answered: allowed by team-lead at 2026-01-01T00:00:00.000Z"
         );
-        answer_once(paths, "perm-2", || Ok(answer("perm-2"))).unwrap();
+        answer_once(paths, "perm-2", || Ok(((), answer("perm-2")))).unwrap();
         let ids: Vec<String> = answers(paths)
             .unwrap()
             .into_iter()

@@ -341,3 +341,61 @@ fn a_ten_megabyte_input_is_listed_short_and_answered_whole() {
         command.as_str()
     );
 }
+
+/// An answer given with `swarm send` as raw JSON is the same answer: recorded, so `allow` after it
+/// is refused, and a raw answer after `allow` is refused too.
+#[test]
+fn a_raw_answer_with_send_counts_once_like_allow() {
+    let sandbox = Sandbox::new();
+    let _team = up(&sandbox);
+    ask(
+        &sandbox,
+        "bob",
+        &bash_ask("perm-5-aaa", "bob", "touch /tmp/c"),
+    );
+    ask(
+        &sandbox,
+        "bob",
+        &bash_ask("perm-5-bbb", "bob", "touch /tmp/d"),
+    );
+    let raw = |id: &str| {
+        json!({"type": "permission_response", "request_id": id, "subtype": "error",
+               "tool_use_id": format!("toolu_{id}"), "error": "no"})
+        .to_string()
+    };
+
+    sandbox
+        .swarm()
+        .args(["send", "bob", &raw("perm-5-aaa")])
+        .team("pa")
+        .run()
+        .success();
+    answer(&sandbox, &["allow", "perm-5-aaa"]).refused(
+        2,
+        "permission request perm-5-aaa was already answered: denied by user at ",
+    );
+
+    answer(&sandbox, &["allow", "perm-5-bbb"]).success();
+    sandbox
+        .swarm()
+        .args(["send", "bob", &raw("perm-5-bbb")])
+        .team("pa")
+        .run()
+        .refused(
+            2,
+            "permission request perm-5-bbb was already answered: allowed by user at ",
+        );
+
+    assert_eq!(list(&sandbox), Vec::<Value>::new());
+    let answers: Vec<(Value, Value)> = from_lead(&sandbox, "bob")
+        .iter()
+        .map(|m| (m["structured"]["request_id"].clone(), m["verified"].clone()))
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            (json!("perm-5-aaa"), json!(true)),
+            (json!("perm-5-bbb"), json!(true))
+        ]
+    );
+}
