@@ -299,7 +299,7 @@ pub(crate) const RULES: [Rule; 19] = [
     rule(
         Action::Read,
         "look at any member's inbox or history",
-        "inbox, watch, status, permission list",
+        "inbox, watch, status, permission list, permission log",
         [Grant::Yes, Grant::Yes, Grant::Yes, Grant::Yes],
     ),
     rule(

@@ -1,7 +1,7 @@
 //! Permission asks (docs/ARCHITECTURE.md, "Permission asks"): a teammate's `permission_request`
 //! (or `sandbox_permission_request`), written into the lead's inbox as Claude Code writes it, is
 //! listed by `swarm permission list` and answered by `allow` or `deny` with Claude Code's answer,
-//! signed as every lead message is, once.
+//! signed as every lead message is, once; `permission log` shows every answer.
 
 use serde_json::{Value, json};
 
@@ -254,6 +254,76 @@ fn always_keeps_the_suggestions_and_deny_says_why() {
     assert_eq!(host["structured"]["host"], "docs.rs");
     assert_eq!(host["structured"]["allow"], true);
     assert_eq!(list(&sandbox), Vec::<Value>::new());
+
+    // The log has every answer, oldest first.
+    let logged = sandbox
+        .swarm()
+        .args(["permission", "log", "--json"])
+        .team("pa")
+        .run()
+        .success()
+        .json();
+    let logged: Vec<Value> = logged
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            assert!(a["at"].as_str().unwrap().ends_with('Z'), "{a}");
+            let mut a = a.clone();
+            a.as_object_mut().unwrap().remove("at");
+            a
+        })
+        .collect();
+    assert_eq!(
+        logged,
+        [
+            json!({"requestId": "perm-2-aaa", "member": "bob", "tool": "Bash", "allowed": true,
+                   "always": true, "reason": null, "by": "user"}),
+            json!({"requestId": "perm-2-bbb", "member": "bob", "tool": "Bash", "allowed": false,
+                   "always": false, "reason": "not on my disk", "by": "user"}),
+            json!({"requestId": "sandbox-2-ccc", "member": "bob", "tool": "network",
+                   "allowed": true, "always": false, "reason": null, "by": "user"}),
+        ]
+    );
+    let text = sandbox
+        .swarm()
+        .args(["permission", "log"])
+        .team("pa")
+        .run()
+        .success()
+        .stdout;
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().skip(1).collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            vec!["ID", "MEMBER", "TOOL", "ANSWER", "BY", "REASON"],
+            vec![
+                "perm-2-aaa",
+                "bob",
+                "Bash",
+                "allowed",
+                "always",
+                "user",
+                "-"
+            ],
+            vec![
+                "perm-2-bbb",
+                "bob",
+                "Bash",
+                "denied",
+                "user",
+                "not",
+                "on",
+                "my",
+                "disk"
+            ],
+            vec!["sandbox-2-ccc", "bob", "network", "allowed", "user", "-"],
+        ],
+        "{text}"
+    );
 }
 
 /// An unknown id is not found (exit 3); a teammate may not answer (exit 2), and nothing is sent;

@@ -1,4 +1,4 @@
-//! `swarm permission list|allow|deny`: the asks of the team's teammates to use a tool or reach a
+//! `swarm permission list|allow|deny|log`: the asks of the team's teammates to use a tool or reach a
 //! host, and the lead's side's answer to each (docs/ARCHITECTURE.md, "Permission asks").
 
 use clap_complete::engine::ArgValueCandidates;
@@ -11,7 +11,7 @@ use crate::cli::output::{self, Table};
 use crate::error::Result;
 use crate::member::permission::{self, Ask, Verdict};
 use crate::policy::{self, Action};
-use crate::store::permissions::PermissionAnswer;
+use crate::store::permissions::{self, PermissionAnswer};
 
 #[derive(Debug, clap::Subcommand)]
 #[command(defer = true)]
@@ -22,6 +22,8 @@ pub(crate) enum Command {
     Allow(AllowArgs),
     /// Refuse what a teammate asked (lead or person only)
     Deny(DenyArgs),
+    /// Every answer given, oldest first: when, to whom, what, by whom
+    Log(LogArgs),
 }
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
@@ -61,9 +63,18 @@ pub(crate) struct DenyArgs {
     pub(crate) reason: Option<String>,
 }
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON_LOG: &str = r#"JSON output (--json), one document, oldest answer first:
+  [{"requestId", "member", "tool", "allowed", "always", "reason", "by", "at"}]"#;
+
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_LOG)]
+pub(crate) struct LogArgs {}
+
 pub(crate) fn run(ctx: &Context, command: Command) -> Result<()> {
     match command {
         Command::List(_) => list(ctx),
+        Command::Log(_) => log(ctx),
         Command::Allow(args) => answer(
             ctx,
             &args.request_id,
@@ -119,35 +130,72 @@ fn ask_json(ask: &Ask) -> Value {
     })
 }
 
+fn log(ctx: &Context) -> Result<()> {
+    let team = ctx.team()?;
+    let config = team.load()?;
+    policy::allow(&config, &ctx.caller(&config)?, Action::Read)?;
+    let answers = permissions::answers(team.paths())?;
+    if ctx.json {
+        return output::json(&answers.iter().map(answer_json).collect::<Vec<_>>());
+    }
+    if answers.is_empty() {
+        return output::line("no permission ask has been answered");
+    }
+    let mut table = Table::new(&["AT", "ID", "MEMBER", "TOOL", "ANSWER", "BY", "REASON"]);
+    for answer in &answers {
+        table.row(vec![
+            answer.at.clone(),
+            answer.request_id.clone(),
+            answer.member.clone(),
+            answer.tool.clone(),
+            verdict_word(answer).to_owned(),
+            answer.by.clone(),
+            answer.reason.clone().unwrap_or_else(|| "-".to_owned()),
+        ]);
+    }
+    table.print()
+}
+
+/// Every key, always there, so a script can rely on it.
+fn answer_json(answer: &PermissionAnswer) -> Value {
+    json!({
+        "requestId": answer.request_id,
+        "member": answer.member,
+        "tool": answer.tool,
+        "allowed": answer.allowed,
+        "always": answer.always,
+        "reason": answer.reason,
+        "by": answer.by,
+        "at": answer.at,
+    })
+}
+
+fn verdict_word(answer: &PermissionAnswer) -> &'static str {
+    match (answer.allowed, answer.always) {
+        (true, true) => "allowed always",
+        (true, false) => "allowed",
+        (false, _) => "denied",
+    }
+}
+
 fn answer(ctx: &Context, request_id: &str, verdict: Verdict) -> Result<()> {
     let team = ctx.team()?;
     let config = team.load()?;
     let caller = ctx.caller(&config)?;
     let answer = permission::answer(&team, &ctx.fleet(), &caller, request_id, verdict)?;
     if ctx.json {
-        return output::json(&json!({
-            "requestId": answer.request_id,
-            "member": answer.member,
-            "tool": answer.tool,
-            "allowed": answer.allowed,
-            "always": answer.always,
-            "reason": answer.reason,
-            "by": answer.by,
-            "at": answer.at,
-        }));
+        return output::json(&answer_json(&answer));
     }
     output::line(said(&answer))
 }
 
 /// `allowed perm-1 (Bash) for bob`.
 fn said(answer: &PermissionAnswer) -> String {
-    let verdict = match (answer.allowed, answer.always) {
-        (true, true) => "allowed always",
-        (true, false) => "allowed",
-        (false, _) => "denied",
-    };
     format!(
-        "{verdict} {} ({}) for {}",
-        answer.request_id, answer.tool, answer.member
+        "{} {} ({}) for {}",
+        verdict_word(answer),
+        answer.request_id,
+        answer.tool,
+        answer.member
     )
 }
