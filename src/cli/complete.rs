@@ -169,6 +169,26 @@ pub(crate) fn plan_requests() -> Vec<CompletionCandidate> {
     })
 }
 
+/// For `permission allow|deny`: the asks waiting, unread, in the lead's inbox.
+pub(crate) fn permission_requests() -> Vec<CompletionCandidate> {
+    let line = Line::current();
+    let Some(config) = line.config(line.team.as_deref()) else {
+        return Vec::new();
+    };
+    let lead = config.lead_name().to_owned();
+    requests(&line, &config, &[lead.as_str()], |message| match message {
+        Structured::PermissionRequest(request) => Some((
+            request.request_id,
+            format!("{} from {}", request.tool_name, request.agent_id),
+        )),
+        Structured::SandboxPermissionRequest(request) => Some((
+            request.request_id,
+            format!("{} from {}", request.host_pattern.host, request.worker_name),
+        )),
+        _ => None,
+    })
+}
+
 fn requests(
     line: &Line,
     config: &TeamConfig,

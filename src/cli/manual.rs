@@ -177,6 +177,10 @@ const FILES: &[(&str, &str)] = &[
         "Messages already delivered to the member, one JSON object per line.",
     ),
     (
+        "<home>/teams/<team>/permissions.jsonl",
+        "Every answer the lead's side gave to a teammate's permission ask (swarm permission allow, deny), one JSON object per line: requestId, member, tool, allowed, always, reason, by, at. An ask answered here is answered; a second answer is refused.",
+    ),
+    (
         "<home>/teams/<team>/logs/<name>.log",
         "What the member's pane printed, byte for byte, newest last, at most log_max bytes (64MiB unless the team file says); the output before it is in <name>.log.1. swarm log shows it as text, swarm log --raw as it is.",
     ),

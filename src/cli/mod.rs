@@ -183,6 +183,10 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Plan(commands::plan::Command),
 
+    /// Answer what teammates ask to do: list the asks waiting, allow or deny one
+    #[command(subcommand)]
+    Permission(commands::permission::Command),
+
     /// The team's shared task list, in Claude Code's format: add, claim, finish, wait
     #[command(subcommand)]
     Task(commands::task::Command),
@@ -381,6 +385,7 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
         Command::Watch(args) => commands::watch::run(&ctx, args),
         Command::Shutdown(command) => commands::shutdown::run(&ctx, command),
         Command::Plan(command) => commands::plan::run(&ctx, command),
+        Command::Permission(command) => commands::permission::run(&ctx, command),
         Command::Task(command) => commands::task::run(&ctx, command),
     }
 }

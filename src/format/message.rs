@@ -18,6 +18,10 @@ const BROADCAST: &str = "broadcast";
 /// Message text above this many bytes is refused before anything is written.
 pub(crate) const MAX_TEXT_BYTES: usize = 1024 * 1024;
 
+/// The largest answer to a permission ask: it carries the ask's input back whole, as large as the
+/// teammate made it, up to this.
+pub(crate) const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+
 /// An object with string `from`, `text` and `timestamp`; anything else it carries is kept as is.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(transparent)]

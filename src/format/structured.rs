@@ -547,25 +547,32 @@ impl Structured {
 /// "`who` asks permission to use Bash: echo hi > x": what the tool would do, from the field of its
 /// input that says it (a command, a path, an address), else the request's description.
 fn asks_permission(who: &str, request: &PermissionRequest) -> String {
-    const SAYS_WHAT: [&str; 7] = [
-        "command",
-        "file_path",
-        "notebook_path",
-        "path",
-        "url",
-        "pattern",
-        "query",
-    ];
-    let input = request.input.as_ref().and_then(Value::as_object);
-    let what = SAYS_WHAT
-        .iter()
-        .find_map(|key| input.and_then(|input| text_field(input, key)))
-        .or(request.description.as_deref())
-        .map(crate::base::text::derive_summary);
     with_detail(
         format!("{who} asks permission to use {}", request.tool_name),
-        what.as_deref(),
+        request.what().as_deref(),
     )
+}
+
+impl PermissionRequest {
+    /// What the tool would do, on one short line: the input's command, path, URL, pattern or
+    /// query, else the description; cut short however long the input is.
+    pub(crate) fn what(&self) -> Option<String> {
+        const SAYS_WHAT: [&str; 7] = [
+            "command",
+            "file_path",
+            "notebook_path",
+            "path",
+            "url",
+            "pattern",
+            "query",
+        ];
+        let input = self.input.as_ref().and_then(Value::as_object);
+        SAYS_WHAT
+            .iter()
+            .find_map(|key| input.and_then(|input| text_field(input, key)))
+            .or(self.description.as_deref())
+            .map(crate::base::text::derive_summary)
+    }
 }
 
 /// What an allowed permission request came with: a changed input, rules to keep.

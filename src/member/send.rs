@@ -15,7 +15,7 @@ use crate::format::message::InboxMessage;
 use crate::format::structured::{Classified, Structured};
 use crate::member::liveness::{Observed, Seen};
 use crate::member::reach::Reach;
-use crate::member::{identity, seal};
+use crate::member::{identity, permission, seal};
 use crate::peer::{self, PeerEntry, Request};
 use crate::policy::{self, Action, Caller, Whereabouts};
 use crate::protocol::rules::{self, Recipient};
@@ -213,13 +213,47 @@ pub(crate) fn send(
     } else {
         targets
     };
-    let summary = match (summary, &structured) {
-        (Some(summary), _) => Some(summary.to_owned()),
+    let to = targets.first().cloned().unwrap_or_default();
+    let outgoing = Outgoing {
+        text,
+        structured,
+        summary,
+    };
+    permission::answering(team, caller, outgoing.structured.as_ref(), &to, || {
+        write(
+            team,
+            reach,
+            config,
+            recipient,
+            me.as_str(),
+            &targets,
+            &outgoing,
+        )
+    })
+}
+
+/// Signs `outgoing` for every one of `targets` and writes it to each, or to none.
+fn write(
+    team: &Team,
+    reach: &dyn Reach,
+    config: &TeamConfig,
+    recipient: Recipient<'_>,
+    me: &str,
+    targets: &[String],
+    outgoing: &Outgoing<'_>,
+) -> Result<Sent> {
+    let Outgoing {
+        text,
+        structured,
+        summary,
+    } = outgoing;
+    let summary = match (summary, structured) {
+        (Some(summary), _) => Some((*summary).to_owned()),
         (None, None) => Some(derive_summary(text)),
         (None, Some(_)) => None,
     };
-    let color = config.member(me.as_str()).and_then(|m| m.color.clone());
-    let mut message = InboxMessage::new(me.as_str(), text, summary.as_deref(), color.as_deref());
+    let color = config.member(me).and_then(|m| m.color.clone());
+    let mut message = InboxMessage::new(me, text, summary.as_deref(), color.as_deref());
     // Its copies share its msg_id and say they are one broadcast: a reader of several inboxes
     // (watch --all, up --wait) shows it once, to `*`.
     if matches!(recipient, Recipient::Broadcast) {
@@ -227,7 +261,7 @@ pub(crate) fn send(
     }
     // Every copy is signed before any is written: one that cannot be stops them all.
     let mut sealed = Vec::with_capacity(targets.len());
-    for target in &targets {
+    for target in targets {
         let mut copy = message.clone();
         seal::seal(team, reach, config, target, &mut copy)
             .map_err(|err| gone_unrecorded(team, reach, target).unwrap_or(err))?;
@@ -241,7 +275,7 @@ pub(crate) fn send(
     Ok(Sent {
         id: message.id().into_owned(),
         from: me.to_string(),
-        to: targets,
+        to: targets.to_vec(),
     })
 }
 

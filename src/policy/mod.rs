@@ -299,7 +299,7 @@ pub(crate) const RULES: [Rule; 19] = [
     rule(
         Action::Read,
         "look at any member's inbox or history",
-        "inbox, watch, status",
+        "inbox, watch, status, permission list, permission log",
         [Grant::Yes, Grant::Yes, Grant::Yes, Grant::Yes],
     ),
     rule(
@@ -381,7 +381,7 @@ pub(crate) const RULES: [Rule; 19] = [
     rule(
         Action::AnswerPermission,
         "answer a permission request",
-        "send (permission_response, sandbox_permission_response)",
+        "permission allow, permission deny, send (permission_response, sandbox_permission_response)",
         [Grant::Yes, Grant::AsLead, Grant::No, Grant::No],
     ),
     rule(

@@ -24,7 +24,11 @@ pub(crate) fn envelope(
     config.require_member(to)?;
     let sender = rules::check(team, config, caller, Recipient::Member(to), message)?;
     let text = message.to_text();
-    check_text_size(&text)?;
+    // An allowed permission ask carries the ask's input back whole, however large the teammate
+    // made it: the rules bound it by the ask's own size instead.
+    if !matches!(message, Structured::PermissionResponse(_)) {
+        check_text_size(&text)?;
+    }
     let color = config.member(sender.as_str()).and_then(|m| m.color.clone());
     Ok(InboxMessage::new(
         sender.as_str(),
@@ -80,7 +84,10 @@ pub(crate) fn retire(team: &Team, holder: &str, request_id: &str) -> Result<()> 
                 s.request_id() == Some(request_id)
                     && matches!(
                         s,
-                        Structured::ShutdownRequest(_) | Structured::PlanApprovalRequest(_)
+                        Structured::ShutdownRequest(_)
+                            | Structured::PlanApprovalRequest(_)
+                            | Structured::PermissionRequest(_)
+                            | Structured::SandboxPermissionRequest(_)
                     )
             })
         })

@@ -5,7 +5,7 @@
 use crate::base::names::Name;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
-use crate::format::message::InboxMessage;
+use crate::format::message::{InboxMessage, MAX_ANSWER_BYTES, MAX_TEXT_BYTES};
 use crate::format::settings::Protocol;
 use crate::format::signature::{Verdict, VerifyKey};
 use crate::format::structured::{Structured, request_subject};
@@ -154,6 +154,16 @@ pub(crate) fn check(
             let request = require_request(team, lead, &response.request_id, "permission_request")?;
             if let Some(Structured::PermissionRequest(asked)) = request.structured() {
                 expect_asker(&response.request_id, &asked.agent_id, to)?;
+            }
+            // It may carry the ask's input back: as large as the ask and a message more, up to
+            // the largest answer.
+            let size = message.to_text().len();
+            let limit = (MAX_TEXT_BYTES + request.text().len()).min(MAX_ANSWER_BYTES);
+            if size > limit {
+                return Err(Error::usage(format!(
+                    "{kind} is {size} bytes; an answer to request {} may be at most {limit} bytes (its request's size and 1 MiB more, at most 16 MiB)",
+                    response.request_id
+                )));
             }
         }
         Structured::SandboxPermissionResponse(response) => {

@@ -8,6 +8,7 @@ pub(crate) mod lock;
 pub(crate) mod mailbox;
 pub(crate) mod node;
 pub(crate) mod paths;
+pub(crate) mod permissions;
 pub(crate) mod removal;
 pub(crate) mod tasks;
 pub(crate) mod team;

@@ -203,6 +203,17 @@ impl TeamPaths {
         self.dir.join("inboxes")
     }
 
+    /// `permissions.jsonl`: every answer the lead's side gave to a permission ask, one a line
+    /// (docs/ARCHITECTURE.md, "Permission asks").
+    pub(crate) fn permission_answers(&self) -> PathBuf {
+        self.dir.join(PERMISSION_ANSWERS_FILE)
+    }
+
+    /// `.permissions.flock`: held while an ask is answered, so it is answered once.
+    pub(crate) fn permission_answers_lock(&self) -> PathBuf {
+        self.dir.join(PERMISSION_ANSWERS_LOCK_FILE)
+    }
+
     pub(crate) fn history(&self) -> PathBuf {
         self.dir.join("history")
     }
@@ -248,6 +259,8 @@ impl TeamPaths {
 
 const CONFIG_FILE: &str = "config.json";
 const LAUNCH_LOCK_FILE: &str = ".launch.flock";
+const PERMISSION_ANSWERS_FILE: &str = "permissions.jsonl";
+const PERMISSION_ANSWERS_LOCK_FILE: &str = ".permissions.flock";
 const INBOX_SUFFIX: &str = ".json";
 const HISTORY_SUFFIX: &str = ".jsonl";
 const LOG_SUFFIX: &str = ".log";

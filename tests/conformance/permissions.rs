@@ -1,12 +1,16 @@
 //! Every protocol message Claude Code writes is known (issue 23, part 3): a teammate in
 //! `--permission-mode default` asked to run Bash writes a permission request to the lead's inbox,
-//! which swarm decodes and shows in words (docs/ARCHITECTURE.md, "Messages").
+//! which swarm decodes and shows in words (docs/ARCHITECTURE.md, "Messages"). `swarm permission`
+//! lists that ask and answers it (issue 24, "Permission asks"): allowed, Claude Code runs the
+//! tool; denied, it does not.
 
-use serde_json::json;
+use std::path::Path;
+
+use serde_json::{Value, json};
 
 use crate::claude::{ClaudeTeam, Teammate, WORKER};
 use crate::harness::eventually;
-use crate::model::{brings, step, tool};
+use crate::model::{ChainId, brings, step, tool};
 
 #[test]
 #[ignore = "conformance tier: run scripts/conformance"]
@@ -28,7 +32,7 @@ fn a_permission_request_is_decoded_and_shown_in_words() {
         .run()
         .success();
 
-    let mut request = serde_json::Value::Null;
+    let mut request = Value::Null;
     eventually("the permission request in the lead's inbox", || {
         request = team
             .lead_inbox()
@@ -70,4 +74,96 @@ fn a_permission_request_is_decoded_and_shown_in_words() {
             && !line.contains("{\""),
         "{line}"
     );
+}
+
+/// The teammate, asked `trigger`, calls Bash to touch `marker` and waits for the lead's answer;
+/// returns the chain and the ask as `swarm permission list --json` shows it.
+fn ask_to_touch(team: &ClaudeTeam, trigger: &'static str, marker: &Path) -> (ChainId, Value) {
+    let command = format!("touch {}", marker.display());
+    let chain = team.model.on(
+        brings(trigger),
+        vec![step(vec![tool(
+            "Bash",
+            json!({ "command": command, "description": "touch the marker" }),
+        )])],
+    );
+    team.up(&Teammate {
+        permission_mode: "default",
+        ..Teammate::default()
+    });
+    team.swarm().args(["send", WORKER, trigger]).run().success();
+    let mut asked = Value::Null;
+    eventually("the ask in swarm permission list", || {
+        let listed = team
+            .swarm()
+            .args(["permission", "list", "--json"])
+            .run()
+            .success()
+            .json();
+        asked = listed
+            .as_array()
+            .and_then(|asks| asks.first().cloned())
+            .unwrap_or_default();
+        !asked.is_null()
+    });
+    assert_eq!(asked["member"], WORKER, "{asked:#}");
+    assert_eq!(asked["tool"], "Bash", "{asked:#}");
+    assert_eq!(asked["input"]["command"], command.as_str(), "{asked:#}");
+    let text = team
+        .swarm()
+        .args(["permission", "list"])
+        .run()
+        .success()
+        .stdout;
+    let id = asked["requestId"].as_str().unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with(id) && l.contains(&command)),
+        "{text}"
+    );
+    assert!(!marker.exists());
+    (chain, asked)
+}
+
+#[test]
+#[ignore = "conformance tier: run scripts/conformance"]
+fn an_allowed_permission_ask_runs_the_tool() {
+    let team = ClaudeTeam::new();
+    let marker = team.sandbox.root().join("ALLOWED");
+    let (chain, asked) = ask_to_touch(&team, "RUN-BASH-ALLOW", &marker);
+    let id = asked["requestId"].as_str().unwrap();
+    team.swarm()
+        .args(["permission", "allow", id])
+        .run()
+        .success()
+        .stdout_is(&format!("allowed {id} (Bash) for {WORKER}\n"));
+    let calls = team.model.finished(chain);
+    assert!(marker.exists(), "the tool did not run: {calls:#?}");
+    assert!(!calls[0].is_error, "{calls:#?}");
+    let listed = team
+        .swarm()
+        .args(["permission", "list", "--json"])
+        .run()
+        .success()
+        .json();
+    assert_eq!(listed, json!([]));
+}
+
+#[test]
+#[ignore = "conformance tier: run scripts/conformance"]
+fn a_denied_permission_ask_does_not_run_the_tool() {
+    let team = ClaudeTeam::new();
+    let marker = team.sandbox.root().join("DENIED");
+    let (chain, asked) = ask_to_touch(&team, "RUN-BASH-DENY", &marker);
+    let id = asked["requestId"].as_str().unwrap();
+    team.swarm()
+        .args(["permission", "deny", id, "--reason", "not today"])
+        .run()
+        .success()
+        .stdout_is(&format!("denied {id} (Bash) for {WORKER}\n"));
+    let calls = team.model.finished(chain);
+    assert!(!marker.exists(), "the tool ran: {calls:#?}");
+    assert!(calls[0].is_error, "{calls:#?}");
+    let result = calls[0].result.as_deref().unwrap_or_default();
+    assert!(result.contains("not today"), "{calls:#?}");
 }

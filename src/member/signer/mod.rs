@@ -22,14 +22,15 @@ use serde_json::Value;
 
 use crate::base::process::Pinned;
 use crate::error::{Error, ErrorKind, Result};
-use crate::format::message::InboxMessage;
+use crate::format::message::{InboxMessage, MAX_ANSWER_BYTES};
 use crate::member::identity;
 use crate::peer::runtime_dir;
 use crate::policy::{self, Action, Role, Whereabouts};
 use crate::store::paths::Home;
 
-/// The longest line either side reads.
-pub(crate) const MAX_LINE: u64 = 4 * 1024 * 1024;
+/// The longest line either side reads: a request to sign the largest message swarm sends (an
+/// answer to a permission ask), its text escaped again inside the line, which can make a byte six.
+pub(crate) const MAX_LINE: u64 = 8 * MAX_ANSWER_BYTES as u64;
 
 /// How long either side waits for the other to say its line.
 pub(crate) const PATIENCE: Duration = Duration::from_secs(30);

@@ -1,0 +1,201 @@
+//! `swarm permission list|allow|deny|log`: the asks of the team's teammates to use a tool or reach a
+//! host, and the lead's side's answer to each (docs/ARCHITECTURE.md, "Permission asks").
+
+use clap_complete::engine::ArgValueCandidates;
+use serde_json::{Value, json};
+
+use crate::base::clock;
+use crate::cli::complete;
+use crate::cli::context::Context;
+use crate::cli::output::{self, Table};
+use crate::error::Result;
+use crate::member::permission::{self, Ask, Verdict};
+use crate::policy::{self, Action};
+use crate::store::permissions::{self, PermissionAnswer};
+
+#[derive(Debug, clap::Subcommand)]
+#[command(defer = true)]
+pub(crate) enum Command {
+    /// The asks waiting for an answer: id, member, tool, what it would do, age
+    List(ListArgs),
+    /// Let a teammate do what it asked (lead or person only)
+    Allow(AllowArgs),
+    /// Refuse what a teammate asked (lead or person only)
+    Deny(DenyArgs),
+    /// Every answer given, oldest first: when, to whom, what, by whom
+    Log(LogArgs),
+}
+
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON_LIST: &str = r#"JSON output (--json), one document, oldest ask first:
+  [{"requestId", "member", "tool", "input", "description", "suggestions", "askedAt"}]
+"input" whole, however large; "tool" is "network" for a sandbox host ({"host"})."#;
+
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_LIST)]
+pub(crate) struct ListArgs {}
+
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON_ANSWER: &str = r#"JSON output (--json), one document:
+  {"requestId", "member", "tool", "allowed", "always", "reason", "by", "at"}"#;
+
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_ANSWER)]
+pub(crate) struct AllowArgs {
+    /// The request id, as `permission list` shows it
+    #[arg(value_name = "ID", add = ArgValueCandidates::new(complete::permission_requests))]
+    pub(crate) request_id: String,
+
+    /// Keep the rules the teammate's Claude Code suggests, so it is not asked again this session
+    #[arg(long)]
+    pub(crate) always: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_ANSWER)]
+pub(crate) struct DenyArgs {
+    /// The request id, as `permission list` shows it
+    #[arg(value_name = "ID", add = ArgValueCandidates::new(complete::permission_requests))]
+    pub(crate) request_id: String,
+
+    /// Why, shown to the teammate
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) reason: Option<String>,
+}
+
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON_LOG: &str = r#"JSON output (--json), one document, oldest answer first:
+  [{"requestId", "member", "tool", "allowed", "always", "reason", "by", "at"}]"#;
+
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_LOG)]
+pub(crate) struct LogArgs {}
+
+pub(crate) fn run(ctx: &Context, command: Command) -> Result<()> {
+    match command {
+        Command::List(_) => list(ctx),
+        Command::Log(_) => log(ctx),
+        Command::Allow(args) => answer(
+            ctx,
+            &args.request_id,
+            Verdict::Allow {
+                always: args.always,
+            },
+        ),
+        Command::Deny(args) => answer(
+            ctx,
+            &args.request_id,
+            Verdict::Deny {
+                reason: args.reason,
+            },
+        ),
+    }
+}
+
+fn list(ctx: &Context) -> Result<()> {
+    let team = ctx.team()?;
+    let config = team.load()?;
+    policy::allow(&config, &ctx.caller(&config)?, Action::Read)?;
+    let asks = permission::pending(&team, &ctx.fleet())?;
+    if ctx.json {
+        return output::json(&asks.iter().map(ask_json).collect::<Vec<_>>());
+    }
+    if asks.is_empty() {
+        return output::line("no permission asks waiting");
+    }
+    let now = clock::now_ms();
+    let mut table = Table::new(&["ID", "MEMBER", "TOOL", "AGE", "WHAT"]);
+    for ask in &asks {
+        table.row(vec![
+            ask.request_id().to_owned(),
+            ask.member().to_owned(),
+            ask.tool().to_owned(),
+            ask.asked_at_ms()
+                .map_or_else(|| "-".to_owned(), |ms| clock::ago(ms, now)),
+            ask.summary(),
+        ]);
+    }
+    table.print()
+}
+
+fn ask_json(ask: &Ask) -> Value {
+    json!({
+        "requestId": ask.request_id(),
+        "member": ask.member(),
+        "tool": ask.tool(),
+        "input": ask.input(),
+        "description": ask.description(),
+        "suggestions": ask.suggestions(),
+        "askedAt": ask.asked_at,
+    })
+}
+
+fn log(ctx: &Context) -> Result<()> {
+    let team = ctx.team()?;
+    let config = team.load()?;
+    policy::allow(&config, &ctx.caller(&config)?, Action::Read)?;
+    let answers = permissions::answers(team.paths())?;
+    if ctx.json {
+        return output::json(&answers.iter().map(answer_json).collect::<Vec<_>>());
+    }
+    if answers.is_empty() {
+        return output::line("no permission ask has been answered");
+    }
+    let mut table = Table::new(&["AT", "ID", "MEMBER", "TOOL", "ANSWER", "BY", "REASON"]);
+    for answer in &answers {
+        table.row(vec![
+            answer.at.clone(),
+            answer.request_id.clone(),
+            answer.member.clone(),
+            answer.tool.clone(),
+            verdict_word(answer).to_owned(),
+            answer.by.clone(),
+            answer.reason.clone().unwrap_or_else(|| "-".to_owned()),
+        ]);
+    }
+    table.print()
+}
+
+/// Every key, always there, so a script can rely on it.
+fn answer_json(answer: &PermissionAnswer) -> Value {
+    json!({
+        "requestId": answer.request_id,
+        "member": answer.member,
+        "tool": answer.tool,
+        "allowed": answer.allowed,
+        "always": answer.always,
+        "reason": answer.reason,
+        "by": answer.by,
+        "at": answer.at,
+    })
+}
+
+fn verdict_word(answer: &PermissionAnswer) -> &'static str {
+    match (answer.allowed, answer.always) {
+        (true, true) => "allowed always",
+        (true, false) => "allowed",
+        (false, _) => "denied",
+    }
+}
+
+fn answer(ctx: &Context, request_id: &str, verdict: Verdict) -> Result<()> {
+    let team = ctx.team()?;
+    let config = team.load()?;
+    let caller = ctx.caller(&config)?;
+    let answer = permission::answer(&team, &ctx.fleet(), &caller, request_id, verdict)?;
+    if ctx.json {
+        return output::json(&answer_json(&answer));
+    }
+    output::line(said(&answer))
+}
+
+/// `allowed perm-1 (Bash) for bob`.
+fn said(answer: &PermissionAnswer) -> String {
+    format!(
+        "{} {} ({}) for {}",
+        verdict_word(answer),
+        answer.request_id,
+        answer.tool,
+        answer.member
+    )
+}
