@@ -14,11 +14,10 @@ fn a_node_records_that_it_is_connected_and_that_it_lost_the_server() {
     assert_eq!(record["url"], server.url());
     server.kill();
     node.wait_connected(false);
-    assert!(
-        node.output().contains("lost the NATS server at"),
-        "{}",
-        node.output()
-    );
+    // The node records it before it says it.
+    eventually("the node to say it lost the server", || {
+        node.output().contains("lost the NATS server at")
+    });
     server.restart();
     node.wait_connected(true);
 }
