@@ -129,12 +129,11 @@ fn judge(home: &Home, home_id: (u64, u64), line: &[ProcStat]) -> (Whereabouts, O
         if process::dir_id(&supervisor.home) != Some(home_id) {
             continue;
         }
-        let lead = supervisor.lead.as_deref() == Some(supervisor.name.as_str());
         return (
             Whereabouts::Pane {
                 team: supervisor.team,
                 member: supervisor.name,
-                lead,
+                lead: supervisor.lead,
             },
             Some(supervisor.pid),
         );
@@ -227,6 +226,6 @@ fn orphaned(home: &Home, line: &[ProcStat]) -> Option<Whereabouts> {
     Some(Whereabouts::Pane {
         team: owner.team().to_owned(),
         member: owner.name.clone(),
-        lead: false,
+        lead: None,
     })
 }

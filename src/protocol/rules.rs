@@ -108,7 +108,7 @@ pub(crate) fn check(
             answer_own_shutdown(team, config, caller, &answer.request_id)?;
         }
         Structured::PlanApprovalRequest(request) => {
-            allow_own(config, caller, Action::SubmitPlan, me)?;
+            allow_own(caller, Action::SubmitPlan, me)?;
             expect_subject(
                 &request.request_id,
                 me,
@@ -162,7 +162,7 @@ fn answer_own_shutdown(
             "{request_id:?} is not a shutdown request id (shutdown-<ms>@<name>)"
         ))
     })?;
-    allow_own(config, caller, Action::AnswerShutdown, subject)?;
+    allow_own(caller, Action::AnswerShutdown, subject)?;
     let request = require_request(team, subject, request_id, "shutdown_request")?;
     // A member that verifies the lead's messages answers only a request the lead's side signed
     // (docs/ARCHITECTURE.md, "Signed lead messages"): a forged one is never acted on.
@@ -420,7 +420,8 @@ mod tests {
             err.message(),
             "only the lead or the person at the keyboard may ask a teammate to shut down; bob is a teammate"
         );
-        assert_eq!(err.hint(), Some("ask the lead (team-lead) to do it"));
+        // Acting as bob from outside its pane: no pane says who the lead is.
+        assert_eq!(err.hint(), Some("ask the lead to do it"));
         assert!(
             refusal(checked(
                 &team,

@@ -317,7 +317,8 @@ command = ["node", "{client}", "{go}", "{out}"]
 
 /// config.json is a file every process of the user can write: bob naming itself the lead there
 /// (`leadAgentId`) does not make it the lead in its pane. Its pane's supervisor was launched as
-/// a teammate's, and that is what decides.
+/// a teammate's, and that is what decides; the refusals' hints name the lead that supervisor was
+/// launched with, not the one config.json names.
 #[test]
 fn editing_lead_agent_id_does_not_make_a_teammate_the_lead() {
     let sandbox = Sandbox::new();
@@ -342,6 +343,11 @@ fn editing_lead_agent_id_does_not_make_a_teammate_the_lead() {
     for refused in ["stop-carol", "type-carol"] {
         assert_eq!(results.get(refused), Some(&2), "{refused}: {results:?}");
     }
+    let said = fs::read_to_string(sandbox.work().join("results.out")).unwrap();
+    assert!(
+        said.contains("hint: ask the lead (team-lead) to do it") && !said.contains("(bob)"),
+        "{said}"
+    );
     assert_eq!(sandbox.member("id", "carol")["state"], "running");
     down(&sandbox, "id");
 }
