@@ -3,7 +3,9 @@
 //! the commands. A message from the lead, `user` or `system` to a member that verifies the lead's
 //! messages is signed by the team's signing agent on the way, or not written at all. Every such
 //! write goes through here: plain messages and broadcasts, prompts, shutdown requests (`down`'s
-//! too), plan answers, task assignments.
+//! too), plan answers, task assignments. A member that has ended reads nothing more: a write from
+//! the lead's side to it is refused saying so (exit 3), before its signing could say something
+//! less to the point about the signing agent, which leaves once no member it signs for is live.
 //!
 //! In a team across hosts a member's key may be held by another host's agent (its record's
 //! `keyHost`): such a message is signed there, through the [`Remote`] signer the command line
@@ -20,11 +22,12 @@ use serde_json::Value;
 use crate::base::clock;
 use crate::base::text::derive_summary;
 use crate::error::{Error, Result};
-use crate::format::config::{Member, TeamConfig};
+use crate::format::config::{Member, State, TeamConfig};
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::signature::{self, FIELD};
 use crate::format::structured::Structured;
 use crate::launch::keys;
+use crate::member::liveness::{Observed, Seen};
 use crate::member::signer;
 use crate::peer::Request;
 use crate::policy::{Caller, PERSON};
@@ -69,7 +72,8 @@ pub(crate) fn give_key(
 /// Signs `message` for member `to` if it must be: it speaks for the lead and `to` has a key.
 /// The agent that holds the key signs: this host's, or the one of the host its record names as
 /// `keyHost` when that is another. Fails when it must be signed and cannot be (the agent is
-/// gone, holds no key for `to`, or its host cannot be reached).
+/// gone, holds no key for `to`, or its host cannot be reached); when `to` has gone meanwhile
+/// without a record of its ending, that it has ended is what is said.
 pub(crate) fn seal(
     team: &Team,
     config: &TeamConfig,
@@ -91,7 +95,8 @@ pub(crate) fn seal(
         .as_deref()
         .filter(|host| Reach::look(team.home()).is_remote(Some(host)));
     let lead_sig = match elsewhere {
-        None => signer::sign(team.home(), team.name(), lead, to, key, message)?,
+        None => signer::sign(team.home(), team.name(), lead, to, key, message)
+            .map_err(|err| gone_unrecorded(team, to).unwrap_or(err))?,
         Some(host) => {
             let remote = REMOTE.get().ok_or_else(|| {
                 Error::runtime(format!(
@@ -128,13 +133,70 @@ pub(crate) fn seal_peer_request(team: &Team, member: &str, request: &mut Request
     Ok(())
 }
 
-/// Appends `message` to `to`'s inbox, signed if it must be; what was written.
+/// Refuses a message from `from` to member `to` when `to` has ended, as config.json records it,
+/// and `from` speaks for the lead (every sender, for `send`): nobody will read it (exit 3, how and
+/// when it ended). Asked before anything the message would change is changed (a task assigned).
+pub(crate) fn refuse_if_ended(config: &TeamConfig, from: &str, to: &str) -> Result<()> {
+    if !signature::speaks_for_lead(from, config.lead_name()) {
+        return Ok(());
+    }
+    refuse_any_if_ended(config, to)
+}
+
+/// [`refuse_if_ended`] whoever sends.
+pub(crate) fn refuse_any_if_ended(config: &TeamConfig, to: &str) -> Result<()> {
+    match config.member(to) {
+        Some(member) => match member.state.filter(|state| state.is_final()) {
+            Some(state) => Err(ended(member, Seen::Recorded(state))),
+            None => Ok(()),
+        },
+        None => Ok(()),
+    }
+}
+
+/// The refusal of a message to `member`, which has ended (`seen`): how, and when.
+fn ended(member: &Member, seen: Seen) -> Error {
+    let how = match (seen, member.exit_code) {
+        (Seen::Recorded(State::Exited | State::Failed), Some(code)) => {
+            format!("{} with status {code}", seen.label())
+        }
+        (Seen::ProcessVanished, _) => "vanished: its supervisor is gone".to_owned(),
+        (Seen::PaneVanished, _) => "vanished: its pane is gone".to_owned(),
+        _ => seen.label().to_owned(),
+    };
+    let when = member
+        .ended_at
+        .map(|at| format!(", {}", clock::ago(at, clock::now_ms())))
+        .unwrap_or_default();
+    Error::not_found(format!(
+        "{} has ended: {how}{when}; nothing was sent",
+        member.name
+    ))
+    .with_hint(format!(
+        "`swarm log {}` shows what it printed; `swarm status` shows who still runs",
+        member.name
+    ))
+}
+
+/// Why a message to `to` could not be signed when its member has gone without a record of its
+/// ending (its supervisor or pane vanished): the signing agent leaves once no member it signs for
+/// is live. Looked at only once signing has failed, so a write costs no look at the processes.
+fn gone_unrecorded(team: &Team, to: &str) -> Option<Error> {
+    let observed = Observed::take(team).ok()?;
+    let member = observed.config.member(to)?;
+    let seen = observed.seen(member);
+    (!seen.is_live() && seen != Seen::NotStarted).then(|| ended(member, seen))
+}
+
+/// Appends `message` to `to`'s inbox, signed if it must be; what was written. One from the
+/// lead's side to a member that has ended is refused ([`refuse_if_ended`]).
 fn post(
     team: &Team,
     config: &TeamConfig,
     to: &str,
     message: &InboxMessage,
 ) -> Result<InboxMessage> {
+    refuse_if_ended(config, message.from(), to)?;
     let mut message = message.clone();
     seal(team, config, to, &mut message)?;
     team.mailbox(to).append(std::slice::from_ref(&message))?;

@@ -7,13 +7,11 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use crate::base::clock;
 use crate::base::text::derive_summary;
 use crate::error::{Error, Result};
 use crate::format::config::{Member, State, TeamConfig};
 use crate::format::message::InboxMessage;
 use crate::format::structured::{Classified, Structured};
-use crate::member::liveness::{Observed, Seen};
 use crate::member::{identity, seal};
 use crate::peer::{self, PeerEntry, Request};
 use crate::policy::{self, Action, Caller, Whereabouts};
@@ -102,12 +100,8 @@ pub(crate) fn send(
 ) -> Result<Sent> {
     if let Recipient::Member(to) = recipient {
         policy::require_inbox(config, to)?;
-        // Nobody will read it: say so, before the signing of it says something less to the point.
-        if let Some(member) = config.member(to)
-            && let Some(state) = member.state.filter(|state| state.is_final())
-        {
-            return Err(ended(member, Seen::Recorded(state)));
-        }
+        // Nobody will read it, whoever sends it: said before anything else is checked.
+        seal::refuse_any_if_ended(config, to)?;
     }
     let me = match &structured {
         Some(message) => rules::check(team, config, caller, recipient, message)?,
@@ -163,8 +157,7 @@ pub(crate) fn send(
     let mut sealed = Vec::with_capacity(targets.len());
     for target in &targets {
         let mut copy = message.clone();
-        seal::seal(team, config, target, &mut copy)
-            .map_err(|err| gone_unrecorded(team, target).unwrap_or(err))?;
+        seal::seal(team, config, target, &mut copy)?;
         sealed.push(copy);
     }
     for (n, (target, copy)) in targets.iter().zip(&sealed).enumerate() {
@@ -182,40 +175,6 @@ pub(crate) fn send(
 /// Whether `member` has ended, as config.json records it: a final state is final.
 fn has_ended(member: &Member) -> bool {
     member.state.is_some_and(State::is_final)
-}
-
-/// The refusal of a message to `member`, which has ended (`seen`): how, and when.
-fn ended(member: &Member, seen: Seen) -> Error {
-    let how = match (seen, member.exit_code) {
-        (Seen::Recorded(State::Exited | State::Failed), Some(code)) => {
-            format!("{} with status {code}", seen.label())
-        }
-        (Seen::ProcessVanished, _) => "vanished: its supervisor is gone".to_owned(),
-        (Seen::PaneVanished, _) => "vanished: its pane is gone".to_owned(),
-        _ => seen.label().to_owned(),
-    };
-    let when = member
-        .ended_at
-        .map(|at| format!(", {}", clock::ago(at, clock::now_ms())))
-        .unwrap_or_default();
-    Error::not_found(format!(
-        "{} has ended: {how}{when}; nothing was sent",
-        member.name
-    ))
-    .with_hint(format!(
-        "`swarm log {}` shows what it printed; `swarm status` shows who still runs",
-        member.name
-    ))
-}
-
-/// Why a message to `to` could not be signed when its member has gone without a record of its
-/// ending (its supervisor or pane vanished): the signing agent leaves once no member it signs for
-/// is live. Looked at only once signing has failed, so a send costs no look at the processes.
-fn gone_unrecorded(team: &Team, to: &str) -> Option<Error> {
-    let observed = Observed::take(team).ok()?;
-    let member = observed.config.member(to)?;
-    let seen = observed.seen(member);
-    (!seen.is_live() && seen != Seen::NotStarted).then(|| ended(member, seen))
 }
 
 /// A broadcast that failed part-way is taken back from the inboxes it reached, where it is still

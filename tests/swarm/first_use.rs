@@ -219,6 +219,72 @@ fn sending_to_a_member_that_ended_says_it_ended() {
     down(&sandbox, "t");
 }
 
+/// Every write from the lead's side to a member that has ended (a shutdown request, a plan's
+/// answer, a task assignment) is refused at the one place they are all written, as `send` is:
+/// saying that the member ended, not what its ending did to the signing of the lead's messages.
+/// Nothing is written, and the task is not given to it.
+#[test]
+fn every_lead_side_write_to_a_member_that_ended_says_it_ended() {
+    let (sandbox, _server) = running(
+        "[[member]]\nname = \"quick\"\n\
+         command = [\"sh\", \"-c\", \"echo 'the plan' | swarm plan submit -\"]\n\
+         [[member]]\nname = \"stays\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    eventually("quick to end", || state(&sandbox, "t", "quick") == "exited");
+    let inbox = sandbox
+        .swarm()
+        .args(["inbox", "team-lead", "--json"])
+        .run()
+        .success()
+        .json();
+    let plan = inbox
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|m| m["structured"]["requestId"].as_str())
+        .expect("quick's plan request")
+        .to_owned();
+    sandbox
+        .swarm()
+        .args(["task", "add", "ship it"])
+        .run()
+        .success();
+    let ended = "quick has ended: exited with status 0";
+    for args in [
+        vec!["shutdown", "request", "quick"],
+        vec!["plan", "approve", &plan],
+        vec!["plan", "reject", &plan, "--feedback", "no"],
+        vec!["task", "assign", "1", "quick"],
+    ] {
+        let refused = sandbox.swarm().args(&args).run().refused(3, ended);
+        assert!(
+            refused.stderr.contains("nothing was sent"),
+            "{args:?}: {}",
+            refused.stderr
+        );
+    }
+    let task = sandbox
+        .swarm()
+        .args(["task", "show", "1", "--json"])
+        .run()
+        .success()
+        .json();
+    assert!(task["owner"].is_null(), "{task}");
+    assert!(
+        !sandbox.inbox_path("t", "quick").exists() || sandbox.inbox("t", "quick").is_empty(),
+        "{:?}",
+        sandbox.inbox("t", "quick")
+    );
+    // Once the signing agent is gone too, the member's ending is still what is said.
+    fs::remove_file(agent_socket(&sandbox)).unwrap();
+    sandbox
+        .swarm()
+        .args(["shutdown", "request", "quick"])
+        .run()
+        .refused(3, ended);
+    down(&sandbox, "t");
+}
+
 /// `down` says once on stderr whom it waits for and how long, then reports each ending as it
 /// comes.
 #[test]

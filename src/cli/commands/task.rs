@@ -645,6 +645,8 @@ fn assign(ctx: &Context, args: AssignArgs) -> Result<()> {
         &owner,
         &message(before),
     )?;
+    // A member that has ended is told nothing, and is given no task.
+    seal::refuse_if_ended(&scope.config, sender.as_str(), &owner)?;
     let task = scope.edit(&[id], false, |edit| {
         let task = edit
             .task_mut(id)
