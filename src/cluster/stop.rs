@@ -8,7 +8,7 @@ use crate::base::names::Name;
 use crate::cluster::control::{self, StopReply, StopRequest};
 use crate::error::Result;
 use crate::format::config::TeamConfig;
-use crate::member::stop;
+use crate::member::{ending, stop};
 use crate::policy::Caller;
 use crate::store::team::Team;
 
@@ -37,12 +37,12 @@ pub(crate) fn stop_as(
             None => here.push(name),
         }
     }
-    let mut stopped = stop::stop(team, &here, "stop")?;
+    let mut stopped = stop::stop(team, &here, ending::STOP)?;
     for (host, members) in elsewhere {
         let request = StopRequest {
             team: team.name().to_owned(),
             members,
-            reason: "stop".to_owned(),
+            reason: ending::STOP.to_owned(),
         };
         let reply: StopReply = control::ask(
             team.home(),

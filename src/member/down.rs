@@ -1,7 +1,8 @@
 //! Taking a whole team down (docs/ARCHITECTURE.md, "Ending and stopping"): every live teammate is
 //! asked to shut down; those that have not ended by the timeout are stopped, the lead last; then
 //! whatever any member still runs is ended and the remaining panes are killed. `down`, `down --rm`
-//! and `rm --force` all end a team this one way.
+//! and `rm --force` all end a team this one way, holding the team's launch lock (`launch/lock.rs`):
+//! nothing is stopped while an `up` places the team's panes.
 
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use crate::error::Result;
 use crate::format::config::Member;
 use crate::format::settings::Protocol;
 use crate::format::structured::{ShutdownRequest, Structured, shutdown_request_id};
+use crate::launch::lock::LaunchLock;
 use crate::launch::tmux::Tmux;
 use crate::member::GRACE;
 use crate::member::ending;
@@ -75,9 +77,10 @@ impl Report<'_> {
 }
 
 /// Takes `team` down, reporting what becomes of each member through `report`. The caller has
-/// already been allowed to (`policy::Action::Down`).
+/// already been allowed to (`policy::Action::Down`), and holds the team's launch lock (`_held`).
 pub(crate) fn down(
     team: &Team,
+    _held: &LaunchLock,
     how: Down,
     mut report: impl FnMut(Report<'_>) -> Result<()>,
 ) -> Result<Outcome> {

@@ -35,6 +35,14 @@ pub(crate) struct Ending {
 /// request (exited, completed), or one `down` stopped when it had not ended in time (killed).
 pub(crate) const SHUTDOWN: &str = "shutdown";
 
+/// The reason recorded for a member `stop` ended.
+pub(crate) const STOP: &str = "stop";
+
+/// Whether `member` ended because swarm was asked to end it (`stop`, `down`), not on its own.
+pub(crate) fn was_stopped(member: &Member) -> bool {
+    member.state == Some(State::Killed) && matches!(member.reason.as_deref(), Some(STOP | SHUTDOWN))
+}
+
 /// Signals that mean the program crashed rather than was stopped.
 const CRASH_SIGNALS: [i32; 5] = [
     libc_signal(nix::sys::signal::Signal::SIGSEGV),

@@ -622,6 +622,121 @@ fn a_removal_killed_half_way_is_finished_by_the_next_command() {
     assert!(!task_list(&sandbox, "v").exists());
 }
 
+/// A team `g` whose lead and members `first` and `last` sleep and answer no shutdown request (so
+/// `down` stops them at once), started by `up` through a tmux that holds at `last`'s pane until
+/// the returned gate is opened (written), once `first` runs: `up` is placing the team's panes.
+fn up_held_at_last(sandbox: &mut Sandbox) -> (TmuxServer, PathBuf, crate::harness::Background) {
+    gated_tmux(sandbox, "last");
+    let server = TmuxServer::start(sandbox);
+    let gate = sandbox.root().join("gate");
+    let file = sandbox.write(
+        "g.toml",
+        "name = \"g\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
+         [[member]]\nname = \"first\"\ncommand = [\"sleep\", \"1000\"]\nprotocol = \"none\"\n\
+         [[member]]\nname = \"last\"\ncommand = [\"sleep\", \"1000\"]\nprotocol = \"none\"\n",
+    );
+    let up = up_on(sandbox, &server, &file)
+        .env("TMUX_GATE", &gate)
+        .spawn();
+    eventually("up to reach the last pane", || {
+        sandbox.root().join("gate.reached").exists()
+    });
+    eventually("first to run", || state(sandbox, "g", "first") == "running");
+    (server, gate, up)
+}
+
+/// `down` while `up` is placing the team's panes: `up` wins, and `down` waits for it (saying so,
+/// here as a `held` event) with nothing stopped, then takes the whole team down.
+#[test]
+fn down_during_up_waits_for_it_then_takes_the_whole_team_down() {
+    let mut sandbox = Sandbox::new();
+    let (_server, gate, up) = up_held_at_last(&mut sandbox);
+    let down = sandbox.swarm().args(["down", "g", "--json"]).spawn();
+    let held = down.next_json();
+    assert_eq!(held["event"], "held", "{held}");
+    assert_eq!(held["by"], "up", "{held}");
+    assert_eq!(held["timeoutMs"], 20_000, "{held}");
+    assert_eq!(
+        state(&sandbox, "g", "first"),
+        "running",
+        "nothing was stopped"
+    );
+    assert_eq!(state(&sandbox, "g", "team-lead"), "running");
+    fs::write(&gate, "").unwrap();
+    let (status, stderr) = up.finish();
+    assert!(status.success(), "{stderr}");
+    let mut stopped = Vec::new();
+    loop {
+        let event = down.next_json();
+        if event["event"] == "down" {
+            break;
+        }
+        assert_eq!(event["event"], "stopped", "{event}");
+        stopped.push(event["name"].as_str().unwrap().to_owned());
+    }
+    stopped.sort();
+    assert_eq!(stopped, ["first", "last", "team-lead"]);
+    let (status, stderr) = down.finish();
+    assert!(status.success(), "{stderr}");
+    for member in ["team-lead", "first", "last"] {
+        assert_eq!(state(&sandbox, "g", member), "killed", "{member}");
+    }
+}
+
+/// `stop all` while `up` is placing the team's panes waits for it too, saying so on stderr, and
+/// then stops every member but the lead; `stop NAME` does not wait, and `up` then says the team
+/// is not whole and exits 1.
+#[test]
+fn stop_during_up_waits_for_all_and_makes_up_say_the_team_is_not_whole() {
+    let mut sandbox = Sandbox::new();
+    let (_server, gate, up) = up_held_at_last(&mut sandbox);
+    let all = sandbox.swarm().args(["stop", "all"]).spawn();
+    let lock = sandbox.team_dir("g").join(".launch.flock");
+    eventually("stop all to wait for the launch lock", || {
+        opened(all.pid(), &lock)
+    });
+    sandbox
+        .swarm()
+        .args(["stop", "first"])
+        .run()
+        .success()
+        .stdout_has("first");
+    assert_eq!(state(&sandbox, "g", "team-lead"), "running");
+    fs::write(&gate, "").unwrap();
+    let (status, stderr) = up.finish();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("team g is not whole: first stopped while `swarm up` placed the team"),
+        "{stderr}"
+    );
+    let line = all.next_line();
+    assert!(
+        line.starts_with("last was killed (stop)"),
+        "stop all waited for last to be placed: {line}"
+    );
+    let (status, stderr) = all.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("team g is being started by `swarm up` (pid ")
+            && stderr.contains("waiting up to 20s for it to finish, then stopping its members"),
+        "{stderr}"
+    );
+    assert_eq!(state(&sandbox, "g", "team-lead"), "running");
+    sandbox
+        .swarm()
+        .args(["down", "g", "--force"])
+        .run()
+        .success();
+}
+
+/// Whether process `pid` has `path` open.
+fn opened(pid: u32, path: &Path) -> bool {
+    fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+        fds.flatten()
+            .any(|fd| fs::read_link(fd.path()).is_ok_and(|target| target == path))
+    })
+}
+
 /// `rm --force` while `up` is placing the team's panes: `up` wins. `rm` refuses before it stops
 /// anything, and `up` places a team that runs whole.
 #[test]

@@ -96,7 +96,7 @@ fn remove(ctx: &Context, team: &Team, args: &Args) -> Result<()> {
             timeout: Duration::ZERO,
             force: true,
         };
-        let outcome = down::down(team, how, |report| removal::report_down(ctx, report))?;
+        let outcome = down::down(team, &held, how, |report| removal::report_down(ctx, report))?;
         if outcome == Outcome::LeadSpared {
             return Err(removal::lead_runs_this(team.name()));
         }
