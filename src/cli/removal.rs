@@ -12,6 +12,7 @@ use crate::base::clock;
 use crate::base::text::for_terminal;
 use crate::cli::context::Context;
 use crate::cli::{output, render};
+use crate::cluster;
 use crate::error::{Error, Result};
 use crate::launch::lock::{Holder, LaunchLock};
 use crate::member::down::Report;
@@ -128,7 +129,7 @@ pub(crate) fn remove_claimed(
     archive: ArchiveArgs,
     hint: &str,
 ) -> Result<()> {
-    match remove::remove_claimed(team, held, archive.format())? {
+    match cluster::removal::remove_claimed(team, held, archive.format())? {
         Removal::Running(live) => Err(still_running(team.name(), &live).with_hint(hint)),
         Removal::Busy(holder) => Err(busy(team.name(), &holder)),
         Removal::Removed(archived) => report(ctx, team.name(), archived.as_deref(), None),

@@ -6,6 +6,7 @@
 pub(crate) mod connection;
 pub(crate) mod control;
 pub(crate) mod node;
+pub(crate) mod removal;
 pub(crate) mod roster;
 pub(crate) mod settings;
 pub(crate) mod sign;

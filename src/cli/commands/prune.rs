@@ -10,9 +10,10 @@ use crate::base::names::Name;
 use crate::cli::context::Context;
 use crate::cli::removal::{self, ArchiveArgs};
 use crate::cli::{output, render};
+use crate::cluster::removal as removing;
 use crate::error::Result;
 use crate::member::liveness::Observed;
-use crate::member::remove::{self as removing, Removal};
+use crate::member::remove::Removal;
 use crate::policy::{self, Action};
 use crate::store::team::{Team, list_teams};
 
