@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::harness::{Sandbox, TmuxServer, eventually, gated_tmux, state, up, up_on};
+use crate::harness::{Background, Sandbox, TmuxServer, eventually, gated_tmux, state, up, up_on};
 
 /// A team whose lead and `worker` sleep until stopped, once both run.
 fn running(sandbox: &Sandbox, server: &TmuxServer, name: &str) {
@@ -625,7 +625,7 @@ fn a_removal_killed_half_way_is_finished_by_the_next_command() {
 /// A team `g` whose lead and members `first` and `last` sleep and answer no shutdown request (so
 /// `down` stops them at once), started by `up` through a tmux that holds at `last`'s pane until
 /// the returned gate is opened (written), once `first` runs: `up` is placing the team's panes.
-fn up_held_at_last(sandbox: &mut Sandbox) -> (TmuxServer, PathBuf, crate::harness::Background) {
+fn up_held_at_last(sandbox: &mut Sandbox) -> (TmuxServer, PathBuf, Background) {
     gated_tmux(sandbox, "last");
     let server = TmuxServer::start(sandbox);
     let gate = sandbox.root().join("gate");
@@ -645,6 +645,20 @@ fn up_held_at_last(sandbox: &mut Sandbox) -> (TmuxServer, PathBuf, crate::harnes
     (server, gate, up)
 }
 
+/// Checks that nothing of team `g` was stopped while `up` was held, then lets it go on: it places
+/// the whole team and exits 0.
+fn let_up_finish(sandbox: &Sandbox, gate: &Path, up: Background) {
+    assert_eq!(
+        state(sandbox, "g", "first"),
+        "running",
+        "nothing was stopped"
+    );
+    assert_eq!(state(sandbox, "g", "team-lead"), "running");
+    fs::write(gate, "").unwrap();
+    let (status, stderr) = up.finish();
+    assert!(status.success(), "{stderr}");
+}
+
 /// `down` while `up` is placing the team's panes: `up` wins, and `down` waits for it (saying so,
 /// here as a `held` event) with nothing stopped, then takes the whole team down.
 #[test]
@@ -656,15 +670,7 @@ fn down_during_up_waits_for_it_then_takes_the_whole_team_down() {
     assert_eq!(held["event"], "held", "{held}");
     assert_eq!(held["by"], "up", "{held}");
     assert_eq!(held["timeoutMs"], 20_000, "{held}");
-    assert_eq!(
-        state(&sandbox, "g", "first"),
-        "running",
-        "nothing was stopped"
-    );
-    assert_eq!(state(&sandbox, "g", "team-lead"), "running");
-    fs::write(&gate, "").unwrap();
-    let (status, stderr) = up.finish();
-    assert!(status.success(), "{stderr}");
+    let_up_finish(&sandbox, &gate, up);
     let mut stopped = Vec::new();
     loop {
         let event = down.next_json();
@@ -742,38 +748,13 @@ fn opened(pid: u32, path: &Path) -> bool {
 #[test]
 fn rm_force_during_up_refuses_before_stopping_anything() {
     let mut sandbox = Sandbox::new();
-    gated_tmux(&mut sandbox, "last");
-    let server = TmuxServer::start(&sandbox);
-    let gate = sandbox.root().join("gate");
-    let file = sandbox.write(
-        "g.toml",
-        "name = \"g\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
-         [[member]]\nname = \"first\"\ncommand = [\"sleep\", \"1000\"]\n\
-         [[member]]\nname = \"last\"\ncommand = [\"sleep\", \"1000\"]\n",
-    );
-    let up = up_on(&sandbox, &server, &file)
-        .env("TMUX_GATE", &gate)
-        .spawn();
-    eventually("up to reach the last pane", || {
-        sandbox.root().join("gate.reached").exists()
-    });
-    eventually("first to run", || {
-        state(&sandbox, "g", "first") == "running"
-    });
+    let (_server, gate, up) = up_held_at_last(&mut sandbox);
     sandbox
         .swarm()
         .args(["rm", "--force", "g"])
         .run()
         .refused(2, "team g is being started by `swarm up`");
-    assert_eq!(
-        state(&sandbox, "g", "first"),
-        "running",
-        "nothing was stopped"
-    );
-    assert_eq!(state(&sandbox, "g", "team-lead"), "running");
-    fs::write(&gate, "").unwrap();
-    let (status, stderr) = up.finish();
-    assert!(status.success(), "{stderr}");
+    let_up_finish(&sandbox, &gate, up);
     for member in ["team-lead", "first", "last"] {
         eventually(&format!("{member} to run"), || {
             state(&sandbox, "g", member) == "running"

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::harness::{Outcome, Sandbox, eventually};
 use crate::nats_harness::{NatsServer, Node};
-use crate::tasks::add;
+use crate::tasks::{add, listed};
 
 /// Two hosts sharing one server, each with team `t` (lead, alice on hosta, bob on hostb) and a
 /// running node.
@@ -575,13 +575,7 @@ fn a_team_removed_on_its_leads_host_takes_its_board_off_the_server() {
     eventually_task(&hosts.b, 2, "task 2 on host b", |_| true);
     let record = hosts.a.home().join("node/tasks-t.json");
     assert!(record.exists());
-    hosts
-        .a
-        .swarm()
-        .args(["rm", "t"])
-        .run()
-        .success()
-        .stdout_has("removed team t");
+    remove(&hosts.a);
     assert!(!record.exists(), "the node's record goes with the team");
     for id in [1, 2] {
         eventually_gone(&hosts.b, id, &format!("host b's copy of old task {id}"));
@@ -593,18 +587,9 @@ fn a_team_removed_on_its_leads_host_takes_its_board_off_the_server() {
         t["subject"] == "new one"
     });
     for sandbox in [&hosts.a, &hosts.b] {
-        let listed = sandbox
-            .swarm()
-            .args(["task", "list", "--json"])
-            .team("t")
-            .run()
-            .success()
-            .json();
-        let subjects: Vec<&str> = listed
-            .as_array()
-            .unwrap()
+        let subjects: Vec<Value> = listed(sandbox)
             .iter()
-            .map(|task| task["subject"].as_str().unwrap())
+            .map(|task| task["subject"].clone())
             .collect();
         assert_eq!(subjects, ["new one"], "nothing of the old board");
     }
@@ -628,8 +613,12 @@ fn with_the_server_down_a_team_is_not_removed_on_its_leads_host() {
     assert!(hosts.a.team_dir("t").join("config.json").exists());
     assert!(task(&hosts.a, 1).is_some(), "the board is still here");
     hosts.server.restart();
-    hosts
-        .a
+    remove(&hosts.a);
+}
+
+/// `swarm rm t` on `sandbox`, which removes it.
+fn remove(sandbox: &Sandbox) {
+    sandbox
         .swarm()
         .args(["rm", "t"])
         .run()
