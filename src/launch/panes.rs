@@ -201,6 +201,7 @@ pub(crate) fn open_dashboard(team: &Team, placement: &TmuxPlacement, cwd: &Path)
         Ok(())
     })?;
     tmux.title(&info.pane, "swarm top")?;
+    tmux.mark(&info.pane, team.home().root(), team.name())?;
     Ok(info.pane)
 }
 
@@ -298,7 +299,8 @@ fn settle(tmux: &Tmux, team: &Team, name: &str, info: &PaneInfo) -> Result<()> {
         Ok(member.color.clone())
     })?;
     let tmux_color = color.as_deref().and_then(Color::parse).map(Color::tmux);
-    match tmux.decorate(&info.pane, &info.window, name, tmux_color) {
+    let whose = (team.home().root(), team.name(), name);
+    match tmux.decorate(&info.pane, &info.window, whose, tmux_color) {
         // A program that ended at once takes its pane with it; its ending is recorded all the same.
         Err(err) if is_gone(err.message()) => {
             tracing::debug!("{name}'s pane closed before it was decorated");

@@ -16,6 +16,7 @@ use crate::launch::tmux::Tmux;
 use crate::member::GRACE;
 use crate::member::ending;
 use crate::member::liveness::{self, Awaited, Observed, Seen};
+use crate::member::pane;
 use crate::member::processes::{self, Run};
 use crate::member::seal;
 use crate::member::stop;
@@ -182,13 +183,11 @@ pub(crate) fn down(
             if (member.name == lead && caller_is_lead) || !observed.is_here(member) {
                 continue;
             }
-            if !member.tmux_pane_id.is_empty() {
-                tmux.kill_pane(&member.tmux_pane_id)?;
-            }
+            pane::kill(team, &tmux, member)?;
         }
         // The dashboard `up` opened goes with the team.
-        if let Some(pane) = &placement.dashboard_pane {
-            tmux.kill_pane(pane)?;
+        if let Some(dashboard) = &placement.dashboard_pane {
+            pane::kill_dashboard(team, &tmux, dashboard)?;
         }
     }
     Ok(if caller_is_lead {

@@ -12,6 +12,7 @@ pub(crate) mod identity;
 pub(crate) mod liveness;
 pub(crate) mod log_follow;
 pub(crate) mod logfile;
+pub(crate) mod pane;
 pub(crate) mod processes;
 pub(crate) mod remove;
 pub(crate) mod seal;

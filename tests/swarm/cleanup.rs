@@ -767,3 +767,98 @@ fn rm_force_during_up_refuses_before_stopping_anything() {
         .success()
         .stdout_has("removed team g");
 }
+
+/// Rewrites team `team`'s config.json as a teammate could, with `edit`.
+fn edit_config(sandbox: &Sandbox, team: &str, edit: impl FnOnce(&mut serde_json::Value)) {
+    let mut config = sandbox.config(team);
+    edit(&mut config);
+    let path = sandbox.team_dir(team).join("config.json");
+    let staged = path.with_extension("edited");
+    fs::write(&staged, config.to_string()).unwrap();
+    fs::rename(&staged, &path).unwrap();
+}
+
+/// Sets member `name`'s `field` in team `team`'s config.json.
+fn edit_member(sandbox: &Sandbox, team: &str, name: &str, field: &str, value: serde_json::Value) {
+    edit_config(sandbox, team, |config| {
+        let member = config["members"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|m| m["name"] == name)
+            .unwrap();
+        member[field] = value;
+    });
+}
+
+/// After the tmux server restarts, the pane ids config.json still names are the person's new
+/// panes: `down` kills none of them.
+#[test]
+fn down_after_tmux_restarts_leaves_the_persons_new_panes_alone() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    ended(&sandbox, &server, "d");
+    let recorded: Vec<String> = ["team-lead", "quick"]
+        .iter()
+        .map(|m| {
+            sandbox.member("d", m)["tmuxPaneId"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    server.run(&["kill-server"]);
+    eventually("the tmux server to exit", || !server.is_running());
+    drop(server);
+    let server = TmuxServer::start(&sandbox);
+    for _ in &recorded {
+        server.run(&["split-window", "-d", "-t", "fixture", "sleep", "1000"]);
+    }
+    let before = server.panes();
+    for pane in &recorded {
+        assert!(
+            before.contains(pane),
+            "{pane} is the person's now: {before:?}"
+        );
+    }
+    sandbox
+        .swarm()
+        .args(["down", "d"])
+        .run()
+        .success()
+        .stdout_has("team d is down");
+    assert_eq!(server.panes(), before, "the person's panes are all there");
+}
+
+/// A teammate points config.json at the person's pane: `stop` ends the member, whose own pane
+/// closes, and leaves the named pane alone, saying so.
+#[test]
+fn stop_leaves_alone_a_pane_that_is_not_the_members() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    running(&sandbox, &server, "s");
+    let own = sandbox.member("s", "worker")["tmuxPaneId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let persons = server.pane_format("fixture", "#{pane_id}");
+    edit_member(
+        &sandbox,
+        "s",
+        "worker",
+        "tmuxPaneId",
+        persons.clone().into(),
+    );
+    sandbox
+        .swarm()
+        .args(["stop", "worker", "--team", "s"])
+        .run()
+        .success()
+        .stderr_has(&format!("left pane {persons} alone: it is not worker's"));
+    assert_eq!(state(&sandbox, "s", "worker"), "killed");
+    eventually("worker's own pane to close", || {
+        !server.panes().contains(&own)
+    });
+    assert!(server.panes().contains(&persons), "the person's pane lives");
+    crate::harness::down(&sandbox, "s");
+}
