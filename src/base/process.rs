@@ -33,13 +33,6 @@ pub(crate) fn signal(pid: i32, signal: Signal) -> bool {
     kill(Pid::from_raw(pid), signal).is_ok()
 }
 
-/// Whether `pid` is the `swarm run NAME` supervisor of `name`, so a recycled pid is never signalled.
-pub(crate) fn is_supervisor(pid: i32, name: &str) -> bool {
-    cmdline(pid).is_some_and(|args| {
-        args.iter().any(|a| a == "run") && args.last().map(String::as_str) == Some(name)
-    })
-}
-
 /// The arguments process `pid` was started with, if it can be read.
 pub(crate) fn cmdline(pid: i32) -> Option<Vec<String>> {
     let bytes = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;

@@ -27,7 +27,7 @@ pub(crate) enum Seen {
     ProcessVanished,
     /// Recorded as live; its supervisor is gone, but processes it started still run.
     Orphaned,
-    /// Recorded as live, but its tmux pane is gone.
+    /// Recorded as live with no supervisor registered yet, but its tmux pane is gone.
     PaneVanished,
     /// Recorded as live on another host whose node is not seen now (docs/ARCHITECTURE.md,
     /// "Roster, control and status across hosts"); it may still be running there.
@@ -77,9 +77,12 @@ fn judge(
             Seen::Unreachable
         };
     }
-    if let Some(run) = Run::of(team, member)
-        && !run.supervised()
-    {
+    if let Some(run) = Run::of(team, member) {
+        // A proven supervisor is running, whatever the panes show: config.json's pane and
+        // socket are a claim anyone can rewrite, and a supervisor's pane closing ends it.
+        if run.supervisor_proven() {
+            return Seen::Recorded(state);
+        }
         // Its processes are looked for by what they carry, not by asking the supervisor.
         return if processes.of(&run).is_empty() {
             Seen::ProcessVanished
@@ -87,6 +90,7 @@ fn judge(
             Seen::Orphaned
         };
     }
+    // No supervisor has registered yet: the pane `up` recorded is all there is to go by.
     if let Some(panes) = panes
         && !member.tmux_pane_id.is_empty()
         && !panes.contains(&member.tmux_pane_id)
@@ -345,6 +349,7 @@ pub(crate) fn ended_well(seen: Seen) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
     use std::time::Duration;
 
     use super::*;
@@ -358,16 +363,34 @@ mod tests {
         pid
     }
 
-    /// A live process that passes for `name`'s supervisor (`… run NAME`), killed when dropped.
+    /// A live process, killed when dropped, whose command line is a supervisor's of `name`.
     struct Supervisor(std::process::Child);
 
     impl Supervisor {
+        /// One that passes only by its command line's look (`… run NAME`), as a process any
+        /// program can start does.
         fn of(name: &str) -> Self {
+            Self::spawn(&["-c", "sleep 600; :", "run", name], Path::new("/"))
+        }
+
+        /// One whose command line shows it serves `name` of `team` under its home, as
+        /// `Run::supervisor_proven` asks: `sh run --home H --team T NAME`, `run` a script.
+        fn serving(team: &Team, name: &str) -> Self {
+            let dir = team.home().root().join("bin");
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("run"), "sleep 600; :\n").unwrap();
+            let home = team.home().root().to_str().unwrap();
+            Self::spawn(&["run", "--home", home, "--team", team.name(), name], &dir)
+        }
+
+        fn spawn(args: &[&str], cwd: &Path) -> Self {
             use std::os::unix::process::CommandExt;
+            let name = args.last().unwrap();
             // `; :` keeps the shell from exec'ing sleep, which would change its command line.
             // Its own group, so dropping it ends the sleep too; no inherited stdio to hold open.
             let child = std::process::Command::new("sh")
-                .args(["-c", "sleep 600; :", "run", name])
+                .args(args)
+                .current_dir(cwd)
                 .process_group(0)
                 .stdin(std::process::Stdio::null())
                 .stdout(std::process::Stdio::null())
@@ -482,22 +505,31 @@ mod tests {
     }
 
     #[test]
-    fn a_live_state_whose_pane_is_gone_has_vanished() {
-        let supervisor = Supervisor::of("bob");
-        let running = member(Some(State::Running), Some(supervisor.pid()), "%1");
+    fn a_live_state_whose_pane_is_gone_before_its_supervisor_registered_has_vanished() {
+        let unregistered = member(Some(State::Starting), None, "%1");
         let others = HashSet::from(["%2".to_owned()]);
-        assert_eq!(seen(&running, Some(&others)), Seen::PaneVanished);
+        assert_eq!(seen(&unregistered, Some(&others)), Seen::PaneVanished);
         assert_eq!(Seen::PaneVanished.label(), "pane-gone");
         let with_it = HashSet::from(["%1".to_owned()]);
         assert_eq!(
-            seen(&running, Some(&with_it)),
-            Seen::Recorded(State::Running)
+            seen(&unregistered, Some(&with_it)),
+            Seen::Recorded(State::Starting)
         );
         // Panes that could not be listed, or a member without a pane, prove nothing.
-        assert_eq!(seen(&running, None), Seen::Recorded(State::Running));
-        let paneless = member(Some(State::Idle), Some(supervisor.pid()), "");
+        assert_eq!(seen(&unregistered, None), Seen::Recorded(State::Starting));
+        let paneless = member(Some(State::Idle), None, "");
         assert_eq!(seen(&paneless, Some(&others)), Seen::Recorded(State::Idle));
         assert!(seen(&paneless, Some(&others)).is_live());
+    }
+
+    /// A process that only looks like the supervisor by its command line (`… run bob`) is none:
+    /// the member has vanished, whatever its pane.
+    #[test]
+    fn a_look_alike_supervisor_is_none() {
+        let look_alike = Supervisor::of("bob");
+        let running = member(Some(State::Running), Some(look_alike.pid()), "%1");
+        let panes = HashSet::from(["%1".to_owned()]);
+        assert_eq!(seen(&running, Some(&panes)), Seen::ProcessVanished);
     }
 
     #[test]
@@ -554,7 +586,7 @@ mod tests {
     #[test]
     fn observed_shows_which_members_are_live() {
         let (_dir, team) = fixture::team(&["bob", "carol", "dave"]);
-        let bob = Supervisor::of("bob");
+        let bob = Supervisor::serving(&team, "bob");
         set(&team, "bob", State::Running, bob.pid());
         set(&team, "carol", State::Running, dead_pid());
         set(&team, "dave", State::Exited, dead_pid());
@@ -572,7 +604,7 @@ mod tests {
     #[test]
     fn an_observation_does_not_change_after_it_is_taken() {
         let (_dir, team) = fixture::team(&["bob"]);
-        let bob = Supervisor::of("bob");
+        let bob = Supervisor::serving(&team, "bob");
         set(&team, "bob", State::Running, bob.pid());
         let observed = Observed::take(&team).unwrap();
         drop(bob);
@@ -591,7 +623,7 @@ mod tests {
         let (_dir, team) = fixture::team(&["bob", "carol", "dave"]);
         set(&team, "bob", State::Exited, dead_pid());
         set(&team, "carol", State::Running, dead_pid());
-        let dave = Supervisor::of("dave");
+        let dave = Supervisor::serving(&team, "dave");
         set(&team, "dave", State::Running, dave.pid());
         let names: Vec<String> = ["bob", "carol", "dave", "ghost"].map(str::to_owned).into();
         let mut ended = Vec::new();
@@ -619,7 +651,7 @@ mod tests {
     #[test]
     fn an_ending_recorded_while_waiting_ends_the_wait() {
         let (_dir, team) = fixture::team(&["bob"]);
-        let bob = Supervisor::of("bob");
+        let bob = Supervisor::serving(&team, "bob");
         set(&team, "bob", State::Running, bob.pid());
         let ender = {
             let team = team.clone();

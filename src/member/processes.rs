@@ -80,12 +80,6 @@ impl Run {
         &self.team
     }
 
-    /// Whether a process that passes for the member's supervisor by its command line still has
-    /// the recorded pid: enough to show the member as supervised, never to signal anything.
-    pub(crate) fn supervised(&self) -> bool {
-        process::is_supervisor(self.supervisor, &self.name)
-    }
-
     /// Whether the recorded supervisor is this member's, as its own command line and environment
     /// show: a live `swarm run` of this member, this team and this home. What is signalled as the
     /// supervisor, or found as its children, must be.

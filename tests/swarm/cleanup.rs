@@ -862,3 +862,36 @@ fn stop_leaves_alone_a_pane_that_is_not_the_members() {
     assert!(server.panes().contains(&persons), "the person's pane lives");
     crate::harness::down(&sandbox, "s");
 }
+/// A live, proven supervisor means running, whatever the panes show: with config.json pointing
+/// at another tmux server, the team still runs, and `rm` without `--force` refuses.
+#[test]
+fn a_running_team_whose_panes_are_not_seen_is_still_running() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    running(&sandbox, &server, "m");
+    let elsewhere = TmuxServer::unstarted_at(&sandbox, "elsewhere.sock");
+    let started = sandbox
+        .command("tmux")
+        .arg("-S")
+        .arg(elsewhere.socket())
+        .args(["-f", "/dev/null", "new-session", "-d", "sleep", "1000"])
+        .status()
+        .unwrap();
+    assert!(started.success());
+    edit_config(&sandbox, "m", |config| {
+        config["tmux"]["socket"] = elsewhere.socket().to_str().unwrap().into();
+    });
+    for member in ["team-lead", "worker"] {
+        assert_eq!(sandbox.status_row("m", member)["state"], "running");
+    }
+    sandbox
+        .swarm()
+        .args(["rm", "m"])
+        .run()
+        .refused(2, "team m is still running (team-lead, worker)");
+    assert!(sandbox.team_dir("m").join("config.json").exists());
+    edit_config(&sandbox, "m", |config| {
+        config["tmux"]["socket"] = server.socket().to_str().unwrap().into();
+    });
+    crate::harness::down(&sandbox, "m");
+}
