@@ -174,6 +174,21 @@ fn open_window(
     Ok((where_, info))
 }
 
+/// Where `pane`, the one this process runs in, is on the server it runs under (`$TMUX`), as
+/// config.json records a team's placement: what a supervisor records when its launcher has not
+/// (killed once the pane existed, before it heard of it), so `down` finds the pane.
+pub(crate) fn placement_of(pane: &str) -> Option<TmuxPlacement> {
+    let socket = current_socket()?;
+    let located = Tmux::at(&socket).locate(pane).ok().flatten()?;
+    Some(TmuxPlacement {
+        socket,
+        session: located.session,
+        window: located.window,
+        dashboard_pane: None,
+        extra: serde_json::Map::new(),
+    })
+}
+
 /// `dashboard = true`: opens `swarm top` on the team in a pane across the whole width of its
 /// window, below the members' panes, and records the pane, which is no member's, for `down` to
 /// close (docs/ARCHITECTURE.md, "Dashboard").

@@ -7,7 +7,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::harness::{Background, Sandbox, TmuxServer, eventually, gated_tmux, state, up, up_on};
+use crate::harness::{
+    Background, Sandbox, TmuxServer, eventually, gated_tmux, gated_tmux_answer, state, up, up_on,
+};
 
 /// A team whose lead and `worker` sleep until stopped, once both run.
 fn running(sandbox: &Sandbox, server: &TmuxServer, name: &str) {
@@ -894,4 +896,51 @@ fn a_running_team_whose_panes_are_not_seen_is_still_running() {
         config["tmux"]["socket"] = server.socket().to_str().unwrap().into();
     });
     crate::harness::down(&sandbox, "m");
+}
+
+/// `up` killed (SIGKILL) once the lead's pane exists but before it heard of it: the supervisor
+/// records where its pane is, so `down` finds and closes it, and the next `up` starts the team.
+#[test]
+fn down_after_up_was_killed_placing_a_pane_closes_it_and_up_starts_again() {
+    let mut sandbox = Sandbox::new();
+    gated_tmux_answer(&mut sandbox, "team-lead");
+    let server = TmuxServer::start(&sandbox);
+    let gate = sandbox.root().join("gate");
+    let file = sandbox.write(
+        "k.toml",
+        "name = \"k\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
+         [[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    let up = up_on(&sandbox, &server, &file)
+        .env("TMUX_GATE", &gate)
+        .spawn();
+    eventually("the lead's pane to exist", || {
+        sandbox.root().join("gate.reached").exists()
+    });
+    up.signal(nix::sys::signal::Signal::SIGKILL);
+    let _ = up.finish();
+    fs::write(&gate, "").unwrap();
+    eventually("the lead to run", || {
+        state(&sandbox, "k", "team-lead") == "running"
+    });
+    sandbox
+        .swarm()
+        .args(["down", "k"])
+        .run()
+        .success()
+        .stdout_has("team k is down");
+    assert!(
+        !server
+            .run(&["list-sessions", "-F", "#{session_name}"])
+            .lines()
+            .any(|session| session == "swarm-k"),
+        "the team's session is gone"
+    );
+    up_on(&sandbox, &server, &file).run().success();
+    for member in ["team-lead", "bob"] {
+        eventually(&format!("{member} to run"), || {
+            state(&sandbox, "k", member) == "running"
+        });
+    }
+    crate::harness::down(&sandbox, "k");
 }

@@ -476,7 +476,16 @@ impl Supervisor {
         let pane = self.pane.clone();
         let socket = socket.map(|s| s.display().to_string());
         let log = self.log.display().to_string();
+        // Where this pane is, when its launcher has not recorded it (yet, or ever: killed once
+        // the pane existed), so `down` finds the pane whatever became of the launcher.
+        let placement = match &pane {
+            Some(pane) if self.team.load()?.tmux.is_none() => panes::placement_of(pane),
+            _ => None,
+        };
         self.team.update(|config| {
+            if config.tmux.is_none() {
+                config.tmux.clone_from(&placement);
+            }
             let member = config
                 .member_mut(&self.name)
                 .ok_or_else(|| Error::not_found(format!("{} is no longer a member", self.name)))?;
