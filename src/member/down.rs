@@ -66,9 +66,11 @@ impl Report<'_> {
         match self {
             Self::Waiting { names, timeout } => format!(
                 "waiting up to {}s for {} to answer the shutdown request and exit; then whoever is \
-                 left is stopped",
+                 left is stopped, with {}s to exit after SIGTERM before SIGKILL ({}s in all)",
                 timeout.as_secs_f64(),
-                names.join(", ")
+                names.join(", "),
+                GRACE.as_secs_f64(),
+                (*timeout + GRACE).as_secs_f64()
             ),
             Self::NotAsked { name, why } => format!("cannot ask {name} to shut down: {why}"),
             Self::Ended(member, seen) => liveness::ending_line(member, *seen),
@@ -119,13 +121,27 @@ pub(crate) fn down(
     };
 
     if !how.force && !teammates.is_empty() {
-        // A member whose protocol says it answers nothing is not asked, nor waited for.
-        let (answering, mute): (Vec<String>, Vec<String>) =
+        // A member whose protocol says it answers nothing is not asked, nor waited for; nor is
+        // one whose supervisor is gone, which nothing answers for.
+        let (answering, mut mute): (Vec<String>, Vec<String>) =
             teammates.iter().cloned().partition(|name| {
                 config
                     .member(name)
                     .is_none_or(|m| m.protocol() != Protocol::None)
             });
+        let (answering, orphaned): (Vec<String>, Vec<String>) =
+            answering.into_iter().partition(|name| {
+                config
+                    .member(name)
+                    .is_none_or(|m| observed.seen(m) != Seen::Orphaned)
+            });
+        for name in &orphaned {
+            report(Report::NotAsked {
+                name,
+                why: "its supervisor is gone, so nothing answers for it",
+            })?;
+        }
+        mute.extend(orphaned);
         let mut asked = Vec::new();
         for name in &answering {
             let request = Structured::ShutdownRequest(ShutdownRequest {

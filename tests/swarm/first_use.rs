@@ -304,7 +304,8 @@ fn down_says_what_it_waits_for_and_how_long() {
         stderr.lines().collect::<Vec<_>>(),
         [
             "swarm: waiting up to 600s for shell to answer the shutdown request and exit; then \
-             whoever is left is stopped"
+             whoever is left is stopped, with 5s to exit after SIGTERM before SIGKILL (605s in \
+             all)"
         ],
     );
 }
@@ -364,6 +365,47 @@ fn down_stops_members_that_cannot_answer_at_once() {
     assert!(
         stderr.contains("for shell to answer") && !stderr.contains("repl"),
         "{stderr}"
+    );
+}
+
+/// A member whose supervisor is gone (`orphaned`) has nothing that answers a shutdown request
+/// for it: `down` neither asks nor waits for it, but stops it at once, saying why.
+#[test]
+fn down_stops_an_orphaned_member_at_once() {
+    // It ignores the hang-up its supervisor's end sends, so it runs on, orphaned.
+    let (sandbox, _server) = running(
+        "[[member]]\nname = \"orphan\"\ncommand = [\"sh\", \"-c\", \"trap '' HUP; sleep 1000; :\"]\n",
+    );
+    eventually("orphan to run", || {
+        state(&sandbox, "t", "orphan") == "running"
+    });
+    let supervisor = sandbox.member("t", "orphan")["supervisorPid"]
+        .as_i64()
+        .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(supervisor).unwrap()),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    eventually("orphan to be orphaned", || {
+        sandbox.status_row("t", "orphan")["state"] == "orphaned"
+    });
+    let down = sandbox.swarm().args(["down", "--timeout", "600"]).spawn();
+    assert_eq!(
+        down.next_line(),
+        "cannot ask orphan to shut down: its supervisor is gone, so nothing answers for it"
+    );
+    assert_eq!(down.next_line(), "orphan stopped: killed");
+    assert!(
+        !asked(&sandbox, "orphan"),
+        "{:?}",
+        sandbox.inbox("t", "orphan")
+    );
+    let (status, stderr) = down.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        !stderr.contains("waiting"),
+        "nobody is waited for: {stderr}"
     );
 }
 

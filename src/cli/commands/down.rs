@@ -45,9 +45,10 @@ pub(crate) struct Args {
     #[arg(id = "team_arg", value_name = "TEAM", add = ArgValueCandidates::new(complete::teams))]
     pub(crate) team: Option<String>,
 
-    /// How long teammates get to answer and exit before they are stopped; stderr says whom it
-    /// waits for. One whose protocol is "none" (a shell, a REPL) is stopped at once, not asked.
-    /// A `swarm up` still placing the team's panes is waited for as long first
+    /// How long teammates get to answer and exit before they are stopped (then 5 s from SIGTERM
+    /// to SIGKILL); stderr says whom it waits for. One whose protocol is "none" (a shell, a REPL),
+    /// or whose supervisor is gone (orphaned), is stopped at once, not asked. A `swarm up` still
+    /// placing the team's panes is waited for as long first
     #[arg(long, value_name = "SECS", value_parser = parse_seconds, default_value = "20")]
     pub(crate) timeout: Duration,
 
