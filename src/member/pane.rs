@@ -24,11 +24,12 @@ pub(crate) enum Found {
     Other,
 }
 
-/// Whether `member`'s recorded pane on `tmux` is its own: the pane's first process is the
-/// supervisor recorded for it, which is either proven to be this member's (`Run`'s
-/// `supervisor_proven`), or gone, the pane kept only by what it started, and the pane marked at
-/// launch with the member, its team and its home. tmux sets the pane's pid itself, so no edit of
-/// config.json makes another pane pass.
+/// Whether `member`'s recorded pane on `tmux` is its own: the pane's first process, whose pid
+/// tmux reports itself, is proven to be this member's supervisor by its own command line (as
+/// `Run::supervisor_proven` proves one), registered or not yet; or it is the supervisor recorded
+/// for the member, now gone, the pane kept only by what it started, and the pane still carries
+/// the marks launch gave it (member, team and home). No edit of config.json makes another pane
+/// pass.
 pub(crate) fn find(team: &Team, tmux: &Tmux, member: &Member) -> Result<Found> {
     if member.tmux_pane_id.is_empty() {
         return Ok(Found::Gone);
@@ -36,20 +37,18 @@ pub(crate) fn find(team: &Team, tmux: &Tmux, member: &Member) -> Result<Found> {
     let Some(located) = tmux.locate(&member.tmux_pane_id)? else {
         return Ok(Found::Gone);
     };
-    let Some(supervisor) = member.supervisor_pid.filter(|pid| *pid > 1) else {
+    let Some(first) = located.pid.filter(|pid| *pid > 1) else {
         return Ok(Found::Other);
     };
-    if located.pid != Some(supervisor) {
-        return Ok(Found::Other);
-    }
-    let proven = Run::of(team, member).is_some_and(|run| run.supervisor_proven());
-    Ok(
-        if proven || (marked(team, &located, &member.name) && !process::alive(supervisor)) {
-            Found::Own(located)
-        } else {
-            Found::Other
-        },
-    )
+    let proven = Run::new(team, member, first, None).supervisor_proven();
+    let left_by_its_supervisor = member.supervisor_pid == Some(first)
+        && !process::alive(first)
+        && marked(team, &located, &member.name);
+    Ok(if proven || left_by_its_supervisor {
+        Found::Own(located)
+    } else {
+        Found::Other
+    })
 }
 
 /// Kills `member`'s pane on `tmux` when it is its own; a pane that is not is left alone, and a
