@@ -32,6 +32,9 @@ impl ErrorKind {
         }
     }
 
+    /// Every kind: the statuses between 0 and [`INTERRUPTED`] in [`EXIT_STATUSES`].
+    pub(crate) const ALL: [Self; 4] = [Self::Runtime, Self::Usage, Self::NotFound, Self::Timeout];
+
     /// The kind as `--json` names it in an error object: `runtime`, `usage`, `not_found`,
     /// `timeout`.
     pub(crate) fn name(self) -> &'static str {
@@ -44,6 +47,46 @@ impl ErrorKind {
     }
 }
 
+/// Exit status after Ctrl-C ended `up --wait`'s waiting: 128 + SIGINT, as a shell reports it.
+pub(crate) const INTERRUPTED: u8 = 130;
+
+/// Every exit status swarm has and what it means: the one table swarm(1)'s EXIT STATUS and
+/// docs/ARCHITECTURE.md's "Errors and exit statuses" are made from and tested against.
+pub(crate) const EXIT_STATUSES: &[(u8, &str)] = &[
+    (
+        0,
+        "Success, and durable. Writing to a closed stdout (swarm inbox piped into head -1) is a quiet success too: recv and watch --consume print what they take before it leaves the inbox, so what they could not print stays unread.",
+    ),
+    (
+        1,
+        "A runtime failure: an OS error, a peer that refused a message, a rejected plan or shutdown request, a member that did not complete, a symlink (or anything but a regular file) where swarm keeps a file of its own under its home: swarm refuses it and writes nothing through it.",
+    ),
+    (
+        2,
+        "Bad input or usage, or a protocol rule or the policy refused: an invalid name, an oversized message, a non-lead sending a lead-only message, an answer to a request that does not exist.",
+    ),
+    (
+        3,
+        "Not found: a team, a member (a misspelt name is this status, in the same words, from every command), a request, a file, or a peer socket with nobody listening.",
+    ),
+    (
+        4,
+        "A --wait or --timeout ran out, down or stop all waiting for an up placing the team's panes too.",
+    ),
+    (
+        INTERRUPTED,
+        "Ctrl-C ended up --wait's waiting. The team runs on in tmux, as after up without --wait; swarm down stops it.",
+    ),
+];
+
+/// swarm's one error. An io error has no conversion into it, so a stray `?` cannot make a peer's
+/// or a child's broken pipe the quiet exit 0 only stdout's gets ([`Error::output`]):
+///
+/// ```compile_fail
+/// fn send() -> swarm::Result<()> {
+///     Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe))?
+/// }
+/// ```
 #[derive(Debug)]
 pub struct Error {
     kind: ErrorKind,
@@ -102,6 +145,17 @@ impl Error {
     }
 
     /// An OS error with no single path involved (a pipe, a socket pair, a child process).
+    /// A failure writing swarm's own output (stdout), the one error a closed pipe makes quiet.
+    /// Nothing else becomes one: an io error has no conversion, so a `?` cannot turn a peer's or a
+    /// child's broken pipe into a quiet success.
+    pub(crate) fn output(err: io::Error) -> Self {
+        let kind = err.kind();
+        Self {
+            output: Some(kind),
+            ..Self::os("write output", err)
+        }
+    }
+
     pub(crate) fn os(action: &str, err: io::Error) -> Self {
         let hint = errno_hint(&err, Path::new(""));
         Self {
@@ -169,17 +223,6 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// Writing to stdout is the one place an io error converts without context.
-impl From<io::Error> for Error {
-    fn from(err: io::Error) -> Self {
-        let kind = err.kind();
-        Self {
-            output: Some(kind),
-            ..Self::os("write output", err)
-        }
-    }
-}
-
 fn describe(err: &io::Error) -> String {
     // `Display` for io::Error appends "(os error N)"; the errno name is more useful to a person.
     match err.raw_os_error() {
@@ -233,6 +276,26 @@ mod tests {
         assert_eq!(ErrorKind::Usage.exit_code(), 2);
         assert_eq!(ErrorKind::NotFound.exit_code(), 3);
         assert_eq!(ErrorKind::Timeout.exit_code(), 4);
+        let documented: Vec<u8> = EXIT_STATUSES.iter().map(|(code, _)| *code).collect();
+        let mut statuses = vec![0];
+        statuses.extend(ErrorKind::ALL.map(ErrorKind::exit_code));
+        statuses.push(INTERRUPTED);
+        assert_eq!(documented, statuses, "one row per status, in order");
+    }
+
+    /// The table in docs/ARCHITECTURE.md, "Errors and exit statuses", as this one makes it.
+    #[test]
+    fn the_design_document_shows_these_exit_statuses() {
+        use std::fmt::Write as _;
+        let document = include_str!("../docs/ARCHITECTURE.md");
+        let mut table = String::from("| status | meaning |\n|---|---|\n");
+        for (code, meaning) in EXIT_STATUSES {
+            writeln!(table, "| {code} | {meaning} |").unwrap();
+        }
+        assert!(
+            document.contains(&table),
+            "docs/ARCHITECTURE.md must hold, under \"Errors and exit statuses\":\n{table}"
+        );
     }
 
     #[test]
@@ -253,7 +316,7 @@ mod tests {
 
     #[test]
     fn only_a_broken_output_pipe_is_quiet() {
-        let err = Error::from(io::Error::from(io::ErrorKind::BrokenPipe));
+        let err = Error::output(io::Error::from(io::ErrorKind::BrokenPipe));
         assert!(err.is_broken_pipe());
         let peer = Error::io(
             "send to",

@@ -2,7 +2,7 @@
 //!
 //! `main.rs` only calls [`run`]. The folders are layers, each calling only those listed before it
 //! (docs/ARCHITECTURE.md, "Layers"): `base`, `format`, `store`, `policy`, `protocol`, `peer`,
-//! `launch`, `member`, `dashboard`, and `cli` on top.
+//! `launch`, `member`, `cluster`, `dashboard`, and `cli` on top.
 
 mod base;
 mod cli;

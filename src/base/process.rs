@@ -316,6 +316,30 @@ pub(crate) fn own_processes() -> Vec<ProcStat> {
         .collect()
 }
 
+/// Whether process `pid` holds the socket whose inode is `inode` (`socket:[<inode>]` among its
+/// open files): the process that bound a listening socket holds it for as long as it listens.
+pub(crate) fn holds_socket(pid: i32, inode: u64) -> bool {
+    let Ok(files) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    let wanted = format!("socket:[{inode}]");
+    files.filter_map(Result::ok).any(|file| {
+        std::fs::read_link(file.path()).is_ok_and(|target| target.as_os_str() == wanted.as_str())
+    })
+}
+
+/// Where this process's pids mean something, as Claude Code writes it in a session record
+/// (`pidDomain`): `linux:<machine id>:pid:[<pid namespace inode>]`. `None` when it cannot be read.
+pub(crate) fn pid_domain() -> Option<String> {
+    let machine = ["/etc/machine-id", "/var/lib/dbus/machine-id"]
+        .iter()
+        .find_map(|path| std::fs::read_to_string(path).ok())
+        .map(|id| id.trim().to_owned())
+        .filter(|id| !id.is_empty())?;
+    let namespace = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    Some(format!("linux:{machine}:{}", namespace.display()))
+}
+
 /// The value of `key` in the environment process `pid` was started with, if it can be read.
 pub(crate) fn environment_value(pid: i32, key: &str) -> Option<String> {
     let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;

@@ -91,8 +91,9 @@ pub(crate) fn members_of_team_arg() -> Vec<CompletionCandidate> {
         .unwrap_or_default()
 }
 
-/// For `swarm send TO`: the members, `*` for everyone, `user`, and each live peer by its label or
-/// its member's `name@team`. Never nothing, which would leave the shell to offer file names.
+/// For `swarm send TO`: the members, `*` for everyone, `user`, each live peer by its label or its
+/// member's `name@team`, and each live Claude Code session of the person's by its socket. Never
+/// nothing, which would leave the shell to offer file names.
 pub(crate) fn recipients() -> Vec<CompletionCandidate> {
     let line = Line::current();
     let mut all = members();
@@ -116,6 +117,17 @@ pub(crate) fn recipients() -> Vec<CompletionCandidate> {
             let about = format!("peer {} in {}", peer.pid, peer.cwd.display());
             all.push(candidate(format!("uds:{name}"), Some(about)));
         }
+    }
+    // The person's Claude Code sessions, by their sockets.
+    for session in peer::live_sessions() {
+        let mut about = format!("Claude Code session {}", session.pid);
+        if let Some(name) = &session.name {
+            about = format!("{about} ({name})");
+        }
+        if let Some(cwd) = &session.cwd {
+            about = format!("{about} in {}", cwd.display());
+        }
+        all.push(candidate(session.address(), Some(about)));
     }
     all
 }

@@ -6,12 +6,12 @@ use std::cell::OnceCell;
 use std::path::PathBuf;
 
 use crate::base::names::Name;
+use crate::cluster::fleet::Fleet;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::member::identity;
 use crate::member::liveness::Observed;
 use crate::policy::{self, Asked, Caller, Whereabouts};
-use crate::store::node::Reach;
 use crate::store::paths::Home;
 use crate::store::team::{Team, list_teams};
 
@@ -43,6 +43,12 @@ impl Context {
             agent_typed,
             whereabouts: OnceCell::new(),
         })
+    }
+
+    /// This host's way to a team's members wherever they run: the one every command hands down
+    /// and asks instead of asking where a member runs (`cluster/fleet.rs`).
+    pub(crate) fn fleet(&self) -> Fleet {
+        Fleet::of(&self.home)
     }
 
     /// The team named by `--team`/`SWARM_TEAM`, else the only team under home, else the only one
@@ -200,30 +206,8 @@ impl Context {
                 .unknown_member(caller.name().as_str())
                 .with_hint(format!("add it with `swarm join {caller}`")));
         }
-        self.inbox_is_here(config, caller.name().as_str())?;
+        self.fleet().inbox_is_here(config, caller.name().as_str())?;
         Ok(caller)
-    }
-
-    /// Refuses reading the inbox of a member on another host here (docs/ARCHITECTURE.md,
-    /// "Messages across hosts"): it is read on that host; the file here only holds what waits to
-    /// cross.
-    pub(crate) fn inbox_is_here(&self, config: &TeamConfig, name: &str) -> Result<()> {
-        let Some(host) = config.member(name).and_then(|m| m.host.as_deref()) else {
-            return Ok(());
-        };
-        // Only when this host's name is known (its node runs, or ran) is another host certain.
-        if Reach::look(&self.home)
-            .here
-            .is_none_or(|here| here.as_str() == host)
-        {
-            return Ok(());
-        }
-        Err(Error::usage(format!(
-            "{name} runs on host {host}: its inbox is read there"
-        ))
-        .with_hint(format!(
-            "run the command on {host}; here, `swarm send {name} …` reaches it"
-        )))
     }
 }
 
@@ -231,6 +215,6 @@ impl Context {
 /// cannot be read is not running.
 fn is_running(home: &Home, name: &str) -> bool {
     Team::open(home, name)
-        .and_then(|team| Observed::take(&team))
+        .and_then(|team| Observed::take(&team, &Fleet::of(home)))
         .is_ok_and(|observed| observed.running())
 }

@@ -38,8 +38,15 @@ pub(crate) fn init(verbose: u8, quiet: u8) {
         (2, _) => "debug",
         _ => "trace",
     };
+    // `swarm node`'s own lines (connected, lost the server, trying again) are its output in its
+    // pane or journal: shown at the default level, silenced by -q like every other line.
+    let node = if level == "warn" {
+        ",swarm::node=info"
+    } else {
+        ""
+    };
     let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new(format!("swarm={level}")));
+        .unwrap_or_else(|_| EnvFilter::new(format!("swarm={level}{node}")));
     let fields = debug_fn(
         |writer: &mut Writer<'_>, field: &Field, value: &dyn fmt::Debug| {
             let value = format!("{value:?}");
@@ -55,8 +62,14 @@ pub(crate) fn init(verbose: u8, quiet: u8) {
         .with_env_filter(filter)
         .fmt_fields(fields)
         .with_writer(writer)
-        .with_ansi(std::io::stderr().is_terminal())
+        .with_ansi(colour_stderr())
         .with_target(false)
         .without_time()
         .try_init();
+}
+
+/// Colour on stderr only on a terminal, and not when NO_COLOR is set (no-color.org: to anything
+/// but the empty string), as for stdout.
+fn colour_stderr() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }

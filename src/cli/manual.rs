@@ -7,32 +7,23 @@ use std::path::{Path, PathBuf};
 use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, italic, roman};
 
-use crate::error::{Error, Result};
+use crate::error::{EXIT_STATUSES, Error, Result};
 use crate::launch::teamfile::{KEYS, Section};
 use crate::policy;
 
-const EXIT_STATUS: &[(&str, &str)] = &[
-    (
-        "0",
-        "Success, and durable. Writing to a closed stdout (swarm inbox | head -1) is a quiet success too: recv and watch --consume print what they take before it leaves the inbox, so what they could not print stays unread.",
-    ),
-    (
-        "1",
-        "A runtime failure: an OS error, a peer that refused a message, a rejected plan or shutdown request, a member that did not complete, a symlink (or anything but a regular file) where swarm keeps a file of its own under its home: swarm refuses it and writes nothing through it.",
-    ),
-    (
-        "2",
-        "Bad input or usage, or a protocol rule refused: an invalid name, an oversized message, a non-lead sending a lead-only message, an answer to a request that does not exist.",
-    ),
-    (
-        "3",
-        "Not found: a team, a member (a misspelt name is this status, in the same words, from every command), a file, or a peer socket with nobody listening.",
-    ),
-    ("4", "A --wait or --timeout ran out."),
-    (
-        "130",
-        "Ctrl-C ended up --wait's waiting. The team runs on in tmux, as after up without --wait; swarm down stops it.",
-    ),
+/// The commands whose `--json` prints one object per line, each with the flag that makes it do so:
+/// swarm(1) lists them from here; tests/swarm/docs.rs checks docs/ARCHITECTURE.md, "JSON output",
+/// lists the same and each one's own page says so.
+const STREAMS: &[&str] = &[
+    "watch",
+    "log",
+    "listen",
+    "up --wait",
+    "wait --all",
+    "stop",
+    "down",
+    "rm",
+    "prune",
 ];
 
 /// The rules every `--json` output follows; each command's own page shows its document under JSON
@@ -40,7 +31,7 @@ const EXIT_STATUS: &[(&str, &str)] = &[
 const JSON_OUTPUT: &[(&str, &str)] = &[
     (
         "Documents and streams",
-        "A command that answers once prints one JSON document. One that goes on, or reports as it goes (watch, log, listen, up --wait, stop, down, rm, prune), prints one object per line; where a stream mixes kinds, each object has \"event\" first.",
+        "A command that answers once prints one JSON document. One that goes on, or reports as it goes ({streams}), prints one object per line; where a stream mixes kinds, each object has \"event\" first.",
     ),
     (
         "Times",
@@ -505,8 +496,18 @@ fn render_top(command: clap::Command) -> Result<Vec<u8>> {
     render(man.render_options_section(&mut page))?;
     render(man.render_subcommands_section(&mut page))?;
     let mut roff = Roff::default();
-    definitions(&mut roff, "EXIT STATUS", EXIT_STATUS);
-    definitions(&mut roff, "JSON OUTPUT", JSON_OUTPUT);
+    roff.control("SH", ["EXIT STATUS"]);
+    for (code, meaning) in EXIT_STATUSES {
+        roff.control("TP", []);
+        roff.text([bold(code.to_string())]);
+        roff.text([roman(*meaning)]);
+    }
+    roff.control("SH", ["JSON OUTPUT"]);
+    for (term, meaning) in JSON_OUTPUT {
+        roff.control("TP", []);
+        roff.text([bold(*term)]);
+        roff.text([roman(meaning.replace("{streams}", &STREAMS.join(", ")))]);
+    }
     roff.control("SH", ["PERMISSIONS"]);
     roff.text([roman(PERMISSIONS_INTRO)]);
     for (doing, who) in policy::definitions() {

@@ -21,9 +21,7 @@ use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use clap_complete::engine::ArgValueCandidates;
 
 use crate::base::text::for_terminal;
-use crate::cluster::sign;
 use crate::error::{Error, ErrorKind, Result};
-use crate::member::seal;
 
 use self::context::Context;
 
@@ -112,7 +110,10 @@ pub(crate) struct GlobalArgs {
     pub(crate) quiet: u8,
 }
 
+/// Each subcommand's arguments are added when it is parsed or its help, page or completions are
+/// made (`defer`): a command builds only its own, and starts sooner.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub(crate) enum Command {
     /// Start a team from a TOML team file: the lead's pane, then one pane per member
     Up(commands::up::Args),
@@ -220,8 +221,11 @@ pub fn run() -> ExitCode {
     clap_complete::CompleteEnv::with_factory(Cli::command).complete();
     // Known before parsing, so that even a usage error clap finds is reported as JSON.
     let json = json_requested(std::env::args_os());
-    let parsed = Cli::command()
-        .try_get_matches()
+    // Kept to the end: freeing the command tree would cost more than building what the command
+    // needs of it (docs/ARCHITECTURE.md, "Start-up").
+    let mut command = std::mem::ManuallyDrop::new(Cli::command());
+    let parsed = command
+        .try_get_matches_from_mut(std::env::args_os())
         .and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, typed_as(&matches))));
     let (cli, agent_typed) = match parsed {
         Ok(parsed) => parsed,
@@ -237,8 +241,6 @@ pub fn run() -> ExitCode {
         }
     };
     logging::init(cli.global.verbose, cli.global.quiet);
-    // A lead-side message for a member keyed on another host is signed there.
-    seal::set_remote(sign::sign);
     match dispatch(cli, agent_typed) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
@@ -386,6 +388,13 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// clap's own checks of the whole command line, every deferred subcommand built: a
+    /// subcommand's argument that shares a global's id would shadow it.
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
 
     #[test]
     fn json_is_asked_for_anywhere_before_a_double_dash() {

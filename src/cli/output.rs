@@ -11,7 +11,7 @@ use std::io::{self, IsTerminal, Write};
 use serde::Serialize;
 
 use crate::base::text::for_terminal;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// One line of text, made safe for a terminal: controls shown, later lines marked as continuing.
 pub(crate) fn line(text: impl AsRef<str>) -> Result<()> {
@@ -21,19 +21,19 @@ pub(crate) fn line(text: impl AsRef<str>) -> Result<()> {
 /// One line exactly as given: only for a pane's own output (`swarm log`), which the pane showed
 /// as it is.
 pub(crate) fn verbatim_line(text: impl AsRef<str>) -> Result<()> {
-    let mut out = io::stdout().lock();
-    out.write_all(text.as_ref().as_bytes())?;
-    out.write_all(b"\n")?;
-    out.flush()?;
-    Ok(())
+    let mut line = Vec::with_capacity(text.as_ref().len() + 1);
+    line.extend_from_slice(text.as_ref().as_bytes());
+    line.push(b'\n');
+    bytes(&line)
 }
 
-/// Bytes exactly as given, flushed: a pane's own output, for `swarm log --raw`.
+/// Bytes exactly as given, flushed: a pane's own output (`swarm log --raw`), and the one write to
+/// stdout everything else here ends in, so its failure is the one [`Error::output`].
 pub(crate) fn bytes(bytes: &[u8]) -> Result<()> {
     let mut out = io::stdout().lock();
-    out.write_all(bytes)?;
-    out.flush()?;
-    Ok(())
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(Error::output)
 }
 
 /// Whether to colour what is printed: only on a terminal, and not when NO_COLOR is set
@@ -44,21 +44,21 @@ pub(crate) fn colour() -> bool {
 
 /// One JSON document, pretty-printed.
 pub(crate) fn json(value: &impl Serialize) -> Result<()> {
-    let mut out = io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, value).map_err(io::Error::from)?;
-    out.write_all(b"\n")?;
-    out.flush()?;
-    Ok(())
+    let mut document = serde_json::to_vec_pretty(value).map_err(unprintable)?;
+    document.push(b'\n');
+    bytes(&document)
 }
 
 /// One JSON object on one line, flushed at once: the element of a stream.
 pub(crate) fn json_line(value: &impl Serialize) -> Result<()> {
-    let mut buffer = serde_json::to_vec(value).map_err(io::Error::from)?;
+    let mut buffer = serde_json::to_vec(value).map_err(unprintable)?;
     buffer.push(b'\n');
-    let mut out = io::stdout().lock();
-    out.write_all(&buffer)?;
-    out.flush()?;
-    Ok(())
+    bytes(&buffer)
+}
+
+/// A value serde cannot make JSON of (a map with keys that are not strings): a bug, not a pipe.
+fn unprintable(err: serde_json::Error) -> Error {
+    Error::runtime(format!("cannot print JSON: {err}"))
 }
 
 /// Aligned columns for people; `--json` bypasses it.
@@ -108,9 +108,6 @@ impl Table {
             out.push_str(line.trim_end());
             out.push('\n');
         }
-        let mut stdout = io::stdout().lock();
-        stdout.write_all(out.as_bytes())?;
-        stdout.flush()?;
-        Ok(())
+        bytes(out.as_bytes())
     }
 }

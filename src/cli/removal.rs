@@ -6,13 +6,13 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::Map;
+use serde_json::{Map, json};
 
 use crate::base::clock;
 use crate::base::text::for_terminal;
 use crate::cli::context::Context;
 use crate::cli::{output, render};
-use crate::cluster;
+use crate::cluster::fleet::DownEvent;
 use crate::error::{Error, Result};
 use crate::launch::lock::{Holder, LaunchLock};
 use crate::member::down::Report;
@@ -129,7 +129,7 @@ pub(crate) fn remove_claimed(
     archive: ArchiveArgs,
     hint: &str,
 ) -> Result<()> {
-    match cluster::removal::remove_claimed(team, held, archive.format())? {
+    match ctx.fleet().remove_claimed(team, held, archive.format())? {
         Removal::Running(live) => Err(still_running(team.name(), &live).with_hint(hint)),
         Removal::Busy(holder) => Err(busy(team.name(), &holder)),
         Removal::Removed(archived) => report(ctx, team.name(), archived.as_deref(), None),
@@ -138,9 +138,17 @@ pub(crate) fn remove_claimed(
 
 /// What becomes of each member while `down`, `down --rm` or `rm --force` takes a team down: a
 /// line, or with `--json` an event: `ended` and `stopped` with the member's ending, `warning` for a
-/// teammate that could not be asked to shut down. Whom it waits for, and how long, is said on
-/// stderr, as what is under way rather than what became of anyone; `waiting` with `--json`.
-pub(crate) fn report_down(ctx: &Context, report: Report<'_>) -> Result<()> {
+/// teammate that could not be asked to shut down, `remote` for what another host's node reports.
+/// Whom it waits for, and how long, is said on stderr, as what is under way rather than what
+/// became of anyone; `waiting` with `--json`.
+pub(crate) fn report_down(ctx: &Context, event: DownEvent<'_>) -> Result<()> {
+    let report = match event {
+        DownEvent::Here(report) => report,
+        DownEvent::Elsewhere { host, line } if ctx.json => {
+            return output::json_line(&json!({"event": "remote", "host": host, "line": line}));
+        }
+        DownEvent::Elsewhere { host, line } => return output::line(format!("{host}: {line}")),
+    };
     if !ctx.json {
         if let Report::Waiting { .. } = report {
             let _ = writeln!(

@@ -150,7 +150,7 @@ impl<T> Answer<T> {
                 hint,
                 exit_code,
             } => {
-                let kind = [ErrorKind::Usage, ErrorKind::NotFound, ErrorKind::Timeout]
+                let kind = ErrorKind::ALL
                     .into_iter()
                     .find(|kind| kind.exit_code() == exit_code)
                     .unwrap_or(ErrorKind::Runtime);

@@ -9,41 +9,44 @@
 use async_nats::jetstream::{self, ErrorCode, context::GetStreamErrorKind};
 
 use crate::cluster::control;
+use crate::cluster::fleet::{Fleet, Sight};
 use crate::cluster::subjects;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::launch::lock::LaunchLock;
 use crate::member::remove::{self, Removal};
-use crate::store::node::Reach;
 use crate::store::paths::ArchiveFormat;
 use crate::store::team::Team;
 
-/// Removes `team` unless something of it still runs, archiving it as `archive` first, and off the
-/// server too when this is its lead's host. The caller has already been allowed to
-/// (`policy::Action::Remove`).
-pub(crate) fn remove(team: &Team, archive: Option<ArchiveFormat>) -> Result<Removal> {
-    match remove::claim(team)? {
-        Ok(held) => remove_claimed(team, &held, archive),
-        Err(holder) => Ok(Removal::Busy(holder)),
+impl Fleet {
+    /// Removes `team` unless something of it still runs, archiving it as `archive` first
+    /// (`member::remove`), and off the server too when this is its lead's host
+    /// (`cluster/removal.rs`). The caller has already been allowed to (`policy::Action::Remove`).
+    pub(crate) fn remove(&self, team: &Team, archive: Option<ArchiveFormat>) -> Result<Removal> {
+        match remove::claim(team)? {
+            Ok(held) => self.remove_claimed(team, &held, archive),
+            Err(holder) => Ok(Removal::Busy(holder)),
+        }
     }
-}
 
-/// [`remove`], with the team's launch lock already held (`member::remove::claim`).
-pub(crate) fn remove_claimed(
-    team: &Team,
-    held: &LaunchLock,
-    archive: Option<ArchiveFormat>,
-) -> Result<Removal> {
-    let whole = whole_team_here(team, &team.load()?);
-    remove::remove_claimed(team, held, archive, || {
-        if whole { forget(team) } else { Ok(()) }
-    })
+    /// [`Fleet::remove`], with the team's launch lock already held (`member::remove::claim`).
+    pub(crate) fn remove_claimed(
+        &self,
+        team: &Team,
+        held: &LaunchLock,
+        archive: Option<ArchiveFormat>,
+    ) -> Result<Removal> {
+        let whole = whole_team_here(team, &team.load()?);
+        remove::remove_claimed(team, self, held, archive, || {
+            if whole { forget(team) } else { Ok(()) }
+        })
+    }
 }
 
 /// Whether removing `team` here removes the whole team: it spans hosts, and this host is its
 /// lead's, where `up` made it (config.json's record of the lead names the host).
 fn whole_team_here(team: &Team, config: &TeamConfig) -> bool {
-    let here = Reach::look(team.home()).here;
+    let here = Sight::look(team.home()).here;
     config.spans_hosts()
         && config
             .member(config.lead_name())

@@ -1,7 +1,7 @@
 //! Signing a lead-side message on the host whose signing agent holds the member's key
 //! (docs/ARCHITECTURE.md, "Signed lead messages"): the asking side of the `sign` request. The
-//! node answering it is `node/sign.rs`; `member/seal.rs` calls [`sign`] through the hook the
-//! command line sets, for a member whose record names another host as its `keyHost`.
+//! node answering it is `node/sign.rs`; `member/seal.rs` reaches [`sign`] through
+//! `cluster/fleet.rs`, for a member whose record names another host as its `keyHost`.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;

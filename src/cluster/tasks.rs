@@ -5,6 +5,7 @@
 //! Code's reason, as it would be on one host. Only once the server accepted a change is it written
 //! into the local task files, through the one locked edit (`TaskList::adopt`).
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Display;
 
@@ -12,13 +13,16 @@ use async_nats::jetstream::{self, kv};
 use futures_util::StreamExt;
 
 use crate::cluster::connection;
+use crate::cluster::fleet::Fleet;
 use crate::cluster::settings::{Settings, Sources};
 use crate::cluster::subjects;
 use crate::error::{Error, Result};
+use crate::format::config::TeamConfig;
 use crate::format::task::{Task, parse_mark};
 use crate::store::node;
 use crate::store::paths::Home;
 use crate::store::tasks::{Board, Edit, TaskList};
+use crate::store::team::Team;
 
 /// How many times a change is decided again after losing a compare-and-set before giving up.
 const ATTEMPTS: usize = 1000;
@@ -389,9 +393,76 @@ pub(crate) fn settings(home: &Home, team: &str) -> Result<Settings> {
     })
 }
 
+impl Fleet {
+    /// `team`'s task list (its roster `config`) as a command changes it, wherever its members
+    /// run.
+    pub(crate) fn tasks(&self, team: &Team, config: &TeamConfig) -> Tasks {
+        Tasks {
+            list: TaskList::new(self.home(), team.name()),
+            team: config.spans_hosts().then(|| team.clone()),
+            replica: OnceCell::new(),
+        }
+    }
+}
+
+/// A team's task list as a command changes it: its files here through the one locked edit
+/// ([`TaskList::edit`]) for a team on one host; for a team across hosts, each change decided on
+/// the NATS server by compare-and-set first ([`Replica`]), then written here.
+pub(crate) struct Tasks {
+    list: TaskList,
+    /// The team, when it spans hosts.
+    team: Option<Team>,
+    /// The server its changes are decided on, once the first change needs it.
+    replica: OnceCell<Replica>,
+}
+
+impl Tasks {
+    /// The task files on this host, to read.
+    pub(crate) fn list(&self) -> &TaskList {
+        &self.list
+    }
+
+    /// The one way a task command changes the list: [`TaskList::edit`]'s arguments, the change
+    /// made wherever the team runs.
+    pub(crate) fn edit<R>(
+        &self,
+        ids: &[u64],
+        whole_list: bool,
+        change: impl FnMut(&mut Edit) -> Result<R>,
+    ) -> Result<R> {
+        match self.replica()? {
+            Some(replica) => replica.edit(&self.list, ids, whole_list, change),
+            None => self.list.edit(ids, whole_list, change),
+        }
+    }
+
+    /// Claims task `id` for `claimer` ([`Edit::claim`]); an exclusive claim's `busy` holds on
+    /// every host of the team.
+    pub(crate) fn claim(&self, id: u64, claimer: &str, exclusive: bool) -> Result<Task> {
+        match self.replica()? {
+            Some(replica) => replica.claim(&self.list, id, claimer, exclusive),
+            None => self
+                .list
+                .edit(&[id], exclusive, |edit| edit.claim(id, claimer, exclusive)),
+        }
+    }
+
+    /// The server a team across hosts decides its changes on, opened once; `None` on one host.
+    fn replica(&self) -> Result<Option<&Replica>> {
+        let Some(team) = &self.team else {
+            return Ok(None);
+        };
+        if let Some(replica) = self.replica.get() {
+            return Ok(Some(replica));
+        }
+        let opened = Replica::open(team.home(), team.name())?;
+        Ok(Some(self.replica.get_or_init(|| opened)))
+    }
+}
+
 /// A clustered team's task list as a command reaches it: a connection to the server and the
 /// team's bucket, driven from synchronous code.
-pub(crate) struct Replica {
+struct Replica {
     runtime: tokio::runtime::Runtime,
     store: kv::Store,
     url: String,
@@ -399,7 +470,7 @@ pub(crate) struct Replica {
 
 impl Replica {
     /// Connects to the server (one line naming the URL when that fails) and opens the bucket.
-    pub(crate) fn open(home: &Home, team: &str) -> Result<Self> {
+    fn open(home: &Home, team: &str) -> Result<Self> {
         let settings = settings(home, team)?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -422,7 +493,7 @@ impl Replica {
     /// local locks each task is read from the server once more and written as it is there now:
     /// a newer change another host made meanwhile, which this host's node may already have
     /// written, is never replaced by this one, and a task deleted meanwhile is not written back.
-    pub(crate) fn edit<R>(
+    fn edit<R>(
         &self,
         list: &TaskList,
         ids: &[u64],
@@ -434,13 +505,7 @@ impl Replica {
 
     /// Claims task `id` for `claimer` by Claude Code's rules, as [`Edit::claim`] does on one
     /// host; with `exclusive`, its `busy` holds across hosts (see [`edit`]).
-    pub(crate) fn claim(
-        &self,
-        list: &TaskList,
-        id: u64,
-        claimer: &str,
-        exclusive: bool,
-    ) -> Result<Task> {
+    fn claim(&self, list: &TaskList, id: u64, claimer: &str, exclusive: bool) -> Result<Task> {
         self.edit_as(
             list,
             &[id],

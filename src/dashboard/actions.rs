@@ -4,9 +4,10 @@
 //! action, as every command resolves it (docs/ARCHITECTURE.md, "Who may do what").
 
 use crate::base::names::Name;
-use crate::cluster;
+use crate::cluster::fleet::Fleet;
 use crate::error::Result;
-use crate::member::{answer, send};
+use crate::member::answer::{self, PlanVerdict};
+use crate::member::send::{self, Outgoing};
 use crate::policy::{Asked, Caller, Whereabouts};
 use crate::protocol::rules::Recipient;
 use crate::store::team::Team;
@@ -42,14 +43,14 @@ pub(crate) enum Action {
 }
 
 /// Does `action` as `who`; returns what happened, in a line.
-pub(crate) fn perform(team: &Team, who: &Who, action: Action) -> Result<String> {
+pub(crate) fn perform(team: &Team, fleet: &Fleet, who: &Who, action: Action) -> Result<String> {
     let caller = |config: &_| Caller::resolve(config, &who.whereabouts, who.asked.as_ref());
     match action {
         Action::Send { to, text } => {
             Name::parse("member", &to)?;
-            deliver(team, who, Recipient::Member(&to), &text)
+            deliver(team, fleet, who, Recipient::Member(&to), &text)
         }
-        Action::Broadcast { text } => deliver(team, who, Recipient::Broadcast, &text),
+        Action::Broadcast { text } => deliver(team, fleet, who, Recipient::Broadcast, &text),
         Action::Answer {
             decision,
             approve,
@@ -61,19 +62,30 @@ pub(crate) fn perform(team: &Team, who: &Who, action: Action) -> Result<String> 
             let id = &decision.request_id;
             match decision.kind {
                 Kind::Plan => {
-                    let to = answer::plan(team, &config, &caller, id, approve, None, why)?;
+                    let to = answer::plan(
+                        team,
+                        fleet,
+                        &config,
+                        &caller,
+                        id,
+                        PlanVerdict {
+                            approved: approve,
+                            permission_mode: None,
+                            feedback: why,
+                        },
+                    )?;
                     Ok(format!("{verdict} {to}'s plan ({id})"))
                 }
                 Kind::Shutdown => {
                     let rejection = (!approve).then(|| why.unwrap_or_default());
-                    answer::shutdown(team, &config, &caller, id, rejection)?;
+                    answer::shutdown(team, fleet, &config, &caller, id, rejection)?;
                     Ok(format!("{verdict} shutdown request {id}"))
                 }
             }
         }
         Action::Stop { name } => {
             let name = Name::parse("member", &name)?;
-            let stopped = cluster::stop::stop_as(team, Some(&name), caller)?;
+            let stopped = fleet.stop(team, Some(&name), caller)?;
             let states: Vec<String> = stopped
                 .iter()
                 .map(|(name, state)| format!("{name} {state}"))
@@ -88,10 +100,20 @@ pub(crate) fn perform(team: &Team, who: &Who, action: Action) -> Result<String> 
 }
 
 /// `send TO TEXT` as `who`: what `s` and `S` do.
-fn deliver(team: &Team, who: &Who, recipient: Recipient<'_>, text: &str) -> Result<String> {
+fn deliver(
+    team: &Team,
+    fleet: &Fleet,
+    who: &Who,
+    recipient: Recipient<'_>,
+    text: &str,
+) -> Result<String> {
     let config = team.load()?;
     let caller = Caller::resolve(&config, &who.whereabouts, who.asked.as_ref())?;
-    let structured = send::classify(text)?;
-    let sent = send::send(team, &config, &caller, recipient, text, structured, None)?;
+    let outgoing = Outgoing {
+        text,
+        structured: send::classify(text)?,
+        summary: None,
+    };
+    let sent = send::send(team, fleet, &config, &caller, recipient, outgoing)?;
     Ok(format!("sent {} to {}", sent.id, sent.to.join(", ")))
 }

@@ -15,6 +15,7 @@ use crossterm::event::Event;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use crate::base::clock;
+use crate::cluster::fleet::Fleet;
 use crate::error::{Error, Result};
 use crate::launch::tmux::{self, Tmux};
 use crate::member::pane::{self as member_pane, Found};
@@ -61,17 +62,19 @@ pub(crate) enum Exit {
     Attach(Vec<String>),
 }
 
-/// Runs the dashboard on `team` as `who` until the person quits.
-pub(crate) fn run(team: &Team, who: Who) -> Result<Exit> {
+/// Runs the dashboard on `team` as `who` until the person quits; `fleet` reaches its members
+/// wherever they run.
+pub(crate) fn run(team: &Team, fleet: &Fleet, who: Who) -> Result<Exit> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|err| Error::os("start the dashboard's runtime", err))?;
-    runtime.block_on(run_async(team, who))
+    runtime.block_on(run_async(team, fleet, who))
 }
 
 struct App<'a> {
     team: &'a Team,
+    fleet: &'a Fleet,
     who: Who,
     view: View,
     snapshot: Snapshot,
@@ -83,7 +86,7 @@ struct App<'a> {
     trace: Option<PathBuf>,
 }
 
-async fn run_async(team: &Team, who: Who) -> Result<Exit> {
+async fn run_async(team: &Team, fleet: &Fleet, who: Who) -> Result<Exit> {
     let config = team.load()?;
     // Everything said in the team so far first, then what arrives.
     let mut follower = Follower::start(team, &config, Scope::All, false)?.replaying_history();
@@ -114,6 +117,7 @@ async fn run_async(team: &Team, who: Who) -> Result<Exit> {
     let (outcomes, mut outcome) = unbounded_channel();
     let mut app = App {
         team,
+        fleet,
         who,
         view: View::default(),
         snapshot: Snapshot::default(),
@@ -125,7 +129,7 @@ async fn run_async(team: &Team, who: Who) -> Result<Exit> {
     };
     let mut worktrees = snapshot::worktrees(team);
     app.arrivals(&mut follower, &mut judges, true);
-    app.snapshot = Snapshot::take(team, &app.feed, &worktrees);
+    app.snapshot = Snapshot::take(team, fleet, &app.feed, &worktrees);
     app.capture();
 
     let mut tick = tokio::time::interval(TICK);
@@ -170,14 +174,14 @@ async fn run_async(team: &Team, who: Who) -> Result<Exit> {
             }
             () = retake => {
                 retake_at = None;
-                app.snapshot = Snapshot::take(team, &app.feed, &worktrees);
+                app.snapshot = Snapshot::take(team, fleet, &app.feed, &worktrees);
             }
             Some(result) = outcome.recv() => {
                 match result {
                     Ok(note) => app.view.noted(note, false),
                     Err(err) => app.view.noted(error_line(&err), true),
                 }
-                app.snapshot = Snapshot::take(team, &app.feed, &worktrees);
+                app.snapshot = Snapshot::take(team, fleet, &app.feed, &worktrees);
             }
             _ = tick.tick() => {
                 ticks = ticks.wrapping_add(1);
@@ -185,7 +189,7 @@ async fn run_async(team: &Team, who: Who) -> Result<Exit> {
                     worktrees = snapshot::worktrees(team);
                 }
                 if ticks.is_multiple_of(FULL_LOOK_TICKS) {
-                    app.snapshot = Snapshot::take(team, &app.feed, &worktrees);
+                    app.snapshot = Snapshot::take(team, fleet, &app.feed, &worktrees);
                 } else {
                     app.snapshot.now_ms = clock::now_ms();
                 }
@@ -240,9 +244,8 @@ impl App<'_> {
             return;
         };
         let name = row.name.clone();
-        // A member on another host has its pane on that host's tmux server, not on this one.
         let captured = match (&self.snapshot.socket, &row.pane) {
-            (Some(socket), Some(pane)) if row.live && !row.remote => {
+            (Some(socket), Some(pane)) if row.live => {
                 pane::capture(&Tmux::at(socket), pane).unwrap_or(None)
             }
             _ => None,
@@ -280,10 +283,11 @@ impl App<'_> {
 
     /// Hands `action` to a thread of its own: a stop may take seconds, and the screen goes on.
     fn act(&mut self, action: Action) {
-        let (team, who, outcomes) = (self.team.clone(), self.who.clone(), self.outcomes.clone());
+        let (team, fleet, who) = (self.team.clone(), self.fleet.clone(), self.who.clone());
+        let outcomes = self.outcomes.clone();
         self.view.noted("…", false);
         tokio::task::spawn_blocking(move || {
-            let _ = outcomes.send(actions::perform(&team, &who, action));
+            let _ = outcomes.send(actions::perform(&team, &fleet, &who, action));
         });
     }
 

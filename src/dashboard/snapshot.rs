@@ -7,10 +7,11 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use crate::base::clock;
+use crate::cluster::fleet::Fleet;
 use crate::format::config::{Member, State, TeamConfig};
 use crate::format::settings::Color;
 use crate::format::task::Status;
-use crate::member::liveness::{Observed, Seen};
+use crate::member::liveness::Seen;
 use crate::policy;
 use crate::store::tasks::TaskList;
 use crate::store::team::Team;
@@ -74,6 +75,8 @@ pub(crate) struct Row {
     pub(crate) task: Option<String>,
     /// For a worktree member: its branch, lines added and removed.
     pub(crate) worktree: Option<(String, u64, u64)>,
+    /// Its pane on this host's tmux server: none for a member on another host, whose pane is on
+    /// that host's.
     pub(crate) pane: Option<String>,
     /// What went wrong reading it, or what was moved aside from its inbox.
     pub(crate) warning: Option<String>,
@@ -116,9 +119,11 @@ impl Snapshot {
         self.phase.unwrap_or(Phase::NotStarted)
     }
 
-    /// Takes a look at `team`. `worktrees` holds the last look at each worktree member's changes.
+    /// Takes a look at `team`, wherever its members run. `worktrees` holds the last look at each
+    /// worktree member's changes.
     pub(crate) fn take(
         team: &Team,
+        fleet: &Fleet,
         feed: &Feed,
         worktrees: &HashMap<String, (String, u64, u64)>,
     ) -> Self {
@@ -132,8 +137,8 @@ impl Snapshot {
             snapshot.phase = Some(Phase::Gone);
             return snapshot;
         }
-        let observed = match Observed::take(team) {
-            Ok(observed) => observed,
+        let observation = match fleet.observe(team) {
+            Ok(observation) => observation,
             Err(err) => {
                 snapshot.phase = Some(if team.paths().config().exists() {
                     Phase::Running
@@ -144,15 +149,14 @@ impl Snapshot {
                 return snapshot;
             }
         };
+        let observed = &observation.observed;
         let config = &observed.config;
         config.lead_name().clone_into(&mut snapshot.lead);
         snapshot.socket = config.tmux.as_ref().map(|t| t.socket.clone());
         snapshot.hosts = config.spans_hosts();
-        if snapshot.hosts && !observed.reach.connected {
+        if let Some(node) = observation.node.as_ref().filter(|node| !node.connected) {
             snapshot.disconnected = Some(
-                observed
-                    .reach
-                    .here
+                node.host
                     .as_deref()
                     .map_or_else(|| "this host".to_owned(), one_line),
             );
@@ -297,7 +301,7 @@ fn row(
         last_out_ms: feed.last_out.get(&member.name).copied(),
         task: None,
         worktree: None,
-        pane: Some(member.tmux_pane_id.clone()).filter(|pane| !pane.is_empty()),
+        pane: Some(member.tmux_pane_id.clone()).filter(|pane| !pane.is_empty() && !remote),
         warning: None,
     }
 }

@@ -273,6 +273,12 @@ impl Judge {
     }
 }
 
+/// The tests' one way to skip visibly (docs/ARCHITECTURE.md, "Testing"): node's crypto is the
+/// reference for signatures, and a machine without node skips those tests and says so.
+#[cfg(test)]
+#[path = "../../tests/swarm/skip.rs"]
+mod skip;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -375,21 +381,6 @@ mod tests {
     /// Text that JSON.stringify and serde_json must write alike.
     const TRICKY: &str = "line\nsep\u{2028}para\u{2029}/slash \"q\" \\ \u{0}\u{1f}\u{7f} é 🦀 \t";
 
-    /// Whether node can be run; when it cannot, the test says why it is skipped. CI installs it
-    /// (`.ci/run`), so there the tests always run.
-    fn have_node() -> bool {
-        let found = std::process::Command::new("node")
-            .arg("--version")
-            .output()
-            .is_ok_and(|out| out.status.success());
-        if !found {
-            eprintln!(
-                "skipped: node is not installed (Debian: nodejs), and its crypto is the reference"
-            );
-        }
-        found
-    }
-
     /// Runs `script` with node and returns what it printed.
     fn node(script: &str, input: &str) -> String {
         use std::io::Write as _;
@@ -415,7 +406,7 @@ mod tests {
 
     #[test]
     fn node_signs_and_swarm_verifies() {
-        if !have_node() {
+        if !skip::require("node") {
             return;
         }
         let script = format!(
@@ -441,7 +432,7 @@ process.stdout.write(JSON.stringify({{ key, entry }}));"
 
     #[test]
     fn swarm_signs_and_node_verifies() {
-        if !have_node() {
+        if !skip::require("node") {
             return;
         }
         let script = format!(

@@ -153,7 +153,8 @@ impl Handoff {
             .permissions(fs::Permissions::from_mode(0o600))
             .tempfile_in(dir)
             .map_err(|err| Error::io("create a file in", dir, err))?;
-        let json = serde_json::to_vec(env).map_err(std::io::Error::from)?;
+        let json = serde_json::to_vec(env)
+            .map_err(|err| Error::runtime(format!("cannot write the environment: {err}")))?;
         file.write_all(&json)
             .and_then(|()| file.flush())
             .map_err(|err| Error::io("write", file.path(), err))?;

@@ -9,21 +9,34 @@ use crate::format::config::TeamConfig;
 use crate::format::structured::{
     PlanApprovalResponse, ShutdownApproved, ShutdownRejected, Structured, request_subject,
 };
+use crate::member::reach::Reach;
 use crate::member::seal;
 use crate::policy::{self, Action, Caller};
 use crate::protocol::exchange;
 use crate::store::team::Team;
 
+/// The lead's side's answer to a plan.
+pub(crate) struct PlanVerdict {
+    pub(crate) approved: bool,
+    /// The permission mode the teammate goes on in, once approved.
+    pub(crate) permission_mode: Option<String>,
+    pub(crate) feedback: Option<String>,
+}
+
 /// Answers plan request `request_id` as `caller`; returns the teammate that asked.
 pub(crate) fn plan(
     team: &Team,
+    reach: &dyn Reach,
     config: &TeamConfig,
     caller: &Caller,
     request_id: &str,
-    approved: bool,
-    permission_mode: Option<String>,
-    feedback: Option<String>,
+    verdict: PlanVerdict,
 ) -> Result<String> {
+    let PlanVerdict {
+        approved,
+        permission_mode,
+        feedback,
+    } = verdict;
     let me = policy::allow(config, caller, Action::AnswerPlan)?;
     let subject = request_subject(request_id)
         .filter(|_| request_id.starts_with("plan_approval-"))
@@ -39,8 +52,9 @@ pub(crate) fn plan(
         feedback,
         timestamp: clock::timestamp_now(),
         permission_mode,
+        plan_digest: None,
     });
-    seal::request(team, config, caller, &subject, &message)?;
+    seal::request(team, reach, config, caller, &subject, &message)?;
     retire(team, me.as_str(), request_id);
     Ok(subject)
 }
@@ -49,6 +63,7 @@ pub(crate) fn plan(
 /// without `rejection`, else rejected for that reason. Returns the lead, whom the answer went to.
 pub(crate) fn shutdown(
     team: &Team,
+    reach: &dyn Reach,
     config: &TeamConfig,
     caller: &Caller,
     request_id: &str,
@@ -86,7 +101,7 @@ pub(crate) fn shutdown(
             })
         }
     };
-    seal::request(team, config, caller, &lead, &message)?;
+    seal::request(team, reach, config, caller, &lead, &message)?;
     retire(team, me.as_str(), request_id);
     Ok(lead)
 }

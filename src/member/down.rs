@@ -18,6 +18,7 @@ use crate::member::ending;
 use crate::member::liveness::{self, Awaited, Observed, Seen};
 use crate::member::pane;
 use crate::member::processes::{self, Run};
+use crate::member::reach::Reach;
 use crate::member::seal;
 use crate::member::stop;
 use crate::policy::Caller;
@@ -83,16 +84,17 @@ impl Report<'_> {
 /// already been allowed to (`policy::Action::Down`), and holds the team's launch lock (`_held`).
 pub(crate) fn down(
     team: &Team,
+    reach: &dyn Reach,
     _held: &LaunchLock,
     how: Down,
     mut report: impl FnMut(Report<'_>) -> Result<()>,
 ) -> Result<Outcome> {
-    let observed = Observed::take(team)?;
+    let observed = Observed::take(team, reach)?;
     let config = &observed.config;
     let lead = config.lead_name().to_owned();
     let lead_caller = Caller::member(config, &lead)?;
-    // Members on other hosts are their own nodes' to end (docs/ARCHITECTURE.md, "Roster,
-    // control and status across hosts").
+    // Members away are their own machines' to end (docs/ARCHITECTURE.md, "Roster, control and
+    // status across hosts").
     let live: Vec<String> = observed.live_here().map(str::to_owned).collect();
     // Run from the lead's own program, stopping the lead would stop this command too: the lead
     // ends when its program exits.
@@ -108,7 +110,7 @@ pub(crate) fn down(
         if names.is_empty() {
             return Ok(());
         }
-        let stopped = stop::stop(team, names, ending::SHUTDOWN)?;
+        let stopped = stop::stop(team, reach, names, ending::SHUTDOWN)?;
         if !stopped.is_empty() {
             let config = team.load()?;
             for (name, state) in &stopped {
@@ -152,7 +154,7 @@ pub(crate) fn down(
             });
             // A teammate that cannot be asked (its request cannot be signed: the signing agent
             // is gone) is stopped with the rest below.
-            match seal::request(team, config, &lead_caller, name, &request) {
+            match seal::request(team, reach, config, &lead_caller, name, &request) {
                 Ok(_) => asked.push(name.clone()),
                 Err(err) => report(Report::NotAsked {
                     name,
@@ -168,12 +170,16 @@ pub(crate) fn down(
             })?;
         }
         stop_now(&mute, &mut report)?;
-        liveness::wait_for_endings(team, Awaited::Named(&asked), deadline, |member, seen| {
-            report(Report::Ended(member, seen))
-        })?;
+        liveness::wait_for_endings(
+            team,
+            reach,
+            Awaited::Named(&asked),
+            deadline,
+            |member, seen| report(Report::Ended(member, seen)),
+        )?;
     }
 
-    let mut remaining: Vec<String> = Observed::take(team)?
+    let mut remaining: Vec<String> = Observed::take(team, reach)?
         .live_here()
         .filter(|name| *name != lead)
         .map(str::to_owned)

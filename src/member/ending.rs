@@ -17,7 +17,7 @@ use crate::format::config::{Member, State, TeamConfig};
 use crate::format::message::InboxMessage;
 use crate::format::structured::{Structured, TaskNotification, TaskStatus};
 use crate::format::task::Task;
-use crate::store::node::Reach;
+use crate::member::reach::Reach;
 use crate::store::tasks::TaskList;
 use crate::store::team::Team;
 
@@ -195,21 +195,20 @@ impl Told {
 }
 
 /// Finishes every release of tasks an ending left undone (docs/ARCHITECTURE.md, "Task list"): a
-/// member recorded as ended, whose ending this host records, that still owns open tasks has them
-/// returned to pending with no owner, and the lead is told once, as [`record`] does. So tasks
-/// never stay with a member that ended, whatever stopped its release then (a crash, a lock held
-/// too long, a full disk). Returns the tasks released.
-pub(crate) fn finish_releases(team: &Team, config: &TeamConfig) -> Result<Vec<Task>> {
-    let reach = config.spans_hosts().then(|| Reach::look(team.home()));
+/// member recorded as ended, whose ending this machine records (it runs here, as `reach` tells),
+/// that still owns open tasks has them returned to pending with no owner, and the lead is told
+/// once, as [`record`] does. So tasks never stay with a member that ended, whatever stopped its
+/// release then (a crash, a lock held too long, a full disk). Returns the tasks released.
+pub(crate) fn finish_releases(
+    team: &Team,
+    reach: &dyn Reach,
+    config: &TeamConfig,
+) -> Result<Vec<Task>> {
+    let sites = reach.sites(config);
     let ended: Vec<&str> = config
         .members
         .iter()
-        .filter(|m| m.state.is_some_and(State::is_final))
-        .filter(|m| {
-            !reach
-                .as_ref()
-                .is_some_and(|r| r.is_remote(m.host.as_deref()))
-        })
+        .filter(|m| m.state.is_some_and(State::is_final) && sites.is_here(m))
         .map(|m| m.name.as_str())
         .collect();
     if ended.is_empty() {
@@ -344,6 +343,7 @@ pub(crate) fn summary(name: &str, ending: &Ending, duration: Duration) -> String
 mod tests {
     use super::*;
     use crate::error::ErrorKind;
+    use crate::member::reach::Alone;
     use crate::store::team::fixture;
 
     /// A wait status as the kernel reports it: `code << 8` for an exit, the signal number for a
@@ -647,7 +647,7 @@ mod tests {
         let list = holding_parse(&team);
         // While bob runs, what it holds is its own.
         let config = team.load().unwrap();
-        assert!(finish_releases(&team, &config).unwrap().is_empty());
+        assert!(finish_releases(&team, &Alone, &config).unwrap().is_empty());
         // Ended, with the release undone: the next look finishes it, once.
         team.update(|config| {
             let bob = config.member_mut("bob").unwrap();
@@ -656,10 +656,10 @@ mod tests {
         })
         .unwrap();
         let ended = team.load().unwrap();
-        let released = finish_releases(&team, &ended).unwrap();
+        let released = finish_releases(&team, &Alone, &ended).unwrap();
         assert_eq!(released.iter().map(Task::id).collect::<Vec<_>>(), [1]);
         assert!(list.read().unwrap().tasks[&1].owner().is_none());
-        assert!(finish_releases(&team, &ended).unwrap().is_empty());
+        assert!(finish_releases(&team, &Alone, &ended).unwrap().is_empty());
         let told = team
             .mailbox("team-lead")
             .peek()
@@ -672,7 +672,7 @@ mod tests {
         list.edit(&[1], false, |edit| edit.claim(1, "bob", false).map(drop))
             .unwrap();
         running(&team, 2_000);
-        assert!(finish_releases(&team, &ended).unwrap().is_empty());
+        assert!(finish_releases(&team, &Alone, &ended).unwrap().is_empty());
         assert_eq!(list.read().unwrap().tasks[&1].owner(), Some("bob"));
     }
 

@@ -17,10 +17,12 @@
 //! that cannot be read whole, and one that keeps changing are nobody ([`Whereabouts::Unknown`]),
 //! and every decision refuses nobody.
 
+use std::path::Path;
+
 use crate::base::process::{self, Pinned, ProcStat};
 use crate::error::{Error, Result};
 use crate::member::processes::{self, Run};
-use crate::peer::{self, PeerEntry};
+use crate::peer::{self, Incoming, PeerEntry, Via};
 use crate::policy::{PERSON, Whereabouts};
 use crate::store::paths::Home;
 use crate::store::team::{Team, list_teams};
@@ -200,6 +202,56 @@ pub(crate) fn peer_sender(home: &Home, sender: &Pinned, claimed: &str) -> Result
         Whereabouts::Outside => listener.reply_address().unwrap_or(real),
         Whereabouts::Pane { .. } | Whereabouts::Unknown(_) => real,
     })
+}
+
+/// Who really sent what arrived on a peer socket, as a name it is answered at: for swarm's own
+/// line, [`peer_sender`]; for Claude Code's frame, [`claude_sender`].
+pub(crate) fn incoming_sender(home: &Home, incoming: &Incoming) -> Result<String> {
+    let claimed = &incoming.message.from;
+    match incoming.via {
+        Via::Swarm => peer_sender(home, &incoming.sender, claimed),
+        Via::ClaudeCode => claude_sender(home, &incoming.sender, Some(claimed.as_str())),
+    }
+}
+
+/// Who really sent one of Claude Code's frames from the pinned process `sender`, whose `from`
+/// (`uds:<socket>`, where an answer reaches it) is `claimed` (docs/ARCHITECTURE.md, "Peers"):
+/// - a socket the sender itself listens on, as the kernel shows (it holds the socket bound
+///   there): that address, `uds:<path>`; a swarm peer's socket is named as swarm names it
+///   ([`peer_sender`]);
+/// - none: where the sender runs, as for swarm's own lines (`<member>@<team>`, `user`);
+/// - a socket anyone else listens on: refused.
+pub(crate) fn claude_sender(home: &Home, sender: &Pinned, claimed: Option<&str>) -> Result<String> {
+    let Some(address) = claimed.filter(|from| !from.is_empty()) else {
+        let whereabouts = whereabouts(home, sender);
+        return sender_name(&whereabouts).ok_or_else(|| {
+            whereabouts
+                .refusal("who sent the message")
+                .unwrap_or_else(|| Error::runtime("cannot tell who sent the message"))
+        });
+    };
+    let Some(path) = peer::address_path(address).map(Path::new) else {
+        return Err(Error::usage(format!(
+            "the message claims to be from {address}, which is not a uds: address"
+        )));
+    };
+    if peer::live_peers(home)?.iter().any(|p| p.socket == path) {
+        return peer_sender(home, sender, address);
+    }
+    if listens_at(sender, path) {
+        return Ok(address.to_owned());
+    }
+    Err(Error::usage(format!(
+        "the message claims to be from {address} but was sent by process {}, which does not listen there",
+        sender.pid
+    )))
+}
+
+/// Whether the pinned process `process` listens on the socket bound at `path`: it holds the
+/// listening socket the kernel lists there, and is still the process it was when pinned.
+pub(crate) fn listens_at(process: &Pinned, path: &Path) -> bool {
+    peer::listening_inode(path).is_some_and(|inode| process::holds_socket(process.pid, inode))
+        && process.alive()
 }
 
 /// The member whose run the first process of `line` belongs to although no live supervisor is

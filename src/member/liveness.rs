@@ -11,8 +11,8 @@ use std::time::Instant;
 use crate::error::{Error, Result};
 use crate::format::config::{Member, State, TeamConfig};
 use crate::member::processes::{Run, Snapshot};
+use crate::member::reach::{Reach, Site, Sites};
 use crate::store::follow::{Arrival, Follower};
-use crate::store::node::Reach;
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::{Wake, Watcher};
@@ -29,8 +29,8 @@ pub(crate) enum Seen {
     Orphaned,
     /// Recorded as live with no supervisor registered yet, but its tmux pane is gone.
     PaneVanished,
-    /// Recorded as live on another host whose node is not seen now (docs/ARCHITECTURE.md,
-    /// "Roster, control and status across hosts"); it may still be running there.
+    /// Recorded as live on another machine not heard from now (docs/ARCHITECTURE.md, "Roster,
+    /// control and status across hosts"); it may still be running there.
     Unreachable,
 }
 
@@ -54,15 +54,15 @@ impl Seen {
 }
 
 /// What `member` is seen to be: `panes` is the set of live pane ids on the team's tmux server,
-/// when it could be listed; `processes` one look at every process. A member on another host is
-/// what its host's node last said, mirrored into config.json, never judged by this host's panes
-/// and processes; unreachable while that node is not seen.
+/// when it could be listed; `processes` one look at every process. A member away is what its
+/// machine last said, mirrored into config.json, never judged by this machine's panes and
+/// processes; unreachable while that machine is not heard from.
 fn judge(
     team: &Team,
     member: &Member,
     panes: Option<&HashSet<String>>,
     processes: &Snapshot,
-    reach: &Reach,
+    site: Site,
 ) -> Seen {
     let Some(state) = member.state else {
         return Seen::NotStarted;
@@ -70,8 +70,8 @@ fn judge(
     if state.is_final() {
         return Seen::Recorded(state);
     }
-    if let Some(host) = member.host.as_deref().filter(|h| reach.is_remote(Some(h))) {
-        return if reach.reaches(host) {
+    if let Site::Away { heard } = site {
+        return if heard {
             Seen::Recorded(state)
         } else {
             Seen::Unreachable
@@ -111,20 +111,21 @@ pub(crate) struct Observed {
     pub(crate) config: TeamConfig,
     /// What each member of `config` is seen to be, in the same order.
     seen: Vec<Seen>,
-    /// What this host knows of the others.
-    pub(crate) reach: Reach,
+    /// Where each member runs.
+    sites: Sites,
 }
 
 impl Observed {
-    pub(crate) fn take(team: &Team) -> Result<Self> {
+    /// Looks once, asking `reach` where the members run.
+    pub(crate) fn take(team: &Team, reach: &dyn Reach) -> Result<Self> {
         let mut config = team.load()?;
         let panes = live_panes(&config);
         let processes = Snapshot::take();
-        let reach = Reach::look(team.home());
+        let sites = reach.sites(&config);
         let mut seen: Vec<Seen> = config
             .members
             .iter()
-            .map(|m| judge(team, m, panes.as_ref(), &processes, &reach))
+            .map(|m| judge(team, m, panes.as_ref(), &processes, sites.of(m)))
             .collect();
         let looks_vanished = |seen: &Seen| {
             matches!(
@@ -147,7 +148,7 @@ impl Observed {
         Ok(Self {
             config,
             seen,
-            reach,
+            sites,
         })
     }
 
@@ -171,12 +172,12 @@ impl Observed {
         self.live().next().is_some()
     }
 
-    /// Whether `member` runs on this host (every member of a team on one host does).
+    /// Whether `member` runs on this machine (every member of a team on one machine does).
     pub(crate) fn is_here(&self, member: &Member) -> bool {
-        !self.reach.is_remote(member.host.as_deref())
+        self.sites.is_here(member)
     }
 
-    /// Names of the members on this host whose programs may still be running.
+    /// Names of the members on this machine whose programs may still be running.
     pub(crate) fn live_here(&self) -> impl Iterator<Item = &str> {
         self.members()
             .filter(|(member, seen)| seen.is_live() && self.is_here(member))
@@ -254,11 +255,12 @@ impl Awaited<'_> {
 /// the order they end. Returns the members still live when the deadline passed.
 pub(crate) fn wait_for_endings(
     team: &Team,
+    reach: &dyn Reach,
     awaited: Awaited<'_>,
     deadline: Option<Instant>,
     mut ended: impl FnMut(&Member, Seen) -> Result<()>,
 ) -> Result<Vec<String>> {
-    follow_endings(team, awaited, deadline, None, |event| match event {
+    follow_endings(team, reach, awaited, deadline, None, |event| match event {
         Event::Ended(member, seen) => ended(member, seen),
         Event::Arrived(_) => Ok(()),
     })
@@ -268,6 +270,7 @@ pub(crate) fn wait_for_endings(
 /// through the same watcher. A member's last messages are reported before its ending.
 pub(crate) fn follow_endings(
     team: &Team,
+    reach: &dyn Reach,
     awaited: Awaited<'_>,
     deadline: Option<Instant>,
     mut transcript: Option<&mut Follower<'_>>,
@@ -292,7 +295,7 @@ pub(crate) fn follow_endings(
     let mut out_of_time = false;
     loop {
         report_arrivals(&mut on)?;
-        let observed = Observed::take(team)?;
+        let observed = Observed::take(team, reach)?;
         let (names, none_yet) = awaited.members(&observed, !reported.is_empty());
         let mut still_live = Vec::new();
         let mut ended = Vec::new();
@@ -353,6 +356,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::member::reach::Alone;
     use crate::store::team::fixture;
 
     /// The pid of a process that has exited and been reaped.
@@ -433,7 +437,7 @@ mod tests {
 
     fn seen(member: &Member, panes: Option<&HashSet<String>>) -> Seen {
         let (_dir, team) = fixture::team(&["bob"]);
-        judge(&team, member, panes, &Snapshot::take(), &Reach::default())
+        judge(&team, member, panes, &Snapshot::take(), Site::Here)
     }
 
     fn member(state: Option<State>, supervisor: Option<i32>, pane: &str) -> Member {
@@ -445,30 +449,22 @@ mod tests {
         }
     }
 
-    /// A member on another host is what its host said, never judged by this host's pids or
-    /// panes: running while its node is seen, unreachable (still live) while it is not.
+    /// A member away is what its machine said, never judged by this machine's pids or panes:
+    /// running while its machine is heard from, unreachable (still live) while it is not.
     #[test]
-    fn a_member_on_another_host_is_judged_by_its_node_only() {
-        let mut remote = member(Some(State::Running), Some(dead_pid()), "%9");
-        remote.host = Some("gpu1".into());
-        let mut reach = Reach {
-            here: Some("laptop".into()),
-            connected: true,
-            alive: ["laptop".to_owned(), "gpu1".to_owned()].into(),
-        };
+    fn a_member_away_is_judged_by_its_own_machine_only() {
+        let away = member(Some(State::Running), Some(dead_pid()), "%9");
         let panes = HashSet::new();
         let (_dir, team) = fixture::team(&["bob"]);
-        let judged = |reach: &Reach| judge(&team, &remote, Some(&panes), &Snapshot::take(), reach);
-        assert_eq!(judged(&reach), Seen::Recorded(State::Running));
-        reach.alive.remove("gpu1");
-        assert_eq!(judged(&reach), Seen::Unreachable);
+        let judged = |site| judge(&team, &away, Some(&panes), &Snapshot::take(), site);
+        assert_eq!(
+            judged(Site::Away { heard: true }),
+            Seen::Recorded(State::Running)
+        );
+        assert_eq!(judged(Site::Away { heard: false }), Seen::Unreachable);
         assert!(Seen::Unreachable.is_live());
-        reach.alive.insert("gpu1".into());
-        reach.connected = false;
-        assert_eq!(judged(&reach), Seen::Unreachable);
-        // On its own host the same record is judged by pids: its supervisor is gone.
-        reach.here = Some("gpu1".into());
-        assert_eq!(judged(&reach), Seen::ProcessVanished);
+        // Here the same record is judged by pids: its supervisor is gone.
+        assert_eq!(judged(Site::Here), Seen::ProcessVanished);
     }
 
     #[test]
@@ -590,7 +586,7 @@ mod tests {
         set(&team, "bob", State::Running, bob.pid());
         set(&team, "carol", State::Running, dead_pid());
         set(&team, "dave", State::Exited, dead_pid());
-        let observed = Observed::take(&team).unwrap();
+        let observed = Observed::take(&team, &Alone).unwrap();
         let seen_of = |name| observed.seen(observed.config.member(name).unwrap());
         assert_eq!(seen_of("team-lead"), Seen::NotStarted);
         assert_eq!(seen_of("bob"), Seen::Recorded(State::Running));
@@ -606,13 +602,13 @@ mod tests {
         let (_dir, team) = fixture::team(&["bob"]);
         let bob = Supervisor::serving(&team, "bob");
         set(&team, "bob", State::Running, bob.pid());
-        let observed = Observed::take(&team).unwrap();
+        let observed = Observed::take(&team, &Alone).unwrap();
         drop(bob);
         let member = observed.config.member("bob").unwrap();
         assert_eq!(observed.seen(member), Seen::Recorded(State::Running));
         assert_eq!(observed.live().collect::<Vec<_>>(), ["bob"]);
         assert_eq!(
-            Observed::take(&team).unwrap().seen(member),
+            Observed::take(&team, &Alone).unwrap().seen(member),
             Seen::ProcessVanished,
             "a new observation sees the change"
         );
@@ -630,6 +626,7 @@ mod tests {
         let deadline = Instant::now() + Duration::from_millis(50);
         let left = wait_for_endings(
             &team,
+            &Alone,
             Awaited::Named(&names),
             Some(deadline),
             |member, seen| {
@@ -662,6 +659,7 @@ mod tests {
         let deadline = Instant::now() + Duration::from_secs(60);
         let left = wait_for_endings(
             &team,
+            &Alone,
             Awaited::Named(&["bob".to_owned()]),
             Some(deadline),
             |member, seen| {

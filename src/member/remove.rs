@@ -10,6 +10,7 @@ use crate::base::clock;
 use crate::error::Result;
 use crate::launch::lock::{Holder, LaunchLock};
 use crate::member::liveness::Observed;
+use crate::member::reach::Reach;
 use crate::peer;
 use crate::store::archive;
 use crate::store::paths::ArchiveFormat;
@@ -41,11 +42,12 @@ pub(crate) fn claim(team: &Team) -> Result<std::result::Result<LaunchLock, Holde
 /// files here deleted. When either fails, the team is left here as it was.
 pub(crate) fn remove_claimed(
     team: &Team,
+    reach: &dyn Reach,
     _held: &LaunchLock,
     archive: Option<ArchiveFormat>,
     elsewhere: impl FnOnce() -> Result<()>,
 ) -> Result<Removal> {
-    let observed = Observed::take(team)?;
+    let observed = Observed::take(team, reach)?;
     let live: Vec<String> = observed.live().map(str::to_owned).collect();
     if !live.is_empty() {
         return Ok(Removal::Running(live));

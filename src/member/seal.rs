@@ -7,15 +7,11 @@
 //! the lead's side to it is refused saying so (exit 3), before its signing could say something
 //! less to the point about the signing agent, which leaves once no member it signs for is live.
 //!
-//! In a team across hosts a member's key may be held by another host's agent (its record's
-//! `keyHost`): such a message is signed there, through the [`Remote`] signer the command line
-//! sets once at start ([`set_remote`]); this layer cannot reach another host itself. A hook, not
-//! a signer passed by every caller: this is the one choke point every lead-side write goes
-//! through, from commands, supervisors and nodes alike, and a caller that forgot to pass a
-//! signer would send what cannot be verified, or nothing.
+//! Which agent signs is the caller's [`Reach`] to say (the layer above answers it: in a team across
+//! machines a teammate's key may be held by another machine's agent); every function here that
+//! writes takes one, so no lead-side write can go out without it.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 use serde_json::Value;
 
@@ -28,24 +24,13 @@ use crate::format::signature::{self, FIELD};
 use crate::format::structured::Structured;
 use crate::launch::keys;
 use crate::member::liveness::{Observed, Seen};
+use crate::member::reach::Reach;
 use crate::member::signer;
 use crate::peer::Request;
 use crate::policy::{Caller, PERSON};
 use crate::protocol::exchange;
-use crate::store::node::Reach;
 use crate::store::paths::Home;
 use crate::store::team::Team;
-
-/// Signs for a member whose key another host's agent holds: `(home, host, team, member,
-/// message)` to that message's `lead_sig`, or one line naming the host and why it cannot.
-pub(crate) type Remote = fn(&Home, &str, &str, &str, &InboxMessage) -> Result<String>;
-
-static REMOTE: OnceLock<Remote> = OnceLock::new();
-
-/// Sets how a message is signed on another host; the first setting holds.
-pub(crate) fn set_remote(remote: Remote) {
-    let _ = REMOTE.set(remote);
-}
 
 /// A new key pair for teammate `member` of `team` (led by `lead`), made now, at its launch: the
 /// team's signing agent keeps the private key; the public one is returned, for
@@ -70,12 +55,12 @@ pub(crate) fn give_key(
 }
 
 /// Signs `message` for member `to` if it must be: it speaks for the lead and `to` has a key.
-/// The agent that holds the key signs: this host's, or the one of the host its record names as
-/// `keyHost` when that is another. Fails when it must be signed and cannot be (the agent is
-/// gone, holds no key for `to`, or its host cannot be reached); when `to` has gone meanwhile
-/// without a record of its ending, that it has ended is what is said.
+/// The agent that holds the key signs, as `reach` finds it. Fails when it must be signed and
+/// cannot be (the agent is gone, holds no key for `to`, or cannot be reached); when `to` has gone
+/// meanwhile without a record of its ending, that it has ended is what is said.
 pub(crate) fn seal(
     team: &Team,
+    reach: &dyn Reach,
     config: &TeamConfig,
     to: &str,
     message: &mut InboxMessage,
@@ -90,23 +75,9 @@ pub(crate) fn seal(
     if !signature::speaks_for_lead(message.from(), lead) {
         return Ok(());
     }
-    let elsewhere = member
-        .key_host
-        .as_deref()
-        .filter(|host| Reach::look(team.home()).is_remote(Some(host)));
-    let lead_sig = match elsewhere {
-        None => signer::sign(team.home(), team.name(), lead, to, key, message)
-            .map_err(|err| gone_unrecorded(team, to).unwrap_or(err))?,
-        Some(host) => {
-            let remote = REMOTE.get().ok_or_else(|| {
-                Error::runtime(format!(
-                    "cannot sign the lead's message to {to}: its key is held on host {host}, \
-                     which this process cannot reach; nothing was sent"
-                ))
-            })?;
-            remote(team.home(), host, team.name(), to, message)?
-        }
-    };
+    let lead_sig = reach
+        .sign(team, config, member, key, message)
+        .map_err(|err| gone_unrecorded(team, reach, to).unwrap_or(err))?;
     message.set_field(FIELD, lead_sig.into());
     Ok(())
 }
@@ -116,7 +87,12 @@ pub(crate) fn seal(
 /// from the lead's side and that member verifies the lead's messages. The member's supervisor
 /// stores it as this same entry (its id, time, sender, text and summary), and only if the
 /// signature checks.
-pub(crate) fn seal_peer_request(team: &Team, member: &str, request: &mut Request) -> Result<()> {
+pub(crate) fn seal_peer_request(
+    team: &Team,
+    reach: &dyn Reach,
+    member: &str,
+    request: &mut Request,
+) -> Result<()> {
     let config = team.load()?;
     let summary = request
         .summary
@@ -124,7 +100,7 @@ pub(crate) fn seal_peer_request(team: &Team, member: &str, request: &mut Request
         .unwrap_or_else(|| derive_summary(&request.text));
     let mut message = InboxMessage::new(&request.from, &request.text, Some(&summary), None);
     message.set_id(&request.msg_id);
-    seal(team, &config, member, &mut message)?;
+    seal(team, reach, &config, member, &mut message)?;
     if let Some(lead_sig) = message.fields().get(FIELD).and_then(Value::as_str) {
         request.summary = Some(summary);
         request.timestamp = Some(message.timestamp().to_owned());
@@ -181,8 +157,8 @@ fn ended(member: &Member, seen: Seen) -> Error {
 /// Why a message to `to` could not be signed when its member has gone without a record of its
 /// ending (its supervisor or pane vanished): the signing agent leaves once no member it signs for
 /// is live. Looked at only once signing has failed, so a write costs no look at the processes.
-fn gone_unrecorded(team: &Team, to: &str) -> Option<Error> {
-    let observed = Observed::take(team).ok()?;
+fn gone_unrecorded(team: &Team, reach: &dyn Reach, to: &str) -> Option<Error> {
+    let observed = Observed::take(team, reach).ok()?;
     let member = observed.config.member(to)?;
     let seen = observed.seen(member);
     (!seen.is_live() && seen != Seen::NotStarted).then(|| ended(member, seen))
@@ -192,13 +168,14 @@ fn gone_unrecorded(team: &Team, to: &str) -> Option<Error> {
 /// lead's side to a member that has ended is refused ([`refuse_if_ended`]).
 fn post(
     team: &Team,
+    reach: &dyn Reach,
     config: &TeamConfig,
     to: &str,
     message: &InboxMessage,
 ) -> Result<InboxMessage> {
     refuse_if_ended(config, message.from(), to)?;
     let mut message = message.clone();
-    seal(team, config, to, &mut message)?;
+    seal(team, reach, config, to, &mut message)?;
     team.mailbox(to).append(std::slice::from_ref(&message))?;
     Ok(message)
 }
@@ -207,6 +184,7 @@ fn post(
 /// signed if it must be: a notice swarm writes on the sender's behalf.
 pub(crate) fn tell(
     team: &Team,
+    reach: &dyn Reach,
     config: &TeamConfig,
     from: &str,
     to: &str,
@@ -215,26 +193,32 @@ pub(crate) fn tell(
     check_text_size(text)?;
     let color = config.member(from).and_then(|m| m.color.clone());
     let message = InboxMessage::new(from, text, Some(&derive_summary(text)), color.as_deref());
-    post(team, config, to, &message)
+    post(team, reach, config, to, &message)
 }
 
 /// Sends protocol message `message` from `caller` to `to` under every protocol rule
 /// ([`exchange::envelope`]), signed if it must be.
 pub(crate) fn request(
     team: &Team,
+    reach: &dyn Reach,
     config: &TeamConfig,
     caller: &Caller,
     to: &str,
     message: &Structured,
 ) -> Result<InboxMessage> {
     let envelope = exchange::envelope(team, config, caller, to, message)?;
-    post(team, config, to, &envelope)
+    post(team, reach, config, to, &envelope)
 }
 
 /// Writes the team `launch/prepare.rs` made, with an inbox for each member and for `user`, and
 /// queues each member's prompt as its first message, from the lead (`init`, `up`). `replace` rewrites an existing team's config; inboxes,
 /// history and logs are kept.
-pub(crate) fn create(home: &Home, config: &TeamConfig, replace: bool) -> Result<Team> {
+pub(crate) fn create(
+    home: &Home,
+    reach: &dyn Reach,
+    config: &TeamConfig,
+    replace: bool,
+) -> Result<Team> {
     // A removal of a team of this name that a killed `rm` left half-done is finished first, so
     // the new team inherits nothing of the old one, its task list least of all.
     crate::store::removal::finish_interrupted(home);
@@ -243,7 +227,7 @@ pub(crate) fn create(home: &Home, config: &TeamConfig, replace: bool) -> Result<
     team.mailbox(PERSON).ensure()?;
     for member in &config.members {
         if let Some(prompt) = &member.prompt {
-            deliver_prompt(&team, config, &member.name, prompt)?;
+            deliver_prompt(&team, reach, config, &member.name, prompt)?;
         }
     }
     Ok(team)
@@ -255,6 +239,7 @@ pub(crate) fn create(home: &Home, config: &TeamConfig, replace: bool) -> Result<
 /// message it queued, if it queued one.
 pub(crate) fn deliver_prompt(
     team: &Team,
+    reach: &dyn Reach,
     config: &TeamConfig,
     member: &str,
     prompt: &str,
@@ -263,7 +248,7 @@ pub(crate) fn deliver_prompt(
     let lead = config.lead_name();
     let summary = derive_summary(prompt);
     let mut message = InboxMessage::new(lead, prompt, Some(&summary), None);
-    seal(team, config, member, &mut message)?;
+    seal(team, reach, config, member, &mut message)?;
     let keyed = message.fields().contains_key(FIELD);
     let id = message.id().into_owned();
     team.mailbox(member).update(|unread| {

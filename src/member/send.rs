@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::format::config::{Member, State, TeamConfig};
 use crate::format::message::InboxMessage;
 use crate::format::structured::{Classified, Structured};
+use crate::member::reach::Reach;
 use crate::member::{identity, seal};
 use crate::peer::{self, PeerEntry, Request};
 use crate::policy::{self, Action, Caller, Whereabouts};
@@ -27,6 +28,7 @@ use crate::store::team::Team;
 /// told. What goes to a member's pane is signed for that member first, when it must be.
 pub(crate) fn to_peer(
     home: &Home,
+    reach: &dyn Reach,
     path: &Path,
     entry: Option<&PeerEntry>,
     request: &mut Request,
@@ -68,9 +70,53 @@ pub(crate) fn to_peer(
         }
     }
     if let Whereabouts::Pane { team, member, .. } = &serving {
-        seal::seal_peer_request(&Team::open(home, team)?, member, request)?;
+        seal::seal_peer_request(&Team::open(home, team)?, reach, member, request)?;
     }
     connection.deliver(request)
+}
+
+/// Delivers `text` to the Claude Code session whose socket is at `path`, in the frame Claude
+/// Code's own SendMessage writes (docs/ARCHITECTURE.md, "Peers"): wrapped in a
+/// `<cross-session-message>` from `from_name`, answerable at `reply_to` (the sender's own swarm
+/// socket, which takes Claude Code's frames), with the socket's key first when the session
+/// published one. Returns the message's id once delivered as Claude Code counts delivery: the
+/// session closed the connection after ours was half-closed.
+pub(crate) fn to_claude(
+    path: &Path,
+    from_name: &str,
+    reply_to: Option<&Path>,
+    text: &str,
+) -> Result<String> {
+    let connection = peer::connect(path)?;
+    let own_uid = nix::unistd::getuid().as_raw();
+    match connection.server_uid() {
+        Some(uid) if uid == own_uid => {}
+        Some(uid) => {
+            return Err(Error::runtime(format!(
+                "the socket at {} is served by uid {uid}, not yours; nothing was sent",
+                path.display()
+            )));
+        }
+        None => {
+            return Err(Error::runtime(format!(
+                "cannot tell who serves {}; nothing was sent",
+                path.display()
+            )));
+        }
+    }
+    let mut lines = Vec::new();
+    if let Some((session, token)) = peer::key_of(path) {
+        tracing::info!(
+            "sending to {} with its key, as Claude Code's own sends do (session {session})",
+            path.display()
+        );
+        lines.push(peer::auth_line(&token));
+    }
+    let msg_id = crate::base::ids::fresh().to_string();
+    let from = reply_to.map(|socket| format!("uds:{}", socket.display()));
+    lines.push(peer::user_frame(from.as_deref(), from_name, text, &msg_id));
+    connection.deliver_frames(&lines)?;
+    Ok(msg_id)
 }
 
 /// Whether the listener of registry entry `entry` runs outside every pane, as the person's: its
@@ -87,17 +133,30 @@ pub(crate) struct Sent {
     pub(crate) to: Vec<String>,
 }
 
-/// Sends `text` (`structured`, when it is a protocol message: [`classify`]) from `caller` to
-/// `recipient`, a member or every other member; `summary` defaults to one derived from the text.
+/// A message to send.
+pub(crate) struct Outgoing<'a> {
+    pub(crate) text: &'a str,
+    /// The protocol message the text is ([`classify`]); `None` for plain text.
+    pub(crate) structured: Option<Structured>,
+    /// `None`: one derived from plain text.
+    pub(crate) summary: Option<&'a str>,
+}
+
+/// Sends `outgoing` from `caller` to `recipient`, a member or every other member, each copy
+/// signed as `reach` has it signed where it must be.
 pub(crate) fn send(
     team: &Team,
+    reach: &dyn Reach,
     config: &TeamConfig,
     caller: &Caller,
     recipient: Recipient<'_>,
-    text: &str,
-    structured: Option<Structured>,
-    summary: Option<&str>,
+    outgoing: Outgoing<'_>,
 ) -> Result<Sent> {
+    let Outgoing {
+        text,
+        structured,
+        summary,
+    } = outgoing;
     if let Recipient::Member(to) = recipient {
         policy::require_inbox(config, to)?;
         // Nobody will read it, whoever sends it: said before anything else is checked.
@@ -157,7 +216,7 @@ pub(crate) fn send(
     let mut sealed = Vec::with_capacity(targets.len());
     for target in &targets {
         let mut copy = message.clone();
-        seal::seal(team, config, target, &mut copy)?;
+        seal::seal(team, reach, config, target, &mut copy)?;
         sealed.push(copy);
     }
     for (n, (target, copy)) in targets.iter().zip(&sealed).enumerate() {

@@ -19,9 +19,9 @@ use crate::member::ending::{self, Ending};
 use crate::member::liveness::Observed;
 use crate::member::pane;
 use crate::member::processes::{self, Run};
+use crate::member::reach::Reach;
 use crate::member::{GRACE, ending_bound};
 use crate::policy::{self, Action, Caller};
-use crate::store::node::Reach;
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::Watcher;
@@ -30,10 +30,11 @@ use crate::store::watcher::Watcher;
 /// `caller_of` to stop: the team as observed, and the names.
 pub(crate) fn chosen(
     team: &Team,
+    reach: &dyn Reach,
     name: Option<&Name>,
     caller_of: impl FnOnce(&TeamConfig) -> Result<Caller>,
 ) -> Result<(Observed, Vec<String>)> {
-    let observed = Observed::take(team)?;
+    let observed = Observed::take(team, reach)?;
     let config = &observed.config;
     // A misspelt name is not found, whoever asks.
     let named = name
@@ -62,20 +63,22 @@ pub(crate) fn chosen(
     Ok((observed, names))
 }
 
-/// Stops the named members at once; returns each one's final state label.
+/// Stops the named members at once, those this machine runs (`reach` tells); returns each
+/// one's final state label.
 pub(crate) fn stop(
     team: &Team,
+    reach: &dyn Reach,
     names: &[String],
     reason: &str,
 ) -> Result<BTreeMap<String, String>> {
     let watcher = Watcher::arm(team.paths().dir())?;
-    // A member on another host is its node's to stop: its pids mean nothing here.
-    let reach = Reach::look(team.home());
     let targets: Vec<Member> = team.update(|config| {
+        // A member away is its own machine's to stop: its pids mean nothing here.
+        let sites = reach.sites(config);
         let mut targets = Vec::new();
         for name in names {
             if let Some(member) = config.member_mut(name)
-                && !reach.is_remote(member.host.as_deref())
+                && sites.is_here(member)
                 && member.state.is_some_and(|state| !state.is_final())
             {
                 member.stop_requested = Some(reason.to_owned());
@@ -160,7 +163,7 @@ pub(crate) fn stop(
             pane::kill(team, &tmux, member)?;
         }
     }
-    let observed = Observed::take(team)?;
+    let observed = Observed::take(team, reach)?;
     Ok(names
         .iter()
         .filter_map(|name| {

@@ -15,6 +15,10 @@ use crate::store::paths::Home;
 /// How long to wait for the receiver's acknowledgement (it may be storing the message durably).
 const ACK_WAIT: Duration = Duration::from_secs(30);
 
+/// How long a receiver of Claude Code's frames has to close the connection once they are written
+/// (Claude Code's own sender waits 5 s from connecting; a loaded machine gets more).
+pub(crate) const CLOSE_WAIT: Duration = Duration::from_secs(10);
+
 /// The name the person at the keyboard sends under, so the receiver can answer it: that of its
 /// own listener, `SWARM_SOCKET`'s, else a `swarm listen` running on this same terminal (its
 /// newest): `uds:<label>`, or `uds:user` without a label. With no listener of its own, `user`.
@@ -28,7 +32,10 @@ pub(crate) fn own_address(home: &Home, runs_outside: &dyn Fn(&PeerEntry) -> bool
 }
 
 /// The live listener of the person's that `SWARM_SOCKET` names, else the newest on this terminal.
-fn own_listener(home: &Home, runs_outside: &dyn Fn(&PeerEntry) -> bool) -> Option<PeerEntry> {
+pub(crate) fn own_listener(
+    home: &Home,
+    runs_outside: &dyn Fn(&PeerEntry) -> bool,
+) -> Option<PeerEntry> {
     let peers = live_peers(home).ok()?;
     if let Some(socket) = std::env::var_os("SWARM_SOCKET").filter(|s| !s.is_empty()) {
         let socket = Path::new(&socket);
@@ -89,6 +96,14 @@ impl Connection {
         Pinned::peer(&self.stream)
     }
 
+    /// The user the process serving the socket runs as, if it can be read.
+    pub(crate) fn server_uid(&self) -> Option<u32> {
+        use nix::sys::socket::{getsockopt, sockopt};
+        getsockopt(&self.stream, sockopt::PeerCredentials)
+            .ok()
+            .map(|cred| cred.uid())
+    }
+
     /// Delivers one message and returns its id once the receiver has acknowledged it.
     pub(crate) fn deliver(self, request: &Request) -> Result<String> {
         let line = serde_json::to_vec(request).map_err(|err| Error::runtime(err.to_string()))?;
@@ -119,6 +134,78 @@ impl Connection {
         }
     }
 
+    /// Delivers `lines` (Claude Code's frames) as Claude Code delivers them: writes them,
+    /// half-closes, and counts them delivered when the receiver closes having said nothing.
+    /// A receiver that says something refused them (a swarm peer says why); one that has not
+    /// closed within [`CLOSE_WAIT`] may not have them.
+    pub(crate) fn deliver_frames(self, lines: &[String]) -> Result<()> {
+        let Self { mut stream, path } = self;
+        let path = path.as_path();
+        let mut bytes = Vec::new();
+        for line in lines {
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.push(b'\n');
+        }
+        if bytes.len() > MAX_LINE_BYTES {
+            return Err(Error::usage(format!(
+                "the message is {} bytes as Claude Code's frame; a peer socket takes at most {MAX_LINE_BYTES} bytes (1 MiB)",
+                bytes.len()
+            )));
+        }
+        let deadline = std::time::Instant::now() + CLOSE_WAIT;
+        stream
+            .set_write_timeout(Some(CLOSE_WAIT))
+            .map_err(|err| Error::io("configure", path, err))?;
+        stream
+            .write_all(&bytes)
+            .and_then(|()| stream.shutdown(std::net::Shutdown::Write))
+            .map_err(|err| hung_up(path, "send to", err))?;
+        let mut said = Vec::new();
+        let mut chunk = [0_u8; 4096];
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Err(unclosed(path));
+            }
+            stream
+                .set_read_timeout(Some(left))
+                .map_err(|err| Error::io("configure", path, err))?;
+            match stream.read(&mut chunk) {
+                Ok(0) => break,
+                // A refusal is one line; a swarm socket holds the connection open after it.
+                Ok(n) => {
+                    said.extend_from_slice(&chunk[..n]);
+                    if said.contains(&b'\n') || said.len() >= MAX_LINE_BYTES {
+                        break;
+                    }
+                }
+                Err(err)
+                    if matches!(
+                        err.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    return Err(unclosed(path));
+                }
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                // Reset: it went away without a clean close, which is no delivery.
+                Err(err) => return Err(hung_up(path, "hear back from", err)),
+            }
+        }
+        if said.is_empty() {
+            return Ok(());
+        }
+        let said = String::from_utf8_lossy(&said);
+        let why = serde_json::from_str::<Ack>(said.lines().next().unwrap_or_default())
+            .ok()
+            .and_then(|ack| ack.error)
+            .unwrap_or_else(|| said.trim().to_owned());
+        Err(Error::runtime(format!(
+            "the peer at {} refused the message: {why}",
+            path.display()
+        )))
+    }
+
     /// Says one line and reads the one answering it.
     fn exchange(self, mut line: Vec<u8>) -> Result<Ack> {
         let Self { mut stream, path } = self;
@@ -147,6 +234,16 @@ impl Connection {
             ))
         })
     }
+}
+
+/// A receiver of Claude Code's frames that has not closed the connection in time.
+fn unclosed(path: &Path) -> Error {
+    Error::runtime(format!(
+        "the peer at {} did not close the connection within {}s: it may not have the message",
+        path.display(),
+        CLOSE_WAIT.as_secs()
+    ))
+    .with_hint("a Claude Code session closes at once once it has a message; is it still running?")
 }
 
 /// A refusal the peer at `path` answered.

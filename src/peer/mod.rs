@@ -1,15 +1,26 @@
-//! `uds:` peers: Unix sockets that reach a swarm process in another terminal, session or team
-//! (docs/ARCHITECTURE.md, "Peers"). The wire format is one JSON object per line each way.
+//! `uds:` peers: Unix sockets that reach a swarm process in another terminal, session or team,
+//! or a Claude Code session (docs/ARCHITECTURE.md, "Peers"). swarm's wire format is one JSON
+//! object per line each way; Claude Code's (`claude.rs`) is taken on the same sockets.
 
+mod claude;
 mod client;
 mod registry;
 mod runtime;
 mod server;
+mod sessions;
 
-pub(crate) use client::{connect, own_address};
+pub(crate) use claude::{ControlFrame, auth_line, idle_notice, user_frame};
+pub(crate) use client::{connect, own_address, own_listener};
 pub(crate) use registry::{PeerEntry, listed_peers, live_peers, resolve};
-pub(crate) use runtime::{is_bound, runtime_dir};
-pub(crate) use server::{Incoming, Ledger, Listener, Sink};
+pub(crate) use runtime::{is_bound, listening_inode, runtime_dir};
+pub(crate) use server::{Control, Handlers, Incoming, Ledger, Listener, Sink, Via};
+pub(crate) use sessions::{Session, is_claude_socket, key_of, live_sessions};
+
+/// The text of a message Claude Code sent, without its `<cross-session-message>` wrapper: what a
+/// preview shows.
+pub(crate) fn claude_body(content: &str) -> &str {
+    claude::body(content)
+}
 
 use serde::{Deserialize, Serialize};
 

@@ -47,6 +47,30 @@ pub(crate) fn runtime_dir() -> Result<RuntimePaths> {
     Ok(runtime)
 }
 
+/// The inode of the listening Unix socket bound at `path`, as the kernel lists them
+/// (`/proc/net/unix`): with [`crate::base::process::holds_socket`], it tells which process
+/// listens there.
+pub(crate) fn listening_inode(path: &std::path::Path) -> Option<u64> {
+    /// `__SO_ACCEPTCON`: the socket listens.
+    const LISTENING: u32 = 0x0001_0000;
+    let sockets = fs::read_to_string("/proc/net/unix").ok()?;
+    let wanted = path.as_os_str().to_str()?;
+    sockets.lines().skip(1).find_map(|line| {
+        // `Num: RefCount Protocol Flags Type St Inode Path`; the path may hold spaces.
+        let mut rest = line;
+        let mut fields = Vec::with_capacity(7);
+        for _ in 0..7 {
+            rest = rest.trim_start_matches(' ');
+            let end = rest.find(' ').unwrap_or(rest.len());
+            fields.push(&rest[..end]);
+            rest = &rest[end..];
+        }
+        let flags = u32::from_str_radix(fields[3], 16).ok()?;
+        let inode = fields[6].parse().ok()?;
+        (flags & LISTENING != 0 && rest.strip_prefix(' ') == Some(wanted)).then_some(inode)
+    })
+}
+
 /// Whether some process has a Unix socket bound at `path`, as the kernel lists them
 /// (`/proc/net/unix`): true even when the file itself was removed, so a socket that is only
 /// missing is told from one never bound.

@@ -238,6 +238,12 @@ pub(crate) enum Action {
     SubmitPlan,
     AnswerPlan,
     AssignTask,
+    /// Ask the lead to let one use a tool or reach a host (`permission_request`,
+    /// `sandbox_permission_request`).
+    AskPermission,
+    /// Answer a teammate's permission request (`permission_response`,
+    /// `sandbox_permission_response`).
+    AnswerPermission,
     /// Look at the task list.
     ReadTasks,
     /// Add a task, or change one in any way: claim, start, finish, release, update.
@@ -303,7 +309,7 @@ impl Rule {
 }
 
 /// The whole policy.
-pub(crate) const RULES: [Rule; 17] = [
+pub(crate) const RULES: [Rule; 19] = [
     rule(
         Action::Send,
         "send a message, or broadcast one",
@@ -383,6 +389,19 @@ pub(crate) const RULES: [Rule; 17] = [
         Action::AssignTask,
         "assign a task",
         "send (task_assignment), task assign, task add --owner, task update --owner",
+        [Grant::Yes, Grant::AsLead, Grant::No, Grant::No],
+    ),
+    rule(
+        Action::AskPermission,
+        "ask the lead for a permission",
+        "send (permission_request, sandbox_permission_request)",
+        [Grant::No, Grant::No, Grant::Own, Grant::No],
+    )
+    .own("ask for a permission as {owner}"),
+    rule(
+        Action::AnswerPermission,
+        "answer a permission request",
+        "send (permission_response, sandbox_permission_response)",
         [Grant::Yes, Grant::AsLead, Grant::No, Grant::No],
     ),
     rule(

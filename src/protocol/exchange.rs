@@ -13,7 +13,7 @@ use crate::store::team::Team;
 use crate::store::watcher::{Watcher, named};
 
 /// The envelope of `message` from `caller` to `to`, after checking every protocol rule: from the
-/// name the rules send it under. `peer::post::request` signs it if it must be and writes it.
+/// name the rules send it under. `member::seal::request` signs it if it must be and writes it.
 pub(crate) fn envelope(
     team: &Team,
     config: &TeamConfig,

@@ -58,11 +58,22 @@ pub(crate) fn check(
             error
         });
     }
+    if let Some(why) = never_sent(message) {
+        return Err(Error::usage(format!(
+            "{kind} is not sent: {why}; nothing was sent"
+        )));
+    }
     let lead = config.lead_name();
     let sender = match message {
         Structured::ShutdownRequest(_) => allow(config, caller, Action::RequestShutdown)?,
         Structured::PlanApprovalResponse(_) => allow(config, caller, Action::AnswerPlan)?,
         Structured::TaskAssignment(_) => allow(config, caller, Action::AssignTask)?,
+        Structured::PermissionRequest(_) | Structured::SandboxPermissionRequest(_) => {
+            allow(config, caller, Action::AskPermission)?
+        }
+        Structured::PermissionResponse(_) | Structured::SandboxPermissionResponse(_) => {
+            allow(config, caller, Action::AnswerPermission)?
+        }
         _ => allow(config, caller, Action::Send)?,
     };
     let me = sender.as_str();
@@ -133,9 +144,64 @@ pub(crate) fn check(
                 )));
             }
         }
-        Structured::IdleNotification(_) | Structured::TaskAssignment(_) => {}
+        Structured::PermissionRequest(request) => {
+            allow_own(caller, Action::AskPermission, &request.agent_id)?;
+        }
+        Structured::SandboxPermissionRequest(request) => {
+            allow_own(caller, Action::AskPermission, &request.worker_name)?;
+        }
+        Structured::PermissionResponse(response) => {
+            let request = require_request(team, lead, &response.request_id, "permission_request")?;
+            if let Some(Structured::PermissionRequest(asked)) = request.structured() {
+                expect_asker(&response.request_id, &asked.agent_id, to)?;
+            }
+        }
+        Structured::SandboxPermissionResponse(response) => {
+            let request = require_request(
+                team,
+                lead,
+                &response.request_id,
+                "sandbox_permission_request",
+            )?;
+            if let Some(Structured::SandboxPermissionRequest(asked)) = request.structured() {
+                expect_asker(&response.request_id, &asked.worker_name, to)?;
+            }
+        }
+        Structured::IdleNotification(_)
+        | Structured::TaskAssignment(_)
+        | Structured::TaskCompleted(_)
+        | Structured::ModeSetRequest(_)
+        | Structured::TeamPermissionUpdate(_)
+        | Structured::TeammateTerminated(_) => {}
     }
     Ok(sender)
+}
+
+/// Why nobody sends `message` through swarm, if so: what Claude Code never takes from an inbox,
+/// and its own note of a pane that died (swarm reports a member's ending itself).
+fn never_sent(message: &Structured) -> Option<&'static str> {
+    match message {
+        Structured::ModeSetRequest(_) => Some(
+            "Claude Code takes no permission mode from an inbox (it drops every mode_set_request)",
+        ),
+        Structured::TeamPermissionUpdate(_) => Some(
+            "Claude Code takes no permission rules from an inbox (it drops every team_permission_update)",
+        ),
+        Structured::TeammateTerminated(_) => Some(
+            "it is Claude Code's own note of a pane that died; swarm tells the lead of a member's ending itself (task_notification)",
+        ),
+        _ => None,
+    }
+}
+
+/// An answer goes to the teammate that asked.
+fn expect_asker(request_id: &str, asker: &str, to: &str) -> Result<()> {
+    if asker == to {
+        return Ok(());
+    }
+    Err(Error::usage(format!(
+        "request {request_id} is {asker}'s, not {to}'s: an answer goes to the teammate that asked"
+    )))
 }
 
 /// The sender a message claims inside its JSON, which must be the real sender.
@@ -147,7 +213,16 @@ fn claimed_sender(message: &Structured) -> Option<&str> {
         Structured::PlanApprovalRequest(m) => Some(&m.from),
         Structured::IdleNotification(m) => Some(&m.from),
         Structured::TaskAssignment(m) => Some(&m.assigned_by),
-        Structured::PlanApprovalResponse(_) | Structured::TaskNotification(_) => None,
+        Structured::PermissionRequest(m) => Some(&m.agent_id),
+        Structured::SandboxPermissionRequest(m) => Some(&m.worker_name),
+        Structured::TaskCompleted(m) => m.from.as_deref(),
+        Structured::PlanApprovalResponse(_)
+        | Structured::TaskNotification(_)
+        | Structured::PermissionResponse(_)
+        | Structured::SandboxPermissionResponse(_)
+        | Structured::ModeSetRequest(_)
+        | Structured::TeamPermissionUpdate(_)
+        | Structured::TeammateTerminated(_) => None,
     }
 }
 
@@ -294,6 +369,7 @@ mod tests {
             feedback: None,
             timestamp: "t".into(),
             permission_mode: None,
+            plan_digest: None,
         })
     }
 
@@ -670,6 +746,189 @@ mod tests {
             format!(
                 "request {id} is for bob, not carol: a plan response goes to the teammate that submitted the plan"
             )
+        );
+    }
+
+    fn permission_request(id: &str, asker: &str) -> Structured {
+        Structured::parse(
+            &serde_json::json!({
+                "type": "permission_request", "request_id": id, "agent_id": asker,
+                "tool_name": "Bash", "tool_use_id": "toolu_1", "description": "run it",
+                "input": {"command": "make"}, "permission_suggestions": [],
+            })
+            .to_string(),
+        )
+        .unwrap()
+    }
+
+    fn permission_response(id: &str) -> Structured {
+        Structured::parse(
+            &serde_json::json!({
+                "type": "permission_response", "request_id": id, "subtype": "success",
+            })
+            .to_string(),
+        )
+        .unwrap()
+    }
+
+    fn sandbox_request(id: &str, asker: &str) -> Structured {
+        Structured::parse(&serde_json::json!({
+            "type": "sandbox_permission_request", "requestId": id, "workerId": format!("{asker}@t"),
+            "workerName": asker, "hostPattern": {"host": "example.com"}, "createdAt": 1,
+        }).to_string())
+        .unwrap()
+    }
+
+    fn sandbox_response(id: &str) -> Structured {
+        Structured::parse(
+            &serde_json::json!({
+                "type": "sandbox_permission_response", "requestId": id, "host": "example.com",
+                "allow": true, "timestamp": "t",
+            })
+            .to_string(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_teammate_asks_the_lead_for_permission_as_itself() {
+        let (_dir, team) = fixture::team(&["bob", "carol"]);
+        for asked in [
+            permission_request("perm-1-a", "bob"),
+            sandbox_request("s-1", "bob"),
+        ] {
+            let kind = asked.kind();
+            checked(&team, "bob", Recipient::Member("team-lead"), &asked).unwrap();
+            assert_eq!(
+                refusal(checked(&team, "bob", Recipient::Member("carol"), &asked)),
+                format!("{kind} goes to the lead (team-lead), not to carol")
+            );
+            assert_eq!(
+                refusal(checked(
+                    &team,
+                    "carol",
+                    Recipient::Member("team-lead"),
+                    &asked
+                )),
+                format!("{kind} says it is from bob, but you are carol")
+            );
+            assert!(
+                refusal(checked(
+                    &team,
+                    "team-lead",
+                    Recipient::Member("bob"),
+                    &asked
+                ))
+                .starts_with("only a teammate may ask the lead for a permission")
+            );
+        }
+    }
+
+    #[test]
+    fn only_the_lead_answers_a_permission_request_and_to_whoever_asked() {
+        let (_dir, team) = fixture::team(&["bob", "carol"]);
+        for (asked, answer, kind) in [
+            (
+                permission_request("perm-1-a", "bob"),
+                permission_response("perm-1-a"),
+                "permission_request",
+            ),
+            (
+                sandbox_request("s-1", "bob"),
+                sandbox_response("s-1"),
+                "sandbox_permission_request",
+            ),
+        ] {
+            let id = answer.request_id().unwrap().to_owned();
+            assert_eq!(
+                refusal(checked(
+                    &team,
+                    "team-lead",
+                    Recipient::Member("bob"),
+                    &answer
+                )),
+                format!("there is no {kind} {id} in team-lead's inbox or history")
+            );
+            deliver(&team, "team-lead", "bob", &asked);
+            checked(&team, "team-lead", Recipient::Member("bob"), &answer).unwrap();
+            assert_eq!(
+                refusal(checked(
+                    &team,
+                    "team-lead",
+                    Recipient::Member("carol"),
+                    &answer
+                )),
+                format!(
+                    "request {id} is bob's, not carol's: an answer goes to the teammate that asked"
+                )
+            );
+            assert!(
+                refusal(checked(&team, "carol", Recipient::Member("bob"), &answer)).starts_with(
+                    "only the lead or the person at the keyboard may answer a permission request"
+                )
+            );
+            assert_eq!(
+                refusal(checked(
+                    &team,
+                    "team-lead",
+                    Recipient::Member("team-lead"),
+                    &answer
+                )),
+                format!(
+                    "{} goes from the lead to a teammate, not to the lead",
+                    answer.kind()
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn what_claude_code_never_takes_from_an_inbox_is_never_sent() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        for (text, why) in [
+            (
+                r#"{"type":"mode_set_request","mode":"acceptEdits","from":"team-lead"}"#,
+                "Claude Code takes no permission mode",
+            ),
+            (
+                r#"{"type":"team_permission_update","toolName":"Bash"}"#,
+                "Claude Code takes no permission rules",
+            ),
+            (
+                r#"{"type":"teammate_terminated","message":"bob died"}"#,
+                "it is Claude Code's own note",
+            ),
+        ] {
+            let message = Structured::parse(text).unwrap();
+            for (me, to) in [("team-lead", "bob"), ("bob", "team-lead")] {
+                let refused = refusal(checked(&team, me, Recipient::Member(to), &message));
+                assert!(
+                    refused.starts_with(&format!("{} is not sent: {why}", message.kind()))
+                        && refused.ends_with("; nothing was sent"),
+                    "{refused}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_task_completed_goes_to_the_lead_from_whoever_it_names() {
+        let (_dir, team) = fixture::team(&["bob", "carol"]);
+        let done =
+            Structured::parse(r#"{"type":"task_completed","from":"bob","taskId":"1"}"#).unwrap();
+        checked(&team, "bob", Recipient::Member("team-lead"), &done).unwrap();
+        assert_eq!(
+            refusal(checked(
+                &team,
+                "carol",
+                Recipient::Member("team-lead"),
+                &done
+            )),
+            "task_completed says it is from bob, but you are carol"
+        );
+        assert_eq!(
+            refusal(checked(&team, "bob", Recipient::Member("carol"), &done)),
+            "task_completed goes to the lead (team-lead), not to carol"
         );
     }
 }

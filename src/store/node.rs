@@ -8,7 +8,6 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::format::config::TeamConfig;
 use crate::store::durable::{atomic_write, private_dir, read_if_exists, sync_dir};
 use crate::store::lock::{Flock, FlockFile};
 use crate::store::paths::Home;
@@ -154,71 +153,9 @@ pub(crate) fn write_hosts(home: &Home, record: &HostsRecord) -> Result<()> {
     write_json(home, &home.node_hosts(), record)
 }
 
-/// The host of a member added on this host by `spawn` or `join` (docs/ARCHITECTURE.md, "Across
-/// machines"): none in a team on one host; in a team across hosts this host's name, so that its
-/// node puts the member in the roster and every other host forwards its messages.
-pub(crate) fn host_of_new_member(home: &Home, config: &TeamConfig) -> Result<Option<String>> {
-    if !config.spans_hosts() {
-        return Ok(None);
-    }
-    match Reach::look(home).here {
-        Some(here) => Ok(Some(here)),
-        None => Err(Error::usage(format!(
-            "team {} spans hosts, but no swarm node has run on this host",
-            config.name
-        ))
-        .with_hint("start one with `swarm node --name NAME`, then add the member again")),
-    }
-}
-
-/// What this host knows of the others, from its local files only: its own host name, whether its
-/// node reaches the server, and which hosts' nodes that node sees alive. A command never asks
-/// NATS for this.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Reach {
-    /// This host's name: the running node's, else the last node's.
-    pub(crate) here: Option<String>,
-    /// Whether this host's node runs and reaches the server now.
-    pub(crate) connected: bool,
-    /// The hosts whose nodes are seen alive, when `connected`.
-    pub(crate) alive: BTreeSet<String>,
-}
-
-impl Reach {
-    /// Looks once. Files that cannot be read count as knowing nothing: every other host
-    /// unreachable.
-    pub(crate) fn look(home: &Home) -> Self {
-        let running = running(home).ok().flatten();
-        let here = running
-            .as_ref()
-            .map(|r| r.name.clone())
-            .or_else(|| read(home).ok().flatten().map(|r| r.name));
-        let connected = running.is_some_and(|r| r.connected);
-        let alive = if connected {
-            read_json::<HostsRecord>(&home.node_hosts())
-                .ok()
-                .flatten()
-                .unwrap_or_default()
-                .alive
-        } else {
-            BTreeSet::new()
-        };
-        Self {
-            here,
-            connected,
-            alive,
-        }
-    }
-
-    /// Whether a member on `host` runs on another host: one with no host runs here.
-    pub(crate) fn is_remote(&self, host: Option<&str>) -> bool {
-        host.is_some_and(|host| Some(host) != self.here.as_deref())
-    }
-
-    /// Whether `host`'s node is seen alive through a connected node here.
-    pub(crate) fn reaches(&self, host: &str) -> bool {
-        self.connected && self.alive.contains(host)
-    }
+/// What `node/hosts.json` holds now, if anything.
+pub(crate) fn read_hosts(home: &Home) -> Result<Option<HostsRecord>> {
+    read_json(&home.node_hosts())
 }
 
 fn corrupt(path: &Path, err: &serde_json::Error) -> Error {

@@ -608,6 +608,64 @@ impl RuntimePaths {
     }
 }
 
+/// Claude Code's own folder (docs/ARCHITECTURE.md, "Peers"): `$CLAUDE_CONFIG_DIR`, else
+/// `~/.claude`. swarm only reads there: the records of the person's live sessions
+/// (`sessions/<pid>.json`) and the keys of their sockets
+/// (`sessions/<pid>.<sha256 of the socket's path, hex>.key`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ClaudePaths {
+    dir: PathBuf,
+}
+
+impl ClaudePaths {
+    /// From `$CLAUDE_CONFIG_DIR` and `$HOME` (unset or empty: none); `None` with neither.
+    pub(crate) fn new(config_dir: Option<&OsStr>, home: Option<&OsStr>) -> Option<Self> {
+        let dir = match config_dir.filter(|dir| !dir.is_empty()) {
+            Some(dir) => PathBuf::from(dir),
+            None => PathBuf::from(home.filter(|home| !home.is_empty())?).join(".claude"),
+        };
+        Some(Self { dir })
+    }
+
+    /// This process's view of it.
+    pub(crate) fn current() -> Option<Self> {
+        Self::new(
+            std::env::var_os("CLAUDE_CONFIG_DIR").as_deref(),
+            std::env::var_os("HOME").as_deref(),
+        )
+    }
+
+    /// `sessions/`: a record and a key file for each live session of the person's.
+    pub(crate) fn sessions(&self) -> PathBuf {
+        self.dir.join("sessions")
+    }
+
+    /// The pid a session record's file name gives: `<pid>.json`.
+    pub(crate) fn record_pid(file: &OsStr) -> Option<i32> {
+        let pid = file.to_str()?.strip_suffix(".json")?;
+        digits(pid)
+    }
+
+    /// The pid of the session whose key file `file` is, when it is the key of the socket whose
+    /// path hashes to `digest` (SHA-256, lower-case hex): `<pid>.<digest>.key`.
+    pub(crate) fn key_pid(file: &OsStr, digest: &str) -> Option<i32> {
+        let pid = file
+            .to_str()?
+            .strip_suffix(".key")?
+            .strip_suffix(digest)?
+            .strip_suffix('.')?;
+        digits(pid)
+    }
+}
+
+/// A pid written in decimal digits only, as Claude Code names its files.
+fn digits(text: &str) -> Option<i32> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
 /// swarm's files in a git repository whose members work in worktrees of their own
 /// (docs/ARCHITECTURE.md, "On disk").
 #[derive(Debug, Clone)]
@@ -836,6 +894,28 @@ mod tests {
         for unset in [None, Some(OsStr::new(""))] {
             assert_eq!(RuntimePaths::new(unset, 7).dir(), Path::new("/tmp/swarm-7"));
         }
+    }
+
+    #[test]
+    fn claude_codes_folder_and_its_session_files() {
+        let set = ClaudePaths::new(Some(OsStr::new("/c")), Some(OsStr::new("/h"))).unwrap();
+        assert_eq!(set.sessions(), Path::new("/c/sessions"));
+        for unset in [None, Some(OsStr::new(""))] {
+            let home = ClaudePaths::new(unset, Some(OsStr::new("/h"))).unwrap();
+            assert_eq!(home.sessions(), Path::new("/h/.claude/sessions"));
+        }
+        assert_eq!(ClaudePaths::new(None, None), None);
+        assert_eq!(ClaudePaths::record_pid(OsStr::new("4242.json")), Some(4242));
+        for not in ["x.json", ".json", "42.json.tmp", "-1.json", "42.key"] {
+            assert_eq!(ClaudePaths::record_pid(OsStr::new(not)), None, "{not}");
+        }
+        let digest = "ab".repeat(32);
+        let key = format!("4242.{digest}.key");
+        assert_eq!(ClaudePaths::key_pid(OsStr::new(&key), &digest), Some(4242));
+        let other = format!("4242.{}.key", "cd".repeat(32));
+        assert_eq!(ClaudePaths::key_pid(OsStr::new(&other), &digest), None);
+        let temp = format!("{key}.tmp.1f");
+        assert_eq!(ClaudePaths::key_pid(OsStr::new(&temp), &digest), None);
     }
 
     #[test]

@@ -163,6 +163,34 @@ impl ClaudeTeam {
         up(&self.sandbox, &self.tmux, TEAM, &toml);
     }
 
+    /// A Claude Code session of the person's, started on its own in the team's tmux server (in
+    /// a session of its own, outside every member's pane) in the work folder: what `swarm peers`
+    /// finds by its session record. Returns its pid.
+    pub(crate) fn solo_session(&self, permission_mode: &str) -> i32 {
+        let work = self.sandbox.work().display().to_string();
+        let binary = binary().display().to_string();
+        let pid = self.tmux.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "solo",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "-c",
+            &work,
+            "-P",
+            "-F",
+            "#{pane_pid}",
+            "--",
+            &binary,
+            "--permission-mode",
+            permission_mode,
+        ]);
+        pid.trim().parse().unwrap()
+    }
+
     /// A `swarm` command of the test, the team's lead.
     pub(crate) fn swarm(&self) -> Swarm {
         self.sandbox.swarm().team(TEAM)

@@ -9,5 +9,7 @@ mod harness;
 mod board;
 mod claude;
 mod model;
+mod permissions;
 mod signatures;
 mod teammate;
+mod uds;

@@ -103,6 +103,12 @@ pub(crate) fn brings(needle: &'static str) -> impl Fn(&Request) -> bool + Send +
     }
 }
 
+/// Whether the request's fresh messages mention `needle` anywhere: a message Claude Code queued
+/// from its socket (`<cross-session-message …>`), a tool result.
+pub(crate) fn mentions(needle: &'static str) -> impl Fn(&Request) -> bool + Send + 'static {
+    move |request: &Request| request.fresh_text().contains(needle)
+}
+
 /// Which chain `Model::on` added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ChainId(usize);

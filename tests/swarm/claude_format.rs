@@ -4,7 +4,8 @@ use std::fs;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Sandbox, eventually};
+use crate::harness::{Sandbox, TmuxServer, eventually};
+use crate::top::{open_top, shows};
 
 /// An entry exactly as Claude Code 2.1 writes it (docs/ARCHITECTURE.md, "An inbox"), plus a field
 /// from some future version.
@@ -36,8 +37,11 @@ fn claude_code_entries_are_read_and_survive_rewrites_intact() {
         .team("t")
         .run()
         .success()
-        .stdout_has("f3f1d56c-4527-4d9e-a7d4-5783b9f0726d  bob  idle_notification available: …")
-        .stdout_has("carol  no id here");
+        // The entry without an id shows the one derived from its content, the same every time.
+        .stdout_is(
+            "f3f1d56c-4527-4d9e-a7d4-5783b9f0726d  bob  idle_notification available: …\n\
+             cfbcf4a8-899d-5ad4-be15-e2bc6c34842c  carol  no id here\n",
+        );
 
     // A swarm write rewrites the file; the foreign elements come back field for field, in order.
     sandbox
@@ -262,4 +266,143 @@ fn schema_invalid_elements_are_moved_aside_not_dropped() {
     let aside = bob["setAside"][0]["path"].as_str().unwrap();
     let moved: Value = serde_json::from_str(&fs::read_to_string(aside).unwrap()).unwrap();
     assert_eq!(moved, json!([{"from": "a", "text": 5}, "junk"]));
+}
+
+/// Every protocol message Claude Code 2.1.332 writes into a mailbox, as it writes it, with the
+/// words swarm shows it in: `(inbox, from, text, words)`.
+fn written_by_claude_code() -> Vec<(&'static str, &'static str, Value, &'static str)> {
+    vec![
+        (
+            "team-lead",
+            "worker",
+            json!({"type": "permission_request", "request_id": "perm-1795650000000-k2j4h1x", "agent_id": "worker", "tool_name": "Bash", "tool_use_id": "toolu_01", "description": "write perm.txt", "input": {"command": "echo PERM > perm.txt", "description": "write perm.txt"}, "permission_suggestions": []}),
+            "worker asks permission to use Bash: echo PERM > perm.txt",
+        ),
+        (
+            "team-lead",
+            "worker",
+            json!({"type": "sandbox_permission_request", "requestId": "sandbox-9", "workerId": "worker@t", "workerName": "worker", "workerColor": "blue", "hostPattern": {"host": "example.com"}, "createdAt": 1_795_650_000_000_u64}),
+            "worker asks to reach example.com",
+        ),
+        (
+            "team-lead",
+            "worker",
+            json!({"type": "task_completed", "from": "worker", "taskId": "4", "taskSubject": "Write the report", "timestamp": "2026-11-25T10:00:00.000Z"}),
+            "task_completed 4: Write the report",
+        ),
+        (
+            "team-lead",
+            "worker",
+            json!({"type": "teammate_terminated", "message": "worker has exited"}),
+            "teammate_terminated: worker has exited",
+        ),
+        (
+            "worker",
+            "team-lead",
+            json!({"type": "permission_response", "request_id": "perm-1795650000000-k2j4h1x", "subtype": "error", "tool_use_id": "toolu_01", "error": "not now"}),
+            "refused: not now",
+        ),
+        (
+            "worker",
+            "team-lead",
+            json!({"type": "sandbox_permission_response", "requestId": "sandbox-9", "host": "example.com", "allow": true, "timestamp": "2026-11-25T10:00:00.000Z"}),
+            "example.com allowed",
+        ),
+        (
+            "worker",
+            "team-lead",
+            json!({"type": "mode_set_request", "mode": "acceptEdits", "from": "team-lead"}),
+            "permission mode acceptEdits",
+        ),
+        (
+            "worker",
+            "team-lead",
+            json!({"type": "team_permission_update", "toolName": "Bash", "directoryPath": "/w"}),
+            "rules for Bash",
+        ),
+    ]
+}
+
+#[test]
+fn every_message_claude_code_writes_shows_in_words() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["worker"]);
+    let watch = sandbox.swarm().args(["watch", "--all"]).spawn();
+    let messages = written_by_claude_code();
+    for (n, (inbox, from, frame, _)) in messages.iter().enumerate() {
+        sandbox.append_inbox_as_claude(
+            "t",
+            inbox,
+            &[json!({"from": from, "text": frame.to_string(),
+                     "timestamp": format!("2026-11-25T10:00:0{n}.000Z"), "color": "blue",
+                     "msgV": 1, "msg_id": format!("00000000-0000-4000-8000-00000000000{n}"),
+                     "type": "message", "read": false})],
+        );
+    }
+    for member in ["team-lead", "worker"] {
+        let listed = sandbox
+            .swarm()
+            .args(["inbox", member, "--json"])
+            .run()
+            .success()
+            .json();
+        for (_, _, frame, _) in messages.iter().filter(|m| m.0 == member) {
+            let found = listed
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["structured"]["type"] == frame["type"])
+                .unwrap_or_else(|| panic!("{} is not decoded: {listed:#}", frame["type"]));
+            // Decoded in Claude Code's own shape, nothing added or lost.
+            assert_eq!(found["structured"], *frame, "{found:#}");
+        }
+    }
+    // In words wherever a message is shown: never as its JSON.
+    let inbox = |member: &str| {
+        sandbox
+            .swarm()
+            .args(["inbox", member])
+            .run()
+            .success()
+            .stdout
+    };
+    let (lead, worker) = (inbox("team-lead"), inbox("worker"));
+    let watched: Vec<String> = (0..messages.len()).map(|_| watch.next_line()).collect();
+    for (member, _, frame, words) in &messages {
+        let listed = if *member == "team-lead" {
+            &lead
+        } else {
+            &worker
+        };
+        for (what, shown) in [("inbox", listed.as_str()), ("watch", &watched.join("\n"))] {
+            let line = shown
+                .lines()
+                .find(|l| l.contains(frame["type"].as_str().unwrap()) || l.contains(words))
+                .unwrap_or_else(|| panic!("{what} does not show {}: {shown}", frame["type"]));
+            assert!(
+                line.contains(words) && !line.contains("{\""),
+                "{what}: {line}"
+            );
+        }
+    }
+    // And in `top`'s feed.
+    let server = TmuxServer::start(&sandbox);
+    open_top(&server, "top", "t", 200, 50);
+    for words in [
+        "worker asks permission to use Bash: echo PERM > perm.txt",
+        "worker asks permission to reach example.com",
+        "worker completed task 4: Write the report",
+        "team-lead refused worker's request perm-1795650000000-k2j4h1x",
+        "team-lead allowed worker to reach example.com",
+        "team-lead asks worker to switch to permission mode acceptEdits",
+    ] {
+        shows(&server, "top", "a Claude Code message in words", words);
+    }
+    // The lead of this script's team takes its own, in words too.
+    let taken = sandbox.swarm().arg("recv").run().success().stdout;
+    assert!(
+        taken.contains("worker asks permission to use Bash: echo PERM > perm.txt")
+            && !taken.contains("{\""),
+        "{taken}"
+    );
 }

@@ -14,7 +14,7 @@ fn a_node_records_that_it_is_connected_and_that_it_lost_the_server() {
     assert_eq!(record["url"], server.url());
     server.kill();
     node.wait_connected(false);
-    // The node records it before it says it.
+    // The record can be written before the line that says so is read from the node's stderr.
     eventually("the node to say it lost the server", || {
         node.output().contains("lost the NATS server at")
     });
@@ -34,6 +34,17 @@ fn a_node_started_before_its_server_waits_for_it() {
     });
     node.wait_connected(false);
     drop(node);
+}
+
+/// The node's lines are its output, and -q silences them as it does every other line: it records
+/// that it cannot reach the server after it would have said so.
+#[test]
+fn a_quiet_node_says_nothing_and_still_records_what_it_would_say() {
+    let url = format!("nats://127.0.0.1:{}", free_port());
+    let sandbox = Sandbox::new();
+    let node = Node::spawn_with(&sandbox, "hosta", &url, &["-q"]);
+    node.wait_connected(false);
+    assert_eq!(node.output(), "", "swarm -q node printed");
 }
 
 #[test]

@@ -7,16 +7,16 @@ use std::time::{Duration, Instant};
 
 use crate::harness::{PATIENCE, Sandbox};
 
-#[test]
-fn eight_writers_and_a_consumer_deliver_every_message_exactly_once() {
+/// Eight writers send `each` messages apiece while a consumer takes them with `recv --wait`:
+/// every message arrives once, and history records each once.
+fn eight_writers_and_a_consumer(each: usize) {
     const WRITERS: usize = 8;
-    const EACH: usize = 200;
     let sandbox = Sandbox::new();
     sandbox.team("t", &["sink"]);
 
     let writers: Vec<_> = (0..WRITERS)
         .map(|writer| {
-            let commands: Vec<_> = (0..EACH)
+            let commands: Vec<_> = (0..each)
                 .map(|n| {
                     sandbox
                         .swarm()
@@ -46,12 +46,12 @@ fn eight_writers_and_a_consumer_deliver_every_message_exactly_once() {
 
     let mut received: HashMap<String, usize> = HashMap::new();
     let deadline = Instant::now() + PATIENCE * 5;
-    while received.len() < WRITERS * EACH {
+    while received.len() < WRITERS * each {
         assert!(
             Instant::now() < deadline,
             "only {} of {} arrived",
             received.len(),
-            WRITERS * EACH
+            WRITERS * each
         );
         let batch = sandbox
             .swarm()
@@ -73,7 +73,7 @@ fn eight_writers_and_a_consumer_deliver_every_message_exactly_once() {
         .collect();
     assert_eq!(
         sent.len(),
-        WRITERS * EACH,
+        WRITERS * each,
         "every send printed a distinct msg_id"
     );
     let got: HashSet<String> = received.keys().cloned().collect();
@@ -86,18 +86,30 @@ fn eight_writers_and_a_consumer_deliver_every_message_exactly_once() {
     assert!(sandbox.inbox("t", "sink").is_empty());
     let history =
         std::fs::read_to_string(sandbox.team_dir("t").join("history/sink.jsonl")).unwrap();
-    assert_eq!(history.lines().count(), WRITERS * EACH);
+    assert_eq!(history.lines().count(), WRITERS * each);
 }
 
 #[test]
-fn writers_killed_at_random_moments_lose_no_acknowledged_send() {
+fn eight_writers_and_a_consumer_deliver_every_message_exactly_once() {
+    eight_writers_and_a_consumer(20);
+}
+
+#[test]
+#[ignore = "stress tier: scripts/stress runs it"]
+fn eight_writers_and_a_consumer_deliver_every_message_exactly_once_under_stress() {
+    eight_writers_and_a_consumer(200);
+}
+
+/// `rounds` rounds of three writers, one of them killed after a random delay: every send that
+/// was acknowledged is in the inbox after every round, and nothing is left to block a writer.
+fn writers_killed_at_random_moments(rounds: usize) {
     let sandbox = Sandbox::new();
     sandbox.team("t", &["bob"]);
     let mut acknowledged = Vec::new();
     let mut killed = 0;
     // A cheap deterministic sequence of delays, so a failure can be replayed.
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    for round in 0..150 {
+    for round in 0..rounds {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
@@ -172,6 +184,17 @@ fn writers_killed_at_random_moments_lose_no_acknowledged_send() {
         .unwrap()
         .clone();
     assert_eq!(bob["setAside"], serde_json::json!([]));
+}
+
+#[test]
+fn writers_killed_at_random_moments_lose_no_acknowledged_send() {
+    writers_killed_at_random_moments(30);
+}
+
+#[test]
+#[ignore = "stress tier: scripts/stress runs it"]
+fn writers_killed_at_random_moments_lose_no_acknowledged_send_under_stress() {
+    writers_killed_at_random_moments(150);
 }
 
 /// Claude Code's lock directory held by a live foreign writer: kept fresh until dropped.
@@ -268,10 +291,10 @@ fn a_send_that_fails_is_never_delivered_later() {
     assert_eq!(texts, ["third"]);
 }
 
-#[test]
-fn two_consumers_take_each_message_once_and_history_records_it_once() {
+/// Four writers send `each` messages apiece while `watch --consume` and a loop of `recv` race
+/// for the same inbox: each message reaches exactly one of them, and history records it once.
+fn two_consumers(each: usize) {
     const WRITERS: usize = 4;
-    const EACH: usize = 200;
     let sandbox = Sandbox::new();
     sandbox.team("t", &["sink"]);
     let watch = sandbox
@@ -282,7 +305,7 @@ fn two_consumers_take_each_message_once_and_history_records_it_once() {
         .spawn();
     let writers: Vec<_> = (0..WRITERS)
         .map(|writer| {
-            let commands: Vec<_> = (0..EACH)
+            let commands: Vec<_> = (0..each)
                 .map(|n| {
                     sandbox
                         .swarm()
@@ -364,9 +387,9 @@ fn two_consumers_take_each_message_once_and_history_records_it_once() {
     let lines = history.lines().count();
     assert_eq!(
         lines,
-        WRITERS * EACH + 1,
+        WRITERS * each + 1,
         "{} duplicate history lines",
-        lines.saturating_sub(WRITERS * EACH + 1)
+        lines.saturating_sub(WRITERS * each + 1)
     );
     let listed = sandbox
         .swarm()
@@ -375,5 +398,16 @@ fn two_consumers_take_each_message_once_and_history_records_it_once() {
         .run()
         .success()
         .json();
-    assert_eq!(listed.as_array().unwrap().len(), WRITERS * EACH + 1);
+    assert_eq!(listed.as_array().unwrap().len(), WRITERS * each + 1);
+}
+
+#[test]
+fn two_consumers_take_each_message_once_and_history_records_it_once() {
+    two_consumers(25);
+}
+
+#[test]
+#[ignore = "stress tier: scripts/stress runs it"]
+fn two_consumers_take_each_message_once_and_history_records_it_once_under_stress() {
+    two_consumers(200);
 }

@@ -307,20 +307,18 @@ fn a_message_too_large_to_cross_is_kept_aside_and_holds_up_nothing() {
     );
 }
 
-/// 4 writers × 500 messages from hosta to bob on hostb, read by `watch --consume` on hostb, while
-/// the server is SIGKILLed and restarted, and then hostb's node: every message arrives, and the
-/// reader shows none twice.
-#[test]
-fn a_storm_across_hosts_survives_a_killed_server_and_a_killed_node() {
+/// 4 writers × `each` messages from hosta to bob on hostb, read by `watch --consume` on hostb,
+/// while the server is SIGKILLed and restarted, and then hostb's node: every message arrives, and
+/// the reader shows none twice.
+fn a_storm_across_hosts(each: usize) {
     const WRITERS: usize = 4;
-    const EACH: usize = 500;
     let mut hosts = two_hosts();
     let watch = acting(&hosts.b, "bob")
         .args(["watch", "--consume", "--json"])
         .spawn();
     let writers: Vec<_> = (0..WRITERS)
         .map(|writer| {
-            let commands: Vec<_> = (0..EACH)
+            let commands: Vec<_> = (0..each)
                 .map(|n| {
                     acting(&hosts.a, "alice")
                         .args(["send", "bob", &format!("w{writer} m{n}")])
@@ -339,7 +337,7 @@ fn a_storm_across_hosts_survives_a_killed_server_and_a_killed_node() {
             })
         })
         .collect();
-    let total = WRITERS * EACH;
+    let total = WRITERS * each;
     let mut shown: Vec<String> = Vec::new();
     let mut killed_server = false;
     let mut killed_node = false;
@@ -397,4 +395,15 @@ fn a_storm_across_hosts_survives_a_killed_server_and_a_killed_node() {
     eventually("hosta to have sent everything", || {
         inbox(&hosts.a, "bob").is_empty()
     });
+}
+
+#[test]
+fn a_storm_across_hosts_survives_a_killed_server_and_a_killed_node() {
+    a_storm_across_hosts(50);
+}
+
+#[test]
+#[ignore = "stress tier: scripts/stress runs it"]
+fn a_storm_across_hosts_survives_a_killed_server_and_a_killed_node_under_stress() {
+    a_storm_across_hosts(500);
 }

@@ -133,16 +133,16 @@ fn claim_command(sandbox: &Sandbox, name: &str, id: u64) -> Command {
         .into_command()
 }
 
-#[test]
-fn two_hosts_racing_to_claim_each_of_50_tasks_never_both_win() {
-    const TASKS: u64 = 50;
+/// alice on host a and bob on host b claim each of `tasks` tasks at once: exactly one wins each,
+/// and both hosts come to agree on who.
+fn two_hosts_racing_to_claim(tasks: u64) {
     let hosts = hosts();
-    for n in 1..=TASKS {
+    for n in 1..=tasks {
         assert_eq!(add(&hosts.a, &format!("task {n}")), n);
     }
-    eventually_task(&hosts.b, TASKS, "every task on host b", |_| true);
+    eventually_task(&hosts.b, tasks, "every task on host b", |_| true);
     let mut winners = Vec::new();
-    for id in 1..=TASKS {
+    for id in 1..=tasks {
         // Both claimers are started before either is waited for.
         let alice = start(claim_command(&hosts.a, "alice", id));
         let bob = start(claim_command(&hosts.b, "bob", id));
@@ -169,6 +169,17 @@ fn two_hosts_racing_to_claim_each_of_50_tasks_never_both_win() {
             });
         }
     }
+}
+
+#[test]
+fn two_hosts_racing_to_claim_each_task_never_both_win() {
+    two_hosts_racing_to_claim(10);
+}
+
+#[test]
+#[ignore = "stress tier: scripts/stress runs it"]
+fn two_hosts_racing_to_claim_each_task_never_both_win_under_stress() {
+    two_hosts_racing_to_claim(50);
 }
 
 /// Starts `command` with its output collected.
@@ -429,15 +440,15 @@ fn exclusive_claim_command(sandbox: &Sandbox, name: &str, id: u64) -> Command {
     command
 }
 
-#[test]
-fn exclusive_claims_by_one_owner_on_two_hosts_never_both_win() {
-    const ROUNDS: u64 = 25;
+/// `rounds` rounds in which alice claims a task exclusively on each of two hosts at once: exactly
+/// one claim wins each round, the other is refused as Claude Code words it.
+fn exclusive_claims_on_two_hosts(rounds: u64) {
     let hosts = hosts();
-    for n in 1..=2 * ROUNDS {
+    for n in 1..=2 * rounds {
         assert_eq!(add(&hosts.a, &format!("task {n}")), n);
     }
-    eventually_task(&hosts.b, 2 * ROUNDS, "every task on host b", |_| true);
-    for round in 1..=ROUNDS {
+    eventually_task(&hosts.b, 2 * rounds, "every task on host b", |_| true);
+    for round in 1..=rounds {
         let (x, y) = (2 * round - 1, 2 * round);
         // alice, on two hosts at once, claims a different task on each.
         let on_a = start(exclusive_claim_command(&hosts.a, "alice", x));
@@ -468,11 +479,22 @@ fn exclusive_claims_by_one_owner_on_two_hosts_never_both_win() {
         let (sandbox, id) = won[0];
         as_member(sandbox, "alice", "done", id).success();
     }
-    for id in 1..=2 * ROUNDS {
+    for id in 1..=2 * rounds {
         eventually_task(&hosts.a, id, &format!("task {id} settled on host a"), |t| {
             t["status"] == "completed" || t["owner"].is_null()
         });
     }
+}
+
+#[test]
+fn exclusive_claims_by_one_owner_on_two_hosts_never_both_win() {
+    exclusive_claims_on_two_hosts(5);
+}
+
+#[test]
+#[ignore = "stress tier: scripts/stress runs it"]
+fn exclusive_claims_by_one_owner_on_two_hosts_never_both_win_under_stress() {
+    exclusive_claims_on_two_hosts(25);
 }
 
 /// The team's task bucket on `server`, and a runtime to drive it: for a test that plays a claimer

@@ -69,6 +69,79 @@ fn every_page_documents_its_json_output() {
     }
 }
 
+/// The section `title` of a man page, roff's dash escapes undone, up to the next section.
+fn section<'a>(page: &'a str, title: &str) -> Option<&'a str> {
+    let start = page
+        .find(&format!(".SH \"{title}\"\n"))
+        .or_else(|| page.find(&format!(".SH {title}\n")))?;
+    let body = &page[start..];
+    let body = &body[body.find('\n')? + 1..];
+    Some(body.find("\n.SH ").map_or(body, |end| &body[..end]))
+}
+
+/// The streams swarm(1) lists are those docs/ARCHITECTURE.md lists, and each one's own page says
+/// its --json prints a line at a time (with the flag that makes it stream), and no other page
+/// says so.
+#[test]
+fn the_streams_are_the_same_everywhere_they_are_named() {
+    let pages: BTreeMap<String, String> = pages(&repo().join("man"))
+        .into_iter()
+        .map(|(name, page)| (name, page.replace("\\-", "-")))
+        .collect();
+    let rules = section(&pages["swarm.1"], "JSON OUTPUT").unwrap();
+    let (_, after) = rules.split_once("reports as it goes (").unwrap();
+    let streams: Vec<&str> = after[..after.find(')').unwrap()].split(", ").collect();
+    assert!(streams.len() > 3, "{streams:?}");
+    let architecture = fs::read_to_string(repo().join("docs/ARCHITECTURE.md")).unwrap();
+    let architecture = architecture
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let listed = streams
+        .iter()
+        .map(|stream| format!("`{stream}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    assert!(
+        architecture.contains(&format!("one object per line, flushed: {listed}.")),
+        "docs/ARCHITECTURE.md, \"JSON output\", must list the streams as swarm(1) does: {listed}"
+    );
+    let by_line = |text: &str| {
+        let text = text.to_lowercase();
+        text.contains("one line per") || text.contains("per line")
+    };
+    for (name, page) in &pages {
+        let Some(json) = section(page, "JSON OUTPUT") else {
+            continue;
+        };
+        let Some(command) = name
+            .strip_prefix("swarm-")
+            .and_then(|rest| rest.strip_suffix(".1"))
+        else {
+            continue;
+        };
+        let stream = streams
+            .iter()
+            .find(|stream| stream.split(' ').next() == Some(command));
+        match stream.map(|stream| stream.split_once(' ')) {
+            Some(Some((_, flag))) => assert!(
+                json.split(&format!("With {flag},"))
+                    .skip(1)
+                    .any(|said| { by_line(&said[..said.find(['.', ':']).unwrap_or(said.len())]) }),
+                "{name} must say that with {flag} its --json prints a line at a time:\n{json}"
+            ),
+            Some(None) => assert!(
+                by_line(json.lines().next().unwrap_or_default()),
+                "{name} must say its --json prints a line at a time:\n{json}"
+            ),
+            None => assert!(
+                !json.lines().any(by_line),
+                "{name} is no stream in swarm(1), yet its --json prints a line at a time:\n{json}"
+            ),
+        }
+    }
+}
+
 #[test]
 fn the_top_page_documents_exit_statuses_environment_files_and_examples() {
     // roff escapes every dash.

@@ -109,19 +109,23 @@ fn a_named_member_picks_its_team() {
         .run()
         .success()
         .stdout_has("\"name\": \"q1\"");
+    let id = sandbox.inbox("alpha", "p1")[0]["msg_id"].clone();
     sandbox
         .swarm()
         .args(["inbox", "p1"])
         .run()
         .success()
-        .stdout_has("to alpha");
+        .stdout_is(&format!("{}  team-lead  to alpha\n", id.as_str().unwrap()));
     // A member both teams have is still a question, answered with the ways to name one.
     sandbox
         .swarm()
         .args(["send", "bob", "which?"])
         .run()
-        .refused(2, "alpha, beta")
-        .stderr_has("bob@TEAM");
+        .refused_exactly(
+            2,
+            "swarm: which team? bob is a member of several (teams: alpha, beta)\n\
+             hint: name one as bob@TEAM, or pass --team or set SWARM_TEAM\n",
+        );
     // Nothing ran, so nothing was captured: the member is found, in the right team.
     for args in [
         &["log", "alpha", "p1"][..],
@@ -546,7 +550,9 @@ fn prune_says_a_limit_as_it_takes_one() {
             .args(["prune", "--older-than", given])
             .run()
             .success()
-            .stdout_has(&format!("nothing to prune (ended less than {said} ago: t)"));
+            .stdout_is(&format!(
+                "nothing to prune (ended less than {said} ago: t)\n"
+            ));
     }
 }
 
@@ -560,14 +566,18 @@ fn a_misspelt_team_or_team_file_key_gets_a_did_you_mean() {
         .swarm()
         .args(["--team", "demoo", "status"])
         .run()
-        .refused(3, "no team named demoo")
-        .stderr_has("hint: did you mean demo?");
+        .refused_exactly(
+            3,
+            "swarm: no team named demoo; teams: demo\nhint: did you mean demo?\n",
+        );
     sandbox
         .swarm()
         .args(["status", "dmeo"])
         .run()
-        .refused(3, "no team named dmeo")
-        .stderr_has("hint: did you mean demo?");
+        .refused_exactly(
+            3,
+            "swarm: no team named dmeo; teams: demo\nhint: did you mean demo?\n",
+        );
     for (toml, key, meant) in [
         (
             "name = \"y\"\n[[member]]\nnmae = \"bob\"\ncommand = [\"true\"]\n",

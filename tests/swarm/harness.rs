@@ -17,6 +17,14 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tempfile::TempDir;
 
+#[path = "skip.rs"]
+mod skip;
+#[allow(
+    unused_imports,
+    reason = "the conformance tier includes the harness and skips nothing"
+)]
+pub(crate) use skip::{require, skip};
+
 /// Generous enough for a loaded 2-core machine; tests never assert how fast something was.
 pub(crate) const PATIENCE: Duration = Duration::from_secs(60);
 
@@ -199,26 +207,37 @@ impl Sandbox {
         self.env.get(key)
     }
 
-    /// Puts a `tmux` first on the sandbox's PATH, in `<root>/<dir>/`: a shell script that runs
-    /// `before` (shell lines, `"$@"` being tmux's arguments), then execs the real tmux.
-    pub(crate) fn tmux_shim(&mut self, dir: &str, before: &str) {
+    /// Puts a program of the test's own first on the sandbox's PATH: `script` (a `#!` line and
+    /// what follows) as `<root>/shims/<program>`, the one folder of every shim of the sandbox.
+    pub(crate) fn shim(&mut self, program: &str, script: &str) -> PathBuf {
         use std::os::unix::fs::PermissionsExt;
-        let bin = self.root().join(dir);
-        fs::create_dir_all(&bin).unwrap();
-        let script = bin.join("tmux");
+        let dir = self.shims();
+        fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(program);
+        fs::write(&file, script).unwrap();
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o755)).unwrap();
+        let path = self.env_value("PATH").cloned().unwrap_or_default();
+        if !std::env::split_paths(&path).any(|entry| entry == dir) {
+            let path =
+                std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&path)))
+                    .unwrap();
+            self.set_env("PATH", path);
+        }
+        file
+    }
+
+    /// A `tmux` [shim](Sandbox::shim) that runs `before` (shell lines, `"$@"` being tmux's
+    /// arguments), then execs the real tmux.
+    pub(crate) fn tmux_shim(&mut self, before: &str) {
         let real = real_tmux(self);
-        fs::write(
-            &script,
-            format!("#!/bin/sh\n{before}exec {} \"$@\"\n", real.display()),
-        )
-        .unwrap();
-        fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
-        let path = format!(
-            "{}:{}",
-            bin.display(),
-            self.env_value("PATH").unwrap().to_string_lossy()
+        self.shim(
+            "tmux",
+            &format!("#!/bin/sh\n{before}exec {} \"$@\"\n", real.display()),
         );
-        self.set_env("PATH", path);
+    }
+
+    fn shims(&self) -> PathBuf {
+        self.root().join("shims")
     }
 
     /// The sandbox's PATH with this build's `swarm` first, as an installed one would be.
@@ -441,6 +460,32 @@ impl Outcome {
         self
     }
 
+    /// Stdout is `expected`, all of it, as just's tests compare: a line too many or missing, or
+    /// a changed word anywhere, fails where a substring would pass.
+    #[track_caller]
+    pub(crate) fn stdout_is(self, expected: &str) -> Self {
+        assert!(
+            self.stdout == expected,
+            "{}\n--- expected stdout\n{expected}--- stdout\n{}--- stderr\n{}",
+            self.description,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    /// Stderr is `expected`, all of it.
+    #[track_caller]
+    pub(crate) fn stderr_is(self, expected: &str) -> Self {
+        assert!(
+            self.stderr == expected,
+            "{}\n--- expected stderr\n{expected}--- stderr\n{}",
+            self.description,
+            self.stderr
+        );
+        self
+    }
+
     #[track_caller]
     pub(crate) fn stderr_has(self, needle: &str) -> Self {
         assert!(
@@ -455,6 +500,14 @@ impl Outcome {
     #[track_caller]
     pub(crate) fn refused(self, code: i32, needle: &str) -> Self {
         let outcome = self.code(code).stderr_has(needle);
+        outcome.assert_refusal();
+        outcome
+    }
+
+    /// A refusal whose stderr is `expected`, all of it (its line and hint), nothing on stdout.
+    #[track_caller]
+    pub(crate) fn refused_exactly(self, code: i32, expected: &str) -> Self {
+        let outcome = self.code(code).stderr_is(expected);
         outcome.assert_refusal();
         outcome
     }
@@ -679,7 +732,12 @@ pub(crate) struct TmuxServer {
 
 impl TmuxServer {
     pub(crate) fn start(sandbox: &Sandbox) -> Self {
-        let socket = sandbox.root().join("tmux.sock");
+        Self::start_at(sandbox, "tmux.sock")
+    }
+
+    /// [`TmuxServer::start`] on socket `name` in the sandbox, for a test with several servers.
+    pub(crate) fn start_at(sandbox: &Sandbox, name: &str) -> Self {
+        let socket = sandbox.root().join(name);
         let status = sandbox
             .command("tmux")
             .arg("-S")
@@ -804,6 +862,95 @@ impl Drop for TmuxServer {
     }
 }
 
+/// A team running for one test: the TOML written to `<work>/<name>.toml`, a private tmux server of
+/// its own (`<root>/tmux-<name>.sock`), and `swarm up FILE --socket SERVER`. Dropped, it takes the
+/// team down (`swarm down NAME --force`, which must succeed, unless the test removed the team or
+/// failed already) and kills the server.
+pub(crate) struct Team<'s> {
+    sandbox: &'s Sandbox,
+    name: String,
+    file: PathBuf,
+    server: TmuxServer,
+}
+
+impl<'s> Team<'s> {
+    /// Starts the team `toml` describes (raw TOML, its `name` the team's), asserting `up` succeeded.
+    #[track_caller]
+    pub(crate) fn up(sandbox: &'s Sandbox, toml: &str) -> Self {
+        let (team, outcome) = Self::try_up(sandbox, toml);
+        outcome.success();
+        team
+    }
+
+    /// [`Team::up`] that leaves what `up` printed, and whether it succeeded, to the test.
+    pub(crate) fn try_up(sandbox: &'s Sandbox, toml: &str) -> (Self, Outcome) {
+        let team = Self::written(sandbox, toml);
+        let outcome = team.up_command().run();
+        (team, outcome)
+    }
+
+    /// The team file written and its server started, with nothing up yet: for a test that runs
+    /// `up` itself ([`Team::up_command`]) in the background or with more arguments.
+    pub(crate) fn written(sandbox: &'s Sandbox, toml: &str) -> Self {
+        let table: toml::Table = toml
+            .parse()
+            .unwrap_or_else(|err| panic!("the test's team file is not TOML ({err}):\n{toml}"));
+        let name = table["name"].as_str().expect("a team file names its team");
+        Self {
+            sandbox,
+            name: name.to_owned(),
+            file: sandbox.write(&format!("{name}.toml"), toml),
+            server: TmuxServer::start_at(sandbox, &format!("tmux-{name}.sock")),
+        }
+    }
+
+    /// `swarm up FILE --socket SERVER`, to run or to spawn.
+    pub(crate) fn up_command(&self) -> Swarm {
+        up_on(self.sandbox, &self.server, &self.file)
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn file(&self) -> &Path {
+        &self.file
+    }
+
+    pub(crate) fn server(&self) -> &TmuxServer {
+        &self.server
+    }
+}
+
+impl Drop for Team<'_> {
+    fn drop(&mut self) {
+        if !self.sandbox.team_dir(&self.name).exists() {
+            return;
+        }
+        let down = self.sandbox.swarm().args(["down", &self.name, "--force"]);
+        if !thread::panicking() {
+            down.run().success();
+            return;
+        }
+        // The test has failed already: take down what can be, and never panic a second time.
+        let Ok(mut child) = down
+            .into_command()
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+        else {
+            return;
+        };
+        let deadline = Instant::now() + PATIENCE;
+        while matches!(child.try_wait(), Ok(None)) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
 /// Processes whose process group is one of `groups` or whose pid is one of `pids`, from `ps`.
 pub(crate) fn processes_in(pids: &[i64], groups: &[i64]) -> Vec<String> {
     let output = Command::new("ps")
@@ -823,10 +970,11 @@ pub(crate) fn processes_in(pids: &[i64], groups: &[i64]) -> Vec<String> {
         .collect()
 }
 
-/// The real `tmux` on the sandbox's PATH, for shims that wrap it.
+/// The real `tmux` on the sandbox's PATH (past its shims), for shims that wrap it.
 pub(crate) fn real_tmux(sandbox: &Sandbox) -> PathBuf {
     let path = sandbox.env_value("PATH").cloned().unwrap_or_default();
     std::env::split_paths(&path)
+        .filter(|dir| *dir != sandbox.shims())
         .map(|dir| dir.join("tmux"))
         .find(|candidate| candidate.is_file())
         .expect("tmux must be installed to run these tests")
@@ -838,7 +986,6 @@ pub(crate) fn real_tmux(sandbox: &Sandbox) -> PathBuf {
 /// go straight to the real tmux.
 pub(crate) fn gated_tmux(sandbox: &mut Sandbox, word: &str) {
     sandbox.tmux_shim(
-        "gated-bin",
         &format!(
             "for arg in \"$@\"; do\n  if [ -n \"$TMUX_GATE\" ] && [ \"$arg\" = {word} ]; then\n    : > \"$TMUX_GATE.reached\"\n    while [ ! -e \"$TMUX_GATE\" ]; do sleep 0.05; done\n  fi\ndone\n"
         ),
@@ -849,9 +996,7 @@ pub(crate) fn gated_tmux(sandbox: &mut Sandbox, word: &str) {
 /// `<file>` exists: the pane exists while the caller has not yet heard of it.
 pub(crate) fn gated_tmux_answer(sandbox: &mut Sandbox, word: &str) {
     let real = real_tmux(sandbox);
-    sandbox.tmux_shim(
-        "gated-answer-bin",
-        &format!(
+    sandbox.tmux_shim(&format!(
             "for arg in \"$@\"; do\n  if [ -n \"$TMUX_GATE\" ] && [ \"$arg\" = {word} ]; then\n    out=$({real} \"$@\"); status=$?\n    : > \"$TMUX_GATE.reached\"\n    while [ ! -e \"$TMUX_GATE\" ]; do sleep 0.05; done\n    printf '%s\\n' \"$out\"; exit $status\n  fi\ndone\n",
             real = real.display()
         ),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
 
-use crate::harness::{Sandbox, TmuxServer, down, eventually};
+use crate::harness::{Sandbox, TmuxServer, down, eventually, require};
 
 /// A member program that waits for `go` (a shell file of variables), runs `attacks` one per line
 /// as `label command…`, and records `label status` for each in `results`, then `done`.
@@ -196,6 +196,9 @@ fn a_teammate_cannot_act_as_anyone_else_from_its_pane() {
 #[test]
 fn a_raw_socket_client_claiming_to_be_the_lead_is_refused() {
     use std::io::{BufRead, BufReader, Write};
+    if !require("node") {
+        return;
+    }
     let sandbox = Sandbox::new();
     let server = TmuxServer::start(&sandbox);
     let client = sandbox.write(

@@ -1,36 +1,29 @@
 //! up, spawn, status, down and the supervisor, on a private tmux server per test.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 
 use serde_json::Value;
 
-use crate::harness::{Sandbox, TmuxServer, eventually, gated_tmux, processes_in, repo, state};
-
-fn up(sandbox: &Sandbox, server: &TmuxServer, file: &Path) -> crate::harness::Outcome {
-    sandbox
-        .swarm()
-        .arg("up")
-        .arg(file)
-        .arg("--socket")
-        .arg(server.socket())
-        .run()
-}
+use crate::harness::{
+    Sandbox, Team, TmuxServer, eventually, gated_tmux, processes_in, repo, state, up_on,
+};
 
 /// Counts read right: "1 pane", "1 member", "2 members", wherever swarm prints one.
 #[test]
 fn counts_of_one_are_singular() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let solo = sandbox.write(
-        "solo.toml",
-        "name = \"solo\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n",
+    let solo = Team::written(
+        &sandbox,
+        r#"
+name = "solo"
+[lead]
+command = ["sleep", "1000"]
+"#,
     );
     sandbox
         .swarm()
         .arg("init")
-        .arg(&solo)
+        .arg(solo.file())
         .run()
         .success()
         .stdout_has("created team solo with 1 member (team-lead)");
@@ -40,7 +33,8 @@ fn counts_of_one_are_singular() {
         .run()
         .success()
         .stdout_has("team solo · 1 member\n");
-    up(&sandbox, &server, &solo)
+    solo.up_command()
+        .run()
         .success()
         .stdout_has("team solo is up: 1 pane in window");
     eventually("the lead to run", || {
@@ -52,11 +46,6 @@ fn counts_of_one_are_singular() {
         .run()
         .success()
         .stdout_has("team solo · 1 member · 1 launched\n");
-    sandbox
-        .swarm()
-        .args(["down", "solo", "--force"])
-        .run()
-        .success();
 
     sandbox.team("pair", &["bob"]);
     sandbox
@@ -70,9 +59,8 @@ fn counts_of_one_are_singular() {
 #[test]
 fn up_starts_one_pane_per_member_and_records_panes_and_pids() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let file = sandbox.write(
-        "three.toml",
+    let (team, up) = Team::try_up(
+        &sandbox,
         r#"
 name = "three"
 [lead]
@@ -88,8 +76,8 @@ name = "c"
 command = ["sleep", "1000"]
 "#,
     );
-    up(&sandbox, &server, &file)
-        .success()
+    let server = team.server();
+    up.success()
         .stdout_has("team three is up: 4 panes")
         .stdout_has(&format!(
             "attach with: tmux -S {} attach -t swarm-three",
@@ -169,14 +157,7 @@ command = ["sleep", "1000"]
         assert_eq!(member["state"], "running");
         assert!(member["pid"].as_i64().is_some());
     }
-    sandbox
-        .swarm()
-        .arg("up")
-        .arg(&file)
-        .arg("--socket")
-        .arg(server.socket())
-        .run()
-        .refused(2, "already running");
+    team.up_command().run().refused(2, "already running");
     sandbox
         .swarm()
         .args(["down", "three", "--timeout", "1"])
@@ -189,7 +170,6 @@ command = ["sleep", "1000"]
 /// go straight to the real tmux.
 fn refusing_tmux(sandbox: &mut Sandbox, name: &str) {
     sandbox.tmux_shim(
-        "refusing-bin",
         &format!(
             "for arg in \"$@\"; do\n  if [ \"$arg\" = {name} ]; then echo 'no space for new pane' >&2; exit 1; fi\ndone\n"
         ),
@@ -201,14 +181,25 @@ fn refusing_tmux(sandbox: &mut Sandbox, name: &str) {
 #[test]
 fn an_up_that_fails_part_way_stops_what_it_started() {
     let mut sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     refusing_tmux(&mut sandbox, "doomed");
-    let file = sandbox.write(
-        "p.toml",
-        "name = \"p\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"doomed\"\ncommand = [\"sleep\", \"1000\"]\n",
+    let team = Team::written(
+        &sandbox,
+        r#"
+name = "p"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "a"
+command = ["sleep", "1000"]
+[[member]]
+name = "doomed"
+command = ["sleep", "1000"]
+"#,
     );
+    let server = team.server();
     let fixture = server.panes();
-    up(&sandbox, &server, &file)
+    team.up_command()
+        .run()
         .code(1)
         .stderr_has("no space for new pane")
         .stderr_has("stopped team-lead, a, already placed");
@@ -238,7 +229,14 @@ fn a_second_up_of_a_team_being_started_is_refused() {
     let second_server = TmuxServer::unstarted_at(&sandbox, "second.sock");
     let file = sandbox.write(
         "twice.toml",
-        "name = \"twice\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n",
+        r#"
+name = "twice"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "a"
+command = ["sleep", "1000"]
+"#,
     );
     // The first `up` has written the team and is about to place its first pane.
     let gate = sandbox.root().join("gate");
@@ -303,21 +301,29 @@ fn a_second_up_of_a_team_being_started_is_refused() {
 #[test]
 fn a_layout_tmux_does_not_know_is_refused_and_the_server_survives() {
     let sandbox = Sandbox::new();
-    // The server holds an unrelated session: tmux 3.3a took it down with `select-layout grid`.
-    let server = TmuxServer::start(&sandbox);
-    let grid = sandbox.write(
-        "grid.toml",
-        "name = \"grid\"\nlayout = \"grid\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n",
+    // The team's server holds an unrelated session ("fixture"): tmux 3.3a took it down with
+    // `select-layout grid`.
+    let (grid, up) = Team::try_up(
+        &sandbox,
+        r#"
+name = "grid"
+layout = "grid"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "a"
+command = ["sleep", "1000"]
+"#,
     );
-    up(&sandbox, &server, &grid).refused(2, "layout \"grid\" is not a layout tmux knows");
+    up.refused(2, "layout \"grid\" is not a layout tmux knows");
     sandbox
         .swarm()
         .args(["up", "--dry-run"])
-        .arg(&grid)
+        .arg(grid.file())
         .run()
         .refused(2, "layout \"grid\"");
     assert!(
-        server
+        grid.server()
             .run(&["list-sessions", "-F", "#{session_name}"])
             .contains("fixture"),
         "the unrelated session survives"
@@ -325,11 +331,14 @@ fn a_layout_tmux_does_not_know_is_refused_and_the_server_survives() {
     assert!(!sandbox.team_dir("grid").join("config.json").exists());
 
     // spawn re-applies the layout config.json records, so it is checked there too.
-    let tiled = sandbox.write(
-        "tiled.toml",
-        "name = \"tiled\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n",
+    let tiled = Team::up(
+        &sandbox,
+        r#"
+name = "tiled"
+[lead]
+command = ["sleep", "1000"]
+"#,
     );
-    up(&sandbox, &server, &tiled).success();
     // The lead's supervisor records its start in config.json: edit it only after that.
     eventually("the lead to run", || {
         state(&sandbox, "tiled", "team-lead") == "running"
@@ -345,33 +354,34 @@ fn a_layout_tmux_does_not_know_is_refused_and_the_server_survives() {
         .run()
         .refused(2, "layout \"grid\"");
     assert!(
-        server
+        tiled
+            .server()
             .run(&["list-sessions", "-F", "#{session_name}"])
             .contains("fixture"),
         "the unrelated session survives spawn"
     );
-    sandbox
-        .swarm()
-        .args(["down", "tiled", "--force"])
-        .run()
-        .success();
 }
 
 #[test]
 fn a_custom_layout_string_is_applied_and_spawn_can_grow_past_it() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     // A narrow pane on the left and two stacked on the right, as `#{window_layout}` prints it.
-    let layout = "156a,240x70,0,0{60x70,0,0,0,179x70,61,0[179x20,61,0,1,179x49,61,21,2]}";
-    let file = sandbox.write(
-        "custom.toml",
-        format!(
-            "name = \"custom\"\nlayout = \"{layout}\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
-             [[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n\
-             [[member]]\nname = \"b\"\ncommand = [\"sleep\", \"1000\"]\n"
-        ),
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "custom"
+layout = "156a,240x70,0,0{60x70,0,0,0,179x70,61,0[179x20,61,0,1,179x49,61,21,2]}"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "a"
+command = ["sleep", "1000"]
+[[member]]
+name = "b"
+command = ["sleep", "1000"]
+"#,
     );
-    up(&sandbox, &server, &file).success();
+    let server = team.server();
     let pane = |name: &str| {
         sandbox.member("custom", name)["tmuxPaneId"]
             .as_str()
@@ -392,11 +402,6 @@ fn a_custom_layout_string_is_applied_and_spawn_can_grow_past_it() {
         .run()
         .success();
     assert!(server.panes().contains(&pane("c")));
-    sandbox
-        .swarm()
-        .args(["down", "custom", "--force"])
-        .run()
-        .success();
 }
 
 #[test]
@@ -409,10 +414,11 @@ fn values_ending_with_a_semicolon_reach_the_member_whole() {
     let cwd = sandbox.work().join("dir;");
     fs::create_dir_all(&cwd).unwrap();
     let out = sandbox.root().join("seen");
-    let file = sandbox.write(
-        "semi.toml",
-        format!(
-            r#"name = "semi"
+    let _team = Team::up(
+        &sandbox,
+        &format!(
+            r#"
+name = "semi"
 cwd = "dir;"
 [lead]
 command = ["sleep", "1000"]
@@ -424,8 +430,6 @@ env = {{ VALUE = "three;" }}
             out = out.display()
         ),
     );
-    let server = TmuxServer::start(&sandbox);
-    up(&sandbox, &server, &file).success();
     eventually("a to record what it sees", || out.exists());
     let seen = fs::read_to_string(&out).unwrap();
     assert_eq!(
@@ -436,11 +440,6 @@ env = {{ VALUE = "three;" }}
             home.display()
         )
     );
-    sandbox
-        .swarm()
-        .args(["down", "semi", "--force"])
-        .run()
-        .success();
 }
 
 /// The README's first command, run twice in a row: the board lives on between runs of a team,
@@ -562,9 +561,8 @@ fn demo_run(sandbox: &Sandbox, server: &TmuxServer, run: u64) {
 #[test]
 fn up_wait_json_is_a_stream_of_one_line_events() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let file = sandbox.write(
-        "pair.toml",
+    let team = Team::written(
+        &sandbox,
         r#"
 name = "pair"
 [lead]
@@ -574,12 +572,9 @@ name = "worker"
 command = ["sh", "-c", "swarm send team-lead 'finished: 42'; swarm send '*' 'bye, all'; exit 3"]
 "#,
     );
-    let outcome = sandbox
-        .swarm()
-        .arg("up")
-        .arg(&file)
-        .args(["--wait", "--timeout", "120", "--json", "--socket"])
-        .arg(server.socket())
+    let outcome = team
+        .up_command()
+        .args(["--wait", "--timeout", "120", "--json"])
         .run()
         .code(1);
     let events: Vec<Value> = outcome
@@ -797,36 +792,24 @@ fn dry_run_shows_the_claude_profiles_exact_argv_and_environment() {
     assert!(!argv(pane(&plan, "team-lead")).contains(&"--lead-verify-key".to_owned()));
 }
 
-/// A `claude` on PATH that records what it was started with, then waits.
-fn fake_claude(sandbox: &Sandbox) -> std::path::PathBuf {
-    let bin = sandbox.root().join("bin");
-    fs::create_dir_all(&bin).unwrap();
-    let script = bin.join("claude");
-    fs::write(
-        &script,
-        "#!/bin/sh\nout=\"$FAKE_CLAUDE_DIR/$SWARM_AGENT\"\nprintf '%s\\n' \"$@\" > \"$out.argv.tmp\" && mv \"$out.argv.tmp\" \"$out.argv\"\nenv > \"$out.env.tmp\" && mv \"$out.env.tmp\" \"$out.env\"\nexec sleep 1000\n",
-    )
-    .unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
-    bin
-}
-
 #[test]
 fn a_real_pane_receives_exactly_the_dry_run_argv() {
     let mut sandbox = Sandbox::new();
-    let bin = fake_claude(&sandbox);
+    // A `claude` that records what it was started with, then waits.
+    sandbox.shim(
+        "claude",
+        r#"#!/bin/sh
+out="$FAKE_CLAUDE_DIR/$SWARM_AGENT"
+printf '%s\n' "$@" > "$out.argv.tmp" && mv "$out.argv.tmp" "$out.argv"
+env > "$out.env.tmp" && mv "$out.env.tmp" "$out.env"
+exec sleep 1000
+"#,
+    );
     let record = sandbox.root().join("record");
     fs::create_dir_all(&record).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        sandbox.env_value("PATH").unwrap().to_string_lossy()
-    );
-    sandbox.set_env("PATH", path);
     sandbox.set_env("FAKE_CLAUDE_DIR", &record);
     let plan = dry_run(&sandbox);
-    let server = TmuxServer::start(&sandbox);
-    up(&sandbox, &server, &sandbox.work().join("cc.toml")).success();
+    let _team = Team::up(&sandbox, CLAUDE_TEAM);
     let config = sandbox.config("cc");
     let session = config["leadSessionId"].as_str().unwrap().to_owned();
     for name in ["team-lead", "researcher", "security"] {
@@ -892,19 +875,22 @@ fn a_real_pane_receives_exactly_the_dry_run_argv() {
         .run()
         .success()
         .stdout_has("CLAUDE_CODE_ENABLE_TODO_TOOLS");
-    sandbox
-        .swarm()
-        .args(["down", "cc", "--force"])
-        .run()
-        .success();
 }
 
 #[test]
 fn the_lead_and_the_person_spawn_teammates_do_not_and_names_are_unique() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let file = sandbox.write("s.toml", "name = \"s\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n");
-    up(&sandbox, &server, &file).success();
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "s"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "a"
+command = ["sleep", "1000"]
+"#,
+    );
     sandbox
         .swarm()
         .args(["spawn", "b", "--", "sleep", "1000"])
@@ -931,7 +917,7 @@ fn the_lead_and_the_person_spawn_teammates_do_not_and_names_are_unique() {
         .run()
         .success();
     let pane = spawned.stdout.trim().rsplit(' ').next().unwrap().to_owned();
-    assert!(server.panes().contains(&pane), "{pane}");
+    assert!(team.server().panes().contains(&pane), "{pane}");
     eventually("b to run", || state(&sandbox, "s", "b") == "running");
     assert_eq!(sandbox.member("s", "b")["color"], "green");
     assert_eq!(sandbox.inbox("s", "b")[0]["text"], "hi b");
@@ -942,11 +928,6 @@ fn the_lead_and_the_person_spawn_teammates_do_not_and_names_are_unique() {
         .as_("team-lead")
         .run()
         .refused(2, "already a member");
-    sandbox
-        .swarm()
-        .args(["down", "s", "--force"])
-        .run()
-        .success();
 }
 
 /// A spawn whose pane cannot be placed exits 1 having changed nothing: the same spawn can be run
@@ -991,11 +972,10 @@ fn a_spawn_that_cannot_place_its_pane_takes_the_member_back_out() {
 #[test]
 fn down_leaves_no_pane_and_no_process() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     let polite = repo().join("scripts/demo/lib.sh");
-    let file = sandbox.write(
-        "d.toml",
-        format!(
+    let team = Team::up(
+        &sandbox,
+        &format!(
             r#"
 name = "d"
 [lead]
@@ -1013,7 +993,6 @@ command = ["sh", "-c", "sleep 1000"]
             lib = polite.display()
         ),
     );
-    up(&sandbox, &server, &file).success();
     for name in ["team-lead", "polite", "stubborn", "plain"] {
         eventually(&format!("{name} to run"), || {
             state(&sandbox, "d", name) == "running"
@@ -1059,7 +1038,7 @@ command = ["sh", "-c", "sleep 1000"]
     eventually("every process of the team to be gone", || {
         processes_in(&pids, &groups).is_empty()
     });
-    let panes = server.panes();
+    let panes = team.server().panes();
     for pane in &team_panes {
         assert!(!panes.contains(pane), "pane {pane} survived down");
     }
@@ -1084,15 +1063,25 @@ fn down_of_a_team_alone_on_its_server_succeeds_as_the_server_exits() {
     let server = TmuxServer::unstarted(&sandbox);
     let file = sandbox.write(
         "alone.toml",
-        "name = \"alone\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
-         [[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n\
-         [[member]]\nname = \"early\"\ncommand = [\"sh\", \"-c\", \"exit 3\"]\n\
-         [[member]]\nname = \"b\"\ncommand = [\"sleep\", \"1000\"]\n",
+        r#"
+name = "alone"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "a"
+command = ["sleep", "1000"]
+[[member]]
+name = "early"
+command = ["sh", "-c", "exit 3"]
+[[member]]
+name = "b"
+command = ["sleep", "1000"]
+"#,
     );
     // Killing the team's panes makes its server exit under `down`, which then meets a server
     // with no session left; the timing varies, so go round several times.
     for round in 0..8 {
-        up(&sandbox, &server, &file).success();
+        up_on(&sandbox, &server, &file).run().success();
         eventually("every member to run", || {
             ["team-lead", "a", "b"]
                 .iter()
@@ -1128,13 +1117,22 @@ fn down_of_a_team_alone_on_its_server_succeeds_as_the_server_exits() {
 #[test]
 fn a_pane_closed_from_tmux_ends_its_program_and_is_recorded_killed() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let file = sandbox.write("k.toml", "name = \"k\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"a\"\ncommand = [\"bash\", \"-c\", \"trap '' HUP; sleep 1000\"]\n");
-    up(&sandbox, &server, &file).success();
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "k"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "a"
+command = ["bash", "-c", "trap '' HUP; sleep 1000"]
+"#,
+    );
     eventually("a to run", || state(&sandbox, "k", "a") == "running");
     let member = sandbox.member("k", "a");
     let pid = member["pid"].as_i64().unwrap();
-    server.run(&["kill-pane", "-t", member["tmuxPaneId"].as_str().unwrap()]);
+    team.server()
+        .run(&["kill-pane", "-t", member["tmuxPaneId"].as_str().unwrap()]);
     eventually("a to be recorded killed", || {
         state(&sandbox, "k", "a") == "killed"
     });
@@ -1146,19 +1144,22 @@ fn a_pane_closed_from_tmux_ends_its_program_and_is_recorded_killed() {
     let body: Value = serde_json::from_str(notice["text"].as_str().unwrap()).unwrap();
     assert_eq!(body["type"], "task_notification");
     assert_eq!(body["status"], "killed");
-    sandbox
-        .swarm()
-        .args(["down", "k", "--force"])
-        .run()
-        .success();
 }
 
 #[test]
 fn status_shows_a_vanished_member_as_vanished() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let file = sandbox.write("v.toml", "name = \"v\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n");
-    up(&sandbox, &server, &file).success();
+    let _team = Team::up(
+        &sandbox,
+        r#"
+name = "v"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "a"
+command = ["sleep", "1000"]
+"#,
+    );
     eventually("a to run", || state(&sandbox, "v", "a") == "running");
     let member = sandbox.member("v", "a");
     let supervisor = i32::try_from(member["supervisorPid"].as_i64().unwrap()).unwrap();
@@ -1191,22 +1192,23 @@ fn status_shows_a_vanished_member_as_vanished() {
         .unwrap()
         .to_owned();
     assert!(!row.contains("running"), "{row}");
-    sandbox
-        .swarm()
-        .args(["down", "v", "--force"])
-        .run()
-        .success();
 }
 
 #[test]
 fn the_person_at_the_keyboard_has_the_leads_authority_however_it_is_named() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let file = sandbox.write(
-        "p.toml",
-        "name = \"p\"\n[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"b\"\ncommand = [\"sleep\", \"1000\"]\n",
+    let _team = Team::up(
+        &sandbox,
+        r#"
+name = "p"
+[[member]]
+name = "a"
+command = ["sleep", "1000"]
+[[member]]
+name = "b"
+command = ["sleep", "1000"]
+"#,
     );
-    up(&sandbox, &server, &file).success();
     eventually("a and b to run", || {
         state(&sandbox, "p", "a") == "running" && state(&sandbox, "p", "b") == "running"
     });
@@ -1264,7 +1266,12 @@ fn the_person_at_the_keyboard_has_the_leads_authority_however_it_is_named() {
     // `user` names the person at the keyboard, never a member with a program.
     let clash = sandbox.write(
         "u.toml",
-        "name = \"u\"\n[[member]]\nname = \"user\"\ncommand = [\"true\"]\n",
+        r#"
+name = "u"
+[[member]]
+name = "user"
+command = ["true"]
+"#,
     );
     sandbox
         .swarm()
@@ -1304,18 +1311,22 @@ impl Drop for Stopped {
 #[test]
 fn a_tmux_server_that_stops_answering_wedges_nothing() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let file = sandbox.write(
-        "w.toml",
-        "name = \"w\"\n[[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"1000\"]\n",
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "w"
+[[member]]
+name = "bob"
+command = ["sleep", "1000"]
+"#,
     );
-    up(&sandbox, &server, &file).success();
+    let server = team.server();
     eventually("bob to run", || state(&sandbox, "w", "bob") == "running");
     assert!(
         sandbox.member("w", "bob")["leadVerifyKey"].is_string(),
         "bob verifies the lead's messages, so a send to him is signed by the team's agent"
     );
-    let stopped = Stopped::server(&server);
+    let stopped = Stopped::server(server);
     // The agent looks at the team's panes every few seconds: let it meet the stopped server.
     std::thread::sleep(std::time::Duration::from_secs(6));
 
@@ -1357,7 +1368,6 @@ fn a_tmux_server_that_stops_answering_wedges_nothing() {
         "{refusal}"
     );
     drop(stopped);
-    crate::harness::down(&sandbox, "w");
 }
 
 /// tmux reads its own arguments (a directory, a name, an option), and a control character in
@@ -1366,16 +1376,21 @@ fn a_tmux_server_that_stops_answering_wedges_nothing() {
 #[test]
 fn a_control_character_never_reaches_a_tmux_command() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     let odd = sandbox.work().join("line\nbreak");
     fs::create_dir_all(&odd).unwrap();
-    let file = sandbox.write(
-        "c.toml",
-        format!(
-            "name = \"c\"\ncwd = {:?}\n[[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"1000\"]\n",
+    let (team, up) = Team::try_up(
+        &sandbox,
+        &format!(
+            r#"
+name = "c"
+cwd = {:?}
+[[member]]
+name = "bob"
+command = ["sleep", "1000"]
+"#,
             odd.display().to_string()
         ),
     );
-    up(&sandbox, &server, &file).refused(2, "control character");
-    assert_eq!(server.panes().len(), 1, "no pane was placed");
+    up.refused(2, "control character");
+    assert_eq!(team.server().panes().len(), 1, "no pane was placed");
 }

@@ -467,6 +467,50 @@ fn every_file_imports_only_its_own_layer_or_lower() {
     );
 }
 
+/// The crate root's doc and docs/ARCHITECTURE.md's table name the layers this test enforces, in
+/// its order.
+#[test]
+fn the_layers_are_named_alike_everywhere() {
+    let root = fs::read_to_string(repo().join("src/lib.rs")).unwrap();
+    let doc: String = root
+        .lines()
+        .filter_map(|line| line.strip_prefix("//!"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let named: Vec<&str> = doc
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|word| LAYERS.contains(word))
+        .collect();
+    assert_eq!(
+        named,
+        LAYERS[1..],
+        "src/lib.rs's doc must list the layers bottom to top"
+    );
+    let design = fs::read_to_string(repo().join("docs/ARCHITECTURE.md")).unwrap();
+    let table: Vec<&str> = design
+        .lines()
+        .skip_while(|line| !line.starts_with("| layer | folder |"))
+        .skip(2)
+        .take_while(|line| line.starts_with('|'))
+        .filter_map(|line| line.split('|').nth(1))
+        .map(str::trim)
+        .collect();
+    let words = |layers: &[&str]| {
+        layers
+            .iter()
+            .map(|layer| if *layer == "error" { "errors" } else { layer })
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        table,
+        words(&LAYERS),
+        "docs/ARCHITECTURE.md, \"Layers\", bottom to top"
+    );
+}
+
 #[test]
 fn no_command_imports_another() {
     let commands = Path::new("cli/commands");
@@ -477,6 +521,41 @@ fn no_command_imports_another() {
         }
         for target in targets.iter().filter(|t| t.starts_with(commands)) {
             wrong.push(format!("{} imports {}", file.display(), target.display()));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The files of `cluster/` that are its seam (docs/ARCHITECTURE.md, "Across hosts, one seam"):
+/// `Fleet` and what it hands out.
+const SEAM: [&str; 4] = [
+    "cluster/fleet.rs",
+    "cluster/logs.rs",
+    "cluster/spread.rs",
+    "cluster/tasks.rs",
+];
+
+#[test]
+fn commands_and_the_dashboard_reach_other_hosts_only_through_the_seam() {
+    // `swarm node` is this host's part of a team across hosts: it is the cluster's own command.
+    let node = Path::new("cli/commands/node.rs");
+    let mut wrong = Vec::new();
+    for (file, targets) in graph() {
+        if !(file.starts_with("cli") || file.starts_with("dashboard")) || file == node {
+            continue;
+        }
+        for target in &targets {
+            if target.starts_with("cluster") && !SEAM.iter().any(|seam| target == Path::new(seam)) {
+                wrong.push(format!("{} imports {}", file.display(), target.display()));
+            }
+        }
+    }
+    for (file, text) in sources() {
+        if file.starts_with("cli/commands") && code_only(&text).contains("spans_hosts") {
+            wrong.push(format!(
+                "{} asks whether a team spans hosts",
+                file.display()
+            ));
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));

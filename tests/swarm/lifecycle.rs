@@ -9,7 +9,7 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use serde_json::Value;
 
-use crate::harness::{LEAD, PATIENCE, Sandbox, TmuxServer, eventually, processes_in, state, up};
+use crate::harness::{PATIENCE, Sandbox, Team, eventually, processes_in, state};
 
 /// The task_notification the lead received about `name`.
 fn notices(sandbox: &Sandbox, team: &str, name: &str) -> Vec<Value> {
@@ -34,14 +34,22 @@ fn notice(sandbox: &Sandbox, team: &str, name: &str) -> Value {
 #[test]
 fn notices_report_completion_failure_and_stops() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    up(
+    let team = Team::up(
         &sandbox,
-        &server,
-        "n",
-        &format!(
-            "name = \"n\"\n{LEAD}[[member]]\nname = \"ok\"\ncommand = [\"sh\", \"-c\", \"echo fine\"]\n[[member]]\nname = \"three\"\ncommand = [\"sh\", \"-c\", \"exit 3\"]\n[[member]]\nname = \"long\"\ncommand = [\"sleep\", \"1000\"]\n"
-        ),
+        r#"
+name = "n"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "ok"
+command = ["sh", "-c", "echo fine"]
+[[member]]
+name = "three"
+command = ["sh", "-c", "exit 3"]
+[[member]]
+name = "long"
+command = ["sleep", "1000"]
+"#,
     );
     let ok = notice(&sandbox, "n", "ok");
     assert_eq!(ok["taskId"], "ok@n");
@@ -88,7 +96,7 @@ fn notices_report_completion_failure_and_stops() {
     assert_eq!(long["reason"], "stop");
     assert_eq!(long["exitCode"], 128 + 15);
     assert!(
-        !server.panes().contains(&pane),
+        !team.server().panes().contains(&pane),
         "the stopped member's pane is gone"
     );
     sandbox
@@ -103,24 +111,24 @@ fn notices_report_completion_failure_and_stops() {
         .team("n")
         .run()
         .refused(3, "ghost is not a member");
-    sandbox
-        .swarm()
-        .args(["down", "n", "--force"])
-        .run()
-        .success();
 }
 
 #[test]
 fn wait_blocks_until_the_end_and_times_out() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "w",
-        &format!(
-            "name = \"w\"\n{LEAD}[[member]]\nname = \"slow\"\ncommand = [\"sh\", \"-c\", \"sleep 2; exit 5\"]\n[[member]]\nname = \"forever\"\ncommand = [\"sleep\", \"1000\"]\n"
-        ),
+        r#"
+name = "w"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "slow"
+command = ["sh", "-c", "sleep 2; exit 5"]
+[[member]]
+name = "forever"
+command = ["sleep", "1000"]
+"#,
     );
     sandbox
         .swarm()
@@ -158,25 +166,24 @@ fn wait_blocks_until_the_end_and_times_out() {
     assert_eq!(json["notice"]["status"], "failed");
     assert!(json["endedAt"].as_str().unwrap().ends_with('Z'), "{json}");
     assert!(json["endedAtMs"].as_u64().is_some(), "{json}");
-    sandbox
-        .swarm()
-        .args(["down", "w", "--force"])
-        .run()
-        .success();
 }
 
 #[test]
 fn log_prints_the_last_lines_and_follows() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     let flag = sandbox.root().join("go");
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "l",
         &format!(
-            "name = \"l\"\n{LEAD}[[member]]\nname = \"talker\"\ncommand = [\"sh\", \"-c\", \"for i in 1 2 3 4 5; do echo line $i; done; while [ ! -e {flag} ]; do sleep 0.05; done; echo after the flag; sleep 1000\"]\n",
-            flag = flag.display()
+            r#"
+name = "l"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "talker"
+command = ["sh", "-c", "for i in 1 2 3 4 5; do echo line $i; done; while [ ! -e {flag} ]; do sleep 0.05; done; echo after the flag; sleep 1000"]
+"#,
+            flag = flag.display(),
         ),
     );
     let log = sandbox.team_dir("l").join("logs/talker.log");
@@ -204,27 +211,27 @@ fn log_prints_the_last_lines_and_follows() {
         .team("l")
         .run()
         .refused(3, "lead is not a member");
-    sandbox
-        .swarm()
-        .args(["down", "l", "--force"])
-        .run()
-        .success();
 }
 
 #[test]
 fn a_log_stays_within_its_bound_and_log_reads_and_follows_across_the_rotation() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     let flag = sandbox.root().join("go");
     // 2 MB, thirty times the bound, then a last line; then five batches of 2000 numbered lines
     // (40 KB each: the log rotates while it is followed), each when the test says, and an end.
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "big",
         &format!(
-            "name = \"big\"\nlog_max = \"64KiB\"\n{LEAD}[[member]]\nname = \"loud\"\ncommand = [\"sh\", \"-c\", \"yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 2000000; echo; echo the last line; for b in 1 2 3 4 5; do while [ ! -e {flag}-$b ]; do sleep 0.05; done; seq -f \\\"batch $b line %g\\\" 2000; done; echo the very end; sleep 1000\"]\n",
-            flag = flag.display()
+            r#"
+name = "big"
+log_max = "64KiB"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "loud"
+command = ["sh", "-c", "yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 2000000; echo; echo the last line; for b in 1 2 3 4 5; do while [ ! -e {flag}-$b ]; do sleep 0.05; done; seq -f \"batch $b line %g\" 2000; done; echo the very end; sleep 1000"]
+"#,
+            flag = flag.display(),
         ),
     );
     let logs = sandbox.team_dir("big").join("logs");
@@ -306,24 +313,22 @@ fn a_log_stays_within_its_bound_and_log_reads_and_follows_across_the_rotation() 
             .any(|w| w == [b"--log-max".as_slice(), b"65536"]),
         "{argv:?}"
     );
-    sandbox
-        .swarm()
-        .args(["down", "big", "--force"])
-        .run()
-        .success();
 }
 
 #[test]
 fn info_shows_the_full_record() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "i",
-        &format!(
-            "name = \"i\"\n{LEAD}[[member]]\nname = \"a\"\ncommand = [\"sleep\", \"1000\"]\nenv = {{ RUST_LOG = \"info\" }}\n"
-        ),
+        r#"
+name = "i"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "a"
+command = ["sleep", "1000"]
+env = { RUST_LOG = "info" }
+"#,
     );
     eventually("a to run", || state(&sandbox, "i", "a") == "running");
     let member = sandbox.member("i", "a");
@@ -374,24 +379,22 @@ fn info_shows_the_full_record() {
         .json();
     assert_eq!(json["argv"], serde_json::json!(["sleep", "1000"]));
     assert_eq!(json["shownState"], "running");
-    sandbox
-        .swarm()
-        .args(["down", "i", "--force"])
-        .run()
-        .success();
 }
 
 #[test]
 fn run_timeout_stops_the_member() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "t",
-        &format!(
-            "name = \"t\"\n{LEAD}[[member]]\nname = \"sleepy\"\ncommand = [\"sleep\", \"1000\"]\nrun_timeout_s = 1\n"
-        ),
+        r#"
+name = "t"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "sleepy"
+command = ["sleep", "1000"]
+run_timeout_s = 1
+"#,
     );
     let sleepy = notice(&sandbox, "t", "sleepy");
     assert_eq!(sleepy["status"], "killed");
@@ -400,17 +403,11 @@ fn run_timeout_stops_the_member() {
     eventually("sleepy's reason to be recorded", || {
         sandbox.member("t", "sleepy")["reason"] == "timeout"
     });
-    sandbox
-        .swarm()
-        .args(["down", "t", "--force"])
-        .run()
-        .success();
 }
 
 #[test]
 fn max_concurrent_queues_members_in_file_order() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     let slots = sandbox.root().join("slots");
     fs::create_dir_all(&slots).unwrap();
     let violation = sandbox.root().join("violation");
@@ -422,16 +419,29 @@ fn max_concurrent_queues_members_in_file_order() {
         )
     };
     // No lead command: the team is driven from this test, as a script would.
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "q",
         &format!(
-            "name = \"q\"\nmax_concurrent = 2\n[[member]]\nname = \"w1\"\ncommand = {}\n[[member]]\nname = \"w2\"\ncommand = {}\n[[member]]\nname = \"w3\"\ncommand = {}\n[[member]]\nname = \"w4\"\ncommand = {}\n",
+            r#"
+name = "q"
+max_concurrent = 2
+[[member]]
+name = "w1"
+command = {}
+[[member]]
+name = "w2"
+command = {}
+[[member]]
+name = "w3"
+command = {}
+[[member]]
+name = "w4"
+command = {}
+"#,
             worker("0.5"),
             worker("3"),
             worker("0.5"),
-            worker("0.5")
+            worker("0.5"),
         ),
     );
     let names = ["w1", "w2", "w3", "w4"];
@@ -483,15 +493,20 @@ fn max_concurrent_queues_members_in_file_order() {
 #[test]
 fn spawn_honours_max_concurrent() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     let release = sandbox.root().join("release");
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "sq",
         &format!(
-            "name = \"sq\"\nmax_concurrent = 1\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"long\"\ncommand = [\"sh\", \"-c\", \"while [ ! -e {} ]; do sleep 0.1; done\"]\n",
-            release.display()
+            r#"
+name = "sq"
+max_concurrent = 1
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "long"
+command = ["sh", "-c", "while [ ! -e {} ]; do sleep 0.1; done"]
+"#,
+            release.display(),
         ),
     );
     eventually("long to run", || state(&sandbox, "sq", "long") == "running");
@@ -515,11 +530,6 @@ fn spawn_honours_max_concurrent() {
     let started = sandbox.member("sq", "extra")["startedAt"].as_u64().unwrap();
     let freed = sandbox.member("sq", "long")["endedAt"].as_u64().unwrap();
     assert!(started >= freed, "extra waited for long's slot");
-    sandbox
-        .swarm()
-        .args(["down", "sq", "--force"])
-        .run()
-        .success();
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -559,7 +569,6 @@ fn worktrees_are_kept_when_changed_and_removed_when_clean() {
     fs::write(repo.join("README"), "hi\n").unwrap();
     git(&repo, &["add", "README"]);
     git(&repo, &["commit", "-qm", "start"]);
-    let server = TmuxServer::start(&sandbox);
     // Several members end at once: their supervisors' git commands on the one repository race.
     let clean = CLEAN.iter().fold(String::new(), |mut toml, name| {
         let _ = write!(
@@ -568,12 +577,22 @@ fn worktrees_are_kept_when_changed_and_removed_when_clean() {
         );
         toml
     });
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "wt",
         &format!(
-            "name = \"wt\"\n{LEAD}{clean}[[member]]\nname = \"dirty\"\ncommand = [\"sh\", \"-c\", \"echo change >> README\"]\nisolation = \"worktree\"\n[[member]]\nname = \"committer\"\ncommand = [\"sh\", \"-c\", \"echo new > f && git add f && git commit -qm work\"]\nisolation = \"worktree\"\n"
+            r#"
+name = "wt"
+[lead]
+command = ["sleep", "1000"]
+{clean}[[member]]
+name = "dirty"
+command = ["sh", "-c", "echo change >> README"]
+isolation = "worktree"
+[[member]]
+name = "committer"
+command = ["sh", "-c", "echo new > f && git add f && git commit -qm work"]
+isolation = "worktree"
+"#,
         ),
     );
     for name in CLEAN {
@@ -619,42 +638,45 @@ fn worktrees_are_kept_when_changed_and_removed_when_clean() {
         !status.contains(".swarm"),
         ".swarm/ is excluded from status:\n{status}"
     );
-    sandbox
-        .swarm()
-        .args(["down", "wt", "--force"])
-        .run()
-        .success();
 }
 
 #[test]
 fn worktree_isolation_outside_a_repository_is_refused_before_anything_starts() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let file = sandbox.write("nr.toml", format!("name = \"nr\"\n{LEAD}[[member]]\nname = \"a\"\ncommand = [\"true\"]\nisolation = \"worktree\"\n"));
-    sandbox
-        .swarm()
-        .arg("up")
-        .arg(&file)
-        .arg("--socket")
-        .arg(server.socket())
-        .run()
-        .refused(2, "is not inside a git repository");
+    let (team, up) = Team::try_up(
+        &sandbox,
+        r#"
+name = "nr"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "a"
+command = ["true"]
+isolation = "worktree"
+"#,
+    );
+    up.refused(2, "is not inside a git repository");
     assert!(!sandbox.team_dir("nr").exists());
-    assert_eq!(server.panes().len(), 1);
+    assert_eq!(team.server().panes().len(), 1);
 }
 
 #[test]
 fn paste_delivery_types_messages_into_the_pane_made_safe_for_a_terminal() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     let received = sandbox.root().join("received.txt");
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "p",
         &format!(
-            "name = \"p\"\n{LEAD}[[member]]\nname = \"typist\"\ncommand = [\"sh\", \"-c\", \"cat > {}\"]\ndelivery = \"paste\"\n",
-            received.display()
+            r#"
+name = "p"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "typist"
+command = ["sh", "-c", "cat > {}"]
+delivery = "paste"
+"#,
+            received.display(),
         ),
     );
     eventually("typist to run", || {
@@ -682,11 +704,6 @@ fn paste_delivery_types_messages_into_the_pane_made_safe_for_a_terminal() {
     });
     let history = fs::read_to_string(sandbox.team_dir("p").join("history/typist.jsonl")).unwrap();
     assert!(history.contains("second line"));
-    sandbox
-        .swarm()
-        .args(["down", "p", "--force"])
-        .run()
-        .success();
 }
 
 /// `stop` and `down` with `--json` print one event per line, each member's ending as `wait`
@@ -695,14 +712,23 @@ fn paste_delivery_types_messages_into_the_pane_made_safe_for_a_terminal() {
 #[test]
 fn stop_and_down_print_endings_as_json_events() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "ev",
-        &format!(
-            "name = \"ev\"\n{LEAD}[[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"carol\"\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"wr\"\ncommand = [\"sleep\", \"1000\"]\nprotocol = \"wrapper\"\n"
-        ),
+        r#"
+name = "ev"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "bob"
+command = ["sleep", "1000"]
+[[member]]
+name = "carol"
+command = ["sleep", "1000"]
+[[member]]
+name = "wr"
+command = ["sleep", "1000"]
+protocol = "wrapper"
+"#,
     );
     for name in ["team-lead", "bob", "carol", "wr"] {
         eventually(&format!("{name} to run"), || {
@@ -759,14 +785,17 @@ fn stop_and_down_print_endings_as_json_events() {
 #[test]
 fn a_wrapper_member_approves_shutdown_on_its_programs_behalf() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "wr",
-        &format!(
-            "name = \"wr\"\n{LEAD}[[member]]\nname = \"legacy\"\ncommand = [\"sleep\", \"1000\"]\nprotocol = \"wrapper\"\n"
-        ),
+        r#"
+name = "wr"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "legacy"
+command = ["sleep", "1000"]
+protocol = "wrapper"
+"#,
     );
     eventually("legacy to run", || {
         state(&sandbox, "wr", "legacy") == "running"
@@ -811,46 +840,41 @@ fn a_wrapper_member_approves_shutdown_on_its_programs_behalf() {
     eventually("the program to be gone", || {
         processes_in(&[pid], &[pid]).is_empty()
     });
-    sandbox
-        .swarm()
-        .args(["down", "wr", "--force"])
-        .run()
-        .success();
 }
 
 #[test]
 fn plan_mode_reaches_a_generic_member() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "pm",
-        &format!(
-            "name = \"pm\"\n{LEAD}[[member]]\nname = \"careful\"\ncommand = [\"sh\", \"-c\", \"echo mode=$SWARM_PLAN_MODE\"]\nplan_mode_required = true\n"
-        ),
+        r#"
+name = "pm"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "careful"
+command = ["sh", "-c", "echo mode=$SWARM_PLAN_MODE"]
+plan_mode_required = true
+"#,
     );
     notice(&sandbox, "pm", "careful");
     let log = fs::read_to_string(sandbox.team_dir("pm").join("logs/careful.log")).unwrap();
     assert!(log.contains("mode=required"), "{log}");
-    sandbox
-        .swarm()
-        .args(["down", "pm", "--force"])
-        .run()
-        .success();
 }
 
 #[test]
 fn a_program_that_cannot_start_is_recorded_as_failed() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "ns",
-        &format!(
-            "name = \"ns\"\n{LEAD}[[member]]\nname = \"ghost\"\ncommand = [\"no-such-program-xyz\"]\n"
-        ),
+        r#"
+name = "ns"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "ghost"
+command = ["no-such-program-xyz"]
+"#,
     );
     let ghost = notice(&sandbox, "ns", "ghost");
     assert_eq!(ghost["status"], "failed");
@@ -861,24 +885,21 @@ fn a_program_that_cannot_start_is_recorded_as_failed() {
             .unwrap()
             .contains("no-such-program-xyz")
     );
-    sandbox
-        .swarm()
-        .args(["down", "ns", "--force"])
-        .run()
-        .success();
 }
 
 #[test]
 fn the_notice_is_written_once_even_under_a_signal_storm() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "st",
-        &format!(
-            "name = \"st\"\n{LEAD}[[member]]\nname = \"stoic\"\ncommand = [\"bash\", \"-c\", \"trap '' TERM HUP INT; sleep 1.5; exit 0\"]\n"
-        ),
+        r#"
+name = "st"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "stoic"
+command = ["bash", "-c", "trap '' TERM HUP INT; sleep 1.5; exit 0"]
+"#,
     );
     eventually("stoic to run", || {
         state(&sandbox, "st", "stoic") == "running"
@@ -909,26 +930,25 @@ fn the_notice_is_written_once_even_under_a_signal_storm() {
     eventually("stoic to be recorded killed", || {
         state(&sandbox, "st", "stoic") == "killed"
     });
-    sandbox
-        .swarm()
-        .args(["down", "st", "--force"])
-        .run()
-        .success();
 }
 
 #[test]
 fn an_ending_is_recorded_once_the_leads_inbox_is_free_again() {
     let mut sandbox = Sandbox::new();
     sandbox.set_env("SWARM_LOCK_TIMEOUT", "0.5");
-    let server = TmuxServer::start(&sandbox);
     let go = sandbox.work().join("go");
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "held",
         &format!(
-            "name = \"held\"\n{LEAD}[[member]]\nname = \"w\"\ncommand = [\"sh\", \"-c\", \"while [ ! -e {} ]; do sleep 0.1; done\"]\n",
-            go.display()
+            r#"
+name = "held"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "w"
+command = ["sh", "-c", "while [ ! -e {} ]; do sleep 0.1; done"]
+"#,
+            go.display(),
         ),
     );
     eventually("w to run", || state(&sandbox, "held", "w") == "running");
@@ -965,7 +985,6 @@ fn a_program_whose_start_cannot_be_recorded_is_ended_and_its_ending_recorded() {
     fs::write(repo.join("README"), "hi\n").unwrap();
     git(&repo, &["add", "README"]);
     git(&repo, &["commit", "-qm", "start"]);
-    let server = TmuxServer::start(&sandbox);
     let lock = |path: &Path| {
         let file = fs::OpenOptions::new()
             .read(true)
@@ -981,13 +1000,19 @@ fn a_program_whose_start_cannot_be_recorded_is_ended_and_its_ending_recorded() {
     // waits here, before its program starts.
     let git_turn = lock(&repo.join(".git/swarm-worktrees.lock"));
     let pid_file = sandbox.root().join("bob.pid");
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "t",
         &format!(
-            "name = \"t\"\n{LEAD}[[member]]\nname = \"bob\"\ncommand = [\"sh\", \"-c\", \"echo $$ > {}; exec sleep 2717\"]\nisolation = \"worktree\"\n",
-            pid_file.display()
+            r#"
+name = "t"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "bob"
+command = ["sh", "-c", "echo $$ > {}; exec sleep 2717"]
+isolation = "worktree"
+"#,
+            pid_file.display(),
         ),
     );
     // Registered: its supervisor's pid is in config.json, written before it waits on git.
@@ -1012,11 +1037,6 @@ fn a_program_whose_start_cannot_be_recorded_is_ended_and_its_ending_recorded() {
     eventually("bob to be recorded killed", || {
         state(&sandbox, "t", "bob") == "killed"
     });
-    sandbox
-        .swarm()
-        .args(["down", "t", "--force"])
-        .run()
-        .success();
 }
 
 /// The wrapper answers a shutdown request before it takes the request from the inbox: while the
@@ -1026,14 +1046,17 @@ fn a_program_whose_start_cannot_be_recorded_is_ended_and_its_ending_recorded() {
 fn a_wrapper_answer_that_cannot_be_sent_leaves_the_request_to_try_again() {
     let mut sandbox = Sandbox::new();
     sandbox.set_env("SWARM_LOCK_TIMEOUT", "0.5");
-    let server = TmuxServer::start(&sandbox);
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "wr2",
-        &format!(
-            "name = \"wr2\"\n{LEAD}[[member]]\nname = \"legacy\"\ncommand = [\"sleep\", \"1000\"]\nprotocol = \"wrapper\"\n"
-        ),
+        r#"
+name = "wr2"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "legacy"
+command = ["sleep", "1000"]
+protocol = "wrapper"
+"#,
     );
     eventually("legacy to run", || {
         state(&sandbox, "wr2", "legacy") == "running"
@@ -1070,9 +1093,4 @@ fn a_wrapper_answer_that_cannot_be_sent_leaves_the_request_to_try_again() {
     assert!(status.success(), "{stderr}");
     let ended = notice(&sandbox, "wr2", "legacy");
     assert_eq!(ended["reason"], "shutdown");
-    sandbox
-        .swarm()
-        .args(["down", "wr2", "--force"])
-        .run()
-        .success();
 }

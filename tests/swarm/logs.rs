@@ -8,7 +8,7 @@ use std::process::Command;
 
 use nix::sys::signal::Signal;
 
-use crate::harness::{Background, LEAD, Sandbox, TmuxServer, bin, eventually, state, up, watches};
+use crate::harness::{Background, Sandbox, Team, bin, eventually, state, watches};
 
 fn pane(sandbox: &Sandbox, team: &str, name: &str) -> String {
     sandbox.member(team, name)["tmuxPaneId"]
@@ -33,14 +33,16 @@ fn printer(name: &str, flag: &Path, lines: &[&str]) -> String {
 #[test]
 fn log_shows_a_shell_pane_as_text_and_raw_keeps_its_bytes() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    up(
+    let team = Team::up(
         &sandbox,
-        &server,
-        "sh",
-        &format!(
-            "name = \"sh\"\n{LEAD}[[member]]\nname = \"shell\"\ncommand = [\"bash\", \"--norc\", \"--noprofile\", \"-i\"]\n"
-        ),
+        r#"
+name = "sh"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "shell"
+command = ["bash", "--norc", "--noprofile", "-i"]
+"#,
     );
     eventually("the shell to run", || {
         state(&sandbox, "sh", "shell") == "running"
@@ -51,7 +53,7 @@ fn log_shows_a_shell_pane_as_text_and_raw_keeps_its_bytes() {
         fs::read_to_string(&log).is_ok_and(|text| text.contains("\x1b[?2004h"))
     });
     // Typed as a person would: bash echoes it, with its prompt and readline's sequences.
-    server.run(&[
+    team.server().run(&[
         "send-keys",
         "-t",
         &pane(&sandbox, "sh", "shell"),
@@ -129,25 +131,22 @@ fn log_shows_a_shell_pane_as_text_and_raw_keeps_its_bytes() {
         last.contains("bash") && last.chars().any(|c| c == '\x1b' || c == '\r'),
         "the prompt's line with its control bytes: {last:?}"
     );
-    sandbox
-        .swarm()
-        .args(["down", "sh", "--force"])
-        .run()
-        .success();
 }
 
 #[test]
 fn log_all_follows_every_member_after_its_name() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     let flag = sandbox.root().join("go");
     let first = sandbox.root().join("first");
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "duo",
         &format!(
-            "name = \"duo\"\n{LEAD}{}{}",
+            r#"
+name = "duo"
+[lead]
+command = ["sleep", "1000"]
+{}{}
+"#,
             printer("alpha", &first, &["alpha one"]),
             printer(
                 "be",
@@ -215,25 +214,22 @@ fn log_all_follows_every_member_after_its_name() {
         .team("duo")
         .run()
         .code(2);
-    sandbox
-        .swarm()
-        .args(["down", "duo", "--force"])
-        .run()
-        .success();
 }
 
 #[test]
 fn a_follower_whose_reader_goes_away_exits_quietly_and_colours_only_a_terminal() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     let flag = sandbox.root().join("go");
     let again = sandbox.root().join("again");
-    up(
+    let team = Team::up(
         &sandbox,
-        &server,
-        "c",
         &format!(
-            "name = \"c\"\n{LEAD}{}{}",
+            r#"
+name = "c"
+[lead]
+command = ["sleep", "1000"]
+{}{}
+"#,
             printer("red", &flag, &["one"]),
             printer("blue", &again, &["two"]),
         ),
@@ -278,7 +274,7 @@ fn a_follower_whose_reader_goes_away_exits_quietly_and_colours_only_a_terminal()
             bin(),
             shown.display()
         );
-        let window = server.run(&[
+        let window = team.server().run(&[
             "new-window",
             "-d",
             "-P",
@@ -291,7 +287,9 @@ fn a_follower_whose_reader_goes_away_exits_quietly_and_colours_only_a_terminal()
             &command,
         ]);
         eventually("the log to be shown", || shown.exists());
-        let screen = server.run(&["capture-pane", "-p", "-e", "-t", window.trim()]);
+        let screen = team
+            .server()
+            .run(&["capture-pane", "-p", "-e", "-t", window.trim()]);
         for (member, colour) in expected {
             assert_eq!(
                 screen.contains(&format!("{colour}{member}")),
@@ -301,11 +299,6 @@ fn a_follower_whose_reader_goes_away_exits_quietly_and_colours_only_a_terminal()
             assert!(screen.contains(member), "{screen:?}");
         }
     }
-    sandbox
-        .swarm()
-        .args(["down", "c", "--force"])
-        .run()
-        .success();
 }
 
 /// The pids of `swarm` processes whose parent is `parent`.

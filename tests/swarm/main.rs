@@ -37,5 +37,6 @@ mod signatures_hosts;
 mod tasks;
 mod teams;
 mod terminal;
+mod tiers;
 mod top;
 mod top_hosts;

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use serde_json::Value;
+
 use crate::harness::{PATIENCE, Sandbox, eventually, watches};
 
 #[test]
@@ -31,7 +33,7 @@ fn send_then_recv_delivers_once_with_id_and_sender() {
         .as_("bob")
         .run()
         .success()
-        .stdout_has(&format!("{id}  team-lead  start on task 1"));
+        .stdout_is(&format!("{id}  team-lead  start on task 1\n"));
     assert!(sandbox.inbox("t", "bob").is_empty());
     let again = sandbox
         .swarm()
@@ -398,7 +400,7 @@ fn recv_wait_blocks_until_a_message_lands() {
         while let Some(more) = waiting.lines.next_within(PATIENCE) {
             document.push_str(&more);
         }
-        let received: serde_json::Value = serde_json::from_str(&document).unwrap();
+        let received: Value = serde_json::from_str(&document).unwrap();
         assert_eq!(received[0]["msg_id"], id.as_str());
         waiting.finish()
     };
@@ -739,6 +741,7 @@ fn a_consumer_whose_stdout_is_closed_takes_nothing() {
         );
     }
     // They are shown, and taken, by the next consumer that can.
+    let shown = received_lines(&sandbox.inbox("t", "bob"));
     sandbox
         .swarm()
         .args(["recv"])
@@ -746,8 +749,7 @@ fn a_consumer_whose_stdout_is_closed_takes_nothing() {
         .as_("bob")
         .run()
         .success()
-        .stdout_has("1")
-        .stdout_has("3");
+        .stdout_is(&shown);
     assert!(sandbox.inbox("t", "bob").is_empty());
 }
 
@@ -765,6 +767,8 @@ fn timeouts_too_long_to_represent_mean_no_deadline() {
             .run()
             .success();
     }
+    let shown = received_lines(&sandbox.inbox("t", "bob"));
+    assert_eq!(shown.lines().count(), 3, "{shown}");
     sandbox
         .swarm()
         .args(["recv", "--wait", "--timeout", "1e19"])
@@ -772,7 +776,7 @@ fn timeouts_too_long_to_represent_mean_no_deadline() {
         .as_("bob")
         .run()
         .success()
-        .stdout_has("hello");
+        .stdout_is(&shown);
     // An ended member, so `wait` returns at once.
     let config_path = sandbox.team_dir("t").join("config.json");
     let mut config = sandbox.config("t");
@@ -819,4 +823,18 @@ fn team_is_chosen_by_flag_env_or_being_the_only_one() {
         .success();
     assert_eq!(sandbox.inbox("alpha", "bob").len(), 1);
     assert_eq!(sandbox.inbox("beta", "bob").len(), 2);
+}
+
+/// What `recv` prints for `inbox`, the messages it holds: a line each, `ID  FROM  TEXT`.
+fn received_lines(inbox: &[Value]) -> String {
+    let mut lines = String::new();
+    for m in inbox {
+        for field in ["msg_id", "from"] {
+            lines.push_str(m[field].as_str().unwrap());
+            lines.push_str("  ");
+        }
+        lines.push_str(m["text"].as_str().unwrap());
+        lines.push('\n');
+    }
+    lines
 }

@@ -152,6 +152,8 @@ pub(crate) struct Node {
     log: PathBuf,
     /// The sandbox's environment and directory, with the server's URL added.
     template: Command,
+    /// Global options before `node` (`-q`).
+    global: Vec<String>,
 }
 
 impl Node {
@@ -164,6 +166,11 @@ impl Node {
 
     /// Starts it without waiting for anything.
     pub(crate) fn spawn(sandbox: &Sandbox, host: &str, url: &str) -> Self {
+        Self::spawn_with(sandbox, host, url, &[])
+    }
+
+    /// Starts `swarm <global>... node`, without waiting for anything.
+    pub(crate) fn spawn_with(sandbox: &Sandbox, host: &str, url: &str, global: &[&str]) -> Self {
         let mut template = sandbox.swarm().into_command();
         template.env("SWARM_NATS_URL", url);
         let mut node = Self {
@@ -172,6 +179,7 @@ impl Node {
             home: sandbox.home(),
             log: sandbox.root().join(format!("node-{host}.log")),
             template,
+            global: global.iter().map(|arg| (*arg).to_owned()).collect(),
         };
         node.launch();
         node
@@ -194,6 +202,7 @@ impl Node {
             .open(&self.log)
             .unwrap();
         command
+            .args(&self.global)
             .args(["node", "--name", &self.host])
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())

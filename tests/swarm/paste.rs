@@ -5,7 +5,7 @@ use std::fs;
 
 use serde_json::{Value, json};
 
-use crate::harness::{LEAD, Sandbox, TmuxServer, down, eventually, up};
+use crate::harness::{Sandbox, Team, eventually, require};
 
 fn running(sandbox: &Sandbox, team: &str, name: &str) -> bool {
     sandbox.member(team, name)["state"] == "running"
@@ -40,18 +40,27 @@ fn send(sandbox: &Sandbox, team: &str, to: &str, text: &str) {
 /// `python3 -i` and `bash` get exactly what was sent: a line they run, not `[from user] …`.
 #[test]
 fn raw_paste_feeds_a_python_repl_and_a_shell_what_was_sent() {
+    if !require("python3") {
+        return;
+    }
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "repl",
-        &format!(
-            "name = \"repl\"\n{LEAD}\
-             [[member]]\nname = \"py\"\ncommand = [\"python3\", \"-i\", \"-q\"]\npaste_format = \"raw\"\n\
-             [[member]]\nname = \"sh\"\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n\
-             delivery = \"paste\"\npaste_format = \"raw\"\nenv = {{ PS1 = \"$ \" }}\n"
-        ),
+        r#"
+name = "repl"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "py"
+command = ["python3", "-i", "-q"]
+paste_format = "raw"
+[[member]]
+name = "sh"
+command = ["bash", "--norc", "--noprofile"]
+delivery = "paste"
+paste_format = "raw"
+env = { PS1 = "$ " }
+"#,
     );
     assert_eq!(sandbox.member("repl", "py")["delivery"], "paste");
     assert_eq!(sandbox.member("repl", "py")["pasteFormat"], "raw");
@@ -80,26 +89,30 @@ fn raw_paste_feeds_a_python_repl_and_a_shell_what_was_sent() {
         .run()
         .success()
         .stdout_has("paste format    raw");
-    down(&sandbox, "repl");
 }
 
 /// A template fills `{from}`, `{summary}` and `{text}` once each; `{{` and `}}` are braces.
 #[test]
 fn a_template_types_the_sender_summary_and_text_byte_for_byte() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     let received = sandbox.root().join("received.txt");
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "tp",
         &format!(
-            "name = \"tp\"\n{LEAD}[[member]]\nname = \"typist\"\n\
-             command = [\"sh\", \"-c\", \"cat > {}\"]\n\
-             paste_format = \"<{{from}}|{{summary}}> {{text}} {{{{x}}}}\"\n\
-             [[member]]\nname = \"shell\"\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n\
-             paste_format = \"echo '{{from}} says: {{text}}'\"\n",
-            received.display()
+            r#"
+name = "tp"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "typist"
+command = ["sh", "-c", "cat > {received}"]
+paste_format = "<{{from}}|{{summary}}> {{text}} {{{{x}}}}"
+[[member]]
+name = "shell"
+command = ["bash", "--norc", "--noprofile"]
+paste_format = "echo '{{from}} says: {{text}}'"
+"#,
+            received = received.display()
         ),
     );
     eventually("typist to run", || running(&sandbox, "tp", "typist"));
@@ -120,16 +133,24 @@ fn a_template_types_the_sender_summary_and_text_byte_for_byte() {
         "the shell to run the template",
         |l| l == "user says: hello there",
     );
-    down(&sandbox, "tp");
 }
 
 /// A member spawned later gets its paste format from `spawn --paste-format`, which means paste
 /// delivery; a bad one is refused before anything is added.
 #[test]
 fn spawn_takes_a_paste_format() {
+    if !require("python3") {
+        return;
+    }
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    up(&sandbox, &server, "sp", &format!("name = \"sp\"\n{LEAD}"));
+    let _team = Team::up(
+        &sandbox,
+        r#"
+name = "sp"
+[lead]
+command = ["sleep", "1000"]
+"#,
+    );
     // Checked as the flag is parsed, as every flag's value is.
     sandbox
         .swarm()
@@ -165,7 +186,6 @@ fn spawn_takes_a_paste_format() {
     });
     send(&sandbox, "sp", "py", "print(6*7)");
     shows(&sandbox, "sp", "py", "python to print 42", |l| l == "42");
-    down(&sandbox, "sp");
 }
 
 /// A team file with a paste format swarm cannot type is refused, with its reason, by `up`,
@@ -181,7 +201,13 @@ fn a_bad_paste_format_is_refused_before_anything_starts() {
         let file = sandbox.write(
             "bad.toml",
             format!(
-                "name = \"bad\"\n[[member]]\nname = \"py\"\ncommand = \"python3 -i\"\npaste_format = {}\n",
+                r#"
+name = "bad"
+[[member]]
+name = "py"
+command = "python3 -i"
+paste_format = {}
+"#,
                 json!(format)
             ),
         );
@@ -196,7 +222,14 @@ fn a_bad_paste_format_is_refused_before_anything_starts() {
     }
     let file = sandbox.write(
         "pull.toml",
-        "name = \"bad\"\n[[member]]\nname = \"py\"\ncommand = \"python3 -i\"\ndelivery = \"pull\"\npaste_format = \"raw\"\n",
+        r#"
+name = "bad"
+[[member]]
+name = "py"
+command = "python3 -i"
+delivery = "pull"
+paste_format = "raw"
+"#,
     );
     sandbox
         .swarm()
@@ -224,16 +257,20 @@ fn forge(sandbox: &Sandbox, team: &str, member: &str, text: &str, timestamp: &Va
 #[test]
 fn raw_paste_leaves_a_forged_lead_message_unread_and_says_so() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     let received = sandbox.root().join("received.txt");
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "fr",
         &format!(
-            "name = \"fr\"\n{LEAD}[[member]]\nname = \"typist\"\n\
-             command = [\"sh\", \"-c\", \"cat > {}\"]\npaste_format = \"raw\"\n",
-            received.display()
+            r#"
+name = "fr"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "typist"
+command = ["sh", "-c", "cat > {received}"]
+paste_format = "raw"
+"#,
+            received = received.display()
         ),
     );
     eventually("typist to run", || running(&sandbox, "fr", "typist"));
@@ -287,7 +324,6 @@ fn raw_paste_leaves_a_forged_lead_message_unread_and_says_so() {
         .run()
         .success()
         .stdout_has("team-lead(forged)");
-    down(&sandbox, "fr");
 }
 
 /// `swarm type` types keys by hand: any bytes, read from argv or stdin, reach the program as keys;
@@ -295,18 +331,23 @@ fn raw_paste_leaves_a_forged_lead_message_unread_and_says_so() {
 #[test]
 fn type_types_any_bytes_into_a_members_pane() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     let received = sandbox.root().join("received.txt");
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "ty",
         &format!(
-            "name = \"ty\"\n{LEAD}[[member]]\nname = \"typist\"\n\
-             command = [\"sh\", \"-c\", \"cat > {}\"]\n\
-             [[member]]\nname = \"sh\"\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n\
-             env = {{ PS1 = \"$ \" }}\n",
-            received.display()
+            r#"
+name = "ty"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "typist"
+command = ["sh", "-c", "cat > {received}"]
+[[member]]
+name = "sh"
+command = ["bash", "--norc", "--noprofile"]
+env = {{ PS1 = "$ " }}
+"#,
+            received = received.display()
         ),
     );
     eventually("typist to run", || running(&sandbox, "ty", "typist"));
@@ -355,22 +396,25 @@ fn type_types_any_bytes_into_a_members_pane() {
         .json();
     assert_eq!(json["bytes"], 1);
     assert_eq!(json["enter"], false);
-    down(&sandbox, "ty");
 }
 
 /// Only the lead and the person may type into a pane, and only into a member's live pane.
 #[test]
 fn type_is_refused_to_teammates_and_without_a_pane() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    up(
+    let team = Team::up(
         &sandbox,
-        &server,
-        "tr",
-        &format!(
-            "name = \"tr\"\n{LEAD}[[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"600\"]\n\
-             [[member]]\nname = \"brief\"\ncommand = [\"true\"]\n"
-        ),
+        r#"
+name = "tr"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "bob"
+command = ["sleep", "600"]
+[[member]]
+name = "brief"
+command = ["true"]
+"#,
     );
     eventually("bob to run and brief to end", || {
         running(&sandbox, "tr", "bob") && sandbox.member("tr", "brief")["state"] == "exited"
@@ -398,11 +442,10 @@ fn type_is_refused_to_teammates_and_without_a_pane() {
             .as_str()
             .unwrap()
             .to_owned();
-        !server.panes().contains(&pane)
+        !team.server().panes().contains(&pane)
     });
     typing(&["brief", "hi"])
         .run()
         .refused(3, "brief has no pane to type into in team tr")
         .stderr_has("pane %");
-    down(&sandbox, "tr");
 }

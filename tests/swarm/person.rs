@@ -63,7 +63,10 @@ fn a_member_answers_the_person_who_reads_outside_every_pane() {
         .team("pr")
         .run()
         .success()
-        .stdout_has("bob  done: 42");
+        .stdout_is(&format!(
+            "{}  bob  done: 42\n",
+            sandbox.inbox("pr", "user")[0]["msg_id"].as_str().unwrap()
+        ));
 
     // The person follows their inbox; what a member says reaches it as it arrives.
     let watch = sandbox.swarm().args(["watch", "--json"]).team("pr").spawn();
@@ -167,7 +170,10 @@ fn uds_user_reaches_the_newest_listener_without_a_label_else_the_inbox() {
         .args(["send", "uds:user", "waits", "--json"])
         .run()
         .success()
-        .stderr_has("no terminal listens as uds:user; the message waits in user's inbox of team t");
+        .stderr_is(
+            "swarm: no terminal listens as uds:user; the message waits in user's inbox of team t \
+             (swarm inbox --team t)\n",
+        );
     let said = fallback.json();
     assert_eq!(said["delivered"], "inbox");
     assert_eq!(said["team"], "t");
@@ -277,8 +283,12 @@ fn user_takes_plain_messages_only_and_no_broadcast_until_it_joins() {
         .team("t")
         .as_("bob")
         .run()
-        .refused(2, "user is not on team t's roster: team-lead, bob")
-        .stderr_has("hint: user takes plain messages only; idle_notification and the other protocol messages go to members");
+        .refused_exactly(
+            2,
+            "swarm: user is not on team t's roster: team-lead, bob\n\
+             hint: user takes plain messages only; idle_notification and the other protocol \
+             messages go to members\n",
+        );
     sandbox
         .swarm()
         .args(["send", "*", "standup"])

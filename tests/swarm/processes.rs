@@ -5,7 +5,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::Value;
 
-use crate::harness::{Sandbox, TmuxServer, eventually, processes_in, state, up};
+use crate::harness::{Sandbox, Team, eventually, processes_in, state};
 
 fn status_of(sandbox: &Sandbox, team: &str, name: &str) -> Value {
     let row = sandbox.status_row(team, name);
@@ -26,15 +26,20 @@ const STUBBORN: &str = r#"["bash", "-c", "trap '' HUP TERM; sleep 2719 & wait"]"
 #[test]
 fn a_member_whose_supervisor_was_killed_is_orphaned_stoppable_and_taken_down() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    up(
+    let team = Team::up(
         &sandbox,
-        &server,
-        "o",
         &format!(
-            "name = \"o\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
-             [[member]]\nname = \"a\"\ncommand = {STUBBORN}\n\
-             [[member]]\nname = \"b\"\ncommand = {STUBBORN}\n"
+            r#"
+name = "o"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "a"
+command = {STUBBORN}
+[[member]]
+name = "b"
+command = {STUBBORN}
+"#,
         ),
     );
     for name in ["team-lead", "a", "b"] {
@@ -83,10 +88,13 @@ fn a_member_whose_supervisor_was_killed_is_orphaned_stoppable_and_taken_down() {
         .args(["down", "o", "--timeout", "1"])
         .run()
         .success()
-        .stdout_has("team o is down");
+        .stdout_is(
+            "cannot ask b to shut down: its supervisor is gone, so nothing answers for it\n\
+             b stopped: killed\nteam-lead stopped: killed\nteam o is down\n",
+        );
     let left = processes_in(&supervisors, &groups);
     assert!(left.is_empty(), "down left processes: {left:#?}");
-    let live_panes = server.panes();
+    let live_panes = team.server().panes();
     for pane in &panes {
         assert!(!live_panes.contains(pane), "down left pane {pane}");
     }
@@ -131,7 +139,6 @@ fn read_pids(dir: &std::path::Path, tag: &str) -> Vec<i64> {
 #[test]
 fn processes_that_leave_the_programs_group_end_with_the_member() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     let dir = sandbox.root().join("pids");
     std::fs::create_dir_all(&dir).unwrap();
     let toml_string = |s: String| serde_json::to_string(&s).unwrap();
@@ -141,14 +148,20 @@ fn processes_that_leave_the_programs_group_end_with_the_member() {
         "(env -i PATH=/usr/bin:/bin setsid sh -c 'echo $$ > {dir}/short.pid.tmp && mv {dir}/short.pid.tmp {dir}/short.pid' &)",
         dir = dir.display()
     );
-    up(
+    let team = Team::up(
         &sandbox,
-        &server,
-        "e",
         &format!(
-            "name = \"e\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
-             [[member]]\nname = \"leaver\"\ncommand = [\"bash\", \"-c\", {leaver}]\n\
-             [[member]]\nname = \"stayer\"\ncommand = [\"bash\", \"-c\", {stayer}]\n",
+            r#"
+name = "e"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "leaver"
+command = ["bash", "-c", {leaver}]
+[[member]]
+name = "stayer"
+command = ["bash", "-c", {stayer}]
+"#,
             leaver = toml_string(format!("{}; exit 0", escapees(&dir, "leaver"))),
             stayer = toml_string(format!(
                 "{}; {short_lived}; sleep 1000",
@@ -194,7 +207,7 @@ fn processes_that_leave_the_programs_group_end_with_the_member() {
         .success();
     let left = processes_in(&left_by_stayer, &[stayer_group]);
     assert!(left.is_empty(), "down left processes: {left:#?}");
-    let live_panes = server.panes();
+    let live_panes = team.server().panes();
     for pane in &panes {
         assert!(!live_panes.contains(pane), "down left pane {pane}");
     }

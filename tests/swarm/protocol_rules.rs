@@ -41,7 +41,10 @@ fn shutdown_request_reaches_the_teammate_in_claude_codes_shape() {
         .team("t")
         .run()
         .success()
-        .stdout_has(&format!("team-lead  shutdown_request {id}: wrap up"));
+        .stdout_is(&format!(
+            "{}  team-lead  shutdown_request {id}: wrap up\n",
+            inbox[0]["msg_id"].as_str().unwrap()
+        ));
 }
 
 #[test]
@@ -113,7 +116,7 @@ fn only_the_addressed_teammate_answers_an_existing_request() {
         .as_("bob")
         .run()
         .success()
-        .stdout_has("approved");
+        .stdout_is(&format!("approved {id}\n"));
     assert!(
         sandbox.inbox("t", "bob").is_empty(),
         "the answered request moves to history"

@@ -426,7 +426,7 @@ fn wait_all_reports_each_ending_and_fails_when_one_member_did() {
         .args(["wait", "--all", "--timeout", "0.5"])
         .run()
         .code(4)
-        .stderr_has("still running after 0.5s: sleeper");
+        .stderr_is("swarm: still running after 0.5s: sleeper\n");
     sandbox
         .swarm()
         .args(["wait", "--all", "gate"])
@@ -517,8 +517,10 @@ fn up_of_a_team_with_nothing_to_run_leaves_the_window_to_the_first_spawn() {
         .arg(server.socket())
         .run()
         .success()
-        .stdout_has("team e is up with nothing to run yet")
-        .stdout_has("swarm spawn --team e NAME -- PROGRAM ARGS…");
+        .stdout_is(
+            "team e is up with nothing to run yet: its lead has no command and it has no members\n\
+             add one with: swarm spawn --team e NAME -- PROGRAM ARGS…\n",
+        );
     assert!(sandbox.config("e")["tmux"].is_null());
     assert!(!server.is_running());
     spawn(&sandbox, &server, &["first", "--", "sleep", "1000"]).success();

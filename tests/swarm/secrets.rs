@@ -11,10 +11,7 @@ use crate::harness::{Sandbox, TmuxServer, eventually};
 /// before it runs the real tmux: what every local user could read in `ps` while it ran.
 fn recording_tmux(sandbox: &mut Sandbox) -> PathBuf {
     let record = sandbox.root().join("tmux-argv");
-    sandbox.tmux_shim(
-        "recording-bin",
-        &format!("printf '%s\\n' \"$@\" >> {}\n", record.display()),
-    );
+    sandbox.tmux_shim(&format!("printf '%s\\n' \"$@\" >> {}\n", record.display()));
     record
 }
 

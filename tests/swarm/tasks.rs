@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
-use crate::harness::Sandbox;
+use crate::harness::{Sandbox, require};
 
 fn list_dir(sandbox: &Sandbox) -> PathBuf {
     sandbox.home().join("tasks").join("t")
@@ -49,11 +49,11 @@ pub(crate) fn listed(sandbox: &Sandbox) -> Vec<Value> {
 /// What one claimer won and how many claims were refused (each with `already_claimed`).
 type Claims = (String, Vec<u64>, usize);
 
-/// Each claimer goes through every task once, claimer `k` starting at task `k * 25 + 1`.
-fn order(k: usize, tasks: u64) -> Vec<u64> {
-    (0..tasks)
-        .map(|i| (i + u64::try_from(k).unwrap() * 25) % tasks + 1)
-        .collect()
+/// Each of `claimers` goes through every task once, claimer `k` starting `k` `claimers`ths of the
+/// way into the list (with 8 claimers and 200 tasks, claimer `k` at task `k * 25 + 1`).
+fn order(k: usize, claimers: usize, tasks: u64) -> Vec<u64> {
+    let start = u64::try_from(k).unwrap() * tasks / u64::try_from(claimers).unwrap();
+    (0..tasks).map(|i| (i + start) % tasks + 1).collect()
 }
 
 /// A claimer running `swarm task claim ID` once per task, in `ids`' order.
@@ -123,23 +123,34 @@ fn check_claims(
     wins
 }
 
-#[test]
-fn eight_claimers_racing_for_200_tasks_claim_each_exactly_once() {
+/// Eight claimers, each running `swarm task claim` once per task, race for `tasks` tasks: each is
+/// claimed exactly once.
+fn eight_claimers_race(tasks: u64) {
     const CLAIMERS: usize = 8;
-    const TASKS: u64 = 200;
     let sandbox = Sandbox::new();
     let names: Vec<String> = (0..CLAIMERS).map(|n| format!("c{n}")).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     sandbox.team("t", &refs);
-    for n in 1..=TASKS {
+    for n in 1..=tasks {
         assert_eq!(add(&sandbox, &format!("task {n}")), n);
     }
     let claimers = names
         .iter()
         .enumerate()
-        .map(|(k, name)| swarm_claimer(&sandbox, name, order(k, TASKS)))
+        .map(|(k, name)| swarm_claimer(&sandbox, name, order(k, CLAIMERS, tasks)))
         .collect();
-    check_claims(&sandbox, claimers, TASKS);
+    check_claims(&sandbox, claimers, tasks);
+}
+
+#[test]
+fn eight_claimers_racing_for_the_same_tasks_claim_each_exactly_once() {
+    eight_claimers_race(20);
+}
+
+#[test]
+#[ignore = "stress tier: scripts/stress runs it"]
+fn eight_claimers_racing_for_the_same_tasks_claim_each_exactly_once_under_stress() {
+    eight_claimers_race(200);
 }
 
 /// Claude Code's claim, in node with the real proper-lockfile and Claude Code's settings: under
@@ -181,18 +192,11 @@ const read = (id) => JSON.parse(fs.readFileSync(file(id), "utf8"));
 })().catch((err) => { console.error(err); process.exit(1); });
 "#;
 
-/// Installs proper-lockfile 4 into `dir` with npm and writes the claimer beside it; `None`, with
-/// the reason printed, when node or npm is missing.
+/// Installs proper-lockfile 4 into `dir` with npm and writes the claimer beside it; `None`, the
+/// test skipped, when node or npm is missing.
 fn node_claimer_script(dir: &std::path::Path) -> Option<PathBuf> {
-    for program in ["node", "npm"] {
-        let found = std::process::Command::new(program)
-            .arg("--version")
-            .output()
-            .is_ok_and(|out| out.status.success());
-        if !found {
-            eprintln!("skipped: {program} is not installed (CI installs nodejs and npm)");
-            return None;
-        }
+    if !require("node") || !require("npm") {
+        return None;
     }
     let out = std::process::Command::new("npm")
         .args(["install", "--no-audit", "--no-fund", "--prefix"])
@@ -242,10 +246,10 @@ fn node_claimer(
     })
 }
 
-#[test]
-fn claims_race_with_claude_codes_own_lock_protocol_in_node() {
+/// Eight claimers race for `tasks` tasks, the even ones swarm, the odd ones Claude Code's claim in
+/// node: each task is claimed exactly once, and nothing is left locked.
+fn claims_race_with_node(tasks: u64) {
     const CLAIMERS: usize = 8;
-    const TASKS: u64 = 200;
     let sandbox = Sandbox::new();
     let npm_dir = sandbox.root().join("npm");
     fs::create_dir_all(&npm_dir).unwrap();
@@ -255,7 +259,7 @@ fn claims_race_with_claude_codes_own_lock_protocol_in_node() {
     let names: Vec<String> = (0..CLAIMERS).map(|n| format!("c{n}")).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     sandbox.team("t", &refs);
-    for n in 1..=TASKS {
+    for n in 1..=tasks {
         assert_eq!(add(&sandbox, &format!("task {n}")), n);
     }
     // Even claimers are swarm, odd ones node.
@@ -264,13 +268,13 @@ fn claims_race_with_claude_codes_own_lock_protocol_in_node() {
         .enumerate()
         .map(|(k, name)| {
             if k % 2 == 0 {
-                swarm_claimer(&sandbox, name, order(k, TASKS))
+                swarm_claimer(&sandbox, name, order(k, CLAIMERS, tasks))
             } else {
-                node_claimer(&sandbox, &script, name, &order(k, TASKS))
+                node_claimer(&sandbox, &script, name, &order(k, CLAIMERS, tasks))
             }
         })
         .collect();
-    let wins = check_claims(&sandbox, claimers, TASKS);
+    let wins = check_claims(&sandbox, claimers, tasks);
     eprintln!("tasks won (even: swarm, odd: node): {wins:?}");
     // Nothing was left locked, and swarm still reads and writes every task.
     assert!(
@@ -281,7 +285,18 @@ fn claims_race_with_claude_codes_own_lock_protocol_in_node() {
             .ends_with(".json.lock")),
         "no lock directory left"
     );
-    assert_eq!(listed(&sandbox).len(), usize::try_from(TASKS).unwrap());
+    assert_eq!(listed(&sandbox).len(), usize::try_from(tasks).unwrap());
+}
+
+#[test]
+fn claims_race_with_claude_codes_own_lock_protocol_in_node() {
+    claims_race_with_node(20);
+}
+
+#[test]
+#[ignore = "stress tier: scripts/stress runs it"]
+fn claims_race_with_claude_codes_own_lock_protocol_in_node_under_stress() {
+    claims_race_with_node(200);
 }
 
 #[test]
@@ -1035,14 +1050,15 @@ fn junk_named_like_a_task_is_skipped_with_a_warning() {
         .success()
         .stdout_has("tasks: 2 pending");
     assert!(status.stderr.contains("9.json"), "{}", status.stderr);
-    task_as(&sandbox, None, &["list"])
-        .success()
-        .stdout_has("one")
-        .stdout_has("two");
+    task_as(&sandbox, None, &["list"]).success().stdout_is(
+        "ID  STATUS   OWNER  BLOCKED-BY  SUBJECT\n\
+             1   pending  -      -           one\n\
+             2   pending  -      -           two\n",
+    );
     task_as(&sandbox, Some("bob"), &["start", "1"]).success();
     task_as(&sandbox, Some("bob"), &["claim"])
         .success()
-        .stdout_has("claimed task 2");
+        .stdout_is("claimed task 2: two\n");
     assert_eq!(add(&sandbox, "three"), 12, "the junk's ids count as issued");
     let refused = task_as(&sandbox, Some("bob"), &["done", "9"]).code(1);
     assert!(
@@ -1059,21 +1075,23 @@ fn junk_named_like_a_task_is_skipped_with_a_warning() {
 /// board.
 #[test]
 fn a_member_that_ends_beside_junk_still_returns_its_tasks() {
-    use crate::harness::{TmuxServer, bin, eventually, up};
+    use crate::harness::{Team, bin, eventually};
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     let fifo = list_dir(&sandbox).join("9.json");
     // bob starts task 1, puts a FIFO in the list, and exits.
-    up(
+    let _team = Team::up(
         &sandbox,
-        &server,
-        "t",
         &format!(
-            "name = \"t\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
-             [[member]]\nname = \"bob\"\n\
-             command = [\"sh\", \"-c\", \"until \\\"$0\\\" task start 1; do sleep 0.1; done; mkfifo \\\"$1\\\"\", \"{}\", \"{}\"]\n",
+            r#"
+name = "t"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "bob"
+command = ["sh", "-c", "until \"$0\" task start 1; do sleep 0.1; done; mkfifo \"$1\"", "{}", "{}"]
+"#,
             bin(),
-            fifo.display()
+            fifo.display(),
         ),
     );
     add(&sandbox, "parse");

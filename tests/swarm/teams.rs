@@ -28,7 +28,10 @@ command = "true"
         .arg(&file)
         .run()
         .success()
-        .stdout_has("created team review with 3 members");
+        .stdout_is(&format!(
+            "created team review with 3 members (team-lead, security, style) in {}/teams/review\n",
+            sandbox.home().display()
+        ));
     let config = sandbox.config("review");
     assert_eq!(config["name"], "review");
     assert_eq!(config["leadAgentId"], "team-lead@review");
@@ -178,7 +181,7 @@ fn join_adds_a_member_without_a_pane() {
         .team("t")
         .run()
         .success()
-        .stdout_has("SWARM_AGENT=carol");
+        .stdout_is("carol joined team t\nact as it with: export SWARM_TEAM=t SWARM_AGENT=carol\n");
     let carol = sandbox.member("t", "carol");
     assert_eq!(carol["tmuxPaneId"], "");
     assert_eq!(carol["agentId"], "carol@t");
@@ -189,13 +192,14 @@ fn join_adds_a_member_without_a_pane() {
         .team("t")
         .run()
         .refused(2, "already a member");
-    sandbox
+    let id = sandbox
         .swarm()
         .args(["send", "carol", "welcome"])
         .team("t")
         .as_("bob")
         .run()
-        .success();
+        .success()
+        .stdout_line();
     sandbox
         .swarm()
         .args(["recv"])
@@ -203,7 +207,7 @@ fn join_adds_a_member_without_a_pane() {
         .as_("carol")
         .run()
         .success()
-        .stdout_has("bob  welcome");
+        .stdout_is(&format!("{id}  bob  welcome\n"));
 }
 
 #[test]
@@ -214,7 +218,10 @@ fn ls_and_status_report_teams_and_unread_counts() {
         .arg("ls")
         .run()
         .success()
-        .stdout_has("no teams");
+        .stdout_is(&format!(
+            "no teams under {}/teams\n",
+            sandbox.home().display()
+        ));
     sandbox.team("alpha", &["bob"]);
     sandbox.team("beta", &["x", "y"]);
     let listing = sandbox
@@ -305,7 +312,7 @@ fn an_empty_swarm_team_counts_as_unset_for_status_and_down() {
         .env("SWARM_TEAM", "")
         .run()
         .success()
-        .stdout_has("team alpha is down");
+        .stdout_is("team alpha is down\n");
     // The positional still wins over the environment.
     sandbox.team("beta", &["x"]);
     sandbox

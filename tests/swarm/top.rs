@@ -2,7 +2,7 @@
 //! `send-keys` and read with `capture-pane`, as a person would use it. Nothing here measures time:
 //! each step waits, with `PATIENCE`, for what the screen or the files show.
 
-use crate::harness::{LEAD, Sandbox, TmuxServer, bin, down, eventually, state, up};
+use crate::harness::{Sandbox, Team, TmuxServer, bin, down, eventually, state};
 
 /// Opens `swarm top TEAM` in a session of its own of `width`×`height`, outside tmux as far as
 /// it can tell; when it ends, the shell says so and stays, for the test to see the screen it left.
@@ -68,18 +68,27 @@ pub(crate) fn received(sandbox: &Sandbox, team: &str, name: &str, needle: &str) 
 #[test]
 fn a_person_watches_and_acts_from_top_at_120_by_40() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let toml = format!(
-        "name = \"t\"\n{LEAD}[[member]]\nname = \"alice\"\ncommand = [\"sh\"]\n\
-         [[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"1000\"]\n"
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "t"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "alice"
+command = ["sh"]
+[[member]]
+name = "bob"
+command = ["sleep", "1000"]
+"#,
     );
-    up(&sandbox, &server, "t", &toml);
-    open_top(&server, "top", "t", 120, 40);
+    let server = team.server();
+    open_top(server, "top", "t", 120, 40);
 
     // Rows appear, each with its state.
-    shows(&server, "top", "the members' rows", "alice");
-    shows(&server, "top", "bob's row", "bob");
-    shows(&server, "top", "a running member", "running");
+    shows(server, "top", "the members' rows", "alice");
+    shows(server, "top", "bob's row", "bob");
+    shows(server, "top", "a running member", "running");
 
     // A message sent from outside appears in the feed.
     sandbox
@@ -88,17 +97,17 @@ fn a_person_watches_and_acts_from_top_at_120_by_40() {
         .run()
         .success();
     shows(
-        &server,
+        server,
         "top",
         "the message in the feed",
         "hello from the test",
     );
 
     // `s` on the selected member (alice: the second row) sends it a message.
-    keys(&server, "top", &["j", "s"]);
-    shows(&server, "top", "the editor", "to alice:");
-    typed(&server, "top", "typed in top");
-    keys(&server, "top", &["Enter"]);
+    keys(server, "top", &["j", "s"]);
+    shows(server, "top", "the editor", "to alice:");
+    typed(server, "top", "typed in top");
+    keys(server, "top", &["Enter"]);
     eventually("alice to receive the message typed in top", || {
         received(&sandbox, "t", "alice", "typed in top")
     });
@@ -111,30 +120,30 @@ fn a_person_watches_and_acts_from_top_at_120_by_40() {
         .arg(format!("{} plan submit {}", bin(), plan.display()))
         .run()
         .success();
-    shows(&server, "top", "the pending plan", "waiting for a decision");
-    keys(&server, "top", &["a"]);
+    shows(server, "top", "the pending plan", "waiting for a decision");
+    keys(server, "top", &["a"]);
     eventually("alice to receive plan_approval_response", || {
         received(&sandbox, "t", "alice", "plan_approval_response")
     });
     shows(
-        &server,
+        server,
         "top",
         "the approval in the feed",
         "approved alice's plan",
     );
 
     // `x` stops the selected member, once confirmed.
-    keys(&server, "top", &["j", "x"]);
-    shows(&server, "top", "the confirmation", "stop bob?");
-    keys(&server, "top", &["y"]);
+    keys(server, "top", &["j", "x"]);
+    shows(server, "top", "the confirmation", "stop bob?");
+    keys(server, "top", &["y"]);
     eventually("bob to be stopped", || {
         state(&sandbox, "t", "bob") == "killed"
     });
-    shows(&server, "top", "bob shown as killed", "killed");
+    shows(server, "top", "bob shown as killed", "killed");
 
     // `q` gives the terminal back: the main screen, and the shell after top.
-    keys(&server, "top", &["q"]);
-    shows(&server, "top", "the shell after top", "top-ended-0");
+    keys(server, "top", &["q"]);
+    shows(server, "top", "the shell after top", "top-ended-0");
     assert_eq!(
         server
             .run(&["display-message", "-p", "-t", "top", "#{alternate_on}"])
@@ -147,13 +156,20 @@ fn a_person_watches_and_acts_from_top_at_120_by_40() {
 #[test]
 fn top_at_80_by_24_keeps_going_through_a_corrupt_inbox_and_the_team_ending() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let toml = format!(
-        "name = \"small\"\n{LEAD}[[member]]\nname = \"carol\"\ncommand = [\"sleep\", \"1000\"]\n"
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "small"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "carol"
+command = ["sleep", "1000"]
+"#,
     );
-    up(&sandbox, &server, "small", &toml);
-    open_top(&server, "top", "small", 80, 24);
-    shows(&server, "top", "carol's row", "carol");
+    let server = team.server();
+    open_top(server, "top", "small", 80, 24);
+    shows(server, "top", "carol's row", "carol");
 
     // A state change shows.
     sandbox
@@ -161,18 +177,18 @@ fn top_at_80_by_24_keeps_going_through_a_corrupt_inbox_and_the_team_ending() {
         .args(["stop", "--team", "small", "carol"])
         .run()
         .success();
-    shows(&server, "top", "carol shown as killed", "killed");
+    shows(server, "top", "carol shown as killed", "killed");
 
     // A corrupt inbox is a warning row; the dashboard keeps running.
     std::fs::write(sandbox.inbox_path("small", "carol"), "{ not json").unwrap();
-    shows(&server, "top", "the warning row", "corrupt inbox");
+    shows(server, "top", "the warning row", "corrupt inbox");
     sandbox
         .swarm()
         // carol has ended, and a message to it is refused: the lead has a live inbox.
         .args(["send", "--team", "small", "team-lead", "fine again"])
         .run()
         .success();
-    shows(&server, "top", "a message after it", "fine again");
+    shows(server, "top", "a message after it", "fine again");
 
     // The team ends while top runs: shown as ended, not as an error.
     sandbox
@@ -180,31 +196,39 @@ fn top_at_80_by_24_keeps_going_through_a_corrupt_inbox_and_the_team_ending() {
         .args(["down", "small", "--force"])
         .run()
         .success();
-    shows(&server, "top", "the team shown as ended", "ended");
-    keys(&server, "top", &["q"]);
-    shows(&server, "top", "top quitting cleanly", "top-ended-0");
+    shows(server, "top", "the team shown as ended", "ended");
+    keys(server, "top", &["q"]);
+    shows(server, "top", "top quitting cleanly", "top-ended-0");
 }
 
 #[test]
 fn without_a_terminal_top_refuses_and_points_at_json() {
     let sandbox = Sandbox::new();
     sandbox.team("t", &["alice"]);
-    sandbox
-        .swarm()
-        .args(["top", "t"])
-        .run()
-        .refused(2, "needs a terminal")
-        .stderr_has("status --json");
+    sandbox.swarm().args(["top", "t"]).run().refused_exactly(
+        2,
+        "swarm: swarm top needs a terminal: stdin or stdout is not one\n\
+             hint: use `swarm status --json` for a snapshot, or `swarm watch --all --json` to \
+             follow messages\n",
+    );
 }
 
 #[test]
 fn up_opens_top_in_the_teams_window_with_dashboard_true_and_down_closes_it() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let toml = format!(
-        "name = \"d\"\ndashboard = true\n{LEAD}[[member]]\nname = \"alice\"\ncommand = [\"sleep\", \"1000\"]\n"
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "d"
+dashboard = true
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "alice"
+command = ["sleep", "1000"]
+"#,
     );
-    up(&sandbox, &server, "d", &toml);
+    let server = team.server();
     let config = sandbox.config("d");
     let pane = config["tmux"]["dashboardPane"]
         .as_str()
@@ -215,9 +239,9 @@ fn up_opens_top_in_the_teams_window_with_dashboard_true_and_down_closes_it() {
         config["tmux"]["window"].as_str().unwrap(),
         "the dashboard is in the team's window"
     );
-    shows(&server, &pane, "alice's row in the dashboard", "alice");
+    shows(server, &pane, "alice's row in the dashboard", "alice");
     shows(
-        &server,
+        server,
         &pane,
         "the lead's row in the dashboard",
         "team-lead",
@@ -233,11 +257,18 @@ fn up_opens_top_in_the_teams_window_with_dashboard_true_and_down_closes_it() {
 #[test]
 fn ctrl_c_gives_the_terminal_back_to_the_shell() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let toml = format!(
-        "name = \"c\"\n{LEAD}[[member]]\nname = \"alice\"\ncommand = [\"sleep\", \"1000\"]\n"
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "c"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "alice"
+command = ["sleep", "1000"]
+"#,
     );
-    up(&sandbox, &server, "c", &toml);
+    let server = team.server();
     // An interactive shell, with a prompt of its own, from which top is run as a person would.
     server.run(&[
         "new-session",
@@ -257,38 +288,38 @@ fn ctrl_c_gives_the_terminal_back_to_the_shell() {
         "sh",
         "-i",
     ]);
-    shows(&server, "shell", "the shell's prompt", "shell-prompt$");
+    shows(server, "shell", "the shell's prompt", "shell-prompt$");
     typed(
-        &server,
+        server,
         "shell",
         &format!("{} top c; echo top-ended-$?", bin()),
     );
-    keys(&server, "shell", &["Enter"]);
-    shows(&server, "shell", "alice's row", "alice");
+    keys(server, "shell", &["Enter"]);
+    shows(server, "shell", "alice's row", "alice");
     assert_eq!(
         server.pane_format("shell", "#{alternate_on}"),
         "1",
         "top draws on the alternate screen"
     );
 
-    keys(&server, "shell", &["C-c"]);
-    shows(&server, "shell", "the shell after top", "top-ended-0");
+    keys(server, "shell", &["C-c"]);
+    shows(server, "shell", "the shell after top", "top-ended-0");
     assert_eq!(
         server.pane_format("shell", "#{alternate_on}"),
         "0",
         "Ctrl-C left the alternate screen on"
     );
     // The terminal is in its cooked mode again: what is typed is echoed, and a line runs.
-    typed(&server, "shell", "echo cooked-$((40 + 2))");
-    keys(&server, "shell", &["Enter"]);
+    typed(server, "shell", "echo cooked-$((40 + 2))");
+    keys(server, "shell", &["Enter"]);
     shows(
-        &server,
+        server,
         "shell",
         "the typed line echoed",
         "echo cooked-$((40 + 2))",
     );
-    shows(&server, "shell", "the line run", "cooked-42");
-    let screen = screen(&server, "shell");
+    shows(server, "shell", "the line run", "cooked-42");
+    let screen = screen(server, "shell");
     assert!(
         screen.trim_end().ends_with("shell-prompt$"),
         "the prompt is not back last:\n{screen}"
@@ -298,11 +329,18 @@ fn ctrl_c_gives_the_terminal_back_to_the_shell() {
 #[test]
 fn enter_inside_tmux_takes_the_client_to_the_members_pane() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
-    let toml = format!(
-        "name = \"g\"\n{LEAD}[[member]]\nname = \"alice\"\ncommand = [\"sleep\", \"1000\"]\n"
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "g"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "alice"
+command = ["sleep", "1000"]
+"#,
     );
-    up(&sandbox, &server, "g", &toml);
+    let server = team.server();
     // top in a pane of the team's own server: inside tmux, as far as it can tell.
     server.run(&[
         "new-session",
@@ -341,13 +379,13 @@ fn enter_inside_tmux_takes_the_client_to_the_members_pane() {
     ]);
     let clients = || server.run(&["list-clients", "-F", "#{client_session}"]);
     eventually("a client on top's session", || clients().trim() == "top");
-    shows(&server, "top", "alice's row", "alice");
+    shows(server, "top", "alice's row", "alice");
 
     let alice = sandbox.member("g", "alice")["tmuxPaneId"]
         .as_str()
         .unwrap()
         .to_owned();
-    keys(&server, "top", &["j", "Enter"]);
+    keys(server, "top", &["j", "Enter"]);
     eventually("the client to go to the team's session", || {
         clients().trim() == "swarm-g"
     });
@@ -365,15 +403,28 @@ fn enter_inside_tmux_takes_the_client_to_the_members_pane() {
 #[test]
 fn top_opened_late_shows_what_was_said_and_a_header_that_fits() {
     let sandbox = Sandbox::new();
-    let server = TmuxServer::start(&sandbox);
     let says = format!("{} send team-lead 'said before top'", bin());
-    let toml = format!(
-        "name = \"h\"\n[[member]]\nname = \"talker\"\ncommand = [\"sh\", \"-c\", \"{says}\"]\n\
-         [[member]]\nname = \"sleeper\"\ncommand = [\"sleep\", \"1000\"]\n\
-         [[member]]\nname = \"failing\"\ncommand = [\"sh\", \"-c\", \"exit 3\"]\n\
-         [[member]]\nname = \"stopped\"\ncommand = [\"sleep\", \"1000\"]\n"
+    let team = Team::up(
+        &sandbox,
+        &format!(
+            r#"
+name = "h"
+[[member]]
+name = "talker"
+command = ["sh", "-c", "{says}"]
+[[member]]
+name = "sleeper"
+command = ["sleep", "1000"]
+[[member]]
+name = "failing"
+command = ["sh", "-c", "exit 3"]
+[[member]]
+name = "stopped"
+command = ["sleep", "1000"]
+"#,
+        ),
     );
-    up(&sandbox, &server, "h", &toml);
+    let server = team.server();
     for (name, ended) in [("talker", "exited"), ("failing", "failed")] {
         eventually(&format!("{name} to end"), || {
             state(&sandbox, "h", name) == ended
@@ -413,14 +464,14 @@ fn top_opened_late_shows_what_was_said_and_a_header_that_fits() {
         .success()
         .stdout_has("said before top");
 
-    open_top(&server, "top", "h", 120, 40);
+    open_top(server, "top", "h", 120, 40);
     shows(
-        &server,
+        server,
         "top",
         "what talker said, read before",
         "said before top",
     );
-    let screen = screen(&server, "top");
+    let screen = screen(server, "top");
     let header = screen.lines().next().unwrap_or_default();
     assert!(
         header
@@ -437,14 +488,13 @@ fn top_opened_late_shows_what_was_said_and_a_header_that_fits() {
         "talker's last message out is not shown:\n{screen}"
     );
 
-    keys(&server, "top", &["?"]);
+    keys(server, "top", &["?"]);
     shows(
-        &server,
+        server,
         "top",
         "the help's last line, whole",
         "each action runs as its `swarm` command would, with your permissions",
     );
-    keys(&server, "top", &["Escape", "q"]);
-    shows(&server, "top", "top quitting", "top-ended-0");
-    down(&sandbox, "h");
+    keys(server, "top", &["Escape", "q"]);
+    shows(server, "top", "top quitting", "top-ended-0");
 }

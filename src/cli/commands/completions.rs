@@ -1,11 +1,10 @@
 //! `swarm completions SHELL`: print a completion script for bash, zsh, fish, elvish or PowerShell.
 //! Dynamic completion of names (`COMPLETE=bash swarm`) is answered in `cli::run`, by `cli/complete.rs`.
 
-use std::io::Write;
-
 use clap_complete::Shell;
 
 use crate::cli::context::Context;
+use crate::cli::output;
 use crate::error::Result;
 
 #[derive(Debug, clap::Args)]
@@ -28,8 +27,5 @@ pub(crate) fn run(_ctx: &Context, args: Args, mut command: clap::Command) -> Res
     // must stay a quiet exit.
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, "swarm", &mut script);
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(&script)?;
-    stdout.flush()?;
-    Ok(())
+    output::bytes(&script)
 }

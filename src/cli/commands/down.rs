@@ -2,7 +2,6 @@
 //! down; those that have not ended by the timeout are stopped, the lead last; then their panes go
 //! (`member/down.rs`). With `--rm`, the team is then removed as `swarm rm` removes it.
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 use clap_complete::engine::ArgValueCandidates;
@@ -13,13 +12,9 @@ use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::removal::{self, ArchiveArgs};
-use crate::cluster::control::{self, DownReply, DownRequest};
-use crate::error::{Error, Result};
-use crate::format::config::TeamConfig;
-use crate::member::down::{self, Down, Outcome, Report};
+use crate::error::Result;
+use crate::member::down::{Down, Outcome};
 use crate::policy::{self, Action};
-use crate::store::node::Reach;
-use crate::store::team::Team;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
 const JSON: &str = r#"JSON output (--json), one line per event:
@@ -85,22 +80,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     };
     // What an `up` it waited for has placed meanwhile is read again.
     let config = team.load()?;
-    // Every other host's node takes its members down first; one that cannot be reached is
-    // reported once this host's members are down too.
-    let unreached = down_elsewhere(ctx, &team, &config, how)?;
-    let outcome = down::down(&team, &held, how, |report| {
-        removal::report_down(ctx, report)
+    let outcome = ctx.fleet().down(&team, &config, &held, how, |event| {
+        removal::report_down(ctx, event)
     })?;
-    if !unreached.is_empty() {
-        return Err(Error::runtime(format!(
-            "team {} is down here, but not on {}",
-            team.name(),
-            unreached.join("; ")
-        ))
-        .with_hint(
-            "once the NATS server and that host's node answer again, run `swarm down` once more",
-        ));
-    }
     if ctx.json {
         output::json_line(&json!({
             "event": "down",
@@ -129,89 +111,4 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         args.archive,
         "stop what is left with `swarm down --force`, then remove it with `swarm rm`",
     )
-}
-
-/// Asks the node of every other host with members of the team to take them down there, printing
-/// what it reports; returns each host that could not be reached, with why.
-fn down_elsewhere(
-    ctx: &Context,
-    team: &Team,
-    config: &TeamConfig,
-    how: Down,
-) -> Result<Vec<String>> {
-    let reach = Reach::look(&ctx.home);
-    let hosts: BTreeSet<&str> = config
-        .members
-        .iter()
-        .filter_map(|m| m.host.as_deref())
-        .filter(|host| reach.is_remote(Some(host)))
-        .collect();
-    let request = DownRequest {
-        team: team.name().to_owned(),
-        timeout_ms: u64::try_from(how.timeout.as_millis()).unwrap_or(u64::MAX),
-        force: how.force,
-    };
-    let wait = how.timeout + control::stop_wait();
-    // What the other hosts wait for is said before their answers, which come once they are done.
-    let elsewhere: Vec<String> = config
-        .members
-        .iter()
-        .filter(|m| m.host.as_deref().is_some_and(|host| hosts.contains(host)))
-        .filter(|m| m.state.is_some_and(|state| !state.is_final()) && m.name != config.lead_name())
-        .map(|m| m.name.clone())
-        .collect();
-    if !how.force && !elsewhere.is_empty() {
-        removal::report_down(
-            ctx,
-            Report::Waiting {
-                names: &elsewhere,
-                timeout: how.timeout,
-            },
-        )?;
-    }
-    // Every host at once: each gives its members the whole timeout, so the hosts' waits overlap
-    // rather than add up.
-    let answers: Vec<(&str, Result<DownReply>)> = std::thread::scope(|scope| {
-        let asked: Vec<_> = hosts
-            .iter()
-            .map(|&host| {
-                let request = &request;
-                let home = &ctx.home;
-                (
-                    host,
-                    scope.spawn(move || control::ask(home, host, control::DOWN, request, wait)),
-                )
-            })
-            .collect();
-        asked
-            .into_iter()
-            .map(|(host, asked)| {
-                let answer = asked
-                    .join()
-                    .unwrap_or_else(|_| Err(Error::runtime(format!("asking host {host} failed"))));
-                (host, answer)
-            })
-            .collect()
-    });
-    let mut unreached = Vec::new();
-    for (host, answer) in answers {
-        match answer {
-            Ok(reply) => {
-                // What the host reported stands even if this host cannot write it down now;
-                // the roster brings the same records.
-                if let Err(err) = control::take_records(team, reply.members) {
-                    tracing::warn!("cannot record what host {host} reported: {err}");
-                }
-                for line in reply.lines {
-                    if ctx.json {
-                        output::json_line(&json!({"event": "remote", "host": host, "line": line}))?;
-                    } else {
-                        output::line(format!("{host}: {line}"))?;
-                    }
-                }
-            }
-            Err(err) => unreached.push(format!("{host} ({})", err.message())),
-        }
-    }
-    Ok(unreached)
 }

@@ -36,7 +36,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let config = team.load()?;
     let name = match named {
         Some(name) => {
-            ctx.inbox_is_here(&config, name.as_str())?;
+            ctx.fleet().inbox_is_here(&config, name.as_str())?;
             name
         }
         None => ctx.member_of(&config)?.name().clone(),

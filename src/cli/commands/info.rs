@@ -30,7 +30,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let (team, name) = ctx.member_team(&args.name)?;
-    let observed = Observed::take(&team)?;
+    let observed = Observed::take(&team, &ctx.fleet())?;
     let member = observed.config.require_member(name.as_str())?;
     let seen = observed.seen(member);
     let log = member

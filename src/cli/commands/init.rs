@@ -29,7 +29,7 @@ pub(crate) struct Args {
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let file = TeamFile::load(&args.teamfile)?;
     let prepared = prepare::prepare(&ctx.home, &file, &|key| std::env::var(key).ok());
-    let team = seal::create(&ctx.home, &prepared.config, false)?;
+    let team = seal::create(&ctx.home, &ctx.fleet(), &prepared.config, false)?;
     let made = tasks::create(&ctx.home, &file)?;
     let names: Vec<&str> = prepared.config.roster();
     if ctx.json {

@@ -10,7 +10,6 @@ use crate::error::{Error, Result};
 use crate::format::config::Member;
 use crate::format::settings::Color;
 use crate::policy::{self, Action};
-use crate::store::node;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
 const JSON: &str = r#"JSON output (--json), one document:
@@ -36,7 +35,6 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         .unwrap_or_default();
     let config = team.load()?;
     policy::allow(&config, &ctx.caller(&config)?, Action::Join)?;
-    let host = node::host_of_new_member(&ctx.home, &config)?;
     let color = team.update(|config| {
         if config.member(name.as_str()).is_some() {
             return Err(Error::usage(format!(
@@ -49,7 +47,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         let mut member = Member::new(name.as_str(), &config.name, clock::now_ms());
         member.color = Some(color.as_str().to_owned());
         member.cwd = cwd;
-        member.host = host;
+        ctx.fleet().place_new_member(config, &mut member)?;
         config.members.push(member);
         Ok(color)
     })?;

@@ -8,7 +8,8 @@ use crate::member::signer::agent;
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The team whose keys it holds
-    #[arg(value_name = "TEAM")]
+    // Not the id `team`: that is the global `--team`'s, which every subcommand takes.
+    #[arg(id = "team_arg", value_name = "TEAM")]
     pub(crate) team: String,
 
     /// The team's lead: the only member whose pane it serves
@@ -17,5 +18,5 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
-    agent::serve(&ctx.home, &args.team, &args.lead)
+    agent::serve(&ctx.home, Box::new(ctx.fleet()), &args.team, &args.lead)
 }

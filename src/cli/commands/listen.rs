@@ -1,6 +1,8 @@
 //! `swarm listen [--label L]`: open a peer socket in this terminal and print what arrives, each
 //! under a name it can be answered at, until interrupted. Without a label it is reached as
-//! `uds:user`. The socket and its registry entry are removed on exit, Ctrl-C included.
+//! `uds:user`. The socket and its registry entry are removed on exit, Ctrl-C included. A Claude
+//! Code session's SendMessage to it is printed too, under the session's own socket
+//! (docs/ARCHITECTURE.md, "Peers").
 
 use std::io::Write;
 use std::sync::Arc;
@@ -8,12 +10,14 @@ use std::sync::Arc;
 use tokio::signal::unix::{Signal, SignalKind};
 
 use crate::base::names::Name;
+use crate::base::process::Pinned;
 use crate::base::text::for_terminal;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::{Error, Result};
 use crate::member::identity;
-use crate::peer::{Incoming, Listener, Request, Sink};
+use crate::member::notify::{self, Asked, State};
+use crate::peer::{Control, ControlFrame, Handlers, Incoming, Listener, Request, Sink};
 use crate::policy::{PERSON, Whereabouts};
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
@@ -84,7 +88,7 @@ async fn listen(ctx: &Context, args: Args) -> Result<()> {
     let sink: Sink = Arc::new(move |incoming: &Incoming| {
         // Shown under the name of whoever really sent it, never the one it claims.
         let message = Request {
-            from: identity::peer_sender(&home, &incoming.sender, &incoming.message.from)?,
+            from: identity::incoming_sender(&home, incoming)?,
             ..incoming.message.clone()
         };
         if json {
@@ -93,8 +97,34 @@ async fn listen(ctx: &Context, args: Args) -> Result<()> {
             output::line(crate::format::message::framed(&message.from, &message.text))
         }
     });
+    let own = listener.address();
+    let control: Control = Arc::new(move |frame: &ControlFrame, sender: &Arc<Pinned>| {
+        match notify::read(frame, sender)? {
+            // A person's terminal has no idle to tell of: the subscriber hears so at once, on a
+            // thread of its own, since it waits for this connection to close first.
+            Asked::Notify(subscription) => {
+                let own = own.clone();
+                std::thread::spawn(move || {
+                    if let Err(err) = subscription.answer(State::Unavailable, Some(&own)) {
+                        tracing::warn!(
+                            "cannot answer {}: {}",
+                            subscription.describe(),
+                            err.message()
+                        );
+                    }
+                });
+            }
+            Asked::Noted(what) => tracing::info!("{what}"),
+        }
+        Ok(())
+    });
+    let handlers = Handlers {
+        sink,
+        ledger: None,
+        control,
+    };
     tokio::select! {
-        () = listener.serve(sink, None) => {}
+        () = listener.serve(handlers) => {}
         _ = interrupt.recv() => {}
         _ = terminate.recv() => {}
         _ = hangup.recv() => {}

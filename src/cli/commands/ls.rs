@@ -38,7 +38,7 @@ pub(crate) fn run(ctx: &Context, _args: Args) -> Result<()> {
     for name in list_teams(&ctx.home)? {
         let team = Team::open(&ctx.home, &name)?;
         // Live as `status` sees it: the same observation, panes and processes included.
-        let observed = match Observed::take(&team) {
+        let observed = match Observed::take(&team, &ctx.fleet()) {
             Ok(observed) => observed,
             Err(err) => {
                 tracing::warn!("skipping team {name}: {err}");

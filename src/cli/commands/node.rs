@@ -48,7 +48,7 @@ While the NATS server cannot be reached the node keeps running and keeps trying;
 other hosts wait in the local inbox files and go once it is back.
 
 JSON OUTPUT
-    None: the node prints one line to stderr each time it connects or loses the server. Its \
+    None: the node prints one line to stderr each time it connects or loses the server (-q silences them). Its \
 state is in <home>/node/node.json; `swarm status --json` reports it.";
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {

@@ -16,12 +16,14 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::MAX_TEXT_BYTES;
 use crate::format::settings::PermissionMode;
 use crate::format::structured::{PlanApprovalRequest, Structured, plan_request_id};
+use crate::member::answer::{self, PlanVerdict};
+use crate::member::seal;
 use crate::member::verify;
-use crate::member::{answer, seal};
 use crate::policy::{self, Action};
 use crate::protocol::exchange::AnswerWatch;
 
 #[derive(Debug, clap::Subcommand)]
+#[command(defer = true)]
 pub(crate) enum Command {
     /// Send your plan to the lead for approval; prints the request id
     Submit(SubmitArgs),
@@ -116,7 +118,7 @@ fn submit(ctx: &Context, args: SubmitArgs) -> Result<()> {
     } else {
         None
     };
-    seal::request(&team, &config, &caller, &lead, &message)?;
+    seal::request(&team, &ctx.fleet(), &config, &caller, &lead, &message)?;
     let Some(watch) = watch else {
         return if ctx.json {
             output::json(&json!({"requestId": request_id, "to": lead}))
@@ -172,12 +174,15 @@ fn respond(
     let caller = ctx.caller(&config)?;
     let subject = answer::plan(
         &team,
+        &ctx.fleet(),
         &config,
         &caller,
         request_id,
-        approved,
-        permission_mode,
-        feedback,
+        PlanVerdict {
+            approved,
+            permission_mode,
+            feedback,
+        },
     )?;
     let verdict = if approved { "approved" } else { "rejected" };
     if ctx.json {

@@ -10,7 +10,6 @@ use crate::base::names::Name;
 use crate::cli::context::Context;
 use crate::cli::removal::{self, ArchiveArgs};
 use crate::cli::{output, render};
-use crate::cluster::removal as removing;
 use crate::error::Result;
 use crate::member::liveness::Observed;
 use crate::member::remove::Removal;
@@ -64,7 +63,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             continue;
         }
         let observed = match Team::open(&ctx.home, &name).and_then(|team| {
-            let observed = Observed::take(&team)?;
+            let observed = Observed::take(&team, &ctx.fleet())?;
             Ok((team, observed))
         }) {
             Ok(found) => found,
@@ -111,7 +110,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             }
             continue;
         }
-        match removing::remove(team, args.archive.format())? {
+        match ctx.fleet().remove(team, args.archive.format())? {
             Removal::Removed(archived) => {
                 removal::report(ctx, team.name(), archived.as_deref(), Some(*at))?;
             }

@@ -12,6 +12,7 @@ use crate::base::names::Name;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::removal::{self, ArchiveArgs};
+use crate::cluster::fleet::DownEvent;
 use crate::error::Result;
 use crate::member::down::{self, Down, Outcome};
 use crate::member::liveness::Observed;
@@ -81,7 +82,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 /// lock, then removed.
 fn remove(ctx: &Context, team: &Team, args: &Args) -> Result<()> {
     let held = removal::claim(team)?;
-    let observed = Observed::take(team)?;
+    let observed = Observed::take(team, &ctx.fleet())?;
     let live: Vec<String> = observed.live().map(str::to_owned).collect();
     if !live.is_empty() {
         if !args.force {
@@ -96,7 +97,9 @@ fn remove(ctx: &Context, team: &Team, args: &Args) -> Result<()> {
             timeout: Duration::ZERO,
             force: true,
         };
-        let outcome = down::down(team, &held, how, |report| removal::report_down(ctx, report))?;
+        let outcome = down::down(team, &ctx.fleet(), &held, how, |report| {
+            removal::report_down(ctx, DownEvent::Here(report))
+        })?;
         if outcome == Outcome::LeadSpared {
             return Err(removal::lead_runs_this(team.name()));
         }

@@ -26,5 +26,11 @@ pub(crate) struct Args {
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let name = Name::parse("member", &args.name)?;
-    supervisor::run(ctx.team()?, name, args.log_max, args.env_file)
+    supervisor::run(
+        ctx.team()?,
+        Box::new(ctx.fleet()),
+        name,
+        args.log_max,
+        args.env_file,
+    )
 }

@@ -1,6 +1,7 @@
 //! `swarm send TO [TEXT|-]`: a message to a member, to `user` (the person at the keyboard, in
 //! every team), to every member but yourself (`*`), or to a `uds:` peer (`uds:user`: the person's
-//! listener, else their inbox). Text that is a protocol message obeys the protocol rules.
+//! listener, else their inbox; a Claude Code session's socket, in Claude Code's own frame). Text
+//! that is a protocol message obeys the protocol rules.
 
 use std::io::Write;
 
@@ -15,7 +16,8 @@ use crate::cli::output;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::member::identity;
-use crate::member::{seal, send};
+use crate::member::seal;
+use crate::member::send::{self, Outgoing};
 use crate::peer;
 use crate::policy::{self, Action, PERSON, Whereabouts};
 use crate::protocol::rules::Recipient;
@@ -90,12 +92,15 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let caller = ctx.caller(&config)?;
     let sent = send::send(
         &team,
+        &ctx.fleet(),
         &config,
         &caller,
         recipient,
-        &text,
-        structured,
-        args.summary.as_deref(),
+        Outgoing {
+            text: &text,
+            structured,
+            summary: args.summary.as_deref(),
+        },
     )?;
     if ctx.json {
         return output::json(&json!({"msg_id": sent.id, "from": sent.from, "to": sent.to}));
@@ -119,6 +124,13 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
         pane => identity::sender_name(pane).unwrap_or_default(),
     };
     let delivered = peer::resolve(&ctx.home, target, &runs_outside).and_then(|(path, entry)| {
+        if entry.is_none() && peer::is_claude_socket(&path) {
+            // A Claude Code session's: in its own frame, answerable at a socket of ours.
+            let reply_to = reply_socket(ctx, &runs_outside)?;
+            let name = from.strip_prefix("uds:").unwrap_or(&from);
+            let msg_id = send::to_claude(&path, name, reply_to.as_deref(), text)?;
+            return Ok((msg_id, from.clone()));
+        }
         let mut request = peer::Request {
             from,
             text: text.to_owned(),
@@ -128,7 +140,7 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
             lead_sig: None,
         };
         // To a member's socket from the lead's side, signed as its inbox would have it.
-        let msg_id = send::to_peer(&ctx.home, &path, entry.as_ref(), &mut request)?;
+        let msg_id = send::to_peer(&ctx.home, &ctx.fleet(), &path, entry.as_ref(), &mut request)?;
         Ok((msg_id, request.from))
     });
     let (msg_id, from) = match delivered {
@@ -146,6 +158,26 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
         );
     }
     output::line(msg_id)
+}
+
+/// The socket of ours a Claude Code session answers at: a member's own (its supervisor's), or
+/// outside every pane the person's listener on this terminal (`SWARM_SOCKET`'s, else the newest
+/// here); none without one.
+fn reply_socket(
+    ctx: &Context,
+    runs_outside: &dyn Fn(&peer::PeerEntry) -> bool,
+) -> Result<Option<std::path::PathBuf>> {
+    Ok(match ctx.whereabouts()? {
+        Whereabouts::Pane { team, member, .. } => Team::open(&ctx.home, team)?
+            .load()?
+            .member(member)
+            .and_then(|m| m.socket.as_deref())
+            .map(std::path::PathBuf::from),
+        Whereabouts::Outside => {
+            peer::own_listener(&ctx.home, runs_outside).map(|listener| listener.socket)
+        }
+        Whereabouts::Unknown(_) => None,
+    })
 }
 
 /// `send uds:user` with no terminal listening: into `user`'s inbox of the team the sender is a
@@ -170,7 +202,7 @@ fn leave_for_person(
     let summary = summary.map_or_else(|| derive_summary(text), str::to_owned);
     let color = config.member(me.as_str()).and_then(|m| m.color.clone());
     let mut message = InboxMessage::new(me.as_str(), text, Some(&summary), color.as_deref());
-    seal::seal(&team, &config, PERSON, &mut message)?;
+    seal::seal(&team, &ctx.fleet(), &config, PERSON, &mut message)?;
     team.mailbox(PERSON)
         .append(std::slice::from_ref(&message))?;
     {

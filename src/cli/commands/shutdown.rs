@@ -17,6 +17,7 @@ use crate::policy::{self, Action};
 use crate::protocol::exchange::AnswerWatch;
 
 #[derive(Debug, clap::Subcommand)]
+#[command(defer = true)]
 pub(crate) enum Command {
     /// Ask a teammate to shut down (lead only); prints the request id
     Request(RequestArgs),
@@ -103,7 +104,14 @@ fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
     } else {
         None
     };
-    seal::request(&team, &config, &caller, name.as_str(), &message)?;
+    seal::request(
+        &team,
+        &ctx.fleet(),
+        &config,
+        &caller,
+        name.as_str(),
+        &message,
+    )?;
     let Some(watch) = watch else {
         return if ctx.json {
             output::json(&json!({"requestId": request_id, "to": name.as_str()}))
@@ -152,7 +160,7 @@ fn answer(ctx: &Context, request_id: &str, rejection: Option<String>) -> Result<
     let config = team.load()?;
     let caller = ctx.caller(&config)?;
     let approved = rejection.is_none();
-    let lead = answer::shutdown(&team, &config, &caller, request_id, rejection)?;
+    let lead = answer::shutdown(&team, &ctx.fleet(), &config, &caller, request_id, rejection)?;
     let verdict = if approved { "approved" } else { "rejected" };
     if ctx.json {
         return output::json(&json!({

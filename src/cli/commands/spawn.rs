@@ -13,6 +13,7 @@ use crate::base::clock;
 use crate::cli::args::resolve_cwd;
 use crate::cli::context::Context;
 use crate::cli::output;
+use crate::cluster::fleet::Fleet;
 use crate::error::{Error, Result};
 use crate::format::paste::PasteFormat;
 use crate::format::settings::{Color, Delivery, Isolation, Profile, Protocol};
@@ -27,7 +28,6 @@ use crate::launch::worktree;
 use crate::member::seal;
 use crate::member::stop;
 use crate::policy::{self, Action};
-use crate::store::node;
 use crate::store::team::Team;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
@@ -174,6 +174,7 @@ fn parse_env(raw: &str) -> std::result::Result<(String, String), String> {
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let here = resolve_cwd(None)?;
     let team = ctx.team()?;
+    let fleet = ctx.fleet();
     let config = team.load()?;
     policy::allow(&config, &ctx.caller(&config)?, Action::Spawn)?;
     let launch_settings = config.launch.clone().unwrap_or_default();
@@ -235,10 +236,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         prepare::teammate(&launch_team, &spec, color, clock::now_ms(), &|key| {
             std::env::var(key).ok()
         });
-    member.host = node::host_of_new_member(&ctx.home, &config)?;
     seal::give_key(&ctx.home, team.name(), &lead, &mut member, &mut plan.env)?;
-    // Keyed on this host: in a team across hosts, the other hosts ask this one to sign for it.
-    member.key_host.clone_from(&member.host);
+    fleet.place_new_member(&config, &mut member)?;
     plan.argv = member.argv.clone().unwrap_or_default();
     team.update(|config| {
         if config.member(name.as_str()).is_some() {
@@ -256,11 +255,12 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let placed = (|| {
         undo.created_inbox = team.mailbox(name.as_str()).ensure()?;
         if let Some(prompt) = &spec.prompt {
-            undo.prompt = seal::deliver_prompt(&team, &team.load()?, name.as_str(), prompt)?;
+            undo.prompt =
+                seal::deliver_prompt(&team, &fleet, &team.load()?, name.as_str(), prompt)?;
         }
         panes::place_member(&team, &plan, &layout, args.socket.as_deref())
     })();
-    let info = placed.map_err(|err| undo.apply(&team, name.as_str(), err))?;
+    let info = placed.map_err(|err| undo.apply(&team, &fleet, name.as_str(), err))?;
     if ctx.json {
         return output::json(&json!({"name": name.as_str(), "pane": info.pane, "argv": plan.argv}));
     }
@@ -278,13 +278,13 @@ impl Undo {
     /// Takes the member back out: ends what its pane started, if a pane was placed, removes it
     /// from config.json, and withdraws its prompt and the inbox `spawn` created. Returns `err`,
     /// saying what was undone, or what could not be.
-    fn apply(self, team: &Team, name: &str, err: Error) -> Error {
+    fn apply(self, team: &Team, fleet: &Fleet, name: &str, err: Error) -> Error {
         let undone = (|| -> Result<()> {
             let placed = team.load()?.member(name).is_some_and(|m| {
                 !m.tmux_pane_id.is_empty() || m.supervisor_pid.is_some() || m.pid.is_some()
             });
             if placed {
-                stop::stop(team, &[name.to_owned()], "spawn failed")?;
+                stop::stop(team, fleet, &[name.to_owned()], "spawn failed")?;
             }
             team.update(|config| {
                 config.members.retain(|m| m.name != name);

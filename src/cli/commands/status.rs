@@ -18,7 +18,7 @@ use crate::error::Result;
 use crate::format::config::{Member, TeamConfig};
 use crate::format::task::Status;
 use crate::member::ending;
-use crate::member::liveness::{Observed, Seen};
+use crate::member::liveness::Seen;
 use crate::store::mailbox::SetAside;
 use crate::store::tasks::{Board, TaskList};
 use crate::store::team::Team;
@@ -119,10 +119,12 @@ fn current_task(board: &Board, member: &str) -> Option<CurrentTask> {
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let team = ctx.team_or(args.team.as_deref())?;
-    let observed = Observed::take(&team)?;
+    let fleet = ctx.fleet();
+    let observation = fleet.observe(&team)?;
+    let observed = &observation.observed;
     let config = &observed.config;
     // A member that ended still holding tasks gives them back before the board is shown.
-    if let Err(err) = ending::finish_releases(&team, config) {
+    if let Err(err) = ending::finish_releases(&team, &fleet, config) {
         tracing::warn!("tasks of members that ended are not all returned yet: {err}");
     }
     let list = TaskList::new(&ctx.home, team.name());
@@ -133,10 +135,12 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     };
     let rows = observed
         .members()
-        .map(|(member, seen)| member_status(&team, &board, member, seen, !observed.is_here(member)))
+        .map(|(member, seen)| {
+            let unread = observation.unread(&team, member)?;
+            Ok(member_status(&team, &board, member, seen, unread))
+        })
         .collect::<Result<Vec<_>>>()?;
     let counts = TaskCounts::of(&board);
-    let spread = config.spans_hosts();
     if ctx.json {
         let mut out = serde_json::json!({
             "team": config.name,
@@ -145,11 +149,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             "members": rows,
             "tasks": counts,
         });
-        if spread {
-            out["node"] = serde_json::json!({
-                "host": observed.reach.here,
-                "connected": observed.reach.connected,
-            });
+        if let Some(node) = &observation.node {
+            out["node"] = serde_json::json!(node);
         }
         return output::json(&out);
     }
@@ -158,8 +159,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         .filter(|(_, seen)| *seen != Seen::NotStarted)
         .count();
     print(config, launched, &rows, &counts)?;
-    if spread && !observed.reach.connected {
-        let here = observed.reach.here.as_deref().unwrap_or("this host");
+    if let Some(node) = observation.node.as_ref().filter(|node| !node.connected) {
+        let here = node.host.as_deref().unwrap_or("this host");
         output::line(format!(
             "! {here} is disconnected: its swarm node does not run or does not reach the NATS server; members on other hosts show as unreachable"
         ))?;
@@ -167,21 +168,14 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn member_status(
+fn member_status(
     team: &Team,
     board: &Board,
     member: &Member,
     seen: Seen,
-    remote: bool,
-) -> Result<MemberStatus> {
+    unread: Option<usize>,
+) -> MemberStatus {
     let mailbox = team.mailbox(&member.name);
-    // A member on another host reads its inbox there; the file here only holds what waits to
-    // cross.
-    let unread = if remote {
-        None
-    } else {
-        Some(mailbox.peek()?.len())
-    };
     let file_times = [
         mailbox.inbox_path().to_path_buf(),
         mailbox.history_path().to_path_buf(),
@@ -193,7 +187,7 @@ pub(crate) fn member_status(
         .into_iter()
         .flatten();
     let last_activity = file_times.chain(record_times).filter(|ms| *ms > 0).max();
-    Ok(MemberStatus {
+    MemberStatus {
         name: member.name.clone(),
         agent_id: member.agent_id.clone(),
         host: member.host.clone(),
@@ -207,7 +201,7 @@ pub(crate) fn member_status(
         verifies: member.lead_verify_key.is_some(),
         set_aside: mailbox.set_aside(),
         task: current_task(board, &member.name),
-    })
+    }
 }
 
 fn modified_ms(path: &Path) -> Option<u64> {

@@ -9,7 +9,6 @@ use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::removal;
 use crate::cli::{output, render};
-use crate::cluster;
 use crate::error::Result;
 use crate::launch::lock::TAKE_DOWN_WAIT;
 use crate::policy::{self, Action};
@@ -48,9 +47,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             )?)
         }
     };
-    // Members on other hosts are stopped by their own nodes (docs/ARCHITECTURE.md, "Roster,
-    // control and status across hosts").
-    let stopped = cluster::stop::stop_as(&team, name.as_ref(), |config| ctx.caller(config))?;
+    let stopped = ctx
+        .fleet()
+        .stop(&team, name.as_ref(), |config| ctx.caller(config))?;
     let config = team.load()?;
     for (name, state) in &stopped {
         let Some(member) = config.member(name) else {

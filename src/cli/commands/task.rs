@@ -15,7 +15,8 @@ use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
-use crate::cluster::tasks::Replica;
+use crate::cluster::fleet::Fleet;
+use crate::cluster::tasks::Tasks;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::format::structured::{Structured, TaskAssignment};
@@ -23,7 +24,7 @@ use crate::format::task::{MAX_DESCRIPTION_BYTES, Status, Task};
 use crate::member::{ending, seal};
 use crate::policy::{self, Action, Caller};
 use crate::protocol::exchange;
-use crate::store::tasks::{Board, Edit, Refusal, TaskList, parse_id};
+use crate::store::tasks::{Board, Refusal, TaskList, parse_id};
 use crate::store::team::Team;
 use crate::store::watcher::Watcher;
 
@@ -44,6 +45,7 @@ const JSON_TASKS: &str = r#"JSON output (--json), one document, by id: [task, ..
 its file holds it ({"id", "subject", "description", "owner"?, "status", "blocks", "blockedBy", ...})."#;
 
 #[derive(Debug, clap::Subcommand)]
+#[command(defer = true)]
 pub(crate) enum Command {
     /// Add a task; prints its id
     Add(AddArgs),
@@ -210,11 +212,11 @@ pub(crate) fn run(ctx: &Context, command: Command) -> Result<()> {
 /// The team, its config, the caller, and its task list, once the policy allows `action`.
 struct Scope {
     team: Team,
+    fleet: Fleet,
     config: TeamConfig,
     caller: Caller,
-    list: TaskList,
-    /// The server a clustered team's changes are decided on, once the first change needs it.
-    replica: std::cell::OnceCell<Replica>,
+    /// The task list, changed wherever the team runs.
+    tasks: Tasks,
 }
 
 fn scope(ctx: &Context, action: Action) -> Result<Scope> {
@@ -222,55 +224,22 @@ fn scope(ctx: &Context, action: Action) -> Result<Scope> {
     let config = team.load()?;
     let caller = ctx.caller(&config)?;
     policy::allow(&config, &caller, action)?;
+    let fleet = ctx.fleet();
     // A member that ended still holding tasks gives them back before anyone reads the board.
-    if let Err(err) = ending::finish_releases(&team, &config) {
+    if let Err(err) = ending::finish_releases(&team, &fleet, &config) {
         tracing::warn!("tasks of members that ended are not all returned yet: {err}");
     }
-    let list = TaskList::new(&ctx.home, team.name());
+    let tasks = fleet.tasks(&team, &config);
     Ok(Scope {
         team,
+        fleet,
         config,
         caller,
-        list,
-        replica: std::cell::OnceCell::new(),
+        tasks,
     })
 }
 
 impl Scope {
-    /// The one way a task command changes the list: [`TaskList::edit`] on a one-host team; on a
-    /// team that spans hosts, decided on the NATS server by compare-and-set, then written here.
-    fn edit<R>(
-        &self,
-        ids: &[u64],
-        whole_list: bool,
-        change: impl FnMut(&mut Edit) -> Result<R>,
-    ) -> Result<R> {
-        if !self.config.spans_hosts() {
-            return self.list.edit(ids, whole_list, change);
-        }
-        self.replica()?.edit(&self.list, ids, whole_list, change)
-    }
-
-    /// Claims task `id` for `claimer` ([`Edit::claim`]); on a team that spans hosts, an
-    /// exclusive claim's `busy` holds across hosts (`cluster/tasks.rs`).
-    fn claim(&self, id: u64, claimer: &str, exclusive: bool) -> Result<Task> {
-        if !self.config.spans_hosts() {
-            return self
-                .list
-                .edit(&[id], exclusive, |edit| edit.claim(id, claimer, exclusive));
-        }
-        self.replica()?.claim(&self.list, id, claimer, exclusive)
-    }
-
-    /// The server a clustered team's changes are decided on, opened once.
-    fn replica(&self) -> Result<&Replica> {
-        if let Some(replica) = self.replica.get() {
-            return Ok(replica);
-        }
-        let opened = Replica::open(self.team.home(), self.team.name())?;
-        Ok(self.replica.get_or_init(|| opened))
-    }
-
     /// The caller as a task owner: a member of the team, or the person at the keyboard.
     fn me(&self) -> Result<String> {
         Ok(policy::require_inbox(&self.config, self.caller.name().as_str())?.to_owned())
@@ -337,8 +306,8 @@ fn add(ctx: &Context, args: AddArgs) -> Result<()> {
     let blockers = ids(&args.blocked_by)?;
     let owner = args.owner.as_deref().map(|o| scope.owner(o)).transpose()?;
     scope.may_edit(None, owner.as_deref())?;
-    scope.list.ensure()?;
-    let task = scope.edit(&blockers, true, |edit| {
+    scope.tasks.list().ensure()?;
+    let task = scope.tasks.edit(&blockers, true, |edit| {
         for &blocker in &blockers {
             if edit.task(blocker).is_none() {
                 return Err(Refusal::NotFound.error(blocker));
@@ -365,15 +334,15 @@ fn add(ctx: &Context, args: AddArgs) -> Result<()> {
 
 fn list(ctx: &Context, args: ListArgs) -> Result<()> {
     let scope = scope(ctx, Action::ReadTasks)?;
-    scope.list.require()?;
-    for moved in scope.list.repair()? {
+    scope.tasks.list().require()?;
+    for moved in scope.tasks.list().repair()? {
         tracing::warn!(
             "task {} was no task; moved it aside to {}",
             moved.id,
             moved.path.display()
         );
     }
-    let board = scope.list.read()?;
+    let board = scope.tasks.list().read()?;
     let shown: Vec<&Task> = board
         .tasks
         .values()
@@ -391,7 +360,7 @@ fn list(ctx: &Context, args: ListArgs) -> Result<()> {
 fn show(ctx: &Context, raw: &str) -> Result<()> {
     let scope = scope(ctx, Action::ReadTasks)?;
     let id = parse_id(raw)?;
-    let board = scope.list.read()?;
+    let board = scope.tasks.list().read()?;
     let Some(task) = board.tasks.get(&id) else {
         return Err(Refusal::NotFound.error(id));
     };
@@ -418,14 +387,14 @@ fn claim(ctx: &Context, args: ClaimArgs) -> Result<()> {
     let me = scope.me()?;
     if let Some(raw) = &args.id {
         let id = parse_id(raw)?;
-        let task = scope.claim(id, &me, args.exclusive)?;
+        let task = scope.tasks.claim(id, &me, args.exclusive)?;
         return print_task(ctx, &task, "claimed");
     }
     // The first available task; one another claimer takes first is passed over.
     let mut after = 0;
-    while let Some(id) = scope.list.next_available(after)? {
+    while let Some(id) = scope.tasks.list().next_available(after)? {
         after = id;
-        match scope.claim(id, &me, args.exclusive) {
+        match scope.tasks.claim(id, &me, args.exclusive) {
             Ok(task) => return print_task(ctx, &task, "claimed"),
             Err(err) if err.reason() == Some(Refusal::Busy { owns: Vec::new() }.word()) => {
                 return Err(err);
@@ -445,7 +414,7 @@ fn start(ctx: &Context, raw: &str) -> Result<()> {
     let scope = scope(ctx, Action::EditTasks)?;
     let me = scope.me()?;
     let id = parse_id(raw)?;
-    let task = scope.edit(&[id], false, |edit| {
+    let task = scope.tasks.edit(&[id], false, |edit| {
         edit.claim(id, &me, false)?;
         let task = edit.task_mut(id).expect("claimed");
         task.set_status(Status::InProgress);
@@ -460,7 +429,7 @@ fn done(ctx: &Context, args: DoneArgs) -> Result<()> {
     if let Some(note) = &args.note {
         check_size("note", note)?;
     }
-    let (task, was_open) = scope.edit(&[id], false, |edit| {
+    let (task, was_open) = scope.tasks.edit(&[id], false, |edit| {
         let task = edit
             .task_mut(id)
             .ok_or_else(|| Refusal::NotFound.error(id))?;
@@ -482,7 +451,7 @@ fn done(ctx: &Context, args: DoneArgs) -> Result<()> {
 /// left) that it may start, in a plain message from the caller. The completion is what counts:
 /// a message that cannot be sent is a warning.
 fn tell_unblocked(scope: &Scope, done: &Task) {
-    let board = match scope.list.read() {
+    let board = match scope.tasks.list().read() {
         Ok(board) => board,
         Err(err) => {
             tracing::warn!(
@@ -505,8 +474,9 @@ fn tell_unblocked(scope: &Scope, done: &Task) {
             task.id(),
             task.subject()
         );
-        let told = policy::require_inbox(&scope.config, owner)
-            .and_then(|owner| seal::tell(&scope.team, &scope.config, from, owner, &text));
+        let told = policy::require_inbox(&scope.config, owner).and_then(|owner| {
+            seal::tell(&scope.team, &scope.fleet, &scope.config, from, owner, &text)
+        });
         if let Err(err) = told {
             tracing::warn!(
                 "task {} is unblocked, but its owner {owner} was not told: {err}",
@@ -519,7 +489,7 @@ fn tell_unblocked(scope: &Scope, done: &Task) {
 fn release(ctx: &Context, raw: &str) -> Result<()> {
     let scope = scope(ctx, Action::EditTasks)?;
     let id = parse_id(raw)?;
-    let task = scope.edit(&[id], false, |edit| {
+    let task = scope.tasks.edit(&[id], false, |edit| {
         let task = edit
             .task_mut(id)
             .ok_or_else(|| Refusal::NotFound.error(id))?;
@@ -558,7 +528,7 @@ fn update(ctx: &Context, args: UpdateArgs) -> Result<()> {
         let (lock, whole) = match &blockers {
             None => (vec![id], false),
             Some(new) => {
-                let board = scope.list.read()?;
+                let board = scope.tasks.list().read()?;
                 let old = board
                     .tasks
                     .get(&id)
@@ -568,7 +538,7 @@ fn update(ctx: &Context, args: UpdateArgs) -> Result<()> {
                 (all.into_iter().collect(), true)
             }
         };
-        let changed = scope.edit(&lock, whole, |edit| {
+        let changed = scope.tasks.edit(&lock, whole, |edit| {
             let Some(task) = edit.task(id) else {
                 return Err(Refusal::NotFound.error(id));
             };
@@ -633,7 +603,7 @@ fn assign(ctx: &Context, args: AssignArgs) -> Result<()> {
         })
     };
     // Every rule the message must obey is checked before the task changes.
-    let board = scope.list.read()?;
+    let board = scope.tasks.list().read()?;
     let before = board
         .tasks
         .get(&id)
@@ -647,7 +617,7 @@ fn assign(ctx: &Context, args: AssignArgs) -> Result<()> {
     )?;
     // A member that has ended is told nothing, and is given no task.
     seal::refuse_if_ended(&scope.config, sender.as_str(), &owner)?;
-    let task = scope.edit(&[id], false, |edit| {
+    let task = scope.tasks.edit(&[id], false, |edit| {
         let task = edit
             .task_mut(id)
             .ok_or_else(|| Refusal::NotFound.error(id))?;
@@ -659,6 +629,7 @@ fn assign(ctx: &Context, args: AssignArgs) -> Result<()> {
     })?;
     seal::request(
         &scope.team,
+        &scope.fleet,
         &scope.config,
         &scope.caller,
         &owner,
@@ -671,8 +642,8 @@ fn assign(ctx: &Context, args: AssignArgs) -> Result<()> {
 fn wait(ctx: &Context, args: WaitArgs) -> Result<()> {
     let scope = scope(ctx, Action::ReadTasks)?;
     let wanted = ids(&args.ids)?;
-    scope.list.require()?;
-    let watcher = Watcher::arm(scope.list.dir())?;
+    scope.tasks.list().require()?;
+    let watcher = Watcher::arm(scope.tasks.list().dir())?;
     let deadline = args.timeout.and_then(clock::deadline);
     let pick = |board: &Board| -> Result<Vec<Task>> {
         if args.all {
@@ -696,7 +667,7 @@ fn wait(ctx: &Context, args: WaitArgs) -> Result<()> {
     };
     let relevant = |file: &std::ffi::OsStr| TaskList::is_task_file(file);
     let finished = watcher.wait_for(deadline, &relevant, || {
-        let tasks = pick(&scope.list.read()?)?;
+        let tasks = pick(&scope.tasks.list().read()?)?;
         Ok(tasks.iter().all(|t| !t.is_open()).then_some(tasks))
     })?;
     let Some(tasks) = finished else {

@@ -46,7 +46,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         asked: ctx.asked()?,
     };
     logging::hold(true);
-    let exit = dashboard::run(&team, who);
+    let exit = dashboard::run(&team, &ctx.fleet(), who);
     logging::hold(false);
     match exit? {
         Exit::Quit => Ok(()),

@@ -14,8 +14,8 @@ use crate::cli::args::parse_seconds;
 use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
-use crate::cluster::control::{self, DownReply, DownRequest, Link, StartReply, StartRequest};
-use crate::cluster::settings::Sources;
+use crate::cluster::fleet::Fleet;
+use crate::cluster::spread::Spread;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::settings::Isolation;
 use crate::format::structured::Structured;
@@ -36,7 +36,6 @@ use crate::member::stop;
 use crate::member::supervisor;
 use crate::member::verify::Judges;
 use crate::store::follow::{Follower, Scope};
-use crate::store::node;
 use crate::store::tasks::TaskList;
 use crate::store::team::Team;
 
@@ -98,6 +97,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
+    let fleet = ctx.fleet();
     let file = TeamFile::load(&args.teamfile)?;
     let mut prepared = prepare::prepare(&ctx.home, &file, &|key| std::env::var(key).ok());
     for member in &file.members {
@@ -107,16 +107,16 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     }
     let destination = Destination::choose(args.socket.as_deref());
     if args.dry_run {
-        key_teammates(&mut prepared, None, |_| Ok(keys::MADE_AT_LAUNCH.to_owned()))?;
+        Spread::here().key_teammates(&mut prepared, |_| Ok(keys::MADE_AT_LAUNCH.to_owned()))?;
         return print_plans(ctx, &prepared, &destination, &file);
     }
-    // Before anything is made: a team across hosts needs this host's node and the server.
-    let mut spread = Spread::reach(ctx, &file, &mut prepared)?;
+    // Before anything is made: what runs elsewhere is set apart, refused if it cannot start.
+    let mut spread = fleet.spread(&file, &mut prepared)?;
 
     // A team with nothing to run (a lead with no command, no members yet) is made as `init`
     // makes one; its window opens with the first `swarm spawn`.
     let panes_to_place = !prepared.panes.is_empty();
-    let remote_members = spread.as_ref().map_or(0, Spread::members);
+    let members_elsewhere = spread.elsewhere();
     if args.attach && !panes_to_place {
         return Err(Error::usage(format!(
             "team {} has nothing to run yet, so there is nothing to attach to",
@@ -136,7 +136,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         // first, or it would stay theirs; the lead's word of it goes with the last run.
         if let Err(err) = previous
             .load()
-            .and_then(|config| ending::finish_releases(&previous, &config))
+            .and_then(|config| ending::finish_releases(&previous, &fleet, &config))
         {
             tracing::warn!("tasks of members that ended are not all returned yet: {err}");
         }
@@ -146,11 +146,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     // ends at once keeps its pane, so the team's window cannot close under the launcher.
     prepared.config.launching = true;
     let (team_name, lead) = (file.name.to_string(), file.lead.name.to_string());
-    // Every teammate is keyed here, those another host's node starts too.
-    key_teammates(&mut prepared, spread.as_mut(), |member| {
+    // Every teammate is keyed here, wherever it runs.
+    spread.key_teammates(&mut prepared, |member| {
         seal::make_key(&ctx.home, &team_name, &lead, member)
     })?;
-    let team = seal::create(&ctx.home, &prepared.config, true)?;
+    let team = seal::create(&ctx.home, &fleet, &prepared.config, true)?;
     // On the board before the first pane starts, so members find them.
     if let tasks::Made::Created(made) = tasks::create(&ctx.home, &file)? {
         tracing::info!("put {} on the board", count(made.len(), "task", "tasks"));
@@ -177,13 +177,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         Ok(None)
     };
     // Still under the launch lock: what a failed launch started is stopped before another `up`.
-    let placement = placed.map_err(|err| stop_placed(&team, err))?;
-    let remote = match &spread {
-        Some(spread) => spread
-            .start(&team, &file)
-            .map_err(|err| stop_placed(&team, err))?,
-        None => Vec::new(),
-    };
+    let placement = placed.map_err(|err| stop_placed(&team, &fleet, err))?;
+    let elsewhere = spread
+        .start(&team, &file)
+        .map_err(|err| stop_placed(&team, &fleet, err))?;
     // `stop NAME` does not wait for the launch lock: a member stopped while the team was placed
     // leaves a team that is not whole, and `up` says so (`--wait` reports it as it ends).
     let stopped: Vec<String> = team
@@ -226,7 +223,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             .panes
             .iter()
             .map(|p| &p.name)
-            .chain(remote.iter().flat_map(|(_, names)| names))
+            .chain(elsewhere.iter().flat_map(|(_, names)| names))
             .collect();
         placed.insert("members".into(), json!(members));
         placed.insert("attach".into(), json!(attach));
@@ -235,7 +232,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         } else {
             output::json(&placed)?;
         }
-    } else if placement.is_none() && remote_members > 0 {
+    } else if placement.is_none() && members_elsewhere > 0 {
         output::line(format!(
             "team {} is up, its members on other hosts",
             team.name()
@@ -268,7 +265,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     }
 
     if !ctx.json {
-        for (host, names) in &remote {
+        for (host, names) in &elsewhere {
             output::line(format!("on host {host}: {}", names.join(", ")))?;
         }
     }
@@ -300,9 +297,6 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     Ok(())
 }
 
-/// Exit status after Ctrl-C: 128 + SIGINT, as a shell reports a command Ctrl-C ended.
-const INTERRUPTED: i32 = 130;
-
 /// From now on Ctrl-C ends the waiting, not the team: it runs on in tmux, as after `up` without
 /// `--wait`, and stderr says so and how to stop it (docs/ARCHITECTURE.md, "Launching"). A thread
 /// of its own waits for the signal, so the wait itself needs no change.
@@ -325,125 +319,9 @@ fn on_interrupt_leave_running(ctx: &Context, team: &str) -> Result<()> {
     std::thread::spawn(move || {
         runtime.block_on(interrupt.recv());
         crate::cli::report(&said, json);
-        std::process::exit(INTERRUPTED);
+        std::process::exit(i32::from(crate::error::INTERRUPTED));
     });
     Ok(())
-}
-
-/// A team whose members name hosts (docs/ARCHITECTURE.md, "Roster, control and status across
-/// hosts"): this host's name and, when some member runs elsewhere, the server and the plans of
-/// each other host's members.
-struct Spread {
-    link: Link,
-    /// This host's name.
-    here: String,
-    /// Each other host with the plans of its members, in file order.
-    remote: Vec<(String, Vec<PanePlan>)>,
-}
-
-impl Spread {
-    /// Gives every member its host, this one's by default, and takes the other hosts' plans out
-    /// of `prepared`. Refused, with nothing made, when no node runs here or the server cannot be
-    /// reached; `None` for a team on one host.
-    fn reach(ctx: &Context, file: &TeamFile, prepared: &mut Prepared) -> Result<Option<Self>> {
-        if file.members.iter().all(|member| member.host.is_none()) {
-            return Ok(None);
-        }
-        let here = node::running(&ctx.home)?
-            .ok_or_else(|| {
-                Error::usage(format!(
-                    "team {} names hosts, but no swarm node runs on this host",
-                    file.name
-                ))
-                .with_hint("start one with `swarm node --name NAME`, in a tmux pane or as a unit (--print-unit)")
-            })?
-            .name;
-        let mut remote: Vec<(String, Vec<PanePlan>)> = Vec::new();
-        for member in &mut prepared.config.members {
-            let host = member.host.get_or_insert_with(|| here.clone()).clone();
-            if host == here {
-                continue;
-            }
-            let Some(at) = prepared.panes.iter().position(|p| p.name == member.name) else {
-                continue;
-            };
-            let plan = prepared.panes.remove(at);
-            match remote.iter_mut().find(|(h, _)| *h == host) {
-                Some((_, plans)) => plans.push(plan),
-                None => remote.push((host, vec![plan])),
-            }
-        }
-        if remote.is_empty() {
-            return Ok(None);
-        }
-        let settings = Sources::from_env()
-            .or(Sources {
-                nats: file.cluster.nats.clone(),
-                creds: file.cluster.creds.clone(),
-                ..Sources::default()
-            })
-            .settle()?
-            .ok_or_else(|| {
-                Error::usage(format!(
-                    "team {} has members on other hosts but no NATS server",
-                    file.name
-                ))
-                .with_hint("set SWARM_NATS_URL, or `nats = \"nats://host:4222\"` under [cluster]")
-            })?;
-        let link = Link::open(&settings, &format!("swarm up {}", file.name))?;
-        link.ensure_stream(file.name.as_str())?;
-        Ok(Some(Self { link, here, remote }))
-    }
-
-    fn members(&self) -> usize {
-        self.remote.iter().map(|(_, plans)| plans.len()).sum()
-    }
-
-    /// Publishes the roster and asks each other host's node to start its members, mirroring the
-    /// records it answers with. A host that fails ends what the hosts before it started.
-    fn start(&self, team: &Team, file: &TeamFile) -> Result<Vec<(String, Vec<String>)>> {
-        let config = team.load()?;
-        self.link.publish_roster(&config)?;
-        let mut started: Vec<(String, Vec<String>)> = Vec::new();
-        for (host, plans) in &self.remote {
-            let request = StartRequest {
-                config: config.clone(),
-                panes: plans.clone(),
-                layout: file.layout.as_ref().map(|l| l.as_str().to_owned()),
-            };
-            let reply: StartReply =
-                match self
-                    .link
-                    .ask(host, control::START, &request, control::START_WAIT)
-                {
-                    Ok(reply) => reply,
-                    Err(err) => return Err(self.undo(team, &started, err)),
-                };
-            control::take_records(team, reply.members)?;
-            started.push((host.clone(), plans.iter().map(|p| p.name.clone()).collect()));
-        }
-        Ok(started)
-    }
-
-    /// Takes down what `started` hosts started, after `err`; says what it could not.
-    fn undo(&self, team: &Team, started: &[(String, Vec<String>)], err: Error) -> Error {
-        let request = DownRequest {
-            team: team.name().to_owned(),
-            timeout_ms: 0,
-            force: true,
-        };
-        started.iter().fold(err, |err, (host, _)| {
-            match self
-                .link
-                .ask::<_, DownReply>(host, control::DOWN, &request, control::START_WAIT)
-            {
-                Ok(_) => err.with_note(format!("ended what host {host} started")),
-                Err(stuck) => {
-                    err.with_note(format!("cannot end what host {host} started: {stuck}"))
-                }
-            }
-        })
-    }
 }
 
 /// Clears the team's `launching` mark once `up` has placed every pane, or given up.
@@ -464,7 +342,7 @@ impl Drop for Launching<'_> {
 
 /// A launch that failed part-way stops the members whose panes it already placed, as `stop`
 /// does, so its exit 1 leaves nothing running. Returns `err`, saying what was stopped.
-fn stop_placed(team: &Team, err: Error) -> Error {
+fn stop_placed(team: &Team, fleet: &Fleet, err: Error) -> Error {
     let placed: Vec<String> = match team.load() {
         Ok(config) => config
             .members
@@ -479,7 +357,7 @@ fn stop_placed(team: &Team, err: Error) -> Error {
     if placed.is_empty() {
         return err;
     }
-    match stop::stop(team, &placed, "launch failed") {
+    match stop::stop(team, fleet, &placed, "launch failed") {
         Ok(_) => err.with_note(format!("stopped {}, already placed", placed.join(", "))),
         Err(stuck) => err.with_note(format!(
             "cannot stop {}, already placed: {stuck}",
@@ -493,7 +371,7 @@ fn refuse_if_running(ctx: &Context, name: &str) -> Result<()> {
     let Ok(team) = Team::open(&ctx.home, name) else {
         return Ok(());
     };
-    let Ok(observed) = Observed::take(&team) else {
+    let Ok(observed) = Observed::take(&team, &ctx.fleet()) else {
         return Ok(());
     };
     let live: Vec<&str> = observed.live().collect();
@@ -505,41 +383,6 @@ fn refuse_if_running(ctx: &Context, name: &str) -> Result<()> {
         live.join(", ")
     ))
     .with_hint(format!("stop it first with `swarm down {name}`")))
-}
-
-/// Gives every teammate its verify key, made by `key` (docs/ARCHITECTURE.md, "Signed lead
-/// messages"): in its argv, its pane's environment and config.json. The lead gets none. A
-/// teammate another host's node starts (`spread`) is keyed here too, its key travelling in its
-/// plan, and its record names this host as the one holding its key.
-fn key_teammates(
-    prepared: &mut Prepared,
-    spread: Option<&mut Spread>,
-    mut key: impl FnMut(&str) -> Result<String>,
-) -> Result<()> {
-    let lead = prepared.config.lead_name().to_owned();
-    let (here, remote): (Option<String>, Vec<&mut PanePlan>) = match spread {
-        Some(spread) => (
-            Some(spread.here.clone()),
-            spread
-                .remote
-                .iter_mut()
-                .flat_map(|(_, plans)| plans.iter_mut())
-                .collect(),
-        ),
-        None => (None, Vec::new()),
-    };
-    let mut plans: Vec<&mut PanePlan> = prepared.panes.iter_mut().chain(remote).collect();
-    for member in &mut prepared.config.members {
-        let Some(plan) = plans.iter_mut().find(|p| p.name == member.name) else {
-            continue;
-        };
-        if member.name != lead {
-            keys::apply(member, &mut plan.env, &key(&member.name)?);
-            plan.argv = member.argv.clone().unwrap_or_default();
-            member.key_host.clone_from(&here);
-        }
-    }
-    Ok(())
 }
 
 /// What `--dry-run` shows of each pane: its directory, its exact argv, every variable its program
@@ -712,43 +555,50 @@ fn wait_all(
         except: None,
         first: true,
     };
-    let left = liveness::follow_endings(team, awaited, deadline, Some(transcript), |event| {
-        match event {
-            // The ending line below says what the completion notice says.
-            Event::Arrived(arrival)
-                if matches!(
-                    arrival.message.structured(),
-                    Some(Structured::TaskNotification(_))
-                ) =>
-            {
-                Ok(())
-            }
-            Event::Arrived(arrival) if ctx.json => output::json_line(&render::json(
-                &arrival.message,
-                judges.judge(arrival),
-                &[
-                    ("event", json!("message")),
-                    ("to", json!(arrival.addressee())),
-                ],
-            )),
-            Event::Arrived(arrival) => output::line(render::arrival(
-                &arrival.message,
-                arrival.addressee(),
-                judges.judge(arrival),
-            )),
-            Event::Ended(member, seen) => {
-                all_well &= liveness::ended_well(seen);
-                if ctx.json {
-                    output::json_line(&render::event(
-                        "ended",
-                        render::ending(member, seen.label()),
-                    ))
-                } else {
-                    output::line(liveness::ending_line(member, seen))
+    let left = liveness::follow_endings(
+        team,
+        &ctx.fleet(),
+        awaited,
+        deadline,
+        Some(transcript),
+        |event| {
+            match event {
+                // The ending line below says what the completion notice says.
+                Event::Arrived(arrival)
+                    if matches!(
+                        arrival.message.structured(),
+                        Some(Structured::TaskNotification(_))
+                    ) =>
+                {
+                    Ok(())
+                }
+                Event::Arrived(arrival) if ctx.json => output::json_line(&render::json(
+                    &arrival.message,
+                    judges.judge(arrival),
+                    &[
+                        ("event", json!("message")),
+                        ("to", json!(arrival.addressee())),
+                    ],
+                )),
+                Event::Arrived(arrival) => output::line(render::arrival(
+                    &arrival.message,
+                    arrival.addressee(),
+                    judges.judge(arrival),
+                )),
+                Event::Ended(member, seen) => {
+                    all_well &= liveness::ended_well(seen);
+                    if ctx.json {
+                        output::json_line(&render::event(
+                            "ended",
+                            render::ending(member, seen.label()),
+                        ))
+                    } else {
+                        output::line(liveness::ending_line(member, seen))
+                    }
                 }
             }
-        }
-    })?;
+        },
+    )?;
     if !left.is_empty() {
         return Err(Error::timeout(format!(
             "still running: {}",

@@ -14,7 +14,7 @@ use crate::cli::context::Context;
 use crate::cli::output;
 use crate::cli::render;
 use crate::error::{Error, ErrorKind, Result};
-use crate::member::liveness::{self, Awaited, Observed, Seen};
+use crate::member::liveness::{self, Awaited};
 use crate::policy::Whereabouts;
 use crate::store::team::Team;
 
@@ -63,6 +63,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         let mut all_well = true;
         let left = liveness::wait_for_endings(
             &team,
+            &ctx.fleet(),
             Awaited::Launched {
                 except: own,
                 first: false,
@@ -80,7 +81,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         if !left.is_empty() {
             return Err(Error::timeout(format!(
                 "still running after {limit}s: {}",
-                described(&team, &left)?.join(", ")
+                described(ctx, &team, &left)?.join(", ")
             )));
         }
         return if all_well {
@@ -93,6 +94,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let mut well = false;
     let left = liveness::wait_for_endings(
         &team,
+        &ctx.fleet(),
         Awaited::Named(std::slice::from_ref(&member.name)),
         deadline,
         |member, seen| {
@@ -107,7 +109,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     if !left.is_empty() {
         return Err(Error::timeout(format!(
             "{} is still running after {limit}s",
-            described(&team, &left)?.join(", ")
+            described(ctx, &team, &left)?.join(", ")
         )));
     }
     if well {
@@ -117,18 +119,12 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     }
 }
 
-/// The members a wait ran out of time for, each one on a host whose node is not seen said to be
-/// unreachable: it may have ended there unheard.
-fn described(team: &Team, left: &[String]) -> Result<Vec<String>> {
-    let observed = Observed::take(team)?;
+/// The members a wait ran out of time for, each said to be unreachable when it is: it may have
+/// ended unheard.
+fn described(ctx: &Context, team: &Team, left: &[String]) -> Result<Vec<String>> {
+    let observation = ctx.fleet().observe(team)?;
     Ok(left
         .iter()
-        .map(|name| match observed.config.member(name) {
-            Some(member) if observed.seen(member) == Seen::Unreachable => format!(
-                "{name} (unreachable: the node of host {} is not seen)",
-                member.host.as_deref().unwrap_or("?")
-            ),
-            _ => name.clone(),
-        })
+        .map(|name| observation.described(name))
         .collect())
 }

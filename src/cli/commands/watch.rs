@@ -47,7 +47,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     };
     if let Some(name) = &target {
         policy::require_inbox(&config, name.as_str())?;
-        ctx.inbox_is_here(&config, name.as_str())?;
+        ctx.fleet().inbox_is_here(&config, name.as_str())?;
     }
     policy::allow(&config, &caller, Action::Read)?;
     if let Some(owner) = target.as_ref().filter(|_| args.consume) {

@@ -13,6 +13,7 @@ use crate::cluster::control::{
     Answer, DOWN, DownReply, DownRequest, FOLLOW_HOLD, LOG, LOG_TAIL_MAX, LogReply, LogRequest,
     SIGN, START, STOP, StartReply, StartRequest, StopReply, StopRequest,
 };
+use crate::cluster::fleet::Fleet;
 use crate::cluster::node::shared::Node;
 use crate::cluster::node::sign;
 use crate::cluster::subjects;
@@ -58,7 +59,7 @@ pub(crate) async fn serve(node: Arc<Node>) -> Result<()> {
                     .await
             };
             if let Err(err) = node.client.publish(reply, answer.into()).await {
-                eprintln!("swarm node {}: cannot answer a request: {err}", node.name);
+                tracing::warn!(target: "swarm::node", "swarm node {}: cannot answer a request: {err}", node.name);
             }
         });
     }
@@ -119,7 +120,7 @@ fn start(node: &Node, request: StartRequest) -> Result<StartReply> {
         .map_err(Error::usage)?;
     let _launch = LaunchLock::take(&node.home, &name)?;
     if let Ok(team) = Team::open(&node.home, &name)
-        && let Ok(observed) = Observed::take(&team)
+        && let Ok(observed) = Observed::take(&team, &Fleet::of(&node.home))
     {
         let live: Vec<&str> = observed.live_here().collect();
         if !live.is_empty() {
@@ -165,10 +166,12 @@ fn start(node: &Node, request: StartRequest) -> Result<StartReply> {
         })?;
         if let Err(err) = placed {
             let names: Vec<String> = plans.iter().map(|plan| plan.name.clone()).collect();
-            return Err(match stop::stop(&team, &names, "launch failed") {
-                Ok(_) => err,
-                Err(stuck) => err.with_note(format!("cannot stop what was placed: {stuck}")),
-            });
+            return Err(
+                match stop::stop(&team, &Fleet::of(&node.home), &names, "launch failed") {
+                    Ok(_) => err,
+                    Err(stuck) => err.with_note(format!("cannot stop what was placed: {stuck}")),
+                },
+            );
         }
     }
     Ok(StartReply {
@@ -183,7 +186,12 @@ fn records_here(node: &Node, team: &Team) -> Result<Vec<Member>> {
 
 fn stop_members(node: &Node, request: StopRequest) -> Result<StopReply> {
     let team = Team::open(&node.home, &request.team)?;
-    let stopped = stop::stop(&team, &request.members, &request.reason)?;
+    let stopped = stop::stop(
+        &team,
+        &Fleet::of(&node.home),
+        &request.members,
+        &request.reason,
+    )?;
     Ok(StopReply { stopped })
 }
 
@@ -196,7 +204,7 @@ async fn log(node: &Arc<Node>, request: LogRequest) -> Result<LogReply> {
         .off_runtime(move |node| -> Result<_> {
             let team = Team::open(&node.home, &request.team)?;
             team.load()?.require_member(&request.member)?;
-            let follow = LogFollow::new(team, &request.member);
+            let follow = LogFollow::new(team, Box::new(Fleet::of(&node.home)), &request.member);
             let Some(at) = after else {
                 let (follower, tail) = Follower::start(follow.log(), request.lines)?;
                 return Ok(Err(LogReply {
@@ -268,6 +276,7 @@ fn take_down(node: &Node, request: DownRequest) -> Result<DownReply> {
     let mut lines = Vec::new();
     down::down(
         &team,
+        &Fleet::of(&node.home),
         &held,
         Down {
             timeout: Duration::from_millis(request.timeout_ms),

@@ -167,7 +167,7 @@ async fn refuse(
     message: &jetstream::Message,
     err: &serde_json::Error,
 ) {
-    eprintln!(
+    tracing::warn!(target: "swarm::node",
         "swarm node {}: {consumer} got something on {} that is no inbox message ({err}); dropping it",
         node.name, message.subject
     );

@@ -91,7 +91,7 @@ async fn reach(home: &Home, name: &Name, settings: &Settings) -> Result<Connecti
             Ok(connection) => return Ok(connection),
             Err(err) if unreachable(&err) => {
                 if !said {
-                    eprintln!(
+                    tracing::info!(target: "swarm::node",
                         "swarm node {name}: {}; trying again until it answers",
                         err.message()
                     );
@@ -118,9 +118,9 @@ async fn report_connection(node: Arc<Node>) -> Result<()> {
         node.off_runtime(move |_| write_record(&home, &name, &url, now))
             .await?;
         if now {
-            eprintln!("swarm node {}: connected to {}", node.name, node.url);
+            tracing::info!(target: "swarm::node", "swarm node {}: connected to {}", node.name, node.url);
         } else {
-            eprintln!(
+            tracing::info!(target: "swarm::node",
                 "swarm node {}: lost the NATS server at {}; cross-host messages wait in the local files",
                 node.name, node.url
             );

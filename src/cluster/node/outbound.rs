@@ -169,7 +169,7 @@ fn set_aside_too_large(node: &Node, remote: &Remote, limit: usize) -> Result<()>
         return Ok(());
     };
     for message in &too_large {
-        eprintln!(
+        tracing::warn!(target: "swarm::node",
             "swarm node {}: a message from {} to {} is {} bytes as JSON, over the {limit} the NATS server carries: kept in {}",
             node.name,
             message.from(),

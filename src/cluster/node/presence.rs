@@ -191,7 +191,7 @@ fn same_name(me: &Beat, entry: &kv::Entry) -> Result<()> {
     }
     let first = (other.since_ms, &other.instance) < (me.since_ms, &me.instance);
     if !first {
-        eprintln!(
+        tracing::warn!(target: "swarm::node",
             "swarm node {}: another node uses this name too (pid {}, home {}); it stops",
             me.name, other.pid, other.home
         );

@@ -309,7 +309,7 @@ impl Mirror {
         }
         let (revision, published) = replica::publish_new(store, &url, &task).await?;
         if published.id() != id {
-            eprintln!(
+            tracing::info!(target: "swarm::node",
                 "swarm node {}: task {id} ({}) was also issued on another host; it is task {} now",
                 self.node.name,
                 task.subject(),

@@ -126,7 +126,7 @@ where
             if running.contains_key(&team) || !wanted(&clustered) {
                 continue;
             }
-            eprintln!(
+            tracing::info!(target: "swarm::node",
                 "swarm node {}: {service} for team {team}: here {}; elsewhere {}",
                 node.name,
                 list(&clustered.local),
@@ -177,7 +177,7 @@ where
         };
         let line = why.message().to_owned();
         if said.as_deref() != Some(line.as_str()) {
-            eprintln!(
+            tracing::info!(target: "swarm::node",
                 "swarm node {}: {service} for team {}: {line}; trying again",
                 node.name, team.team
             );

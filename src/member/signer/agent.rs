@@ -33,6 +33,7 @@ use crate::format::message::InboxMessage;
 use crate::format::signature::{KeyPair, VerifyKey, speaks_for_lead};
 use crate::member::identity;
 use crate::member::liveness::Observed;
+use crate::member::reach::Reach;
 use crate::policy::{self, Action, Role, Whereabouts};
 use crate::store::paths::Home;
 use crate::store::team::Team;
@@ -62,9 +63,9 @@ struct Served {
     started_ms: u64,
 }
 
-/// Runs the agent of `team` until it is no longer needed. Returns at once when another agent
-/// already serves the team.
-pub(crate) fn serve(home: &Home, team: &str, lead: &str) -> Result<()> {
+/// Runs the agent of `team` until it is no longer needed (`reach` tells where its members run).
+/// Returns at once when another agent already serves the team.
+pub(crate) fn serve(home: &Home, reach: Box<dyn Reach>, team: &str, lead: &str) -> Result<()> {
     nix::sys::prctl::set_dumpable(false).map_err(|err| {
         Error::runtime(format!(
             "the signing agent cannot keep its memory from other processes: {err}"
@@ -107,7 +108,7 @@ pub(crate) fn serve(home: &Home, team: &str, lead: &str) -> Result<()> {
     let keys: Keys = Arc::default();
     {
         let (served, keys, socket) = (served.clone(), Arc::clone(&keys), socket.clone());
-        std::thread::spawn(move || sweep(&served, &keys, &socket, inode));
+        std::thread::spawn(move || sweep(&served, reach.as_ref(), &keys, &socket, inode));
     }
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
@@ -132,14 +133,14 @@ pub(crate) fn serve(home: &Home, team: &str, lead: &str) -> Result<()> {
 }
 
 /// Forgets keys config.json no longer records, and ends the agent when it is no longer needed.
-fn sweep(served: &Served, keys: &Keys, socket: &Path, inode: u64) {
+fn sweep(served: &Served, reach: &dyn Reach, keys: &Keys, socket: &Path, inode: u64) {
     let mut needed_at = Instant::now();
     loop {
         std::thread::sleep(SWEEP);
         // Looked at without the keys' lock: the look runs tmux and waits for config.json's lock,
         // and requests are answered meanwhile. A key made since is younger than the grace.
         let observed =
-            Team::open(&served.home, &served.team).and_then(|team| Observed::take(&team));
+            Team::open(&served.home, &served.team).and_then(|team| Observed::take(&team, reach));
         // Holding the keys' lock: no request is answered between a decision to leave and the exit.
         let mut held = keys.lock().unwrap_or_else(PoisonError::into_inner);
         let ours = fs::symlink_metadata(socket).is_ok_and(|meta| meta.ino() == inode);

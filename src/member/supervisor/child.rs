@@ -5,12 +5,13 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::os::fd::BorrowedFd;
+use std::io::IsTerminal;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 use std::process::ExitStatus;
 
 use nix::sys::signal::{SigHandler, Signal, signal};
-use nix::unistd::{Pid, getpgrp, isatty, setpgid, tcsetpgrp};
+use nix::unistd::{Pid, getpgrp, setpgid, tcsetpgrp};
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -22,8 +23,7 @@ pub(crate) struct Child {
 
 /// Whether this process runs on a terminal it can hand to the child.
 pub(crate) fn has_terminal() -> bool {
-    // SAFETY: fd 0 is open for the life of the process (or the call fails harmlessly).
-    isatty(unsafe { BorrowedFd::borrow_raw(0) }).unwrap_or(false)
+    std::io::stdin().is_terminal()
 }
 
 /// A background process that calls tcsetpgrp gets SIGTTOU; the supervisor must be able to take
@@ -36,8 +36,7 @@ pub(crate) fn ignore_terminal_stops() {
 /// Gives the terminal back to the supervisor's own group once the child has ended.
 pub(crate) fn reclaim_terminal() {
     if has_terminal() {
-        // SAFETY: as above, fd 0 outlives the call.
-        let _ = tcsetpgrp(unsafe { BorrowedFd::borrow_raw(0) }, getpgrp());
+        let _ = tcsetpgrp(std::io::stdin().as_fd(), getpgrp());
     }
 }
 
@@ -60,6 +59,7 @@ pub(crate) fn spawn(
         command.pre_exec(move || {
             setpgid(Pid::from_raw(0), Pid::from_raw(0))?;
             if foreground {
+                // Not `stdin().as_fd()`: its first use allocates, which a forked child must not.
                 tcsetpgrp(BorrowedFd::borrow_raw(0), nix::unistd::getpid())?;
             }
             // The supervisor ignores SIGTTOU; the member must not inherit that.

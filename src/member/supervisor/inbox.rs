@@ -236,7 +236,14 @@ impl Handling {
                     backend_type: Some("tmux".to_owned()),
                 });
                 let caller = Caller::member(&config, &supervisor.name)?;
-                seal::request(&supervisor.team, &config, &caller, lead, &answer)?;
+                seal::request(
+                    &supervisor.team,
+                    supervisor.reach.as_ref(),
+                    &config,
+                    &caller,
+                    lead,
+                    &answer,
+                )?;
                 judge.saw(&taken.id());
                 if let Err(err) =
                     exchange::retire(&supervisor.team, &supervisor.name, &request.request_id)

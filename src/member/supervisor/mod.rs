@@ -13,6 +13,7 @@
 //! and waits for files use the async watcher.
 
 mod child;
+mod idle;
 mod inbox;
 mod queue;
 mod seat;
@@ -46,9 +47,13 @@ use crate::launch::worktree::{self, Worktree};
 use crate::member::ending::{self, Ending};
 use crate::member::identity;
 use crate::member::logfile;
+use crate::member::notify::{self, Asked};
 use crate::member::processes::{self, Run};
+use crate::member::reach::Reach;
 use crate::member::{ANNOUNCE_WAIT, GRACE, SWEEP_GRACE};
-use crate::peer::{Incoming, Ledger, Listener, SOCKET_VAR, Sink, TakenQuery};
+use crate::peer::{
+    self, Control, ControlFrame, Handlers, Incoming, Ledger, Listener, SOCKET_VAR, Sink, TakenQuery,
+};
 use crate::policy::Whereabouts;
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
@@ -87,12 +92,20 @@ pub(crate) fn foreseen_env(plan: &PanePlan, pane: &PaneEnvironment) -> ProgramEn
     environment::program_env(pane.vars.clone(), &plan.env, &plan.env_policy, &started)
 }
 
-pub(crate) fn run(team: Team, name: Name, log_max: u64, env_file: PathBuf) -> Result<()> {
+/// Runs member `name`'s program in this pane until it ends; `reach` signs what it sends for the
+/// lead's side.
+pub(crate) fn run(
+    team: Team,
+    reach: Box<dyn Reach>,
+    name: Name,
+    log_max: u64,
+    env_file: PathBuf,
+) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|err| Error::os("start the supervisor's runtime", err))?;
-    let supervisor = Arc::new(Supervisor::new(team, name, log_max, env_file)?);
+    let supervisor = Arc::new(Supervisor::new(team, reach, name, log_max, env_file)?);
     runtime.block_on(supervisor.run())
 }
 
@@ -117,12 +130,19 @@ impl Supervisor {
         let peer = self.off_runtime(Self::open_peer_socket).await;
         let _server = peer.as_ref().map(|listener| {
             let listener = Arc::clone(listener);
-            let sink = self.inbox_sink();
-            let ledger = self.ledger();
+            let handlers = Handlers {
+                sink: self.inbox_sink(),
+                ledger: Some(self.ledger()),
+                control: self.control(),
+            };
             AbortOnDrop(tokio::spawn(async move {
-                listener.serve(sink, Some(ledger)).await;
+                listener.serve(handlers).await;
             }))
         });
+        let own = peer.as_ref().map(|listener| listener.address());
+        let _notices = own
+            .clone()
+            .map(|own| AbortOnDrop(tokio::spawn(idle::tell_when_idle(Arc::clone(&self), own))));
         let socket = peer
             .as_ref()
             .map(|listener| listener.socket().to_path_buf());
@@ -292,13 +312,24 @@ impl Supervisor {
                 })
                 .await;
         }
-        self.conclude(ending, started.elapsed()).await
+        self.conclude(ending, started.elapsed(), own).await
     }
 
-    /// Shows the ending in the pane, records it (and so notifies the lead) and lets the pane go.
-    async fn conclude(self: &Arc<Self>, ending: Ending, ran: Duration) -> Result<()> {
+    /// Shows the ending in the pane, records it (and so notifies the lead), tells whoever waits
+    /// for the member to be idle that it has ended, and lets the pane go.
+    async fn conclude(
+        self: &Arc<Self>,
+        ending: Ending,
+        ran: Duration,
+        own: Option<String>,
+    ) -> Result<()> {
         self.announce(&ending, ran).await;
-        self.record_ending(ending).await?;
+        let recorded = self.record_ending(ending).await;
+        self.off_runtime(move |this| {
+            this.answer_subscribers(notify::State::Exited, own.as_deref());
+        })
+        .await;
+        recorded?;
         self.hold_pane_while_launching().await;
         Ok(())
     }
@@ -412,6 +443,26 @@ impl Supervisor {
         })
     }
 
+    /// What Claude Code's control frames ask of the member's socket: a `notify_when_idle` waits
+    /// for the member to be idle ([`idle::tell_when_idle`]); the others are logged.
+    fn control(self: &Arc<Self>) -> Control {
+        let this = Arc::clone(self);
+        Arc::new(move |frame: &ControlFrame, sender: &Arc<Pinned>| {
+            match notify::read(frame, sender)? {
+                Asked::Notify(subscription) => {
+                    tracing::info!(
+                        "{} will tell {} when it is idle",
+                        this.name,
+                        subscription.describe()
+                    );
+                    this.subscribers.add(subscription);
+                }
+                Asked::Noted(what) => tracing::info!("{what}"),
+            }
+            Ok(())
+        })
+    }
+
     /// Stores what arrives on the peer socket in the member's inbox, durably, before the sender
     /// is acknowledged, under the name of whoever really sent it (docs/ARCHITECTURE.md, "Peers").
     /// Protocol messages stay inside the team and are refused here. So is a message from the
@@ -434,11 +485,12 @@ impl Supervisor {
                 ));
             }
             check_text_size(&request.text)?;
-            let from = identity::peer_sender(team.home(), &incoming.sender, &request.from)?;
+            let from = identity::incoming_sender(team.home(), incoming)?;
+            // Claude Code's text is wrapped: the preview is of what it says.
             let summary = request
                 .summary
                 .clone()
-                .unwrap_or_else(|| derive_summary(&request.text));
+                .unwrap_or_else(|| derive_summary(peer::claude_body(&request.text)));
             let mut message = InboxMessage::new(&from, &request.text, Some(&summary), None);
             message.set_id(&request.msg_id);
             if let Some(key) = &key
@@ -598,7 +650,7 @@ impl Supervisor {
             reason,
             worktree: None,
         };
-        self.conclude(ending, Duration::ZERO).await
+        self.conclude(ending, Duration::ZERO, None).await
     }
 
     /// Prints the ending in the pane and waits until it has reached the log, so `swarm log` after

@@ -14,10 +14,14 @@ use crate::error::Result;
 use crate::format::config::Member;
 use crate::launch::tmux::Tmux;
 use crate::member::ending;
+use crate::member::notify::Subscribers;
+use crate::member::reach::Reach;
 use crate::store::team::Team;
 
 pub(super) struct Supervisor {
     pub(super) team: Team,
+    /// Who signs what it sends for the lead's side.
+    pub(super) reach: Box<dyn Reach>,
     pub(super) name: String,
     pub(super) lead: String,
     pub(super) member: Member,
@@ -36,10 +40,18 @@ pub(super) struct Supervisor {
     /// The pane's terminal is gone; nothing more can be printed to it. Shared with the blocking
     /// threads that print on the supervisor's behalf.
     pub(super) hung_up: AtomicBool,
+    /// Claude Code sessions waiting to be told the member is idle.
+    pub(super) subscribers: Subscribers,
 }
 
 impl Supervisor {
-    pub(super) fn new(team: Team, name: Name, log_max: u64, env_file: PathBuf) -> Result<Self> {
+    pub(super) fn new(
+        team: Team,
+        reach: Box<dyn Reach>,
+        name: Name,
+        log_max: u64,
+        env_file: PathBuf,
+    ) -> Result<Self> {
         let config = team.load()?;
         let member = config.require_member(name.as_str())?.clone();
         Ok(Self {
@@ -60,8 +72,10 @@ impl Supervisor {
             name: member.name.clone(),
             member,
             team,
+            reach,
             hung_up: AtomicBool::new(false),
             taken: Mutex::default(),
+            subscribers: Subscribers::default(),
         })
     }
 
