@@ -78,7 +78,7 @@ fn judge(
         };
     }
     if let Some(run) = Run::of(team, member)
-        && !run.supervised()
+        && !run.supervisor_proven()
     {
         // Its processes are looked for by what they carry, not by asking the supervisor.
         return if processes.of(&run).is_empty() {
@@ -358,41 +358,27 @@ mod tests {
         pid
     }
 
-    /// A live process that passes for `name`'s supervisor (`… run NAME`), killed when dropped.
-    struct Supervisor(std::process::Child);
+    /// A live process left of `name`'s run after its supervisor died: it carries the run's
+    /// marker. Records the run as `state` under a supervisor that is gone; killed when dropped.
+    struct Leftover(std::process::Child);
 
-    impl Supervisor {
-        fn of(name: &str) -> Self {
+    impl Leftover {
+        fn of(team: &Team, name: &str, state: State) -> Self {
             use std::os::unix::process::CommandExt;
-            // `; :` keeps the shell from exec'ing sleep, which would change its command line.
-            // Its own group, so dropping it ends the sleep too; no inherited stdio to hold open.
-            let child = std::process::Command::new("sh")
-                .args(["-c", "sleep 600; :", "run", name])
+            set(team, name, state, dead_pid());
+            let config = team.load().unwrap();
+            let run = Run::of(team, config.member(name).unwrap()).unwrap();
+            // Its own group, so dropping it ends it; no inherited stdio to hold open. `spawn`
+            // returns once it was exec'd, with the marker in its environment.
+            let child = std::process::Command::new("sleep")
+                .arg("600")
+                .env(crate::member::processes::RUN_ID_VAR, &run.id)
                 .process_group(0)
                 .stdin(std::process::Stdio::null())
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null())
                 .spawn()
                 .unwrap();
-            // Right after exec the kernel may still show an empty command line; wait it out.
-            let cmdline = format!("/proc/{}/cmdline", child.id());
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while !std::fs::read(&cmdline).is_ok_and(|bytes| {
-                bytes.ends_with(
-                    name.as_bytes()
-                        .iter()
-                        .chain(b"\0")
-                        .copied()
-                        .collect::<Vec<u8>>()
-                        .as_slice(),
-                )
-            }) {
-                assert!(
-                    Instant::now() < deadline,
-                    "the fake supervisor never showed its command line"
-                );
-                std::thread::sleep(Duration::from_millis(1));
-            }
             Self(child)
         }
 
@@ -401,7 +387,7 @@ mod tests {
         }
     }
 
-    impl Drop for Supervisor {
+    impl Drop for Leftover {
         fn drop(&mut self) {
             crate::base::process::signal_group(self.pid(), nix::sys::signal::Signal::SIGKILL);
             let _ = self.0.wait();
@@ -481,10 +467,10 @@ mod tests {
         assert!(!seen.is_live());
     }
 
+    /// A member whose supervisor has not registered yet is judged by its pane.
     #[test]
     fn a_live_state_whose_pane_is_gone_has_vanished() {
-        let supervisor = Supervisor::of("bob");
-        let running = member(Some(State::Running), Some(supervisor.pid()), "%1");
+        let running = member(Some(State::Running), None, "%1");
         let others = HashSet::from(["%2".to_owned()]);
         assert_eq!(seen(&running, Some(&others)), Seen::PaneVanished);
         assert_eq!(Seen::PaneVanished.label(), "pane-gone");
@@ -495,9 +481,31 @@ mod tests {
         );
         // Panes that could not be listed, or a member without a pane, prove nothing.
         assert_eq!(seen(&running, None), Seen::Recorded(State::Running));
-        let paneless = member(Some(State::Idle), Some(supervisor.pid()), "");
+        let paneless = member(Some(State::Idle), None, "");
         assert_eq!(seen(&paneless, Some(&others)), Seen::Recorded(State::Idle));
         assert!(seen(&paneless, Some(&others)).is_live());
+    }
+
+    /// A process that passes for the supervisor by its command line only proves nothing: the
+    /// member is judged by what is left of its run.
+    #[test]
+    fn a_process_that_only_looks_like_the_supervisor_proves_nothing() {
+        use std::os::unix::process::CommandExt;
+        let (_dir, team) = fixture::team(&["bob"]);
+        let mut looks = std::process::Command::new("sh")
+            .args(["-c", "sleep 600; :", "swarm", "--home"])
+            .arg(team.home().root())
+            .args(["--team", team.name(), "run", "bob"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = i32::try_from(looks.id()).unwrap();
+        set(&team, "bob", State::Running, pid);
+        let observed = Observed::take(&team).unwrap();
+        let seen = observed.seen(observed.config.member("bob").unwrap());
+        crate::base::process::signal_group(pid, nix::sys::signal::Signal::SIGKILL);
+        let _ = looks.wait();
+        assert_eq!(seen, Seen::ProcessVanished);
     }
 
     #[test]
@@ -554,14 +562,13 @@ mod tests {
     #[test]
     fn observed_shows_which_members_are_live() {
         let (_dir, team) = fixture::team(&["bob", "carol", "dave"]);
-        let bob = Supervisor::of("bob");
-        set(&team, "bob", State::Running, bob.pid());
+        let _bob = Leftover::of(&team, "bob", State::Running);
         set(&team, "carol", State::Running, dead_pid());
         set(&team, "dave", State::Exited, dead_pid());
         let observed = Observed::take(&team).unwrap();
         let seen_of = |name| observed.seen(observed.config.member(name).unwrap());
         assert_eq!(seen_of("team-lead"), Seen::NotStarted);
-        assert_eq!(seen_of("bob"), Seen::Recorded(State::Running));
+        assert_eq!(seen_of("bob"), Seen::Orphaned);
         assert_eq!(seen_of("carol"), Seen::ProcessVanished);
         assert_eq!(seen_of("dave"), Seen::Recorded(State::Exited));
         assert_eq!(observed.live().collect::<Vec<_>>(), ["bob"]);
@@ -572,12 +579,11 @@ mod tests {
     #[test]
     fn an_observation_does_not_change_after_it_is_taken() {
         let (_dir, team) = fixture::team(&["bob"]);
-        let bob = Supervisor::of("bob");
-        set(&team, "bob", State::Running, bob.pid());
+        let bob = Leftover::of(&team, "bob", State::Running);
         let observed = Observed::take(&team).unwrap();
         drop(bob);
         let member = observed.config.member("bob").unwrap();
-        assert_eq!(observed.seen(member), Seen::Recorded(State::Running));
+        assert_eq!(observed.seen(member), Seen::Orphaned);
         assert_eq!(observed.live().collect::<Vec<_>>(), ["bob"]);
         assert_eq!(
             Observed::take(&team).unwrap().seen(member),
@@ -591,8 +597,7 @@ mod tests {
         let (_dir, team) = fixture::team(&["bob", "carol", "dave"]);
         set(&team, "bob", State::Exited, dead_pid());
         set(&team, "carol", State::Running, dead_pid());
-        let dave = Supervisor::of("dave");
-        set(&team, "dave", State::Running, dave.pid());
+        let _dave = Leftover::of(&team, "dave", State::Running);
         let names: Vec<String> = ["bob", "carol", "dave", "ghost"].map(str::to_owned).into();
         let mut ended = Vec::new();
         let deadline = Instant::now() + Duration::from_millis(50);
@@ -619,12 +624,17 @@ mod tests {
     #[test]
     fn an_ending_recorded_while_waiting_ends_the_wait() {
         let (_dir, team) = fixture::team(&["bob"]);
-        let bob = Supervisor::of("bob");
-        set(&team, "bob", State::Running, bob.pid());
+        let _bob = Leftover::of(&team, "bob", State::Running);
         let ender = {
             let team = team.clone();
-            let pid = bob.pid();
-            std::thread::spawn(move || set(&team, "bob", State::Killed, pid))
+            let supervisor = team
+                .load()
+                .unwrap()
+                .member("bob")
+                .unwrap()
+                .supervisor_pid
+                .unwrap();
+            std::thread::spawn(move || set(&team, "bob", State::Killed, supervisor))
         };
         let mut ended = Vec::new();
         let deadline = Instant::now() + Duration::from_secs(60);

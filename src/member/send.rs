@@ -60,6 +60,9 @@ pub(crate) fn to_peer(
                 Whereabouts::Pane { team, member, .. } => {
                     format!("in {member}'s pane of team {team}")
                 }
+                Whereabouts::Elsewhere { team, member } => {
+                    format!("in {member}'s pane of team {team} of another home")
+                }
                 Whereabouts::Outside | Whereabouts::Unknown(_) => "outside every pane".to_owned(),
             };
             return Err(Error::runtime(format!(

@@ -1,6 +1,6 @@
 //! Team files, init, join, ls, status, and name validation.
 
-use crate::harness::{Sandbox, eventually};
+use crate::harness::Sandbox;
 
 #[test]
 fn init_creates_the_team_with_claude_code_fields() {
@@ -317,45 +317,12 @@ fn an_empty_swarm_team_counts_as_unset_for_status_and_down() {
         .stdout_has("team beta");
 }
 
-/// A process that passes for `name`'s supervisor (`… run NAME`), killed with its group on drop.
-struct FakeSupervisor(std::process::Child);
-
-impl FakeSupervisor {
-    fn of(name: &str) -> Self {
-        use std::os::unix::process::CommandExt;
-        // `; :` keeps the shell from exec'ing sleep, which would change its command line.
-        let child = std::process::Command::new("sh")
-            .args(["-c", "sleep 600; :", "run", name])
-            .process_group(0)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let cmdline = format!("/proc/{}/cmdline", child.id());
-        let tail = format!("run\0{name}\0");
-        eventually("the fake supervisor to show its command line", || {
-            std::fs::read(&cmdline).is_ok_and(|bytes| bytes.ends_with(tail.as_bytes()))
-        });
-        Self(child)
-    }
-}
-
-impl Drop for FakeSupervisor {
-    fn drop(&mut self) {
-        let group = nix::unistd::Pid::from_raw(i32::try_from(self.0.id()).unwrap());
-        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-        let _ = self.0.wait();
-    }
-}
-
-/// `ls` counts as live what `status` shows as live: a member whose pane is gone is not, though
-/// its supervisor still runs.
+/// `ls` counts as live what `status` shows as live: a member recorded running whose pane is gone
+/// is not.
 #[test]
 fn ls_counts_live_members_as_status_sees_them() {
     let sandbox = Sandbox::new();
     sandbox.team("alpha", &["bob"]);
-    let bob = FakeSupervisor::of("bob");
     let config_path = sandbox.team_dir("alpha").join("config.json");
     let mut config = sandbox.config("alpha");
     // A tmux server that no longer runs has no panes.
@@ -371,7 +338,6 @@ fn ls_counts_live_members_as_status_sees_them() {
         .find(|m| m["name"] == "bob")
         .unwrap();
     member["state"] = "running".into();
-    member["supervisorPid"] = bob.0.id().into();
     member["tmuxPaneId"] = "%99".into();
     std::fs::write(&config_path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
 

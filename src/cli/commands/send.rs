@@ -160,7 +160,9 @@ fn leave_for_person(
 ) -> Result<()> {
     let team = match ctx.whereabouts()? {
         Whereabouts::Pane { team, .. } => Team::open(&ctx.home, team),
-        Whereabouts::Outside | Whereabouts::Unknown(_) => ctx.team(),
+        Whereabouts::Outside | Whereabouts::Elsewhere { .. } | Whereabouts::Unknown(_) => {
+            ctx.team()
+        }
     };
     let Ok(team) = team else {
         return Err(unreachable);
