@@ -67,14 +67,21 @@ fn judge(
     let Some(state) = member.state else {
         return Seen::NotStarted;
     };
-    if state.is_final() {
-        return Seen::Recorded(state);
-    }
     if let Some(host) = member.host.as_deref().filter(|h| reach.is_remote(Some(h))) {
-        return if reach.reaches(host) {
+        return if state.is_final() || reach.reaches(host) {
             Seen::Recorded(state)
         } else {
             Seen::Unreachable
+        };
+    }
+    if state.is_final() {
+        if let Some(state) = recorded_end(team, member, processes) {
+            return Seen::Recorded(state);
+        }
+        // An end recorded while the run still runs: config.json is a file any member can write.
+        return match Run::of(team, member) {
+            Some(run) if run.supervisor_proven() => Seen::Recorded(State::Running),
+            _ => Seen::Orphaned,
         };
     }
     if let Some(run) = Run::of(team, member)
@@ -94,6 +101,23 @@ fn judge(
         return Seen::PaneVanished;
     }
     Seen::Recorded(state)
+}
+
+/// The end config.json records for `member`, if it holds: no process of its run is seen
+/// running here. A teammate can write `state`, so an end recorded while the run runs is not
+/// believed (a member of another host is judged by its node, never here).
+fn recorded_end(team: &Team, member: &Member, processes: &Snapshot) -> Option<State> {
+    let state = member.state.filter(|state| state.is_final())?;
+    match Run::of(team, member) {
+        Some(run) if !processes.of(&run).is_empty() => None,
+        _ => Some(state),
+    }
+}
+
+/// Whether `member` has ended, as the processes show it, not config.json alone: for `send`,
+/// which refuses to write to a member that will never read it.
+pub(crate) fn has_ended(team: &Team, member: &Member, processes: &Snapshot) -> bool {
+    recorded_end(team, member, processes).is_some()
 }
 
 /// A team's config and what its members are doing, observed together, once: every question asked

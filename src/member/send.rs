@@ -4,6 +4,7 @@
 //! path of one message"). And sending to a `uds:` peer, once the connection shows who serves it
 //! ("Peers").
 
+use std::cell::LazyCell;
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -13,7 +14,8 @@ use crate::error::{Error, Result};
 use crate::format::config::{Member, State, TeamConfig};
 use crate::format::message::InboxMessage;
 use crate::format::structured::{Classified, Structured};
-use crate::member::liveness::{Observed, Seen};
+use crate::member::liveness::{self, Observed, Seen};
+use crate::member::processes::Snapshot;
 use crate::member::{identity, seal};
 use crate::peer::{self, PeerEntry, Request};
 use crate::policy::{self, Action, Caller, Whereabouts};
@@ -103,11 +105,18 @@ pub(crate) fn send(
     structured: Option<Structured>,
     summary: Option<&str>,
 ) -> Result<Sent> {
+    // The processes, looked at only when config.json records an end: that is a claim any member
+    // can write, believed only when no process of the run is seen running.
+    let processes = LazyCell::new(Snapshot::take);
+    let has_ended = |member: &Member| {
+        member.state.is_some_and(State::is_final) && liveness::has_ended(team, member, &processes)
+    };
     if let Recipient::Member(to) = recipient {
         policy::require_inbox(config, to)?;
         // Nobody will read it: say so, before the signing of it says something less to the point.
         if let Some(member) = config.member(to)
-            && let Some(state) = member.state.filter(|state| state.is_final())
+            && has_ended(member)
+            && let Some(state) = member.state
         {
             return Err(ended(member, Seen::Recorded(state)));
         }
@@ -180,11 +189,6 @@ pub(crate) fn send(
         from: me.to_string(),
         to: targets,
     })
-}
-
-/// Whether `member` has ended, as config.json records it: a final state is final.
-fn has_ended(member: &Member) -> bool {
-    member.state.is_some_and(State::is_final)
 }
 
 /// The refusal of a message to `member`, which has ended (`seen`): how, and when.

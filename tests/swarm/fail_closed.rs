@@ -279,3 +279,57 @@ fn renaming_the_home_while_a_request_is_judged_makes_nobody_the_person() {
     );
     down(&sandbox, "fr");
 }
+
+/// A teammate writes `"state": "exited"` for carol in config.json while she runs. That is only a
+/// claim: a message to her is still delivered, a broadcast still reaches her, and `status` shows
+/// her running, because her run's processes are seen running.
+#[test]
+fn a_recorded_end_does_not_make_a_running_member_unreachable() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    team(&sandbox, &server, "fs");
+    let path = sandbox.team_dir("fs").join("config.json");
+    let mut config = sandbox.config("fs");
+    for member in config["members"].as_array_mut().unwrap() {
+        if member["name"] == "carol" {
+            member["state"] = "exited".into();
+            member["exitCode"] = 0.into();
+        }
+    }
+    let staged = path.with_extension("edit");
+    fs::write(&staged, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+    fs::rename(&staged, &path).unwrap();
+
+    sandbox
+        .swarm()
+        .args(["--team", "fs", "send", "carol", "still there?"])
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["--team", "fs", "send", "*", "to everyone"])
+        .run()
+        .success();
+    let texts: Vec<Value> = sandbox
+        .inbox("fs", "carol")
+        .iter()
+        .map(|m| m["text"].clone())
+        .collect();
+    assert!(texts.contains(&json!("still there?")), "{texts:?}");
+    assert!(texts.contains(&json!("to everyone")), "{texts:?}");
+    let status = sandbox
+        .swarm()
+        .args(["status", "fs", "--json"])
+        .run()
+        .success()
+        .json();
+    let carol = status["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "carol")
+        .unwrap()
+        .clone();
+    assert_eq!(carol["state"], "running", "{carol:#}");
+    down(&sandbox, "fs");
+}
