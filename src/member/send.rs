@@ -80,10 +80,31 @@ pub(crate) fn to_peer(
     connection.deliver(request)
 }
 
-/// Whether the listener of registry entry `entry` runs outside every pane, as the person's: its
-/// entry says so, and so does where its process runs.
-pub(crate) fn runs_outside(home: &Home, entry: &PeerEntry) -> bool {
-    entry.is_persons() && identity::whereabouts_of_pid(home, entry.pid) == Whereabouts::Outside
+/// Whether registry entry `entry` checks out: the socket it names is its own process's
+/// (`<runtime>/<pid>.sock`, where every listener and supervisor binds), and that process runs
+/// where the entry says: in the pane of the member it names, or outside every pane for the
+/// person's. An entry is a file any process of the user can write; one that does not check out is
+/// passed over, so it cannot make a send fail.
+pub(crate) fn checks_out(home: &Home, entry: &PeerEntry) -> bool {
+    let own_socket = u32::try_from(entry.pid).is_ok_and(|pid| {
+        peer::runtime_dir().is_ok_and(|runtime| runtime.socket(pid) == entry.socket)
+    });
+    own_socket
+        && match (
+            &entry.team,
+            &entry.agent,
+            identity::whereabouts_of_pid(home, entry.pid),
+        ) {
+            (None, None, Whereabouts::Outside) => true,
+            (
+                Some(team),
+                Some(agent),
+                Whereabouts::Pane {
+                    team: at, member, ..
+                },
+            ) => *team == at && *agent == member,
+            _ => false,
+        }
 }
 
 /// A message written: its id, whom it is from, and every inbox it was written to.

@@ -113,12 +113,12 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
         )
     })?;
     // The receiver tells who sent it from the connection itself; this claim must agree with that.
-    let runs_outside = |entry: &peer::PeerEntry| send::runs_outside(&ctx.home, entry);
+    let checks_out = |entry: &peer::PeerEntry| send::checks_out(&ctx.home, entry);
     let from = match ctx.whereabouts()? {
-        Whereabouts::Outside => peer::own_address(&ctx.home, &runs_outside),
+        Whereabouts::Outside => peer::own_address(&ctx.home, &checks_out),
         pane => identity::sender_name(pane).unwrap_or_default(),
     };
-    let delivered = peer::resolve(&ctx.home, target, &runs_outside).and_then(|(path, entry)| {
+    let delivered = peer::resolve(&ctx.home, target, &checks_out).and_then(|(path, entry)| {
         let mut request = peer::Request {
             from,
             text: text.to_owned(),
