@@ -25,8 +25,8 @@ pub(crate) enum Found {
 }
 
 /// Whether `member`'s recorded pane on `tmux` is its own: the pane's first process, whose pid
-/// tmux reports itself, is proven to be this member's supervisor by its own command line (as
-/// `Run::supervisor_proven` proves one), registered or not yet; or it is the supervisor recorded
+/// tmux reports itself, is proven to be this member's supervisor (`Run::supervisor_proven`: its
+/// command line, its program and its tmux server parent), registered or not yet; or it is the supervisor recorded
 /// for the member, now gone, the pane kept only by what it started, and the pane still carries
 /// the marks launch gave it (member, team and home). No edit of config.json makes another pane
 /// pass.
@@ -84,7 +84,7 @@ fn marked(team: &Team, located: &Located, member: &str) -> bool {
     located.member == member
         && located.team == team.name()
         && process::dir_id(Path::new(&located.home))
-            .is_some_and(|home| process::dir_id(team.home().root()) == Some(home))
+            .is_some_and(|home| team.home().id() == Some(home))
 }
 
 fn left_alone(pane: &str, whose: &str) {

@@ -23,7 +23,8 @@ use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::signature::{self, FIELD};
 use crate::format::structured::Structured;
 use crate::launch::keys;
-use crate::member::liveness::{Observed, Seen};
+use crate::member::liveness::{self, Observed, Seen};
+use crate::member::processes::Snapshot;
 use crate::member::reach::Reach;
 use crate::member::signer;
 use crate::peer::Request;
@@ -109,24 +110,34 @@ pub(crate) fn seal_peer_request(
     Ok(())
 }
 
-/// Refuses a message from `from` to member `to` when `to` has ended, as config.json records it,
-/// and `from` speaks for the lead (every sender, for `send`): nobody will read it (exit 3, how and
-/// when it ended). Asked before anything the message would change is changed (a task assigned).
-pub(crate) fn refuse_if_ended(config: &TeamConfig, from: &str, to: &str) -> Result<()> {
+/// Refuses a message from `from` to member `to` when `to` has ended, as config.json records it
+/// and no process of its run is seen running (`liveness::has_ended`: a recorded end is a claim any
+/// member can write), and `from` speaks for the lead (every sender, for `send`): nobody will read
+/// it (exit 3, how and when it ended). Asked before anything the message would change is changed
+/// (a task assigned).
+pub(crate) fn refuse_if_ended(
+    team: &Team,
+    config: &TeamConfig,
+    from: &str,
+    to: &str,
+) -> Result<()> {
     if !signature::speaks_for_lead(from, config.lead_name()) {
         return Ok(());
     }
-    refuse_any_if_ended(config, to)
+    refuse_any_if_ended(team, config, to)
 }
 
 /// [`refuse_if_ended`] whoever sends.
-pub(crate) fn refuse_any_if_ended(config: &TeamConfig, to: &str) -> Result<()> {
-    match config.member(to) {
-        Some(member) => match member.state.filter(|state| state.is_final()) {
-            Some(state) => Err(ended(member, Seen::Recorded(state))),
-            None => Ok(()),
-        },
-        None => Ok(()),
+pub(crate) fn refuse_any_if_ended(team: &Team, config: &TeamConfig, to: &str) -> Result<()> {
+    let Some(member) = config.member(to) else {
+        return Ok(());
+    };
+    // The processes are looked at only when an end is recorded.
+    match member.state.filter(|state| state.is_final()) {
+        Some(state) if liveness::has_ended(team, member, &Snapshot::take()) => {
+            Err(ended(member, Seen::Recorded(state)))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -173,7 +184,7 @@ fn post(
     to: &str,
     message: &InboxMessage,
 ) -> Result<InboxMessage> {
-    refuse_if_ended(config, message.from(), to)?;
+    refuse_if_ended(team, config, message.from(), to)?;
     let mut message = message.clone();
     seal(team, reach, config, to, &mut message)?;
     team.mailbox(to).append(std::slice::from_ref(&message))?;

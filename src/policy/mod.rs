@@ -46,6 +46,9 @@ pub(crate) enum Whereabouts {
         member: String,
         lead: Option<String>,
     },
+    /// Inside member `member`'s pane of team `team` of another home: a stranger here, never the
+    /// person at the keyboard.
+    Elsewhere { team: String, member: String },
     /// Where it runs cannot be established, and why: the process has exited, cannot be read, or
     /// changed while it was read. Nobody: every decision refuses it (docs/ARCHITECTURE.md,
     /// "Identity").
@@ -63,7 +66,7 @@ impl Whereabouts {
     pub(crate) fn refusal(&self, what: &str) -> Option<Error> {
         match self {
             Self::Unknown(why) => Some(Error::runtime(format!("cannot tell {what}: {why}"))),
-            Self::Outside | Self::Pane { .. } => None,
+            Self::Outside | Self::Pane { .. } | Self::Elsewhere { .. } => None,
         }
     }
 }
@@ -102,6 +105,20 @@ impl Caller {
                 )));
             }
             Whereabouts::Pane { team, member, .. } => (team, member, whereabouts.is_lead_pane()),
+            Whereabouts::Elsewhere { team, member } => {
+                if let Some(asked) = asked.filter(|a| a.typed) {
+                    return Err(Error::usage(format!(
+                        "this command runs in {member}'s pane of team {team} of another home, so \
+                         it acts as {member}@{team}; --as {} is refused",
+                        asked.name
+                    )));
+                }
+                return Ok(Self {
+                    name: Name::qualified(member, team),
+                    role: Role::Stranger,
+                    lead: None,
+                });
+            }
         };
         if let Some(asked) = asked.filter(|a| a.typed && a.name.as_str() != member) {
             return Err(Error::usage(format!(
@@ -126,7 +143,7 @@ impl Caller {
         let role = if is_lead { Role::Lead } else { Role::Teammate };
         let lead = match whereabouts {
             Whereabouts::Pane { lead, .. } => lead.clone(),
-            Whereabouts::Outside | Whereabouts::Unknown(_) => None,
+            Whereabouts::Outside | Whereabouts::Elsewhere { .. } | Whereabouts::Unknown(_) => None,
         };
         Ok(Self { name, role, lead })
     }
@@ -466,6 +483,7 @@ impl Role {
             Whereabouts::Unknown(_) => return None,
             Whereabouts::Outside => Self::Person,
             Whereabouts::Pane { team: at, .. } if at != team => Self::Stranger,
+            Whereabouts::Elsewhere { .. } => Self::Stranger,
             Whereabouts::Pane { member, .. } if whereabouts.is_lead_pane() && member == lead => {
                 Self::Lead
             }

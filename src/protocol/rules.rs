@@ -20,6 +20,14 @@ pub(crate) enum Recipient<'a> {
     Peer,
 }
 
+/// The id of member `member`'s task in team `team`, `<member>@<team>`: what a `task_notification`
+/// about it names as `taskId`. Made of the member's own name, never of config.json's `agentId`,
+/// which any member can rewrite: every notice swarm writes on a member's behalf, and every one a
+/// sender writes, must name this.
+pub(crate) fn task_id(member: &str, team: &str) -> String {
+    format!("{member}@{team}")
+}
+
 /// Refuses a structured message that breaks a rule; else the name it is sent under (the lead's,
 /// when the person at the keyboard sends what only the lead sends).
 pub(crate) fn check(
@@ -136,7 +144,7 @@ pub(crate) fn check(
         }
         Structured::TaskNotification(notice) => {
             // It names whose task it reports, as `from` does elsewhere: the sender's own only.
-            let own = format!("{me}@{}", config.name);
+            let own = task_id(me, &config.name);
             if notice.task_id != own {
                 return Err(Error::usage(format!(
                     "{kind} reports on {}, but you are {me}",

@@ -616,7 +616,7 @@ fn assign(ctx: &Context, args: AssignArgs) -> Result<()> {
         &message(before),
     )?;
     // A member that has ended is told nothing, and is given no task.
-    seal::refuse_if_ended(&scope.config, sender.as_str(), &owner)?;
+    seal::refuse_if_ended(&scope.team, &scope.config, sender.as_str(), &owner)?;
     let task = scope.tasks.edit(&[id], false, |edit| {
         let task = edit
             .task_mut(id)

@@ -101,6 +101,8 @@ pub(crate) fn run(
     log_max: u64,
     env_file: PathBuf,
 ) -> Result<()> {
+    // Callers are judged against the home it was started in, whatever its path names later.
+    team.home().pin()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -430,7 +432,7 @@ impl Supervisor {
                         team == this.team.name() && member == this.name
                     }
                     Whereabouts::Outside => true,
-                    Whereabouts::Unknown(_) => false,
+                    Whereabouts::Elsewhere { .. } | Whereabouts::Unknown(_) => false,
                 };
                 if !own {
                     return Err(Error::usage(format!(
