@@ -69,7 +69,10 @@ pub(crate) const EXIT_STATUSES: &[(u8, &str)] = &[
         3,
         "Not found: a team, a member (a misspelt name is this status, in the same words, from every command), a request, a file, or a peer socket with nobody listening.",
     ),
-    (4, "A --wait or --timeout ran out."),
+    (
+        4,
+        "A --wait or --timeout ran out, down or stop all waiting for an up placing the team's panes too.",
+    ),
     (
         INTERRUPTED,
         "Ctrl-C ended up --wait's waiting. The team runs on in tmux, as after up without --wait; swarm down stops it.",

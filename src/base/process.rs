@@ -33,13 +33,6 @@ pub(crate) fn signal(pid: i32, signal: Signal) -> bool {
     kill(Pid::from_raw(pid), signal).is_ok()
 }
 
-/// Whether `pid` is the `swarm run NAME` supervisor of `name`, so a recycled pid is never signalled.
-pub(crate) fn is_supervisor(pid: i32, name: &str) -> bool {
-    cmdline(pid).is_some_and(|args| {
-        args.iter().any(|a| a == "run") && args.last().map(String::as_str) == Some(name)
-    })
-}
-
 /// The arguments process `pid` was started with, if it can be read.
 pub(crate) fn cmdline(pid: i32) -> Option<Vec<String>> {
     let bytes = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
@@ -55,6 +48,10 @@ pub(crate) fn cmdline(pid: i32) -> Option<Vec<String>> {
 /// The variable that names a team's lead in every pane; tmux sets it in the supervisor's own
 /// environment, where it says whether the pane is the lead's.
 pub(crate) const LEAD_VAR: &str = "SWARM_LEAD";
+
+/// The variable that marks every process a member's program starts during one run
+/// (`member/processes.rs`); a supervisor never carries it.
+pub(crate) const RUN_ID_VAR: &str = "SWARM_RUN_ID";
 
 /// A `swarm run NAME` supervisor, as its command line and the environment it was started with
 /// show it. Nothing a member's program runs can change either: they are the supervisor's own
@@ -90,12 +87,20 @@ pub(crate) fn dir_id(path: &std::path::Path) -> Option<(u64, u64)> {
         .map(|meta| (meta.dev(), meta.ino()))
 }
 
-/// Process `pid` as a swarm supervisor, if it is one: a command line `<exe> [options] run
-/// [options] NAME` with the `--home` and `--team` swarm's launcher always gives it
-/// (`launch/panes.rs`), so that `npm run build` or a `swarm run` started by hand is none.
+/// Process `pid` as a swarm supervisor, if it is one: the one test of "is this a supervisor"
+/// every caller uses (docs/ARCHITECTURE.md, "Identity"). All of these hold for it:
+/// - its command line is `<exe> [options] run [options] NAME` with the `--home` and `--team`
+///   swarm's launcher always gives it (`launch/panes.rs`), so `npm run build` is none;
+/// - it runs the swarm program, as this process does, so a script named `run` is none;
+/// - it is a pane's first process: its parent is a tmux server, so a copy a member started is
+///   none while the member's processes live under it;
+/// - it carries no run's marker ([`RUN_ID_VAR`]): every process a member's program starts does.
 pub(crate) fn supervisor(pid: i32) -> Option<SupervisorProcess> {
     let args = cmdline(pid)?;
     let (name, home, team) = parse_supervisor_args(&args)?;
+    if !runs_swarm(pid) || !parent_is_tmux_server(pid) || environment_has(pid, RUN_ID_VAR) {
+        return None;
+    }
     let mut home = std::path::PathBuf::from(home?);
     if home.is_relative() {
         home = std::fs::read_link(format!("/proc/{pid}/cwd"))
@@ -108,6 +113,62 @@ pub(crate) fn supervisor(pid: i32) -> Option<SupervisorProcess> {
         home,
         team: team?,
         lead: environment_value(pid, LEAD_VAR).filter(|v| !v.is_empty()),
+    })
+}
+
+/// Whether process `pid`'s command line is a supervisor's, whether or not it is one: what passes
+/// for a supervisor and is not one ([`supervisor`]) is an impostor.
+pub(crate) fn passes_for_supervisor(pid: i32) -> bool {
+    cmdline(pid).is_some_and(|args| parse_supervisor_args(&args).is_some())
+}
+
+/// Whether process `pid` runs the program this process runs: the same file, or (once swarm was
+/// reinstalled) one at the same path.
+fn runs_swarm(pid: i32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let file = |path: &str| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+    if file(&format!("/proc/{pid}/exe"))
+        .is_some_and(|theirs| file("/proc/self/exe") == Some(theirs))
+    {
+        return true;
+    }
+    let (Ok(theirs), Ok(own)) = (
+        std::fs::read_link(format!("/proc/{pid}/exe")),
+        std::fs::read_link("/proc/self/exe"),
+    ) else {
+        return false;
+    };
+    let theirs = theirs.to_string_lossy();
+    theirs.strip_suffix(" (deleted)").unwrap_or(&theirs) == own.to_string_lossy()
+}
+
+/// Whether process `pid`'s parent is a tmux server: it is a pane's first process.
+fn parent_is_tmux_server(pid: i32) -> bool {
+    let Some(parent) = stat(pid).map(|p| p.ppid).filter(|ppid| *ppid > 1) else {
+        return false;
+    };
+    std::fs::read_link(format!("/proc/{parent}/exe")).is_ok_and(|exe| {
+        exe.file_name()
+            .is_some_and(|name| name.to_string_lossy().starts_with("tmux"))
+    }) && cmdline(parent)
+        .and_then(|args| args.into_iter().next())
+        // Started by its path too (`/usr/bin/tmux`, as a wrapper script's `exec` starts it).
+        .is_some_and(|first| {
+            std::path::Path::new(&first)
+                .file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with("tmux"))
+        })
+}
+
+/// Whether variable `key` is in the environment process `pid` was started with; an environment
+/// that cannot be read may hold it.
+fn environment_has(pid: i32, key: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ")).map_or(true, |environ| {
+        environ.split(|b| *b == 0).any(|entry| {
+            entry
+                .strip_prefix(key.as_bytes())
+                .is_some_and(|rest| rest.starts_with(b"="))
+        })
     })
 }
 

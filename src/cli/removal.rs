@@ -1,8 +1,10 @@
 //! Removing teams, for `rm`, `prune` and `down --rm`: the `--archive` option they share, the
-//! removal itself (`member/remove.rs`) and how it is reported.
+//! removal itself (`member/remove.rs`) and how it is reported; and the team's launch lock, which
+//! every command that ends a whole team takes first (`down`, `stop all` and the removals).
 
 use std::io::Write;
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::{Map, json};
 
@@ -76,6 +78,48 @@ pub(crate) fn claim(team: &Team) -> Result<LaunchLock> {
     remove::claim(team)?.map_err(|holder| busy(team.name(), &holder))
 }
 
+/// The team's launch lock, taken before anything of the team is stopped by `down` or `stop all`
+/// (`doing`: "taking it down"): one that another command holds (an `up` placing the team's panes)
+/// is waited for up to `bound`, said once first, on stderr (with `--json`, a `held` event); still
+/// held then, nothing is stopped and the wait ran out (exit 4).
+pub(crate) fn wait_to_take_down(
+    ctx: &Context,
+    team: &Team,
+    bound: Duration,
+    doing: &str,
+) -> Result<LaunchLock> {
+    let name = team.name();
+    let said = |holder: &Holder| {
+        if ctx.json {
+            let mut fields = Map::new();
+            fields.insert("by".to_owned(), holder.command().into());
+            fields.insert("pid".to_owned(), holder.pid.clone().into());
+            fields.insert(
+                "timeoutMs".to_owned(),
+                u64::try_from(bound.as_millis()).unwrap_or(u64::MAX).into(),
+            );
+            return output::json_line(&render::event("held", fields));
+        }
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "swarm: team {name} is {}; waiting up to {}s for it to finish, then {doing}",
+            holder.doing(),
+            bound.as_secs_f64()
+        );
+        Ok(())
+    };
+    LaunchLock::wait_to_take_down(team.home(), name, bound, said)?.map_err(|holder| {
+        Error::timeout(format!(
+            "team {name} is still {} after {}s; nothing of it was stopped",
+            holder.doing(),
+            bound.as_secs_f64()
+        ))
+        .with_hint(format!(
+            "once that has finished, run this again (`swarm status {name}` shows the team)"
+        ))
+    })
+}
+
 /// Removes `team`, whose launch lock `held` is, archived as asked, and says so; a team that still
 /// runs is refused (exit 2) with `hint`.
 pub(crate) fn remove_claimed(
@@ -85,7 +129,7 @@ pub(crate) fn remove_claimed(
     archive: ArchiveArgs,
     hint: &str,
 ) -> Result<()> {
-    match remove::remove_claimed(team, &ctx.fleet(), held, archive.format())? {
+    match ctx.fleet().remove_claimed(team, held, archive.format())? {
         Removal::Running(live) => Err(still_running(team.name(), &live).with_hint(hint)),
         Removal::Busy(holder) => Err(busy(team.name(), &holder)),
         Removal::Removed(archived) => report(ctx, team.name(), archived.as_deref(), None),

@@ -253,6 +253,14 @@ impl Link {
             .map(drop)
     }
 
+    /// Runs `work` with the link's client, on its runtime.
+    pub(crate) fn run<T, F>(&self, work: impl FnOnce(async_nats::Client) -> F) -> Result<T>
+    where
+        F: Future<Output = Result<T>>,
+    {
+        self.runtime.block_on(work(self.connection.client.clone()))
+    }
+
     /// Asks `host`'s node to `verb`, waiting at most `timeout` for its answer.
     pub(crate) fn ask<Q: Serialize, A: DeserializeOwned>(
         &self,

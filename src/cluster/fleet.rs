@@ -15,11 +15,12 @@ use crate::cluster::sign;
 use crate::error::{Error, Result};
 use crate::format::config::{Member, TeamConfig};
 use crate::format::message::InboxMessage;
+use crate::launch::lock::LaunchLock;
 use crate::member::down::{self, Down, Outcome, Report};
 use crate::member::liveness::{Observed, Seen};
 use crate::member::reach::{Reach, Sites};
 use crate::member::signer;
-use crate::member::stop;
+use crate::member::{ending, stop};
 use crate::policy::Caller;
 use crate::store::node;
 use crate::store::paths::Home;
@@ -86,12 +87,12 @@ impl Fleet {
                 None => here.push(name),
             }
         }
-        let mut stopped = stop::stop(team, self, &here, "stop")?;
+        let mut stopped = stop::stop(team, self, &here, ending::STOP)?;
         for (host, members) in elsewhere {
             let request = StopRequest {
                 team: team.name().to_owned(),
                 members,
-                reason: "stop".to_owned(),
+                reason: ending::STOP.to_owned(),
             };
             let reply: StopReply = control::ask(
                 team.home(),
@@ -109,16 +110,18 @@ impl Fleet {
     /// control and status across hosts"): every other host's node takes its members down, all at
     /// once, then this host's go as `member::down` takes them; `report` hears of each as it
     /// happens. A host that cannot be reached is said once this host's members are down too: exit
-    /// 1 naming each, having ended everything it could. The caller has already been allowed to.
+    /// 1 naming each, having ended everything it could. The caller has already been allowed to,
+    /// and holds the team's launch lock (`held`).
     pub(crate) fn down(
         &self,
         team: &Team,
         config: &TeamConfig,
+        held: &LaunchLock,
         how: Down,
         mut report: impl FnMut(DownEvent<'_>) -> Result<()>,
     ) -> Result<Outcome> {
         let unreached = self.down_elsewhere(team, config, how, &mut report)?;
-        let outcome = down::down(team, self, how, |here| report(DownEvent::Here(here)))?;
+        let outcome = down::down(team, self, held, how, |here| report(DownEvent::Here(here)))?;
         if !unreached.is_empty() {
             return Err(Error::runtime(format!(
                 "team {} is down here, but not on {}",

@@ -9,6 +9,7 @@ pub(crate) mod control;
 pub(crate) mod fleet;
 pub(crate) mod logs;
 pub(crate) mod node;
+pub(crate) mod removal;
 pub(crate) mod roster;
 pub(crate) mod settings;
 pub(crate) mod sign;

@@ -42,7 +42,7 @@ pub(crate) async fn key_value(
     }
     let made = js
         .create_stream(stream::Config {
-            name: format!("KV_{name}"),
+            name: subjects::bucket_stream(name),
             description: Some(description.to_owned()),
             subjects: vec![format!("$KV.{name}.>")],
             max_messages_per_subject: HISTORY,

@@ -43,9 +43,13 @@ pub(crate) fn roster_member_name(key: &str) -> Option<&str> {
 }
 
 /// The key-value bucket holding a team's task list, one key per task.
-#[allow(dead_code, reason = "the task list's replication uses it")]
 pub(crate) fn tasks_bucket(team: &str) -> String {
     format!("swarm_tasks_{team}")
+}
+
+/// The stream a key-value bucket named `bucket` is kept in.
+pub(crate) fn bucket_stream(bucket: &str) -> String {
+    format!("KV_{bucket}")
 }
 
 /// The key of task `id` in a team's task bucket; its value is the task's file, as Claude Code
@@ -106,6 +110,7 @@ mod tests {
         assert_eq!(consumer("bob"), "inbox-bob");
         assert_eq!(roster_bucket("t"), "swarm_t");
         assert_eq!(tasks_bucket("t"), "swarm_tasks_t");
+        assert_eq!(bucket_stream(&tasks_bucket("t")), "KV_swarm_tasks_t");
         assert_eq!(task_key(12), "task.12");
         assert_eq!(task_id("task.12"), Some(12));
         assert_eq!(task_id(TASKS_MARK), None);

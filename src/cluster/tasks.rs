@@ -41,7 +41,7 @@ pub(crate) async fn bucket(js: &jetstream::Context, url: &str, team: &str) -> Re
     // The stream a key-value bucket is, made directly: async-nats's `create_key_value` first
     // asks for the account's limits in a shape a 2.9 server does not answer in.
     let config = jetstream::stream::Config {
-        name: format!("KV_{name}"),
+        name: subjects::bucket_stream(&name),
         subjects: vec![format!("$KV.{name}.>")],
         max_messages_per_subject: 1,
         storage: jetstream::stream::StorageType::File,

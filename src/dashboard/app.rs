@@ -18,6 +18,7 @@ use crate::base::clock;
 use crate::cluster::fleet::Fleet;
 use crate::error::{Error, Result};
 use crate::launch::tmux::{self, Tmux};
+use crate::member::pane::{self as member_pane, Found};
 use crate::member::verify::Judges;
 use crate::store::follow::{Follower, Scope};
 use crate::store::paths::TeamPaths;
@@ -439,6 +440,26 @@ impl App<'_> {
             return None;
         };
         let server = Tmux::at(&socket);
+        // Only the member's own pane: tmux may have given its id to someone else's since.
+        let found = self
+            .team
+            .load()
+            .and_then(|config| match config.member(name) {
+                Some(member) => member_pane::find(self.team, &server, member),
+                None => Ok(Found::Gone),
+            });
+        match found {
+            Ok(Found::Own(_)) => {}
+            Ok(_) => {
+                self.view
+                    .noted(format!("{name}'s pane {pane} is gone"), true);
+                return None;
+            }
+            Err(err) => {
+                self.view.noted(error_line(&err), true);
+                return None;
+            }
+        }
         let inside =
             tmux::current_socket().is_some_and(|current| tmux::same_socket(&current, &socket));
         let selected = server.select(pane);

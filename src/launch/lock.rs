@@ -1,7 +1,12 @@
 //! The launch lock (docs/ARCHITECTURE.md, "Locks"): one `swarm up` at a time starts a team. It is
 //! held from the "already running" check until every pane is placed, so two launches of one team
 //! cannot both pass the check and start every member twice. A second launch does not wait for it:
-//! by the time it could take the lock the team is running, so it is refused at once.
+//! by the time it could take the lock the team is running, so it is refused at once. Every
+//! command that ends a whole team takes it before it stops anything, so an `up` placing the
+//! team's panes wins: `down` and `stop all` wait for it, a bounded while; a removal refuses.
+
+use std::sync::mpsc;
+use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::store::durable::private_dir;
@@ -17,6 +22,8 @@ pub(crate) enum Purpose {
     OpenWindow,
     /// `rm`, `prune` or `down --rm` taking the team down and away.
     Remove,
+    /// `down` or `stop all` ending every member (a node's `down` on its host too).
+    TakeDown,
 }
 
 impl Purpose {
@@ -25,6 +32,7 @@ impl Purpose {
             Self::Start => "up",
             Self::OpenWindow => "spawn",
             Self::Remove => "rm",
+            Self::TakeDown => "down",
         }
     }
 }
@@ -44,9 +52,14 @@ impl Holder {
             return Self::default();
         };
         let (pid, word) = record.split_once(' ').unwrap_or((record.as_str(), "up"));
-        let purpose = [Purpose::Start, Purpose::OpenWindow, Purpose::Remove]
-            .into_iter()
-            .find(|purpose| purpose.word() == word);
+        let purpose = [
+            Purpose::Start,
+            Purpose::OpenWindow,
+            Purpose::Remove,
+            Purpose::TakeDown,
+        ]
+        .into_iter()
+        .find(|purpose| purpose.word() == word);
         Self {
             pid: Some(pid.to_owned()),
             purpose,
@@ -66,9 +79,21 @@ impl Holder {
                 format!("having its window opened by `swarm spawn`{pid}")
             }
             Some(Purpose::Remove) => format!("being removed by another swarm command{pid}"),
+            Some(Purpose::TakeDown) => {
+                format!("being taken down by another swarm command{pid}")
+            }
         }
     }
+
+    /// The holder's command, as its record names it: `up`, `spawn`, `rm` or `down`.
+    pub(crate) fn command(&self) -> Option<&'static str> {
+        self.purpose.map(Purpose::word)
+    }
 }
+
+/// How long `stop all` waits for an `up` placing the team's panes (`down` waits its own
+/// `--timeout`, 20 s by default, as well).
+pub(crate) const TAKE_DOWN_WAIT: Duration = Duration::from_secs(20);
 
 /// The team's launch lock, held until drop; the kernel releases it if its holder dies.
 #[derive(Debug)]
@@ -105,6 +130,50 @@ impl LaunchLock {
         let mut flock = FlockFile::open(&team.launch_lock())?.lock()?;
         flock.record(&record(Purpose::OpenWindow));
         Ok(Self { flock })
+    }
+
+    /// Takes the lock on team `name` to end every member of it (`down`, `stop all`), waiting up to
+    /// `bound` for whoever holds it (an `up` placing the team's panes, which wins): `busy` is told
+    /// who that is once, before the wait. Who still holds it when the bound passes is returned.
+    /// The wait is in the kernel, on a thread of its own: one that outlives the bound takes the
+    /// lock when it comes free and lets it go at once.
+    pub(crate) fn wait_to_take_down(
+        home: &Home,
+        name: &str,
+        bound: Duration,
+        busy: impl FnOnce(&Holder) -> Result<()>,
+    ) -> Result<std::result::Result<Self, Holder>> {
+        let holder = match Self::try_take(home, name, Purpose::TakeDown)? {
+            Ok(lock) => return Ok(Ok(lock)),
+            Err(holder) => holder,
+        };
+        busy(&holder)?;
+        let file = FlockFile::open(&home.team(name).launch_lock())?;
+        let (took, taken) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = took.send(file.lock());
+        });
+        match taken.recv_timeout(bound) {
+            Ok(flock) => {
+                let mut flock = flock?;
+                flock.record(&record(Purpose::TakeDown));
+                Ok(Ok(Self { flock }))
+            }
+            // Whoever holds it now, as its record says; else whoever did.
+            Err(_) => Ok(Err(FlockFile::open(&home.team(name).launch_lock())
+                .ok()
+                .and_then(|mut file| file.recorded())
+                .map_or(holder, |record| Holder::parse(Some(record))))),
+        }
+    }
+
+    /// Takes the lock on team `name` to end every member of it without waiting (a node asked to
+    /// take its members down), or tells who holds it.
+    pub(crate) fn try_take_to_take_down(
+        home: &Home,
+        name: &str,
+    ) -> Result<std::result::Result<Self, Holder>> {
+        Self::try_take(home, name, Purpose::TakeDown)
     }
 
     /// Takes the lock on team `name` to remove it, or tells who holds it.
@@ -184,6 +253,34 @@ mod tests {
         assert_eq!(holder.purpose, Some(Purpose::Remove));
         drop(removing);
         assert!(LaunchLock::take(&home, "t").is_ok());
+        // Taking a team down waits for a launch, a bounded while, having said so once.
+        let up = LaunchLock::take(&home, "t").unwrap();
+        let mut told = Vec::new();
+        let holder = LaunchLock::wait_to_take_down(&home, "t", Duration::from_millis(50), |h| {
+            told.push(h.clone());
+            Ok(())
+        })
+        .unwrap()
+        .unwrap_err();
+        assert_eq!(holder.command(), Some("up"));
+        assert_eq!(told, [holder]);
+        let letting_go = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            drop(up);
+        });
+        let down = LaunchLock::wait_to_take_down(&home, "t", Duration::from_secs(60), |_| Ok(()))
+            .unwrap()
+            .unwrap();
+        letting_go.join().unwrap();
+        let err = LaunchLock::take(&home, "t").unwrap_err();
+        assert_eq!(
+            err.message(),
+            format!(
+                "team t is being taken down by another swarm command (pid {})",
+                std::process::id()
+            )
+        );
+        drop(down);
         // An older swarm's record: the pid alone, an `up`'s.
         assert_eq!(
             Holder::parse(Some("42".into())),

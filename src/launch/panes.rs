@@ -174,6 +174,21 @@ fn open_window(
     Ok((where_, info))
 }
 
+/// Where `pane`, the one this process runs in, is on the server it runs under (`$TMUX`), as
+/// config.json records a team's placement: what a supervisor records when its launcher has not
+/// (killed once the pane existed, before it heard of it), so `down` finds the pane.
+pub(crate) fn placement_of(pane: &str) -> Option<TmuxPlacement> {
+    let socket = current_socket()?;
+    let located = Tmux::at(&socket).locate(pane).ok().flatten()?;
+    Some(TmuxPlacement {
+        socket,
+        session: located.session,
+        window: located.window,
+        dashboard_pane: None,
+        extra: serde_json::Map::new(),
+    })
+}
+
 /// `dashboard = true`: opens `swarm top` on the team in a pane across the whole width of its
 /// window, below the members' panes, and records the pane, which is no member's, for `down` to
 /// close (docs/ARCHITECTURE.md, "Dashboard").
@@ -201,6 +216,7 @@ pub(crate) fn open_dashboard(team: &Team, placement: &TmuxPlacement, cwd: &Path)
         Ok(())
     })?;
     tmux.title(&info.pane, "swarm top")?;
+    tmux.mark(&info.pane, team.home().root(), team.name())?;
     Ok(info.pane)
 }
 
@@ -298,7 +314,8 @@ fn settle(tmux: &Tmux, team: &Team, name: &str, info: &PaneInfo) -> Result<()> {
         Ok(member.color.clone())
     })?;
     let tmux_color = color.as_deref().and_then(Color::parse).map(Color::tmux);
-    match tmux.decorate(&info.pane, &info.window, name, tmux_color) {
+    let whose = (team.home().root(), team.name(), name);
+    match tmux.decorate(&info.pane, &info.window, whose, tmux_color) {
         // A program that ended at once takes its pane with it; its ending is recorded all the same.
         Err(err) if is_gone(err.message()) => {
             tracing::debug!("{name}'s pane closed before it was decorated");

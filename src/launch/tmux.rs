@@ -353,10 +353,11 @@ impl Tmux {
         &self,
         pane: &str,
         window: &str,
-        name: &str,
+        (home, team, name): (&Path, &str, &str),
         color: Option<&str>,
     ) -> Result<()> {
         self.title(pane, name)?;
+        self.mark(pane, home, team)?;
         self.run(&args([
             "set-option",
             "-p",
@@ -390,6 +391,16 @@ impl Tmux {
             BORDER_FORMAT,
         ]))
         .map(drop)
+    }
+
+    /// Marks `pane` as one of team `team`'s of the home at `home` (`@swarm-team`, `@swarm-home`):
+    /// part of what shows a pane is still the one swarm placed (`member::pane`).
+    pub(crate) fn mark(&self, pane: &str, home: &Path, team: &str) -> Result<()> {
+        let mut argv = args(["set-option", "-p", "-t", pane, "@swarm-home"]);
+        argv.push(home.as_os_str().to_owned());
+        self.run(&argv)?;
+        self.run(&args(["set-option", "-p", "-t", pane, "@swarm-team", team]))
+            .map(drop)
     }
 
     /// Kills a pane; a pane that is already gone is not an error.
@@ -530,22 +541,6 @@ impl Tmux {
         }
     }
 
-    /// The member a pane of swarm's shows on its border (`@swarm-member`, set by
-    /// [`Tmux::decorate`]); `None` when the pane is gone or is no member's.
-    pub(crate) fn member_in(&self, pane: &str) -> Result<Option<String>> {
-        match self.run(&args([
-            "display-message",
-            "-p",
-            "-t",
-            pane,
-            "#{@swarm-member}",
-        ])) {
-            Ok(out) => Ok(Some(out.trim_end_matches('\n').to_owned()).filter(|m| !m.is_empty())),
-            Err(err) if is_gone(err.message()) => Ok(None),
-            Err(err) => Err(err),
-        }
-    }
-
     /// How a person attaches to `session` on this server.
     pub(crate) fn attach_command(&self, session: &str) -> Vec<String> {
         let mut argv = vec!["tmux".to_owned()];
@@ -642,24 +637,35 @@ pub(crate) struct Located {
     pub(crate) pane: String,
     pub(crate) window: String,
     pub(crate) session: String,
+    /// The pid of the pane's first process (for a member's pane, its supervisor's), while tmux
+    /// knows one.
+    pub(crate) pid: Option<i32>,
     /// The `@swarm-member` option swarm gave the pane; empty on a pane swarm did not place.
     pub(crate) member: String,
+    /// The `@swarm-team` and `@swarm-home` options swarm gave the pane ([`Tmux::mark`]).
+    pub(crate) team: String,
+    pub(crate) home: String,
 }
 
-const LOCATE_FORMAT: &str = "#{pane_id}\t#{window_id}\t#{session_name}\t#{@swarm-member}";
+const LOCATE_FORMAT: &str = "#{pane_id}\t#{window_id}\t#{session_name}\t#{pane_pid}\t\
+                             #{@swarm-member}\t#{@swarm-team}\t#{@swarm-home}";
 
 /// swarm's own formats, whose fields a tab separates: the only control characters tmux is given.
 const OWN_FORMATS: [&str; 2] = [PANE_FORMAT, LOCATE_FORMAT];
 
 fn parse_located(out: &str) -> Option<Located> {
     let line = out.lines().next().unwrap_or_default();
-    let mut fields = line.splitn(4, '\t');
+    // The home, a path, comes last: a tab in it stays in it.
+    let mut fields = line.splitn(7, '\t');
     let mut next = || fields.next().unwrap_or_default().to_owned();
     let located = Located {
         pane: next(),
         window: next(),
         session: next(),
+        pid: next().parse().ok(),
         member: next(),
+        team: next(),
+        home: next(),
     };
     (located.pane.starts_with('%') && located.window.starts_with('@')).then_some(located)
 }
@@ -815,19 +821,26 @@ mod tests {
 
     #[test]
     fn a_located_pane_names_its_window_session_and_member() {
-        let located = parse_located("%3\t@1\tswarm-t\tbob\n").unwrap();
+        let located = parse_located("%3\t@1\tswarm-t\t42\tbob\tt\t/h/a\tb\n").unwrap();
         assert_eq!(
-            (
-                located.pane,
-                located.window,
-                located.session,
-                located.member
-            ),
-            ("%3".into(), "@1".into(), "swarm-t".into(), "bob".into())
+            located,
+            Located {
+                pane: "%3".into(),
+                window: "@1".into(),
+                session: "swarm-t".into(),
+                pid: Some(42),
+                member: "bob".into(),
+                team: "t".into(),
+                home: "/h/a\tb".into(),
+            }
         );
         // A pane swarm did not place has no member; a target tmux did not find prints nothing.
-        assert_eq!(parse_located("%4\t@1\ts\t").unwrap().member, "");
-        assert!(parse_located("\t\t\t\n").is_none());
+        let unplaced = parse_located("%4\t@1\ts\t7\t\t\t").unwrap();
+        assert_eq!(
+            (unplaced.member, unplaced.team),
+            (String::new(), String::new())
+        );
+        assert!(parse_located("\t\t\t\t\t\t\n").is_none());
     }
 
     #[test]

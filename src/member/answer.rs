@@ -76,7 +76,7 @@ pub(crate) fn shutdown(
                 "{request_id:?} is not a shutdown request id (shutdown-<ms>@<name>)"
             ))
         })?;
-    policy::allow_own(config, caller, Action::AnswerShutdown, subject)?;
+    policy::allow_own(caller, Action::AnswerShutdown, subject)?;
     let me = caller.name();
     let lead = config.lead_name().to_owned();
     let timestamp = clock::timestamp_now();

@@ -1,7 +1,8 @@
 //! Taking a whole team down (docs/ARCHITECTURE.md, "Ending and stopping"): every live teammate is
 //! asked to shut down; those that have not ended by the timeout are stopped, the lead last; then
 //! whatever any member still runs is ended and the remaining panes are killed. `down`, `down --rm`
-//! and `rm --force` all end a team this one way.
+//! and `rm --force` all end a team this one way, holding the team's launch lock (`launch/lock.rs`):
+//! nothing is stopped while an `up` places the team's panes.
 
 use std::time::Duration;
 
@@ -10,10 +11,12 @@ use crate::error::Result;
 use crate::format::config::Member;
 use crate::format::settings::Protocol;
 use crate::format::structured::{ShutdownRequest, Structured, shutdown_request_id};
+use crate::launch::lock::LaunchLock;
 use crate::launch::tmux::Tmux;
 use crate::member::GRACE;
 use crate::member::ending;
 use crate::member::liveness::{self, Awaited, Observed, Seen};
+use crate::member::pane;
 use crate::member::processes::{self, Run};
 use crate::member::reach::Reach;
 use crate::member::seal;
@@ -64,9 +67,11 @@ impl Report<'_> {
         match self {
             Self::Waiting { names, timeout } => format!(
                 "waiting up to {}s for {} to answer the shutdown request and exit; then whoever is \
-                 left is stopped",
+                 left is stopped, with {}s to exit after SIGTERM before SIGKILL ({}s in all)",
                 timeout.as_secs_f64(),
-                names.join(", ")
+                names.join(", "),
+                GRACE.as_secs_f64(),
+                (*timeout + GRACE).as_secs_f64()
             ),
             Self::NotAsked { name, why } => format!("cannot ask {name} to shut down: {why}"),
             Self::Ended(member, seen) => liveness::ending_line(member, *seen),
@@ -76,10 +81,11 @@ impl Report<'_> {
 }
 
 /// Takes `team` down, reporting what becomes of each member through `report`. The caller has
-/// already been allowed to (`policy::Action::Down`).
+/// already been allowed to (`policy::Action::Down`), and holds the team's launch lock (`_held`).
 pub(crate) fn down(
     team: &Team,
     reach: &dyn Reach,
+    _held: &LaunchLock,
     how: Down,
     mut report: impl FnMut(Report<'_>) -> Result<()>,
 ) -> Result<Outcome> {
@@ -117,13 +123,27 @@ pub(crate) fn down(
     };
 
     if !how.force && !teammates.is_empty() {
-        // A member whose protocol says it answers nothing is not asked, nor waited for.
-        let (answering, mute): (Vec<String>, Vec<String>) =
+        // A member whose protocol says it answers nothing is not asked, nor waited for; nor is
+        // one whose supervisor is gone, which nothing answers for.
+        let (answering, mut mute): (Vec<String>, Vec<String>) =
             teammates.iter().cloned().partition(|name| {
                 config
                     .member(name)
                     .is_none_or(|m| m.protocol() != Protocol::None)
             });
+        let (answering, orphaned): (Vec<String>, Vec<String>) =
+            answering.into_iter().partition(|name| {
+                config
+                    .member(name)
+                    .is_none_or(|m| observed.seen(m) != Seen::Orphaned)
+            });
+        for name in &orphaned {
+            report(Report::NotAsked {
+                name,
+                why: "its supervisor is gone, so nothing answers for it",
+            })?;
+        }
+        mute.extend(orphaned);
         let mut asked = Vec::new();
         for name in &answering {
             let request = Structured::ShutdownRequest(ShutdownRequest {
@@ -185,13 +205,11 @@ pub(crate) fn down(
             if (member.name == lead && caller_is_lead) || !observed.is_here(member) {
                 continue;
             }
-            if !member.tmux_pane_id.is_empty() {
-                tmux.kill_pane(&member.tmux_pane_id)?;
-            }
+            pane::kill(team, &tmux, member)?;
         }
         // The dashboard `up` opened goes with the team.
-        if let Some(pane) = &placement.dashboard_pane {
-            tmux.kill_pane(pane)?;
+        if let Some(dashboard) = &placement.dashboard_pane {
+            pane::kill_dashboard(team, &tmux, dashboard)?;
         }
     }
     Ok(if caller_is_lead {

@@ -18,6 +18,7 @@ use crate::format::message::InboxMessage;
 use crate::format::structured::{Structured, TaskNotification, TaskStatus};
 use crate::format::task::Task;
 use crate::member::reach::Reach;
+use crate::protocol::rules;
 use crate::store::tasks::TaskList;
 use crate::store::team::Team;
 
@@ -34,6 +35,14 @@ pub(crate) struct Ending {
 /// The reason recorded for a member that shut down because the lead asked: an approved shutdown
 /// request (exited, completed), or one `down` stopped when it had not ended in time (killed).
 pub(crate) const SHUTDOWN: &str = "shutdown";
+
+/// The reason recorded for a member `stop` ended.
+pub(crate) const STOP: &str = "stop";
+
+/// Whether `member` ended because swarm was asked to end it (`stop`, `down`), not on its own.
+pub(crate) fn was_stopped(member: &Member) -> bool {
+    member.state == Some(State::Killed) && matches!(member.reason.as_deref(), Some(STOP | SHUTDOWN))
+}
 
 /// Signals that mean the program crashed rather than was stopped.
 const CRASH_SIGNALS: [i32; 5] = [
@@ -110,7 +119,8 @@ impl Ending {
 struct Told {
     /// The lead, unless the member is the lead.
     lead: Option<String>,
-    agent_id: String,
+    /// The member's task id, made of its own name ([`rules::task_id`]).
+    task_id: String,
     started_at: Option<u64>,
     color: Option<String>,
 }
@@ -130,14 +140,20 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
             let member = config.member_mut(name).ok_or_else(|| {
                 Error::not_found(format!("{name} is no longer a member of team {team_name}"))
             })?;
-            let told = Told::of(member, &lead);
+            let told = Told::of(member, &team_name, &lead);
             let to = told.lead.clone();
             if member.state.is_some_and(State::is_final) {
                 // Recorded already. A notice lost to a crash, or to another tool's deleting it
                 // unread, is delivered again (its id keeps it from arriving twice).
                 if let (Some(notice), Some(lead)) = (&member.notice, &to) {
-                    let id = notice_id(notice, member.started_at);
-                    deliver(team, name, lead, notice, member.color.as_deref(), &id)?;
+                    // Kept in config.json, which any member can rewrite: it goes out as this
+                    // member's, whatever task its record now names.
+                    let notice = TaskNotification {
+                        task_id: told.task_id.clone(),
+                        ..notice.clone()
+                    };
+                    let id = notice_id(&notice, member.started_at);
+                    deliver(team, name, lead, &notice, member.color.as_deref(), &id)?;
                 }
                 return Ok((None, told));
             }
@@ -145,7 +161,7 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
             let started = member.started_at.unwrap_or(now);
             let duration = Duration::from_millis(now.saturating_sub(started));
             let notice = TaskNotification {
-                task_id: member.agent_id.clone(),
+                task_id: told.task_id.clone(),
                 status: ending.status(),
                 exit_code: ending.exit_code,
                 summary: summary(name, ending, duration),
@@ -175,11 +191,11 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
 }
 
 impl Told {
-    /// What the ending of `member` of a team led by `lead` tells, and whom.
-    fn of(member: &Member, lead: &str) -> Self {
+    /// What the ending of `member` of team `team` led by `lead` tells, and whom.
+    fn of(member: &Member, team: &str, lead: &str) -> Self {
         Self {
             lead: (member.name != lead).then(|| lead.to_owned()),
-            agent_id: member.agent_id.clone(),
+            task_id: rules::task_id(&member.name, team),
             started_at: member.started_at,
             color: member.color.clone(),
         }
@@ -210,7 +226,7 @@ pub(crate) fn finish_releases(
     let mut released = Vec::new();
     for name in list.holders(&ended)? {
         let member = config.member(name).expect("one of the roster's");
-        let told = Told::of(member, config.lead_name());
+        let told = Told::of(member, &config.name, config.lead_name());
         let tasks = release_tasks(team, name, &told)?;
         if !tasks.is_empty() {
             tracing::info!(
@@ -251,7 +267,7 @@ fn release_tasks(team: &Team, name: &str, told: &Told) -> Result<Vec<Task>> {
         let mut message = InboxMessage::new(name, &text, Some(&summary), told.color.as_deref());
         message.set_id(&ids::derived(&format!(
             "{}\0{}\0released\0{}",
-            told.agent_id,
+            told.task_id,
             told.started_at.unwrap_or_default(),
             ids.join(",")
         )));
@@ -605,7 +621,7 @@ mod tests {
         let lead = team.mailbox("team-lead");
         let told = Told {
             lead: Some("team-lead".into()),
-            agent_id: "bob@t".into(),
+            task_id: "bob@t".into(),
             started_at: Some(1_000),
             color: None,
         };
@@ -675,6 +691,55 @@ mod tests {
         record(&team, "bob", &Ending::from_status(exited(0), None)).unwrap();
         let (message, _) = notices(&team).remove(0);
         assert_eq!(message.id(), ids::derived("bob@t\u{0}1000"));
+    }
+
+    /// config.json is a file every member can write: bob naming itself carol there (`agentId`)
+    /// does not make its completion notice report carol's task, nor its release notice take the
+    /// id of carol's. And a notice kept in its record is sent again as bob's.
+    #[test]
+    fn notices_name_the_member_itself_whatever_its_record_says() {
+        let (_dir, team) = fixture::team(&["bob", "carol"]);
+        running(&team, 1_000);
+        holding_parse(&team);
+        team.update(|config| {
+            config.member_mut("bob").unwrap().agent_id = "carol@t".into();
+            Ok(())
+        })
+        .unwrap();
+        let ending = Ending::from_status(exited(0), None);
+        let notice = record(&team, "bob", &ending).unwrap().unwrap();
+        assert_eq!(notice.task_id, "bob@t");
+        let (message, told) = notices(&team).remove(0);
+        assert_eq!(told.task_id, "bob@t");
+        assert_eq!(message.id(), ids::derived("bob@t\u{0}1000"));
+        let released = team
+            .mailbox("team-lead")
+            .peek()
+            .unwrap()
+            .into_iter()
+            .find(|m| m.text().contains("pending again"))
+            .unwrap();
+        assert_eq!(
+            released.id(),
+            ids::derived("bob@t\u{0}1000\u{0}released\u{0}1")
+        );
+        // The notice its record keeps, rewritten to name carol's task, goes out again as bob's.
+        team.mailbox("team-lead")
+            .update(|unread| {
+                unread.clear();
+                Ok(((), true))
+            })
+            .unwrap();
+        team.update(|config| {
+            let bob = config.member_mut("bob").unwrap();
+            bob.notice.as_mut().unwrap().task_id = "carol@t".into();
+            Ok(())
+        })
+        .unwrap();
+        assert!(record(&team, "bob", &ending).unwrap().is_none());
+        let again = notices(&team);
+        assert_eq!(again.len(), 1, "{again:?}");
+        assert_eq!(again[0].1.task_id, "bob@t");
     }
 
     #[test]

@@ -1,21 +1,23 @@
-//! Where a process runs (docs/ARCHITECTURE.md, "Identity"): inside which member's pane, or
-//! outside every pane, or, when that cannot be established, nowhere at all. Everyone shares one
-//! uid, so this, not a name a command is given, is who a command is.
+//! Where a process runs (docs/ARCHITECTURE.md, "Identity"): inside which member's pane, or in a
+//! pane of another home, or outside every pane, or, when that cannot be established, nowhere at
+//! all. Everyone shares one uid, so this, not a name a command is given, is who a command is.
 //!
-//! A process is inside member M's pane of team T when, walking up from it:
-//! - a live `swarm run M` supervisor of this home and of team T is among its ancestors (the
-//!   outermost one counts: a supervisor is started by tmux, never by a member, so one below
-//!   another was made by the member above it). Each supervisor is a child subreaper, so whatever
-//!   a member starts stays below it, through `setsid` and double forks;
-//! - or, once M's supervisor is gone, it or a process above it is still one of M's run's
-//!   processes: marked with the run's `SWARM_RUN_ID`, or in the program's process group in a
-//!   session shown to be the pane's ("A member's processes").
+//! A line (a process and every process above it) is judged from the outside in, the outermost
+//! process that shows whose it is deciding, because a process can forge only what it passes down:
+//! - one of a run of this home (marked with the run's `SWARM_RUN_ID`, in the program's process
+//!   group in a session shown to be the pane's, or its proven supervisor): that member's pane;
+//!   the lead's only when the run's own supervisor is on the line and was launched as the lead's;
+//! - a supervisor (`process::supervisor`: the swarm program, a tmux pane's first process, no run
+//!   marker): its member's pane when its home is this home, a pane elsewhere for another home,
+//!   nobody when its home cannot be found;
+//! - a process that passes for a supervisor by its command line and is none: nobody.
 //!
 //! Anything else is outside every pane: the person at the keyboard. Outside every pane is a
 //! finding, never a default: the whole line up to init is read, and read again to see that it did
-//! not change meanwhile. A process that has exited (or whose pid now belongs to another), a line
-//! that cannot be read whole, and one that keeps changing are nobody ([`Whereabouts::Unknown`]),
-//! and every decision refuses nobody.
+//! not change meanwhile, and the home is found where it was (pinned by the long-lived judges when
+//! they start). A process that has exited (or whose pid now belongs to another), a line that
+//! cannot be read whole, one that keeps changing, and a home that cannot be found are nobody
+//! ([`Whereabouts::Unknown`]), and every decision refuses nobody.
 
 use std::path::Path;
 
@@ -69,24 +71,21 @@ pub(crate) fn own_supervisor(home: &Home, team: &str, member: &str) -> Option<i3
     }
 }
 
-/// Whether process `pid` is member `member`'s supervisor of `team` under `home`, as its pane's
-/// own: a supervisor of that member that runs below no other supervisor of this home (one below
-/// another was started by the member above it).
-pub(crate) fn is_pane_supervisor(home: &Home, team: &str, member: &str, pid: i32) -> bool {
-    Pinned::now(pid).is_some_and(|process| {
-        matches!(
-            locate(home, &process),
-            (Whereabouts::Pane { team: at, member: m, .. }, Some(supervisor))
-                if at == team && m == member && supervisor == pid
-        )
-    })
-}
-
 /// Where `process` runs, and the pid of the supervisor of the pane it runs in, if it has one.
+/// Judged against the home's directory as pinned ([`Home::pin`]) or found now: a home that
+/// cannot be found, or was moved while the line was judged, tells nothing, so nobody.
 fn locate(home: &Home, process: &Pinned) -> (Whereabouts, Option<i32>) {
-    let Some(home_id) = process::dir_id(home.root()) else {
-        // No home yet: no team, so no pane of one.
-        return (Whereabouts::Outside, None);
+    let moved = || {
+        (
+            Whereabouts::Unknown(format!(
+                "the home {} cannot be found where it was",
+                home.root().display()
+            )),
+            None,
+        )
+    };
+    let Some(home_id) = home.id() else {
+        return moved();
     };
     let pid = process.pid;
     let gone = || {
@@ -106,6 +105,9 @@ fn locate(home: &Home, process: &Pinned) -> (Whereabouts, Option<i32>) {
             return gone();
         }
         let judged = judge(home, home_id, &line);
+        if !home.in_place() || home.id() != Some(home_id) {
+            return moved();
+        }
         // Read again: what was learnt was of these very processes only if none of them changed.
         if process::unchanged(&line) && process.alive() {
             return judged;
@@ -122,33 +124,96 @@ fn locate(home: &Home, process: &Pinned) -> (Whereabouts, Option<i32>) {
     )
 }
 
-/// Where the first process of `line` (it and every process above it, read whole) runs.
+/// Where the first process of `line` (it and every process above it, read whole) runs, judged
+/// from the outside in: the outermost process that shows whose it is decides, because a process
+/// can forge what it passes down, never what is above it.
+/// - A process of one of this home's runs (marked, in the program's group, or its proven
+///   supervisor): that member's pane, the lead's only when the run's own supervisor is on the
+///   line and was launched as the lead's.
+/// - A supervisor of this home: its member's pane; of another home: a member of a team elsewhere,
+///   never the person; of a home that cannot be found: nobody.
+/// - A process that passes for a supervisor and is none (`process::supervisor`): nobody.
+///
+/// Outside every pane only when none of these is found.
 fn judge(home: &Home, home_id: (u64, u64), line: &[ProcStat]) -> (Whereabouts, Option<i32>) {
-    for ancestor in line.iter().rev() {
-        let Some(supervisor) = process::supervisor(ancestor.pid) else {
-            continue;
-        };
-        if process::dir_id(&supervisor.home) != Some(home_id) {
-            continue;
+    let runs = match runs(home) {
+        Ok(runs) => runs,
+        Err(why) => return (Whereabouts::Unknown(why), None),
+    };
+    let run = processes::outermost_run(line, &runs);
+    for (at, ancestor) in line.iter().enumerate().rev() {
+        if let Some((run_at, run)) = run
+            && run_at == at
+        {
+            return of_run(line, run);
         }
-        let lead = supervisor.lead.as_deref() == Some(supervisor.name.as_str());
-        return (
-            Whereabouts::Pane {
-                team: supervisor.team,
-                member: supervisor.name,
-                lead,
-            },
-            Some(supervisor.pid),
-        );
+        if let Some(supervisor) = process::supervisor(ancestor.pid) {
+            return match process::dir_id(&supervisor.home) {
+                None => (
+                    Whereabouts::Unknown(format!(
+                        "the home of supervisor {} cannot be found",
+                        supervisor.pid
+                    )),
+                    None,
+                ),
+                Some(id) if id != home_id => (
+                    Whereabouts::Elsewhere {
+                        team: supervisor.team,
+                        member: supervisor.name,
+                    },
+                    None,
+                ),
+                Some(_) => (
+                    Whereabouts::Pane {
+                        team: supervisor.team,
+                        member: supervisor.name,
+                        lead: supervisor.lead,
+                    },
+                    Some(supervisor.pid),
+                ),
+            };
+        }
+        if process::passes_for_supervisor(ancestor.pid) {
+            return (
+                Whereabouts::Unknown(format!(
+                    "process {} passes for a swarm supervisor but is not one",
+                    ancestor.pid
+                )),
+                None,
+            );
+        }
     }
-    (orphaned(home, line).unwrap_or(Whereabouts::Outside), None)
+    (Whereabouts::Outside, None)
+}
+
+/// The pane of `run`, for a line one of its processes is on: the lead's only when its own proven
+/// supervisor is on the line and was launched as the lead's (what is left of a run proves no
+/// launch as the lead's).
+fn of_run(line: &[ProcStat], run: &Run) -> (Whereabouts, Option<i32>) {
+    let supervisor = line
+        .iter()
+        .any(|p| p.pid == run.supervisor)
+        .then(|| process::supervisor(run.supervisor))
+        .flatten()
+        .filter(|_| run.supervisor_proven());
+    let pid = supervisor.as_ref().map(|s| s.pid);
+    (
+        Whereabouts::Pane {
+            team: run.team().to_owned(),
+            member: run.name.clone(),
+            lead: supervisor.and_then(|s| s.lead),
+        },
+        pid,
+    )
 }
 
 /// The name of whoever runs at `whereabouts`: `<member>@<team>` in a member's pane, `user`
-/// outside every pane; `None` for nobody.
+/// outside every pane, `<member>@<team>` too in a pane of another home; `None` for nobody.
 pub(crate) fn sender_name(whereabouts: &Whereabouts) -> Option<String> {
     match whereabouts {
-        Whereabouts::Pane { team, member, .. } => Some(format!("{member}@{team}")),
+        Whereabouts::Pane { team, member, .. } | Whereabouts::Elsewhere { team, member } => {
+            Some(format!("{member}@{team}"))
+        }
         Whereabouts::Outside => Some(PERSON.to_owned()),
         Whereabouts::Unknown(_) => None,
     }
@@ -173,7 +238,7 @@ pub(crate) fn peer_sender(home: &Home, sender: &Pinned, claimed: &str) -> Result
     };
     let person = format!("uds:{PERSON}");
     match &sender {
-        Whereabouts::Pane { .. }
+        Whereabouts::Pane { .. } | Whereabouts::Elsewhere { .. }
             if claimed == real || claimed.strip_prefix("uds:") == Some(real.as_str()) =>
         {
             return Ok(real);
@@ -201,7 +266,7 @@ pub(crate) fn peer_sender(home: &Home, sender: &Pinned, claimed: &str) -> Result
     }
     Ok(match &sender {
         Whereabouts::Outside => listener.reply_address().unwrap_or(real),
-        Whereabouts::Pane { .. } | Whereabouts::Unknown(_) => real,
+        Whereabouts::Pane { .. } | Whereabouts::Elsewhere { .. } | Whereabouts::Unknown(_) => real,
     })
 }
 
@@ -255,13 +320,17 @@ pub(crate) fn listens_at(process: &Pinned, path: &Path) -> bool {
         && process.alive()
 }
 
-/// The member whose run the first process of `line` belongs to although no live supervisor is
-/// above it: its supervisor was killed and it lives on, still marked, or still in the program's
-/// group in the pane's session. Never the lead: what is left of a run proves no launch as the
-/// lead's.
-fn orphaned(home: &Home, line: &[ProcStat]) -> Option<Whereabouts> {
+/// Every run this home's teams record: what a line's processes are matched against. A home whose
+/// teams cannot be listed tells nothing.
+fn runs(home: &Home) -> std::result::Result<Vec<Run>, String> {
     let mut runs = Vec::new();
-    for name in list_teams(home).ok()? {
+    let names = list_teams(home).map_err(|err| {
+        format!(
+            "the teams of {} cannot be read: {err}",
+            home.root().display()
+        )
+    })?;
+    for name in names {
         let Ok(team) = Team::open(home, &name) else {
             continue;
         };
@@ -275,10 +344,5 @@ fn orphaned(home: &Home, line: &[ProcStat]) -> Option<Whereabouts> {
                 .filter_map(|member| Run::of(&team, member)),
         );
     }
-    let owner = processes::owner_by_lineage(line, &runs)?;
-    Some(Whereabouts::Pane {
-        team: owner.team().to_owned(),
-        member: owner.name.clone(),
-        lead: false,
-    })
+    Ok(runs)
 }

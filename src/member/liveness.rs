@@ -27,7 +27,7 @@ pub(crate) enum Seen {
     ProcessVanished,
     /// Recorded as live; its supervisor is gone, but processes it started still run.
     Orphaned,
-    /// Recorded as live, but its tmux pane is gone.
+    /// Recorded as live with no supervisor registered yet, but its tmux pane is gone.
     PaneVanished,
     /// Recorded as live on another machine not heard from now (docs/ARCHITECTURE.md, "Roster,
     /// control and status across hosts"); it may still be running there.
@@ -67,19 +67,29 @@ fn judge(
     let Some(state) = member.state else {
         return Seen::NotStarted;
     };
-    if state.is_final() {
-        return Seen::Recorded(state);
-    }
     if let Site::Away { heard } = site {
-        return if heard {
+        return if state.is_final() || heard {
             Seen::Recorded(state)
         } else {
             Seen::Unreachable
         };
     }
-    if let Some(run) = Run::of(team, member)
-        && !run.supervised()
-    {
+    if state.is_final() {
+        if let Some(state) = recorded_end(team, member, processes) {
+            return Seen::Recorded(state);
+        }
+        // An end recorded while the run still runs: config.json is a file any member can write.
+        return match Run::of(team, member) {
+            Some(run) if run.supervisor_proven() => Seen::Recorded(State::Running),
+            _ => Seen::Orphaned,
+        };
+    }
+    if let Some(run) = Run::of(team, member) {
+        // A proven supervisor is running, whatever the panes show: config.json's pane and
+        // socket are a claim anyone can rewrite, and a supervisor's pane closing ends it.
+        if run.supervisor_proven() {
+            return Seen::Recorded(state);
+        }
         // Its processes are looked for by what they carry, not by asking the supervisor.
         return if processes.of(&run).is_empty() {
             Seen::ProcessVanished
@@ -87,6 +97,7 @@ fn judge(
             Seen::Orphaned
         };
     }
+    // No supervisor has registered yet: the pane `up` recorded is all there is to go by.
     if let Some(panes) = panes
         && !member.tmux_pane_id.is_empty()
         && !panes.contains(&member.tmux_pane_id)
@@ -94,6 +105,23 @@ fn judge(
         return Seen::PaneVanished;
     }
     Seen::Recorded(state)
+}
+
+/// The end config.json records for `member`, if it holds: no process of its run is seen
+/// running here. A teammate can write `state`, so an end recorded while the run runs is not
+/// believed (a member of another host is judged by its node, never here).
+fn recorded_end(team: &Team, member: &Member, processes: &Snapshot) -> Option<State> {
+    let state = member.state.filter(|state| state.is_final())?;
+    match Run::of(team, member) {
+        Some(run) if !processes.of(&run).is_empty() => None,
+        _ => Some(state),
+    }
+}
+
+/// Whether `member` has ended, as the processes show it, not config.json alone: for `send` and
+/// the lead-side writes (`seal::refuse_if_ended`), which refuse a member that will never read.
+pub(crate) fn has_ended(team: &Team, member: &Member, processes: &Snapshot) -> bool {
+    recorded_end(team, member, processes).is_some()
 }
 
 /// A team's config and what its members are doing, observed together, once: every question asked
@@ -362,41 +390,27 @@ mod tests {
         pid
     }
 
-    /// A live process that passes for `name`'s supervisor (`… run NAME`), killed when dropped.
-    struct Supervisor(std::process::Child);
+    /// A live process left of `name`'s run after its supervisor died: it carries the run's
+    /// marker. Records the run as `state` under a supervisor that is gone; killed when dropped.
+    struct Leftover(std::process::Child);
 
-    impl Supervisor {
-        fn of(name: &str) -> Self {
+    impl Leftover {
+        fn of(team: &Team, name: &str, state: State) -> Self {
             use std::os::unix::process::CommandExt;
-            // `; :` keeps the shell from exec'ing sleep, which would change its command line.
-            // Its own group, so dropping it ends the sleep too; no inherited stdio to hold open.
-            let child = std::process::Command::new("sh")
-                .args(["-c", "sleep 600; :", "run", name])
+            set(team, name, state, dead_pid());
+            let config = team.load().unwrap();
+            let run = Run::of(team, config.member(name).unwrap()).unwrap();
+            // Its own group, so dropping it ends it; no inherited stdio to hold open. `spawn`
+            // returns once it was exec'd, with the marker in its environment.
+            let child = std::process::Command::new("sleep")
+                .arg("600")
+                .env(crate::member::processes::RUN_ID_VAR, &run.id)
                 .process_group(0)
                 .stdin(std::process::Stdio::null())
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null())
                 .spawn()
                 .unwrap();
-            // Right after exec the kernel may still show an empty command line; wait it out.
-            let cmdline = format!("/proc/{}/cmdline", child.id());
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while !std::fs::read(&cmdline).is_ok_and(|bytes| {
-                bytes.ends_with(
-                    name.as_bytes()
-                        .iter()
-                        .chain(b"\0")
-                        .copied()
-                        .collect::<Vec<u8>>()
-                        .as_slice(),
-                )
-            }) {
-                assert!(
-                    Instant::now() < deadline,
-                    "the fake supervisor never showed its command line"
-                );
-                std::thread::sleep(Duration::from_millis(1));
-            }
             Self(child)
         }
 
@@ -405,7 +419,7 @@ mod tests {
         }
     }
 
-    impl Drop for Supervisor {
+    impl Drop for Leftover {
         fn drop(&mut self) {
             crate::base::process::signal_group(self.pid(), nix::sys::signal::Signal::SIGKILL);
             let _ = self.0.wait();
@@ -477,23 +491,45 @@ mod tests {
         assert!(!seen.is_live());
     }
 
+    /// A member whose supervisor has not registered yet is judged by its pane.
     #[test]
-    fn a_live_state_whose_pane_is_gone_has_vanished() {
-        let supervisor = Supervisor::of("bob");
-        let running = member(Some(State::Running), Some(supervisor.pid()), "%1");
+    fn a_live_state_whose_pane_is_gone_before_its_supervisor_registered_has_vanished() {
+        let unregistered = member(Some(State::Starting), None, "%1");
         let others = HashSet::from(["%2".to_owned()]);
-        assert_eq!(seen(&running, Some(&others)), Seen::PaneVanished);
+        assert_eq!(seen(&unregistered, Some(&others)), Seen::PaneVanished);
         assert_eq!(Seen::PaneVanished.label(), "pane-gone");
         let with_it = HashSet::from(["%1".to_owned()]);
         assert_eq!(
-            seen(&running, Some(&with_it)),
-            Seen::Recorded(State::Running)
+            seen(&unregistered, Some(&with_it)),
+            Seen::Recorded(State::Starting)
         );
         // Panes that could not be listed, or a member without a pane, prove nothing.
-        assert_eq!(seen(&running, None), Seen::Recorded(State::Running));
-        let paneless = member(Some(State::Idle), Some(supervisor.pid()), "");
+        assert_eq!(seen(&unregistered, None), Seen::Recorded(State::Starting));
+        let paneless = member(Some(State::Idle), None, "");
         assert_eq!(seen(&paneless, Some(&others)), Seen::Recorded(State::Idle));
         assert!(seen(&paneless, Some(&others)).is_live());
+    }
+
+    /// A process that passes for the supervisor by its command line only proves nothing: the
+    /// member is judged by what is left of its run.
+    #[test]
+    fn a_process_that_only_looks_like_the_supervisor_proves_nothing() {
+        use std::os::unix::process::CommandExt;
+        let (_dir, team) = fixture::team(&["bob"]);
+        let mut looks = std::process::Command::new("sh")
+            .args(["-c", "sleep 600; :", "swarm", "--home"])
+            .arg(team.home().root())
+            .args(["--team", team.name(), "run", "bob"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = i32::try_from(looks.id()).unwrap();
+        set(&team, "bob", State::Running, pid);
+        let observed = Observed::take(&team, &Alone).unwrap();
+        let seen = observed.seen(observed.config.member("bob").unwrap());
+        crate::base::process::signal_group(pid, nix::sys::signal::Signal::SIGKILL);
+        let _ = looks.wait();
+        assert_eq!(seen, Seen::ProcessVanished);
     }
 
     #[test]
@@ -550,14 +586,13 @@ mod tests {
     #[test]
     fn observed_shows_which_members_are_live() {
         let (_dir, team) = fixture::team(&["bob", "carol", "dave"]);
-        let bob = Supervisor::of("bob");
-        set(&team, "bob", State::Running, bob.pid());
+        let _bob = Leftover::of(&team, "bob", State::Running);
         set(&team, "carol", State::Running, dead_pid());
         set(&team, "dave", State::Exited, dead_pid());
         let observed = Observed::take(&team, &Alone).unwrap();
         let seen_of = |name| observed.seen(observed.config.member(name).unwrap());
         assert_eq!(seen_of("team-lead"), Seen::NotStarted);
-        assert_eq!(seen_of("bob"), Seen::Recorded(State::Running));
+        assert_eq!(seen_of("bob"), Seen::Orphaned);
         assert_eq!(seen_of("carol"), Seen::ProcessVanished);
         assert_eq!(seen_of("dave"), Seen::Recorded(State::Exited));
         assert_eq!(observed.live().collect::<Vec<_>>(), ["bob"]);
@@ -568,12 +603,11 @@ mod tests {
     #[test]
     fn an_observation_does_not_change_after_it_is_taken() {
         let (_dir, team) = fixture::team(&["bob"]);
-        let bob = Supervisor::of("bob");
-        set(&team, "bob", State::Running, bob.pid());
+        let bob = Leftover::of(&team, "bob", State::Running);
         let observed = Observed::take(&team, &Alone).unwrap();
         drop(bob);
         let member = observed.config.member("bob").unwrap();
-        assert_eq!(observed.seen(member), Seen::Recorded(State::Running));
+        assert_eq!(observed.seen(member), Seen::Orphaned);
         assert_eq!(observed.live().collect::<Vec<_>>(), ["bob"]);
         assert_eq!(
             Observed::take(&team, &Alone).unwrap().seen(member),
@@ -587,8 +621,7 @@ mod tests {
         let (_dir, team) = fixture::team(&["bob", "carol", "dave"]);
         set(&team, "bob", State::Exited, dead_pid());
         set(&team, "carol", State::Running, dead_pid());
-        let dave = Supervisor::of("dave");
-        set(&team, "dave", State::Running, dave.pid());
+        let _dave = Leftover::of(&team, "dave", State::Running);
         let names: Vec<String> = ["bob", "carol", "dave", "ghost"].map(str::to_owned).into();
         let mut ended = Vec::new();
         let deadline = Instant::now() + Duration::from_millis(50);
@@ -616,12 +649,17 @@ mod tests {
     #[test]
     fn an_ending_recorded_while_waiting_ends_the_wait() {
         let (_dir, team) = fixture::team(&["bob"]);
-        let bob = Supervisor::of("bob");
-        set(&team, "bob", State::Running, bob.pid());
+        let _bob = Leftover::of(&team, "bob", State::Running);
         let ender = {
             let team = team.clone();
-            let pid = bob.pid();
-            std::thread::spawn(move || set(&team, "bob", State::Killed, pid))
+            let supervisor = team
+                .load()
+                .unwrap()
+                .member("bob")
+                .unwrap()
+                .supervisor_pid
+                .unwrap();
+            std::thread::spawn(move || set(&team, "bob", State::Killed, supervisor))
         };
         let mut ended = Vec::new();
         let deadline = Instant::now() + Duration::from_secs(60);

@@ -13,6 +13,7 @@ pub(crate) mod liveness;
 pub(crate) mod log_follow;
 pub(crate) mod logfile;
 pub(crate) mod notify;
+pub(crate) mod pane;
 pub(crate) mod permission;
 pub(crate) mod processes;
 pub(crate) mod reach;

@@ -30,7 +30,14 @@ use crate::format::config::Member;
 use crate::store::team::Team;
 
 /// The variable that marks every process a member's program starts during one run.
-pub(crate) const RUN_ID_VAR: &str = "SWARM_RUN_ID";
+pub(crate) use process::RUN_ID_VAR;
+
+/// Whether process `pid` is member `name`'s supervisor of team `team` under the home whose
+/// directory is `home` (device and inode): the one place that decides it, for liveness, `stop`,
+/// identity and the readers that ask a supervisor what its run took.
+pub(crate) fn is_supervisor_of(pid: i32, home: (u64, u64), team: &str, name: &str) -> bool {
+    process::supervisor(pid).is_some_and(|found| found.serves(home, team, name))
+}
 
 /// One run of a member: what its processes are found by.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,7 +70,7 @@ impl Run {
         Self {
             name: member.name.clone(),
             team: team.name().to_owned(),
-            home: process::dir_id(team.home().root()),
+            home: team.home().id(),
             supervisor,
             program: program.filter(|pid| *pid > 1),
             id: format!(
@@ -80,20 +87,12 @@ impl Run {
         &self.team
     }
 
-    /// Whether a process that passes for the member's supervisor by its command line still has
-    /// the recorded pid: enough to show the member as supervised, never to signal anything.
-    pub(crate) fn supervised(&self) -> bool {
-        process::is_supervisor(self.supervisor, &self.name)
-    }
-
     /// Whether the recorded supervisor is this member's, as its own command line and environment
     /// show: a live `swarm run` of this member, this team and this home. What is signalled as the
     /// supervisor, or found as its children, must be.
     pub(crate) fn supervisor_proven(&self) -> bool {
-        self.home.is_some_and(|home| {
-            process::supervisor(self.supervisor)
-                .is_some_and(|found| found.serves(home, &self.team, &self.name))
-        })
+        self.home
+            .is_some_and(|home| is_supervisor_of(self.supervisor, home, &self.team, &self.name))
     }
 }
 
@@ -268,10 +267,21 @@ pub(crate) fn owner_of(pid: i32, runs: &[Run]) -> Option<&Run> {
     Snapshot::take().owner(pid, runs)
 }
 
-/// [`owner_of`] for the first process of `line`, judged from the line alone (that process and
-/// those above it, `process::lineage`), without a scan of every process.
-pub(crate) fn owner_by_lineage<'a>(line: &[ProcStat], runs: &'a [Run]) -> Option<&'a Run> {
-    Snapshot::of_line(line).owner(line.first()?.pid, runs)
+/// The outermost process of `line` (a process and every process above it, nearest first, read
+/// whole by `process::lineage`) that is one of `runs`' by the rules above, its proven supervisor
+/// included: its index in `line` and its run. The outermost, because a marker is set by whoever
+/// starts a process: a forged one sits below the run that forged it.
+pub(crate) fn outermost_run<'a>(line: &[ProcStat], runs: &'a [Run]) -> Option<(usize, &'a Run)> {
+    let snapshot = Snapshot::of_line(line);
+    let supervised: Vec<bool> = runs.iter().map(Run::supervisor_proven).collect();
+    line.iter().enumerate().rev().find_map(|(at, p)| {
+        runs.iter()
+            .zip(&supervised)
+            .find(|(run, supervised)| {
+                (p.pid == run.supervisor && **supervised) || snapshot.marks(run, p, **supervised)
+            })
+            .map(|(run, _)| (at, run))
+    })
 }
 
 /// How often to look again while waiting for processes to exit.

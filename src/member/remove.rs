@@ -1,6 +1,8 @@
 //! Removing a team that has ended (docs/ARCHITECTURE.md, "Removing a team"): everything swarm
-//! keeps of it, its folder (config.json, inboxes, spools, history, logs, locks) and its task
-//! list, and the registry entries its supervisors left behind; archived first when asked.
+//! keeps of it on this host, its folder (config.json, inboxes, spools, history, logs, locks), its
+//! task list and the node's record of its task copies, and the registry entries its supervisors
+//! left behind; archived first when asked. What a NATS server keeps of a team across hosts is the
+//! cluster layer's (`cluster/removal.rs`), which removes it through the hook here.
 
 use std::path::PathBuf;
 
@@ -33,26 +35,17 @@ pub(crate) fn claim(team: &Team) -> Result<std::result::Result<LaunchLock, Holde
     LaunchLock::try_take_to_remove(team.home(), team.name())
 }
 
-/// Removes `team` unless something of it still runs, archiving it as `archive` first. The caller
-/// has already been allowed to (`policy::Action::Remove`).
-pub(crate) fn remove(
-    team: &Team,
-    reach: &dyn Reach,
-    archive: Option<ArchiveFormat>,
-) -> Result<Removal> {
-    match claim(team)? {
-        Ok(lock) => remove_claimed(team, reach, &lock, archive),
-        Err(holder) => Ok(Removal::Busy(holder)),
-    }
-}
-
-/// [`remove`], with the team's launch lock already held ([`claim`]). An archive is complete and
-/// durable before anything is deleted; when it fails, the team is left as it was.
+/// Removes `team`, whose launch lock is held ([`claim`]), unless something of it still runs,
+/// archiving it as `archive` first. The caller has already been allowed to
+/// (`policy::Action::Remove`). An archive is complete and durable before anything is deleted;
+/// then `elsewhere` removes what is kept of the team off this host, and only once it has are the
+/// files here deleted. When either fails, the team is left here as it was.
 pub(crate) fn remove_claimed(
     team: &Team,
     reach: &dyn Reach,
     _held: &LaunchLock,
     archive: Option<ArchiveFormat>,
+    elsewhere: impl FnOnce() -> Result<()>,
 ) -> Result<Removal> {
     let observed = Observed::take(team, reach)?;
     let live: Vec<String> = observed.live().map(str::to_owned).collect();
@@ -62,16 +55,22 @@ pub(crate) fn remove_claimed(
     let (home, name) = (team.home(), team.name());
     let archived = match archive {
         None => {
+            elsewhere()?;
             removal::remove(home, name)?;
             None
         }
         Some(ArchiveFormat::TarZst) => {
             let path = archive::tarball(home, name, clock::now_ms())?;
+            elsewhere()
+                .map_err(|err| err.with_note(format!("the archive stays at {}", path.display())))?;
             removal::remove(home, name)?;
             Some(path)
         }
         // The archive and the removal in one move.
-        Some(ArchiveFormat::Folder) => Some(removal::archive_folder(home, name, clock::now_ms())?),
+        Some(ArchiveFormat::Folder) => {
+            elsewhere()?;
+            Some(removal::archive_folder(home, name, clock::now_ms())?)
+        }
     };
     // A supervisor that was killed left its registry entry and socket: they go with the sweep of
     // stale entries. A live entry is a live process's, and stays.

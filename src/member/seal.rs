@@ -3,7 +3,9 @@
 //! the commands. A message from the lead, `user` or `system` to a member that verifies the lead's
 //! messages is signed by the team's signing agent on the way, or not written at all. Every such
 //! write goes through here: plain messages and broadcasts, prompts, shutdown requests (`down`'s
-//! too), plan answers, task assignments.
+//! too), plan answers, task assignments. A member that has ended reads nothing more: a write from
+//! the lead's side to it is refused saying so (exit 3), before its signing could say something
+//! less to the point about the signing agent, which leaves once no member it signs for is live.
 //!
 //! Which agent signs is the caller's [`Reach`] to say (the layer above answers it: in a team across
 //! machines a teammate's key may be held by another machine's agent); every function here that
@@ -15,12 +17,14 @@ use serde_json::Value;
 
 use crate::base::clock;
 use crate::base::text::derive_summary;
-use crate::error::Result;
-use crate::format::config::{Member, TeamConfig};
+use crate::error::{Error, Result};
+use crate::format::config::{Member, State, TeamConfig};
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::format::signature::{self, FIELD};
 use crate::format::structured::Structured;
 use crate::launch::keys;
+use crate::member::liveness::{self, Observed, Seen};
+use crate::member::processes::Snapshot;
 use crate::member::reach::Reach;
 use crate::member::signer;
 use crate::peer::Request;
@@ -53,7 +57,8 @@ pub(crate) fn give_key(
 
 /// Signs `message` for member `to` if it must be: it speaks for the lead and `to` has a key.
 /// The agent that holds the key signs, as `reach` finds it. Fails when it must be signed and
-/// cannot be (the agent is gone, holds no key for `to`, or cannot be reached).
+/// cannot be (the agent is gone, holds no key for `to`, or cannot be reached); when `to` has gone
+/// meanwhile without a record of its ending, that it has ended is what is said.
 pub(crate) fn seal(
     team: &Team,
     reach: &dyn Reach,
@@ -71,7 +76,9 @@ pub(crate) fn seal(
     if !signature::speaks_for_lead(message.from(), lead) {
         return Ok(());
     }
-    let lead_sig = reach.sign(team, config, member, key, message)?;
+    let lead_sig = reach
+        .sign(team, config, member, key, message)
+        .map_err(|err| gone_unrecorded(team, reach, to).unwrap_or(err))?;
     message.set_field(FIELD, lead_sig.into());
     Ok(())
 }
@@ -103,7 +110,73 @@ pub(crate) fn seal_peer_request(
     Ok(())
 }
 
-/// Appends `message` to `to`'s inbox, signed if it must be; what was written.
+/// Refuses a message from `from` to member `to` when `to` has ended, as config.json records it
+/// and no process of its run is seen running (`liveness::has_ended`: a recorded end is a claim any
+/// member can write), and `from` speaks for the lead (every sender, for `send`): nobody will read
+/// it (exit 3, how and when it ended). Asked before anything the message would change is changed
+/// (a task assigned).
+pub(crate) fn refuse_if_ended(
+    team: &Team,
+    config: &TeamConfig,
+    from: &str,
+    to: &str,
+) -> Result<()> {
+    if !signature::speaks_for_lead(from, config.lead_name()) {
+        return Ok(());
+    }
+    refuse_any_if_ended(team, config, to)
+}
+
+/// [`refuse_if_ended`] whoever sends.
+pub(crate) fn refuse_any_if_ended(team: &Team, config: &TeamConfig, to: &str) -> Result<()> {
+    let Some(member) = config.member(to) else {
+        return Ok(());
+    };
+    // The processes are looked at only when an end is recorded.
+    match member.state.filter(|state| state.is_final()) {
+        Some(state) if liveness::has_ended(team, member, &Snapshot::take()) => {
+            Err(ended(member, Seen::Recorded(state)))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The refusal of a message to `member`, which has ended (`seen`): how, and when.
+fn ended(member: &Member, seen: Seen) -> Error {
+    let how = match (seen, member.exit_code) {
+        (Seen::Recorded(State::Exited | State::Failed), Some(code)) => {
+            format!("{} with status {code}", seen.label())
+        }
+        (Seen::ProcessVanished, _) => "vanished: its supervisor is gone".to_owned(),
+        (Seen::PaneVanished, _) => "vanished: its pane is gone".to_owned(),
+        _ => seen.label().to_owned(),
+    };
+    let when = member
+        .ended_at
+        .map(|at| format!(", {}", clock::ago(at, clock::now_ms())))
+        .unwrap_or_default();
+    Error::not_found(format!(
+        "{} has ended: {how}{when}; nothing was sent",
+        member.name
+    ))
+    .with_hint(format!(
+        "`swarm log {}` shows what it printed; `swarm status` shows who still runs",
+        member.name
+    ))
+}
+
+/// Why a message to `to` could not be signed when its member has gone without a record of its
+/// ending (its supervisor or pane vanished): the signing agent leaves once no member it signs for
+/// is live. Looked at only once signing has failed, so a write costs no look at the processes.
+fn gone_unrecorded(team: &Team, reach: &dyn Reach, to: &str) -> Option<Error> {
+    let observed = Observed::take(team, reach).ok()?;
+    let member = observed.config.member(to)?;
+    let seen = observed.seen(member);
+    (!seen.is_live() && seen != Seen::NotStarted).then(|| ended(member, seen))
+}
+
+/// Appends `message` to `to`'s inbox, signed if it must be; what was written. One from the
+/// lead's side to a member that has ended is refused ([`refuse_if_ended`]).
 fn post(
     team: &Team,
     reach: &dyn Reach,
@@ -111,6 +184,7 @@ fn post(
     to: &str,
     message: &InboxMessage,
 ) -> Result<InboxMessage> {
+    refuse_if_ended(team, config, message.from(), to)?;
     let mut message = message.clone();
     seal(team, reach, config, to, &mut message)?;
     team.mailbox(to).append(std::slice::from_ref(&message))?;

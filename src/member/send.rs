@@ -4,16 +4,17 @@
 //! path of one message"). And sending to a `uds:` peer, once the connection shows who serves it
 //! ("Peers").
 
+use std::cell::LazyCell;
 use std::collections::HashSet;
 use std::path::Path;
 
-use crate::base::clock;
 use crate::base::text::derive_summary;
 use crate::error::{Error, Result};
 use crate::format::config::{Member, State, TeamConfig};
 use crate::format::message::InboxMessage;
 use crate::format::structured::{Classified, Structured};
-use crate::member::liveness::{Observed, Seen};
+use crate::member::liveness;
+use crate::member::processes::Snapshot;
 use crate::member::reach::Reach;
 use crate::member::{identity, permission, seal};
 use crate::peer::{self, PeerEntry, Request};
@@ -61,6 +62,9 @@ pub(crate) fn to_peer(
             let runs = match &serving {
                 Whereabouts::Pane { team, member, .. } => {
                     format!("in {member}'s pane of team {team}")
+                }
+                Whereabouts::Elsewhere { team, member } => {
+                    format!("in {member}'s pane of team {team} of another home")
                 }
                 Whereabouts::Outside | Whereabouts::Unknown(_) => "outside every pane".to_owned(),
             };
@@ -121,10 +125,31 @@ pub(crate) fn to_claude(
     Ok(msg_id)
 }
 
-/// Whether the listener of registry entry `entry` runs outside every pane, as the person's: its
-/// entry says so, and so does where its process runs.
-pub(crate) fn runs_outside(home: &Home, entry: &PeerEntry) -> bool {
-    entry.is_persons() && identity::whereabouts_of_pid(home, entry.pid) == Whereabouts::Outside
+/// Whether registry entry `entry` checks out: the socket it names is its own process's
+/// (`<runtime>/<pid>.sock`, where every listener and supervisor binds), and that process runs
+/// where the entry says: in the pane of the member it names, or outside every pane for the
+/// person's. An entry is a file any process of the user can write; one that does not check out is
+/// passed over, so it cannot make a send fail.
+pub(crate) fn checks_out(home: &Home, entry: &PeerEntry) -> bool {
+    let own_socket = u32::try_from(entry.pid).is_ok_and(|pid| {
+        peer::runtime_dir().is_ok_and(|runtime| runtime.socket(pid) == entry.socket)
+    });
+    own_socket
+        && match (
+            &entry.team,
+            &entry.agent,
+            identity::whereabouts_of_pid(home, entry.pid),
+        ) {
+            (None, None, Whereabouts::Outside) => true,
+            (
+                Some(team),
+                Some(agent),
+                Whereabouts::Pane {
+                    team: at, member, ..
+                },
+            ) => *team == at && *agent == member,
+            _ => false,
+        }
 }
 
 /// A message written: its id, whom it is from, and every inbox it was written to.
@@ -159,14 +184,16 @@ pub(crate) fn send(
         structured,
         summary,
     } = outgoing;
+    // The processes, looked at only when config.json records an end: that is a claim any member
+    // can write, believed only when no process of the run is seen running.
+    let processes = LazyCell::new(Snapshot::take);
+    let has_ended = |member: &Member| {
+        member.state.is_some_and(State::is_final) && liveness::has_ended(team, member, &processes)
+    };
     if let Recipient::Member(to) = recipient {
         policy::require_inbox(config, to)?;
-        // Nobody will read it: say so, before the signing of it says something less to the point.
-        if let Some(member) = config.member(to)
-            && let Some(state) = member.state.filter(|state| state.is_final())
-        {
-            return Err(ended(member, Seen::Recorded(state)));
-        }
+        // Nobody will read it, whoever sends it: said before anything else is checked.
+        seal::refuse_any_if_ended(team, config, to)?;
     }
     let me = match &structured {
         Some(message) => rules::check(team, config, caller, recipient, message)?,
@@ -263,8 +290,7 @@ fn write(
     let mut sealed = Vec::with_capacity(targets.len());
     for target in targets {
         let mut copy = message.clone();
-        seal::seal(team, reach, config, target, &mut copy)
-            .map_err(|err| gone_unrecorded(team, reach, target).unwrap_or(err))?;
+        seal::seal(team, reach, config, target, &mut copy)?;
         sealed.push(copy);
     }
     for (n, (target, copy)) in targets.iter().zip(&sealed).enumerate() {
@@ -296,45 +322,6 @@ fn reachable(team: &Team, targets: Vec<String>) -> Vec<String> {
             false
         })
         .collect()
-}
-
-/// Whether `member` has ended, as config.json records it: a final state is final.
-fn has_ended(member: &Member) -> bool {
-    member.state.is_some_and(State::is_final)
-}
-
-/// The refusal of a message to `member`, which has ended (`seen`): how, and when.
-fn ended(member: &Member, seen: Seen) -> Error {
-    let how = match (seen, member.exit_code) {
-        (Seen::Recorded(State::Exited | State::Failed), Some(code)) => {
-            format!("{} with status {code}", seen.label())
-        }
-        (Seen::ProcessVanished, _) => "vanished: its supervisor is gone".to_owned(),
-        (Seen::PaneVanished, _) => "vanished: its pane is gone".to_owned(),
-        _ => seen.label().to_owned(),
-    };
-    let when = member
-        .ended_at
-        .map(|at| format!(", {}", clock::ago(at, clock::now_ms())))
-        .unwrap_or_default();
-    Error::not_found(format!(
-        "{} has ended: {how}{when}; nothing was sent",
-        member.name
-    ))
-    .with_hint(format!(
-        "`swarm log {}` shows what it printed; `swarm status` shows who still runs",
-        member.name
-    ))
-}
-
-/// Why a message to `to` could not be signed when its member has gone without a record of its
-/// ending (its supervisor or pane vanished): the signing agent leaves once no member it signs for
-/// is live. Looked at only once signing has failed, so a send costs no look at the processes.
-fn gone_unrecorded(team: &Team, reach: &dyn Reach, to: &str) -> Option<Error> {
-    let observed = Observed::take(team, reach).ok()?;
-    let member = observed.config.member(to)?;
-    let seen = observed.seen(member);
-    (!seen.is_live() && seen != Seen::NotStarted).then(|| ended(member, seen))
 }
 
 /// A broadcast that failed part-way is taken back from the inboxes it reached, where it is still

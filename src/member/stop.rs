@@ -17,6 +17,7 @@ use crate::format::config::{Member, State};
 use crate::launch::tmux::Tmux;
 use crate::member::ending::{self, Ending};
 use crate::member::liveness::Observed;
+use crate::member::pane;
 use crate::member::processes::{self, Run};
 use crate::member::reach::Reach;
 use crate::member::{GRACE, ending_bound};
@@ -158,12 +159,8 @@ pub(crate) fn stop(
     let config = team.load()?;
     if let Some(placement) = &config.tmux {
         let tmux = Tmux::at(&placement.socket);
-        for name in names {
-            if let Some(member) = config.member(name)
-                && !member.tmux_pane_id.is_empty()
-            {
-                tmux.kill_pane(&member.tmux_pane_id)?;
-            }
+        for member in names.iter().filter_map(|name| config.member(name)) {
+            pane::kill(team, &tmux, member)?;
         }
     }
     let observed = Observed::take(team, reach)?;

@@ -20,7 +20,7 @@ use crate::format::config::TeamConfig;
 use crate::format::message::InboxMessage;
 use crate::format::signature::{Judge, Verdict, VerifyKey};
 use crate::launch::keys::KEY_VAR;
-use crate::member::identity;
+use crate::member::{identity, processes};
 use crate::peer::{self, TakenQuery};
 use crate::store::follow::Arrival;
 use crate::store::team::Team;
@@ -166,26 +166,24 @@ fn taken_before(
 
 /// The pid of member `name`'s supervisor, the one its pane runs under, if one lives: this
 /// process's own when it runs in that pane, else the one config.json records, else any found
-/// among the processes; config.json is only a claim, so each is checked against the process.
+/// among the processes; config.json is only a claim, so each is checked against the process
+/// (`processes::is_supervisor_of`).
 fn live_supervisor(team: &Team, config: &TeamConfig, name: &str) -> Option<i32> {
     let home = team.home();
     if let Some(pid) = identity::own_supervisor(home, team.name(), name) {
         return Some(pid);
     }
-    let pane_supervisor = |pid: i32| identity::is_pane_supervisor(home, team.name(), name, pid);
+    let home_id = home.id()?;
+    let serves = |pid: i32| processes::is_supervisor_of(pid, home_id, team.name(), name);
     if let Some(pid) = config.member(name).and_then(|m| m.supervisor_pid)
-        && pane_supervisor(pid)
+        && serves(pid)
     {
         return Some(pid);
     }
-    let home_id = process::dir_id(home.root())?;
     process::own_processes()
         .into_iter()
         .map(|p| p.pid)
-        .find(|pid| {
-            process::supervisor(*pid).is_some_and(|found| found.serves(home_id, team.name(), name))
-                && pane_supervisor(*pid)
-        })
+        .find(|pid| serves(*pid))
 }
 
 /// One judge per member, made when first needed: for readers that follow several inboxes.

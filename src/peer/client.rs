@@ -23,10 +23,10 @@ pub(crate) const CLOSE_WAIT: Duration = Duration::from_secs(10);
 /// own listener, `SWARM_SOCKET`'s, else a `swarm listen` running on this same terminal (its
 /// newest): `uds:<label>`, or `uds:user` without a label. With no listener of its own, `user`.
 /// Never a socket path. The receiver accepts it only from a process that runs where that listener
-/// runs (outside every pane). A member sends as `<member>@<team>`. `runs_outside` tells whether a
+/// runs (outside every pane). A member sends as `<member>@<team>`. `checks_out` tells whether a
 /// listener really runs outside every pane: its entry only says so.
-pub(crate) fn own_address(home: &Home, runs_outside: &dyn Fn(&PeerEntry) -> bool) -> String {
-    own_listener(home, runs_outside)
+pub(crate) fn own_address(home: &Home, checks_out: &dyn Fn(&PeerEntry) -> bool) -> String {
+    own_listener(home, checks_out)
         .and_then(|peer| peer.reply_address())
         .unwrap_or_else(|| PERSON.to_owned())
 }
@@ -34,7 +34,7 @@ pub(crate) fn own_address(home: &Home, runs_outside: &dyn Fn(&PeerEntry) -> bool
 /// The live listener of the person's that `SWARM_SOCKET` names, else the newest on this terminal.
 pub(crate) fn own_listener(
     home: &Home,
-    runs_outside: &dyn Fn(&PeerEntry) -> bool,
+    checks_out: &dyn Fn(&PeerEntry) -> bool,
 ) -> Option<PeerEntry> {
     let peers = live_peers(home).ok()?;
     if let Some(socket) = std::env::var_os("SWARM_SOCKET").filter(|s| !s.is_empty()) {
@@ -50,7 +50,7 @@ pub(crate) fn own_listener(
     peers
         .into_iter()
         .rev()
-        .find(|p| p.is_persons() && p.tty.as_deref() == Some(tty.as_str()) && runs_outside(p))
+        .find(|p| p.is_persons() && p.tty.as_deref() == Some(tty.as_str()) && checks_out(p))
 }
 
 /// A receiver that closes the connection unanswered (it refused us, or died) is one clear error.

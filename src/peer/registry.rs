@@ -71,32 +71,34 @@ impl PeerEntry {
 }
 
 /// The listener `uds:user` reaches: the most recent live `swarm listen` without a label that
-/// runs outside every pane, if any: its entry says so, and `runs_outside` finds it true (an entry
+/// runs outside every pane, if any: its entry says so, and `checks_out` finds it true (an entry
 /// is a file any process of the user can write).
 fn person_listener(
     home: &Home,
-    runs_outside: &dyn Fn(&PeerEntry) -> bool,
+    checks_out: &dyn Fn(&PeerEntry) -> bool,
 ) -> Result<Option<PeerEntry>> {
     Ok(live_peers(home)?
         .into_iter()
         .rev()
-        .find(|peer| peer.label.is_none() && peer.is_persons() && runs_outside(peer)))
+        .find(|peer| peer.label.is_none() && peer.is_persons() && checks_out(peer)))
 }
 
 /// The socket a `uds:` address names, and the registry entry it was found by: a path (anything
 /// with a `/`, found by none), `user` for the person's newest listener without a
 /// label, else a live peer's label or its member's `<agent>@<team>`. An entry is only a claim:
-/// the sender checks it against whoever the connection shows serves the socket.
+/// only those `checks_out` finds true (their process serves their socket and runs where they say)
+/// count, and the sender checks the one it takes again against whoever the connection shows
+/// serves the socket. Several of one member's listeners, all in its pane, are one: the newest.
 pub(crate) fn resolve(
     home: &Home,
     target: &str,
-    runs_outside: &dyn Fn(&PeerEntry) -> bool,
+    checks_out: &dyn Fn(&PeerEntry) -> bool,
 ) -> Result<(PathBuf, Option<PeerEntry>)> {
     if target.contains('/') {
         return Ok((PathBuf::from(target), None));
     }
     if target == PERSON {
-        return person_listener(home, runs_outside)?
+        return person_listener(home, checks_out)?
             .map(|peer| (peer.socket.clone(), Some(peer)))
             .ok_or_else(|| {
                 Error::not_found(format!("no terminal listens as uds:{PERSON}")).with_hint(
@@ -105,8 +107,18 @@ pub(crate) fn resolve(
             });
     }
     let peers = live_peers(home)?;
-    let called: Vec<&PeerEntry> = peers.iter().filter(|p| p.is_called(target)).collect();
+    let called: Vec<&PeerEntry> = peers
+        .iter()
+        .filter(|p| p.is_called(target) && checks_out(p))
+        .collect();
+    let one_members = called.first().is_some_and(|first| {
+        first.agent.is_some()
+            && called
+                .iter()
+                .all(|p| (&p.agent, &p.team) == (&first.agent, &first.team))
+    });
     match called.as_slice() {
+        [.., peer] if one_members => Ok((peer.socket.clone(), Some((*peer).clone()))),
         [peer] => Ok((peer.socket.clone(), Some((*peer).clone()))),
         [] => Err(Error::not_found(format!("no live peer is called {target}"))
             .with_hint("`swarm peers` lists live peers; an address is uds:PATH or uds:LABEL")),

@@ -38,13 +38,17 @@ pub(crate) enum Whereabouts {
     /// Outside every member's pane under this home: the person at the keyboard.
     Outside,
     /// Inside member `member`'s pane of team `team` (or among what its program left running).
-    /// `lead`: the pane's supervisor was launched as its team's lead, which config.json, a file
-    /// every member can write, cannot change.
+    /// `lead`: its team's lead as the pane's supervisor was launched with (`SWARM_LEAD`), which
+    /// config.json, a file every member can write, cannot change; the pane is the lead's when it
+    /// names `member`. `None` where no supervisor says (what a killed supervisor left running).
     Pane {
         team: String,
         member: String,
-        lead: bool,
+        lead: Option<String>,
     },
+    /// Inside member `member`'s pane of team `team` of another home: a stranger here, never the
+    /// person at the keyboard.
+    Elsewhere { team: String, member: String },
     /// Where it runs cannot be established, and why: the process has exited, cannot be read, or
     /// changed while it was read. Nobody: every decision refuses it (docs/ARCHITECTURE.md,
     /// "Identity").
@@ -52,12 +56,17 @@ pub(crate) enum Whereabouts {
 }
 
 impl Whereabouts {
+    /// Whether this is a pane launched as its team's lead's.
+    fn is_lead_pane(&self) -> bool {
+        matches!(self, Self::Pane { member, lead: Some(lead), .. } if lead == member)
+    }
+
     /// The one line that refuses a process whose whereabouts cannot be told, `what` saying what
     /// was to be told ("where this command runs"); `None` for one that can be.
     pub(crate) fn refusal(&self, what: &str) -> Option<Error> {
         match self {
             Self::Unknown(why) => Some(Error::runtime(format!("cannot tell {what}: {why}"))),
-            Self::Outside | Self::Pane { .. } => None,
+            Self::Outside | Self::Pane { .. } | Self::Elsewhere { .. } => None,
         }
     }
 }
@@ -74,6 +83,9 @@ pub(crate) struct Asked {
 pub(crate) struct Caller {
     name: Name,
     role: Role,
+    /// In a pane of the team: its lead, as the pane's own supervisor was launched with, for a
+    /// refusal to name whom to ask (never config.json's, which a teammate can rewrite).
+    lead: Option<String>,
 }
 
 impl Caller {
@@ -85,14 +97,28 @@ impl Caller {
         whereabouts: &Whereabouts,
         asked: Option<&Asked>,
     ) -> Result<Self> {
-        let (team, member, lead) = match whereabouts {
+        let (team, member, is_lead) = match whereabouts {
             Whereabouts::Outside => return Ok(Self::named(config, asked.map(|a| a.name.clone()))),
             Whereabouts::Unknown(why) => {
                 return Err(Error::runtime(format!(
                     "cannot tell where this command runs: {why}"
                 )));
             }
-            Whereabouts::Pane { team, member, lead } => (team, member, *lead),
+            Whereabouts::Pane { team, member, .. } => (team, member, whereabouts.is_lead_pane()),
+            Whereabouts::Elsewhere { team, member } => {
+                if let Some(asked) = asked.filter(|a| a.typed) {
+                    return Err(Error::usage(format!(
+                        "this command runs in {member}'s pane of team {team} of another home, so \
+                         it acts as {member}@{team}; --as {} is refused",
+                        asked.name
+                    )));
+                }
+                return Ok(Self {
+                    name: Name::qualified(member, team),
+                    role: Role::Stranger,
+                    lead: None,
+                });
+            }
         };
         if let Some(asked) = asked.filter(|a| a.typed && a.name.as_str() != member) {
             return Err(Error::usage(format!(
@@ -108,13 +134,18 @@ impl Caller {
             return Ok(Self {
                 name: Name::qualified(member, team),
                 role: Role::Stranger,
+                lead: None,
             });
         }
         let name = Name::parse("member", member)?;
-        // The pane's own supervisor says whether it is the lead's, never config.json's
-        // `leadAgentId`, which any member can rewrite.
-        let role = if lead { Role::Lead } else { Role::Teammate };
-        Ok(Self { name, role })
+        // The pane's own supervisor says whether it is the lead's, and who the lead is, never
+        // config.json's `leadAgentId`, which any member can rewrite.
+        let role = if is_lead { Role::Lead } else { Role::Teammate };
+        let lead = match whereabouts {
+            Whereabouts::Pane { lead, .. } => lead.clone(),
+            Whereabouts::Outside | Whereabouts::Elsewhere { .. } | Whereabouts::Unknown(_) => None,
+        };
+        Ok(Self { name, role, lead })
     }
 
     /// The member `asked` names, with its role from the roster, or the person at the keyboard.
@@ -127,6 +158,7 @@ impl Caller {
                 return Self {
                     name: lead,
                     role: Role::Lead,
+                    lead: None,
                 };
             }
             return Self::person();
@@ -142,7 +174,11 @@ impl Caller {
             // `user`, a member added with `swarm join`, or a name the team does not know.
             Role::Person
         };
-        Self { name, role }
+        Self {
+            name,
+            role,
+            lead: None,
+        }
     }
 
     /// Member `name` acting for itself: the lead, or a teammate's supervisor answering for it.
@@ -155,6 +191,7 @@ impl Caller {
         Self {
             name: Name::parse("member", PERSON).expect("`user` is a valid name"),
             role: Role::Person,
+            lead: None,
         }
     }
 
@@ -446,9 +483,10 @@ impl Role {
             Whereabouts::Unknown(_) => return None,
             Whereabouts::Outside => Self::Person,
             Whereabouts::Pane { team: at, .. } if at != team => Self::Stranger,
-            Whereabouts::Pane {
-                member, lead: true, ..
-            } if member == lead => Self::Lead,
+            Whereabouts::Elsewhere { .. } => Self::Stranger,
+            Whereabouts::Pane { member, .. } if whereabouts.is_lead_pane() && member == lead => {
+                Self::Lead
+            }
             Whereabouts::Pane { .. } => Self::Teammate,
         })
     }
@@ -474,18 +512,13 @@ pub(crate) fn allow(config: &TeamConfig, caller: &Caller, action: Action) -> Res
     match rule.grant(caller.role) {
         Grant::Yes | Grant::Own | Grant::OwnOrFree => Ok(caller.name.clone()),
         Grant::AsLead => Name::parse("lead", config.lead_name()),
-        Grant::No => Err(refusal(config, caller, rule)),
+        Grant::No => Err(refusal(caller, rule)),
     }
 }
 
 /// Whether `caller` may do an [`Grant::Own`] action on what belongs to `owner` (a request's
 /// subject, an inbox's member).
-pub(crate) fn allow_own(
-    config: &TeamConfig,
-    caller: &Caller,
-    action: Action,
-    owner: &str,
-) -> Result<()> {
+pub(crate) fn allow_own(caller: &Caller, action: Action, owner: &str) -> Result<()> {
     let rule = rule_for(action);
     match rule.grant(caller.role) {
         Grant::Own | Grant::OwnOrFree if caller.name.as_str() != owner => {
@@ -494,7 +527,7 @@ pub(crate) fn allow_own(
                 rule.own.replace("{owner}", owner)
             )))
         }
-        Grant::No => Err(refusal(config, caller, rule)),
+        Grant::No => Err(refusal(caller, rule)),
         Grant::Yes | Grant::AsLead | Grant::Own | Grant::OwnOrFree => Ok(()),
     }
 }
@@ -513,7 +546,7 @@ pub(crate) fn allow_task_edit(
     let rule = rule_for(Action::EditTasks);
     let owner = task.and_then(Task::owner);
     match rule.grant(caller.role) {
-        Grant::No => return Err(refusal(config, caller, rule)),
+        Grant::No => return Err(refusal(caller, rule)),
         Grant::OwnOrFree | Grant::Own => {
             if let (Some(task), Some(owner)) = (task, owner)
                 && owner != caller.name.as_str()
@@ -535,8 +568,7 @@ pub(crate) fn allow_task_edit(
     Ok(())
 }
 
-fn refusal(config: &TeamConfig, caller: &Caller, rule: &Rule) -> Error {
-    let lead = config.lead_name();
+fn refusal(caller: &Caller, rule: &Rule) -> Error {
     let allowed: Vec<&str> = [
         (rule.lead, "the lead"),
         (rule.person, "the person at the keyboard"),
@@ -559,9 +591,11 @@ fn refusal(config: &TeamConfig, caller: &Caller, rule: &Rule) -> Error {
         rule.doing
     ));
     match caller.role {
-        Role::Teammate if rule.lead != Grant::No => {
-            error.with_hint(format!("ask the lead ({lead}) to do it"))
-        }
+        // Named only as the caller's own pane knows the lead.
+        Role::Teammate if rule.lead != Grant::No => error.with_hint(match &caller.lead {
+            Some(lead) => format!("ask the lead ({lead}) to do it"),
+            None => "ask the lead to do it".to_owned(),
+        }),
         _ => error,
     }
 }
@@ -634,7 +668,7 @@ mod tests {
         Whereabouts::Pane {
             team: team.into(),
             member: member.into(),
-            lead: member == "team-lead",
+            lead: Some("team-lead".into()),
         }
     }
 
@@ -741,8 +775,12 @@ mod tests {
     #[test]
     fn teammates_are_refused_the_leads_actions_with_a_hint() {
         let config = team();
-        let bob = caller(&config, Some("bob"));
+        // Acting as bob from outside every pane: no pane names the lead.
+        let outside = caller(&config, Some("bob"));
+        let bob = Caller::resolve(&config, &in_pane("t", "bob"), None).unwrap();
         for rule in RULES.iter().filter(|rule| rule.teammate == Grant::No) {
+            let err = allow(&config, &outside, rule.action).unwrap_err();
+            assert_eq!(err.hint(), Some("ask the lead to do it"));
             let err = allow(&config, &bob, rule.action).unwrap_err();
             assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
             assert!(
@@ -755,7 +793,7 @@ mod tests {
                 "{}",
                 err.message()
             );
-            assert!(err.hint().unwrap().contains("team-lead"));
+            assert_eq!(err.hint(), Some("ask the lead (team-lead) to do it"));
         }
     }
 
@@ -763,14 +801,14 @@ mod tests {
     fn own_actions_need_the_owner() {
         let config = team();
         let bob = caller(&config, Some("bob"));
-        assert!(allow_own(&config, &bob, Action::AnswerShutdown, "bob").is_ok());
-        let err = allow_own(&config, &bob, Action::AnswerShutdown, "carol").unwrap_err();
+        assert!(allow_own(&bob, Action::AnswerShutdown, "bob").is_ok());
+        let err = allow_own(&bob, Action::AnswerShutdown, "carol").unwrap_err();
         assert_eq!(
             err.message(),
             "only carol may answer carol's shutdown request; you are bob"
         );
         let lead = caller(&config, Some("team-lead"));
-        let err = allow_own(&config, &lead, Action::SubmitPlan, "team-lead").unwrap_err();
+        let err = allow_own(&lead, Action::SubmitPlan, "team-lead").unwrap_err();
         assert!(
             err.message()
                 .starts_with("only a teammate may submit a plan"),
@@ -791,7 +829,7 @@ mod tests {
         let named_lead = Whereabouts::Pane {
             team: "t".into(),
             member: "team-lead".into(),
-            lead: false,
+            lead: None,
         };
         assert!(!permits(role(&named_lead), Action::Sign));
         // Nobody may do anything.
@@ -806,6 +844,9 @@ mod tests {
         config.lead_agent_id = "bob@t".into();
         let bob = Caller::resolve(&config, &in_pane("t", "bob"), None).unwrap();
         assert_eq!(bob.role, Role::Teammate);
+        // Whom a refusal tells bob to ask is its own pane's word too.
+        let err = allow(&config, &bob, Action::Stop).unwrap_err();
+        assert_eq!(err.hint(), Some("ask the lead (team-lead) to do it"));
         let lead = Caller::resolve(&config, &in_pane("t", "team-lead"), None).unwrap();
         assert_eq!(lead.role, Role::Lead);
         let err = Caller::resolve(&config, &Whereabouts::Unknown("gone".into()), None).unwrap_err();

@@ -20,6 +20,14 @@ pub(crate) enum Recipient<'a> {
     Peer,
 }
 
+/// The id of member `member`'s task in team `team`, `<member>@<team>`: what a `task_notification`
+/// about it names as `taskId`. Made of the member's own name, never of config.json's `agentId`,
+/// which any member can rewrite: every notice swarm writes on a member's behalf, and every one a
+/// sender writes, must name this.
+pub(crate) fn task_id(member: &str, team: &str) -> String {
+    format!("{member}@{team}")
+}
+
 /// Refuses a structured message that breaks a rule; else the name it is sent under (the lead's,
 /// when the person at the keyboard sends what only the lead sends).
 pub(crate) fn check(
@@ -119,7 +127,7 @@ pub(crate) fn check(
             answer_own_shutdown(team, config, caller, &answer.request_id)?;
         }
         Structured::PlanApprovalRequest(request) => {
-            allow_own(config, caller, Action::SubmitPlan, me)?;
+            allow_own(caller, Action::SubmitPlan, me)?;
             expect_subject(
                 &request.request_id,
                 me,
@@ -136,7 +144,7 @@ pub(crate) fn check(
         }
         Structured::TaskNotification(notice) => {
             // It names whose task it reports, as `from` does elsewhere: the sender's own only.
-            let own = format!("{me}@{}", config.name);
+            let own = task_id(me, &config.name);
             if notice.task_id != own {
                 return Err(Error::usage(format!(
                     "{kind} reports on {}, but you are {me}",
@@ -145,10 +153,10 @@ pub(crate) fn check(
             }
         }
         Structured::PermissionRequest(request) => {
-            allow_own(config, caller, Action::AskPermission, &request.agent_id)?;
+            allow_own(caller, Action::AskPermission, &request.agent_id)?;
         }
         Structured::SandboxPermissionRequest(request) => {
-            allow_own(config, caller, Action::AskPermission, &request.worker_name)?;
+            allow_own(caller, Action::AskPermission, &request.worker_name)?;
         }
         Structured::PermissionResponse(response) => {
             let request = require_request(team, lead, &response.request_id, "permission_request")?;
@@ -247,7 +255,7 @@ fn answer_own_shutdown(
             "{request_id:?} is not a shutdown request id (shutdown-<ms>@<name>)"
         ))
     })?;
-    allow_own(config, caller, Action::AnswerShutdown, subject)?;
+    allow_own(caller, Action::AnswerShutdown, subject)?;
     let request = require_request(team, subject, request_id, "shutdown_request")?;
     // A member that verifies the lead's messages answers only a request the lead's side signed
     // (docs/ARCHITECTURE.md, "Signed lead messages"): a forged one is never acted on.
@@ -506,7 +514,8 @@ mod tests {
             err.message(),
             "only the lead or the person at the keyboard may ask a teammate to shut down; bob is a teammate"
         );
-        assert_eq!(err.hint(), Some("ask the lead (team-lead) to do it"));
+        // Acting as bob from outside its pane: no pane says who the lead is.
+        assert_eq!(err.hint(), Some("ask the lead to do it"));
         assert!(
             refusal(checked(
                 &team,

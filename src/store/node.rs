@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::store::durable::{atomic_write, private_dir, read_if_exists};
+use crate::store::durable::{atomic_write, private_dir, read_if_exists, sync_dir};
 use crate::store::lock::{Flock, FlockFile};
 use crate::store::paths::Home;
 
@@ -103,6 +103,11 @@ pub(crate) fn running(home: &Home) -> Result<Option<NodeRecord>> {
 /// deletion (docs/ARCHITECTURE.md, "The task list across hosts").
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct TaskCopies {
+    /// Which bucket the revisions are of: when the server made it (ns since the epoch). A bucket
+    /// made since is another board (the team was removed on its lead's host, and its board with
+    /// it); none recorded (an older node's record) is the bucket there now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) bucket: Option<String>,
     pub(crate) held: BTreeMap<u64, u64>,
 }
 
@@ -121,6 +126,17 @@ pub(crate) fn read_task_copies(home: &Home, team: &str) -> TaskCopies {
 /// Replaces the node's record of team `team`'s task files, durably.
 pub(crate) fn write_task_copies(home: &Home, team: &str, copies: &TaskCopies) -> Result<()> {
     write_json(home, &home.node_task_copies(team), copies)
+}
+
+/// Removes the node's record of team `team`'s task files, with the team: a team made again under
+/// the name has no copies yet.
+pub(crate) fn remove_task_copies(home: &Home, team: &str) -> Result<()> {
+    let path = home.node_task_copies(team);
+    match std::fs::remove_file(&path) {
+        Ok(()) => sync_dir(&home.node_dir()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(Error::io("remove", &path, err)),
+    }
 }
 
 /// What `node/hosts.json` holds: the hosts whose nodes this host's node last saw alive.

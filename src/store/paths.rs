@@ -12,11 +12,46 @@ use crate::format::task::MAX_ID;
 #[derive(Debug, Clone)]
 pub struct Home {
     root: PathBuf,
+    /// The home directory's device and inode, once pinned: shared by every clone, so a server
+    /// that pinned its home at start judges against that directory, whatever its path names later.
+    id: std::sync::Arc<std::sync::OnceLock<(u64, u64)>>,
 }
 
 impl Home {
     pub fn new(root: PathBuf) -> Self {
-        Self { root }
+        Self {
+            root,
+            id: std::sync::Arc::default(),
+        }
+    }
+
+    /// Pins the home to the directory its path names now, for a process that judges callers for
+    /// as long as it runs (the signing agent, a supervisor, a listener): a home renamed or
+    /// replaced later is no longer this one (docs/ARCHITECTURE.md, "Identity").
+    pub(crate) fn pin(&self) -> Result<(u64, u64)> {
+        if let Some(id) = self.id.get() {
+            return Ok(*id);
+        }
+        let id = crate::base::process::dir_id(&self.root).ok_or_else(|| {
+            Error::runtime(format!("cannot find the home {}", self.root.display()))
+        })?;
+        Ok(*self.id.get_or_init(|| id))
+    }
+
+    /// The home directory's device and inode: the pinned ones, else what its path names now;
+    /// `None` when it names no directory.
+    pub(crate) fn id(&self) -> Option<(u64, u64)> {
+        self.id
+            .get()
+            .copied()
+            .or_else(|| crate::base::process::dir_id(&self.root))
+    }
+
+    /// Whether the path still names the home's directory: always, for a home never pinned that
+    /// exists.
+    pub(crate) fn in_place(&self) -> bool {
+        let now = crate::base::process::dir_id(&self.root);
+        now.is_some() && self.id.get().is_none_or(|id| now == Some(*id))
     }
 
     /// `--home`/`SWARM_HOME`, else `~/.swarm`.

@@ -1,7 +1,8 @@
 //! Taking a team's files away (docs/ARCHITECTURE.md, "Removing a team"): everything swarm keeps
 //! of a team, its folder and its task list, is moved aside by two `rename`s (the folder to
 //! `teams/.<team>.removing-<pid>`, then the list into it as `tasks/`), and then deleted, or moved
-//! into the archive whole (`.archiving-<pid>` while it goes there).
+//! into the archive whole (`.archiving-<pid>` while it goes there). The node's record of the
+//! list's copies (`node/tasks-<team>.json`, in a team across hosts) goes with the list.
 //!
 //! A removal killed half-way leaves that folder behind, perhaps with the list still in place.
 //! [`finish_interrupted`], which every command that lists or picks teams runs first, finishes
@@ -19,6 +20,7 @@ use crate::base::{clock, process};
 use crate::error::{Error, Result};
 use crate::store::archive;
 use crate::store::durable::{real_dirs, sync_dir};
+use crate::store::node;
 use crate::store::paths::{Aside, Home, Leaving, TeamPaths};
 use crate::store::tasks::TaskList;
 
@@ -103,6 +105,7 @@ fn finish(home: &Home, left: &Aside, path: &Path) -> Result<Option<PathBuf>> {
     // A team made again under the name since owns whatever list is there now.
     if !home.team(&left.team).config().exists() {
         bring_task_list(home, &left.team, path)?;
+        forget_task_copies(home, &left.team);
     }
     match left.leaving {
         Leaving::Removed => delete(home, path).map(|()| None),
@@ -125,6 +128,7 @@ fn take_aside(home: &Home, name: &str, leaving: Leaving) -> Result<PathBuf> {
     if let Err(err) = bring_task_list(home, name, &aside) {
         return Err(put_back(home, name, &aside, err));
     }
+    forget_task_copies(home, name);
     Ok(aside)
 }
 
@@ -157,6 +161,15 @@ fn bring_task_list(home: &Home, name: &str, folder: &Path) -> Result<()> {
         }
         Err(Errno::ENOENT) => Ok(()),
         Err(errno) => Err(Error::io("move", &dir, io::Error::from(errno))),
+    }
+}
+
+/// Removes the node's record of team `name`'s task copies, its list gone. One left behind is
+/// harmless (a node starting on a list folder made afresh records no copies), so a failure is
+/// only said.
+fn forget_task_copies(home: &Home, name: &str) {
+    if let Err(err) = node::remove_task_copies(home, name) {
+        tracing::warn!("cannot remove the node's record of team {name}'s tasks: {err}");
     }
 }
 

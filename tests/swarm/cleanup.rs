@@ -7,7 +7,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::harness::{Sandbox, TmuxServer, eventually, gated_tmux, state, up, up_on};
+use crate::harness::{
+    Background, Sandbox, TmuxServer, eventually, gated_tmux, gated_tmux_answer, state, up, up_on,
+};
 
 /// A team whose lead and `worker` sleep until stopped, once both run.
 fn running(sandbox: &Sandbox, server: &TmuxServer, name: &str) {
@@ -637,43 +639,139 @@ fn a_removal_killed_half_way_is_finished_by_the_next_command() {
     assert!(!task_list(&sandbox, "v").exists());
 }
 
-/// `rm --force` while `up` is placing the team's panes: `up` wins. `rm` refuses before it stops
-/// anything, and `up` places a team that runs whole.
-#[test]
-fn rm_force_during_up_refuses_before_stopping_anything() {
-    let mut sandbox = Sandbox::new();
-    gated_tmux(&mut sandbox, "last");
-    let server = TmuxServer::start(&sandbox);
+/// A team `g` whose lead and members `first` and `last` sleep and answer no shutdown request (so
+/// `down` stops them at once), started by `up` through a tmux that holds at `last`'s pane until
+/// the returned gate is opened (written), once `first` runs: `up` is placing the team's panes.
+fn up_held_at_last(sandbox: &mut Sandbox) -> (TmuxServer, PathBuf, Background) {
+    gated_tmux(sandbox, "last");
+    let server = TmuxServer::start(sandbox);
     let gate = sandbox.root().join("gate");
     let file = sandbox.write(
         "g.toml",
         "name = \"g\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
-         [[member]]\nname = \"first\"\ncommand = [\"sleep\", \"1000\"]\n\
-         [[member]]\nname = \"last\"\ncommand = [\"sleep\", \"1000\"]\n",
+         [[member]]\nname = \"first\"\ncommand = [\"sleep\", \"1000\"]\nprotocol = \"none\"\n\
+         [[member]]\nname = \"last\"\ncommand = [\"sleep\", \"1000\"]\nprotocol = \"none\"\n",
     );
-    let up = up_on(&sandbox, &server, &file)
+    let up = up_on(sandbox, &server, &file)
         .env("TMUX_GATE", &gate)
         .spawn();
     eventually("up to reach the last pane", || {
         sandbox.root().join("gate.reached").exists()
     });
-    eventually("first to run", || {
-        state(&sandbox, "g", "first") == "running"
+    eventually("first to run", || state(sandbox, "g", "first") == "running");
+    (server, gate, up)
+}
+
+/// Checks that nothing of team `g` was stopped while `up` was held, then lets it go on: it places
+/// the whole team and exits 0.
+fn let_up_finish(sandbox: &Sandbox, gate: &Path, up: Background) {
+    assert_eq!(
+        state(sandbox, "g", "first"),
+        "running",
+        "nothing was stopped"
+    );
+    assert_eq!(state(sandbox, "g", "team-lead"), "running");
+    fs::write(gate, "").unwrap();
+    let (status, stderr) = up.finish();
+    assert!(status.success(), "{stderr}");
+}
+
+/// `down` while `up` is placing the team's panes: `up` wins, and `down` waits for it (saying so,
+/// here as a `held` event) with nothing stopped, then takes the whole team down.
+#[test]
+fn down_during_up_waits_for_it_then_takes_the_whole_team_down() {
+    let mut sandbox = Sandbox::new();
+    let (_server, gate, up) = up_held_at_last(&mut sandbox);
+    let down = sandbox.swarm().args(["down", "g", "--json"]).spawn();
+    let held = down.next_json();
+    assert_eq!(held["event"], "held", "{held}");
+    assert_eq!(held["by"], "up", "{held}");
+    assert_eq!(held["timeoutMs"], 20_000, "{held}");
+    let_up_finish(&sandbox, &gate, up);
+    let mut stopped = Vec::new();
+    loop {
+        let event = down.next_json();
+        if event["event"] == "down" {
+            break;
+        }
+        assert_eq!(event["event"], "stopped", "{event}");
+        stopped.push(event["name"].as_str().unwrap().to_owned());
+    }
+    stopped.sort();
+    assert_eq!(stopped, ["first", "last", "team-lead"]);
+    let (status, stderr) = down.finish();
+    assert!(status.success(), "{stderr}");
+    for member in ["team-lead", "first", "last"] {
+        assert_eq!(state(&sandbox, "g", member), "killed", "{member}");
+    }
+}
+
+/// `stop all` while `up` is placing the team's panes waits for it too, saying so on stderr, and
+/// then stops every member but the lead; `stop NAME` does not wait, and `up` then says the team
+/// is not whole and exits 1.
+#[test]
+fn stop_during_up_waits_for_all_and_makes_up_say_the_team_is_not_whole() {
+    let mut sandbox = Sandbox::new();
+    let (_server, gate, up) = up_held_at_last(&mut sandbox);
+    let all = sandbox.swarm().args(["stop", "all"]).spawn();
+    let lock = sandbox.team_dir("g").join(".launch.flock");
+    eventually("stop all to wait for the launch lock", || {
+        opened(all.pid(), &lock)
     });
+    sandbox
+        .swarm()
+        .args(["stop", "first"])
+        .run()
+        .success()
+        .stdout_has("first");
+    assert_eq!(state(&sandbox, "g", "team-lead"), "running");
+    fs::write(&gate, "").unwrap();
+    let (status, stderr) = up.finish();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("team g is not whole: first stopped while `swarm up` placed the team"),
+        "{stderr}"
+    );
+    let line = all.next_line();
+    assert!(
+        line.starts_with("last was killed (stop)"),
+        "stop all waited for last to be placed: {line}"
+    );
+    let (status, stderr) = all.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("team g is being started by `swarm up` (pid ")
+            && stderr.contains("waiting up to 20s for it to finish, then stopping its members"),
+        "{stderr}"
+    );
+    assert_eq!(state(&sandbox, "g", "team-lead"), "running");
+    sandbox
+        .swarm()
+        .args(["down", "g", "--force"])
+        .run()
+        .success();
+}
+
+/// Whether process `pid` has `path` open.
+fn opened(pid: u32, path: &Path) -> bool {
+    fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+        fds.flatten()
+            .any(|fd| fs::read_link(fd.path()).is_ok_and(|target| target == path))
+    })
+}
+
+/// `rm --force` while `up` is placing the team's panes: `up` wins. `rm` refuses before it stops
+/// anything, and `up` places a team that runs whole.
+#[test]
+fn rm_force_during_up_refuses_before_stopping_anything() {
+    let mut sandbox = Sandbox::new();
+    let (_server, gate, up) = up_held_at_last(&mut sandbox);
     sandbox
         .swarm()
         .args(["rm", "--force", "g"])
         .run()
         .refused(2, "team g is being started by `swarm up`");
-    assert_eq!(
-        state(&sandbox, "g", "first"),
-        "running",
-        "nothing was stopped"
-    );
-    assert_eq!(state(&sandbox, "g", "team-lead"), "running");
-    fs::write(&gate, "").unwrap();
-    let (status, stderr) = up.finish();
-    assert!(status.success(), "{stderr}");
+    let_up_finish(&sandbox, &gate, up);
     for member in ["team-lead", "first", "last"] {
         eventually(&format!("{member} to run"), || {
             state(&sandbox, "g", member) == "running"
@@ -747,4 +845,179 @@ fn temporary_files_killed_writers_left_are_cleaned_when_the_folder_is_next_writt
     for path in &kept {
         assert!(path.exists(), "{} was removed", path.display());
     }
+}
+
+/// Rewrites team `team`'s config.json as a teammate could, with `edit`.
+fn edit_config(sandbox: &Sandbox, team: &str, edit: impl FnOnce(&mut serde_json::Value)) {
+    let mut config = sandbox.config(team);
+    edit(&mut config);
+    let path = sandbox.team_dir(team).join("config.json");
+    let staged = path.with_extension("edited");
+    fs::write(&staged, config.to_string()).unwrap();
+    fs::rename(&staged, &path).unwrap();
+}
+
+/// Sets member `name`'s `field` in team `team`'s config.json.
+fn edit_member(sandbox: &Sandbox, team: &str, name: &str, field: &str, value: serde_json::Value) {
+    edit_config(sandbox, team, |config| {
+        let member = config["members"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|m| m["name"] == name)
+            .unwrap();
+        member[field] = value;
+    });
+}
+
+/// After the tmux server restarts, the pane ids config.json still names are the person's new
+/// panes: `down` kills none of them.
+#[test]
+fn down_after_tmux_restarts_leaves_the_persons_new_panes_alone() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    ended(&sandbox, &server, "d");
+    let recorded: Vec<String> = ["team-lead", "quick"]
+        .iter()
+        .map(|m| {
+            sandbox.member("d", m)["tmuxPaneId"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    server.run(&["kill-server"]);
+    eventually("the tmux server to exit", || !server.is_running());
+    drop(server);
+    let server = TmuxServer::start(&sandbox);
+    for _ in &recorded {
+        server.run(&["split-window", "-d", "-t", "fixture", "sleep", "1000"]);
+    }
+    let before = server.panes();
+    for pane in &recorded {
+        assert!(
+            before.contains(pane),
+            "{pane} is the person's now: {before:?}"
+        );
+    }
+    sandbox
+        .swarm()
+        .args(["down", "d"])
+        .run()
+        .success()
+        .stdout_has("team d is down");
+    assert_eq!(server.panes(), before, "the person's panes are all there");
+}
+
+/// A teammate points config.json at the person's pane: `stop` ends the member, whose own pane
+/// closes, and leaves the named pane alone, saying so.
+#[test]
+fn stop_leaves_alone_a_pane_that_is_not_the_members() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    running(&sandbox, &server, "s");
+    let own = sandbox.member("s", "worker")["tmuxPaneId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let persons = server.pane_format("fixture", "#{pane_id}");
+    edit_member(
+        &sandbox,
+        "s",
+        "worker",
+        "tmuxPaneId",
+        persons.clone().into(),
+    );
+    sandbox
+        .swarm()
+        .args(["stop", "worker", "--team", "s"])
+        .run()
+        .success()
+        .stderr_has(&format!("left pane {persons} alone: it is not worker's"));
+    assert_eq!(state(&sandbox, "s", "worker"), "killed");
+    eventually("worker's own pane to close", || {
+        !server.panes().contains(&own)
+    });
+    assert!(server.panes().contains(&persons), "the person's pane lives");
+    crate::harness::down(&sandbox, "s");
+}
+/// A live, proven supervisor means running, whatever the panes show: with config.json pointing
+/// at another tmux server, the team still runs, and `rm` without `--force` refuses.
+#[test]
+fn a_running_team_whose_panes_are_not_seen_is_still_running() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    running(&sandbox, &server, "m");
+    let elsewhere = TmuxServer::unstarted_at(&sandbox, "elsewhere.sock");
+    let started = sandbox
+        .command("tmux")
+        .arg("-S")
+        .arg(elsewhere.socket())
+        .args(["-f", "/dev/null", "new-session", "-d", "sleep", "1000"])
+        .status()
+        .unwrap();
+    assert!(started.success());
+    edit_config(&sandbox, "m", |config| {
+        config["tmux"]["socket"] = elsewhere.socket().to_str().unwrap().into();
+    });
+    for member in ["team-lead", "worker"] {
+        assert_eq!(sandbox.status_row("m", member)["state"], "running");
+    }
+    sandbox
+        .swarm()
+        .args(["rm", "m"])
+        .run()
+        .refused(2, "team m is still running (team-lead, worker)");
+    assert!(sandbox.team_dir("m").join("config.json").exists());
+    edit_config(&sandbox, "m", |config| {
+        config["tmux"]["socket"] = server.socket().to_str().unwrap().into();
+    });
+    crate::harness::down(&sandbox, "m");
+}
+
+/// `up` killed (SIGKILL) once the lead's pane exists but before it heard of it: the supervisor
+/// records where its pane is, so `down` finds and closes it, and the next `up` starts the team.
+#[test]
+fn down_after_up_was_killed_placing_a_pane_closes_it_and_up_starts_again() {
+    let mut sandbox = Sandbox::new();
+    gated_tmux_answer(&mut sandbox, "team-lead");
+    let server = TmuxServer::start(&sandbox);
+    let gate = sandbox.root().join("gate");
+    let file = sandbox.write(
+        "k.toml",
+        "name = \"k\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n\
+         [[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    let up = up_on(&sandbox, &server, &file)
+        .env("TMUX_GATE", &gate)
+        .spawn();
+    eventually("the lead's pane to exist", || {
+        sandbox.root().join("gate.reached").exists()
+    });
+    up.signal(nix::sys::signal::Signal::SIGKILL);
+    let _ = up.finish();
+    fs::write(&gate, "").unwrap();
+    eventually("the lead to run", || {
+        state(&sandbox, "k", "team-lead") == "running"
+    });
+    sandbox
+        .swarm()
+        .args(["down", "k"])
+        .run()
+        .success()
+        .stdout_has("team k is down");
+    assert!(
+        !server
+            .run(&["list-sessions", "-F", "#{session_name}"])
+            .lines()
+            .any(|session| session == "swarm-k"),
+        "the team's session is gone"
+    );
+    up_on(&sandbox, &server, &file).run().success();
+    for member in ["team-lead", "bob"] {
+        eventually(&format!("{member} to run"), || {
+            state(&sandbox, "k", member) == "running"
+        });
+    }
+    crate::harness::down(&sandbox, "k");
 }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::harness::{Outcome, Sandbox, eventually};
 use crate::nats_harness::{NatsServer, Node};
-use crate::tasks::add;
+use crate::tasks::{add, listed};
 
 /// Two hosts sharing one server, each with team `t` (lead, alice on hosta, bob on hostb) and a
 /// running node.
@@ -25,22 +25,7 @@ struct Hosts {
 fn hosts() -> Hosts {
     let server = NatsServer::start();
     let (a, b) = (Sandbox::new(), Sandbox::new());
-    for sandbox in [&a, &b] {
-        sandbox.team("t", &["alice", "bob"]);
-    }
-    // config.json is the contract: both hosts hold the same one, naming each member's host.
-    let mut config = a.config("t");
-    for member in config["members"].as_array_mut().unwrap() {
-        let host = match member["name"].as_str().unwrap() {
-            "bob" => "hostb",
-            _ => "hosta",
-        };
-        member["host"] = json!(host);
-    }
-    let bytes = serde_json::to_vec_pretty(&config).unwrap();
-    for sandbox in [&a, &b] {
-        fs::write(sandbox.team_dir("t").join("config.json"), &bytes).unwrap();
-    }
+    make_team(&[&a, &b]);
     let nodes = (
         Node::start(&a, "hosta", &server.url()),
         Node::start(&b, "hostb", &server.url()),
@@ -50,6 +35,26 @@ fn hosts() -> Hosts {
         a,
         b,
         nodes,
+    }
+}
+
+/// Team `t` on each of `sandboxes`, from the first one's `init`: config.json is the contract, so
+/// every host holds the same one, naming each member's host (bob on hostb, the rest on hosta).
+fn make_team(sandboxes: &[&Sandbox]) {
+    for sandbox in sandboxes {
+        sandbox.team("t", &["alice", "bob"]);
+    }
+    let mut config = sandboxes[0].config("t");
+    for member in config["members"].as_array_mut().unwrap() {
+        let host = match member["name"].as_str().unwrap() {
+            "bob" => "hostb",
+            _ => "hosta",
+        };
+        member["host"] = json!(host);
+    }
+    let bytes = serde_json::to_vec_pretty(&config).unwrap();
+    for sandbox in sandboxes {
+        fs::write(sandbox.team_dir("t").join("config.json"), &bytes).unwrap();
     }
 }
 
@@ -578,4 +583,67 @@ fn a_hosts_whole_list_removed_while_its_node_is_down_is_copied_again_not_deleted
     for id in [1, 2] {
         assert!(task(&hosts.a, id).is_some(), "task {id} stays on host a");
     }
+}
+
+/// A team across hosts removed on its lead's host is removed whole: its board leaves the server
+/// with it (and the node's record of its copies with its files), so a new team of the name starts
+/// with an empty board whose ids start at 1; the other host, which keeps its files of the team
+/// until `rm` there, loses its copies of the old board and never puts them back on the server.
+#[test]
+fn a_team_removed_on_its_leads_host_takes_its_board_off_the_server() {
+    let hosts = hosts();
+    assert_eq!(add(&hosts.a, "old one"), 1);
+    assert_eq!(add(&hosts.a, "old two"), 2);
+    eventually_task(&hosts.b, 2, "task 2 on host b", |_| true);
+    let record = hosts.a.home().join("node/tasks-t.json");
+    assert!(record.exists());
+    remove(&hosts.a);
+    assert!(!record.exists(), "the node's record goes with the team");
+    for id in [1, 2] {
+        eventually_gone(&hosts.b, id, &format!("host b's copy of old task {id}"));
+    }
+    assert!(hosts.b.team_dir("t").join("config.json").exists());
+    make_team(&[&hosts.a]);
+    assert_eq!(add(&hosts.a, "new one"), 1, "a new board's ids start at 1");
+    eventually_task(&hosts.b, 1, "the new task 1 on host b", |t| {
+        t["subject"] == "new one"
+    });
+    for sandbox in [&hosts.a, &hosts.b] {
+        let subjects: Vec<Value> = listed(sandbox)
+            .iter()
+            .map(|task| task["subject"].clone())
+            .collect();
+        assert_eq!(subjects, ["new one"], "nothing of the old board");
+    }
+}
+
+/// Removing a team across hosts on its lead's host needs the server, which holds its board: with
+/// the server down it is exit 1 naming the server, and the team is left as it was, board and all;
+/// once the server is back, the removal goes through.
+#[test]
+fn with_the_server_down_a_team_is_not_removed_on_its_leads_host() {
+    let mut hosts = hosts();
+    assert_eq!(add(&hosts.a, "kept"), 1);
+    hosts.server.kill();
+    hosts
+        .a
+        .swarm()
+        .args(["rm", "t"])
+        .run()
+        .refused(1, "cannot reach the NATS server")
+        .stderr_has("left as it was");
+    assert!(hosts.a.team_dir("t").join("config.json").exists());
+    assert!(task(&hosts.a, 1).is_some(), "the board is still here");
+    hosts.server.restart();
+    remove(&hosts.a);
+}
+
+/// `swarm rm t` on `sandbox`, which removes it.
+fn remove(sandbox: &Sandbox) {
+    sandbox
+        .swarm()
+        .args(["rm", "t"])
+        .run()
+        .success()
+        .stdout_has("removed team t");
 }

@@ -223,6 +223,72 @@ fn sending_to_a_member_that_ended_says_it_ended() {
     down(&sandbox, "t");
 }
 
+/// Every write from the lead's side to a member that has ended (a shutdown request, a plan's
+/// answer, a task assignment) is refused at the one place they are all written, as `send` is:
+/// saying that the member ended, not what its ending did to the signing of the lead's messages.
+/// Nothing is written, and the task is not given to it.
+#[test]
+fn every_lead_side_write_to_a_member_that_ended_says_it_ended() {
+    let (sandbox, _server) = running(
+        "[[member]]\nname = \"quick\"\n\
+         command = [\"sh\", \"-c\", \"echo 'the plan' | swarm plan submit -\"]\n\
+         [[member]]\nname = \"stays\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    eventually("quick to end", || state(&sandbox, "t", "quick") == "exited");
+    let inbox = sandbox
+        .swarm()
+        .args(["inbox", "team-lead", "--json"])
+        .run()
+        .success()
+        .json();
+    let plan = inbox
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|m| m["structured"]["requestId"].as_str())
+        .expect("quick's plan request")
+        .to_owned();
+    sandbox
+        .swarm()
+        .args(["task", "add", "ship it"])
+        .run()
+        .success();
+    let ended = "quick has ended: exited with status 0";
+    for args in [
+        vec!["shutdown", "request", "quick"],
+        vec!["plan", "approve", &plan],
+        vec!["plan", "reject", &plan, "--feedback", "no"],
+        vec!["task", "assign", "1", "quick"],
+    ] {
+        let refused = sandbox.swarm().args(&args).run().refused(3, ended);
+        assert!(
+            refused.stderr.contains("nothing was sent"),
+            "{args:?}: {}",
+            refused.stderr
+        );
+    }
+    let task = sandbox
+        .swarm()
+        .args(["task", "show", "1", "--json"])
+        .run()
+        .success()
+        .json();
+    assert!(task["owner"].is_null(), "{task}");
+    assert!(
+        !sandbox.inbox_path("t", "quick").exists() || sandbox.inbox("t", "quick").is_empty(),
+        "{:?}",
+        sandbox.inbox("t", "quick")
+    );
+    // Once the signing agent is gone too, the member's ending is still what is said.
+    fs::remove_file(agent_socket(&sandbox)).unwrap();
+    sandbox
+        .swarm()
+        .args(["shutdown", "request", "quick"])
+        .run()
+        .refused(3, ended);
+    down(&sandbox, "t");
+}
+
 /// `down` says once on stderr whom it waits for and how long, then reports each ending as it
 /// comes.
 #[test]
@@ -242,7 +308,8 @@ fn down_says_what_it_waits_for_and_how_long() {
         stderr.lines().collect::<Vec<_>>(),
         [
             "swarm: waiting up to 600s for shell to answer the shutdown request and exit; then \
-             whoever is left is stopped"
+             whoever is left is stopped, with 5s to exit after SIGTERM before SIGKILL (605s in \
+             all)"
         ],
     );
 }
@@ -302,6 +369,47 @@ fn down_stops_members_that_cannot_answer_at_once() {
     assert!(
         stderr.contains("for shell to answer") && !stderr.contains("repl"),
         "{stderr}"
+    );
+}
+
+/// A member whose supervisor is gone (`orphaned`) has nothing that answers a shutdown request
+/// for it: `down` neither asks nor waits for it, but stops it at once, saying why.
+#[test]
+fn down_stops_an_orphaned_member_at_once() {
+    // It ignores the hang-up its supervisor's end sends, so it runs on, orphaned.
+    let (sandbox, _server) = running(
+        "[[member]]\nname = \"orphan\"\ncommand = [\"sh\", \"-c\", \"trap '' HUP; sleep 1000; :\"]\n",
+    );
+    eventually("orphan to run", || {
+        state(&sandbox, "t", "orphan") == "running"
+    });
+    let supervisor = sandbox.member("t", "orphan")["supervisorPid"]
+        .as_i64()
+        .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(supervisor).unwrap()),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    eventually("orphan to be orphaned", || {
+        sandbox.status_row("t", "orphan")["state"] == "orphaned"
+    });
+    let down = sandbox.swarm().args(["down", "--timeout", "600"]).spawn();
+    assert_eq!(
+        down.next_line(),
+        "cannot ask orphan to shut down: its supervisor is gone, so nothing answers for it"
+    );
+    assert_eq!(down.next_line(), "orphan stopped: killed");
+    assert!(
+        !asked(&sandbox, "orphan"),
+        "{:?}",
+        sandbox.inbox("t", "orphan")
+    );
+    let (status, stderr) = down.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        !stderr.contains("waiting"),
+        "nobody is waited for: {stderr}"
     );
 }
 

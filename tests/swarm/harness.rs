@@ -992,6 +992,17 @@ pub(crate) fn gated_tmux(sandbox: &mut Sandbox, word: &str) {
     );
 }
 
+/// Like [`gated_tmux`], but the command with `word` runs first and its answer is held back until
+/// `<file>` exists: the pane exists while the caller has not yet heard of it.
+pub(crate) fn gated_tmux_answer(sandbox: &mut Sandbox, word: &str) {
+    let real = real_tmux(sandbox);
+    sandbox.tmux_shim(&format!(
+            "for arg in \"$@\"; do\n  if [ -n \"$TMUX_GATE\" ] && [ \"$arg\" = {word} ]; then\n    out=$({real} \"$@\"); status=$?\n    : > \"$TMUX_GATE.reached\"\n    while [ ! -e \"$TMUX_GATE\" ]; do sleep 0.05; done\n    printf '%s\\n' \"$out\"; exit $status\n  fi\ndone\n",
+            real = real.display()
+        ),
+    );
+}
+
 /// The repository's own files (teams/, scripts/).
 pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

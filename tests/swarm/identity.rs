@@ -320,7 +320,8 @@ command = ["node", "{client}", "{go}", "{out}"]
 
 /// config.json is a file every process of the user can write: bob naming itself the lead there
 /// (`leadAgentId`) does not make it the lead in its pane. Its pane's supervisor was launched as
-/// a teammate's, and that is what decides.
+/// a teammate's, and that is what decides; the refusals' hints name the lead that supervisor was
+/// launched with, not the one config.json names.
 #[test]
 fn editing_lead_agent_id_does_not_make_a_teammate_the_lead() {
     let sandbox = Sandbox::new();
@@ -345,6 +346,215 @@ fn editing_lead_agent_id_does_not_make_a_teammate_the_lead() {
     for refused in ["stop-carol", "type-carol"] {
         assert_eq!(results.get(refused), Some(&2), "{refused}: {results:?}");
     }
+    let said = fs::read_to_string(sandbox.work().join("results.out")).unwrap();
+    assert!(
+        said.contains("hint: ask the lead (team-lead) to do it") && !said.contains("(bob)"),
+        "{said}"
+    );
     assert_eq!(sandbox.member("id", "carol")["state"], "running");
+    down(&sandbox, "id");
+}
+
+/// A script named `run` started as `sh run --home H --team T team-lead`, with `SWARM_LEAD` naming
+/// the lead: it waits for `go`, runs `attacks` as [`attacker`] does into `<label>-results`, and
+/// sleeps. It passes for the lead's supervisor by its command line only.
+fn fake_supervisor(sandbox: &Sandbox, label: &str, attacks: &[(&str, &str)]) -> String {
+    let work = sandbox.work();
+    let (ready, results) = (work.join(format!("{label}-ready")), work.join(label));
+    let mut script = format!(
+        ": > '{}'\nwhile [ ! -f '{}' ]; do sleep 0.05; done\n",
+        ready.display(),
+        work.join("go").display()
+    );
+    for (attack, command) in attacks {
+        let _ = writeln!(
+            script,
+            "{command} >>'{out}.out' 2>&1; echo \"{attack} $?\" >>'{out}'",
+            out = results.display()
+        );
+    }
+    let _ = writeln!(
+        script,
+        "echo done >>'{}'\nexec sleep 1000",
+        results.display()
+    );
+    let dir = work.join(format!("{label}-fake"));
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("run"), script).unwrap();
+    dir.display().to_string()
+}
+
+fn fake_results(sandbox: &Sandbox, label: &str) -> BTreeMap<String, i32> {
+    let path = sandbox.work().join(label);
+    eventually(&format!("{label}'s attacks to finish"), || {
+        fs::read_to_string(&path).is_ok_and(|text| text.lines().any(|l| l == "done"))
+    });
+    let out = fs::read_to_string(sandbox.work().join(format!("{label}.out"))).unwrap_or_default();
+    eprintln!("what {label}'s attacks printed:\n{out}");
+    fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .filter_map(|line| line.split_once(' '))
+        .map(|(attack, code)| (attack.to_owned(), code.parse().unwrap()))
+        .collect()
+}
+
+/// bob starts a process whose command line is that of the lead's supervisor (`sh run --home H
+/// --team id team-lead`, `SWARM_LEAD=team-lead`), one still marked as bob's run and one not, and
+/// then its own supervisor is killed. Neither is a supervisor: a supervisor runs the swarm
+/// program, was started by tmux, and carries no run's marker. What the marked one starts is
+/// still bob's (refused as the lead, exit 2); what the other starts is nobody's (exit 1).
+#[test]
+fn a_process_that_passes_for_the_leads_supervisor_is_not_the_lead() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let attacks = [
+        (
+            "send",
+            "swarm --team id --as team-lead send carol 'via the fake'",
+        ),
+        ("type", "swarm --team id type carol 'echo TYPED-BY-BOB'"),
+    ];
+    let home = sandbox.home().display().to_string();
+    let marked = fake_supervisor(&sandbox, "marked", &attacks);
+    let bare = fake_supervisor(&sandbox, "bare", &attacks);
+    let launch = |dir: &str, env: &str| {
+        format!(
+            "(cd '{dir}' && {env} SWARM_LEAD=team-lead setsid sh run --home '{home}' --team id team-lead </dev/null >/dev/null 2>&1 &)\n"
+        )
+    };
+    let script = sandbox.write(
+        "fakes.sh",
+        format!(
+            "{}{}exec sleep 1000\n",
+            launch(&marked, "env"),
+            launch(&bare, "env -u SWARM_RUN_ID")
+        ),
+    );
+    let toml = format!(
+        "name = \"id\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"carol\"\n\
+         command = [\"sleep\", \"1000\"]\n[[member]]\nname = \"bob\"\ncommand = [\"sh\", \"{}\"]\n",
+        script.display()
+    );
+    let file = sandbox.write("id.toml", toml);
+    sandbox
+        .swarm()
+        .arg("up")
+        .arg(file)
+        .arg("--socket")
+        .arg(server.socket())
+        .run()
+        .success();
+    for label in ["marked", "bare"] {
+        eventually(&format!("the {label} fake to start"), || {
+            sandbox.work().join(format!("{label}-ready")).exists()
+        });
+    }
+    eventually("carol to run", || {
+        sandbox.member("id", "carol")["state"] == "running"
+    });
+    let supervisor = i32::try_from(
+        sandbox.member("id", "bob")["supervisorPid"]
+            .as_i64()
+            .unwrap(),
+    )
+    .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(supervisor),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    eventually("bob's supervisor to be gone", || {
+        !std::path::Path::new(&format!("/proc/{supervisor}")).exists()
+    });
+    go(&sandbox, &[]);
+    let marked = fake_results(&sandbox, "marked");
+    let bare = fake_results(&sandbox, "bare");
+    for attack in ["send", "type"] {
+        assert_eq!(marked.get(attack), Some(&2), "marked {attack}: {marked:?}");
+        assert_eq!(bare.get(attack), Some(&1), "bare {attack}: {bare:?}");
+    }
+    let carol = sandbox.inbox("id", "carol");
+    assert!(
+        !carol.iter().any(|m| m["text"] == "via the fake"),
+        "{carol:#?}"
+    );
+    down(&sandbox, "id");
+}
+
+/// bob, a teammate in one home, acts on a team of another home: it is a stranger there, never
+/// the person at the keyboard. It cannot send as that team's lead, nor type into its panes.
+#[test]
+fn a_teammate_in_one_home_is_a_stranger_in_another() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    let other = sandbox.root().join("other-home");
+    let other_home = other.display().to_string();
+    let script = attacker(
+        &sandbox,
+        &[
+            (
+                "as-lead",
+                &format!(
+                    "SWARM_AGENT= swarm --home '{other_home}' --team tb --as team-lead send alice 'lead here'"
+                ),
+            ),
+            (
+                "type",
+                &format!("swarm --home '{other_home}' --team tb type alice 'echo TYPED-BY-BOB'"),
+            ),
+            (
+                "send",
+                &format!("swarm --home '{other_home}' --team tb send alice 'from bob'"),
+            ),
+        ],
+    );
+    up(&sandbox, &server, &script);
+    let file = sandbox.write(
+        "tb.toml",
+        "name = \"tb\"\n[lead]\ncommand = [\"sleep\", \"1000\"]\n[[member]]\nname = \"alice\"\n\
+         command = [\"sleep\", \"1000\"]\n",
+    );
+    sandbox
+        .swarm()
+        .arg("--home")
+        .arg(&other)
+        .arg("up")
+        .arg(file)
+        .arg("--socket")
+        .arg(server.socket())
+        .run()
+        .success();
+    let alice = |field: &str| -> serde_json::Value {
+        let config: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(other.join("teams/tb/config.json")).unwrap())
+                .unwrap();
+        config["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "alice")
+            .unwrap()[field]
+            .clone()
+    };
+    eventually("alice to run", || alice("state") == "running");
+    go(&sandbox, &[]);
+    let results = results(&sandbox);
+    assert_eq!(results.get("as-lead"), Some(&2), "{results:?}");
+    assert_eq!(results.get("type"), Some(&2), "{results:?}");
+    assert_eq!(results.get("send"), Some(&0), "{results:?}");
+    let inbox: Vec<serde_json::Value> = serde_json::from_str(
+        &fs::read_to_string(other.join("teams/tb/inboxes/alice.json")).unwrap(),
+    )
+    .unwrap();
+    let from: Vec<&str> = inbox.iter().filter_map(|m| m["from"].as_str()).collect();
+    assert_eq!(from, ["bob@id"], "{inbox:#?}");
+    sandbox
+        .swarm()
+        .arg("--home")
+        .arg(&other)
+        .args(["down", "tb", "--force"])
+        .run()
+        .success();
     down(&sandbox, "id");
 }

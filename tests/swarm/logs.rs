@@ -48,8 +48,9 @@ command = ["bash", "--norc", "--noprofile", "-i"]
         state(&sandbox, "sh", "shell") == "running"
     });
     let log = sandbox.team_dir("sh").join("logs/shell.log");
+    // Its prompt, with readline ready for keys (bracketed paste on).
     eventually("the shell's prompt", || {
-        fs::read(&log).is_ok_and(|bytes| !bytes.is_empty())
+        fs::read_to_string(&log).is_ok_and(|text| text.contains("\x1b[?2004h"))
     });
     // Typed as a person would: bash echoes it, with its prompt and readline's sequences.
     team.server().run(&[
@@ -98,25 +99,37 @@ command = ["bash", "--norc", "--noprofile", "-i"]
         "the prompt waiting for input: {lines:#?}"
     );
 
-    let raw = sandbox
-        .swarm()
-        .args(["log", "shell", "--raw", "-n", "1000"])
-        .team("sh")
-        .run()
-        .success()
-        .stdout;
-    assert_eq!(raw, fs::read_to_string(&log).unwrap(), "--raw is the bytes");
+    // bash may redraw its prompt at any time (a resize, under load): what `--raw` prints is held
+    // against the file as it was both before and after the call.
+    let raw_log = |lines: &str| {
+        let mut seen = (String::new(), String::new());
+        eventually("a log that held still around the call", || {
+            let before = fs::read_to_string(&log).unwrap();
+            let shown = sandbox
+                .swarm()
+                .args(["log", "shell", "--raw", "-n", lines])
+                .team("sh")
+                .run()
+                .success()
+                .stdout;
+            let after = fs::read_to_string(&log).unwrap();
+            let held = before == after;
+            seen = (shown, after);
+            held
+        });
+        seen
+    };
+    let (raw, file) = raw_log("1000");
+    assert_eq!(raw, file, "--raw is the bytes");
     assert!(raw.contains("\x1b[?2004h") && raw.contains("\x1b[7m"));
-    let last = sandbox
-        .swarm()
-        .args(["log", "shell", "--raw", "-n", "1"])
-        .team("sh")
-        .run()
-        .success()
-        .stdout;
+    // The last line as the file has it, control bytes and all.
+    let (last, file) = raw_log("1");
+    let file_last = file.trim_end_matches('\n').rsplit('\n').next().unwrap();
+    assert!(file.ends_with(&last), "{last:?} ends {file:?}");
+    assert_eq!(last.trim_end_matches('\n'), file_last, "{file:?}");
     assert!(
-        raw.ends_with(&last) && last.contains("\x1b[?2004h"),
-        "{last:?}"
+        last.contains("bash") && last.chars().any(|c| c == '\x1b' || c == '\r'),
+        "the prompt's line with its control bytes: {last:?}"
     );
 }
 

@@ -278,7 +278,14 @@ paste_format = "raw"
     eventually("the real paste", || {
         fs::read_to_string(&received).is_ok_and(|got| got == "real\n")
     });
-    let history = fs::read_to_string(sandbox.team_dir("fr").join("history/typist.jsonl")).unwrap();
+    // Pasted first, then taken from the inbox into history: the paste showing says nothing of
+    // the history file yet.
+    let history_file = sandbox.team_dir("fr").join("history/typist.jsonl");
+    let mut history = String::new();
+    eventually("the real message in typist's history", || {
+        history = fs::read_to_string(&history_file).unwrap_or_default();
+        history.lines().next().is_some()
+    });
     let real: Value = serde_json::from_str(history.lines().next().unwrap()).unwrap();
     forge(
         &sandbox,

@@ -683,16 +683,13 @@ fn a_registry_entry_does_not_make_a_listener_a_member_or_the_person() {
         entry.insert("agent".into(), "carol".into());
     });
     std::fs::remove_file(entry_of(&sandbox, supervisor("carol"))).unwrap();
-    let refusal = sandbox
+    // The entry does not check out (its process runs outside every pane), so it names nobody.
+    sandbox
         .swarm()
         .args(["send", "uds:carol@rg", "the launch codes"])
         .run()
-        .code(1)
-        .stderr;
-    assert!(
-        refusal.contains("is not carol@rg's: it runs outside every pane"),
-        "{refusal}"
-    );
+        .refused(3, "no live peer is called carol@rg");
+
     assert!(
         impostor
             .lines
@@ -1229,4 +1226,95 @@ fn send_to_a_claude_code_socket_writes_its_frame_and_counts_the_close() {
         .args(["send", &address(&socket), "nobody"])
         .run()
         .refused(3, "no peer is listening");
+}
+
+/// Registry entries any process of the user can write do not stop a send: one that claims carol's
+/// name for a process that does not serve the socket it names, and one that makes the lead's
+/// socket the person's newest listener, are passed over. `uds:carol@rl` reaches carol's socket and
+/// `uds:user` the person's real listener.
+#[test]
+fn a_forged_registry_entry_does_not_make_a_send_fail() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start(&sandbox);
+    crate::harness::up(
+        &sandbox,
+        &server,
+        "rl",
+        &format!(
+            "name = \"rl\"\n{}[[member]]\nname = \"carol\"\ncommand = [\"sleep\", \"1000\"]\n",
+            crate::harness::LEAD
+        ),
+    );
+    for name in ["team-lead", "carol"] {
+        eventually(&format!("{name} to run with a socket"), || {
+            let row = sandbox.member("rl", name);
+            row["state"] == "running" && row["socket"].is_string()
+        });
+    }
+    let (person, _) = listen(&sandbox, &["--json"]);
+    // No inherited stdio to hold open; killed when dropped, however the test ends.
+    let bystander = Ended(
+        std::process::Command::new("sleep")
+            .arg("1000")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let pid = bystander.0.id();
+    let forge = |claims: Value| {
+        let path = entry_of(&sandbox, pid);
+        let staged = path.with_extension("tmp");
+        std::fs::write(&staged, serde_json::to_vec(&claims).unwrap()).unwrap();
+        std::fs::rename(&staged, &path).unwrap();
+    };
+    let socket = |name: &str| {
+        sandbox.member("rl", name)["socket"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    forge(serde_json::json!({
+        "pid": pid, "socket": socket("carol"), "team": "rl", "agent": "carol",
+        "cwd": "/", "startedAt": 1,
+    }));
+    sandbox
+        .swarm()
+        .args(["send", "uds:carol@rl", "for carol"])
+        .run()
+        .success();
+    assert!(
+        sandbox
+            .inbox("rl", "carol")
+            .iter()
+            .any(|m| m["text"] == "for carol"),
+    );
+
+    forge(serde_json::json!({
+        "pid": pid, "socket": socket("team-lead"), "cwd": "/", "startedAt": u64::MAX / 2,
+    }));
+    sandbox
+        .swarm()
+        .args(["send", "uds:user", "for the person"])
+        .team("rl")
+        .run()
+        .success();
+    assert_eq!(person.next_json()["text"], "for the person");
+    drop(bystander);
+    sandbox
+        .swarm()
+        .args(["down", "rl", "--force"])
+        .run()
+        .success();
+}
+
+/// A child process, killed and reaped when dropped.
+struct Ended(std::process::Child);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

@@ -88,7 +88,10 @@ command = {STUBBORN}
         .args(["down", "o", "--timeout", "1"])
         .run()
         .success()
-        .stdout_is("b stopped: killed\nteam-lead stopped: killed\nteam o is down\n");
+        .stdout_is(
+            "cannot ask b to shut down: its supervisor is gone, so nothing answers for it\n\
+             b stopped: killed\nteam-lead stopped: killed\nteam o is down\n",
+        );
     let left = processes_in(&supervisors, &groups);
     assert!(left.is_empty(), "down left processes: {left:#?}");
     let live_panes = team.server().panes();

@@ -32,6 +32,20 @@ pub(crate) fn add(sandbox: &Sandbox, subject: &str) -> u64 {
         .unwrap()
 }
 
+/// `swarm task list --json` of team `t`: every task shown.
+pub(crate) fn listed(sandbox: &Sandbox) -> Vec<Value> {
+    sandbox
+        .swarm()
+        .args(["task", "list", "--json"])
+        .team("t")
+        .run()
+        .success()
+        .json()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
 /// What one claimer won and how many claims were refused (each with `already_claimed`).
 type Claims = (String, Vec<u64>, usize);
 
@@ -271,17 +285,7 @@ fn claims_race_with_node(tasks: u64) {
             .ends_with(".json.lock")),
         "no lock directory left"
     );
-    let listed = sandbox
-        .swarm()
-        .args(["task", "list", "--json"])
-        .team("t")
-        .run()
-        .success()
-        .json();
-    assert_eq!(
-        listed.as_array().unwrap().len(),
-        usize::try_from(tasks).unwrap()
-    );
+    assert_eq!(listed(&sandbox).len(), usize::try_from(tasks).unwrap());
 }
 
 #[test]
@@ -317,18 +321,8 @@ fn claude_codes_own_fields_survive_swarms_updates() {
     fs::write(dir.join("2.json"), internal.to_string()).unwrap();
     fs::write(dir.join(".highwatermark"), "2").unwrap();
 
-    let listed = sandbox
-        .swarm()
-        .args(["task", "list", "--json"])
-        .team("t")
-        .run()
-        .success()
-        .json();
-    assert_eq!(
-        listed.as_array().unwrap().len(),
-        1,
-        "internal tasks are hidden: {listed}"
-    );
+    let listed = listed(&sandbox);
+    assert_eq!(listed.len(), 1, "internal tasks are hidden: {listed:?}");
     let all = sandbox
         .swarm()
         .args(["task", "list", "--all", "--json"])

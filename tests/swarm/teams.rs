@@ -356,8 +356,8 @@ impl Drop for FakeSupervisor {
     }
 }
 
-/// `ls` counts as live what `status` shows as live: a member whose pane is gone is not, though
-/// its supervisor still runs.
+/// `ls` counts as live what `status` shows as live: a member whose recorded supervisor only
+/// looks like one by its command line (`… run bob`) has vanished, whatever its pane.
 #[test]
 fn ls_counts_live_members_as_status_sees_them() {
     let sandbox = Sandbox::new();
@@ -395,7 +395,7 @@ fn ls_counts_live_members_as_status_sees_them() {
         .find(|m| m["name"] == "bob")
         .unwrap()["state"]
         .clone();
-    assert_eq!(shown, "pane-gone");
+    assert_eq!(shown, "vanished");
     let listing = sandbox
         .swarm()
         .args(["ls", "--json"])

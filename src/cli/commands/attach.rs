@@ -16,6 +16,7 @@ use crate::cli::output;
 use crate::error::{Error, Result};
 use crate::format::config::{Member, State, TeamConfig, TmuxPlacement};
 use crate::launch::tmux::{self, Located, Tmux};
+use crate::member::pane::{self, Found};
 use crate::store::team::{Team, list_teams};
 
 const HELP: &str = r#"With one name, a member of the team (--team, SWARM_TEAM, the only team with a member of that name,
@@ -66,7 +67,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let placement = placement(&config)?;
     let server = Tmux::at(&placement.socket);
     let located = match member {
-        Some(member) => member_pane(&server, &config, member)?,
+        Some(member) => member_pane(&team, &server, &config, member)?,
         None => window(&server, &config, placement)?,
     };
     let target = located.pane.clone();
@@ -169,7 +170,12 @@ fn placement(config: &TeamConfig) -> Result<&TmuxPlacement> {
 }
 
 /// The member's pane, where it is now; a clear "not found" when it has none, ended or is gone.
-fn member_pane(server: &Tmux, config: &TeamConfig, member: &Member) -> Result<Located> {
+fn member_pane(
+    team: &Team,
+    server: &Tmux,
+    config: &TeamConfig,
+    member: &Member,
+) -> Result<Located> {
     let name = &member.name;
     let ended = member.state.filter(|state| state.is_final());
     if member.tmux_pane_id.is_empty() {
@@ -185,10 +191,9 @@ fn member_pane(server: &Tmux, config: &TeamConfig, member: &Member) -> Result<Lo
             config.name
         )));
     }
-    let located = server.locate(&member.tmux_pane_id)?;
     // A pane id is the server's own counter: after a restart it may name someone else's pane.
-    match located {
-        Some(located) if located.member == *name => Ok(located),
+    match pane::find(team, server, member)? {
+        Found::Own(located) => Ok(located),
         _ => Err(match ended {
             Some(state) => Error::not_found(format!(
                 "{name} {}; its pane {} is closed",

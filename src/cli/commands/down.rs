@@ -18,6 +18,10 @@ use crate::policy::{self, Action};
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
 const JSON: &str = r#"JSON output (--json), one line per event:
+  {"event": "held", "by", "pid", "timeoutMs"}   first, when another command holds the team's
+                              launch lock (`by` "up": it is placing the team's panes); nothing is
+                              stopped until it lets go, for at most timeoutMs (said on stderr
+                              without --json)
   {"event": "waiting", "names", "timeoutMs"}   the teammates asked to shut down, and how long they
                               get before they are stopped (said once, on stderr, without --json)
   {"event": "ended", ...}     a teammate asked to shut down has ended (as `swarm wait` prints it)
@@ -36,8 +40,10 @@ pub(crate) struct Args {
     #[arg(id = "team_arg", value_name = "TEAM", add = ArgValueCandidates::new(complete::teams))]
     pub(crate) team: Option<String>,
 
-    /// How long teammates get to answer and exit before they are stopped; stderr says whom it
-    /// waits for. One whose protocol is "none" (a shell, a REPL) is stopped at once, not asked
+    /// How long teammates get to answer and exit before they are stopped (then 5 s from SIGTERM
+    /// to SIGKILL); stderr says whom it waits for. One whose protocol is "none" (a shell, a REPL),
+    /// or whose supervisor is gone (orphaned), is stopped at once, not asked. A `swarm up` still
+    /// placing the team's panes is waited for as long first
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "20")]
     pub(crate) timeout: Duration,
 
@@ -58,20 +64,23 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let config = team.load()?;
     let caller = ctx.caller(&config)?;
     policy::allow(&config, &caller, Action::Down)?;
-    // With --rm the team's launch lock is taken first and held until it is gone: an `up` starting
-    // it makes this refuse before anything is stopped.
+    // The team's launch lock is taken before anything is stopped and held until the team is down
+    // (with --rm, gone): an `up` placing its panes wins. A removal refuses at once; a plain
+    // `down` waits for the `up` to finish, up to its timeout, then takes the team down.
     let held = if args.rm {
         policy::allow(&config, &caller, Action::Remove)?;
         args.archive.prepare(ctx)?;
-        Some(removal::claim(&team)?)
+        removal::claim(&team)?
     } else {
-        None
+        removal::wait_to_take_down(ctx, &team, args.timeout, "taking it down")?
     };
     let how = Down {
         timeout: args.timeout,
         force: args.force,
     };
-    let outcome = ctx.fleet().down(&team, &config, how, |event| {
+    // What an `up` it waited for has placed meanwhile is read again.
+    let config = team.load()?;
+    let outcome = ctx.fleet().down(&team, &config, &held, how, |event| {
         removal::report_down(ctx, event)
     })?;
     if ctx.json {
@@ -89,9 +98,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             Outcome::Down => output::line(format!("team {} is down", team.name()))?,
         }
     }
-    let Some(held) = held else {
+    if !args.rm {
         return Ok(());
-    };
+    }
     if outcome == Outcome::LeadSpared {
         return Err(removal::lead_runs_this(team.name()));
     }

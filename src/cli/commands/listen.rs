@@ -43,9 +43,17 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 }
 
 async fn listen(ctx: &Context, args: Args) -> Result<()> {
+    // Senders are judged against the home as it is now, whatever its path names later; a home
+    // not made yet is looked up when a message comes.
+    let _ = ctx.home.pin();
     // Registered under the member whose pane it runs in, if any: never a name it was given.
     let (team, agent) = match ctx.whereabouts()? {
         Whereabouts::Pane { team, member, .. } => (Some(team.clone()), Some(member.clone())),
+        Whereabouts::Elsewhere { .. } => {
+            return Err(Error::usage(
+                "this command runs in a member's pane of another home: listen there, or outside every pane",
+            ));
+        }
         Whereabouts::Outside | Whereabouts::Unknown(_) => (None, None),
     };
     if let Some(label) = &args.label {

@@ -111,7 +111,10 @@ fn swarm_peer(peer: &PeerEntry) -> Map<String, Value> {
 fn claude_session(ctx: &Context, session: &Session) -> Map<String, Value> {
     let (team, agent) = match identity::whereabouts_of_pid(&ctx.home, session.pid) {
         Whereabouts::Pane { team, member, .. } => (Some(team), Some(member)),
-        Whereabouts::Outside | Whereabouts::Unknown(_) => (None, None),
+        // A pane of another home's team is none of this home's.
+        Whereabouts::Outside | Whereabouts::Elsewhere { .. } | Whereabouts::Unknown(_) => {
+            (None, None)
+        }
     };
     let mut object = Map::new();
     object.insert("kind".to_owned(), "claude".into());

@@ -101,7 +101,7 @@ fn submit(ctx: &Context, args: SubmitArgs) -> Result<()> {
     let team = ctx.team()?;
     let config = team.load()?;
     let caller = ctx.caller(&config)?;
-    policy::allow_own(&config, &caller, Action::SubmitPlan, caller.name().as_str())?;
+    policy::allow_own(&caller, Action::SubmitPlan, caller.name().as_str())?;
     let me = caller.name();
     let lead = config.lead_name().to_owned();
     let (plan_file_path, plan_content) = read_plan(&args.file)?;

@@ -13,7 +13,7 @@ use crate::cli::removal::{self, ArchiveArgs};
 use crate::cli::{output, render};
 use crate::error::Result;
 use crate::member::liveness::Observed;
-use crate::member::remove::{self as removing, Removal};
+use crate::member::remove::Removal;
 use crate::policy::{self, Action};
 use crate::store::team::{Team, list_teams};
 
@@ -106,7 +106,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             }
             continue;
         }
-        match removing::remove(team, &ctx.fleet(), args.archive.format())? {
+        match ctx.fleet().remove(team, args.archive.format())? {
             Removal::Removed(archived) => {
                 removal::report(ctx, team.name(), archived.as_deref(), Some(*at))?;
             }

@@ -96,7 +96,7 @@ fn remove(ctx: &Context, team: &Team, args: &Args) -> Result<()> {
             timeout: Duration::ZERO,
             force: true,
         };
-        let outcome = down::down(team, &ctx.fleet(), how, |report| {
+        let outcome = down::down(team, &ctx.fleet(), &held, how, |report| {
             removal::report_down(ctx, DownEvent::Here(report))
         })?;
         if outcome == Outcome::LeadSpared {

@@ -118,15 +118,15 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
         )
     })?;
     // The receiver tells who sent it from the connection itself; this claim must agree with that.
-    let runs_outside = |entry: &peer::PeerEntry| send::runs_outside(&ctx.home, entry);
+    let checks_out = |entry: &peer::PeerEntry| send::checks_out(&ctx.home, entry);
     let from = match ctx.whereabouts()? {
-        Whereabouts::Outside => peer::own_address(&ctx.home, &runs_outside),
+        Whereabouts::Outside => peer::own_address(&ctx.home, &checks_out),
         pane => identity::sender_name(pane).unwrap_or_default(),
     };
-    let delivered = peer::resolve(&ctx.home, target, &runs_outside).and_then(|(path, entry)| {
+    let delivered = peer::resolve(&ctx.home, target, &checks_out).and_then(|(path, entry)| {
         if entry.is_none() && peer::is_claude_socket(&path) {
             // A Claude Code session's: in its own frame, answerable at a socket of ours.
-            let reply_to = reply_socket(ctx, &runs_outside)?;
+            let reply_to = reply_socket(ctx, &checks_out)?;
             let name = from.strip_prefix("uds:").unwrap_or(&from);
             let msg_id = send::to_claude(&path, name, reply_to.as_deref(), text)?;
             return Ok((msg_id, from.clone()));
@@ -165,7 +165,7 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
 /// here); none without one.
 fn reply_socket(
     ctx: &Context,
-    runs_outside: &dyn Fn(&peer::PeerEntry) -> bool,
+    checks_out: &dyn Fn(&peer::PeerEntry) -> bool,
 ) -> Result<Option<std::path::PathBuf>> {
     Ok(match ctx.whereabouts()? {
         Whereabouts::Pane { team, member, .. } => Team::open(&ctx.home, team)?
@@ -174,9 +174,9 @@ fn reply_socket(
             .and_then(|m| m.socket.as_deref())
             .map(std::path::PathBuf::from),
         Whereabouts::Outside => {
-            peer::own_listener(&ctx.home, runs_outside).map(|listener| listener.socket)
+            peer::own_listener(&ctx.home, checks_out).map(|listener| listener.socket)
         }
-        Whereabouts::Unknown(_) => None,
+        Whereabouts::Elsewhere { .. } | Whereabouts::Unknown(_) => None,
     })
 }
 
@@ -192,7 +192,9 @@ fn leave_for_person(
 ) -> Result<()> {
     let team = match ctx.whereabouts()? {
         Whereabouts::Pane { team, .. } => Team::open(&ctx.home, team),
-        Whereabouts::Outside | Whereabouts::Unknown(_) => ctx.team(),
+        Whereabouts::Outside | Whereabouts::Elsewhere { .. } | Whereabouts::Unknown(_) => {
+            ctx.team()
+        }
     };
     let Ok(team) = team else {
         return Err(unreachable);

@@ -615,6 +615,8 @@ fn assign(ctx: &Context, args: AssignArgs) -> Result<()> {
         &owner,
         &message(before),
     )?;
+    // A member that has ended is told nothing, and is given no task.
+    seal::refuse_if_ended(&scope.team, &scope.config, sender.as_str(), &owner)?;
     let task = scope.tasks.edit(&[id], false, |edit| {
         let task = edit
             .task_mut(id)

@@ -10,6 +10,7 @@ use crate::cli::context::Context;
 use crate::cli::output;
 use crate::error::{Error, Result};
 use crate::launch::tmux::Tmux;
+use crate::member::pane::{self as member_pane, Found};
 use crate::policy::{self, Action};
 use clap_complete::engine::ArgValueCandidates;
 
@@ -58,7 +59,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let pane = member.tmux_pane_id.as_str();
     let tmux = Tmux::at(&placement.socket);
     // The pane must still be this member's: tmux may have given its id to another pane since.
-    if tmux.member_in(pane)?.as_deref() != Some(member.name.as_str()) {
+    if !matches!(member_pane::find(&team, &tmux, member)?, Found::Own(_)) {
         return Err(gone().with_hint(format!(
             "{}'s pane {pane} is gone; `swarm status` shows who still runs",
             member.name

@@ -181,6 +181,15 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let elsewhere = spread
         .start(&team, &file)
         .map_err(|err| stop_placed(&team, &fleet, err))?;
+    // `stop NAME` does not wait for the launch lock: a member stopped while the team was placed
+    // leaves a team that is not whole, and `up` says so (`--wait` reports it as it ends).
+    let stopped: Vec<String> = team
+        .load()?
+        .members
+        .iter()
+        .filter(|member| ending::was_stopped(member))
+        .map(|member| member.name.clone())
+        .collect();
     drop(launch_lock);
     // The team is up: from here on, Ctrl-C leaves it running.
     if args.wait {
@@ -259,6 +268,18 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         for (host, names) in &elsewhere {
             output::line(format!("on host {host}: {}", names.join(", ")))?;
         }
+    }
+    if !stopped.is_empty() && !args.wait {
+        return Err(Error::runtime(format!(
+            "team {} is not whole: {} stopped while `swarm up` placed the team",
+            team.name(),
+            stopped.join(", ")
+        ))
+        .with_hint(format!(
+            "`swarm status {}` shows who runs; `swarm down {}` stops the rest",
+            team.name(),
+            team.name()
+        )));
     }
     if args.attach
         && let Some(placement) = &placement

@@ -51,7 +51,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     }
     policy::allow(&config, &caller, Action::Read)?;
     if let Some(owner) = target.as_ref().filter(|_| args.consume) {
-        policy::allow_own(&config, &caller, Action::Consume, owner.as_str()).map_err(|err| {
+        policy::allow_own(&caller, Action::Consume, owner.as_str()).map_err(|err| {
             err.with_hint(
                 "drop --consume to follow someone else's inbox without taking their messages",
             )

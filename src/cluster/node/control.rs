@@ -264,10 +264,20 @@ async fn log(node: &Arc<Node>, request: LogRequest) -> Result<LogReply> {
 
 fn take_down(node: &Node, request: DownRequest) -> Result<DownReply> {
     let team = Team::open(&node.home, &request.team)?;
+    // Nothing is stopped while this node starts the team's members here; the `down` that asks
+    // waited for the `up` that asked for that start, so one still under way is another run's.
+    let held = LaunchLock::try_take_to_take_down(&node.home, &request.team)?.map_err(|holder| {
+        Error::usage(format!(
+            "team {} is {} here; nothing of it was stopped",
+            request.team,
+            holder.doing()
+        ))
+    })?;
     let mut lines = Vec::new();
     down::down(
         &team,
         &Fleet::of(&node.home),
+        &held,
         Down {
             timeout: Duration::from_millis(request.timeout_ms),
             force: request.force,

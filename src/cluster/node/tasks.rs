@@ -4,7 +4,9 @@
 //! this host last saw, so a direct write that lost a race gives way to the one that won. A task
 //! deleted on either side is deleted on the other, by the same rule; which tasks this host's files
 //! held, and at which revision, is kept in `node/tasks-<team>.json`, so a file removed while the
-//! node was down counts as deleted, and one never copied here does not.
+//! node was down counts as deleted, and one never copied here does not. The record names the
+//! bucket it is about: a bucket made since holds another board (the team was removed on its lead's
+//! host, and its board with it), and this host's copies of the old one go.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -45,6 +47,11 @@ struct Mirror {
 
 /// Copies one team's list both ways until the connection fails.
 async fn copy(node: &Arc<Node>, team: &str) -> Result<()> {
+    // A team removed meanwhile has no list to make again; its task ends with the team's.
+    let config = node.home.team(team).config();
+    if !node.off_runtime(move |_| config.exists()).await {
+        return Ok(());
+    }
     let store = replica::bucket(&node.js, &node.url, team).await?;
     let list = TaskList::new(&node.home, team);
     let ensure = list.clone();
@@ -57,18 +64,53 @@ async fn copy(node: &Arc<Node>, team: &str) -> Result<()> {
         })
         .await?;
     let mut touched = watch_files(&list)?;
+    // The bucket keeps one value per key, so reading it from its first revision gives every task
+    // as it is now (or its deletion), then each change as it comes.
+    let status = store.status().await.map_err(|err| {
+        Error::runtime(format!(
+            "the NATS server at {} could not say how far the task list of {team} goes: {err}",
+            node.url
+        ))
+    })?;
+    let last = status.info.state.last_sequence;
+    let bucket = status.info.created.unix_timestamp_nanos().to_string();
     let (home, name) = (node.home.clone(), team.to_owned());
     let copies = node
         .off_runtime(move |_| record::read_task_copies(&home, &name))
         .await;
-    let copies = if made && !copies.held.is_empty() {
-        let (home, name) = (node.home.clone(), team.to_owned());
-        node.off_runtime(move |_| record::write_task_copies(&home, &name, &TaskCopies::default()))
-            .await?;
+    let copies = if copies.bucket.as_ref().is_some_and(|seen| *seen != bucket) {
+        // The board these were copies of was removed with its team: they go too.
+        let (gone, list) = (
+            copies.held.keys().copied().collect::<Vec<_>>(),
+            list.clone(),
+        );
+        let discarded = node.off_runtime(move |_| list.discard(&gone)).await?;
+        if !discarded.is_empty() {
+            eprintln!(
+                "swarm node {}: the task list of {team} on the server was made anew (its team \
+                 was removed on its lead's host); removed this host's copies of tasks {}",
+                node.name,
+                discarded
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        TaskCopies::default()
+    } else if made {
+        // A list folder made afresh holds no copies.
         TaskCopies::default()
     } else {
         copies
     };
+    let copies = TaskCopies {
+        bucket: Some(bucket),
+        ..copies
+    };
+    let (home, name, record) = (node.home.clone(), team.to_owned(), copies.clone());
+    node.off_runtime(move |_| record::write_task_copies(&home, &name, &record))
+        .await?;
     let mut mirror = Mirror {
         node: Arc::clone(node),
         team: team.to_owned(),
@@ -76,20 +118,6 @@ async fn copy(node: &Arc<Node>, team: &str) -> Result<()> {
         known: BTreeMap::new(),
         copies,
     };
-    // The bucket keeps one value per key, so reading it from its first revision gives every task
-    // as it is now (or its deletion), then each change as it comes.
-    let last = store
-        .status()
-        .await
-        .map_err(|err| {
-            Error::runtime(format!(
-                "the NATS server at {} could not say how far the task list of {team} goes: {err}",
-                node.url
-            ))
-        })?
-        .info
-        .state
-        .last_sequence;
     let mut changes = store.watch_all_from_revision(1).await.map_err(|err| {
         Error::runtime(format!(
             "the NATS server at {} could not follow the task list of {team}: {err}",

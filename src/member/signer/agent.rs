@@ -71,6 +71,8 @@ pub(crate) fn serve(home: &Home, reach: Box<dyn Reach>, team: &str, lead: &str) 
             "the signing agent cannot keep its memory from other processes: {err}"
         ))
     })?;
+    // Callers are judged against the home it was started in, whatever its path names later.
+    home.pin()?;
     // Its own session: no terminal's hang-up or Ctrl-C reaches it.
     let _ = nix::unistd::setsid();
     // The socket and lock file are born private.
@@ -304,6 +306,9 @@ fn authorize(served: &Served, caller: std::result::Result<Pinned, String>) -> Re
             format!("{member}'s pane of team {team}, which was not launched as the lead's")
         }
         Whereabouts::Pane { team, member, .. } => format!("{member}'s pane of team {team}"),
+        Whereabouts::Elsewhere { team, member } => {
+            format!("{member}'s pane of team {team} of another home")
+        }
         Whereabouts::Outside | Whereabouts::Unknown(_) => "outside every pane".to_owned(),
     };
     Err(Error::usage(format!(

@@ -250,6 +250,12 @@ fn trust(
         } => {
             format!("pid {} in {member}'s pane of team {at}", server.pid)
         }
+        Whereabouts::Elsewhere { team: at, member } => {
+            format!(
+                "pid {} in {member}'s pane of team {at} of another home",
+                server.pid
+            )
+        }
         Whereabouts::Outside | Whereabouts::Unknown(_) => format!("pid {}", server.pid),
     }))
 }

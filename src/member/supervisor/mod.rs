@@ -101,6 +101,8 @@ pub(crate) fn run(
     log_max: u64,
     env_file: PathBuf,
 ) -> Result<()> {
+    // Callers are judged against the home it was started in, whatever its path names later.
+    team.home().pin()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -430,7 +432,7 @@ impl Supervisor {
                         team == this.team.name() && member == this.name
                     }
                     Whereabouts::Outside => true,
-                    Whereabouts::Unknown(_) => false,
+                    Whereabouts::Elsewhere { .. } | Whereabouts::Unknown(_) => false,
                 };
                 if !own {
                     return Err(Error::usage(format!(
@@ -528,7 +530,16 @@ impl Supervisor {
         let pane = self.pane.clone();
         let socket = socket.map(|s| s.display().to_string());
         let log = self.log.display().to_string();
+        // Where this pane is, when its launcher has not recorded it (yet, or ever: killed once
+        // the pane existed), so `down` finds the pane whatever became of the launcher.
+        let placement = match &pane {
+            Some(pane) if self.team.load()?.tmux.is_none() => panes::placement_of(pane),
+            _ => None,
+        };
         self.team.update(|config| {
+            if config.tmux.is_none() {
+                config.tmux.clone_from(&placement);
+            }
             let member = config
                 .member_mut(&self.name)
                 .ok_or_else(|| Error::not_found(format!("{} is no longer a member", self.name)))?;

@@ -127,7 +127,7 @@ fn occupies(team: &Team, member: &Member) -> bool {
     matches!(
         member.state,
         Some(State::Starting | State::Running | State::Idle)
-    ) && Run::of(team, member).is_some_and(|run| run.supervised() || processes::alive(&run))
+    ) && Run::of(team, member).is_some_and(|run| run.supervisor_proven() || processes::alive(&run))
 }
 
 /// Queued ahead of others: its supervisor is alive, or has not registered yet but its pane exists.

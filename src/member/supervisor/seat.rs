@@ -13,6 +13,7 @@ use crate::base::text::for_terminal;
 use crate::error::Result;
 use crate::format::config::Member;
 use crate::launch::tmux::Tmux;
+use crate::member::ending;
 use crate::member::notify::Subscribers;
 use crate::member::reach::Reach;
 use crate::store::team::Team;
@@ -137,7 +138,7 @@ impl Supervisor {
                     .member(&self.name)
                     .and_then(|m| m.stop_requested.clone())
             })
-            .unwrap_or_else(|| "stop".to_owned())
+            .unwrap_or_else(|| ending::STOP.to_owned())
     }
 
     /// A line in the pane from swarm itself. A vanished pane makes this fail; that is fine.
