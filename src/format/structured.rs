@@ -575,15 +575,14 @@ impl PermissionRequest {
     }
 }
 
-/// What an allowed permission request came with: a changed input, rules to keep.
+/// What an allowed permission request came with: rules to keep. `updated_input` says nothing by
+/// itself: every answer carries the input the tool is to run with, changed or not (Claude Code's
+/// own lead and `swarm permission allow` send the request's input back).
 fn granted(response: &PermissionResponse) -> String {
     let Some(grant) = &response.response else {
         return String::new();
     };
     let mut with = Vec::new();
-    if grant.updated_input.is_some() {
-        with.push("a changed input".to_owned());
-    }
     match grant.permission_updates.as_ref().map(Vec::len) {
         Some(0) | None => {}
         Some(1) => with.push("a rule to keep".to_owned()),
@@ -747,8 +746,8 @@ mod tests {
         ),
         (
             r#"{"type":"permission_response","request_id":"perm-1-a","subtype":"success","tool_use_id":"toolu_01AbC","approved_request":{"tool_use_id":"toolu_01AbC","tool_name":"Bash","input_digest":"9f86d0"},"response":{"updated_input":{"command":"echo ok"},"permission_updates":[{"type":"addRules"}]}}"#,
-            "permission_response perm-1-a allowed with a changed input and a rule to keep",
-            "team-lead allowed worker's request perm-1-a with a changed input and a rule to keep",
+            "permission_response perm-1-a allowed with a rule to keep",
+            "team-lead allowed worker's request perm-1-a with a rule to keep",
             "worker",
         ),
         (
