@@ -138,8 +138,19 @@ fn runs_swarm(pid: i32) -> bool {
     ) else {
         return false;
     };
-    let theirs = theirs.to_string_lossy();
-    theirs.strip_suffix(" (deleted)").unwrap_or(&theirs) == own.to_string_lossy()
+    same_program_path(&theirs, &own)
+}
+
+/// Whether two `/proc/<pid>/exe` links name the program at one path: a process started before
+/// swarm was reinstalled (either of the two: a supervisor or the signing agent judging it) shows
+/// its file as `<path> (deleted)`.
+fn same_program_path(theirs: &std::path::Path, own: &std::path::Path) -> bool {
+    let path = |link: &std::path::Path| {
+        let link = link.to_string_lossy().into_owned();
+        link.strip_suffix(" (deleted)")
+            .map_or(link.clone(), str::to_owned)
+    };
+    path(theirs) == path(own)
 }
 
 /// Whether process `pid`'s parent is a tmux server: it is a pane's first process.
@@ -515,6 +526,21 @@ pub(crate) fn reap(pid: i32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_program_reinstalled_at_its_path_is_the_same_whichever_side_is_older() {
+        use std::path::Path;
+        let new = Path::new("/usr/local/bin/swarm");
+        let old = Path::new("/usr/local/bin/swarm (deleted)");
+        assert!(same_program_path(old, new));
+        assert!(
+            same_program_path(new, old),
+            "an agent started before the reinstall"
+        );
+        assert!(same_program_path(new, new));
+        assert!(!same_program_path(Path::new("/tmp/x/swarm"), new));
+        assert!(!same_program_path(Path::new("/tmp/x/swarm (deleted)"), old));
+    }
 
     fn sh(script: &str) -> std::process::Command {
         let mut command = std::process::Command::new("sh");
