@@ -42,7 +42,8 @@ pub(crate) fn find(team: &Team, tmux: &Tmux, member: &Member) -> Result<Found> {
     };
     let proven = Run::new(team, member, first, None).supervisor_proven();
     let left_by_its_supervisor = member.supervisor_pid == Some(first)
-        && !process::alive(first)
+        // Exited, or a zombie tmux has not reaped yet: the pane is still the one it was in.
+        && process::stat(first).is_none_or(|it| it.dead)
         && marked(team, &located, &member.name);
     Ok(if proven || left_by_its_supervisor {
         Found::Own(located)
