@@ -3,6 +3,7 @@
 //! whose supervisor has gone while its processes live on is shown as orphaned, still live and
 //! stoppable.
 
+use std::cell::LazyCell;
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::path::PathBuf;
@@ -120,8 +121,13 @@ fn recorded_end(team: &Team, member: &Member, processes: &Snapshot) -> Option<St
 
 /// Whether `member` has ended, as the processes show it, not config.json alone: for `send` and
 /// the lead-side writes (`seal::refuse_if_ended`), which refuse a member that will never read.
-pub(crate) fn has_ended(team: &Team, member: &Member, processes: &Snapshot) -> bool {
-    recorded_end(team, member, processes).is_some()
+/// The processes are looked at only when config.json records an end.
+pub(crate) fn has_ended<F: FnOnce() -> Snapshot>(
+    team: &Team,
+    member: &Member,
+    processes: &LazyCell<Snapshot, F>,
+) -> bool {
+    member.state.is_some_and(State::is_final) && recorded_end(team, member, processes).is_some()
 }
 
 /// A team's config and what its members are doing, observed together, once: every question asked

@@ -11,6 +11,7 @@
 //! machines a teammate's key may be held by another machine's agent); every function here that
 //! writes takes one, so no lead-side write can go out without it.
 
+use std::cell::LazyCell;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
@@ -132,9 +133,8 @@ pub(crate) fn refuse_any_if_ended(team: &Team, config: &TeamConfig, to: &str) ->
     let Some(member) = config.member(to) else {
         return Ok(());
     };
-    // The processes are looked at only when an end is recorded.
-    match member.state.filter(|state| state.is_final()) {
-        Some(state) if liveness::has_ended(team, member, &Snapshot::take()) => {
+    match member.state {
+        Some(state) if liveness::has_ended(team, member, &LazyCell::new(Snapshot::take)) => {
             Err(ended(member, Seen::Recorded(state)))
         }
         _ => Ok(()),

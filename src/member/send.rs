@@ -10,7 +10,7 @@ use std::path::Path;
 
 use crate::base::text::derive_summary;
 use crate::error::{Error, Result};
-use crate::format::config::{Member, State, TeamConfig};
+use crate::format::config::{Member, TeamConfig};
 use crate::format::message::InboxMessage;
 use crate::format::structured::{Classified, Structured};
 use crate::member::liveness;
@@ -187,9 +187,7 @@ pub(crate) fn send(
     // The processes, looked at only when config.json records an end: that is a claim any member
     // can write, believed only when no process of the run is seen running.
     let processes = LazyCell::new(Snapshot::take);
-    let has_ended = |member: &Member| {
-        member.state.is_some_and(State::is_final) && liveness::has_ended(team, member, &processes)
-    };
+    let has_ended = |member: &Member| liveness::has_ended(team, member, &processes);
     if let Recipient::Member(to) = recipient {
         policy::require_inbox(config, to)?;
         // Nobody will read it, whoever sends it: said before anything else is checked.
