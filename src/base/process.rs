@@ -146,9 +146,8 @@ fn runs_swarm(pid: i32) -> bool {
 /// its file as `<path> (deleted)`.
 fn same_program_path(theirs: &std::path::Path, own: &std::path::Path) -> bool {
     let path = |link: &std::path::Path| {
-        let link = link.to_string_lossy().into_owned();
-        link.strip_suffix(" (deleted)")
-            .map_or(link.clone(), str::to_owned)
+        let link = link.to_string_lossy();
+        link.strip_suffix(" (deleted)").unwrap_or(&link).to_owned()
     };
     path(theirs) == path(own)
 }
