@@ -7,13 +7,13 @@
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[test]
 fn the_binary_leaves_the_loader_little_to_relocate() {
+    const EXECUTABLE_AT_A_FIXED_ADDRESS: usize = 2;
     let elf = std::fs::read(crate::harness::bin()).unwrap();
     assert_eq!(&elf[..5], b"\x7fELF\x02", "a 64-bit ELF file");
     let half = |at: usize| usize::from(u16::from_le_bytes([elf[at], elf[at + 1]]));
     let word = |at: usize| {
         usize::try_from(u64::from_le_bytes(elf[at..at + 8].try_into().unwrap())).unwrap()
     };
-    const EXECUTABLE_AT_A_FIXED_ADDRESS: usize = 2;
     assert_eq!(
         half(16),
         EXECUTABLE_AT_A_FIXED_ADDRESS,
