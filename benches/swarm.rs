@@ -1623,14 +1623,15 @@ impl Report {
         );
         let _ = writeln!(
             md,
-            "Machine: {} cores, {}, Linux {}, {}, swarm {}. Run on {} in {:.0} s.\n",
+            "Machine: {} cores, {}, Linux {}, {}, swarm {}. Run on {} in {:.0} s; load average at the end {} (1, 5, 15 minutes): other work slows every figure, and the floors each target is a multiple of with them.\n",
             machine["cores"],
             machine["cpu"].as_str().unwrap_or("?"),
             machine["kernel"].as_str().unwrap_or("?"),
             machine["tmux"].as_str().unwrap_or("?"),
             machine["swarm"].as_str().unwrap_or("?"),
             machine["date"].as_str().unwrap_or("?"),
-            results["seconds"].as_f64().unwrap_or(0.0)
+            results["seconds"].as_f64().unwrap_or(0.0),
+            machine["load"].as_str().unwrap_or("?"),
         );
         md.push_str("| | figure | median | p99 | max | samples |\n|---|---|---:|---:|---:|---:|\n");
         for row in self.rows.iter().filter(|r| r["kind"] == "latency") {
@@ -1745,6 +1746,15 @@ Reading the figures:
   fsync wait for its data (ext4's ordered mode), and with each writer waiting for its own message
   the figures fall with the fsync latency: a loop of `dd bs=1M count=64 conv=fsync` beside the
   bench brings 4 writer processes to about 200 msg/s, as a single run once recorded.
+- A task claim slowed 2.8× on a machine whose fsync was 2.2× and process start 1.4× slower
+  because little of a claim is either. `strace -c` counts two fsyncs per claim (the task file and
+  its directory), as many as W; on the machine first recorded here W was 0.34 ms of a 3.10 ms
+  claim. The rest is swarm's own work: about 500 system calls (config, the board, the caller's
+  processes in /proc, the mkdir, rename and rmdir of the lock Claude Code's proper-lockfile
+  takes, whose rmdir can wait on the journal commit the directory's fsync began) and about 300 page
+  faults, to /bin/true's 29 calls and 50 faults. A virtual machine slows system calls, page faults
+  and journal waits more than the two floors show, so g's targets are multiples of F, and swarm's
+  start is its own figure (o).
 - Send latency grows with the unread backlog because the inbox is one JSON array that is read
   and rewritten whole: that is Claude Code's format, kept so both tools share a team.
 ";
@@ -1798,5 +1808,8 @@ fn machine() -> Value {
         "tmux": output("tmux", &["-V"]),
         "swarm": env!("CARGO_PKG_VERSION"),
         "date": output("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+        "load": fs::read_to_string("/proc/loadavg")
+            .map(|load| load.split_whitespace().take(3).collect::<Vec<_>>().join(", "))
+            .unwrap_or_default(),
     })
 }

@@ -35,6 +35,7 @@ mod scripted;
 mod secrets;
 mod signatures;
 mod signatures_hosts;
+mod startup;
 mod tasks;
 mod teams;
 mod terminal;
