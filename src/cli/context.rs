@@ -19,7 +19,6 @@ use crate::store::team::{Team, list_teams};
 #[derive(Debug, Clone)]
 pub(crate) struct Context {
     pub(crate) home: Home,
-    pub(crate) json: bool,
     printer: Printer,
     team: Option<String>,
     agent: Option<String>,
@@ -34,13 +33,11 @@ impl Context {
         team: Option<String>,
         agent: Option<String>,
         agent_typed: bool,
-        json: bool,
         printer: Printer,
     ) -> Result<Self> {
         let nonempty = |value: Option<String>| value.filter(|value| !value.is_empty());
         Ok(Self {
             home: Home::resolve(home.filter(|home| !home.as_os_str().is_empty()))?,
-            json,
             printer,
             team: nonempty(team),
             agent: nonempty(agent),
@@ -57,6 +54,11 @@ impl Context {
     /// Prints one event of a stream: a JSON line with `--json`, else its text.
     pub(crate) fn event(&self, event: &impl Report) -> Result<()> {
         self.printer.event(event)
+    }
+
+    /// What only a person is told: `text`, and nothing with `--json`.
+    pub(crate) fn remark(&self, text: impl FnOnce() -> Result<()>) -> Result<()> {
+        self.printer.remark(text)
     }
 
     /// How this command prints, for a text rendering that colours or a stream that reports

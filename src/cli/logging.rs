@@ -63,7 +63,7 @@ pub(crate) fn init(verbose: u8, quiet: u8, colour: Colour) {
         .with_env_filter(filter)
         .fmt_fields(fields)
         .with_writer(writer)
-        .with_ansi(colour.on(&std::io::stderr()))
+        .with_ansi(colour.on(std::io::IsTerminal::is_terminal(&std::io::stderr())))
         .with_target(false)
         .without_time()
         .try_init();

@@ -11,6 +11,7 @@ mod manual;
 pub(crate) mod output;
 mod removal;
 pub(crate) mod render;
+mod request;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -359,7 +360,6 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
         global.team,
         global.agent,
         agent_typed,
-        global.json,
         output::Printer::new(global.json, global.color),
     )?;
     match cli.command {

@@ -48,6 +48,36 @@ pub(crate) trait Report: Serialize {
     fn text(&self) -> Result<()>;
 }
 
+/// A document, and the one line a person is shown for it instead.
+#[derive(Serialize)]
+pub(crate) struct WithLine<T> {
+    #[serde(flatten)]
+    pub(crate) json: T,
+    #[serde(skip)]
+    pub(crate) line: String,
+}
+
+impl<T: Serialize> Report for WithLine<T> {
+    fn text(&self) -> Result<()> {
+        line(&self.line)
+    }
+}
+
+/// A document, and the lines a person is shown for it instead.
+#[derive(Serialize)]
+#[serde(transparent)]
+pub(crate) struct WithLines<T> {
+    pub(crate) json: T,
+    #[serde(skip)]
+    pub(crate) lines: Vec<String>,
+}
+
+impl<T: Serialize> Report for WithLines<T> {
+    fn text(&self) -> Result<()> {
+        self.lines.iter().try_for_each(line)
+    }
+}
+
 /// How a command's reports are printed: JSON or text, in colour or not. Only this type's methods
 /// look at `--json` (`tests/swarm/reports.rs` holds every other file to it).
 #[derive(Debug, Clone, Copy)]
@@ -60,7 +90,7 @@ impl Printer {
     pub(crate) fn new(json: bool, colour: Colour) -> Self {
         Self {
             json,
-            colour: colour.on(&io::stdout()),
+            colour: colour.on(io::stdout().is_terminal()),
         }
     }
 
@@ -76,6 +106,17 @@ impl Printer {
         } else {
             event.text()
         }
+    }
+
+    /// An error, as the command's end reports it: one line on stderr, or one JSON object with
+    /// `--json` (for a thread that ends the process itself).
+    pub(crate) fn error(&self, err: &Error) {
+        crate::cli::report(err, self.json);
+    }
+
+    /// What only a person is told (why nothing was done): `text`, and nothing with `--json`.
+    pub(crate) fn remark(&self, text: impl FnOnce() -> Result<()>) -> Result<()> {
+        if self.json { Ok(()) } else { text() }
     }
 
     /// Refuses `--json` for a command that has no JSON to print (`top`), with `refusal`.
@@ -102,15 +143,14 @@ pub(crate) enum Colour {
 }
 
 impl Colour {
-    /// Whether to colour what goes to `stream`: `auto` only on a terminal, and not when NO_COLOR
-    /// is set (no-color.org: to anything but the empty string; a flag on the command line wins).
-    pub(crate) fn on(self, stream: &impl IsTerminal) -> bool {
+    /// Whether to colour what goes to a stream, which is a `terminal` or not: `auto` only on a
+    /// terminal, and not when NO_COLOR is set (no-color.org: to anything but the empty string; a
+    /// flag on the command line wins).
+    pub(crate) fn on(self, terminal: bool) -> bool {
         match self {
             Self::Always => true,
             Self::Never => false,
-            Self::Auto => {
-                stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            }
+            Self::Auto => terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         }
     }
 }
@@ -194,6 +234,20 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn colour_auto_asks_the_stream_and_a_flag_overrides_it() {
+        // NO_COLOR is left as the test's environment has it: `auto` off a terminal is off
+        // either way, and `always`/`never` do not look at it.
+        assert!(!Colour::Auto.on(false));
+        assert!(Colour::Always.on(false));
+        assert!(!Colour::Never.on(true));
+        let json = Printer {
+            json: true,
+            colour: true,
+        };
+        assert!(!json.colour(), "JSON is never coloured");
+    }
 
     #[test]
     fn columns_line_up_by_terminal_width_not_by_characters() {

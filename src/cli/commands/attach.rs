@@ -7,12 +7,12 @@ use std::io::IsTerminal;
 use std::path::Path;
 
 use clap_complete::engine::ArgValueCandidates;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::base::names::Name;
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::output::Report;
 use crate::error::{Error, Result};
 use crate::format::config::{Member, State, TeamConfig, TmuxPlacement};
 use crate::launch::tmux::{self, Located, Tmux};
@@ -85,18 +85,17 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             )),
         );
     }
-    if ctx.json {
-        output::json_line(&json!({
-            "team": team.name(),
-            "member": member.map(|m| m.name.as_str()),
-            "pane": located.pane,
-            "window": located.window,
-            "session": located.session,
-            "socket": placement.socket,
-            "how": how.as_str(),
-            "attach": attach_argv(&placement.socket, &target),
-        }))?;
-    }
+    // One line, before this process becomes tmux's client: only --json says anything.
+    ctx.event(&Attaching {
+        team: team.name(),
+        member: member.map(|m| m.name.as_str()),
+        pane: &located.pane,
+        window: &located.window,
+        session: &located.session,
+        socket: &placement.socket,
+        how: how.as_str(),
+        attach: attach_argv(&placement.socket, &target),
+    })?;
     if member.is_some() {
         server.select(&target)?;
     }
@@ -111,6 +110,26 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     }
 }
 
+/// Where `attach` takes the person, and how.
+#[derive(Serialize)]
+struct Attaching<'a> {
+    team: &'a str,
+    member: Option<&'a str>,
+    pane: &'a str,
+    window: &'a str,
+    session: &'a str,
+    socket: &'a Path,
+    how: &'static str,
+    attach: Vec<String>,
+}
+
+impl Report for Attaching<'_> {
+    fn text(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The tmux client command that shows the person the pane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum How {
     /// Inside tmux on the team's server: `switch-client`.
