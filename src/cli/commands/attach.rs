@@ -73,11 +73,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let target = located.pane.clone();
     let inside = tmux::current_socket();
     let how = match &inside {
-        Some(socket) if tmux::same_socket(socket, &placement.socket) => How::Switch,
+        Some(socket) if tmux::same_socket(socket, &placement.socket) => ClientCommand::Switch,
         Some(socket) if !args.nest => return Err(would_nest(&placement.socket, socket, &target)),
-        _ => How::Attach,
+        _ => ClientCommand::Attach,
     };
-    if how == How::Attach && !std::io::stdin().is_terminal() {
+    if how == ClientCommand::Attach && !std::io::stdin().is_terminal() {
         return Err(
             Error::usage("swarm attach needs a terminal: stdin is not one").with_hint(format!(
                 "run `{}` from a terminal",
@@ -100,13 +100,13 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         server.select(&target)?;
     }
     match how {
-        How::Switch => server.switch_client(&target).map_err(|err| {
+        ClientCommand::Switch => server.switch_client(&target).map_err(|err| {
             err.with_hint(format!(
                 "from a terminal outside tmux: {}",
                 attach_line(&placement.socket, &target)
             ))
         }),
-        How::Attach => Err(server.exec_attach(&target, inside.is_some())),
+        ClientCommand::Attach => Err(server.exec_attach(&target, inside.is_some())),
     }
 }
 
@@ -131,14 +131,14 @@ impl Report for Attaching<'_> {
 
 /// The tmux client command that shows the person the pane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum How {
+enum ClientCommand {
     /// Inside tmux on the team's server: `switch-client`.
     Switch,
     /// Outside tmux (or nested): `tmux attach`, exec'd.
     Attach,
 }
 
-impl How {
+impl ClientCommand {
     fn as_str(self) -> &'static str {
         match self {
             Self::Switch => "switch-client",

@@ -408,13 +408,13 @@ fn print_plans(
             .member(&plan.name)
             .map(render::settings)
             .unwrap_or_default();
-        Foreseen::of(plan, &pane_env, settings)
+        DryRunPane::of(plan, &pane_env, settings)
     });
     ctx.report(&DryRun {
         team,
         environment_from: &pane_env.source,
         panes: panes.collect(),
-        tasks: (!file.tasks.is_empty()).then(|| file.tasks.iter().map(TaskForeseen::of).collect()),
+        tasks: (!file.tasks.is_empty()).then(|| file.tasks.iter().map(DryRunTask::of).collect()),
     })
 }
 
@@ -424,14 +424,14 @@ fn print_plans(
 struct DryRun<'a> {
     team: &'a str,
     environment_from: &'a str,
-    panes: Vec<Foreseen<'a>>,
+    panes: Vec<DryRunPane<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tasks: Option<Vec<TaskForeseen<'a>>>,
+    tasks: Option<Vec<DryRunTask<'a>>>,
 }
 
 /// A `[[task]]` of the team file, as `--dry-run` shows it (its keys as the file spells them).
 #[derive(Serialize)]
-struct TaskForeseen<'a> {
+struct DryRunTask<'a> {
     key: &'a str,
     subject: &'a str,
     description: &'a str,
@@ -439,7 +439,7 @@ struct TaskForeseen<'a> {
     owner: Option<&'a str>,
 }
 
-impl<'a> TaskForeseen<'a> {
+impl<'a> DryRunTask<'a> {
     fn of(task: &'a TaskSpec) -> Self {
         Self {
             key: &task.key,
@@ -493,7 +493,7 @@ impl Report for DryRun<'_> {
 }
 
 /// One pane as `--dry-run` shows it.
-struct Foreseen<'a> {
+struct DryRunPane<'a> {
     plan: &'a PanePlan,
     /// Every variable its program will get, each value as [`secrets::shown`] shows it.
     vars: Vec<(String, String)>,
@@ -503,7 +503,7 @@ struct Foreseen<'a> {
     settings: Vec<Setting>,
 }
 
-impl Serialize for Foreseen<'_> {
+impl Serialize for DryRunPane<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let env: serde_json::Map<String, Value> = self
@@ -522,7 +522,7 @@ impl Serialize for Foreseen<'_> {
     }
 }
 
-impl<'a> Foreseen<'a> {
+impl<'a> DryRunPane<'a> {
     fn of(plan: &'a PanePlan, pane_env: &PaneEnvironment, settings: Vec<Setting>) -> Self {
         let env = supervisor::foreseen_env(plan, pane_env);
         let vars = env
