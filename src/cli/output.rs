@@ -95,12 +95,16 @@ impl Printer {
     }
 
     /// A command's one answer: a pretty-printed JSON document, or its text.
-    pub(crate) fn report(&self, report: &impl Report) -> Result<()> {
-        if self.json { json(report) } else { report.text() }
+    pub(crate) fn report(self, report: &impl Report) -> Result<()> {
+        if self.json {
+            json(report)
+        } else {
+            report.text()
+        }
     }
 
     /// One event of a stream: one JSON object on one line, flushed, or its text.
-    pub(crate) fn event(&self, event: &impl Report) -> Result<()> {
+    pub(crate) fn event(self, event: &impl Report) -> Result<()> {
         if self.json {
             json_line(event)
         } else {
@@ -110,22 +114,22 @@ impl Printer {
 
     /// An error, as the command's end reports it: one line on stderr, or one JSON object with
     /// `--json` (for a thread that ends the process itself).
-    pub(crate) fn error(&self, err: &Error) {
+    pub(crate) fn error(self, err: &Error) {
         crate::cli::report(err, self.json);
     }
 
     /// What only a person is told (why nothing was done): `text`, and nothing with `--json`.
-    pub(crate) fn remark(&self, text: impl FnOnce() -> Result<()>) -> Result<()> {
+    pub(crate) fn remark(self, text: impl FnOnce() -> Result<()>) -> Result<()> {
         if self.json { Ok(()) } else { text() }
     }
 
     /// Refuses `--json` for a command that has no JSON to print (`top`), with `refusal`.
-    pub(crate) fn text_only(&self, refusal: impl FnOnce() -> Error) -> Result<()> {
+    pub(crate) fn text_only(self, refusal: impl FnOnce() -> Error) -> Result<()> {
         if self.json { Err(refusal()) } else { Ok(()) }
     }
 
     /// Whether text on stdout is coloured (`--color`; never with `--json`).
-    pub(crate) fn colour(&self) -> bool {
+    pub(crate) fn colour(self) -> bool {
         self.colour && !self.json
     }
 }

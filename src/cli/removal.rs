@@ -223,12 +223,18 @@ pub(crate) enum Progress<'a> {
 pub(crate) struct Removed<'a> {
     team: &'a str,
     archive: Option<&'a Path>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ended_at: Option<Option<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ended_at_ms: Option<Option<u64>>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    ended: Option<EndedAt>,
     #[serde(skip)]
     said: String,
+}
+
+/// When a pruned team had ended (`null` for a time of 0, which means unknown).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EndedAt {
+    ended_at: Option<String>,
+    ended_at_ms: Option<u64>,
 }
 
 impl<'a> Removed<'a> {
@@ -247,12 +253,16 @@ impl<'a> Removed<'a> {
                 path.display()
             ),
         };
-        let ended = ended.map(|at| Some(at).filter(|ms| *ms > 0));
         Self {
             team,
             archive: archived,
-            ended_at: ended.map(render::time),
-            ended_at_ms: ended,
+            ended: ended.map(|at| {
+                let known = Some(at).filter(|ms| *ms > 0);
+                EndedAt {
+                    ended_at: render::time(known),
+                    ended_at_ms: known,
+                }
+            }),
             said,
         }
     }

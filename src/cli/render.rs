@@ -10,11 +10,11 @@ use crate::base::secrets;
 use crate::base::text::derive_summary;
 use crate::cli::output::{Report, Table};
 use crate::format::config::Member;
-use crate::format::structured::TaskNotification;
 use crate::format::message::InboxMessage;
 use crate::format::settings::{Color, Delivery, EnvPolicy};
 use crate::format::signature::Verdict;
 use crate::format::structured::Structured;
+use crate::format::structured::TaskNotification;
 use crate::format::task::Task;
 use crate::store::tasks::Board;
 

@@ -321,7 +321,11 @@ command = ["sleep", "1000"]
             .run()
             .success();
         let stdout = &out.stdout;
-        assert_eq!(stdout.contains("\x1b[31m"), coloured, "{flags:?}: {stdout:?}");
+        assert_eq!(
+            stdout.contains("\x1b[31m"),
+            coloured,
+            "{flags:?}: {stdout:?}"
+        );
         assert!(stdout.contains("red"), "{flags:?}: {stdout:?}");
     }
 }
@@ -374,4 +378,34 @@ fn a_log_of_many_redrawn_screens_shows_the_last_one() {
         .success()
         .stdout;
     assert_eq!(shown, format!("last frame {frame}\nthe end\n"));
+}
+
+/// swarm's own log lines on stderr are coloured by the rule stdout is: `--color always` even into
+/// a pipe, `never` not, and by default not into a pipe.
+#[test]
+fn log_lines_on_stderr_follow_color() {
+    let sandbox = Sandbox::new();
+    // A team whose config.json cannot be read: `ls` skips it with a warning.
+    let broken = sandbox.home().join("teams").join("broken");
+    fs::create_dir_all(&broken).unwrap();
+    fs::write(broken.join("config.json"), "not json").unwrap();
+    for (flags, coloured) in [
+        (&[][..], false),
+        (&["--color", "always"][..], true),
+        (&["--color", "never"][..], false),
+    ] {
+        let out = sandbox.swarm().args(flags).arg("ls").run().success();
+        assert!(
+            out.stderr.contains("skipping team broken"),
+            "{flags:?}: {}",
+            out.stderr
+        );
+        assert_eq!(
+            out.stderr.contains('\x1b'),
+            coloured,
+            "{flags:?}: {:?}",
+            out.stderr
+        );
+        assert!(!out.stdout.contains('\x1b'), "{flags:?}: {:?}", out.stdout);
+    }
 }

@@ -9,7 +9,10 @@ use crate::harness::repo;
 
 /// Where the flag may be read: the parsed options hand it to the printer, and the printer's
 /// methods look at it.
-const READERS: [(&str, &str); 2] = [("cli/mod.rs", "global.json"), ("cli/output.rs", "self.json")];
+const READERS: [(&str, &str); 2] = [
+    ("cli/mod.rs", "global.json"),
+    ("cli/output.rs", "self.json"),
+];
 
 /// Every read of a `json` field in `src/`: `x.json` not called as a method, by file and line.
 fn json_field_reads(root: &Path) -> Vec<(String, usize, String)> {
@@ -23,7 +26,11 @@ fn json_field_reads(root: &Path) -> Vec<(String, usize, String)> {
             if path.extension().is_none_or(|ext| ext != "rs") {
                 continue;
             }
-            let file = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let file = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
             for (number, line) in fs::read_to_string(&path).unwrap().lines().enumerate() {
                 let code = line.split("//").next().unwrap_or_default();
                 for read in reads_in(code) {

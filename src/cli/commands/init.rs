@@ -34,9 +34,16 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     ctx.report(&Created {
         team: team.name().to_owned(),
         dir: team.paths().dir().to_path_buf(),
-        members: prepared.config.roster().into_iter().map(str::to_owned).collect(),
+        members: prepared
+            .config
+            .roster()
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
         tasks: match made {
-            Made::Created(made) => Some(made.into_iter().map(|(key, id)| (key, id.into())).collect()),
+            Made::Created(made) => {
+                Some(made.into_iter().map(|(key, id)| (key, id.into())).collect())
+            }
             Made::None | Made::AlreadyThere => None,
         },
     })

@@ -39,7 +39,7 @@ pub(crate) fn run(ctx: &Context, _args: Args) -> Result<()> {
         .collect();
     ctx.report(&Peers {
         shown,
-        peers: &peers,
+        entries: &peers,
         sessions: &sessions,
     })
 }
@@ -50,7 +50,7 @@ pub(crate) fn run(ctx: &Context, _args: Args) -> Result<()> {
 struct Peers<'a> {
     shown: Vec<Peer<'a>>,
     #[serde(skip)]
-    peers: &'a [PeerEntry],
+    entries: &'a [PeerEntry],
     #[serde(skip)]
     sessions: &'a [Session],
 }
@@ -77,7 +77,7 @@ struct Peer<'a> {
 
 impl Report for Peers<'_> {
     fn text(&self) -> Result<()> {
-        let (peers, sessions) = (self.peers, self.sessions);
+        let (peers, sessions) = (self.entries, self.sessions);
         if peers.is_empty() && sessions.is_empty() {
             return output::line("no live peers");
         }

@@ -176,7 +176,11 @@ fn respond(
         request_id,
         to: &subject,
     }
-    .answered(ctx, approved, format!("{verdict} {request_id} for {subject}"))
+    .answered(
+        ctx,
+        approved,
+        format!("{verdict} {request_id} for {subject}"),
+    )
 }
 
 /// The plan's path (`-` for stdin) and content, within the message size limit.

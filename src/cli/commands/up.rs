@@ -504,7 +504,10 @@ struct DryRunPane<'a> {
 }
 
 impl Serialize for DryRunPane<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let env: serde_json::Map<String, Value> = self
             .vars
