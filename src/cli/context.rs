@@ -6,6 +6,7 @@ use std::cell::OnceCell;
 use std::path::PathBuf;
 
 use crate::base::names::Name;
+use crate::cli::output::{Printer, Report};
 use crate::cluster::fleet::Fleet;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
@@ -18,7 +19,7 @@ use crate::store::team::{Team, list_teams};
 #[derive(Debug, Clone)]
 pub(crate) struct Context {
     pub(crate) home: Home,
-    pub(crate) json: bool,
+    printer: Printer,
     team: Option<String>,
     agent: Option<String>,
     /// `--as` was typed, rather than `SWARM_AGENT` inherited.
@@ -32,17 +33,38 @@ impl Context {
         team: Option<String>,
         agent: Option<String>,
         agent_typed: bool,
-        json: bool,
+        printer: Printer,
     ) -> Result<Self> {
         let nonempty = |value: Option<String>| value.filter(|value| !value.is_empty());
         Ok(Self {
             home: Home::resolve(home.filter(|home| !home.as_os_str().is_empty()))?,
-            json,
+            printer,
             team: nonempty(team),
             agent: nonempty(agent),
             agent_typed,
             whereabouts: OnceCell::new(),
         })
+    }
+
+    /// Prints a command's one answer, as JSON with `--json`, else as text ("JSON output").
+    pub(crate) fn report(&self, report: &impl Report) -> Result<()> {
+        self.printer.report(report)
+    }
+
+    /// Prints one event of a stream: a JSON line with `--json`, else its text.
+    pub(crate) fn event(&self, event: &impl Report) -> Result<()> {
+        self.printer.event(event)
+    }
+
+    /// What only a person is told: `text`, and nothing with `--json`.
+    pub(crate) fn remark(&self, text: impl FnOnce() -> Result<()>) -> Result<()> {
+        self.printer.remark(text)
+    }
+
+    /// How this command prints, for a text rendering that colours or a stream that reports
+    /// from another thread.
+    pub(crate) fn printer(&self) -> Printer {
+        self.printer
     }
 
     /// This host's way to a team's members wherever they run: the one every command hands down

@@ -3,7 +3,6 @@
 //! tmux or a peer said, and must not act on the terminal (docs/ARCHITECTURE.md, "Terminal output").
 
 use std::fmt;
-use std::io::IsTerminal;
 
 use tracing::field::Field;
 use tracing_subscriber::EnvFilter;
@@ -11,6 +10,7 @@ use tracing_subscriber::field::MakeExt;
 use tracing_subscriber::fmt::format::{Writer, debug_fn};
 
 use crate::base::text::for_terminal;
+use crate::cli::output::Colour;
 
 /// While set, log lines are dropped: the dashboard holds the terminal, and a line on stderr would
 /// land in the middle of its screen. What goes wrong there is shown on the screen instead.
@@ -29,7 +29,8 @@ fn writer() -> Box<dyn std::io::Write> {
     }
 }
 
-pub(crate) fn init(verbose: u8, quiet: u8) {
+/// `colour` is `--color`: log lines are coloured as stdout is, by the same rule.
+pub(crate) fn init(verbose: u8, quiet: u8, colour: Colour) {
     let level = match (verbose, quiet) {
         (0, 0) => "warn",
         (_, 1) => "error",
@@ -62,14 +63,8 @@ pub(crate) fn init(verbose: u8, quiet: u8) {
         .with_env_filter(filter)
         .fmt_fields(fields)
         .with_writer(writer)
-        .with_ansi(colour_stderr())
+        .with_ansi(colour.on(std::io::IsTerminal::is_terminal(&std::io::stderr())))
         .with_target(false)
         .without_time()
         .try_init();
-}
-
-/// Colour on stderr only on a terminal, and not when NO_COLOR is set (no-color.org: to anything
-/// but the empty string), as for stdout.
-fn colour_stderr() -> bool {
-    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }

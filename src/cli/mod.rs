@@ -11,6 +11,7 @@ mod manual;
 pub(crate) mod output;
 mod removal;
 pub(crate) mod render;
+mod request;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -100,6 +101,13 @@ pub(crate) struct GlobalArgs {
     /// Print machine-readable JSON: one document, or one object per line for a stream
     #[arg(long, global = true)]
     pub(crate) json: bool,
+
+    /// Colour output and log lines: auto (on a terminal, unless NO_COLOR is set), always, never
+    ///
+    /// Given before the command (`swarm --color never log --all`): after it, `spawn` and `join`
+    /// take --color for a member's colour.
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    pub(crate) color: output::Colour,
 
     /// Log more (-v info, -vv debug, -vvv trace); RUST_LOG also works
     #[arg(short, long, global = true, action = ArgAction::Count, conflicts_with = "quiet")]
@@ -244,7 +252,7 @@ pub fn run() -> ExitCode {
             return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
         }
     };
-    logging::init(cli.global.verbose, cli.global.quiet);
+    logging::init(cli.global.verbose, cli.global.quiet, cli.global.color);
     match dispatch(cli, agent_typed) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
@@ -352,7 +360,7 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
         global.team,
         global.agent,
         agent_typed,
-        global.json,
+        output::Printer::new(global.json, global.color),
     )?;
     match cli.command {
         Command::Up(args) => commands::up::run(&ctx, args),

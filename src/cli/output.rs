@@ -3,6 +3,10 @@
 //! text reaches a terminal unescaped (docs/ARCHITECTURE.md, "Terminal output"): lines and table
 //! cells go through [`for_terminal`]; JSON escapes control characters itself and keeps the exact
 //! text.
+//!
+//! A command builds one [`Report`] of what it did and hands it to [`Printer::report`] (or, for
+//! each event of a stream, [`Printer::event`]): the printer is the one place that knows whether
+//! `--json` was given (docs/ARCHITECTURE.md, "JSON output").
 
 #![allow(clippy::print_stdout)]
 
@@ -37,10 +41,122 @@ pub(crate) fn bytes(bytes: &[u8]) -> Result<()> {
         .map_err(Error::output)
 }
 
-/// Whether to colour what is printed: only on a terminal, and not when NO_COLOR is set
-/// (no-color.org: to anything but the empty string).
-pub(crate) fn colour() -> bool {
-    io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+/// What a command prints: serialized as it is for `--json`, shown by [`Report::text`] otherwise.
+/// Fields only the text needs are `#[serde(skip)]`.
+pub(crate) trait Report: Serialize {
+    /// The rendering for a person, through [`line`] and [`Table`].
+    fn text(&self) -> Result<()>;
+}
+
+/// A document, and the one line a person is shown for it instead.
+#[derive(Serialize)]
+pub(crate) struct WithLine<T> {
+    #[serde(flatten)]
+    pub(crate) json: T,
+    #[serde(skip)]
+    pub(crate) line: String,
+}
+
+impl<T: Serialize> Report for WithLine<T> {
+    fn text(&self) -> Result<()> {
+        line(&self.line)
+    }
+}
+
+/// A document, and the lines a person is shown for it instead.
+#[derive(Serialize)]
+#[serde(transparent)]
+pub(crate) struct WithLines<T> {
+    pub(crate) json: T,
+    #[serde(skip)]
+    pub(crate) lines: Vec<String>,
+}
+
+impl<T: Serialize> Report for WithLines<T> {
+    fn text(&self) -> Result<()> {
+        self.lines.iter().try_for_each(line)
+    }
+}
+
+/// How a command's reports are printed: JSON or text, in colour or not. Only this type's methods
+/// look at `--json` (`tests/swarm/reports.rs` holds every other file to it).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Printer {
+    json: bool,
+    colour: bool,
+}
+
+impl Printer {
+    pub(crate) fn new(json: bool, colour: Colour) -> Self {
+        Self {
+            json,
+            colour: colour.on(io::stdout().is_terminal()),
+        }
+    }
+
+    /// A command's one answer: a pretty-printed JSON document, or its text.
+    pub(crate) fn report(self, report: &impl Report) -> Result<()> {
+        if self.json {
+            json(report)
+        } else {
+            report.text()
+        }
+    }
+
+    /// One event of a stream: one JSON object on one line, flushed, or its text.
+    pub(crate) fn event(self, event: &impl Report) -> Result<()> {
+        if self.json {
+            json_line(event)
+        } else {
+            event.text()
+        }
+    }
+
+    /// An error, as the command's end reports it: one line on stderr, or one JSON object with
+    /// `--json` (for a thread that ends the process itself).
+    pub(crate) fn error(self, err: &Error) {
+        crate::cli::report(err, self.json);
+    }
+
+    /// What only a person is told (why nothing was done): `text`, and nothing with `--json`.
+    pub(crate) fn remark(self, text: impl FnOnce() -> Result<()>) -> Result<()> {
+        if self.json { Ok(()) } else { text() }
+    }
+
+    /// Refuses `--json` for a command that has no JSON to print (`top`), with `refusal`.
+    pub(crate) fn text_only(self, refusal: impl FnOnce() -> Error) -> Result<()> {
+        if self.json { Err(refusal()) } else { Ok(()) }
+    }
+
+    /// Whether text on stdout is coloured (`--color`; never with `--json`).
+    pub(crate) fn colour(self) -> bool {
+        self.colour && !self.json
+    }
+}
+
+/// `--color`: whether to colour stdout and the log lines on stderr.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Colour {
+    /// Only on a terminal, and not when NO_COLOR is set
+    #[default]
+    Auto,
+    /// Always, even into a pipe or a file
+    Always,
+    /// Never
+    Never,
+}
+
+impl Colour {
+    /// Whether to colour what goes to a stream, which is a `terminal` or not: `auto` only on a
+    /// terminal, and not when NO_COLOR is set (no-color.org: to anything but the empty string; a
+    /// flag on the command line wins).
+    pub(crate) fn on(self, terminal: bool) -> bool {
+        match self {
+            Self::Always => true,
+            Self::Never => false,
+            Self::Auto => terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        }
+    }
 }
 
 /// One JSON document, pretty-printed.
@@ -122,6 +238,20 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn colour_auto_asks_the_stream_and_a_flag_overrides_it() {
+        // NO_COLOR is left as the test's environment has it: `auto` off a terminal is off
+        // either way, and `always`/`never` do not look at it.
+        assert!(!Colour::Auto.on(false));
+        assert!(Colour::Always.on(false));
+        assert!(!Colour::Never.on(true));
+        let json = Printer {
+            json: true,
+            colour: true,
+        };
+        assert!(!json.colour(), "JSON is never coloured");
+    }
 
     #[test]
     fn columns_line_up_by_terminal_width_not_by_characters() {

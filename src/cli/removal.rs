@@ -6,12 +6,13 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::{Map, json};
+use serde::Serialize;
 
 use crate::base::clock;
 use crate::base::text::for_terminal;
 use crate::cli::context::Context;
-use crate::cli::{output, render};
+use crate::cli::output::{self, Report as Printed};
+use crate::cli::render::{self, Ending};
 use crate::cluster::fleet::DownEvent;
 use crate::error::{Error, Result};
 use crate::launch::lock::{Holder, LaunchLock};
@@ -90,23 +91,16 @@ pub(crate) fn wait_to_take_down(
 ) -> Result<LaunchLock> {
     let name = team.name();
     let said = |holder: &Holder| {
-        if ctx.json {
-            let mut fields = Map::new();
-            fields.insert("by".to_owned(), holder.command().into());
-            fields.insert("pid".to_owned(), holder.pid.clone().into());
-            fields.insert(
-                "timeoutMs".to_owned(),
-                u64::try_from(bound.as_millis()).unwrap_or(u64::MAX).into(),
-            );
-            return output::json_line(&render::event("held", fields));
-        }
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "swarm: team {name} is {}; waiting up to {}s for it to finish, then {doing}",
-            holder.doing(),
-            bound.as_secs_f64()
-        );
-        Ok(())
+        ctx.event(&Progress::Held {
+            by: holder.command(),
+            pid: holder.pid.as_deref(),
+            timeout_ms: millis(bound),
+            said: format!(
+                "team {name} is {}; waiting up to {}s for it to finish, then {doing}",
+                holder.doing(),
+                bound.as_secs_f64()
+            ),
+        })
     };
     LaunchLock::wait_to_take_down(team.home(), name, bound, said)?.map_err(|holder| {
         Error::timeout(format!(
@@ -144,44 +138,156 @@ pub(crate) fn remove_claimed(
 pub(crate) fn report_down(ctx: &Context, event: DownEvent<'_>) -> Result<()> {
     let report = match event {
         DownEvent::Here(report) => report,
-        DownEvent::Elsewhere { host, line } if ctx.json => {
-            return output::json_line(&json!({"event": "remote", "host": host, "line": line}));
+        DownEvent::Elsewhere { host, line } => {
+            return ctx.event(&Progress::Remote { host, line });
         }
-        DownEvent::Elsewhere { host, line } => return output::line(format!("{host}: {line}")),
     };
-    if !ctx.json {
-        if let Report::Waiting { .. } = report {
-            let _ = writeln!(
-                std::io::stderr().lock(),
-                "swarm: {}",
-                for_terminal(&report.line())
-            );
-            return Ok(());
+    let said = report.line();
+    ctx.event(&match report {
+        Report::Waiting { names, timeout } => Progress::Waiting {
+            names,
+            timeout_ms: millis(timeout),
+            said,
+        },
+        Report::NotAsked { name, .. } => Progress::Warning {
+            name,
+            message: said,
+        },
+        Report::Ended(member, seen) => Progress::Ended {
+            ending: Ending::of(member, seen.label()),
+            said,
+        },
+        Report::Stopped(member, state) => Progress::Stopped {
+            ending: Ending::of(member, state),
+            said,
+        },
+    })
+}
+
+/// One event of taking a team down or removing teams, `event` first: a line for people (on stderr
+/// for what is under way: `held`, `waiting`), or with `--json` one object on stdout.
+#[derive(Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub(crate) enum Progress<'a> {
+    /// Another command holds the team's launch lock, and is waited for.
+    Held {
+        by: Option<&'static str>,
+        pid: Option<&'a str>,
+        #[serde(rename = "timeoutMs")]
+        timeout_ms: u64,
+        #[serde(skip)]
+        said: String,
+    },
+    /// What another host's node reports.
+    Remote { host: &'a str, line: &'a str },
+    /// The teammates asked to shut down, and how long they get.
+    Waiting {
+        names: &'a [String],
+        #[serde(rename = "timeoutMs")]
+        timeout_ms: u64,
+        #[serde(skip)]
+        said: String,
+    },
+    /// A teammate that could not be asked to shut down.
+    Warning { name: &'a str, message: String },
+    /// A member asked to shut down has ended.
+    Ended {
+        #[serde(flatten)]
+        ending: Ending<'a>,
+        #[serde(skip)]
+        said: String,
+    },
+    /// A member was stopped.
+    Stopped {
+        #[serde(flatten)]
+        ending: Ending<'a>,
+        #[serde(skip)]
+        said: String,
+    },
+    /// A team removed (`prune` says when it had ended), or one `prune --dry-run` would remove.
+    Removed(Removed<'a>),
+    WouldRemove {
+        team: &'a str,
+        #[serde(rename = "endedAt")]
+        ended_at: Option<String>,
+        #[serde(rename = "endedAtMs")]
+        ended_at_ms: Option<u64>,
+        #[serde(skip)]
+        said: String,
+    },
+}
+
+/// A team removed, or to be: where it was archived to, and for `prune` when it had ended.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Removed<'a> {
+    team: &'a str,
+    archive: Option<&'a Path>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    ended: Option<EndedAt>,
+    #[serde(skip)]
+    said: String,
+}
+
+/// When a pruned team had ended (`null` for a time of 0, which means unknown).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EndedAt {
+    ended_at: Option<String>,
+    ended_at_ms: Option<u64>,
+}
+
+impl<'a> Removed<'a> {
+    /// `team`, archived to `archived`; `ended` says when it had ended (epoch ms), for `prune`.
+    pub(crate) fn new(team: &'a str, archived: Option<&'a Path>, ended: Option<u64>) -> Self {
+        let ago = ended
+            .map(|at| format!(" (ended {})", clock::ago(at, clock::now_ms())))
+            .unwrap_or_default();
+        let said = match archived {
+            None => format!("removed team {team}{ago}"),
+            Some(path) if path.is_dir() => {
+                format!("moved team {team} to {}{ago}", path.display())
+            }
+            Some(path) => format!(
+                "archived team {team} to {} and removed it{ago}",
+                path.display()
+            ),
+        };
+        Self {
+            team,
+            archive: archived,
+            ended: ended.map(|at| {
+                let known = Some(at).filter(|ms| *ms > 0);
+                EndedAt {
+                    ended_at: render::time(known),
+                    ended_at_ms: known,
+                }
+            }),
+            said,
         }
-        return output::line(report.line());
     }
-    let event = match report {
-        Report::Waiting { names, timeout } => {
-            let mut fields = Map::new();
-            fields.insert("names".to_owned(), names.into());
-            fields.insert(
-                "timeoutMs".to_owned(),
-                u64::try_from(timeout.as_millis())
-                    .unwrap_or(u64::MAX)
-                    .into(),
-            );
-            render::event("waiting", fields)
+}
+
+impl Printed for Progress<'_> {
+    fn text(&self) -> Result<()> {
+        match self {
+            Self::Held { said, .. } | Self::Waiting { said, .. } => {
+                let _ = writeln!(std::io::stderr().lock(), "swarm: {}", for_terminal(said));
+                Ok(())
+            }
+            Self::Remote { host, line } => output::line(format!("{host}: {line}")),
+            Self::Warning { message: said, .. }
+            | Self::Ended { said, .. }
+            | Self::Stopped { said, .. }
+            | Self::Removed(Removed { said, .. })
+            | Self::WouldRemove { said, .. } => output::line(said),
         }
-        Report::NotAsked { name, .. } => {
-            let mut fields = Map::new();
-            fields.insert("name".to_owned(), name.into());
-            fields.insert("message".to_owned(), report.line().into());
-            render::event("warning", fields)
-        }
-        Report::Ended(member, seen) => render::event("ended", render::ending(member, seen.label())),
-        Report::Stopped(member, state) => render::event("stopped", render::ending(member, state)),
-    };
-    output::json_line(&event)
+    }
+}
+
+/// A bound as JSON's integer milliseconds.
+fn millis(bound: Duration) -> u64 {
+    u64::try_from(bound.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Refuses to remove a team that still runs, naming what runs.
@@ -220,24 +326,5 @@ pub(crate) fn report(
     archived: Option<&Path>,
     ended: Option<u64>,
 ) -> Result<()> {
-    if ctx.json {
-        let mut fields = Map::new();
-        fields.insert("team".to_owned(), team.into());
-        fields.insert("archive".to_owned(), render::to_value(archived));
-        if ended.is_some() {
-            render::put_time(&mut fields, "endedAt", ended);
-        }
-        return output::json_line(&render::event("removed", fields));
-    }
-    let ended = ended
-        .map(|at| format!(" (ended {})", clock::ago(at, clock::now_ms())))
-        .unwrap_or_default();
-    output::line(match archived {
-        None => format!("removed team {team}{ended}"),
-        Some(path) if path.is_dir() => format!("moved team {team} to {}{ended}", path.display()),
-        Some(path) => format!(
-            "archived team {team} to {} and removed it{ended}",
-            path.display()
-        ),
-    })
+    ctx.event(&Progress::Removed(Removed::new(team, archived, ended)))
 }

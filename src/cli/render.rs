@@ -8,12 +8,13 @@ use crate::base::clock;
 use crate::base::screen::visible;
 use crate::base::secrets;
 use crate::base::text::derive_summary;
-use crate::cli::output::Table;
+use crate::cli::output::{Report, Table};
 use crate::format::config::Member;
 use crate::format::message::InboxMessage;
 use crate::format::settings::{Color, Delivery, EnvPolicy};
 use crate::format::signature::Verdict;
 use crate::format::structured::Structured;
+use crate::format::structured::TaskNotification;
 use crate::format::task::Task;
 use crate::store::tasks::Board;
 
@@ -132,27 +133,58 @@ fn timestamp(value: &Value) -> Value {
         .map_or_else(|| value.clone(), |ms| clock::format_ms(ms).into())
 }
 
-/// One JSON object of a stream whose lines are of several kinds: `event` first, then `fields`.
-pub(crate) fn event(event: &str, fields: Map<String, Value>) -> Value {
-    let mut object = Map::new();
-    object.insert("event".to_owned(), event.into());
-    object.extend(fields);
-    Value::Object(object)
-}
-
 /// A member's ending, as `wait`, `stop`, `down` and `up --wait` print it with `--json`: `state` as
 /// `status` shows it (`exited`, `failed`, `killed`, `vanished`, `pane-gone`), and `notice`, the
 /// completion notice the lead was sent, or `null`.
-pub(crate) fn ending(member: &Member, state: &str) -> Map<String, Value> {
-    let mut object = Map::new();
-    object.insert("name".to_owned(), member.name.clone().into());
-    object.insert("agentId".to_owned(), member.agent_id.clone().into());
-    object.insert("state".to_owned(), state.into());
-    object.insert("exitCode".to_owned(), member.exit_code.into());
-    object.insert("reason".to_owned(), member.reason.clone().into());
-    put_time(&mut object, "endedAt", member.ended_at);
-    object.insert("notice".to_owned(), to_value(member.notice.as_ref()));
-    object
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Ending<'a> {
+    pub(crate) name: &'a str,
+    agent_id: &'a str,
+    pub(crate) state: &'a str,
+    exit_code: Option<i32>,
+    reason: Option<&'a str>,
+    ended_at: Option<String>,
+    ended_at_ms: Option<u64>,
+    pub(crate) notice: Option<&'a TaskNotification>,
+}
+
+impl<'a> Ending<'a> {
+    pub(crate) fn of(member: &'a Member, state: &'a str) -> Self {
+        let ended_at_ms = member.ended_at.filter(|ms| *ms > 0);
+        Self {
+            name: &member.name,
+            agent_id: &member.agent_id,
+            state,
+            exit_code: member.exit_code,
+            reason: member.reason.as_deref(),
+            ended_at: time(ended_at_ms),
+            ended_at_ms,
+            notice: member.notice.as_ref(),
+        }
+    }
+
+    /// The line `stop`, `down` and `wait` show for it: the notice's summary, else name and state.
+    pub(crate) fn line(&self) -> String {
+        self.notice.map_or_else(
+            || format!("{} {}", self.name, self.state),
+            |notice| notice.summary.clone(),
+        )
+    }
+}
+
+/// One object of a stream that mixes kinds: `event` first, then the fields of what happened.
+#[derive(Serialize)]
+pub(crate) struct Tagged<'a, T> {
+    pub(crate) event: &'a str,
+    #[serde(flatten)]
+    pub(crate) fields: T,
+}
+
+impl<T: Report> Report for Tagged<'_, T> {
+    fn text(&self) -> crate::error::Result<()> {
+        self.fields.text()
+    }
 }
 
 /// Anything swarm's own types hold, as JSON (they always serialise).

@@ -267,10 +267,19 @@ command = ["sleep", "1000"]
     for (member, _) in expected {
         assert_eq!(sandbox.member("c", member)["color"], member);
     }
-    for (no_color, coloured) in [("", true), ("1", false)] {
-        let shown = sandbox.root().join(format!("shown{no_color}"));
+    // --color wins over both: never on a terminal, always despite NO_COLOR.
+    for (run, (no_color, flag, coloured)) in [
+        ("", "", true),
+        ("1", "", false),
+        ("", "--color never", false),
+        ("1", "--color always", true),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let shown = sandbox.root().join(format!("shown{run}"));
         let command = format!(
-            "NO_COLOR={no_color} {} log --all -n 1 --team c; touch {}; sleep 1000",
+            "NO_COLOR={no_color} {} {flag} log --all -n 1 --team c; touch {}; sleep 1000",
             bin(),
             shown.display()
         );
@@ -294,10 +303,30 @@ command = ["sleep", "1000"]
             assert_eq!(
                 screen.contains(&format!("{colour}{member}")),
                 coloured,
-                "{member} with NO_COLOR={no_color:?}: {screen:?}"
+                "{member} with NO_COLOR={no_color:?} {flag}: {screen:?}"
             );
             assert!(screen.contains(member), "{screen:?}");
         }
+    }
+    // Into a pipe, only --color always colours; --json never does.
+    for (flags, coloured) in [
+        (&["log"][..], false),
+        (&["--color", "always", "log"][..], true),
+        (&["--color", "always", "log", "--json"][..], false),
+    ] {
+        let out = sandbox
+            .swarm()
+            .args(flags)
+            .args(["--all", "-n", "1", "--team", "c"])
+            .run()
+            .success();
+        let stdout = &out.stdout;
+        assert_eq!(
+            stdout.contains("\x1b[31m"),
+            coloured,
+            "{flags:?}: {stdout:?}"
+        );
+        assert!(stdout.contains("red"), "{flags:?}: {stdout:?}");
     }
 }
 
@@ -349,4 +378,34 @@ fn a_log_of_many_redrawn_screens_shows_the_last_one() {
         .success()
         .stdout;
     assert_eq!(shown, format!("last frame {frame}\nthe end\n"));
+}
+
+/// swarm's own log lines on stderr are coloured by the rule stdout is: `--color always` even into
+/// a pipe, `never` not, and by default not into a pipe.
+#[test]
+fn log_lines_on_stderr_follow_color() {
+    let sandbox = Sandbox::new();
+    // A team whose config.json cannot be read: `ls` skips it with a warning.
+    let broken = sandbox.home().join("teams").join("broken");
+    fs::create_dir_all(&broken).unwrap();
+    fs::write(broken.join("config.json"), "not json").unwrap();
+    for (flags, coloured) in [
+        (&[][..], false),
+        (&["--color", "always"][..], true),
+        (&["--color", "never"][..], false),
+    ] {
+        let out = sandbox.swarm().args(flags).arg("ls").run().success();
+        assert!(
+            out.stderr.contains("skipping team broken"),
+            "{flags:?}: {}",
+            out.stderr
+        );
+        assert_eq!(
+            out.stderr.contains('\x1b'),
+            coloured,
+            "{flags:?}: {:?}",
+            out.stderr
+        );
+        assert!(!out.stdout.contains('\x1b'), "{flags:?}: {:?}", out.stdout);
+    }
 }

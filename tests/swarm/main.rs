@@ -31,6 +31,7 @@ mod person;
 mod private_files;
 mod processes;
 mod protocol_rules;
+mod reports;
 mod scripted;
 mod secrets;
 mod signatures;

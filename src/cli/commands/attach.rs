@@ -7,12 +7,12 @@ use std::io::IsTerminal;
 use std::path::Path;
 
 use clap_complete::engine::ArgValueCandidates;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::base::names::Name;
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::output::Report;
 use crate::error::{Error, Result};
 use crate::format::config::{Member, State, TeamConfig, TmuxPlacement};
 use crate::launch::tmux::{self, Located, Tmux};
@@ -73,11 +73,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let target = located.pane.clone();
     let inside = tmux::current_socket();
     let how = match &inside {
-        Some(socket) if tmux::same_socket(socket, &placement.socket) => How::Switch,
+        Some(socket) if tmux::same_socket(socket, &placement.socket) => ClientCommand::Switch,
         Some(socket) if !args.nest => return Err(would_nest(&placement.socket, socket, &target)),
-        _ => How::Attach,
+        _ => ClientCommand::Attach,
     };
-    if how == How::Attach && !std::io::stdin().is_terminal() {
+    if how == ClientCommand::Attach && !std::io::stdin().is_terminal() {
         return Err(
             Error::usage("swarm attach needs a terminal: stdin is not one").with_hint(format!(
                 "run `{}` from a terminal",
@@ -85,41 +85,60 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             )),
         );
     }
-    if ctx.json {
-        output::json_line(&json!({
-            "team": team.name(),
-            "member": member.map(|m| m.name.as_str()),
-            "pane": located.pane,
-            "window": located.window,
-            "session": located.session,
-            "socket": placement.socket,
-            "how": how.as_str(),
-            "attach": attach_argv(&placement.socket, &target),
-        }))?;
-    }
+    // One line, before this process becomes tmux's client: only --json says anything.
+    ctx.event(&Attaching {
+        team: team.name(),
+        member: member.map(|m| m.name.as_str()),
+        pane: &located.pane,
+        window: &located.window,
+        session: &located.session,
+        socket: &placement.socket,
+        how: how.as_str(),
+        attach: attach_argv(&placement.socket, &target),
+    })?;
     if member.is_some() {
         server.select(&target)?;
     }
     match how {
-        How::Switch => server.switch_client(&target).map_err(|err| {
+        ClientCommand::Switch => server.switch_client(&target).map_err(|err| {
             err.with_hint(format!(
                 "from a terminal outside tmux: {}",
                 attach_line(&placement.socket, &target)
             ))
         }),
-        How::Attach => Err(server.exec_attach(&target, inside.is_some())),
+        ClientCommand::Attach => Err(server.exec_attach(&target, inside.is_some())),
     }
 }
 
+/// Where `attach` takes the person, and how.
+#[derive(Serialize)]
+struct Attaching<'a> {
+    team: &'a str,
+    member: Option<&'a str>,
+    pane: &'a str,
+    window: &'a str,
+    session: &'a str,
+    socket: &'a Path,
+    how: &'static str,
+    attach: Vec<String>,
+}
+
+impl Report for Attaching<'_> {
+    fn text(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The tmux client command that shows the person the pane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum How {
+enum ClientCommand {
     /// Inside tmux on the team's server: `switch-client`.
     Switch,
     /// Outside tmux (or nested): `tmux attach`, exec'd.
     Attach,
 }
 
-impl How {
+impl ClientCommand {
     fn as_str(self) -> &'static str {
         match self {
             Self::Switch => "switch-client",

@@ -5,13 +5,14 @@
 use std::time::Duration;
 
 use clap_complete::engine::ArgValueCandidates;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::cli::args::parse_duration;
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::output::WithLine;
 use crate::cli::removal::{self, ArchiveArgs};
+use crate::cli::render::Tagged;
 use crate::error::Result;
 use crate::member::down::{Down, Outcome};
 use crate::policy::{self, Action};
@@ -83,21 +84,24 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let outcome = ctx.fleet().down(&team, &config, &held, how, |event| {
         removal::report_down(ctx, event)
     })?;
-    if ctx.json {
-        output::json_line(&json!({
-            "event": "down",
-            "team": team.name(),
-            "leadSpared": outcome == Outcome::LeadSpared,
-        }))?;
-    } else {
-        match outcome {
-            Outcome::LeadSpared => output::line(format!(
-                "team {} is down; the lead ends when its program exits",
-                team.name()
-            ))?,
-            Outcome::Down => output::line(format!("team {} is down", team.name()))?,
-        }
-    }
+    let lead_spared = outcome == Outcome::LeadSpared;
+    ctx.event(&Tagged {
+        event: "down",
+        fields: WithLine {
+            json: TeamDown {
+                team: team.name(),
+                lead_spared,
+            },
+            line: if lead_spared {
+                format!(
+                    "team {} is down; the lead ends when its program exits",
+                    team.name()
+                )
+            } else {
+                format!("team {} is down", team.name())
+            },
+        },
+    })?;
     if !args.rm {
         return Ok(());
     }
@@ -111,4 +115,12 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         args.archive,
         "stop what is left with `swarm down --force`, then remove it with `swarm rm`",
     )
+}
+
+/// The team is down: all of it, or all but the lead, which runs this command.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TeamDown<'a> {
+    team: &'a str,
+    lead_spared: bool,
 }

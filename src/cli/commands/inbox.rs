@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::output::WithLines;
 use crate::cli::render;
 use crate::error::Result;
 use crate::member::verify;
@@ -65,28 +65,21 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     );
     let unread: Vec<_> = unread.iter().map(|m| (m, judge.judge(m))).collect();
 
-    if ctx.json {
-        let tagged = |state: &str| json!(state);
-        let all: Vec<Value> = delivered
-            .iter()
-            .map(|(m, v)| render::json(m, *v, &[("state", tagged("delivered"))]))
-            .chain(
-                unread
-                    .iter()
-                    .map(|(m, v)| render::json(m, *v, &[("state", tagged("unread"))])),
-            )
-            .collect();
-        return output::json(&all);
-    }
+    let json: Vec<Value> = delivered
+        .iter()
+        .map(|(m, v)| render::json(m, *v, &[("state", json!("delivered"))]))
+        .chain(
+            unread
+                .iter()
+                .map(|(m, v)| render::json(m, *v, &[("state", json!("unread"))])),
+        )
+        .collect();
+    let mut lines = Vec::new();
     if args.all {
-        output::line(format!("# delivered to {} ({})", owner, delivered.len()))?;
-        for (message, verdict) in &delivered {
-            output::line(render::line(message, *verdict))?;
-        }
-        output::line(format!("# unread ({})", unread.len()))?;
+        lines.push(format!("# delivered to {} ({})", owner, delivered.len()));
+        lines.extend(delivered.iter().map(|(m, v)| render::line(m, *v)));
+        lines.push(format!("# unread ({})", unread.len()));
     }
-    for (message, verdict) in &unread {
-        output::line(render::line(message, *verdict))?;
-    }
-    Ok(())
+    lines.extend(unread.iter().map(|(m, v)| render::line(m, *v)));
+    ctx.report(&WithLines { json, lines })
 }

@@ -3,11 +3,12 @@
 //! state, times, worktree and log.
 
 use clap_complete::engine::ArgValueCandidates;
+use serde::Serialize;
 
 use crate::base::clock;
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::output::{self, Report};
 use crate::cli::render;
 use crate::error::Result;
 use crate::member::liveness::Observed;
@@ -37,23 +38,20 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         .log_file
         .clone()
         .unwrap_or_else(|| team.paths().log(&member.name).display().to_string());
-    if ctx.json {
-        // config.json's record, its times in the one format, the milliseconds beside.
-        let mut record = render::with_times(
-            render::to_value(member),
-            &["joinedAt", "startedAt", "endedAt"],
-        );
-        record["shownState"] = seen.label().into();
-        record["settings"] = render::settings_object(&render::settings(member));
-        record["logFile"] = log.into();
-        record["inbox"] = team
-            .mailbox(&member.name)
-            .inbox_path()
-            .display()
-            .to_string()
-            .into();
-        return output::json(&record);
-    }
+    let inbox = team
+        .mailbox(&member.name)
+        .inbox_path()
+        .display()
+        .to_string();
+    // config.json's record, its times in the one format, the milliseconds beside.
+    let mut record = render::with_times(
+        render::to_value(member),
+        &["joinedAt", "startedAt", "endedAt"],
+    );
+    record["shownState"] = seen.label().into();
+    record["settings"] = render::settings_object(&render::settings(member));
+    record["logFile"] = log.clone().into();
+    record["inbox"] = inbox.clone().into();
     let time = |ms: Option<u64>| ms.map_or_else(|| "-".to_owned(), clock::format_ms);
     let or_dash = |value: Option<String>| {
         value
@@ -98,16 +96,25 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         ("started", time(member.started_at)),
         ("ended", time(member.ended_at)),
         ("log", log),
-        (
-            "inbox",
-            team.mailbox(&member.name)
-                .inbox_path()
-                .display()
-                .to_string(),
-        ),
+        ("inbox", inbox),
     ]);
-    for (key, value) in rows {
-        output::line(format!("{key:<15} {value}"))?;
+    ctx.report(&MemberInfo { record, rows })
+}
+
+/// A member's record as config.json keeps it, amended; and the rows a person is shown.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct MemberInfo {
+    record: serde_json::Value,
+    #[serde(skip)]
+    rows: Vec<(&'static str, String)>,
+}
+
+impl Report for MemberInfo {
+    fn text(&self) -> Result<()> {
+        for (key, value) in &self.rows {
+            output::line(format!("{key:<15} {value}"))?;
+        }
+        Ok(())
     }
-    Ok(())
 }

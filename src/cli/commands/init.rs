@@ -2,11 +2,11 @@
 
 use std::path::PathBuf;
 
-use serde_json::json;
+use serde::Serialize;
 
 use crate::base::text::count;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::output::{self, Report};
 use crate::error::Result;
 use crate::launch::prepare;
 use crate::launch::tasks::{self, Made};
@@ -31,32 +31,49 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let prepared = prepare::prepare(&ctx.home, &file, &|key| std::env::var(key).ok());
     let team = seal::create(&ctx.home, &ctx.fleet(), &prepared.config, false)?;
     let made = tasks::create(&ctx.home, &file)?;
-    let names: Vec<&str> = prepared.config.roster();
-    if ctx.json {
-        let mut out = json!({
-            "team": team.name(),
-            "dir": team.paths().dir(),
-            "members": names,
-        });
-        if let Made::Created(made) = &made {
-            out["tasks"] = made
-                .iter()
-                .map(|(key, id)| (key.clone(), json!(id)))
-                .collect();
+    ctx.report(&Created {
+        team: team.name().to_owned(),
+        dir: team.paths().dir().to_path_buf(),
+        members: prepared
+            .config
+            .roster()
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        tasks: match made {
+            Made::Created(made) => {
+                Some(made.into_iter().map(|(key, id)| (key, id.into())).collect())
+            }
+            Made::None | Made::AlreadyThere => None,
+        },
+    })
+}
+
+/// The team made, its members and the tasks put on its board.
+#[derive(Serialize)]
+struct Created {
+    team: String,
+    dir: PathBuf,
+    members: Vec<String>,
+    /// Each `[[task]]`'s key and the id it was given, in the order they were made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tasks: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl Report for Created {
+    fn text(&self) -> Result<()> {
+        if let Some(tasks) = &self.tasks {
+            output::line(format!(
+                "put {} on the board",
+                count(tasks.len(), "task", "tasks")
+            ))?;
         }
-        return output::json(&out);
-    }
-    if let Made::Created(made) = &made {
         output::line(format!(
-            "put {} on the board",
-            count(made.len(), "task", "tasks")
-        ))?;
+            "created team {} with {} ({}) in {}",
+            self.team,
+            count(self.members.len(), "member", "members"),
+            self.members.join(", "),
+            self.dir.display()
+        ))
     }
-    output::line(format!(
-        "created team {} with {} ({}) in {}",
-        team.name(),
-        count(names.len(), "member", "members"),
-        names.join(", "),
-        team.paths().dir().display()
-    ))
 }

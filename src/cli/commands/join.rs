@@ -1,11 +1,11 @@
 //! `swarm join NAME`: add a member with no pane, such as a person in another terminal.
 
-use serde_json::json;
+use serde::Serialize;
 
 use crate::base::clock;
 use crate::base::names::Name;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::output::{self, Report};
 use crate::error::{Error, Result};
 use crate::format::config::Member;
 use crate::format::settings::Color;
@@ -52,14 +52,27 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         Ok(color)
     })?;
     team.mailbox(name.as_str()).ensure()?;
-    if ctx.json {
-        return output::json(
-            &json!({"team": team.name(), "name": name.as_str(), "color": color.as_str()}),
-        );
+    ctx.report(&Joined {
+        team: team.name(),
+        name: name.as_str(),
+        color: color.as_str(),
+    })
+}
+
+/// The member added, and the colour it was given.
+#[derive(Serialize)]
+struct Joined<'a> {
+    team: &'a str,
+    name: &'a str,
+    color: &'a str,
+}
+
+impl Report for Joined<'_> {
+    fn text(&self) -> Result<()> {
+        output::line(format!("{} joined team {}", self.name, self.team))?;
+        output::line(format!(
+            "act as it with: export SWARM_TEAM={} SWARM_AGENT={}",
+            self.team, self.name
+        ))
     }
-    output::line(format!("{name} joined team {}", team.name()))?;
-    output::line(format!(
-        "act as it with: export SWARM_TEAM={} SWARM_AGENT={name}",
-        team.name()
-    ))
 }

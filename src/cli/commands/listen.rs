@@ -7,13 +7,14 @@
 use std::io::Write;
 use std::sync::Arc;
 
+use serde::Serialize;
 use tokio::signal::unix::{Signal, SignalKind};
 
 use crate::base::names::Name;
 use crate::base::process::Pinned;
 use crate::base::text::for_terminal;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::output::{self, Report};
 use crate::error::{Error, Result};
 use crate::member::identity;
 use crate::member::notify::{self, Asked, State};
@@ -91,7 +92,7 @@ async fn listen(ctx: &Context, args: Args) -> Result<()> {
             }
         }
     }
-    let json = ctx.json;
+    let printer = ctx.printer();
     let home = ctx.home.clone();
     let sink: Sink = Arc::new(move |incoming: &Incoming| {
         // Shown under the name of whoever really sent it, never the one it claims.
@@ -99,11 +100,7 @@ async fn listen(ctx: &Context, args: Args) -> Result<()> {
             from: identity::incoming_sender(&home, incoming)?,
             ..incoming.message.clone()
         };
-        if json {
-            output::json_line(&message)
-        } else {
-            output::line(crate::format::message::framed(&message.from, &message.text))
-        }
+        printer.event(&Heard(message))
     });
     let own = listener.address();
     let control: Control = Arc::new(move |frame: &ControlFrame, sender: &Arc<Pinned>| {
@@ -139,6 +136,17 @@ async fn listen(ctx: &Context, args: Args) -> Result<()> {
     }
     drop(listener);
     Ok(())
+}
+
+/// A message this listener received, under the name of whoever really sent it.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct Heard(Request);
+
+impl Report for Heard {
+    fn text(&self) -> Result<()> {
+        output::line(crate::format::message::framed(&self.0.from, &self.0.text))
+    }
 }
 
 fn signal(kind: SignalKind) -> Result<Signal> {

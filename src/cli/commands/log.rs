@@ -9,13 +9,14 @@
 use std::collections::HashMap;
 
 use clap_complete::engine::ArgValueCandidates;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::base::names::Name;
 use crate::base::screen::{Screen, visible};
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::{output, render};
+use crate::cli::output::{self, Report};
+use crate::cli::render;
 use crate::error::{Error, Result};
 use crate::format::config::{Member, TeamConfig};
 use crate::member::log_follow::LogEvent;
@@ -109,7 +110,7 @@ fn one(ctx: &Context, team: &Team, config: &TeamConfig, name: &Name, args: &Args
 
 /// Every member's log, each line after the member's name.
 fn all(ctx: &Context, team: &Team, config: &TeamConfig, args: &Args) -> Result<()> {
-    let colour = output::colour() && !ctx.json;
+    let colour = ctx.printer().colour();
     let mut width = config
         .members
         .iter()
@@ -218,12 +219,27 @@ impl Source {
     }
 
     fn print(&self, ctx: &Context, line: &str) -> Result<()> {
-        if ctx.json {
-            output::json_line(&json!({"name": self.name, "line": line}))
-        } else {
-            // The line is already as it may reach a terminal (`screen::visible`), and the prefix
-            // holds the member's colour, which `output::line` would write out.
-            output::verbatim_line(format!("{}{line}", self.prefix))
-        }
+        ctx.event(&LogLine {
+            name: &self.name,
+            line,
+            prefix: &self.prefix,
+        })
+    }
+}
+
+/// One line of a member's log.
+#[derive(Serialize)]
+struct LogLine<'a> {
+    name: &'a str,
+    line: &'a str,
+    #[serde(skip)]
+    prefix: &'a str,
+}
+
+impl Report for LogLine<'_> {
+    fn text(&self) -> Result<()> {
+        // The line is already as it may reach a terminal (`screen::visible`), and the prefix
+        // holds the member's colour, which `output::line` would write out.
+        output::verbatim_line(format!("{}{}", self.prefix, self.line))
     }
 }

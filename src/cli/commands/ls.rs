@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::base::clock;
 use crate::cli::context::Context;
-use crate::cli::output::{self, Table};
+use crate::cli::output::{self, Report, Table};
 use crate::cli::removal;
 use crate::cli::render;
 use crate::error::Result;
@@ -57,23 +57,38 @@ pub(crate) fn run(ctx: &Context, _args: Args) -> Result<()> {
             name,
         });
     }
-    if ctx.json {
-        return output::json(&teams);
+    ctx.report(&Teams {
+        teams,
+        teams_dir: ctx.home.teams_dir(),
+    })
+}
+
+/// Every team under home.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct Teams {
+    teams: Vec<TeamSummary>,
+    #[serde(skip)]
+    teams_dir: std::path::PathBuf,
+}
+
+impl Report for Teams {
+    fn text(&self) -> Result<()> {
+        if self.teams.is_empty() {
+            return output::line(format!("no teams under {}", self.teams_dir.display()));
+        }
+        let now = clock::now_ms();
+        let mut table = Table::new(&["TEAM", "MEMBERS", "LIVE", "CREATED", "DESCRIPTION"]);
+        for team in &self.teams {
+            table.row(vec![
+                team.name.clone(),
+                team.members.to_string(),
+                team.live.to_string(),
+                team.created_at_ms
+                    .map_or_else(|| "-".into(), |ms| clock::ago(ms, now)),
+                team.description.clone().unwrap_or_default(),
+            ]);
+        }
+        table.print()
     }
-    if teams.is_empty() {
-        return output::line(format!("no teams under {}", ctx.home.teams_dir().display()));
-    }
-    let now = clock::now_ms();
-    let mut table = Table::new(&["TEAM", "MEMBERS", "LIVE", "CREATED", "DESCRIPTION"]);
-    for team in &teams {
-        table.row(vec![
-            team.name.clone(),
-            team.members.to_string(),
-            team.live.to_string(),
-            team.created_at_ms
-                .map_or_else(|| "-".into(), |ms| clock::ago(ms, now)),
-            team.description.clone().unwrap_or_default(),
-        ]);
-    }
-    table.print()
 }

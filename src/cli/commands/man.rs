@@ -3,8 +3,11 @@
 
 use std::path::PathBuf;
 
+use serde::Serialize;
+
 use crate::cli::context::Context;
-use crate::cli::{manual, output};
+use crate::cli::manual;
+use crate::cli::output::{self, Report};
 use crate::error::Result;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
@@ -22,11 +25,18 @@ pub(crate) struct Args {
 /// `command` is the whole command line, whose pages are written.
 pub(crate) fn run(ctx: &Context, args: Args, command: clap::Command) -> Result<()> {
     let written = manual::write_pages(command, &args.dir)?;
-    if ctx.json {
-        return output::json(&written);
+    ctx.report(&Pages(written))
+}
+
+/// The pages written, by their paths.
+#[derive(Serialize)]
+struct Pages(Vec<PathBuf>);
+
+impl Report for Pages {
+    fn text(&self) -> Result<()> {
+        for page in &self.0 {
+            output::line(page.display().to_string())?;
+        }
+        Ok(())
     }
-    for page in written {
-        output::line(page.display().to_string())?;
-    }
-    Ok(())
 }

@@ -3,11 +3,13 @@
 //! Entries whose process is gone are removed, with their sockets; Claude Code's stale records are
 //! skipped and left to it.
 
-use serde_json::{Map, Value};
+use std::path::Path;
+
+use serde::Serialize;
 
 use crate::base::clock;
 use crate::cli::context::Context;
-use crate::cli::output::{self, Table};
+use crate::cli::output::{self, Report, Table};
 use crate::cli::render;
 use crate::error::Result;
 use crate::member::identity;
@@ -30,85 +32,124 @@ pub(crate) struct Args {}
 pub(crate) fn run(ctx: &Context, _args: Args) -> Result<()> {
     let peers = live_peers(&ctx.home)?;
     let sessions = live_sessions();
-    if ctx.json {
-        let mut shown: Vec<Value> = peers
-            .iter()
-            .map(|peer| Value::Object(swarm_peer(peer)))
-            .collect();
-        shown.extend(
-            sessions
-                .iter()
-                .map(|session| Value::Object(claude_session(ctx, session))),
-        );
-        return output::json(&shown);
-    }
-    if peers.is_empty() && sessions.is_empty() {
-        return output::line("no live peers");
-    }
-    let now = clock::now_ms();
-    let dash = |value: Option<&str>| value.unwrap_or("-").to_owned();
-    if !peers.is_empty() {
-        let mut table = Table::new(&["PID", "LABEL", "TEAM", "AGENT", "ADDRESS", "CWD", "STARTED"]);
-        for peer in &peers {
-            table.row(vec![
-                peer.pid.to_string(),
-                dash(peer.label_as_reached()),
-                dash(peer.team.as_deref()),
-                dash(peer.agent.as_deref()),
-                peer.address(),
-                peer.cwd.display().to_string(),
-                clock::ago(peer.started_at, now),
-            ]);
-        }
-        table.print()?;
-    }
-    if !sessions.is_empty() {
-        if !peers.is_empty() {
-            output::line("")?;
-        }
-        let mut table = Table::new(&[
-            "PID", "CLAUDE", "NAME", "STATUS", "ADDRESS", "CWD", "STARTED",
-        ]);
-        for session in &sessions {
-            table.row(vec![
-                session.pid.to_string(),
-                dash(session.version.as_deref()),
-                dash(session.name.as_deref()),
-                dash(session.status.as_deref()),
-                session.address(),
-                session
-                    .cwd
-                    .as_ref()
-                    .map_or_else(|| "-".to_owned(), |cwd| cwd.display().to_string()),
-                session
-                    .started_at
-                    .map_or_else(|| "-".to_owned(), |at| clock::ago(at, now)),
-            ]);
-        }
-        table.print()?;
-    }
-    Ok(())
+    let shown = peers
+        .iter()
+        .map(swarm_peer)
+        .chain(sessions.iter().map(|session| claude_session(ctx, session)))
+        .collect();
+    ctx.report(&Peers {
+        shown,
+        entries: &peers,
+        sessions: &sessions,
+    })
 }
 
-fn swarm_peer(peer: &PeerEntry) -> Map<String, Value> {
-    let mut object = Map::new();
-    object.insert("kind".to_owned(), "swarm".into());
-    object.insert("pid".to_owned(), peer.pid.into());
-    object.insert("socket".to_owned(), render::to_value(&peer.socket));
-    object.insert("label".to_owned(), peer.label_as_reached().into());
-    object.insert("team".to_owned(), peer.team.clone().into());
-    object.insert("agent".to_owned(), peer.agent.clone().into());
-    object.insert("cwd".to_owned(), render::to_value(&peer.cwd));
-    render::put_time(&mut object, "startedAt", Some(peer.started_at));
-    object.insert("tty".to_owned(), peer.tty.clone().into());
-    for key in ["name", "status", "sessionId", "version"] {
-        object.insert(key.to_owned(), Value::Null);
+/// The live peers and Claude Code sessions.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct Peers<'a> {
+    shown: Vec<Peer<'a>>,
+    #[serde(skip)]
+    entries: &'a [PeerEntry],
+    #[serde(skip)]
+    sessions: &'a [Session],
+}
+
+/// One peer or session as JSON shows it; a field it does not have is null.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Peer<'a> {
+    kind: &'static str,
+    pid: i32,
+    socket: &'a Path,
+    label: Option<&'a str>,
+    team: Option<String>,
+    agent: Option<String>,
+    cwd: Option<&'a Path>,
+    started_at: Option<String>,
+    started_at_ms: Option<u64>,
+    tty: Option<&'a str>,
+    name: Option<&'a str>,
+    status: Option<&'a str>,
+    session_id: Option<&'a str>,
+    version: Option<&'a str>,
+}
+
+impl Report for Peers<'_> {
+    fn text(&self) -> Result<()> {
+        let (peers, sessions) = (self.entries, self.sessions);
+        if peers.is_empty() && sessions.is_empty() {
+            return output::line("no live peers");
+        }
+        let now = clock::now_ms();
+        let dash = |value: Option<&str>| value.unwrap_or("-").to_owned();
+        if !peers.is_empty() {
+            let mut table =
+                Table::new(&["PID", "LABEL", "TEAM", "AGENT", "ADDRESS", "CWD", "STARTED"]);
+            for peer in peers {
+                table.row(vec![
+                    peer.pid.to_string(),
+                    dash(peer.label_as_reached()),
+                    dash(peer.team.as_deref()),
+                    dash(peer.agent.as_deref()),
+                    peer.address(),
+                    peer.cwd.display().to_string(),
+                    clock::ago(peer.started_at, now),
+                ]);
+            }
+            table.print()?;
+        }
+        if !sessions.is_empty() {
+            if !peers.is_empty() {
+                output::line("")?;
+            }
+            let mut table = Table::new(&[
+                "PID", "CLAUDE", "NAME", "STATUS", "ADDRESS", "CWD", "STARTED",
+            ]);
+            for session in sessions {
+                table.row(vec![
+                    session.pid.to_string(),
+                    dash(session.version.as_deref()),
+                    dash(session.name.as_deref()),
+                    dash(session.status.as_deref()),
+                    session.address(),
+                    session
+                        .cwd
+                        .as_ref()
+                        .map_or_else(|| "-".to_owned(), |cwd| cwd.display().to_string()),
+                    session
+                        .started_at
+                        .map_or_else(|| "-".to_owned(), |at| clock::ago(at, now)),
+                ]);
+            }
+            table.print()?;
+        }
+        Ok(())
     }
-    object
+}
+
+fn swarm_peer(peer: &PeerEntry) -> Peer<'_> {
+    let started = Some(peer.started_at).filter(|ms| *ms > 0);
+    Peer {
+        kind: "swarm",
+        pid: peer.pid,
+        socket: &peer.socket,
+        label: peer.label_as_reached(),
+        team: peer.team.clone(),
+        agent: peer.agent.clone(),
+        cwd: Some(&peer.cwd),
+        started_at: render::time(started),
+        started_at_ms: started,
+        tty: peer.tty.as_deref(),
+        name: None,
+        status: None,
+        session_id: None,
+        version: None,
+    }
 }
 
 /// A Claude Code session, with the member whose pane it runs in, if it runs in one.
-fn claude_session(ctx: &Context, session: &Session) -> Map<String, Value> {
+fn claude_session<'a>(ctx: &Context, session: &'a Session) -> Peer<'a> {
     let (team, agent) = match identity::whereabouts_of_pid(&ctx.home, session.pid) {
         Whereabouts::Pane { team, member, .. } => (Some(team), Some(member)),
         // A pane of another home's team is none of this home's.
@@ -116,22 +157,21 @@ fn claude_session(ctx: &Context, session: &Session) -> Map<String, Value> {
             (None, None)
         }
     };
-    let mut object = Map::new();
-    object.insert("kind".to_owned(), "claude".into());
-    object.insert("pid".to_owned(), session.pid.into());
-    object.insert("socket".to_owned(), render::to_value(&session.socket));
-    object.insert("label".to_owned(), Value::Null);
-    object.insert("team".to_owned(), team.into());
-    object.insert("agent".to_owned(), agent.into());
-    object.insert(
-        "cwd".to_owned(),
-        session.cwd.as_ref().map_or(Value::Null, render::to_value),
-    );
-    render::put_time(&mut object, "startedAt", session.started_at);
-    object.insert("tty".to_owned(), Value::Null);
-    object.insert("name".to_owned(), session.name.clone().into());
-    object.insert("status".to_owned(), session.status.clone().into());
-    object.insert("sessionId".to_owned(), session.id.clone().into());
-    object.insert("version".to_owned(), session.version.clone().into());
-    object
+    let started = session.started_at.filter(|ms| *ms > 0);
+    Peer {
+        kind: "claude",
+        pid: session.pid,
+        socket: &session.socket,
+        label: None,
+        team,
+        agent,
+        cwd: session.cwd.as_deref(),
+        started_at: render::time(started),
+        started_at_ms: started,
+        tty: None,
+        name: session.name.as_deref(),
+        status: session.status.as_deref(),
+        session_id: session.id.as_deref(),
+        version: session.version.as_deref(),
+    }
 }

@@ -2,12 +2,13 @@
 //! host, and the lead's side's answer to each (docs/ARCHITECTURE.md, "Permission asks").
 
 use clap_complete::engine::ArgValueCandidates;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::base::clock;
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output::{self, Table};
+use crate::cli::output::{self, Report, Table};
 use crate::error::Result;
 use crate::member::permission::{self, Ask, Verdict};
 use crate::policy::{self, Action};
@@ -97,37 +98,66 @@ fn list(ctx: &Context) -> Result<()> {
     let config = team.load()?;
     policy::allow(&config, &ctx.caller(&config)?, Action::Read)?;
     let asks = permission::pending(&team, &ctx.fleet())?;
-    if ctx.json {
-        return output::json(&asks.iter().map(ask_json).collect::<Vec<_>>());
-    }
-    if asks.is_empty() {
-        return output::line("no permission asks waiting");
-    }
-    let now = clock::now_ms();
-    let mut table = Table::new(&["ID", "MEMBER", "TOOL", "AGE", "WHAT"]);
-    for ask in &asks {
-        table.row(vec![
-            ask.request_id().to_owned(),
-            ask.member().to_owned(),
-            ask.tool().to_owned(),
-            ask.asked_at_ms()
-                .map_or_else(|| "-".to_owned(), |ms| clock::ago(ms, now)),
-            ask.summary(),
-        ]);
-    }
-    table.print()
+    ctx.report(&Asks(asks.iter().map(AskShown::of).collect()))
 }
 
-fn ask_json(ask: &Ask) -> Value {
-    json!({
-        "requestId": ask.request_id(),
-        "member": ask.member(),
-        "tool": ask.tool(),
-        "input": ask.input(),
-        "description": ask.description(),
-        "suggestions": ask.suggestions(),
-        "askedAt": ask.asked_at,
-    })
+/// The asks waiting for an answer.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct Asks<'a>(Vec<AskShown<'a>>);
+
+/// One ask, as JSON shows it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AskShown<'a> {
+    request_id: &'a str,
+    member: &'a str,
+    tool: &'a str,
+    input: Value,
+    description: Option<&'a str>,
+    suggestions: &'a [Value],
+    asked_at: &'a str,
+    #[serde(skip)]
+    asked_at_ms: Option<u64>,
+    #[serde(skip)]
+    summary: String,
+}
+
+impl<'a> AskShown<'a> {
+    fn of(ask: &'a Ask) -> Self {
+        Self {
+            request_id: ask.request_id(),
+            member: ask.member(),
+            tool: ask.tool(),
+            input: ask.input(),
+            description: ask.description(),
+            suggestions: ask.suggestions(),
+            asked_at: &ask.asked_at,
+            asked_at_ms: ask.asked_at_ms(),
+            summary: ask.summary(),
+        }
+    }
+}
+
+impl Report for Asks<'_> {
+    fn text(&self) -> Result<()> {
+        if self.0.is_empty() {
+            return output::line("no permission asks waiting");
+        }
+        let now = clock::now_ms();
+        let mut table = Table::new(&["ID", "MEMBER", "TOOL", "AGE", "WHAT"]);
+        for ask in &self.0 {
+            table.row(vec![
+                ask.request_id.to_owned(),
+                ask.member.to_owned(),
+                ask.tool.to_owned(),
+                ask.asked_at_ms
+                    .map_or_else(|| "-".to_owned(), |ms| clock::ago(ms, now)),
+                ask.summary.clone(),
+            ]);
+        }
+        table.print()
+    }
 }
 
 fn log(ctx: &Context) -> Result<()> {
@@ -135,39 +165,72 @@ fn log(ctx: &Context) -> Result<()> {
     let config = team.load()?;
     policy::allow(&config, &ctx.caller(&config)?, Action::Read)?;
     let answers = permissions::answers(team.paths())?;
-    if ctx.json {
-        return output::json(&answers.iter().map(answer_json).collect::<Vec<_>>());
-    }
-    if answers.is_empty() {
-        return output::line("no permission ask has been answered");
-    }
-    let mut table = Table::new(&["AT", "ID", "MEMBER", "TOOL", "ANSWER", "BY", "REASON"]);
-    for answer in &answers {
-        table.row(vec![
-            answer.at.clone(),
-            answer.request_id.clone(),
-            answer.member.clone(),
-            answer.tool.clone(),
-            verdict_word(answer).to_owned(),
-            answer.by.clone(),
-            answer.reason.clone().unwrap_or_else(|| "-".to_owned()),
-        ]);
-    }
-    table.print()
+    ctx.report(&Answers(answers.iter().map(AnswerShown::of).collect()))
 }
 
-/// Every key, always there, so a script can rely on it.
-fn answer_json(answer: &PermissionAnswer) -> Value {
-    json!({
-        "requestId": answer.request_id,
-        "member": answer.member,
-        "tool": answer.tool,
-        "allowed": answer.allowed,
-        "always": answer.always,
-        "reason": answer.reason,
-        "by": answer.by,
-        "at": answer.at,
-    })
+/// Every permission ask answered, oldest first.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct Answers<'a>(Vec<AnswerShown<'a>>);
+
+impl Report for Answers<'_> {
+    fn text(&self) -> Result<()> {
+        if self.0.is_empty() {
+            return output::line("no permission ask has been answered");
+        }
+        let mut table = Table::new(&["AT", "ID", "MEMBER", "TOOL", "ANSWER", "BY", "REASON"]);
+        for shown in &self.0 {
+            let answer = shown.answer;
+            table.row(vec![
+                answer.at.clone(),
+                answer.request_id.clone(),
+                answer.member.clone(),
+                answer.tool.clone(),
+                verdict_word(answer).to_owned(),
+                answer.by.clone(),
+                answer.reason.clone().unwrap_or_else(|| "-".to_owned()),
+            ]);
+        }
+        table.print()
+    }
+}
+
+/// An answer as JSON shows it: every key, always there, so a script can rely on it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AnswerShown<'a> {
+    request_id: &'a str,
+    member: &'a str,
+    tool: &'a str,
+    allowed: bool,
+    always: bool,
+    reason: Option<&'a str>,
+    by: &'a str,
+    at: &'a str,
+    #[serde(skip)]
+    answer: &'a PermissionAnswer,
+}
+
+impl<'a> AnswerShown<'a> {
+    fn of(answer: &'a PermissionAnswer) -> Self {
+        Self {
+            request_id: &answer.request_id,
+            member: &answer.member,
+            tool: &answer.tool,
+            allowed: answer.allowed,
+            always: answer.always,
+            reason: answer.reason.as_deref(),
+            by: &answer.by,
+            at: &answer.at,
+            answer,
+        }
+    }
+}
+
+impl Report for AnswerShown<'_> {
+    fn text(&self) -> Result<()> {
+        output::line(said(self.answer))
+    }
 }
 
 fn verdict_word(answer: &PermissionAnswer) -> &'static str {
@@ -183,10 +246,7 @@ fn answer(ctx: &Context, request_id: &str, verdict: Verdict) -> Result<()> {
     let config = team.load()?;
     let caller = ctx.caller(&config)?;
     let answer = permission::answer(&team, &ctx.fleet(), &caller, request_id, verdict)?;
-    if ctx.json {
-        return output::json(&answer_json(&answer));
-    }
-    output::line(said(&answer))
+    ctx.report(&AnswerShown::of(&answer))
 }
 
 /// `allowed perm-1 (Bash) for bob`.

@@ -5,22 +5,19 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap_complete::engine::ArgValueCandidates;
-use serde_json::json;
 
 use crate::base::clock;
 use crate::cli::args::parse_duration;
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::{output, render};
+use crate::cli::request::Exchange;
 use crate::error::{Error, ErrorKind, Result};
-use crate::format::message::MAX_TEXT_BYTES;
+use crate::format::message::{InboxMessage, MAX_TEXT_BYTES};
 use crate::format::settings::PermissionMode;
 use crate::format::structured::{PlanApprovalRequest, Structured, plan_request_id};
 use crate::member::answer::{self, PlanVerdict};
-use crate::member::seal;
 use crate::member::verify;
 use crate::policy::{self, Action};
-use crate::protocol::exchange::AnswerWatch;
 
 #[derive(Debug, clap::Subcommand)]
 #[command(defer = true)]
@@ -113,53 +110,43 @@ fn submit(ctx: &Context, args: SubmitArgs) -> Result<()> {
         plan_content,
         request_id: request_id.clone(),
     });
-    let watch = if args.wait {
-        Some(AnswerWatch::arm(&team, me.as_str())?)
-    } else {
-        None
-    };
-    seal::request(&team, &ctx.fleet(), &config, &caller, &lead, &message)?;
-    let Some(watch) = watch else {
-        return if ctx.json {
-            output::json(&json!({"requestId": request_id, "to": lead}))
-        } else {
-            output::line(&request_id)
-        };
-    };
-
-    let deadline = args.timeout.and_then(clock::deadline);
-    // Only the lead's answer counts, and for a member that verifies the lead's messages, only a
-    // signed one; anything else claiming to answer stays unread, shown as forged.
-    let judge = verify::judge(&team, &config, me.as_str(), true)?;
-    let answer = watch.wait(deadline, |envelope, s| {
-        envelope.from() == lead
-            && matches!(s, Structured::PlanApprovalResponse(r) if r.request_id == request_id)
-            && !judge.verdict(envelope).is_forged()
-    })?;
-    let Some((_, Structured::PlanApprovalResponse(response))) = answer else {
-        return Err(Error::timeout(format!(
-            "the lead did not answer plan request {request_id} in time"
-        )));
-    };
-    let mode = response.permission_mode.as_deref().unwrap_or("default");
-    if ctx.json {
-        output::json(&json!({
-            "requestId": request_id,
-            "to": lead,
-            "approved": response.approved,
-            "answer": render::structured(&Structured::PlanApprovalResponse(response.clone())),
-        }))?;
-    } else if response.approved {
-        output::line(format!("approved {request_id}; permission mode: {mode}"))?;
-    } else {
-        let feedback = response.feedback.as_deref().unwrap_or("no feedback given");
-        output::line(format!("rejected {request_id}: {feedback}"))?;
+    Exchange {
+        request_id: &request_id,
+        to: &lead,
     }
-    if response.approved {
-        Ok(())
-    } else {
-        Err(Error::silent(ErrorKind::Runtime))
-    }
+    .ask(
+        ctx,
+        &team,
+        &config,
+        &caller,
+        me.as_str(),
+        &message,
+        args.wait.then_some(args.timeout),
+        // Only the lead's answer counts, and for a member that verifies the lead's messages,
+        // only a signed one; anything else claiming to answer stays unread, shown as forged.
+        || {
+            let judge = verify::judge(&team, &config, me.as_str(), true)?;
+            let (lead, request_id) = (&lead, &request_id);
+            Ok(move |envelope: &InboxMessage, s: &Structured| {
+                envelope.from() == lead
+                    && matches!(s, Structured::PlanApprovalResponse(r) if r.request_id == *request_id)
+                    && !judge.verdict(envelope).is_forged()
+            })
+        },
+        || format!("the lead did not answer plan request {request_id} in time"),
+        |answer| match answer {
+            Structured::PlanApprovalResponse(response) if response.approved => {
+                let mode = response.permission_mode.as_deref().unwrap_or("default");
+                (true, format!("approved {request_id}; permission mode: {mode}"))
+            }
+            Structured::PlanApprovalResponse(response) => {
+                let feedback = response.feedback.as_deref().unwrap_or("no feedback given");
+                (false, format!("rejected {request_id}: {feedback}"))
+            }
+            // The watch takes nothing but the response.
+            _ => (false, format!("rejected {request_id}")),
+        },
+    )
 }
 
 fn respond(
@@ -185,12 +172,15 @@ fn respond(
         },
     )?;
     let verdict = if approved { "approved" } else { "rejected" };
-    if ctx.json {
-        return output::json(
-            &json!({"requestId": request_id, "to": subject, "approved": approved}),
-        );
+    Exchange {
+        request_id,
+        to: &subject,
     }
-    output::line(format!("{verdict} {request_id} for {subject}"))
+    .answered(
+        ctx,
+        approved,
+        format!("{verdict} {request_id} for {subject}"),
+    )
 }
 
 /// The plan's path (`-` for stdin) and content, within the message size limit.

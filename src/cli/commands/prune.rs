@@ -3,13 +3,11 @@
 
 use std::time::Duration;
 
-use serde_json::Map;
-
 use crate::base::clock;
 use crate::base::names::Name;
 use crate::cli::args::parse_duration;
 use crate::cli::context::Context;
-use crate::cli::removal::{self, ArchiveArgs};
+use crate::cli::removal::{self, ArchiveArgs, Progress};
 use crate::cli::{output, render};
 use crate::error::Result;
 use crate::member::liveness::Observed;
@@ -95,15 +93,17 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     }
     for Ended { team, at } in &ended {
         if args.dry_run {
-            if ctx.json {
-                let mut fields = Map::new();
-                fields.insert("team".to_owned(), team.name().into());
-                render::put_time(&mut fields, "endedAt", Some(*at));
-                output::json_line(&render::event("would_remove", fields))?;
-            } else {
-                let ago = clock::ago(*at, now);
-                output::line(format!("would remove team {} (ended {ago})", team.name()))?;
-            }
+            let known = Some(*at).filter(|ms| *ms > 0);
+            ctx.event(&Progress::WouldRemove {
+                team: team.name(),
+                ended_at: render::time(known),
+                ended_at_ms: known,
+                said: format!(
+                    "would remove team {} (ended {})",
+                    team.name(),
+                    clock::ago(*at, now)
+                ),
+            })?;
             continue;
         }
         match ctx.fleet().remove(team, args.archive.format())? {
@@ -128,25 +128,24 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 
 /// Says why nothing was pruned.
 fn nothing(ctx: &Context, args: &Args, running: &[String], recent: &[String]) -> Result<()> {
-    if ctx.json {
-        return Ok(());
-    }
-    let mut why = Vec::new();
-    if !running.is_empty() {
-        why.push(format!("running: {}", running.join(", ")));
-    }
-    if let Some(limit) = args.older_than
-        && !recent.is_empty()
-    {
-        why.push(format!(
-            "ended less than {} ago: {}",
-            clock::span(limit),
-            recent.join(", ")
-        ));
-    }
-    if why.is_empty() {
-        output::line("nothing to prune")
-    } else {
-        output::line(format!("nothing to prune ({})", why.join("; ")))
-    }
+    ctx.remark(|| {
+        let mut why = Vec::new();
+        if !running.is_empty() {
+            why.push(format!("running: {}", running.join(", ")));
+        }
+        if let Some(limit) = args.older_than
+            && !recent.is_empty()
+        {
+            why.push(format!(
+                "ended less than {} ago: {}",
+                clock::span(limit),
+                recent.join(", ")
+            ));
+        }
+        if why.is_empty() {
+            output::line("nothing to prune")
+        } else {
+            output::line(format!("nothing to prune ({})", why.join("; ")))
+        }
+    })
 }

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::base::clock;
 use crate::cli::args::parse_duration;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::output::WithLines;
 use crate::cli::render;
 use crate::error::{Error, Result};
 use crate::format::message::InboxMessage;
@@ -98,15 +98,14 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 fn print(ctx: &Context, messages: &[InboxMessage], judge: &mut Judge) -> Result<()> {
     let judged: Vec<(&InboxMessage, Verdict)> =
         messages.iter().map(|m| (m, judge.judge(m))).collect();
-    if ctx.json {
-        let all: Vec<Value> = judged
+    ctx.report(&WithLines {
+        json: judged
             .iter()
             .map(|(m, verdict)| render::json(m, *verdict, &[]))
-            .collect();
-        return output::json(&all);
-    }
-    for (message, verdict) in judged {
-        output::line(render::line(message, verdict))?;
-    }
-    Ok(())
+            .collect::<Vec<Value>>(),
+        lines: judged
+            .iter()
+            .map(|(m, verdict)| render::line(m, *verdict))
+            .collect(),
+    })
 }

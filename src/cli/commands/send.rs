@@ -6,13 +6,13 @@
 use std::io::Write;
 
 use clap_complete::engine::ArgValueCandidates;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::base::text::derive_summary;
 use crate::cli::args;
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::output::{self, Report};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::{InboxMessage, check_text_size};
 use crate::member::identity;
@@ -102,10 +102,44 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             summary: args.summary.as_deref(),
         },
     )?;
-    if ctx.json {
-        return output::json(&json!({"msg_id": sent.id, "from": sent.from, "to": sent.to}));
+    ctx.report(&Sent {
+        msg_id: &sent.id,
+        from: &sent.from,
+        to: To::Members(&sent.to),
+        delivered: None,
+        team: None,
+        inbox: None,
+    })
+}
+
+/// A message sent: its id (all the text says), from whom, to whom, and where it went when that
+/// was not a team's inboxes.
+#[derive(Serialize)]
+struct Sent<'a> {
+    msg_id: &'a str,
+    from: &'a str,
+    to: To<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    delivered: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    team: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inbox: Option<&'static str>,
+}
+
+/// Whom a message went to: members of a team, a peer's address, or the person for a peer.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum To<'a> {
+    Members(&'a [String]),
+    Peer([&'a str; 1]),
+    Person(&'a str),
+}
+
+impl Report for Sent<'_> {
+    fn text(&self) -> Result<()> {
+        output::line(self.msg_id)
     }
-    output::line(sent.id)
 }
 
 /// `send uds:PATH`, `send uds:LABEL` or `send uds:user`: one line to a peer socket, acknowledged
@@ -152,12 +186,14 @@ fn send_to_peer(ctx: &Context, to: &str, text: &str, summary: Option<&str>) -> R
         }
         Err(err) => return Err(err),
     };
-    if ctx.json {
-        return output::json(
-            &json!({"msg_id": msg_id, "from": from, "to": [to], "delivered": "peer"}),
-        );
-    }
-    output::line(msg_id)
+    ctx.report(&Sent {
+        msg_id: &msg_id,
+        from: &from,
+        to: To::Peer([to]),
+        delivered: Some("peer"),
+        team: None,
+        inbox: None,
+    })
 }
 
 /// The socket of ours a Claude Code session answers at: a member's own (its supervisor's), or
@@ -217,17 +253,14 @@ fn leave_for_person(
             team.name()
         );
     }
-    if ctx.json {
-        return output::json(&json!({
-            "msg_id": message.id(),
-            "from": me.as_str(),
-            "to": to,
-            "delivered": "inbox",
-            "team": team.name(),
-            "inbox": PERSON,
-        }));
-    }
-    output::line(message.id())
+    ctx.report(&Sent {
+        msg_id: &message.id(),
+        from: me.as_str(),
+        to: To::Person(to),
+        delivered: Some("inbox"),
+        team: Some(team.name()),
+        inbox: Some(PERSON),
+    })
 }
 
 /// The message on stdin, when no text was given or it is `-`.

@@ -3,18 +3,17 @@
 use std::time::Duration;
 
 use clap_complete::engine::ArgValueCandidates;
-use serde_json::json;
 
 use crate::base::clock;
 use crate::cli::args::parse_duration;
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::{output, render};
-use crate::error::{Error, ErrorKind, Result};
+use crate::cli::request::Exchange;
+use crate::error::Result;
+use crate::format::message::InboxMessage;
 use crate::format::structured::{ShutdownRequest, Structured, shutdown_request_id};
-use crate::member::{answer, seal};
+use crate::member::answer;
 use crate::policy::{self, Action};
-use crate::protocol::exchange::AnswerWatch;
 
 #[derive(Debug, clap::Subcommand)]
 #[command(defer = true)]
@@ -99,60 +98,35 @@ fn request(ctx: &Context, args: RequestArgs) -> Result<()> {
         reason: args.reason,
         timestamp: clock::timestamp_now(),
     });
-    let watch = if args.wait {
-        Some(AnswerWatch::arm(&team, me.as_str())?)
-    } else {
-        None
+    let exchange = Exchange {
+        request_id: &request_id,
+        to: name.as_str(),
     };
-    seal::request(
+    exchange.ask(
+        ctx,
         &team,
-        &ctx.fleet(),
         &config,
         &caller,
-        name.as_str(),
+        me.as_str(),
         &message,
-    )?;
-    let Some(watch) = watch else {
-        return if ctx.json {
-            output::json(&json!({"requestId": request_id, "to": name.as_str()}))
-        } else {
-            output::line(&request_id)
-        };
-    };
-
-    let deadline = args.timeout.and_then(clock::deadline);
-    let answer = watch.wait(deadline, |_, s| {
-        matches!(
-            s,
-            Structured::ShutdownApproved(_) | Structured::ShutdownRejected(_)
-        ) && s.request_id() == Some(request_id.as_str())
-    })?;
-    let Some((_, answer)) = answer else {
-        return Err(Error::timeout(format!(
-            "{name} did not answer shutdown request {request_id} in time"
-        )));
-    };
-    let approved = matches!(answer, Structured::ShutdownApproved(_));
-    if ctx.json {
-        output::json(&json!({
-            "requestId": request_id,
-            "to": name.as_str(),
-            "approved": approved,
-            "answer": render::structured(&answer),
-        }))?;
-    } else {
-        output::line(match &answer {
-            Structured::ShutdownRejected(rejected) => {
-                format!("{name} rejected {request_id}: {}", rejected.reason)
-            }
-            _ => format!("{name} approved {request_id}"),
-        })?;
-    }
-    if approved {
-        Ok(())
-    } else {
-        Err(Error::silent(ErrorKind::Runtime))
-    }
+        args.wait.then_some(args.timeout),
+        || {
+            Ok(|_: &InboxMessage, s: &Structured| {
+                matches!(
+                    s,
+                    Structured::ShutdownApproved(_) | Structured::ShutdownRejected(_)
+                ) && s.request_id() == Some(request_id.as_str())
+            })
+        },
+        || format!("{name} did not answer shutdown request {request_id} in time"),
+        |answer| match answer {
+            Structured::ShutdownRejected(rejected) => (
+                false,
+                format!("{name} rejected {request_id}: {}", rejected.reason),
+            ),
+            _ => (true, format!("{name} approved {request_id}")),
+        },
+    )
 }
 
 fn answer(ctx: &Context, request_id: &str, rejection: Option<String>) -> Result<()> {
@@ -162,12 +136,9 @@ fn answer(ctx: &Context, request_id: &str, rejection: Option<String>) -> Result<
     let approved = rejection.is_none();
     let lead = answer::shutdown(&team, &ctx.fleet(), &config, &caller, request_id, rejection)?;
     let verdict = if approved { "approved" } else { "rejected" };
-    if ctx.json {
-        return output::json(&json!({
-            "requestId": request_id,
-            "to": lead,
-            "approved": approved,
-        }));
+    Exchange {
+        request_id,
+        to: &lead,
     }
-    output::line(format!("{verdict} {request_id}"))
+    .answered(ctx, approved, format!("{verdict} {request_id}"))
 }

@@ -7,12 +7,12 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use serde_json::json;
+use serde::Serialize;
 
 use crate::base::clock;
 use crate::cli::args::resolve_cwd;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::output::WithLine;
 use crate::cluster::fleet::Fleet;
 use crate::error::{Error, Result};
 use crate::format::paste::PasteFormat;
@@ -261,10 +261,22 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         panes::place_member(&team, &plan, &layout, args.socket.as_deref())
     })();
     let info = placed.map_err(|err| undo.apply(&team, &fleet, name.as_str(), err))?;
-    if ctx.json {
-        return output::json(&json!({"name": name.as_str(), "pane": info.pane, "argv": plan.argv}));
-    }
-    output::line(format!("spawned {name} in pane {}", info.pane))
+    ctx.report(&WithLine {
+        json: Spawned {
+            name: name.as_str(),
+            pane: &info.pane,
+            argv: &plan.argv,
+        },
+        line: format!("spawned {name} in pane {}", info.pane),
+    })
+}
+
+/// The member spawned: its pane and the command it runs.
+#[derive(Serialize)]
+struct Spawned<'a> {
+    name: &'a str,
+    pane: &'a str,
+    argv: &'a [String],
 }
 
 /// What `spawn` did before placing the pane, to take back if placing it fails.

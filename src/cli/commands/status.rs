@@ -12,8 +12,9 @@ use crate::base::clock;
 use crate::base::text::count;
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output::{self, Table};
+use crate::cli::output::{self, Report, Table};
 use crate::cli::render;
+use crate::cluster::fleet::NodeSeen;
 use crate::error::Result;
 use crate::format::config::{Member, TeamConfig};
 use crate::format::task::Status;
@@ -141,31 +142,49 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         })
         .collect::<Result<Vec<_>>>()?;
     let counts = TaskCounts::of(&board);
-    if ctx.json {
-        let mut out = serde_json::json!({
-            "team": config.name,
-            "description": config.description,
-            "lead": config.lead_name(),
-            "members": rows,
-            "tasks": counts,
-        });
-        if let Some(node) = &observation.node {
-            out["node"] = serde_json::json!(node);
-        }
-        return output::json(&out);
-    }
     let launched = observed
         .members()
         .filter(|(_, seen)| *seen != Seen::NotStarted)
         .count();
-    print(config, launched, &rows, &counts)?;
-    if let Some(node) = observation.node.as_ref().filter(|node| !node.connected) {
-        let here = node.host.as_deref().unwrap_or("this host");
-        output::line(format!(
-            "! {here} is disconnected: its swarm node does not run or does not reach the NATS server; members on other hosts show as unreachable"
-        ))?;
+    ctx.report(&TeamStatus {
+        team: &config.name,
+        description: config.description.as_deref(),
+        lead: config.lead_name(),
+        members: rows,
+        tasks: counts,
+        node: observation.node.as_ref(),
+        config,
+        launched,
+    })
+}
+
+/// The team, each member and the task counts; across hosts, this host's node.
+#[derive(Serialize)]
+struct TeamStatus<'a> {
+    team: &'a str,
+    description: Option<&'a str>,
+    lead: &'a str,
+    members: Vec<MemberStatus>,
+    tasks: TaskCounts,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node: Option<&'a NodeSeen>,
+    #[serde(skip)]
+    config: &'a TeamConfig,
+    #[serde(skip)]
+    launched: usize,
+}
+
+impl Report for TeamStatus<'_> {
+    fn text(&self) -> Result<()> {
+        print(self.config, self.launched, &self.members, &self.tasks)?;
+        if let Some(node) = self.node.filter(|node| !node.connected) {
+            let here = node.host.as_deref().unwrap_or("this host");
+            output::line(format!(
+                "! {here} is disconnected: its swarm node does not run or does not reach the NATS server; members on other hosts show as unreachable"
+            ))?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 fn member_status(

@@ -7,8 +7,8 @@ use clap_complete::engine::ArgValueCandidates;
 
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::removal;
-use crate::cli::{output, render};
+use crate::cli::removal::{self, Progress};
+use crate::cli::render::Ending;
 use crate::error::Result;
 use crate::launch::lock::TAKE_DOWN_WAIT;
 use crate::policy::{self, Action};
@@ -55,14 +55,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         let Some(member) = config.member(name) else {
             continue;
         };
-        if ctx.json {
-            output::json_line(&render::event("stopped", render::ending(member, state)))?;
-        } else {
-            output::line(member.notice.as_ref().map_or_else(
-                || format!("{name} {state}"),
-                |notice| notice.summary.clone(),
-            ))?;
-        }
+        let ending = Ending::of(member, state);
+        ctx.event(&Progress::Stopped {
+            said: ending.line(),
+            ending,
+        })?;
     }
     Ok(())
 }

@@ -6,6 +6,7 @@ use std::io::Read;
 use std::time::Duration;
 
 use clap_complete::engine::ArgValueCandidates;
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::base::clock;
@@ -13,7 +14,7 @@ use crate::base::names::Name;
 use crate::cli::args::parse_duration;
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::output::{Report, WithLines};
 use crate::cli::render;
 use crate::cluster::fleet::Fleet;
 use crate::cluster::tasks::Tasks;
@@ -288,11 +289,10 @@ fn ids(raw: &[String]) -> Result<Vec<u64>> {
 }
 
 fn print_task(ctx: &Context, task: &Task, said: &str) -> Result<()> {
-    if ctx.json {
-        output::json(task)
-    } else {
-        output::line(format!("{said} task {}: {}", task.id(), task.subject()))
-    }
+    ctx.report(&WithLines {
+        json: task,
+        lines: vec![format!("{said} task {}: {}", task.id(), task.subject())],
+    })
 }
 
 fn add(ctx: &Context, args: AddArgs) -> Result<()> {
@@ -325,11 +325,10 @@ fn add(ctx: &Context, args: AddArgs) -> Result<()> {
         edit.set_blockers(id, &blockers)?;
         Ok(edit.task(id).cloned().expect("just created"))
     })?;
-    if ctx.json {
-        output::json(&task)
-    } else {
-        output::line(task.id().to_string())
-    }
+    ctx.report(&WithLines {
+        lines: vec![task.id().to_string()],
+        json: task,
+    })
 }
 
 fn list(ctx: &Context, args: ListArgs) -> Result<()> {
@@ -351,10 +350,25 @@ fn list(ctx: &Context, args: ListArgs) -> Result<()> {
         .filter(|t| args.owner.as_deref().is_none_or(|o| t.owner() == Some(o)))
         .filter(|t| !args.available || board.available(t))
         .collect();
-    if ctx.json {
-        return output::json(&shown);
+    ctx.report(&Listed {
+        shown: &shown,
+        board: &board,
+    })
+}
+
+/// The tasks of a board a listing shows.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct Listed<'a> {
+    shown: &'a [&'a Task],
+    #[serde(skip)]
+    board: &'a Board,
+}
+
+impl Report for Listed<'_> {
+    fn text(&self) -> Result<()> {
+        render::board_table(self.board, self.shown).print()
     }
-    render::board_table(&board, &shown).print()
 }
 
 fn show(ctx: &Context, raw: &str) -> Result<()> {
@@ -364,9 +378,6 @@ fn show(ctx: &Context, raw: &str) -> Result<()> {
     let Some(task) = board.tasks.get(&id) else {
         return Err(Refusal::NotFound.error(id));
     };
-    if ctx.json {
-        return output::json(task);
-    }
     let mut text = format!(
         "task {id}: {}\nstatus: {}\nowner: {}\nblocked by: {}\nblocks: {}",
         task.subject(),
@@ -379,7 +390,10 @@ fn show(ctx: &Context, raw: &str) -> Result<()> {
         text.push_str("\n\n");
         text.push_str(task.description());
     }
-    output::line(text)
+    ctx.report(&WithLines {
+        json: task,
+        lines: vec![text],
+    })
 }
 
 fn claim(ctx: &Context, args: ClaimArgs) -> Result<()> {
@@ -676,11 +690,11 @@ fn wait(ctx: &Context, args: WaitArgs) -> Result<()> {
             "the tasks are not all completed after {limit}s"
         )));
     };
-    if ctx.json {
-        return output::json(&tasks);
-    }
-    for task in &tasks {
-        output::line(format!("completed task {}: {}", task.id(), task.subject()))?;
-    }
-    Ok(())
+    ctx.report(&WithLines {
+        lines: tasks
+            .iter()
+            .map(|task| format!("completed task {}: {}", task.id(), task.subject()))
+            .collect(),
+        json: tasks,
+    })
 }

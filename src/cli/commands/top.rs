@@ -32,13 +32,17 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
-    if ctx.json || !dashboard::terminal_present() {
-        return Err(Error::usage(if ctx.json {
-            "swarm top is for a terminal and prints no JSON"
-        } else {
-            "swarm top needs a terminal: stdin or stdout is not one"
-        })
-        .with_hint("use `swarm status --json` for a snapshot, or `swarm watch --all --json` to follow messages"));
+    let refusal = |why: &str| {
+        Error::usage(why).with_hint(
+            "use `swarm status --json` for a snapshot, or `swarm watch --all --json` to follow messages",
+        )
+    };
+    ctx.printer()
+        .text_only(|| refusal("swarm top is for a terminal and prints no JSON"))?;
+    if !dashboard::terminal_present() {
+        return Err(refusal(
+            "swarm top needs a terminal: stdin or stdout is not one",
+        ));
     }
     let team = ctx.team_or(args.team.as_deref())?;
     let who = dashboard::Who {

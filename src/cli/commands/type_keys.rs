@@ -2,12 +2,12 @@
 //! then Enter (`--no-enter` leaves it out). Any bytes are safe: they reach tmux through a buffer
 //! on its stdin, never as an argument it could read as a key name or an option.
 
-use serde_json::json;
+use serde::Serialize;
 
 use crate::cli::args;
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::output::Report;
 use crate::error::{Error, Result};
 use crate::launch::tmux::Tmux;
 use crate::member::pane::{self as member_pane, Found};
@@ -67,15 +67,27 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     }
     let buffer = format!("swarm-type-{}", std::process::id());
     tmux.type_keys(pane, &buffer, &keys, !args.no_enter)?;
-    if ctx.json {
-        return output::json(&json!({
-            "name": member.name,
-            "pane": pane,
-            "bytes": keys.len(),
-            "enter": !args.no_enter,
-        }));
+    ctx.report(&Typed {
+        name: &member.name,
+        pane,
+        bytes: keys.len(),
+        enter: !args.no_enter,
+    })
+}
+
+/// The keys typed into a member's pane: only `--json` says anything.
+#[derive(Serialize)]
+struct Typed<'a> {
+    name: &'a str,
+    pane: &'a str,
+    bytes: usize,
+    enter: bool,
+}
+
+impl Report for Typed<'_> {
+    fn text(&self) -> Result<()> {
+        Ok(())
     }
-    Ok(())
 }
 
 /// The keys on stdin, as bytes: at most the size of a message.

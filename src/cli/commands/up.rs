@@ -3,17 +3,18 @@
 //! `swarm spawn` opens.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::base::clock;
 use crate::base::text::count;
 use crate::cli::args::parse_duration;
 use crate::cli::context::Context;
-use crate::cli::output;
-use crate::cli::render;
+use crate::cli::output::{self, Report, WithLine, WithLines};
+use crate::cli::render::{self, Ending, Setting, Tagged};
 use crate::cluster::fleet::Fleet;
 use crate::cluster::spread::Spread;
 use crate::error::{Error, ErrorKind, Result};
@@ -27,7 +28,7 @@ use crate::launch::panes::{self, Destination, PaneEnvironment};
 use crate::launch::prepare::{self, PanePlan, Prepared};
 use crate::launch::rerun;
 use crate::launch::tasks;
-use crate::launch::teamfile::TeamFile;
+use crate::launch::teamfile::{TaskSpec, TeamFile};
 use crate::launch::worktree;
 use crate::member::ending;
 use crate::member::liveness::{self, Awaited, Event, Observed};
@@ -36,7 +37,7 @@ use crate::member::stop;
 use crate::member::supervisor;
 use crate::member::verify::Judges;
 use crate::store::follow::{Follower, Scope};
-use crate::store::tasks::TaskList;
+use crate::store::tasks::{Board, TaskList};
 use crate::store::team::Team;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
@@ -200,74 +201,67 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         .as_ref()
         .map(|placement| destination.tmux.attach_command(&placement.session));
 
-    if ctx.json {
-        let mut placed = serde_json::Map::new();
-        // With --wait the output is a stream of events, each one line.
-        if args.wait {
-            placed.insert("event".into(), json!("up"));
-        }
-        placed.insert("team".into(), json!(team.name()));
-        placed.insert(
-            "session".into(),
-            json!(placement.as_ref().map(|p| &p.session)),
-        );
-        placed.insert(
-            "window".into(),
-            json!(placement.as_ref().map(|p| &p.window)),
-        );
-        placed.insert(
-            "socket".into(),
-            json!(placement.as_ref().map(|p| &p.socket)),
-        );
-        let members: Vec<&String> = prepared
-            .panes
-            .iter()
-            .map(|p| &p.name)
-            .chain(elsewhere.iter().flat_map(|(_, names)| names))
-            .collect();
-        placed.insert("members".into(), json!(members));
-        placed.insert("attach".into(), json!(attach));
-        if args.wait {
-            output::json_line(&placed)?;
-        } else {
-            output::json(&placed)?;
-        }
-    } else if placement.is_none() && members_elsewhere > 0 {
-        output::line(format!(
+    let mut lines = Vec::new();
+    if placement.is_none() && members_elsewhere > 0 {
+        lines.push(format!(
             "team {} is up, its members on other hosts",
             team.name()
-        ))?;
+        ));
     } else if let (Some(placement), Some(attach)) = (&placement, &attach) {
-        output::line(format!(
+        lines.push(format!(
             "team {} is up: {} in window {} of session {}",
             team.name(),
             count(prepared.panes.len(), "pane", "panes"),
             placement.window,
             placement.session
-        ))?;
+        ));
         if !destination.inside {
-            output::line(format!("attach with: {}", attach.join(" ")))?;
+            lines.push(format!("attach with: {}", attach.join(" ")));
         }
-        output::line(format!(
+        lines.push(format!(
             "follow it with: swarm status {} · swarm watch --all --team {}",
             team.name(),
             team.name()
-        ))?;
+        ));
     } else {
-        output::line(format!(
+        lines.push(format!(
             "team {} is up with nothing to run yet: its lead has no command and it has no members",
             team.name()
-        ))?;
-        output::line(format!(
+        ));
+        lines.push(format!(
             "add one with: swarm spawn --team {} NAME -- PROGRAM ARGS…",
             team.name()
-        ))?;
+        ));
     }
-
-    if !ctx.json {
-        for (host, names) in &elsewhere {
-            output::line(format!("on host {host}: {}", names.join(", ")))?;
-        }
+    lines.extend(
+        elsewhere
+            .iter()
+            .map(|(host, names)| format!("on host {host}: {}", names.join(", "))),
+    );
+    let up = WithLines {
+        json: TeamUp {
+            team: team.name(),
+            session: placement.as_ref().map(|p| p.session.as_str()),
+            window: placement.as_ref().map(|p| p.window.as_str()),
+            socket: placement.as_ref().map(|p| p.socket.as_path()),
+            members: prepared
+                .panes
+                .iter()
+                .map(|p| &p.name)
+                .chain(elsewhere.iter().flat_map(|(_, names)| names))
+                .collect(),
+            attach: attach.as_deref(),
+        },
+        lines,
+    };
+    // With --wait the output is a stream of events, each one line.
+    if args.wait {
+        ctx.event(&Tagged {
+            event: "up",
+            fields: up,
+        })?;
+    } else {
+        ctx.report(&up)?;
     }
     if !stopped.is_empty() && !args.wait {
         return Err(Error::runtime(format!(
@@ -297,6 +291,17 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     Ok(())
 }
 
+/// The team placed: where its panes are, its members, and how to attach.
+#[derive(Serialize)]
+struct TeamUp<'a> {
+    team: &'a str,
+    session: Option<&'a str>,
+    window: Option<&'a str>,
+    socket: Option<&'a Path>,
+    members: Vec<&'a String>,
+    attach: Option<&'a [String]>,
+}
+
 /// From now on Ctrl-C ends the waiting, not the team: it runs on in tmux, as after `up` without
 /// `--wait`, and stderr says so and how to stop it (docs/ARCHITECTURE.md, "Launching"). A thread
 /// of its own waits for the signal, so the wait itself needs no change.
@@ -315,10 +320,10 @@ fn on_interrupt_leave_running(ctx: &Context, team: &str) -> Result<()> {
             "`swarm down {team}` stops it; `swarm top {team}` or `swarm wait --all --team {team}` \
              follows it"
         ));
-    let json = ctx.json;
+    let printer = ctx.printer();
     std::thread::spawn(move || {
         runtime.block_on(interrupt.recv());
-        crate::cli::report(&said, json);
+        printer.error(&said);
         std::process::exit(i32::from(crate::error::INTERRUPTED));
     });
     Ok(())
@@ -403,89 +408,125 @@ fn print_plans(
             .member(&plan.name)
             .map(render::settings)
             .unwrap_or_default();
-        (Foreseen::of(plan, &pane_env), settings)
+        DryRunPane::of(plan, &pane_env, settings)
     });
-    if ctx.json {
-        let panes: Vec<Value> = panes
-            .map(|(pane, settings)| {
-                let env: serde_json::Map<String, Value> = pane
-                    .vars
-                    .iter()
-                    .map(|(name, value)| (name.clone(), json!(value)))
-                    .collect();
-                json!({
-                    "name": pane.plan.name,
-                    "argv": pane.plan.argv,
-                    "env": env,
-                    "withheld": pane.withheld,
-                    "cwd": pane.plan.cwd,
-                    "settings": render::settings_object(&settings),
-                })
-            })
-            .collect();
-        let mut out = json!({
-            "team": team, "environmentFrom": pane_env.source, "panes": panes,
-        });
-        if !file.tasks.is_empty() {
-            out["tasks"] = file
-                .tasks
-                .iter()
-                .map(|t| {
-                    json!({"key": t.key, "subject": t.subject, "description": t.description,
-                        "blocked_by": t.blocked_by, "owner": t.owner})
-                })
-                .collect();
+    ctx.report(&DryRun {
+        team,
+        environment_from: &pane_env.source,
+        panes: panes.collect(),
+        tasks: (!file.tasks.is_empty()).then(|| file.tasks.iter().map(DryRunTask::of).collect()),
+    })
+}
+
+/// What `up --dry-run` would start: every pane, and the tasks it would put on the board.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DryRun<'a> {
+    team: &'a str,
+    environment_from: &'a str,
+    panes: Vec<DryRunPane<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tasks: Option<Vec<DryRunTask<'a>>>,
+}
+
+/// A `[[task]]` of the team file, as `--dry-run` shows it (its keys as the file spells them).
+#[derive(Serialize)]
+struct DryRunTask<'a> {
+    key: &'a str,
+    subject: &'a str,
+    description: &'a str,
+    blocked_by: &'a [String],
+    owner: Option<&'a str>,
+}
+
+impl<'a> DryRunTask<'a> {
+    fn of(task: &'a TaskSpec) -> Self {
+        Self {
+            key: &task.key,
+            subject: &task.subject,
+            description: &task.description,
+            blocked_by: &task.blocked_by,
+            owner: task.owner.as_deref(),
         }
-        return output::json(&out);
     }
-    output::line(format!(
-        "environment from {}; values of secret-looking names masked",
-        pane_env.source
-    ))?;
-    for (pane, settings) in panes {
-        output::line(format!("{}:", pane.plan.name))?;
+}
+
+impl Report for DryRun<'_> {
+    fn text(&self) -> Result<()> {
         output::line(format!(
-            "  {:<12}  {}",
-            "argv",
-            render::shell_words(&pane.plan.argv)
+            "environment from {}; values of secret-looking names masked",
+            self.environment_from
         ))?;
-        for (name, value) in &pane.vars {
-            output::line(format!("  {:<12}  {name}={value}", "env"))?;
+        for pane in &self.panes {
+            output::line(format!("{}:", pane.plan.name))?;
+            output::line(format!(
+                "  {:<12}  {}",
+                "argv",
+                render::shell_words(&pane.plan.argv)
+            ))?;
+            for (name, value) in &pane.vars {
+                output::line(format!("  {:<12}  {name}={value}", "env"))?;
+            }
+            for name in &pane.withheld {
+                output::line(format!("  {:<12}  {name}", "drop"))?;
+            }
+            for setting in &pane.settings {
+                output::line(format!("  {:<12}  {}", setting.label, setting.text))?;
+            }
         }
-        for name in &pane.withheld {
-            output::line(format!("  {:<12}  {name}", "drop"))?;
+        let tasks = self.tasks.as_deref().unwrap_or_default();
+        if !tasks.is_empty() {
+            output::line("tasks (made unless the board has tasks from this file):")?;
         }
-        for setting in settings {
-            output::line(format!("  {:<12}  {}", setting.label, setting.text))?;
+        for task in tasks {
+            let mut line = format!("  {:<12}  {}", task.key, task.subject);
+            if !task.blocked_by.is_empty() {
+                let _ = write!(line, "  (blocked by {})", task.blocked_by.join(", "));
+            }
+            if let Some(owner) = &task.owner {
+                let _ = write!(line, "  (owner {owner})");
+            }
+            output::line(line)?;
         }
+        Ok(())
     }
-    if !file.tasks.is_empty() {
-        output::line("tasks (made unless the board has tasks from this file):")?;
-    }
-    for task in &file.tasks {
-        let mut line = format!("  {:<12}  {}", task.key, task.subject);
-        if !task.blocked_by.is_empty() {
-            let _ = write!(line, "  (blocked by {})", task.blocked_by.join(", "));
-        }
-        if let Some(owner) = &task.owner {
-            let _ = write!(line, "  (owner {owner})");
-        }
-        output::line(line)?;
-    }
-    Ok(())
 }
 
 /// One pane as `--dry-run` shows it.
-struct Foreseen<'a> {
+struct DryRunPane<'a> {
     plan: &'a PanePlan,
     /// Every variable its program will get, each value as [`secrets::shown`] shows it.
     vars: Vec<(String, String)>,
     /// Inherited names its rules withhold.
     withheld: Vec<String>,
+    /// Every setting its member runs with.
+    settings: Vec<Setting>,
 }
 
-impl<'a> Foreseen<'a> {
-    fn of(plan: &'a PanePlan, pane_env: &PaneEnvironment) -> Self {
+impl Serialize for DryRunPane<'_> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let env: serde_json::Map<String, Value> = self
+            .vars
+            .iter()
+            .map(|(name, value)| (name.clone(), json!(value)))
+            .collect();
+        let mut map = serializer.serialize_map(Some(6))?;
+        map.serialize_entry("name", &self.plan.name)?;
+        map.serialize_entry("argv", &self.plan.argv)?;
+        map.serialize_entry("env", &env)?;
+        map.serialize_entry("withheld", &self.withheld)?;
+        map.serialize_entry("cwd", &self.plan.cwd)?;
+        map.serialize_entry("settings", &render::settings_object(&self.settings))?;
+        map.end()
+    }
+}
+
+impl<'a> DryRunPane<'a> {
+    fn of(plan: &'a PanePlan, pane_env: &PaneEnvironment, settings: Vec<Setting>) -> Self {
         let env = supervisor::foreseen_env(plan, pane_env);
         let vars = env
             .vars
@@ -505,6 +546,7 @@ impl<'a> Foreseen<'a> {
             plan,
             vars,
             withheld,
+            settings,
         }
     }
 }
@@ -519,23 +561,38 @@ fn print_board(ctx: &Context, team: &Team) -> Result<bool> {
         return Ok(true);
     }
     let open = shown.iter().filter(|t| t.is_open()).count();
-    if ctx.json {
-        let mut fields = serde_json::Map::new();
-        fields.insert("tasks".to_owned(), json!(shown));
-        fields.insert("open".to_owned(), json!(open));
-        output::json_line(&render::event("board", fields))?;
-    } else {
-        output::line(if open == 0 {
+    ctx.event(&Tagged {
+        event: "board",
+        fields: BoardAtEnd {
+            tasks: &shown,
+            open,
+            board: &board,
+        },
+    })?;
+    Ok(open == 0)
+}
+
+/// The team's board once its members have ended: its tasks, and how many are open.
+#[derive(Serialize)]
+struct BoardAtEnd<'a> {
+    tasks: &'a [&'a Task],
+    open: usize,
+    #[serde(skip)]
+    board: &'a Board,
+}
+
+impl Report for BoardAtEnd<'_> {
+    fn text(&self) -> Result<()> {
+        output::line(if self.open == 0 {
             "the board is done:".to_owned()
         } else {
             format!(
                 "the board is not done: {} open",
-                count(open, "task", "tasks")
+                count(self.open, "task", "tasks")
             )
         })?;
-        render::board_table(&board, &shown).print()?;
+        render::board_table(self.board, self.tasks).print()
     }
-    Ok(open == 0)
 }
 
 /// Waits for every member launched, those `swarm spawn` adds meanwhile too, printing the messages
@@ -572,29 +629,29 @@ fn wait_all(
                 {
                     Ok(())
                 }
-                Event::Arrived(arrival) if ctx.json => output::json_line(&render::json(
-                    &arrival.message,
-                    judges.judge(arrival),
-                    &[
-                        ("event", json!("message")),
-                        ("to", json!(arrival.addressee())),
-                    ],
-                )),
-                Event::Arrived(arrival) => output::line(render::arrival(
-                    &arrival.message,
-                    arrival.addressee(),
-                    judges.judge(arrival),
-                )),
+                Event::Arrived(arrival) => {
+                    let verdict = judges.judge(arrival);
+                    ctx.event(&WithLine {
+                        json: render::json(
+                            &arrival.message,
+                            verdict,
+                            &[
+                                ("event", json!("message")),
+                                ("to", json!(arrival.addressee())),
+                            ],
+                        ),
+                        line: render::arrival(&arrival.message, arrival.addressee(), verdict),
+                    })
+                }
                 Event::Ended(member, seen) => {
                     all_well &= liveness::ended_well(seen);
-                    if ctx.json {
-                        output::json_line(&render::event(
-                            "ended",
-                            render::ending(member, seen.label()),
-                        ))
-                    } else {
-                        output::line(liveness::ending_line(member, seen))
-                    }
+                    ctx.event(&Tagged {
+                        event: "ended",
+                        fields: WithLine {
+                            json: Ending::of(member, seen.label()),
+                            line: liveness::ending_line(member, seen),
+                        },
+                    })
                 }
             }
         },

@@ -11,8 +11,8 @@ use crate::base::clock;
 use crate::cli::args::parse_duration;
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output;
-use crate::cli::render;
+use crate::cli::output::WithLine;
+use crate::cli::render::Ending;
 use crate::error::{Error, ErrorKind, Result};
 use crate::member::liveness::{self, Awaited};
 use crate::policy::Whereabouts;
@@ -71,11 +71,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             deadline,
             |member, seen| {
                 all_well &= liveness::ended_well(seen);
-                if ctx.json {
-                    output::json_line(&render::ending(member, seen.label()))
-                } else {
-                    output::line(liveness::ending_line(member, seen))
-                }
+                ctx.event(&WithLine {
+                    json: Ending::of(member, seen.label()),
+                    line: liveness::ending_line(member, seen),
+                })
             },
         )?;
         if !left.is_empty() {
@@ -99,11 +98,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         deadline,
         |member, seen| {
             well = liveness::ended_well(seen);
-            if ctx.json {
-                output::json(&render::ending(member, seen.label()))
-            } else {
-                output::line(liveness::ending_line(member, seen))
-            }
+            ctx.report(&WithLine {
+                json: Ending::of(member, seen.label()),
+                line: liveness::ending_line(member, seen),
+            })
         },
     )?;
     if !left.is_empty() {

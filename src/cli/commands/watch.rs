@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output;
+use crate::cli::output::WithLine;
 use crate::cli::render;
 use crate::error::Result;
 use crate::format::signature::Verdict;
@@ -90,17 +90,12 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
 }
 
 fn show(ctx: &Context, arrival: &Arrival, verdict: Verdict) -> Result<()> {
-    if ctx.json {
-        output::json_line(&render::json(
+    ctx.event(&WithLine {
+        json: render::json(
             &arrival.message,
             verdict,
             &[("to", json!(arrival.addressee()))],
-        ))
-    } else {
-        output::line(render::arrival(
-            &arrival.message,
-            arrival.addressee(),
-            verdict,
-        ))
-    }
+        ),
+        line: render::arrival(&arrival.message, arrival.addressee(), verdict),
+    })
 }
