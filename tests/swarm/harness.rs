@@ -352,7 +352,11 @@ pub(crate) fn sandbox_processes(root: &Path) -> Vec<i32> {
         return Vec::new();
     };
     for entry in entries.filter_map(Result::ok) {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
             continue;
         };
         if pid == own {

@@ -449,7 +449,9 @@ command = {worker}
     );
 
     // Two run and hold their slots; the other two wait their turn.
-    eventually("w1 and w2 to run", || states()[..2] == ["running", "running"]);
+    eventually("w1 and w2 to run", || {
+        states()[..2] == ["running", "running"]
+    });
     assert_eq!(states(), ["running", "running", "queued", "queued"]);
 
     // A slot freed goes to the first in the file that waits.

@@ -233,7 +233,10 @@ command = ["sh", "-c", "trap '' HUP TERM; while :; do sleep 1; done"]
 
     drop(server);
     drop(sandbox);
-    let left: Vec<i64> = sandbox_processes(&root).into_iter().map(i64::from).collect();
+    let left: Vec<i64> = sandbox_processes(&root)
+        .into_iter()
+        .map(i64::from)
+        .collect();
     assert_eq!(processes_in(&left, &[]), Vec::<String>::new());
     assert!(!root.exists(), "{} is left", root.display());
 }
