@@ -41,7 +41,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         .with_hint("use `swarm status --json` for a snapshot, or `swarm watch --all --json` to follow messages"));
     }
     let team = ctx.team_or(args.team.as_deref())?;
-    let who = dashboard::Who {
+    let who = dashboard::ActingAs {
         whereabouts: ctx.whereabouts()?.clone(),
         asked: ctx.asked()?,
     };
