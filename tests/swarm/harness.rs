@@ -212,12 +212,25 @@ impl Sandbox {
     /// Puts a program of the test's own first on the sandbox's PATH: `script` (a `#!` line and
     /// what follows) as `<root>/shims/<program>`, the one folder of every shim of the sandbox.
     pub(crate) fn shim(&mut self, program: &str, script: &str) -> PathBuf {
-        use std::os::unix::fs::PermissionsExt;
         let dir = self.shims();
         fs::create_dir_all(&dir).unwrap();
         let file = dir.join(program);
-        fs::write(&file, script).unwrap();
-        fs::set_permissions(&file, fs::Permissions::from_mode(0o755)).unwrap();
+        // The program is written by a process of its own: a file this one held open for writing
+        // would be inherited, until its exec, by every child another test forks meanwhile, and
+        // running the program then fails with ETXTBSY ("Text file busy").
+        let source = self.root().join(format!("shim-{program}.src"));
+        fs::write(&source, script).unwrap();
+        let installed = Command::new("install")
+            .args(["-m", "755"])
+            .arg(&source)
+            .arg(&file)
+            .status()
+            .unwrap();
+        assert!(
+            installed.success(),
+            "cannot install shim {}",
+            file.display()
+        );
         let path = self.env_value("PATH").cloned().unwrap_or_default();
         if !std::env::split_paths(&path).any(|entry| entry == dir) {
             let path =
