@@ -144,6 +144,17 @@ impl Error {
         }
     }
 
+    /// [`Self::io`] on a path the user named (a team file, a plan, a program to run): one that
+    /// does not exist is not found (exit 3), any other failure a runtime one.
+    pub(crate) fn io_on_named(action: &str, path: &Path, err: io::Error) -> Self {
+        let kind = if err.kind() == io::ErrorKind::NotFound {
+            ErrorKind::NotFound
+        } else {
+            ErrorKind::Runtime
+        };
+        Self::io(action, path, err).with_kind(kind)
+    }
+
     /// An OS error with no single path involved (a pipe, a socket pair, a child process).
     /// A failure writing swarm's own output (stdout), the one error a closed pipe makes quiet.
     /// Nothing else becomes one: an io error has no conversion, so a `?` cannot turn a peer's or a

@@ -1,10 +1,12 @@
-//! The bottom layer: time, names, processes, text for terminals, which values are secret.
+//! The bottom layer: time, names, processes, blocking work off a runtime, text for terminals,
+//! which values are secret.
 //! Nothing here knows what a team is.
 
 pub(crate) mod clock;
 pub(crate) mod ids;
 pub(crate) mod names;
 pub(crate) mod process;
+pub(crate) mod runtime;
 pub(crate) mod screen;
 pub(crate) mod secrets;
 pub(crate) mod text;

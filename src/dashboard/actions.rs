@@ -16,7 +16,7 @@ use super::decisions::{Decision, Kind};
 
 /// Who the dashboard acts as: where it runs and the name it was asked to act as, if any.
 #[derive(Debug, Clone)]
-pub(crate) struct Who {
+pub(crate) struct ActingAs {
     pub(crate) whereabouts: Whereabouts,
     pub(crate) asked: Option<Asked>,
 }
@@ -43,7 +43,12 @@ pub(crate) enum Action {
 }
 
 /// Does `action` as `who`; returns what happened, in a line.
-pub(crate) fn perform(team: &Team, fleet: &Fleet, who: &Who, action: Action) -> Result<String> {
+pub(crate) fn perform(
+    team: &Team,
+    fleet: &Fleet,
+    who: &ActingAs,
+    action: Action,
+) -> Result<String> {
     let caller = |config: &_| Caller::resolve(config, &who.whereabouts, who.asked.as_ref());
     match action {
         Action::Send { to, text } => {
@@ -103,7 +108,7 @@ pub(crate) fn perform(team: &Team, fleet: &Fleet, who: &Who, action: Action) -> 
 fn deliver(
     team: &Team,
     fleet: &Fleet,
-    who: &Who,
+    who: &ActingAs,
     recipient: Recipient<'_>,
     text: &str,
 ) -> Result<String> {

@@ -26,7 +26,7 @@ use crate::store::tasks::TaskList;
 use crate::store::team::Team;
 use crate::store::watcher::AsyncWatcher;
 
-use super::actions::{self, Action, Who};
+use super::actions::{self, ActingAs, Action};
 use super::editor::Edit;
 use super::feed::Feed;
 use super::input::{self, Intent};
@@ -64,7 +64,7 @@ pub(crate) enum Exit {
 
 /// Runs the dashboard on `team` as `who` until the person quits; `fleet` reaches its members
 /// wherever they run.
-pub(crate) fn run(team: &Team, fleet: &Fleet, who: Who) -> Result<Exit> {
+pub(crate) fn run(team: &Team, fleet: &Fleet, who: ActingAs) -> Result<Exit> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -75,7 +75,7 @@ pub(crate) fn run(team: &Team, fleet: &Fleet, who: Who) -> Result<Exit> {
 struct App<'a> {
     team: &'a Team,
     fleet: &'a Fleet,
-    who: Who,
+    who: ActingAs,
     view: View,
     snapshot: Snapshot,
     feed: Feed,
@@ -86,7 +86,7 @@ struct App<'a> {
     trace: Option<PathBuf>,
 }
 
-async fn run_async(team: &Team, fleet: &Fleet, who: Who) -> Result<Exit> {
+async fn run_async(team: &Team, fleet: &Fleet, who: ActingAs) -> Result<Exit> {
     let config = team.load()?;
     // Everything said in the team so far first, then what arrives.
     let mut follower = Follower::start(team, &config, Scope::All, false)?.replaying_history();

@@ -27,6 +27,6 @@ mod snapshot;
 mod terminal;
 mod view;
 
-pub(crate) use actions::Who;
+pub(crate) use actions::ActingAs;
 pub(crate) use app::{Exit, run};
 pub(crate) use terminal::present as terminal_present;

@@ -314,16 +314,37 @@ impl TeamConfig {
     }
 
     pub(crate) fn member_mut(&mut self, name: &str) -> Option<&mut Member> {
-        let index = self
-            .members
+        let index = self.member_index(name)?;
+        self.members.get_mut(index)
+    }
+
+    fn member_index(&self, name: &str) -> Option<usize> {
+        self.members
             .iter()
             .position(|m| m.name == name)
             .or_else(|| {
                 self.members
                     .iter()
                     .position(|m| path_component(&m.name) == name)
-            })?;
-        self.members.get_mut(index)
+            })
+    }
+
+    /// Where in `members` member `name` is, for one that was a member when its caller began (its
+    /// supervisor, its ending) and may have been removed since: then "NAME is no longer a member
+    /// of team T", not found.
+    pub(crate) fn remaining_member_index(&self, name: &str) -> Result<usize> {
+        self.member_index(name).ok_or_else(|| {
+            Error::not_found(format!(
+                "{name} is no longer a member of team {}",
+                self.name
+            ))
+        })
+    }
+
+    /// [`Self::remaining_member_index`]'s member, to change.
+    pub(crate) fn remaining_member_mut(&mut self, name: &str) -> Result<&mut Member> {
+        let index = self.remaining_member_index(name)?;
+        Ok(&mut self.members[index])
     }
 
     /// A member, or a "not found" error that lists the roster: the one way every command checks

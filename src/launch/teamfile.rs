@@ -743,14 +743,8 @@ fn log_max(size: Option<Size>, key: &str, who: &str, source: Source<'_>) -> Resu
 
 impl TeamFile {
     pub(crate) fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|err| {
-            let kind = if err.kind() == std::io::ErrorKind::NotFound {
-                crate::error::ErrorKind::NotFound
-            } else {
-                crate::error::ErrorKind::Runtime
-            };
-            Error::io("read team file", path, err).with_kind(kind)
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|err| Error::io_on_named("read team file", path, err))?;
         let path = absolute(path)?;
         let here =
             std::env::current_dir().map_err(|err| Error::os("find the current directory", err))?;

@@ -12,7 +12,7 @@ use std::process::ExitStatus;
 use std::time::Duration;
 
 use crate::base::{clock, ids};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::config::{Member, State, TeamConfig};
 use crate::format::message::InboxMessage;
 use crate::format::structured::{Structured, TaskNotification, TaskStatus};
@@ -114,9 +114,10 @@ impl Ending {
     }
 }
 
-/// Who hears of a member's end, read from config.json as it was recorded.
+/// Who hears of a member's end, and what its notice says of it, read from config.json as it was
+/// recorded.
 #[derive(Debug, Clone)]
-struct Told {
+struct EndingNoticeFacts {
     /// The lead, unless the member is the lead.
     lead: Option<String>,
     /// The member's task id, made of its own name ([`rules::task_id`]).
@@ -137,10 +138,8 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
         |config| {
             let lead = config.lead_name().to_owned();
             let team_name = config.name.clone();
-            let member = config.member_mut(name).ok_or_else(|| {
-                Error::not_found(format!("{name} is no longer a member of team {team_name}"))
-            })?;
-            let told = Told::of(member, &team_name, &lead);
+            let member = config.remaining_member_mut(name)?;
+            let told = EndingNoticeFacts::of(member, &team_name, &lead);
             let to = told.lead.clone();
             if member.state.is_some_and(State::is_final) {
                 // Recorded already. A notice lost to a crash, or to another tool's deleting it
@@ -190,7 +189,7 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
     Ok(notice)
 }
 
-impl Told {
+impl EndingNoticeFacts {
     /// What the ending of `member` of team `team` led by `lead` tells, and whom.
     fn of(member: &Member, team: &str, lead: &str) -> Self {
         Self {
@@ -226,7 +225,7 @@ pub(crate) fn finish_releases(
     let mut released = Vec::new();
     for name in list.holders(&ended)? {
         let member = config.member(name).expect("one of the roster's");
-        let told = Told::of(member, &config.name, config.lead_name());
+        let told = EndingNoticeFacts::of(member, &config.name, config.lead_name());
         let tasks = release_tasks(team, name, &told)?;
         if !tasks.is_empty() {
             tracing::info!(
@@ -249,7 +248,7 @@ pub(crate) fn finish_releases(
 /// [`finish_releases`]) releases them and finds the message already sent (its id is derived from
 /// the ending and the tasks). Under those locks, config.json must still show this ending: a member
 /// that runs again meanwhile keeps what it holds.
-fn release_tasks(team: &Team, name: &str, told: &Told) -> Result<Vec<Task>> {
+fn release_tasks(team: &Team, name: &str, told: &EndingNoticeFacts) -> Result<Vec<Task>> {
     let list = TaskList::new(team.home(), team.name());
     list.release_owned(name, |tasks| {
         let still_ended = team.load()?.member(name).is_some_and(|m| {
@@ -350,7 +349,7 @@ pub(crate) fn summary(name: &str, ending: &Ending, duration: Duration) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorKind;
+    use crate::error::{Error, ErrorKind};
     use crate::member::reach::Alone;
     use crate::store::team::fixture;
 
@@ -619,7 +618,7 @@ mod tests {
         let ending = Ending::from_status(exited(0), None);
         // A crash after the message, before the task was written: the release fails here.
         let lead = team.mailbox("team-lead");
-        let told = Told {
+        let told = EndingNoticeFacts {
             lead: Some("team-lead".into()),
             task_id: "bob@t".into(),
             started_at: Some(1_000),

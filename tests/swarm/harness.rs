@@ -35,9 +35,12 @@ pub(crate) fn bin() -> &'static str {
 /// 2026-01-01T00:00:00Z: invocation n of a [`Sandbox::deterministic`] runs at this time + n s.
 pub(crate) const FIXED_EPOCH_MS: u64 = 1_767_225_600_000;
 
-/// An isolated directory with a swarm home in it.
+/// An isolated directory with a swarm home in it. Dropped, it kills every process of its own
+/// ([`sandbox_processes`]) before it removes the directory, so nothing still running writes there
+/// again, and a directory it cannot remove fails the test.
 pub(crate) struct Sandbox {
-    dir: TempDir,
+    /// `None` only while it is dropped.
+    dir: Option<TempDir>,
     env: BTreeMap<String, OsString>,
     /// Invocations so far, counted only in a deterministic sandbox.
     invocations: Option<AtomicU64>,
@@ -49,10 +52,9 @@ impl Sandbox {
     /// at [`FIXED_EPOCH_MS`] + n seconds with seed n, so its output is the same on every run and
     /// no two invocations share an id. Processes swarm starts (panes, members) get neither.
     pub(crate) fn deterministic() -> Self {
-        Self {
-            invocations: Some(AtomicU64::new(0)),
-            ..Self::new()
-        }
+        let mut sandbox = Self::new();
+        sandbox.invocations = Some(AtomicU64::new(0));
+        sandbox
     }
 
     pub(crate) fn new() -> Self {
@@ -84,14 +86,14 @@ impl Sandbox {
         env.insert("LANG".to_owned(), "C.UTF-8".into());
         env.insert("TERM".to_owned(), "xterm-256color".into());
         Self {
-            dir,
+            dir: Some(dir),
             env,
             invocations: None,
         }
     }
 
     pub(crate) fn root(&self) -> &Path {
-        self.dir.path()
+        self.dir.as_ref().expect("a sandbox being dropped").path()
     }
 
     /// The swarm home its commands use: `<root>/home`, unless a test set `SWARM_HOME`.
@@ -210,12 +212,25 @@ impl Sandbox {
     /// Puts a program of the test's own first on the sandbox's PATH: `script` (a `#!` line and
     /// what follows) as `<root>/shims/<program>`, the one folder of every shim of the sandbox.
     pub(crate) fn shim(&mut self, program: &str, script: &str) -> PathBuf {
-        use std::os::unix::fs::PermissionsExt;
         let dir = self.shims();
         fs::create_dir_all(&dir).unwrap();
         let file = dir.join(program);
-        fs::write(&file, script).unwrap();
-        fs::set_permissions(&file, fs::Permissions::from_mode(0o755)).unwrap();
+        // The program is written by a process of its own: a file this one held open for writing
+        // would be inherited, until its exec, by every child another test forks meanwhile, and
+        // running the program then fails with ETXTBSY ("Text file busy").
+        let source = self.root().join(format!("shim-{program}.src"));
+        fs::write(&source, script).unwrap();
+        let installed = Command::new("install")
+            .args(["-m", "755"])
+            .arg(&source)
+            .arg(&file)
+            .status()
+            .unwrap();
+        assert!(
+            installed.success(),
+            "cannot install shim {}",
+            file.display()
+        );
         let path = self.env_value("PATH").cloned().unwrap_or_default();
         if !std::env::split_paths(&path).any(|entry| entry == dir) {
             let path =
@@ -287,6 +302,127 @@ impl Sandbox {
         let file = self.write(&format!("{name}.toml"), toml);
         self.swarm().args(["init"]).arg(file).run().success();
     }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let Some(dir) = self.dir.take() else { return };
+        let root = dir.path().to_owned();
+        let ended = end_sandbox_processes(&root);
+        let removed = dir.close();
+        let trouble = match (ended, removed) {
+            (Ok(()), Ok(())) => return,
+            (Err(left), _) => format!(
+                "sandbox {}: processes still running: {left:?}",
+                root.display()
+            ),
+            (Ok(()), Err(err)) => format!("cannot remove sandbox {}: {err}", root.display()),
+        };
+        if thread::panicking() {
+            eprintln!("{trouble}");
+        } else {
+            panic!("{trouble}");
+        }
+    }
+}
+
+/// SIGKILLs every process of the sandbox at `root` until none is left, the tmux servers among
+/// them: what still runs when a test ends (a supervisor ending its member after its pane closed,
+/// a lingering signing agent) would otherwise write into the directory after it was removed.
+/// Gives back those still there after [`PATIENCE`].
+fn end_sandbox_processes(root: &Path) -> Result<(), Vec<i32>> {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let left = sandbox_processes(root);
+        if left.is_empty() {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(left);
+        }
+        for pid in left {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The live processes of the sandbox at `root`, this one aside: every process with a variable, its
+/// working directory or an argument in the sandbox (its programs inherit `HOME`, `SWARM_HOME` and
+/// `XDG_RUNTIME_DIR` from the sandbox), and every process in the session or group such a process
+/// leads (a pane's program that cleared its environment and left the directory).
+pub(crate) fn sandbox_processes(root: &Path) -> Vec<i32> {
+    let own = nix::unistd::getpid().as_raw();
+    let own_ids = ids_of(own).map_or((own, own), |(_, group, session)| (group, session));
+    let root = root.to_string_lossy().into_owned();
+    let under = format!("{root}/");
+    let inside = |text: &str| text == root || text.contains(&under);
+    let mut live: Vec<(i32, i32, i32, bool)> = Vec::new();
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if pid == own {
+            continue;
+        }
+        let Some((state, group, session)) = ids_of(pid) else {
+            continue;
+        };
+        if matches!(state, 'Z' | 'X') {
+            continue;
+        }
+        let proc = entry.path();
+        let strings = |file: &str| {
+            fs::read(proc.join(file))
+                .map(|bytes| {
+                    bytes
+                        .split(|b| *b == 0)
+                        .map(|s| String::from_utf8_lossy(s).into_owned())
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        };
+        let of_sandbox = strings("environ")
+            .iter()
+            .any(|var| var.split_once('=').is_some_and(|(_, value)| inside(value)))
+            || fs::read_link(proc.join("cwd")).is_ok_and(|cwd| inside(&cwd.to_string_lossy()))
+            || strings("cmdline").iter().any(|arg| inside(arg));
+        live.push((pid, group, session, of_sandbox));
+    }
+    let leaders: Vec<i32> = live
+        .iter()
+        .filter(|(pid, group, session, of)| *of && (pid == group || pid == session))
+        .map(|(pid, ..)| *pid)
+        .filter(|pid| *pid != own_ids.0 && *pid != own_ids.1)
+        .collect();
+    live.iter()
+        .filter(|(_, group, session, of)| {
+            *of || leaders.contains(group) || leaders.contains(session)
+        })
+        .map(|(pid, ..)| *pid)
+        .collect()
+}
+
+/// A process's state, process group and session, from `/proc/<pid>/stat`.
+fn ids_of(pid: i32) -> Option<(char, i32, i32)> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name in parentheses may hold spaces and parentheses: fields follow the last ')'.
+    let mut fields = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let _parent = fields.next()?;
+    let group = fields.next()?.parse().ok()?;
+    let session = fields.next()?.parse().ok()?;
+    Some((state, group, session))
 }
 
 /// A fluent builder for one run of the binary.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use serde_json::Value;
 
-use crate::harness::{PATIENCE, Sandbox, Team, eventually, processes_in, state};
+use crate::harness::{Sandbox, Team, eventually, processes_in, state};
 
 /// The task_notification the lead received about `name`.
 fn notices(sandbox: &Sandbox, team: &str, name: &str) -> Vec<Value> {
@@ -411,12 +411,19 @@ fn max_concurrent_queues_members_in_file_order() {
     let slots = sandbox.root().join("slots");
     fs::create_dir_all(&slots).unwrap();
     let violation = sandbox.root().join("violation");
-    let worker = |secs: &str| {
-        format!(
-            "[\"sh\", \"-c\", \"mkdir {slots}/$SWARM_AGENT; [ $(ls {slots} | wc -l) -le 2 ] || touch {violation}; sleep {secs}; rmdir {slots}/$SWARM_AGENT\"]",
-            slots = slots.display(),
-            violation = violation.display()
-        )
+    // Each worker holds its slot until the test creates `<root>/go-<name>`.
+    let worker = format!(
+        "[\"sh\", \"-c\", \"mkdir {slots}/$SWARM_AGENT; [ $(ls {slots} | wc -l) -le 2 ] || touch {violation}; while [ ! -e {root}/go-$SWARM_AGENT ]; do sleep 0.05; done; rmdir {slots}/$SWARM_AGENT\"]",
+        slots = slots.display(),
+        violation = violation.display(),
+        root = sandbox.root().display()
+    );
+    let release = |name: &str| fs::write(sandbox.root().join(format!("go-{name}")), "").unwrap();
+    let states = || -> Vec<String> {
+        ["w1", "w2", "w3", "w4"]
+            .iter()
+            .map(|name| state(&sandbox, "q", name))
+            .collect()
     };
     // No lead command: the team is driven from this test, as a script would.
     let _team = Team::up(
@@ -427,56 +434,38 @@ name = "q"
 max_concurrent = 2
 [[member]]
 name = "w1"
-command = {}
+command = {worker}
 [[member]]
 name = "w2"
-command = {}
+command = {worker}
 [[member]]
 name = "w3"
-command = {}
+command = {worker}
 [[member]]
 name = "w4"
-command = {}
-"#,
-            worker("0.5"),
-            worker("3"),
-            worker("0.5"),
-            worker("0.5"),
+command = {worker}
+"#
         ),
     );
-    let names = ["w1", "w2", "w3", "w4"];
-    let mut saw_queued = false;
-    let deadline = std::time::Instant::now() + PATIENCE;
-    loop {
-        let status = sandbox
-            .swarm()
-            .args(["status", "q", "--json"])
-            .run()
-            .success()
-            .json();
-        let states: Vec<String> = status["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|m| m["name"] != "team-lead")
-            .map(|m| m["state"].as_str().unwrap().to_owned())
-            .collect();
-        let running = states
-            .iter()
-            .filter(|s| *s == "running" || *s == "starting")
-            .count();
-        assert!(running <= 2, "more than 2 running: {states:?}");
-        saw_queued |= states.iter().any(|s| s == "queued");
-        if states.iter().all(|s| s == "exited") {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "not all finished: {states:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(saw_queued, "some member should have been seen queued");
+
+    // Two run and hold their slots; the other two wait their turn.
+    eventually("w1 and w2 to run", || {
+        states()[..2] == ["running", "running"]
+    });
+    assert_eq!(states(), ["running", "running", "queued", "queued"]);
+
+    // A slot freed goes to the first in the file that waits.
+    release("w1");
+    eventually("w3 to run after w1", || states()[2] == "running");
+    assert_eq!(states()[1..], ["running", "running", "queued"]);
+
+    release("w2");
+    eventually("w4 to run after w2", || states()[3] == "running");
+    release("w3");
+    release("w4");
+    eventually("every worker to finish", || {
+        states().iter().all(|state| state == "exited")
+    });
     assert!(!violation.exists(), "a member saw more than 2 running");
     let started = |name: &str| sandbox.member("q", name)["startedAt"].as_u64().unwrap();
     let ended = |name: &str| sandbox.member("q", name)["endedAt"].as_u64().unwrap();
@@ -485,7 +474,7 @@ command = {}
         started("w3") < started("w4"),
         "queued members start in file order"
     );
-    for name in names {
+    for name in ["w1", "w2", "w3", "w4"] {
         assert_eq!(notice(&sandbox, "q", name)["status"], "completed");
     }
 }

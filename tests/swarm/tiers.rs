@@ -3,7 +3,9 @@
 
 use std::process::{Command, Output};
 
-use crate::harness::{Sandbox, Team, eventually, processes_in, repo, state};
+use crate::harness::{
+    self, Sandbox, Team, TmuxServer, eventually, processes_in, repo, sandbox_processes, state,
+};
 
 /// A test that needs something a machine may lack, and what it needs on this one.
 const NEEDY: [&str; 3] = [
@@ -200,4 +202,41 @@ command = ["sh", "-c", "sleep 1000 & sleep 1000"]
             assert_eq!(state(&sandbox, name, member), "killed", "{name}: {member}");
         }
     }
+}
+
+/// A finished sandbox leaves nothing behind: its directory is gone and no process of it runs, so
+/// nothing writes there again, not even a supervisor still ending its member when the test ends.
+#[test]
+fn a_finished_sandbox_leaves_no_directory_and_no_process() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.root().to_owned();
+    let server = TmuxServer::start(&sandbox);
+    // The member ignores the hangup and the termination that end it when its server is killed, so
+    // its supervisor is still at work when the sandbox goes.
+    harness::up(
+        &sandbox,
+        &server,
+        "t",
+        r#"
+name = "t"
+[lead]
+command = ["sleep", "1000"]
+[[member]]
+name = "stubborn"
+command = ["sh", "-c", "trap '' HUP TERM; while :; do sleep 1; done"]
+"#,
+    );
+    eventually("the member to run", || {
+        state(&sandbox, "t", "stubborn") == "running"
+    });
+    assert!(!sandbox_processes(&root).is_empty());
+
+    drop(server);
+    drop(sandbox);
+    let left: Vec<i64> = sandbox_processes(&root)
+        .into_iter()
+        .map(i64::from)
+        .collect();
+    assert_eq!(processes_in(&left, &[]), Vec::<String>::new());
+    assert!(!root.exists(), "{} is left", root.display());
 }

@@ -45,7 +45,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         ));
     }
     let team = ctx.team_or(args.team.as_deref())?;
-    let who = dashboard::Who {
+    let who = dashboard::ActingAs {
         whereabouts: ctx.whereabouts()?.clone(),
         asked: ctx.asked()?,
     };

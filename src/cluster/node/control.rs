@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 
+use crate::base::runtime::OffRuntime;
 use crate::cluster::control::{
     Answer, DOWN, DownReply, DownRequest, FOLLOW_HOLD, LOG, LOG_TAIL_MAX, LogReply, LogRequest,
     SIGN, START, STOP, StartReply, StartRequest, StopReply, StopRequest,

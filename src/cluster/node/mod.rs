@@ -24,6 +24,7 @@ use tokio::task::JoinSet;
 use crate::base::clock;
 use crate::base::names::Name;
 use crate::base::process;
+use crate::base::runtime::OffRuntime;
 use crate::cluster::connection::{self, Connection};
 use crate::cluster::node::shared::Node;
 use crate::cluster::settings::Settings;

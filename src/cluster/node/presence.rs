@@ -14,6 +14,7 @@ use futures_util::StreamExt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::runtime::OffRuntime;
 use crate::base::{clock, ids};
 use crate::cluster::node::shared::Node;
 use crate::cluster::roster;

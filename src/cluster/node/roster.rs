@@ -10,6 +10,7 @@ use std::sync::Arc;
 use async_nats::jetstream::kv;
 use futures_util::StreamExt;
 
+use crate::base::runtime::OffRuntime;
 use crate::cluster::node::shared::Node;
 use crate::cluster::node::teams::{self, Clustered};
 use crate::cluster::roster;

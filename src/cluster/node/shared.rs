@@ -2,9 +2,6 @@
 //! of its own, so each service (`node/<service>.rs`) can take it without importing `node/mod.rs`,
 //! which starts them.
 
-use std::future::Future;
-use std::sync::Arc;
-
 use async_nats::jetstream;
 use tokio::sync::watch;
 
@@ -23,24 +20,4 @@ pub(crate) struct Node {
     pub(crate) connected: watch::Receiver<bool>,
     /// The tmux server members started here go on (`--socket`); the default one when `None`.
     pub(crate) socket: Option<String>,
-}
-
-impl Node {
-    /// Runs `work` on tokio's blocking pool: anything that takes a file lock, fsyncs, or runs
-    /// tmux goes through here, so the runtime keeps serving the connection meanwhile.
-    pub(crate) fn off_runtime<R, W>(
-        self: &Arc<Self>,
-        work: W,
-    ) -> impl Future<Output = R> + use<R, W>
-    where
-        R: Send + 'static,
-        W: FnOnce(&Self) -> R + Send + 'static,
-    {
-        let this = Arc::clone(self);
-        async move {
-            tokio::task::spawn_blocking(move || work(&this))
-                .await
-                .unwrap_or_else(|err| std::panic::resume_unwind(err.into_panic()))
-        }
-    }
 }

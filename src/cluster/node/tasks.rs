@@ -15,6 +15,7 @@ use async_nats::jetstream::kv;
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
+use crate::base::runtime::OffRuntime;
 use crate::cluster::node::shared::Node;
 use crate::cluster::node::teams::{self, Clustered};
 use crate::cluster::tasks as replica;

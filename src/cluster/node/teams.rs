@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use tokio::task::{AbortHandle, JoinSet};
 
+use crate::base::runtime::OffRuntime;
 use crate::cluster::node::shared::Node;
 use crate::error::Result;
 use crate::store::durable::private_dir;

@@ -13,7 +13,7 @@ use std::process::ExitStatus;
 use nix::sys::signal::{SigHandler, Signal, signal};
 use nix::unistd::{Pid, getpgrp, setpgid, tcsetpgrp};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 
 pub(crate) struct Child {
     inner: tokio::process::Child,
@@ -68,17 +68,10 @@ pub(crate) fn spawn(
         });
     }
     let inner = command.spawn().map_err(|err| {
-        let kind = if err.kind() == std::io::ErrorKind::NotFound {
-            ErrorKind::NotFound
-        } else {
-            ErrorKind::Runtime
-        };
-        Error::io("run", Path::new(program), err)
-            .with_kind(kind)
-            .with_hint(format!(
-                "is {program} installed and on PATH (or in {})?",
-                cwd.display()
-            ))
+        Error::io_on_named("run", Path::new(program), err).with_hint(format!(
+            "is {program} installed and on PATH (or in {})?",
+            cwd.display()
+        ))
     })?;
     let pid = inner
         .id()

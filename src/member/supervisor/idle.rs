@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::base::runtime::OffRuntime;
 use crate::format::config::State;
 use crate::format::settings::Profile;
 use crate::member::notify;

@@ -9,6 +9,7 @@ use std::ffi::OsString;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::base::clock;
+use crate::base::runtime::OffRuntime;
 use crate::base::text::{derive_summary, for_terminal, keystrokes};
 use crate::error::Result;
 use crate::format::message::InboxMessage;

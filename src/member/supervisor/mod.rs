@@ -9,7 +9,7 @@
 //! the ending and notifies the lead, exactly once.
 //!
 //! The runtime is current-thread and also serves the member's peer socket, so nothing may block it:
-//! file locks, fsync, tmux and git run on tokio's blocking pool ([`Supervisor::off_runtime`]),
+//! file locks, fsync, tmux and git run on tokio's blocking pool ([`OffRuntime::off_runtime`]),
 //! and waits for files use the async watcher.
 
 mod child;
@@ -32,6 +32,7 @@ use nix::sys::signal::Signal;
 use crate::base::clock;
 use crate::base::names::Name;
 use crate::base::process::{self, Pinned};
+use crate::base::runtime::OffRuntime;
 use crate::base::text::derive_summary;
 use crate::error::{Error, Result};
 use crate::format::config::State;
@@ -61,7 +62,7 @@ use crate::store::watcher::{AsyncWatcher, named};
 
 use self::inbox::InboxFeed;
 use self::seat::Supervisor;
-use self::signals::{Caught, Signals};
+use self::signals::{Signals, SupervisorSignal};
 
 /// Runs member `name` of `team` in this pane until its program ends and the ending is recorded.
 /// `env_file` holds the variables the launch set for the member ("Secrets and the environment").
@@ -252,16 +253,16 @@ impl Supervisor {
                     }
                 },
                 caught = signals.next() => match caught {
-                    Caught::Interrupt => { process::signal_group(pid, Signal::SIGINT); }
-                    Caught::Child => {
+                    SupervisorSignal::Interrupt => { process::signal_group(pid, Signal::SIGINT); }
+                    SupervisorSignal::Child => {
                         self.off_runtime(move |_| processes::reap_adopted(Some(pid))).await;
                     }
-                    Caught::Terminate => stopping.begin(pid, "signal", Signal::SIGTERM),
-                    Caught::Hangup => {
+                    SupervisorSignal::Terminate => stopping.begin(pid, "signal", Signal::SIGTERM),
+                    SupervisorSignal::Hangup => {
                         self.hang_up();
                         stopping.begin(pid, "hangup", Signal::SIGHUP);
                     }
-                    Caught::Stop => {
+                    SupervisorSignal::Stop => {
                         let why = self.off_runtime(|this| {
                             let why = this.stop_reason();
                             this.say(&format!("stopping {} ({why})", this.name));
@@ -540,9 +541,7 @@ impl Supervisor {
             if config.tmux.is_none() {
                 config.tmux.clone_from(&placement);
             }
-            let member = config
-                .member_mut(&self.name)
-                .ok_or_else(|| Error::not_found(format!("{} is no longer a member", self.name)))?;
+            let member = config.remaining_member_mut(&self.name)?;
             if member.state.is_some_and(State::is_final) {
                 return Ok(false);
             }
@@ -573,9 +572,7 @@ impl Supervisor {
     /// was recorded meanwhile (see [`Self::register`]).
     fn record_running(&self, pid: i32, worktree_path: Option<String>) -> Result<bool> {
         self.team.update(|config| {
-            let member = config
-                .member_mut(&self.name)
-                .ok_or_else(|| Error::not_found(format!("{} is no longer a member", self.name)))?;
+            let member = config.remaining_member_mut(&self.name)?;
             if member.state.is_some_and(State::is_final) {
                 return Ok(false);
             }

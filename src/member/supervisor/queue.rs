@@ -6,7 +6,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::base::process;
-use crate::error::{Error, Result};
+use crate::base::runtime::OffRuntime;
+use crate::error::Result;
 use crate::format::config::{Member, State};
 use crate::launch::tmux::Tmux;
 use crate::member::processes::{self, Run};
@@ -15,7 +16,7 @@ use crate::store::team::Team;
 use crate::store::watcher::{AsyncWatcher, POLL_INTERVAL};
 
 use super::seat::Supervisor;
-use super::signals::{Caught, Signals};
+use super::signals::{Signals, SupervisorSignal};
 
 pub(crate) enum Slot {
     Granted,
@@ -73,10 +74,10 @@ pub(crate) async fn wait_for_slot(
                 // Without events a freed slot is still noticed.
                 () = tokio::time::sleep(POLL_INTERVAL), if !following => break,
                 caught = signals.next() => match caught {
-                    Caught::Interrupt | Caught::Child => {}
-                    Caught::Terminate => return Ok(Slot::Interrupted("signal".into())),
-                    Caught::Hangup => return Ok(Slot::Interrupted("hangup".into())),
-                    Caught::Stop => {
+                    SupervisorSignal::Interrupt | SupervisorSignal::Child => {}
+                    SupervisorSignal::Terminate => return Ok(Slot::Interrupted("signal".into())),
+                    SupervisorSignal::Hangup => return Ok(Slot::Interrupted("hangup".into())),
+                    SupervisorSignal::Stop => {
                         let why = supervisor.off_runtime(Supervisor::stop_reason).await;
                         return Ok(Slot::Interrupted(why));
                     }
@@ -92,13 +93,7 @@ fn claim(supervisor: &Supervisor, limit: usize) -> Result<Claim> {
         .as_ref()
         .and_then(|tmux: &Tmux| tmux.panes().ok().flatten());
     supervisor.team.update(|config| {
-        let index = config
-            .members
-            .iter()
-            .position(|m| m.name == supervisor.name)
-            .ok_or_else(|| {
-                Error::not_found(format!("{} is no longer a member", supervisor.name))
-            })?;
+        let index = config.remaining_member_index(&supervisor.name)?;
         let lead = config.lead_name().to_owned();
         let running = config
             .members

@@ -1,5 +1,5 @@
 //! The supervisor's seat: which member it runs, in which pane of which team, and the small
-//! helpers every part of the supervisor shares (printing in the pane, work off the runtime).
+//! helpers every part of the supervisor shares (printing in the pane).
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::base::names::Name;
 use crate::base::process::LEAD_VAR;
+use crate::base::runtime::OffRuntime;
 use crate::base::text::for_terminal;
 use crate::error::Result;
 use crate::format::config::Member;
@@ -91,27 +92,6 @@ impl Supervisor {
             taken.extend(ids.iter().cloned());
         }
         before
-    }
-
-    /// Runs `work` on tokio's blocking pool and waits for it without blocking the runtime, which
-    /// meanwhile serves the peer socket and catches signals. Anything that takes a file lock,
-    /// fsyncs, or runs tmux or git goes through here.
-    pub(super) fn off_runtime<R, W>(
-        self: &Arc<Self>,
-        work: W,
-    ) -> impl Future<Output = R> + use<R, W>
-    where
-        R: Send + 'static,
-        W: FnOnce(&Self) -> R + Send + 'static,
-    {
-        let this = Arc::clone(self);
-        async move {
-            // Only a shutting-down runtime cancels a blocking task, and the runtime lives until
-            // `run` returns; a panic in the work is the supervisor's own.
-            tokio::task::spawn_blocking(move || work(&this))
-                .await
-                .unwrap_or_else(|err| std::panic::resume_unwind(err.into_panic()))
-        }
     }
 
     /// [`Self::say`] from the runtime: a write to the pane's terminal blocks while tmux is not

@@ -14,7 +14,7 @@ pub(crate) struct Signals {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Caught {
+pub(crate) enum SupervisorSignal {
     /// SIGINT: passed on to the program.
     Interrupt,
     /// SIGTERM: passed on; SIGKILL follows after the grace period.
@@ -41,13 +41,13 @@ impl Signals {
         })
     }
 
-    pub(crate) async fn next(&mut self) -> Caught {
+    pub(crate) async fn next(&mut self) -> SupervisorSignal {
         tokio::select! {
-            _ = self.interrupt.recv() => Caught::Interrupt,
-            _ = self.terminate.recv() => Caught::Terminate,
-            _ = self.hangup.recv() => Caught::Hangup,
-            _ = self.stop.recv() => Caught::Stop,
-            _ = self.child.recv() => Caught::Child,
+            _ = self.interrupt.recv() => SupervisorSignal::Interrupt,
+            _ = self.terminate.recv() => SupervisorSignal::Terminate,
+            _ = self.hangup.recv() => SupervisorSignal::Hangup,
+            _ = self.stop.recv() => SupervisorSignal::Stop,
+            _ = self.child.recv() => SupervisorSignal::Child,
         }
     }
 }
