@@ -155,7 +155,6 @@ impl Error {
         Self::io(action, path, err).with_kind(kind)
     }
 
-    /// An OS error with no single path involved (a pipe, a socket pair, a child process).
     /// A failure writing swarm's own output (stdout), the one error a closed pipe makes quiet.
     /// Nothing else becomes one: an io error has no conversion, so a `?` cannot turn a peer's or a
     /// child's broken pipe into a quiet success.
@@ -167,6 +166,7 @@ impl Error {
         }
     }
 
+    /// An OS error with no single path involved (a pipe, a socket pair, a child process).
     pub(crate) fn os(action: &str, err: io::Error) -> Self {
         let hint = errno_hint(&err, Path::new(""));
         Self {

@@ -11,7 +11,7 @@ use crate::cli::args::parse_duration;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::request::Exchange;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::format::message::{InboxMessage, MAX_TEXT_BYTES};
 use crate::format::settings::PermissionMode;
 use crate::format::structured::{PlanApprovalRequest, Structured, plan_request_id};
@@ -199,14 +199,7 @@ fn read_plan(file: &str) -> Result<(String, String)> {
         let mut bytes = Vec::new();
         std::fs::File::open(&path)
             .and_then(|f| f.take(limit).read_to_end(&mut bytes))
-            .map_err(|err| {
-                let kind = if err.kind() == std::io::ErrorKind::NotFound {
-                    ErrorKind::NotFound
-                } else {
-                    ErrorKind::Runtime
-                };
-                Error::io("read plan", &path, err).with_kind(kind)
-            })?;
+            .map_err(|err| Error::io_on_named("read plan", &path, err))?;
         (path.display().to_string(), bytes)
     };
     if bytes.len() > MAX_TEXT_BYTES {
