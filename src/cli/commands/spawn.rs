@@ -158,6 +158,8 @@ impl Args {
             env_remove: self.env_remove.iter().cloned().collect(),
             cwd: self.cwd.clone(),
             log_max: self.log_max.map(Size::Bytes),
+            // Rules come from a team file only: a spawned member's asks are all asked.
+            permissions: Default::default(),
             // A member on another host is started by `up` through that host's node.
             host: None,
         }
@@ -186,6 +188,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             base: &here,
             log_max: Some(prepare::team_log_max(&launch_settings)),
             env_policy: &launch_settings.env_policy,
+            permissions: &Default::default(),
         },
         Source::Flags,
     )?;
