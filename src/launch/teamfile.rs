@@ -1358,6 +1358,7 @@ mod tests {
             base: Path::new("/work"),
             log_max: None,
             env_policy: &team,
+            permissions: &Rules::default(),
         };
         let keys = |clear: Option<bool>, keep: &[&str], remove: &[&str]| MemberKeys {
             name: "a".into(),
