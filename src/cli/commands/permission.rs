@@ -5,6 +5,7 @@ use clap_complete::engine::ArgValueCandidates;
 use serde_json::{Value, json};
 
 use crate::base::clock;
+use crate::cli::commands::permission_ask;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output::{self, Table};
@@ -24,6 +25,8 @@ pub(crate) enum Command {
     Deny(DenyArgs),
     /// Every answer given, oldest first: when, to whom, what, by whom
     Log(LogArgs),
+    /// From a member's pane: ask the lead's side to use a tool, and wait for the answer
+    Ask(permission_ask::AskArgs),
 }
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
@@ -75,6 +78,7 @@ pub(crate) fn run(ctx: &Context, command: Command) -> Result<()> {
     match command {
         Command::List(_) => list(ctx),
         Command::Log(_) => log(ctx),
+        Command::Ask(args) => permission_ask::ask(ctx, args),
         Command::Allow(args) => answer(
             ctx,
             &args.request_id,
