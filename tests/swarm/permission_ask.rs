@@ -162,3 +162,70 @@ fn only_a_teammate_asks_and_bad_input_is_one_line() {
     let person = ask(&["Bash"]).refused(2, "");
     assert!(person.stderr.contains("ask"), "{}", person.stderr);
 }
+
+/// A member that runs `command` with the hook event `event` on stdin, recording what it printed.
+fn hooked(name: &str, vendor: &str, event: &Value) -> String {
+    let event = event.to_string().replace('\\', "\\\\").replace('"', "\\\"");
+    format!(
+        "[[member]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", \
+         \"echo '{event}' | swarm permission hook {vendor} > {name}.out 2> {name}.err; echo $? > {name}.rc; sleep 1000\"]\n"
+    )
+}
+
+/// Each vendor's pre-tool hook, answered by the team's rules: Claude Code's PreToolUse gets its
+/// `permissionDecision`, Codex's PermissionRequest its `decision.behavior`, Gemini CLI's
+/// BeforeTool its `decision`.
+#[test]
+fn each_vendors_hook_gets_its_own_decision() {
+    let sandbox = Sandbox::new();
+    let bash = |command: &str| json!({"command": command});
+    let team = [
+        "name = \"pk\"\n[lead]\n[permissions]\nallow = [\"Bash(git status:*)\"]\ndeny = [\"Bash(rm:*)\"]\n".to_owned(),
+        hooked(
+            "claude",
+            "claude",
+            &json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": bash("git status"), "tool_use_id": "toolu_1"}),
+        ),
+        hooked(
+            "codex",
+            "codex",
+            &json!({"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": bash("rm -rf x")}),
+        ),
+        hooked(
+            "gemini",
+            "gemini",
+            &json!({"hook_event_name": "BeforeTool", "tool_name": "Bash", "tool_input": bash("rm x")}),
+        ),
+        hooked(
+            "wrong",
+            "gemini",
+            &json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": bash("ls")}),
+        ),
+    ]
+    .concat();
+    let _team = Team::up(&sandbox, &team);
+    let printed = |member: &str| -> Value {
+        assert_eq!(status(&sandbox, member), 0, "{}", said(&sandbox, member, "err"));
+        serde_json::from_str(&said(&sandbox, member, "out")).unwrap()
+    };
+    let claude = printed("claude");
+    assert_eq!(claude["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+    assert_eq!(claude["hookSpecificOutput"]["permissionDecision"], "allow");
+    let codex = printed("codex");
+    assert_eq!(
+        codex["hookSpecificOutput"]["decision"]["behavior"], "deny",
+        "{codex}"
+    );
+    let message = codex["hookSpecificOutput"]["decision"]["message"].as_str().unwrap();
+    assert!(message.contains("Bash(rm:*)"), "{message}");
+    let gemini = printed("gemini");
+    assert_eq!(gemini["decision"], "deny", "{gemini}");
+    assert!(gemini["reason"].as_str().unwrap().contains("Bash(rm:*)"));
+    assert_eq!(status(&sandbox, "wrong"), 2);
+    assert!(
+        said(&sandbox, "wrong", "err").contains("takes the BeforeTool hook's input"),
+        "{}",
+        said(&sandbox, "wrong", "err")
+    );
+    assert_eq!(said(&sandbox, "wrong", "out"), "");
+}

@@ -27,6 +27,8 @@ pub(crate) enum Command {
     Log(LogArgs),
     /// From a member's pane: ask the lead's side to use a tool, and wait for the answer
     Ask(permission_ask::AskArgs),
+    /// A pre-tool hook for Claude Code, Codex or Gemini CLI that asks as `ask` does
+    Hook(permission_ask::HookArgs),
 }
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
@@ -79,6 +81,7 @@ pub(crate) fn run(ctx: &Context, command: Command) -> Result<()> {
         Command::List(_) => list(ctx),
         Command::Log(_) => log(ctx),
         Command::Ask(args) => permission_ask::ask(ctx, args),
+        Command::Hook(args) => permission_ask::hook(ctx, args),
         Command::Allow(args) => answer(
             ctx,
             &args.request_id,
