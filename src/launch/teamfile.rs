@@ -109,6 +109,8 @@ pub(crate) struct MemberSpec {
     pub(crate) host: Option<Name>,
     /// The rules that answer its permission asks: the team's, then its own.
     pub(crate) permissions: Rules,
+    /// The team's `permissions_via = "swarm"`: a Claude Code member asks through swarm's hook.
+    pub(crate) asks_through_swarm: bool,
 }
 
 #[derive(Deserialize)]
@@ -137,6 +139,7 @@ struct RawTeam {
     cluster: ClusterSpec,
     #[serde(default)]
     permissions: RuleTexts,
+    permissions_via: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -394,6 +397,13 @@ pub(crate) const KEYS: &[KeyDoc] = &[
         "table: allow, deny (arrays of rules)",
         "none",
         "Permission rules in Claude Code's syntax (Bash(git status:*), Read, Edit(src/**), WebFetch(domain:docs.rs)) that answer every teammate's permission asks with no one asked: [permissions] allow = [...], deny = [...]. Deny wins; what no rule matches is asked. A rule that cannot parse is refused at up. The team's signing agent applies them (swarm-permission(1)).",
+    ),
+    key(
+        Section::Team,
+        "permissions_via",
+        "string: \"cli\" or \"swarm\"",
+        "\"cli\"",
+        "\"swarm\": every Claude Code teammate asks through swarm's queue with a PreToolUse hook (swarm permission hook claude, given with --settings), so its asks reach permission list and the rules whatever runs as the lead. Such a teammate may not have --settings of its own or inherited.",
     ),
     key(
         Section::Lead,
@@ -709,6 +719,8 @@ pub(crate) struct Defaults<'a> {
     pub(crate) env_policy: &'a EnvPolicy,
     /// The team's permission rules, to which a member's own are added.
     pub(crate) permissions: &'a Rules,
+    /// The team's `permissions_via = "swarm"`.
+    pub(crate) asks_through_swarm: bool,
 }
 
 /// How large a member's log grows before it is rotated, unless the team file says.
@@ -880,6 +892,15 @@ impl TeamFile {
         }
         let permissions = Rules::try_from(raw.permissions)
             .map_err(|why| invalid(format!("[permissions]: {why}")))?;
+        let asks_through_swarm = match raw.permissions_via.as_deref() {
+            None | Some("cli") => false,
+            Some("swarm") => true,
+            Some(other) => {
+                return Err(invalid(format!(
+                    "permissions_via is \"cli\" or \"swarm\", not {other:?}"
+                )));
+            }
+        };
         let defaults = Defaults {
             profile: lead_profile,
             cwd: &team_cwd,
@@ -887,6 +908,7 @@ impl TeamFile {
             log_max: team_log_max,
             env_policy: &team_policy,
             permissions: &permissions,
+            asks_through_swarm,
         };
         let mut seen = BTreeSet::from([lead.name.clone()]);
         let mut members = Vec::with_capacity(raw.member.len());
@@ -899,6 +921,28 @@ impl TeamFile {
                 )));
             }
             members.push(member);
+        }
+
+        // Claude Code takes one --settings: the hook's would replace the member's own.
+        let lead_settings = lead.profile == Profile::Claude
+            && lead.inherit.iter().any(|f| f == "--settings")
+            && lead
+                .command
+                .as_ref()
+                .is_some_and(|c| c.iter().any(|a| a == "--settings" || a.starts_with("--settings=")));
+        for member in members.iter().filter(|m| m.asks_through_swarm) {
+            let own = member
+                .command
+                .as_ref()
+                .is_some_and(|c| c.iter().any(|a| a == "--settings" || a.starts_with("--settings=")));
+            if own || lead_settings {
+                return Err(invalid(format!(
+                    "member {} gets --settings {}, and permissions_via = \"swarm\" needs Claude \
+                     Code's one --settings for its hook",
+                    member.name,
+                    if own { "in its command" } else { "from the lead" }
+                )));
+            }
         }
 
         let anyone_clears = (lead.command.is_some() && lead.env_policy.clear)
@@ -1112,6 +1156,7 @@ impl MemberSpec {
             run_timeout_s: keys.run_timeout_s,
             host,
             permissions,
+            asks_through_swarm: defaults.asks_through_swarm && profile == Profile::Claude,
         })
     }
 }
@@ -1319,6 +1364,7 @@ mod tests {
             log_max: None,
             env_policy: &EnvPolicy::default(),
             permissions: &Rules::default(),
+            asks_through_swarm: false,
         };
         let err = MemberSpec::check(keys(u64::MAX), &defaults, Source::Flags).unwrap_err();
         assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
@@ -1359,6 +1405,7 @@ mod tests {
             log_max: None,
             env_policy: &team,
             permissions: &Rules::default(),
+            asks_through_swarm: false,
         };
         let keys = |clear: Option<bool>, keep: &[&str], remove: &[&str]| MemberKeys {
             name: "a".into(),

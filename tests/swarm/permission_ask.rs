@@ -229,3 +229,61 @@ fn each_vendors_hook_gets_its_own_decision() {
     );
     assert_eq!(said(&sandbox, "wrong", "out"), "");
 }
+
+/// `permissions_via = "swarm"` gives every Claude Code teammate the PreToolUse hook with
+/// `--settings`, as `up --dry-run` shows, and nothing to a generic one; a teammate with
+/// `--settings` of its own (Claude Code takes one) is refused at `up`.
+#[test]
+fn permissions_via_swarm_wires_claude_codes_hook_in() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.write(
+        "via.toml",
+        "name = \"via\"\npermissions_via = \"swarm\"\n[lead]\n\
+         [[member]]\nname = \"bob\"\ncommand = [\"claude\"]\n\
+         [[member]]\nname = \"sh\"\ncommand = [\"sleep\", \"100\"]\n",
+    );
+    let shown = sandbox
+        .swarm()
+        .arg("up")
+        .arg(&file)
+        .args(["--dry-run", "--json"])
+        .run()
+        .success()
+        .json();
+    let argv = |member: &str| -> Vec<String> {
+        let members = shown["panes"].as_array().expect("panes in the dry run");
+        let found = members.iter().find(|m| m["name"] == member).unwrap();
+        serde_json::from_value(found["argv"].clone()).unwrap()
+    };
+    let bob = argv("bob");
+    let at = bob.iter().position(|a| a == "--settings").expect("--settings");
+    let settings: Value = serde_json::from_str(&bob[at + 1]).unwrap();
+    let hook = &settings["hooks"]["PreToolUse"][0];
+    assert!(hook["matcher"].as_str().unwrap().contains("Bash"), "{hook}");
+    assert_eq!(hook["hooks"][0]["command"], "swarm permission hook claude");
+    assert!(!argv("sh").contains(&"--settings".to_owned()));
+
+    let mine = sandbox.write(
+        "mine.toml",
+        "name = \"via\"\npermissions_via = \"swarm\"\n[lead]\n\
+         [[member]]\nname = \"bob\"\ncommand = [\"claude\", \"--settings\", \"s.json\"]\n",
+    );
+    sandbox
+        .swarm()
+        .arg("up")
+        .arg(&mine)
+        .arg("--dry-run")
+        .run()
+        .refused(2, "member bob gets --settings in its command");
+    let typo = sandbox.write(
+        "typo.toml",
+        "name = \"via\"\npermissions_via = \"swram\"\n[lead]\n",
+    );
+    sandbox
+        .swarm()
+        .arg("up")
+        .arg(&typo)
+        .arg("--dry-run")
+        .run()
+        .refused(2, "permissions_via is \"cli\" or \"swarm\", not \"swram\"");
+}

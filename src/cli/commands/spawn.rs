@@ -189,6 +189,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             log_max: Some(prepare::team_log_max(&launch_settings)),
             env_policy: &launch_settings.env_policy,
             permissions: &Default::default(),
+            asks_through_swarm: false,
         },
         Source::Flags,
     )?;
