@@ -183,7 +183,7 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Plan(commands::plan::Command),
 
-    /// Answer what teammates ask to do: list the asks waiting, allow or deny one
+    /// What teammates ask to do: list the asks waiting, allow or deny one, or ask from any CLI
     #[command(subcommand)]
     Permission(commands::permission::Command),
 
