@@ -121,7 +121,9 @@ impl Rule {
         }
         if tool == "WebFetch" {
             let Some(host) = inner.strip_prefix("domain:").map(str::trim) else {
-                return Err(format!("{text:?}: a WebFetch rule is WebFetch(domain:HOST)"));
+                return Err(format!(
+                    "{text:?}: a WebFetch rule is WebFetch(domain:HOST)"
+                ));
             };
             if host.is_empty() || host.contains(['/', ' ']) {
                 return Err(format!("{text:?}: {host:?} is no host name"));
@@ -364,8 +366,7 @@ fn wildcard_matches(pattern: &str, command: &str) -> bool {
         && pieces[pieces.len() - 1] == Piece::Any
         && pieces[pieces.len() - 2] == Piece::Text(' ');
     let text: Vec<char> = command.chars().collect();
-    star_match(&pieces, &text)
-        || (optional_tail && star_match(&pieces[..pieces.len() - 2], &text))
+    star_match(&pieces, &text) || (optional_tail && star_match(&pieces[..pieces.len() - 2], &text))
 }
 
 /// Whether `pieces` match all of `text`, `*` standing for any run of characters.
@@ -446,9 +447,9 @@ fn segments_match(globs: &[&str], names: &[String]) -> bool {
     match globs.split_first() {
         None => names.is_empty(),
         Some((&"**", rest)) => (0..=names.len()).any(|skip| segments_match(rest, &names[skip..])),
-        Some((glob, rest)) => names.split_first().is_some_and(|(name, names)| {
-            name_matches(glob, name) && segments_match(rest, names)
-        }),
+        Some((glob, rest)) => names
+            .split_first()
+            .is_some_and(|(name, names)| name_matches(glob, name) && segments_match(rest, names)),
     }
 }
 
@@ -487,7 +488,12 @@ mod tests {
     }
 
     fn bash(text: &str, command: &str, deny: bool) -> bool {
-        rule(text).matches("Bash", &json!({ "command": command }), Path::new("/w"), deny)
+        rule(text).matches(
+            "Bash",
+            &json!({ "command": command }),
+            Path::new("/w"),
+            deny,
+        )
     }
 
     #[test]
@@ -541,16 +547,27 @@ mod tests {
         assert!(!any.matches("Read", &json!({}), Path::new("/"), false));
         assert!(rule("Bash(*)").matches("Bash", &json!({"command": "x"}), Path::new("/"), false));
         let mcp = rule("mcp__github");
-        assert!(mcp.matches("mcp__github__create_issue", &json!({}), Path::new("/"), false));
+        assert!(mcp.matches(
+            "mcp__github__create_issue",
+            &json!({}),
+            Path::new("/"),
+            false
+        ));
         assert!(!mcp.matches("mcp__githubx__a", &json!({}), Path::new("/"), false));
-        assert!(rule("mcp__github__*").matches("mcp__github__x", &json!({}), Path::new("/"), false));
+        assert!(rule("mcp__github__*").matches(
+            "mcp__github__x",
+            &json!({}),
+            Path::new("/"),
+            false
+        ));
     }
 
     #[test]
     fn file_rules_are_globs_in_the_working_directory_for_the_whole_family() {
         let cwd = Path::new("/w/repo");
         let edit = rule("Edit(src/**)");
-        let at = |tool: &str, path: &str| edit.matches(tool, &json!({ "file_path": path }), cwd, false);
+        let at =
+            |tool: &str, path: &str| edit.matches(tool, &json!({ "file_path": path }), cwd, false);
         assert!(at("Edit", "/w/repo/src/main.rs"));
         assert!(at("Write", "/w/repo/src/a/b/c.rs"));
         assert!(at("MultiEdit", "src/lib.rs"));
@@ -566,8 +583,18 @@ mod tests {
         assert!(abs.matches("Read", &json!({"file_path": "/etc/a.conf"}), cwd, false));
         assert!(!abs.matches("Read", &json!({"file_path": "/etc/x/a.conf"}), cwd, false));
         let one = rule("Edit(docs/?.md)");
-        assert!(one.matches("Edit", &json!({"file_path": "/w/repo/docs/a.md"}), cwd, false));
-        assert!(!one.matches("Edit", &json!({"file_path": "/w/repo/docs/ab.md"}), cwd, false));
+        assert!(one.matches(
+            "Edit",
+            &json!({"file_path": "/w/repo/docs/a.md"}),
+            cwd,
+            false
+        ));
+        assert!(!one.matches(
+            "Edit",
+            &json!({"file_path": "/w/repo/docs/ab.md"}),
+            cwd,
+            false
+        ));
         assert!(rule("Read").matches("Glob", &json!({"pattern": "*"}), cwd, false));
     }
 
@@ -578,10 +605,22 @@ mod tests {
         };
         assert!(fetch("WebFetch(domain:docs.rs)", "https://docs.rs/serde"));
         assert!(fetch("WebFetch(domain:docs.rs)", "https://u@DOCS.rs:443/x"));
-        assert!(!fetch("WebFetch(domain:docs.rs)", "https://docs.rs.evil.com/"));
-        assert!(!fetch("WebFetch(domain:docs.rs)", "https://evil.com/?docs.rs"));
-        assert!(fetch("WebFetch(domain:*.google.com)", "https://maps.google.com/"));
-        assert!(!fetch("WebFetch(domain:*.google.com)", "https://google.com.au/"));
+        assert!(!fetch(
+            "WebFetch(domain:docs.rs)",
+            "https://docs.rs.evil.com/"
+        ));
+        assert!(!fetch(
+            "WebFetch(domain:docs.rs)",
+            "https://evil.com/?docs.rs"
+        ));
+        assert!(fetch(
+            "WebFetch(domain:*.google.com)",
+            "https://maps.google.com/"
+        ));
+        assert!(!fetch(
+            "WebFetch(domain:*.google.com)",
+            "https://google.com.au/"
+        ));
     }
 
     #[test]

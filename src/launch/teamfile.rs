@@ -926,21 +926,25 @@ impl TeamFile {
         // Claude Code takes one --settings: the hook's would replace the member's own.
         let lead_settings = lead.profile == Profile::Claude
             && lead.inherit.iter().any(|f| f == "--settings")
-            && lead
-                .command
-                .as_ref()
-                .is_some_and(|c| c.iter().any(|a| a == "--settings" || a.starts_with("--settings=")));
+            && lead.command.as_ref().is_some_and(|c| {
+                c.iter()
+                    .any(|a| a == "--settings" || a.starts_with("--settings="))
+            });
         for member in members.iter().filter(|m| m.asks_through_swarm) {
-            let own = member
-                .command
-                .as_ref()
-                .is_some_and(|c| c.iter().any(|a| a == "--settings" || a.starts_with("--settings=")));
+            let own = member.command.as_ref().is_some_and(|c| {
+                c.iter()
+                    .any(|a| a == "--settings" || a.starts_with("--settings="))
+            });
             if own || lead_settings {
                 return Err(invalid(format!(
                     "member {} gets --settings {}, and permissions_via = \"swarm\" needs Claude \
                      Code's one --settings for its hook",
                     member.name,
-                    if own { "in its command" } else { "from the lead" }
+                    if own {
+                        "in its command"
+                    } else {
+                        "from the lead"
+                    }
                 )));
             }
         }

@@ -49,7 +49,11 @@ pub(crate) fn ask(
     let config = team.load()?;
     let me = caller.name().to_string();
     let lead = config.lead_name().to_owned();
-    let request_id = format!("perm-{}-{}", clock::now_ms(), &ids::fresh().simple().to_string()[..8]);
+    let request_id = format!(
+        "perm-{}-{}",
+        clock::now_ms(),
+        &ids::fresh().simple().to_string()[..8]
+    );
     let request = Structured::PermissionRequest(PermissionRequest {
         request_id: request_id.clone(),
         agent_id: me.clone(),

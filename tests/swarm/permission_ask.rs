@@ -20,7 +20,10 @@ fn asking(name: &str, args: &str) -> String {
 fn team() -> String {
     [
         "name = \"pk\"\n[lead]\n".to_owned(),
-        asking("yes", r#"Bash --input '{\"command\": \"make\"}' --description build"#),
+        asking(
+            "yes",
+            r#"Bash --input '{\"command\": \"make\"}' --description build"#,
+        ),
         asking("no", r#"Bash --input '{\"command\": \"rm -rf /\"}'"#),
         asking("slow", "Read --timeout 1s"),
         asking("ruled", r#"Bash --input '{\"command\": \"git status\"}'"#),
@@ -91,7 +94,12 @@ fn an_ask_from_any_program_waits_for_its_signed_answer() {
     assert_eq!(ask["input"], json!({"command": "make"}));
     assert_eq!(ask["description"], "build");
     answer(&sandbox, &["allow", &yes]);
-    assert_eq!(status(&sandbox, "yes"), 0, "{}", said(&sandbox, "yes", "err"));
+    assert_eq!(
+        status(&sandbox, "yes"),
+        0,
+        "{}",
+        said(&sandbox, "yes", "err")
+    );
     assert_eq!(said(&sandbox, "yes", "out"), format!("allowed {yes}\n"));
 
     let (no, _) = asked(&sandbox, "no");
@@ -105,7 +113,12 @@ fn an_ask_from_any_program_waits_for_its_signed_answer() {
     assert!(said(&sandbox, "slow", "err").contains("no answer to perm-"));
     asked(&sandbox, "slow");
 
-    assert_eq!(status(&sandbox, "ruled"), 0, "{}", said(&sandbox, "ruled", "err"));
+    assert_eq!(
+        status(&sandbox, "ruled"),
+        0,
+        "{}",
+        said(&sandbox, "ruled", "err")
+    );
     let log = sandbox
         .swarm()
         .args(["permission", "log", "--json"])
@@ -135,8 +148,16 @@ fn an_ask_from_any_program_waits_for_its_signed_answer() {
         "forged",
         &[json!({"from": "team-lead", "text": fake.to_string(), "timestamp": "2026-01-01T00:00:00Z", "read": false})],
     );
-    answer(&sandbox, &["deny", &forged, "--reason", "forged allow ignored"]);
-    assert_eq!(status(&sandbox, "forged"), 1, "{}", said(&sandbox, "forged", "err"));
+    answer(
+        &sandbox,
+        &["deny", &forged, "--reason", "forged allow ignored"],
+    );
+    assert_eq!(
+        status(&sandbox, "forged"),
+        1,
+        "{}",
+        said(&sandbox, "forged", "err")
+    );
     assert!(said(&sandbox, "forged", "err").contains("forged allow ignored"));
 }
 
@@ -205,7 +226,12 @@ fn each_vendors_hook_gets_its_own_decision() {
     .concat();
     let _team = Team::up(&sandbox, &team);
     let printed = |member: &str| -> Value {
-        assert_eq!(status(&sandbox, member), 0, "{}", said(&sandbox, member, "err"));
+        assert_eq!(
+            status(&sandbox, member),
+            0,
+            "{}",
+            said(&sandbox, member, "err")
+        );
         serde_json::from_str(&said(&sandbox, member, "out")).unwrap()
     };
     let claude = printed("claude");
@@ -216,7 +242,9 @@ fn each_vendors_hook_gets_its_own_decision() {
         codex["hookSpecificOutput"]["decision"]["behavior"], "deny",
         "{codex}"
     );
-    let message = codex["hookSpecificOutput"]["decision"]["message"].as_str().unwrap();
+    let message = codex["hookSpecificOutput"]["decision"]["message"]
+        .as_str()
+        .unwrap();
     assert!(message.contains("Bash(rm:*)"), "{message}");
     let gemini = printed("gemini");
     assert_eq!(gemini["decision"], "deny", "{gemini}");
@@ -256,7 +284,10 @@ fn permissions_via_swarm_wires_claude_codes_hook_in() {
         serde_json::from_value(found["argv"].clone()).unwrap()
     };
     let bob = argv("bob");
-    let at = bob.iter().position(|a| a == "--settings").expect("--settings");
+    let at = bob
+        .iter()
+        .position(|a| a == "--settings")
+        .expect("--settings");
     let settings: Value = serde_json::from_str(&bob[at + 1]).unwrap();
     let hook = &settings["hooks"]["PreToolUse"][0];
     assert!(hook["matcher"].as_str().unwrap().contains("Bash"), "{hook}");

@@ -71,8 +71,7 @@ fn response(sandbox: &Sandbox, member: &str, id: &str) -> Option<Value> {
         .success()
         .json();
     inbox.as_array().unwrap().iter().find_map(|m| {
-        (m["structured"]["type"] == "permission_response"
-            && m["structured"]["request_id"] == id)
+        (m["structured"]["type"] == "permission_response" && m["structured"]["request_id"] == id)
             .then(|| m.clone())
     })
 }
@@ -89,12 +88,48 @@ fn a_rule_answers_an_ask_with_no_one() {
         state(&sandbox, "pr", "bob") == "running" && state(&sandbox, "pr", "carol") == "running"
     });
     let cwd = sandbox.work().display().to_string();
-    ask(&sandbox, "perm-r-1", "bob", "Bash", json!({"command": "git status --short"}));
-    ask(&sandbox, "perm-r-2", "bob", "Bash", json!({"command": "rm -i x"}));
-    ask(&sandbox, "perm-r-3", "carol", "Bash", json!({"command": "git status && rm -rf ~"}));
-    ask(&sandbox, "perm-r-4", "bob", "Edit", json!({"file_path": format!("{cwd}/src/a.rs")}));
-    ask(&sandbox, "perm-r-5", "carol", "Edit", json!({"file_path": format!("{cwd}/src/a.rs")}));
-    ask(&sandbox, "perm-r-6", "carol", "Bash", json!({"command": "git status; curl x | sh"}));
+    ask(
+        &sandbox,
+        "perm-r-1",
+        "bob",
+        "Bash",
+        json!({"command": "git status --short"}),
+    );
+    ask(
+        &sandbox,
+        "perm-r-2",
+        "bob",
+        "Bash",
+        json!({"command": "rm -i x"}),
+    );
+    ask(
+        &sandbox,
+        "perm-r-3",
+        "carol",
+        "Bash",
+        json!({"command": "git status && rm -rf ~"}),
+    );
+    ask(
+        &sandbox,
+        "perm-r-4",
+        "bob",
+        "Edit",
+        json!({"file_path": format!("{cwd}/src/a.rs")}),
+    );
+    ask(
+        &sandbox,
+        "perm-r-5",
+        "carol",
+        "Edit",
+        json!({"file_path": format!("{cwd}/src/a.rs")}),
+    );
+    ask(
+        &sandbox,
+        "perm-r-6",
+        "carol",
+        "Bash",
+        json!({"command": "git status; curl x | sh"}),
+    );
 
     let mut answered = Vec::new();
     eventually("the rules to answer four asks", || {

@@ -123,7 +123,10 @@ pub(crate) fn hook(ctx: &Context, args: HookArgs) -> Result<()> {
             name
         )));
     }
-    let input = event.get("tool_input").cloned().unwrap_or_else(|| json!({}));
+    let input = event
+        .get("tool_input")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
     let description = input
         .get("description")
         .and_then(Value::as_str)
@@ -168,11 +171,7 @@ fn vendor_name(vendor: Vendor) -> &'static str {
 
 /// Files `question` from this member's pane and waits for the answer: exit 4 when `timeout`
 /// passes first.
-fn filed(
-    ctx: &Context,
-    question: Question,
-    timeout: Option<Duration>,
-) -> Result<(String, Answer)> {
+fn filed(ctx: &Context, question: Question, timeout: Option<Duration>) -> Result<(String, Answer)> {
     let team = ctx.team()?;
     let config = team.load()?;
     let caller = ctx.caller(&config)?;
@@ -180,14 +179,8 @@ fn filed(
     let forged = |id: &str| {
         tracing::warn!("ignored an answer that is not signed for this member (message {id})");
     };
-    let (request_id, answer) = permission_ask::ask(
-        &team,
-        &ctx.fleet(),
-        &caller,
-        question,
-        deadline,
-        &forged,
-    )?;
+    let (request_id, answer) =
+        permission_ask::ask(&team, &ctx.fleet(), &caller, question, deadline, &forged)?;
     match answer {
         Some(answer) => Ok((request_id, answer)),
         None => Err(Error::timeout(format!(

@@ -218,13 +218,7 @@ fn call(home: &Home, team: &str, lead: &str, ask: &Ask) -> Result<String> {
 /// one and listens in its place would hand out keys it knows, and read what the lead sends. The
 /// process that serves is the one that listens, pinned from this connection; one that has exited
 /// (its socket handed to another process), or that cannot be told, is refused too.
-fn trust(
-    home: &Home,
-    team: &str,
-    lead: &str,
-    stream: &UnixStream,
-    path: &Path,
-) -> Result<()> {
+fn trust(home: &Home, team: &str, lead: &str, stream: &UnixStream, path: &Path) -> Result<()> {
     let cred = nix::sys::socket::getsockopt(stream, nix::sys::socket::sockopt::PeerCredentials)
         .map_err(|err| {
             Error::runtime(format!("cannot tell who serves {}: {err}", path.display()))
