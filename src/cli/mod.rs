@@ -9,6 +9,7 @@ pub(crate) mod context;
 pub(crate) mod logging;
 mod manual;
 pub(crate) mod output;
+mod permission_ask;
 mod removal;
 pub(crate) mod render;
 

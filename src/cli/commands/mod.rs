@@ -17,7 +17,6 @@ pub(super) mod man;
 pub(super) mod node;
 pub(super) mod peers;
 pub(super) mod permission;
-pub(super) mod permission_ask;
 pub(super) mod pipe_log;
 pub(super) mod plan;
 pub(super) mod prune;

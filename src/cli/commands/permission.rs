@@ -5,10 +5,10 @@ use clap_complete::engine::ArgValueCandidates;
 use serde_json::{Value, json};
 
 use crate::base::clock;
-use crate::cli::commands::permission_ask;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output::{self, Table};
+use crate::cli::permission_ask;
 use crate::error::Result;
 use crate::member::permission::{self, Ask, Verdict};
 use crate::policy::{self, Action};

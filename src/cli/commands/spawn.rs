@@ -16,6 +16,7 @@ use crate::cli::output;
 use crate::cluster::fleet::Fleet;
 use crate::error::{Error, Result};
 use crate::format::paste::PasteFormat;
+use crate::format::permission_rule::{RuleTexts, Rules};
 use crate::format::settings::{Color, Delivery, Isolation, Profile, Protocol};
 use crate::launch::argv::TeamLaunch;
 use crate::launch::layout::{self, Layout};
@@ -159,7 +160,7 @@ impl Args {
             cwd: self.cwd.clone(),
             log_max: self.log_max.map(Size::Bytes),
             // Rules come from a team file only: a spawned member's asks are all asked.
-            permissions: Default::default(),
+            permissions: RuleTexts::default(),
             // A member on another host is started by `up` through that host's node.
             host: None,
         }
@@ -188,7 +189,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             base: &here,
             log_max: Some(prepare::team_log_max(&launch_settings)),
             env_policy: &launch_settings.env_policy,
-            permissions: &Default::default(),
+            permissions: &Rules::default(),
             asks_through_swarm: false,
         },
         Source::Flags,

@@ -46,24 +46,39 @@ const GRACE: Duration = Duration::from_secs(60);
 /// How often the agent looks at its team.
 const SWEEP: Duration = Duration::from_secs(5);
 
-pub(super) struct Held {
-    pub(super) pair: KeyPair,
+struct Held {
+    pair: KeyPair,
     made: Instant,
     /// The rules that answer the member's permission asks, as its launch gave them.
-    pub(super) rules: Rules,
+    rules: Rules,
     /// Where the member works: what its file rules are relative to.
-    pub(super) cwd: PathBuf,
+    cwd: PathBuf,
 }
 
 /// Keys by member name.
-pub(super) type Keys = Arc<Mutex<HashMap<String, Held>>>;
+type Keys = Arc<Mutex<HashMap<String, Held>>>;
+
+impl rules::Holder for Keys {
+    fn rules(&self, member: &str) -> Option<(Rules, PathBuf)> {
+        let held = self.lock().unwrap_or_else(PoisonError::into_inner);
+        held.get(member)
+            .map(|held| (held.rules.clone(), held.cwd.clone()))
+    }
+
+    fn sign(&self, member: &str, key: &str, message: &InboxMessage) -> Option<String> {
+        let held = self.lock().unwrap_or_else(PoisonError::into_inner);
+        held.get(member)
+            .filter(|held| held.pair.public().encode() == key)
+            .map(|held| held.pair.sign(message))
+    }
+}
 
 /// What the agent serves: its home, its team, and the lead it was started for.
 #[derive(Clone)]
-pub(super) struct Served {
-    pub(super) home: Home,
-    pub(super) team: String,
-    pub(super) lead: String,
+struct Served {
+    home: Home,
+    team: String,
+    lead: String,
     /// When this agent started, in Unix ms: a key made for a launch before then is not here.
     started_ms: u64,
 }
@@ -121,7 +136,14 @@ pub(crate) fn serve(home: &Home, reach: Box<dyn Reach>, team: &str, lead: &str) 
     }
     {
         let (served, keys) = (served.clone(), Arc::clone(&keys));
-        std::thread::spawn(move || rules::answer_asks(&served, reach.as_ref(), &keys));
+        std::thread::spawn(move || {
+            let team = rules::Served {
+                home: &served.home,
+                team: &served.team,
+                lead: &served.lead,
+            };
+            rules::answer_asks(&team, reach.as_ref(), &keys);
+        });
     }
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };

@@ -7,35 +7,51 @@
 //! rewrite them as it could a file.
 
 use std::collections::HashSet;
-use std::path::Path;
-use std::sync::PoisonError;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::agent::{Keys, Served};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::config::{Member, TeamConfig};
 use crate::format::message::InboxMessage;
-use crate::format::permission_rule::Decision;
+use crate::format::permission_rule::{Decision, Rules};
 use crate::member::permission::{self, Request};
 use crate::member::reach::{Reach, Sites};
+use crate::store::paths::Home;
 use crate::store::team::Team;
 use crate::store::watcher::{Watcher, named};
+
+/// What the agent holds for each member: its rules and where it works, and its key to sign with.
+pub(super) trait Holder: Sync {
+    /// Member `member`'s rules and working directory, if the agent holds a key for it.
+    fn rules(&self, member: &str) -> Option<(Rules, PathBuf)>;
+
+    /// The `lead_sig` of `message` for `member`, with the key whose public half is `key`, if the
+    /// agent holds it.
+    fn sign(&self, member: &str, key: &str, message: &InboxMessage) -> Option<String>;
+}
+
+/// The team the agent serves.
+pub(super) struct Served<'a> {
+    pub(super) home: &'a Home,
+    pub(super) team: &'a str,
+    pub(super) lead: &'a str,
+}
 
 /// How long the thread rests after its watch failed before it arms another.
 const REST: Duration = Duration::from_secs(1);
 
 /// Answers the asks the rules match, now and after every change to the lead's inbox, for as long
 /// as the agent runs.
-pub(super) fn answer_asks(served: &Served, reach: &dyn Reach, keys: &Keys) {
-    let paths = served.home.team(&served.team);
+pub(super) fn answer_asks(served: &Served<'_>, reach: &dyn Reach, held: &dyn Holder) {
+    let paths = served.home.team(served.team);
     let inboxes = paths.inboxes();
     let lead_file = paths
-        .mailbox(&served.lead)
+        .mailbox(served.lead)
         .inbox
         .file_name()
         .unwrap_or_default()
         .to_owned();
-    let signer = HeldKeys { reach, keys };
+    let signer = HeldKeys { reach, held };
     // Asks a rule matched but could not answer (answered meanwhile, or its member gone): tried
     // once, not again at every change.
     let mut tried = HashSet::new();
@@ -50,7 +66,7 @@ pub(super) fn answer_asks(served: &Served, reach: &dyn Reach, keys: &Keys) {
             }
         };
         loop {
-            if let Err(err) = answer_pending(served, &signer, keys, &mut tried)
+            if let Err(err) = answer_pending(served, &signer, &mut tried)
                 && err.kind() != ErrorKind::NotFound
             {
                 tracing::warn!("permission rules: {err}");
@@ -82,12 +98,11 @@ fn appeared(dir: &Path) -> Result<()> {
 
 /// Answers each unanswered ask whose member's rules decide it.
 fn answer_pending(
-    served: &Served,
+    served: &Served<'_>,
     signer: &HeldKeys<'_>,
-    keys: &Keys,
     tried: &mut HashSet<String>,
 ) -> Result<()> {
-    let team = Team::open(&served.home, &served.team)?;
+    let team = Team::open(served.home, served.team)?;
     let config = team.load()?;
     for ask in permission::unanswered(&team, &config)? {
         let Request::Tool(request) = &ask.request else {
@@ -96,18 +111,15 @@ fn answer_pending(
         if tried.contains(ask.request_id()) {
             continue;
         }
-        let decided = {
-            let held = keys.lock().unwrap_or_else(PoisonError::into_inner);
-            held.get(ask.member()).and_then(|held| {
-                let input = request.input.clone().unwrap_or_default();
-                held.rules
-                    .decide(&request.tool_name, &input, &held.cwd)
-                    .map(|decision| match decision {
-                        Decision::Allow(rule) => (true, rule.text().to_owned()),
-                        Decision::Deny(rule) => (false, rule.text().to_owned()),
-                    })
-            })
-        };
+        let decided = signer.held.rules(ask.member()).and_then(|(rules, cwd)| {
+            let input = request.input.clone().unwrap_or_default();
+            rules
+                .decide(&request.tool_name, &input, &cwd)
+                .map(|decision| match decision {
+                    Decision::Allow(rule) => (true, rule.text().to_owned()),
+                    Decision::Deny(rule) => (false, rule.text().to_owned()),
+                })
+        });
         let Some((allowed, rule)) = decided else {
             continue;
         };
@@ -133,7 +145,7 @@ fn answer_pending(
 /// The agent's own keys sign its answers: it asks no agent, itself least of all.
 struct HeldKeys<'a> {
     reach: &'a dyn Reach,
-    keys: &'a Keys,
+    held: &'a dyn Holder,
 }
 
 impl Reach for HeldKeys<'_> {
@@ -149,15 +161,11 @@ impl Reach for HeldKeys<'_> {
         key: &str,
         message: &InboxMessage,
     ) -> Result<String> {
-        let held = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
-        held.get(&to.name)
-            .filter(|held| held.pair.public().encode() == key)
-            .map(|held| held.pair.sign(message))
-            .ok_or_else(|| {
-                Error::runtime(format!(
-                    "the signing agent holds no key for {} that its record names; nothing was sent",
-                    to.name
-                ))
-            })
+        self.held.sign(&to.name, key, message).ok_or_else(|| {
+            Error::runtime(format!(
+                "the signing agent holds no key for {} that its record names; nothing was sent",
+                to.name
+            ))
+        })
     }
 }
