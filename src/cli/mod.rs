@@ -184,7 +184,7 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Plan(commands::plan::Command),
 
-    /// What teammates ask to do: list the asks waiting, allow or deny one, or ask from any CLI
+    /// Teammates' permission asks: list, allow or deny them, or ask from any CLI
     #[command(subcommand)]
     Permission(commands::permission::Command),
 
