@@ -9,6 +9,7 @@ pub(crate) mod context;
 pub(crate) mod logging;
 mod manual;
 pub(crate) mod output;
+mod permission_ask;
 mod removal;
 pub(crate) mod render;
 mod request;
@@ -191,7 +192,7 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Plan(commands::plan::Command),
 
-    /// Answer what teammates ask to do: list the asks waiting, allow or deny one
+    /// Teammates' permission asks: list, allow or deny them, or ask from any CLI
     #[command(subcommand)]
     Permission(commands::permission::Command),
 

@@ -6,6 +6,7 @@
 pub(crate) mod config;
 pub(crate) mod message;
 pub(crate) mod paste;
+pub(crate) mod permission_rule;
 pub(crate) mod settings;
 pub(crate) mod signature;
 pub(crate) mod structured;

@@ -112,7 +112,15 @@ pub(crate) struct TeammateRequest<'a> {
     pub(crate) plan_mode_required: bool,
     pub(crate) env: &'a BTreeMap<String, String>,
     pub(crate) env_policy: &'a EnvPolicy,
+    /// The team file's `permissions_via = "swarm"`: a Claude Code teammate asks through
+    /// `swarm permission hook claude`, wired in with `--settings`.
+    pub(crate) asks_through_swarm: bool,
 }
+
+/// The settings a Claude Code teammate whose asks go through swarm is launched with: a
+/// PreToolUse hook for the tools Claude Code asks about, waiting as long as a person may take
+/// (docs/ARCHITECTURE.md, "Asking from any CLI").
+pub(crate) const CLAUDE_HOOK_SETTINGS: &str = r#"{"hooks":{"PreToolUse":[{"matcher":"Bash|Edit|Write|MultiEdit|NotebookEdit|WebFetch|WebSearch|mcp__.*","hooks":[{"type":"command","command":"swarm permission hook claude","timeout":86400}]}]}}"#;
 
 /// The exact command and environment of one pane.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -203,6 +211,9 @@ impl TeamLaunch<'_> {
                 }
                 if let Some(agent_type) = member.agent_type {
                     argv.extend(["--agent-type".to_owned(), agent_type.to_owned()]);
+                }
+                if member.asks_through_swarm {
+                    argv.extend(["--settings".to_owned(), CLAUDE_HOOK_SETTINGS.to_owned()]);
                 }
                 forward(&mut env, launcher_env, member.env_policy);
                 env.insert("CLAUDECODE".into(), "1".into());
@@ -331,6 +342,7 @@ mod tests {
             plan_mode_required: false,
             env,
             env_policy: NO_RULES,
+            asks_through_swarm: false,
         }
     }
 

@@ -137,6 +137,7 @@ pub(crate) fn teammate(
             plan_mode_required: spec.plan_mode_required,
             env: &spec.env,
             env_policy: &spec.env_policy,
+            asks_through_swarm: spec.asks_through_swarm,
         },
         launcher_env,
     );

@@ -15,6 +15,7 @@ use crate::base::names::{Name, closest};
 use crate::error::{Error, Result};
 use crate::format::config::DEFAULT_LEAD;
 use crate::format::paste::{PasteFormat, delivery_with};
+use crate::format::permission_rule::{RuleTexts, Rules};
 use crate::format::settings::{Color, EnvPolicy, Profile};
 use crate::format::settings::{Delivery, Isolation, Protocol};
 use crate::launch::argv::{default_inherit, detect_profile};
@@ -106,6 +107,10 @@ pub(crate) struct MemberSpec {
     pub(crate) log_max: u64,
     /// The host whose node runs it; `None` for the host where `up` runs.
     pub(crate) host: Option<Name>,
+    /// The rules that answer its permission asks: the team's, then its own.
+    pub(crate) permissions: Rules,
+    /// The team's `permissions_via = "swarm"`: a Claude Code member asks through swarm's hook.
+    pub(crate) asks_through_swarm: bool,
 }
 
 #[derive(Deserialize)]
@@ -132,6 +137,9 @@ struct RawTeam {
     task: Vec<RawTask>,
     #[serde(default)]
     cluster: ClusterSpec,
+    #[serde(default)]
+    permissions: RuleTexts,
+    permissions_via: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -196,6 +204,8 @@ pub(crate) struct MemberKeys {
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) log_max: Option<Size>,
     pub(crate) host: Option<String>,
+    #[serde(default)]
+    pub(crate) permissions: RuleTexts,
 }
 
 /// `log_max = 1048576` or `log_max = "64MiB"`.
@@ -380,6 +390,20 @@ pub(crate) const KEYS: &[KeyDoc] = &[
         "array of tables",
         "none",
         "One [[task]] table per task to put on the team's board at up and init; a board that already holds tasks from the team file gets none again.",
+    ),
+    key(
+        Section::Team,
+        "permissions",
+        "table: allow, deny (arrays of rules)",
+        "none",
+        "Permission rules in Claude Code's syntax (Bash(git status:*), Read, Edit(src/**), WebFetch(domain:docs.rs)) that answer every teammate's permission asks with no one asked: [permissions] allow = [...], deny = [...]. Deny wins; what no rule matches is asked. A rule that cannot parse is refused at up. The team's signing agent applies them (swarm-permission(1)).",
+    ),
+    key(
+        Section::Team,
+        "permissions_via",
+        "string: \"cli\" or \"swarm\"",
+        "\"cli\"",
+        "\"swarm\": every Claude Code teammate asks through swarm's queue with a PreToolUse hook (swarm permission hook claude, given with --settings), so its asks reach permission list and the rules whatever runs as the lead. Such a teammate may not have --settings of its own or inherited.",
     ),
     key(
         Section::Lead,
@@ -591,6 +615,13 @@ pub(crate) const KEYS: &[KeyDoc] = &[
         "the host where swarm up runs",
         "The host whose swarm node starts and runs the member, in that host's tmux, in a session swarm-<team>. A team naming hosts needs a node running on the host where swarm up runs, and a NATS server ([cluster] or SWARM_NATS_URL).",
     ),
+    member(
+        "permissions",
+        "not taken: up only",
+        "table: allow, deny (arrays of rules)",
+        "none",
+        "The member's own permission rules, added to the team's [permissions]: [member.permissions] allow = [\"Bash(cargo test:*)\"].",
+    ),
     key(
         Section::Task,
         "key",
@@ -686,6 +717,10 @@ pub(crate) struct Defaults<'a> {
     pub(crate) log_max: Option<u64>,
     /// The team's `env_clear`, `env_keep` and `env_remove`, which a member's own go over.
     pub(crate) env_policy: &'a EnvPolicy,
+    /// The team's permission rules, to which a member's own are added.
+    pub(crate) permissions: &'a Rules,
+    /// The team's `permissions_via = "swarm"`.
+    pub(crate) asks_through_swarm: bool,
 }
 
 /// How large a member's log grows before it is rotated, unless the team file says.
@@ -849,12 +884,25 @@ impl TeamFile {
                 "the lead cannot be called {PERSON}: that is the person at the keyboard"
             )));
         }
+        let permissions = Rules::try_from(raw.permissions)
+            .map_err(|why| invalid(format!("[permissions]: {why}")))?;
+        let asks_through_swarm = match raw.permissions_via.as_deref() {
+            None | Some("cli") => false,
+            Some("swarm") => true,
+            Some(other) => {
+                return Err(invalid(format!(
+                    "permissions_via is \"cli\" or \"swarm\", not {other:?}"
+                )));
+            }
+        };
         let defaults = Defaults {
             profile: lead_profile,
             cwd: &team_cwd,
             base: &base,
             log_max: team_log_max,
             env_policy: &team_policy,
+            permissions: &permissions,
+            asks_through_swarm,
         };
         let mut seen = BTreeSet::from([lead.name.clone()]);
         let mut members = Vec::with_capacity(raw.member.len());
@@ -867,6 +915,32 @@ impl TeamFile {
                 )));
             }
             members.push(member);
+        }
+
+        // Claude Code takes one --settings: the hook's would replace the member's own.
+        let lead_settings = lead.profile == Profile::Claude
+            && lead.inherit.iter().any(|f| f == "--settings")
+            && lead.command.as_ref().is_some_and(|c| {
+                c.iter()
+                    .any(|a| a == "--settings" || a.starts_with("--settings="))
+            });
+        for member in members.iter().filter(|m| m.asks_through_swarm) {
+            let own = member.command.as_ref().is_some_and(|c| {
+                c.iter()
+                    .any(|a| a == "--settings" || a.starts_with("--settings="))
+            });
+            if own || lead_settings {
+                return Err(invalid(format!(
+                    "member {} gets --settings {}, and permissions_via = \"swarm\" needs Claude \
+                     Code's one --settings for its hook",
+                    member.name,
+                    if own {
+                        "in its command"
+                    } else {
+                        "from the lead"
+                    }
+                )));
+            }
         }
 
         let anyone_clears = (lead.command.is_some() && lead.env_policy.clear)
@@ -1040,6 +1114,9 @@ impl MemberSpec {
             .map(|host| Name::parse("host", host))
             .transpose()
             .map_err(|err| source.invalid(format!("host of {name}: {}", err.message())))?;
+        let own = Rules::try_from(keys.permissions)
+            .map_err(|why| source.invalid(format!("permissions of member {name}: {why}")))?;
+        let permissions = defaults.permissions.and(&own);
         let env = checked_env(keys.env, source.key("env"), name.as_str(), source)?;
         let env_policy = env_policy(
             EnvRules {
@@ -1076,6 +1153,8 @@ impl MemberSpec {
             paste_format,
             run_timeout_s: keys.run_timeout_s,
             host,
+            permissions,
+            asks_through_swarm: defaults.asks_through_swarm && profile == Profile::Claude,
         })
     }
 }
@@ -1282,6 +1361,8 @@ mod tests {
             base: Path::new("/work"),
             log_max: None,
             env_policy: &EnvPolicy::default(),
+            permissions: &Rules::default(),
+            asks_through_swarm: false,
         };
         let err = MemberSpec::check(keys(u64::MAX), &defaults, Source::Flags).unwrap_err();
         assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
@@ -1321,6 +1402,8 @@ mod tests {
             base: Path::new("/work"),
             log_max: None,
             env_policy: &team,
+            permissions: &Rules::default(),
+            asks_through_swarm: false,
         };
         let keys = |clear: Option<bool>, keep: &[&str], remove: &[&str]| MemberKeys {
             name: "a".into(),

@@ -15,6 +15,7 @@ pub(crate) mod logfile;
 pub(crate) mod notify;
 pub(crate) mod pane;
 pub(crate) mod permission;
+pub(crate) mod permission_ask;
 pub(crate) mod processes;
 pub(crate) mod reach;
 pub(crate) mod remove;

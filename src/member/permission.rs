@@ -146,13 +146,9 @@ fn has_ended(observed: &Observed, member: &str) -> bool {
 /// The asks nobody has answered, of members that have not ended, oldest first.
 pub(crate) fn pending(team: &Team, reach: &dyn Reach) -> Result<Vec<Ask>> {
     let observed = Observed::take(team, reach)?;
-    let answered: HashSet<String> = permissions::answers(team.paths())?
+    Ok(unanswered(team, &observed.config)?
         .into_iter()
-        .map(|a| a.request_id)
-        .collect();
-    Ok(every_ask(team, &observed.config)?
-        .into_iter()
-        .filter(|ask| !answered.contains(ask.request_id()) && !has_ended(&observed, ask.member()))
+        .filter(|ask| !has_ended(&observed, ask.member()))
         .collect())
 }
 
@@ -202,10 +198,77 @@ pub(crate) fn answer(
             "{member} has ended: its permission request {request_id} is withdrawn"
         )));
     }
+    send_answer(
+        team,
+        reach,
+        &observed.config,
+        caller,
+        &ask,
+        &verdict,
+        caller.name().to_string(),
+    )
+}
+
+/// The asks in the lead's inbox and history nobody has answered, oldest first, whether or not
+/// their members still run: what a rule may answer.
+pub(crate) fn unanswered(team: &Team, config: &TeamConfig) -> Result<Vec<Ask>> {
+    let answered: HashSet<String> = permissions::answers(team.paths())?
+        .into_iter()
+        .map(|a| a.request_id)
+        .collect();
+    Ok(every_ask(team, config)?
+        .into_iter()
+        .filter(|ask| !answered.contains(ask.request_id()))
+        .collect())
+}
+
+/// Answers `ask` as team rule `rule` says, from the lead (docs/ARCHITECTURE.md, "Permission
+/// rules"): the same signed answer and the same record as `permission allow|deny`, recorded as
+/// given by `rule: <rule>`.
+pub(crate) fn answer_by_rule(
+    team: &Team,
+    reach: &dyn Reach,
+    config: &TeamConfig,
+    ask: &Ask,
+    allowed: bool,
+    rule: &str,
+) -> Result<PermissionAnswer> {
+    let lead = Caller::member(config, config.lead_name())?;
+    let verdict = if allowed {
+        Verdict::Allow { always: false }
+    } else {
+        Verdict::Deny {
+            reason: Some(format!("the team's rule {rule} denies it")),
+        }
+    };
+    send_answer(
+        team,
+        reach,
+        config,
+        &lead,
+        ask,
+        &verdict,
+        format!("rule: {rule}"),
+    )
+}
+
+/// Sends Claude Code's answer to `ask`, signed, from `caller`, and records it once as given by
+/// `by`; the ask then leaves the lead's unread messages.
+fn send_answer(
+    team: &Team,
+    reach: &dyn Reach,
+    config: &TeamConfig,
+    caller: &Caller,
+    ask: &Ask,
+    verdict: &Verdict,
+    by: String,
+) -> Result<PermissionAnswer> {
+    let request_id = ask.request_id();
+    let member = ask.member().to_owned();
     let answer = permissions::answer_once(team.paths(), request_id, || {
-        let message = response(&ask, &verdict, caller);
-        seal::request(team, reach, &observed.config, caller, &member, &message)?;
-        let (allowed, always, reason) = match &verdict {
+        let message = response(ask, verdict, caller);
+        seal::request(team, reach, config, caller, &member, &message)?;
+        let (allowed, always, reason) = match verdict {
             Verdict::Allow { always } => (true, *always, None),
             Verdict::Deny { reason } => (false, false, reason.clone()),
         };
@@ -216,13 +279,14 @@ pub(crate) fn answer(
             allowed,
             always,
             reason,
-            by: caller.name().to_string(),
+            by,
             at: clock::timestamp_now(),
         };
         Ok((answer.clone(), answer))
     })?;
     // The answer is sent, and it is what counts: an ask left unread is only clutter.
-    if let Err(err) = exchange::retire(team, &lead, request_id) {
+    let lead = config.lead_name();
+    if let Err(err) = exchange::retire(team, lead, request_id) {
         tracing::warn!("answered {request_id}, but it stays unread in {lead}'s inbox: {err}");
     }
     Ok(answer)

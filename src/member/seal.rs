@@ -13,6 +13,7 @@
 
 use std::cell::LazyCell;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -21,6 +22,7 @@ use crate::base::text::derive_summary;
 use crate::error::{Error, Result};
 use crate::format::config::{Member, State, TeamConfig};
 use crate::format::message::{InboxMessage, check_text_size};
+use crate::format::permission_rule::Rules;
 use crate::format::signature::{self, FIELD};
 use crate::format::structured::Structured;
 use crate::launch::keys;
@@ -35,11 +37,19 @@ use crate::store::paths::Home;
 use crate::store::team::Team;
 
 /// A new key pair for teammate `member` of `team` (led by `lead`), made now, at its launch: the
-/// team's signing agent keeps the private key; the public one is returned, for
-/// [`keys::apply`]. Fails when no key pair can be made: a teammate is never launched without one.
-pub(crate) fn make_key(home: &Home, team: &str, lead: &str, member: &str) -> Result<String> {
+/// team's signing agent keeps the private key, and answers the member's permission asks `rules`
+/// match (paths in `cwd`); the public key is returned, for [`keys::apply`]. Fails when no key
+/// pair can be made: a teammate is never launched without one.
+pub(crate) fn make_key(
+    home: &Home,
+    team: &str,
+    lead: &str,
+    member: &str,
+    rules: &Rules,
+    cwd: &Path,
+) -> Result<String> {
     // Claude Code refuses entries older than this less 2 minutes: the moment of launch.
-    signer::create_key(home, team, lead, member, clock::now_ms())
+    signer::create_key(home, team, lead, member, clock::now_ms(), rules, cwd)
 }
 
 /// Gives teammate `member` a new key pair ([`make_key`]): its public key goes into its argv,
@@ -51,7 +61,9 @@ pub(crate) fn give_key(
     member: &mut Member,
     env: &mut BTreeMap<String, String>,
 ) -> Result<()> {
-    let key = make_key(home, team, lead, &member.name)?;
+    // A spawned member has no rules: every ask it makes is asked.
+    let cwd = PathBuf::from(&member.cwd);
+    let key = make_key(home, team, lead, &member.name, &Rules::default(), &cwd)?;
     keys::apply(member, env, &key);
     Ok(())
 }

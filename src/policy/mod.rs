@@ -411,7 +411,7 @@ pub(crate) const RULES: [Rule; 19] = [
     rule(
         Action::AskPermission,
         "ask the lead for a permission",
-        "send (permission_request, sandbox_permission_request)",
+        "permission ask, permission hook, send (permission_request, sandbox_permission_request)",
         [Grant::No, Grant::No, Grant::Own, Grant::No],
     )
     .own("ask for a permission as {owner}"),

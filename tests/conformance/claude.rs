@@ -86,6 +86,8 @@ pub(crate) struct Teammate<'a> {
     /// Always explicit: with none, an interactive Claude Code starts in auto mode, which asks a
     /// classifier the stand-in does not have.
     pub(crate) permission_mode: &'a str,
+    /// The team file's `[permissions]` table, if any: `allow = [...]`, `deny = [...]`.
+    pub(crate) permissions: Option<&'a str>,
 }
 
 impl Default for Teammate<'_> {
@@ -93,6 +95,7 @@ impl Default for Teammate<'_> {
         Self {
             prompt: None,
             permission_mode: "default",
+            permissions: None,
         }
     }
 }
@@ -159,6 +162,9 @@ impl ClaudeTeam {
         );
         if let Some(prompt) = teammate.prompt {
             let _ = writeln!(toml, "prompt = {}", toml_string(prompt));
+        }
+        if let Some(rules) = teammate.permissions {
+            let _ = writeln!(toml, "\n[permissions]\n{rules}");
         }
         up(&self.sandbox, &self.tmux, TEAM, &toml);
     }

@@ -2,7 +2,7 @@
 //! `--permission-mode default` asked to run Bash writes a permission request to the lead's inbox,
 //! which swarm decodes and shows in words (docs/ARCHITECTURE.md, "Messages"). `swarm permission`
 //! lists that ask and answers it (issue 24, "Permission asks"): allowed, Claude Code runs the
-//! tool; denied, it does not.
+//! tool; denied, it does not. A team rule answers with no one (issue 24, "Permission rules").
 
 use std::path::Path;
 
@@ -166,4 +166,52 @@ fn a_denied_permission_ask_does_not_run_the_tool() {
     assert!(calls[0].is_error, "{calls:#?}");
     let result = calls[0].result.as_deref().unwrap_or_default();
     assert!(result.contains("not today"), "{calls:#?}");
+}
+
+/// A rule answers without anyone: the teammate's Bash ask matches the team's allow rule, and the
+/// team's signing agent answers it, signed, with nobody running `permission allow`; Claude Code
+/// runs the tool, and `permission log` names the rule.
+#[test]
+#[ignore = "conformance tier: run scripts/conformance"]
+fn a_rule_answers_without_anyone() {
+    let team = ClaudeTeam::new();
+    let marker = team.sandbox.root().join("RULED");
+    let command = format!("touch {}", marker.display());
+    let chain = team.model.on(
+        brings("RUN-BASH-RULE"),
+        vec![step(vec![tool(
+            "Bash",
+            json!({ "command": command, "description": "touch the marker" }),
+        )])],
+    );
+    team.up(&Teammate {
+        permission_mode: "default",
+        permissions: Some("allow = [\"Bash(touch:*)\"]"),
+        ..Teammate::default()
+    });
+    team.swarm()
+        .args(["send", WORKER, "RUN-BASH-RULE"])
+        .run()
+        .success();
+    let calls = team.model.finished(chain);
+    assert!(marker.exists(), "the tool did not run: {calls:#?}");
+    assert!(!calls[0].is_error, "{calls:#?}");
+    let log = team
+        .swarm()
+        .args(["permission", "log", "--json"])
+        .run()
+        .success()
+        .json();
+    let answers = log.as_array().unwrap();
+    assert_eq!(answers.len(), 1, "{log:#}");
+    assert_eq!(answers[0]["member"], WORKER, "{log:#}");
+    assert_eq!(answers[0]["allowed"], true, "{log:#}");
+    assert_eq!(answers[0]["by"], "rule: Bash(touch:*)", "{log:#}");
+    let listed = team
+        .swarm()
+        .args(["permission", "list", "--json"])
+        .run()
+        .success()
+        .json();
+    assert_eq!(listed, json!([]));
 }

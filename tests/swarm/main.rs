@@ -26,6 +26,8 @@ mod navigation;
 mod other_tools;
 mod paste;
 mod peers;
+mod permission_ask;
+mod permission_rules;
 mod permissions;
 mod person;
 mod private_files;

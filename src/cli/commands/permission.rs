@@ -9,6 +9,7 @@ use crate::base::clock;
 use crate::cli::complete;
 use crate::cli::context::Context;
 use crate::cli::output::{self, Report, Table};
+use crate::cli::permission_ask;
 use crate::error::Result;
 use crate::member::permission::{self, Ask, Verdict};
 use crate::policy::{self, Action};
@@ -25,6 +26,10 @@ pub(crate) enum Command {
     Deny(DenyArgs),
     /// Every answer given, oldest first: when, to whom, what, by whom
     Log(LogArgs),
+    /// From a member's pane: ask the lead's side to use a tool, and wait for the answer
+    Ask(permission_ask::AskArgs),
+    /// A pre-tool hook for Claude Code, Codex or Gemini CLI that asks as `ask` does
+    Hook(permission_ask::HookArgs),
 }
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
@@ -76,6 +81,8 @@ pub(crate) fn run(ctx: &Context, command: Command) -> Result<()> {
     match command {
         Command::List(_) => list(ctx),
         Command::Log(_) => log(ctx),
+        Command::Ask(args) => permission_ask::ask(ctx, args),
+        Command::Hook(args) => permission_ask::hook(ctx, args),
         Command::Allow(args) => answer(
             ctx,
             &args.request_id,

@@ -16,6 +16,7 @@ use crate::cli::output::WithLine;
 use crate::cluster::fleet::Fleet;
 use crate::error::{Error, Result};
 use crate::format::paste::PasteFormat;
+use crate::format::permission_rule::{RuleTexts, Rules};
 use crate::format::settings::{Color, Delivery, Isolation, Profile, Protocol};
 use crate::launch::argv::TeamLaunch;
 use crate::launch::layout::{self, Layout};
@@ -158,6 +159,8 @@ impl Args {
             env_remove: self.env_remove.iter().cloned().collect(),
             cwd: self.cwd.clone(),
             log_max: self.log_max.map(Size::Bytes),
+            // Rules come from a team file only: a spawned member's asks are all asked.
+            permissions: RuleTexts::default(),
             // A member on another host is started by `up` through that host's node.
             host: None,
         }
@@ -186,6 +189,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             base: &here,
             log_max: Some(prepare::team_log_max(&launch_settings)),
             env_policy: &launch_settings.env_policy,
+            permissions: &Rules::default(),
+            asks_through_swarm: false,
         },
         Source::Flags,
     )?;
@@ -337,7 +342,11 @@ mod tests {
         for doc in KEYS.iter().filter(|doc| doc.section == Section::Member) {
             let spawn = doc.spawn.unwrap();
             if spawn.starts_with("not taken") {
-                assert_eq!(doc.key, "host", "only host is up's alone");
+                assert!(
+                    ["host", "permissions"].contains(&doc.key),
+                    "only host and permissions are up's alone, not {}",
+                    doc.key
+                );
                 continue;
             }
             match spawn.strip_prefix("--") {

@@ -2,6 +2,7 @@
 //! to run (a lead with no command, no members) is created without a window, which the first
 //! `swarm spawn` opens.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -147,9 +148,18 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     // ends at once keeps its pane, so the team's window cannot close under the launcher.
     prepared.config.launching = true;
     let (team_name, lead) = (file.name.to_string(), file.lead.name.to_string());
-    // Every teammate is keyed here, wherever it runs.
+    // Every teammate is keyed here, wherever it runs; this host's agent applies its rules.
+    let works_in: BTreeMap<String, PathBuf> = prepared
+        .config
+        .members
+        .iter()
+        .map(|m| (m.name.clone(), PathBuf::from(&m.cwd)))
+        .collect();
     spread.key_teammates(&mut prepared, |member| {
-        seal::make_key(&ctx.home, &team_name, &lead, member)
+        let spec = file.members.iter().find(|m| m.name.as_str() == member);
+        let rules = spec.map(|m| m.permissions.clone()).unwrap_or_default();
+        let cwd = works_in.get(member).cloned().unwrap_or_default();
+        seal::make_key(&ctx.home, &team_name, &lead, member, &rules, &cwd)
     })?;
     let team = seal::create(&ctx.home, &fleet, &prepared.config, true)?;
     // On the board before the first pane starts, so members find them.

@@ -21,15 +21,16 @@ use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::{Answer, Ask, MAX_LINE, PATIENCE, lock_path, socket_path};
+use super::{Answer, Ask, MAX_LINE, PATIENCE, lock_path, rules, socket_path};
 use crate::base::clock;
 use crate::base::process::Pinned;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::InboxMessage;
+use crate::format::permission_rule::Rules;
 use crate::format::signature::{KeyPair, VerifyKey, speaks_for_lead};
 use crate::member::identity;
 use crate::member::liveness::Observed;
@@ -48,10 +49,29 @@ const SWEEP: Duration = Duration::from_secs(5);
 struct Held {
     pair: KeyPair,
     made: Instant,
+    /// The rules that answer the member's permission asks, as its launch gave them.
+    rules: Rules,
+    /// Where the member works: what its file rules are relative to.
+    cwd: PathBuf,
 }
 
 /// Keys by member name.
 type Keys = Arc<Mutex<HashMap<String, Held>>>;
+
+impl rules::Holder for Keys {
+    fn rules(&self, member: &str) -> Option<(Rules, PathBuf)> {
+        let held = self.lock().unwrap_or_else(PoisonError::into_inner);
+        held.get(member)
+            .map(|held| (held.rules.clone(), held.cwd.clone()))
+    }
+
+    fn sign(&self, member: &str, key: &str, message: &InboxMessage) -> Option<String> {
+        let held = self.lock().unwrap_or_else(PoisonError::into_inner);
+        held.get(member)
+            .filter(|held| held.pair.public().encode() == key)
+            .map(|held| held.pair.sign(message))
+    }
+}
 
 /// What the agent serves: its home, its team, and the lead it was started for.
 #[derive(Clone)]
@@ -108,9 +128,22 @@ pub(crate) fn serve(home: &Home, reach: Box<dyn Reach>, team: &str, lead: &str) 
         started_ms: clock::now_ms(),
     };
     let keys: Keys = Arc::default();
+    let reach: Arc<dyn Reach> = Arc::from(reach);
     {
         let (served, keys, socket) = (served.clone(), Arc::clone(&keys), socket.clone());
+        let reach = Arc::clone(&reach);
         std::thread::spawn(move || sweep(&served, reach.as_ref(), &keys, &socket, inode));
+    }
+    {
+        let (served, keys) = (served.clone(), Arc::clone(&keys));
+        std::thread::spawn(move || {
+            let team = rules::Served {
+                home: &served.home,
+                team: &served.team,
+                lead: &served.lead,
+            };
+            rules::answer_asks(&team, reach.as_ref(), &keys);
+        });
     }
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
@@ -216,13 +249,19 @@ fn answer(
     }
     let value = match ask {
         Ask::Create {
-            member, since_ms, ..
+            member,
+            since_ms,
+            rules,
+            cwd,
+            ..
         } => {
             let pair = KeyPair::generate(since_ms);
             let public = pair.public().encode();
             let held = Held {
                 pair,
                 made: Instant::now(),
+                rules,
+                cwd,
             };
             keys.lock()
                 .unwrap_or_else(PoisonError::into_inner)

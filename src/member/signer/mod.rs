@@ -9,11 +9,12 @@
 //! in the pane of the team's lead, may ask, and only such a process is trusted to answer.
 
 pub(crate) mod agent;
+mod rules;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -23,6 +24,7 @@ use serde_json::Value;
 use crate::base::process::Pinned;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::{InboxMessage, MAX_ANSWER_BYTES};
+use crate::format::permission_rule::Rules;
 use crate::member::identity;
 use crate::peer::runtime_dir;
 use crate::policy::{self, Action, Role, Whereabouts};
@@ -39,11 +41,16 @@ pub(crate) const PATIENCE: Duration = Duration::from_secs(30);
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub(crate) enum Ask {
-    /// A new key pair for `member`, launched at `since_ms`; replaces any it had.
+    /// A new key pair for `member`, launched at `since_ms`, which works in `cwd` and whose
+    /// permission asks `rules` answer; replaces any it had.
     Create {
         team: String,
         member: String,
         since_ms: u64,
+        #[serde(default, skip_serializing_if = "Rules::is_empty")]
+        rules: Rules,
+        #[serde(default)]
+        cwd: PathBuf,
     },
     /// The `lead_sig` of `message` for `member`, whose public key is `key`.
     Sign {
@@ -95,18 +102,24 @@ fn agent_id(home: &Home, team: &str) -> Result<String> {
 }
 
 /// A new key pair for `member` of `team` (whose lead is `lead`), launched at `since_ms`, made by
-/// the team's agent, started if it is not running. Its public key, `<ms>.<base64url SPKI>`.
+/// the team's agent, started if it is not running; the agent answers the member's permission
+/// asks that `rules` match (its paths relative to `cwd`). Its public key,
+/// `<ms>.<base64url SPKI>`.
 pub(crate) fn create_key(
     home: &Home,
     team: &str,
     lead: &str,
     member: &str,
     since_ms: u64,
+    rules: &Rules,
+    cwd: &Path,
 ) -> Result<String> {
     let ask = Ask::Create {
         team: team.to_owned(),
         member: member.to_owned(),
         since_ms,
+        rules: rules.clone(),
+        cwd: cwd.to_path_buf(),
     };
     let made = match call(home, team, lead, &ask) {
         Err(err) if err.kind() == ErrorKind::NotFound => {
@@ -205,13 +218,7 @@ fn call(home: &Home, team: &str, lead: &str, ask: &Ask) -> Result<String> {
 /// one and listens in its place would hand out keys it knows, and read what the lead sends. The
 /// process that serves is the one that listens, pinned from this connection; one that has exited
 /// (its socket handed to another process), or that cannot be told, is refused too.
-fn trust(
-    home: &Home,
-    team: &str,
-    lead: &str,
-    stream: &UnixStream,
-    path: &std::path::Path,
-) -> Result<()> {
+fn trust(home: &Home, team: &str, lead: &str, stream: &UnixStream, path: &Path) -> Result<()> {
     let cred = nix::sys::socket::getsockopt(stream, nix::sys::socket::sockopt::PeerCredentials)
         .map_err(|err| {
             Error::runtime(format!("cannot tell who serves {}: {err}", path.display()))
