@@ -62,7 +62,7 @@ pub(crate) fn ask(ctx: &Context, args: AskArgs) -> Result<()> {
     match answer {
         Answer::Allowed(input) => ctx.report(&WithLine {
             line: format!("allowed {request_id}"),
-            json: Allowed {
+            json: AllowedAsk {
                 request_id,
                 allowed: true,
                 input,
@@ -75,7 +75,7 @@ pub(crate) fn ask(ctx: &Context, args: AskArgs) -> Result<()> {
 /// An allowed ask, as `--json` shows it.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Allowed {
+struct AllowedAsk {
     request_id: String,
     allowed: bool,
     input: Value,
