@@ -2,20 +2,14 @@
 //!
 //! `main.rs` only calls [`run`]. The folders are layers, each calling only those listed before it
 //! (docs/ARCHITECTURE.md, "Layers"): `base`, `format`, `store`, `policy`, `protocol`, `peer`,
-//! `launch`, `member`, `cluster`, `dashboard`, and `cli` on top.
+//! `launch`, `member`, `cluster`, `dashboard`, and `cli` on top. This crate holds the last two;
+//! the others come from the workspace's crates `swarm-core`, `swarm-team` and `swarm-cluster`,
+//! whose roots re-export the layers below them.
 
-mod base;
+use swarm_cluster::{base, cluster, error, format, launch, member, peer, policy, protocol, store};
+
 mod cli;
-mod cluster;
 mod dashboard;
-mod error;
-mod format;
-mod launch;
-mod member;
-mod peer;
-mod policy;
-mod protocol;
-mod store;
 
 pub use cli::run;
 

@@ -1,6 +1,8 @@
-//! The import graph of `src/`, held to docs/ARCHITECTURE.md ("Layers"): each file imports only
-//! from its own layer or those below it, no command imports another command, nothing below the
-//! command line imports it, and no two files import each other, however indirectly.
+//! The import graph of the layers, held to docs/ARCHITECTURE.md ("Layers"). Between crates the
+//! compiler holds it: a crate sees only those below it. Within a crate this test does: each file
+//! imports only from its own layer or those below it, no command imports another command, the
+//! commands reach other hosts only through the seam, and no two files import each other, however
+//! indirectly. It also holds the crates to the layers' order.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -24,7 +26,16 @@ const LAYERS: [&str; 12] = [
     "cli",
 ];
 
-/// Every source file but the crate root, by its path under `src/`.
+/// The crates' roots, bottom to top: the workspace's three, then the binary's own.
+const CRATE_ROOTS: [&str; 4] = [
+    "crates/core/src",
+    "crates/team/src",
+    "crates/cluster/src",
+    "src",
+];
+
+/// Every source file but the crates' roots, by its path under its crate's `src/`: the layers are
+/// one tree of modules, whichever crate holds each (every crate root re-exports those below it).
 fn sources() -> BTreeMap<PathBuf, String> {
     fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<PathBuf, String>) {
         for entry in fs::read_dir(dir).unwrap() {
@@ -39,10 +50,24 @@ fn sources() -> BTreeMap<PathBuf, String> {
             }
         }
     }
-    let root = repo().join("src");
     let mut out = BTreeMap::new();
-    walk(&root, &root, &mut out);
+    for root in CRATE_ROOTS {
+        let root = repo().join(root);
+        walk(&root, &root, &mut out);
+    }
     out
+}
+
+/// The crates' roots as one text: what each re-exports, with the crate it comes from left out.
+fn crate_roots() -> String {
+    CRATE_ROOTS
+        .iter()
+        .map(|root| fs::read_to_string(repo().join(root).join("lib.rs")).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+        .replace("swarm_core::", "")
+        .replace("swarm_team::", "")
+        .replace("swarm_cluster::", "")
 }
 
 /// The module path of a file: `store/paths.rs` → [store, paths]; `member/supervisor/mod.rs` →
@@ -415,8 +440,7 @@ fn references(file: &Path, text: &str, krate: &Crate) -> Vec<Reference> {
 
 fn graph() -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
     let files = sources();
-    let root = fs::read_to_string(repo().join("src/lib.rs")).unwrap();
-    let krate = Crate::read(&root, &files);
+    let krate = Crate::read(&crate_roots(), &files);
     files
         .iter()
         .map(|(file, text)| {
@@ -509,6 +533,26 @@ fn the_layers_are_named_alike_everywhere() {
         words(&LAYERS),
         "docs/ARCHITECTURE.md, \"Layers\", bottom to top"
     );
+}
+
+/// Each crate declares a run of the layers, and the runs follow one another bottom to top.
+#[test]
+fn the_crates_hold_the_layers_in_order() {
+    let position = |layer: &String| LAYERS.iter().position(|known| known == layer);
+    let declared: Vec<String> = CRATE_ROOTS
+        .iter()
+        .flat_map(|root| {
+            let text = fs::read_to_string(repo().join(root).join("lib.rs")).unwrap();
+            let tokens = tokens(&code_only(&text));
+            let mut layers: Vec<String> = (0..tokens.len().saturating_sub(2))
+                .filter(|&at| tokens[at] == "mod" && tokens[at + 2] == ";")
+                .map(|at| tokens[at + 1].clone())
+                .collect();
+            layers.sort_by_key(position);
+            layers
+        })
+        .collect();
+    assert_eq!(declared, LAYERS, "the crates' modules, bottom to top");
 }
 
 #[test]

@@ -759,9 +759,11 @@ command = ["node", "{client}", "{go}", "{out}"]
         .to_owned();
     let go = json!({"socket": socket, "agent": agent, "key": key});
     fs::write(work.join("go"), go.to_string()).unwrap();
-    eventually("bob's attack", || work.join("out").exists());
-    let answers: Vec<String> =
-        serde_json::from_str(&fs::read_to_string(work.join("out")).unwrap()).unwrap();
+    // The attacker writes its file in place: read it once it is whole.
+    let read =
+        || serde_json::from_str::<Vec<String>>(&fs::read_to_string(work.join("out")).ok()?).ok();
+    eventually("bob's attack", || read().is_some());
+    let answers = read().unwrap();
     assert_eq!(answers.len(), 2);
     for answer in &answers {
         let answer: Value = serde_json::from_str(answer).unwrap();

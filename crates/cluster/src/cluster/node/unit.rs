@@ -1,0 +1,198 @@
+//! `swarm node --print-unit`: a systemd user unit that runs this host's node, restarted when it
+//! fails (docs/ARCHITECTURE.md, "Across machines"). Secrets never go into the unit: a password or
+//! token belongs in the environment file it reads.
+
+use std::ffi::OsStr;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::base::text::refuse_controls;
+use crate::cluster::settings::{Auth, Settings};
+use crate::error::Result;
+
+/// What a value in the unit is written into, as a refusal says it.
+const INTO: &str = "a systemd unit";
+
+/// The unit's text, for `~/.config/systemd/user/swarm-node.service`; `socket` is the tmux server
+/// the node places members on (`--socket`, `SWARM_TMUX_SOCKET`), when not the default one. A unit
+/// is lines, so a value with a control character (a line break would add a line such as
+/// `ExecStartPre=`) is refused, exit 2.
+pub fn text(
+    exe: &Path,
+    home: &Path,
+    name: &str,
+    settings: &Settings,
+    socket: Option<&str>,
+) -> Result<String> {
+    refuse_controls("swarm's own path", exe.as_os_str(), INTO)?;
+    refuse_controls("the home", home.as_os_str(), INTO)?;
+    refuse_controls("the host name", OsStr::new(name), INTO)?;
+    refuse_controls("the NATS server URL", OsStr::new(&settings.url), INTO)?;
+    if let Some(socket) = socket {
+        refuse_controls("the tmux socket", OsStr::new(socket), INTO)?;
+    }
+    match &settings.auth {
+        Auth::Creds(path) => refuse_controls("the .creds file", path.as_os_str(), INTO)?,
+        Auth::UserPassword { user, .. } => {
+            refuse_controls("the NATS user", OsStr::new(user), INTO)?;
+        }
+        Auth::None | Auth::Token(_) => {}
+    }
+    // systemd takes `Environment=` quoted as a whole, and only when it must be.
+    let env = |name: &str, value: &str| {
+        format!(
+            "Environment={}",
+            systemd_word(&format!("{name}={value}"), false)
+        )
+    };
+    let mut unit = String::new();
+    let _ = writeln!(unit, "[Unit]");
+    let _ = writeln!(
+        unit,
+        "Description=swarm node {}: this host's part of every swarm team",
+        name.replace('%', "%%")
+    );
+    let _ = writeln!(unit, "Wants=network-online.target");
+    let _ = writeln!(unit, "After=network-online.target");
+    let _ = writeln!(unit);
+    let _ = writeln!(unit, "[Service]");
+    let _ = writeln!(unit, "Type=simple");
+    let _ = writeln!(unit, "{}", env("SWARM_HOME", &home.display().to_string()));
+    let _ = writeln!(unit, "{}", env("SWARM_NATS_URL", &settings.url));
+    if let Some(socket) = socket {
+        let _ = writeln!(unit, "{}", env("SWARM_TMUX_SOCKET", socket));
+    }
+    match &settings.auth {
+        Auth::None => {}
+        Auth::Creds(path) => {
+            let _ = writeln!(
+                unit,
+                "{}",
+                env("SWARM_NATS_CREDS", &path.display().to_string())
+            );
+        }
+        Auth::UserPassword { user, .. } => {
+            let _ = writeln!(unit, "{}", env("SWARM_NATS_USER", user));
+            let _ = writeln!(
+                unit,
+                "# SWARM_NATS_PASSWORD=... goes in this file, mode 0600:"
+            );
+        }
+        Auth::Token(_) => {
+            let _ = writeln!(unit, "# SWARM_NATS_TOKEN=... goes in this file, mode 0600:");
+        }
+    }
+    let _ = writeln!(unit, "EnvironmentFile=-%h/.config/swarm/node.env");
+    let _ = writeln!(
+        unit,
+        "ExecStart={} node --name {}",
+        systemd_word(&exe.display().to_string(), true),
+        systemd_word(name, true)
+    );
+    let _ = writeln!(unit, "Restart=on-failure");
+    let _ = writeln!(unit, "RestartSec=2");
+    let _ = writeln!(unit);
+    let _ = writeln!(unit, "[Install]");
+    let _ = writeln!(unit, "WantedBy=default.target");
+    Ok(unit)
+}
+
+/// `value` as one word of a unit that systemd reads back as it is (systemd.syntax(7), "Quoting";
+/// systemd.unit(5), "Specifiers"): every `%` doubled, since systemd expands specifiers such as
+/// `%h` in every value; in `ExecStart=` (`exec`) every `$` doubled too, since systemd expands
+/// variables there. A value with anything but letters, digits and `-_./:=@+,%$` goes in double
+/// quotes, `\` and `"` escaped: systemd unquotes with C escapes, so a shell's quoting (`'...'`,
+/// where `\` stays itself) would not read back the same.
+fn systemd_word(value: &str, exec: bool) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=@+,%$".contains(c);
+    let mut word = String::with_capacity(value.len() + 2);
+    for c in value.chars() {
+        match c {
+            '%' => word.push_str("%%"),
+            '$' if exec => word.push_str("$$"),
+            '\\' | '"' => {
+                word.push('\\');
+                word.push(c);
+            }
+            c => word.push(c),
+        }
+    }
+    if !value.is_empty() && value.chars().all(plain) {
+        word
+    } else {
+        format!("\"{word}\"")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_unit_runs_the_node_and_keeps_secrets_out() {
+        let settings = Settings {
+            url: "nats://hub:4222".into(),
+            auth: Auth::Token("s3cret".into()),
+        };
+        let unit = text(
+            Path::new("/usr/local/bin/swarm"),
+            Path::new("/home/me/.swarm"),
+            "gpu1",
+            &settings,
+            Some("/run/user/1000/tmux agents"),
+        )
+        .unwrap();
+        assert!(
+            unit.contains("ExecStart=/usr/local/bin/swarm node --name gpu1\n"),
+            "{unit}"
+        );
+        assert!(
+            unit.contains("Environment=SWARM_NATS_URL=nats://hub:4222\n"),
+            "{unit}"
+        );
+        assert!(
+            unit.contains("Environment=\"SWARM_TMUX_SOCKET=/run/user/1000/tmux agents\"\n"),
+            "{unit}"
+        );
+        assert!(unit.contains("Restart=on-failure"));
+        assert!(!unit.contains("s3cret"));
+    }
+
+    #[test]
+    fn what_systemd_would_expand_or_unquote_is_escaped() {
+        assert_eq!(systemd_word("/usr/bin/swarm", true), "/usr/bin/swarm");
+        assert_eq!(systemd_word("/opt/100%/swarm", true), "/opt/100%%/swarm");
+        assert_eq!(systemd_word("/opt/$HOME/swarm", true), "/opt/$$HOME/swarm");
+        assert_eq!(systemd_word("A=$HOME", false), "A=$HOME");
+        assert_eq!(
+            systemd_word("/opt/my tools/sw\\a\"rm", true),
+            "\"/opt/my tools/sw\\\\a\\\"rm\""
+        );
+        assert_eq!(systemd_word("it's;", false), "\"it's;\"");
+        assert_eq!(systemd_word("", false), "\"\"");
+        let settings = Settings {
+            url: "nats://u:p%40ss@hub:4222".into(),
+            auth: Auth::None,
+        };
+        let unit = text(
+            Path::new("/opt/100% swarm/swarm"),
+            Path::new("/home/me/%h"),
+            "gpu1",
+            &settings,
+            None,
+        )
+        .unwrap();
+        assert!(
+            unit.contains("ExecStart=\"/opt/100%% swarm/swarm\" node --name gpu1\n"),
+            "{unit}"
+        );
+        assert!(
+            unit.contains("Environment=SWARM_NATS_URL=nats://u:p%%40ss@hub:4222\n"),
+            "{unit}"
+        );
+        assert!(
+            unit.contains("Environment=SWARM_HOME=/home/me/%%h\n"),
+            "{unit}"
+        );
+    }
+}

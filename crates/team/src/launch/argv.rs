@@ -1,0 +1,533 @@
+//! What a member's pane runs: its exact argv and environment, built from the team file, the lead's
+//! recorded argv and the member's profile (docs/ARCHITECTURE.md, "Launching").
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::base::process::LEAD_VAR;
+pub use crate::format::settings::{Color, EnvPolicy, Profile};
+
+/// `claude` when the program is Claude Code, else generic.
+pub(crate) fn detect_profile(command: Option<&[String]>) -> Option<Profile> {
+    let program = command?.first()?;
+    let base = Path::new(program).file_name()?.to_str()?;
+    Some(if base == "claude" {
+        Profile::Claude
+    } else {
+        Profile::Generic
+    })
+}
+
+/// Flags teammates inherit from the lead when the team file does not say.
+pub(crate) fn default_inherit(profile: Profile) -> &'static [&'static str] {
+    match profile {
+        Profile::Claude => &[
+            "--model",
+            "--permission-mode",
+            "--settings",
+            "--plugin-dir",
+            "--dangerously-skip-permissions",
+        ],
+        Profile::Generic => &[],
+    }
+}
+
+/// The program a member of this profile runs when it names none.
+pub(crate) fn default_program(profile: Profile) -> Option<&'static str> {
+    match profile {
+        Profile::Claude => Some("claude"),
+        Profile::Generic => None,
+    }
+}
+
+/// Flags that take no value, so the next argument is not theirs.
+const BOOLEAN_FLAGS: &[&str] = &[
+    "--dangerously-skip-permissions",
+    "--allow-dangerously-skip-permissions",
+    "--verbose",
+    "--debug",
+];
+
+/// Flags that lift permission checks; a plan-mode-required teammate never gets them.
+const BYPASS_FLAGS: &[&str] = &[
+    "--dangerously-skip-permissions",
+    "--allow-dangerously-skip-permissions",
+];
+
+/// Variables the claude profile copies from the launcher: proxies, CA certificates, API base URLs,
+/// which a tmux server started long before may lack. API keys and tokens are never among them
+/// (a member inherits those from its pane, unless its rules remove them). The member's rules
+/// apply to these as to anything inherited.
+pub(crate) const FORWARDED_VARS: &[&str] = &[
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_BEDROCK_BASE_URL",
+    "ANTHROPIC_VERTEX_BASE_URL",
+];
+
+/// What the claude profile sets for every member, the lead included, before the member's own
+/// `env` (which may override them): agent teams on, and the Task tools, which Claude Code turns on
+/// in an interactive session of a current model only with `CLAUDE_CODE_ENABLE_TODO_TOOLS`
+/// (docs/ARCHITECTURE.md, "Task list").
+const CLAUDE_VARS: &[(&str, &str)] = &[
+    ("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS", "1"),
+    ("CLAUDE_CODE_ENABLE_TODO_TOOLS", "1"),
+];
+
+/// The team-wide facts a member's launch depends on.
+#[derive(Debug, Clone)]
+pub struct TeamLaunch<'a> {
+    pub home: &'a Path,
+    pub team: &'a str,
+    pub lead: &'a str,
+    pub lead_session_id: &'a str,
+    pub lead_profile: Profile,
+    pub lead_argv: Option<&'a [String]>,
+    pub inherit: &'a [String],
+}
+
+/// What a teammate asks for, from the team file or `swarm spawn`.
+#[derive(Debug, Clone)]
+pub(crate) struct TeammateRequest<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) command: Option<&'a [String]>,
+    pub(crate) profile: Profile,
+    pub(crate) agent_type: Option<&'a str>,
+    pub(crate) model: Option<&'a str>,
+    pub(crate) color: Option<Color>,
+    pub(crate) plan_mode_required: bool,
+    pub(crate) env: &'a BTreeMap<String, String>,
+    pub(crate) env_policy: &'a EnvPolicy,
+    /// The team file's `permissions_via = "swarm"`: a Claude Code teammate asks through
+    /// `swarm permission hook claude`, wired in with `--settings`.
+    pub(crate) asks_through_swarm: bool,
+}
+
+/// The settings a Claude Code teammate whose asks go through swarm is launched with: a
+/// PreToolUse hook for the tools Claude Code asks about, waiting as long as a person may take
+/// (docs/ARCHITECTURE.md, "Asking from any CLI").
+pub(crate) const CLAUDE_HOOK_SETTINGS: &str = r#"{"hooks":{"PreToolUse":[{"matcher":"Bash|Edit|Write|MultiEdit|NotebookEdit|WebFetch|WebSearch|mcp__.*","hooks":[{"type":"command","command":"swarm permission hook claude","timeout":86400}]}]}}"#;
+
+/// The exact command and environment of one pane.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct Launch {
+    pub(crate) argv: Vec<String>,
+    pub(crate) env: BTreeMap<String, String>,
+}
+
+impl TeamLaunch<'_> {
+    /// The lead runs its own command; a Claude Code lead gets the team's session id.
+    pub(crate) fn lead(
+        &self,
+        command: &[String],
+        env: &BTreeMap<String, String>,
+        env_policy: &EnvPolicy,
+        launcher_env: &dyn Fn(&str) -> Option<String>,
+    ) -> Launch {
+        let mut argv = command.to_vec();
+        let mut vars = BTreeMap::new();
+        if self.lead_profile == Profile::Claude {
+            if !flags_in(&argv).contains("--session-id") {
+                argv.extend(["--session-id".to_owned(), self.lead_session_id.to_owned()]);
+            }
+            forward(&mut vars, launcher_env, env_policy);
+            claude_vars(&mut vars);
+        }
+        vars.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.identity(&mut vars, self.lead, None);
+        Launch { argv, env: vars }
+    }
+
+    pub(crate) fn teammate(
+        &self,
+        member: &TeammateRequest<'_>,
+        launcher_env: &dyn Fn(&str) -> Option<String>,
+    ) -> Launch {
+        let mut argv: Vec<String> = match member.command {
+            Some(command) => command.to_vec(),
+            None => default_program(member.profile)
+                .map(str::to_owned)
+                .into_iter()
+                .collect(),
+        };
+        let own_flags = flags_in(&argv);
+
+        if member.profile == self.lead_profile
+            && let Some(lead_argv) = self.lead_argv
+        {
+            for flag in self.inherit {
+                if own_flags.contains(flag)
+                    || (member.model.is_some() && flag == "--model")
+                    || (member.plan_mode_required
+                        && (BYPASS_FLAGS.contains(&flag.as_str()) || flag == "--permission-mode"))
+                {
+                    continue;
+                }
+                argv.extend(occurrences(lead_argv, flag));
+            }
+        }
+
+        if let Some(model) = member.model
+            && !own_flags.contains("--model")
+            && (member.profile == Profile::Claude || self.inherit.iter().any(|f| f == "--model"))
+        {
+            argv.extend(["--model".to_owned(), model.to_owned()]);
+        }
+
+        let mut env = BTreeMap::new();
+        match member.profile {
+            Profile::Claude => {
+                argv.extend([
+                    "--agent-id".to_owned(),
+                    format!("{}@{}", member.name, self.team),
+                    "--agent-name".to_owned(),
+                    member.name.to_owned(),
+                    "--team-name".to_owned(),
+                    self.team.to_owned(),
+                ]);
+                if let Some(color) = member.color {
+                    argv.extend(["--agent-color".to_owned(), color.as_str().to_owned()]);
+                }
+                argv.extend([
+                    "--parent-session-id".to_owned(),
+                    self.lead_session_id.to_owned(),
+                ]);
+                if member.plan_mode_required {
+                    argv.push("--plan-mode-required".to_owned());
+                }
+                if let Some(agent_type) = member.agent_type {
+                    argv.extend(["--agent-type".to_owned(), agent_type.to_owned()]);
+                }
+                if member.asks_through_swarm {
+                    argv.extend(["--settings".to_owned(), CLAUDE_HOOK_SETTINGS.to_owned()]);
+                }
+                forward(&mut env, launcher_env, member.env_policy);
+                env.insert("CLAUDECODE".into(), "1".into());
+                claude_vars(&mut env);
+            }
+            Profile::Generic => {
+                if member.plan_mode_required {
+                    env.insert("SWARM_PLAN_MODE".into(), "required".into());
+                }
+            }
+        }
+        env.extend(member.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.identity(&mut env, member.name, member.color);
+        Launch { argv, env }
+    }
+
+    /// `SWARM_*` identity, set last so nothing in a team file can impersonate another member.
+    fn identity(&self, env: &mut BTreeMap<String, String>, name: &str, color: Option<Color>) {
+        env.insert(
+            crate::launch::environment::HOME_VAR.into(),
+            self.home.display().to_string(),
+        );
+        env.insert("SWARM_TEAM".into(), self.team.to_owned());
+        env.insert("SWARM_AGENT".into(), name.to_owned());
+        env.insert("SWARM_AGENT_ID".into(), format!("{name}@{}", self.team));
+        env.insert(LEAD_VAR.into(), self.lead.to_owned());
+        match color {
+            Some(color) => env.insert("SWARM_COLOR".into(), color.as_str().to_owned()),
+            None => env.remove("SWARM_COLOR"),
+        };
+    }
+}
+
+fn claude_vars(env: &mut BTreeMap<String, String>) {
+    env.extend(
+        CLAUDE_VARS
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned())),
+    );
+}
+
+fn forward(
+    env: &mut BTreeMap<String, String>,
+    launcher_env: &dyn Fn(&str) -> Option<String>,
+    policy: &EnvPolicy,
+) {
+    for key in FORWARDED_VARS.iter().filter(|key| policy.keeps(key)) {
+        if let Some(value) = launcher_env(key) {
+            env.insert((*key).to_owned(), value);
+        }
+    }
+}
+
+/// Flag names present in `argv`, with `--flag=value` counted as `--flag`.
+fn flags_in(argv: &[String]) -> BTreeSet<String> {
+    argv.iter()
+        .filter(|arg| arg.starts_with('-'))
+        .map(|arg| {
+            arg.split_once('=')
+                .map_or(arg.as_str(), |(flag, _)| flag)
+                .to_owned()
+        })
+        .collect()
+}
+
+/// Every occurrence of `flag` in `argv`, as `--flag value`, `--flag=value` or a bare boolean flag.
+/// A flag's value is the next argument unless it looks like another flag.
+fn occurrences(argv: &[String], flag: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut args = argv.iter().skip(1).peekable();
+    while let Some(arg) = args.next() {
+        if arg == "--" {
+            break;
+        }
+        if arg
+            .strip_prefix(flag)
+            .is_some_and(|rest| rest.starts_with('='))
+        {
+            found.push(arg.clone());
+        } else if arg == flag {
+            found.push(arg.clone());
+            if !BOOLEAN_FLAGS.contains(&flag)
+                && let Some(value) = args.next_if(|next| !next.starts_with('-'))
+            {
+                found.push(value.clone());
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    fn team<'a>(lead_argv: &'a [String], inherit: &'a [String]) -> TeamLaunch<'a> {
+        TeamLaunch {
+            home: Path::new("/h"),
+            team: "t",
+            lead: "team-lead",
+            lead_session_id: "sess",
+            lead_profile: Profile::Claude,
+            lead_argv: Some(lead_argv),
+            inherit,
+        }
+    }
+
+    const NO_RULES: &EnvPolicy = &EnvPolicy {
+        clear: false,
+        keep: BTreeSet::new(),
+        remove: BTreeSet::new(),
+    };
+
+    fn request(env: &BTreeMap<String, String>) -> TeammateRequest<'_> {
+        TeammateRequest {
+            name: "bob",
+            command: None,
+            profile: Profile::Claude,
+            agent_type: None,
+            model: None,
+            color: Some(Color::Blue),
+            plan_mode_required: false,
+            env,
+            env_policy: NO_RULES,
+            asks_through_swarm: false,
+        }
+    }
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn claude_teammate_gets_identity_and_inherited_flags() {
+        let lead = strings(&[
+            "claude",
+            "--model",
+            "opus",
+            "--permission-mode=acceptEdits",
+            "--verbose",
+            "do it",
+        ]);
+        let inherit = strings(&["--model", "--permission-mode", "--settings"]);
+        let env = BTreeMap::new();
+        let launch = team(&lead, &inherit).teammate(&request(&env), &no_env);
+        assert_eq!(
+            launch.argv,
+            strings(&[
+                "claude",
+                "--model",
+                "opus",
+                "--permission-mode=acceptEdits",
+                "--agent-id",
+                "bob@t",
+                "--agent-name",
+                "bob",
+                "--team-name",
+                "t",
+                "--agent-color",
+                "blue",
+                "--parent-session-id",
+                "sess",
+            ])
+        );
+        assert_eq!(launch.env["CLAUDECODE"], "1");
+        assert_eq!(launch.env["CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"], "1");
+        assert_eq!(launch.env["CLAUDE_CODE_ENABLE_TODO_TOOLS"], "1");
+        assert_eq!(launch.env["SWARM_AGENT_ID"], "bob@t");
+    }
+
+    #[test]
+    fn a_members_env_overrides_what_the_claude_profile_sets() {
+        let lead = strings(&["claude"]);
+        let env = BTreeMap::from([("CLAUDE_CODE_ENABLE_TODO_TOOLS".to_owned(), "0".to_owned())]);
+        let team = team(&lead, &[]);
+        let launch = team.teammate(&request(&env), &no_env);
+        assert_eq!(launch.env["CLAUDE_CODE_ENABLE_TODO_TOOLS"], "0");
+        let launch = team.lead(&lead, &env, NO_RULES, &no_env);
+        assert_eq!(launch.env["CLAUDE_CODE_ENABLE_TODO_TOOLS"], "0");
+    }
+
+    #[test]
+    fn member_model_overrides_and_own_flags_win() {
+        let lead = strings(&["claude", "--model", "opus", "--settings", "a.json"]);
+        let inherit = strings(&["--model", "--settings"]);
+        let env = BTreeMap::new();
+        let own = strings(&["claude", "--settings", "mine.json"]);
+        let mut member = request(&env);
+        member.model = Some("sonnet");
+        member.command = Some(&own);
+        let argv = team(&lead, &inherit).teammate(&member, &no_env).argv;
+        assert_eq!(
+            &argv[..5],
+            strings(&["claude", "--settings", "mine.json", "--model", "sonnet"])
+        );
+        assert!(!argv.contains(&"opus".to_owned()) && !argv.contains(&"a.json".to_owned()));
+    }
+
+    #[test]
+    fn plan_mode_teammate_gets_no_bypass_and_starts_in_plan_mode() {
+        let lead = strings(&[
+            "claude",
+            "--dangerously-skip-permissions",
+            "--permission-mode",
+            "bypassPermissions",
+        ]);
+        let inherit = strings(&["--dangerously-skip-permissions", "--permission-mode"]);
+        let env = BTreeMap::new();
+        let mut member = request(&env);
+        member.plan_mode_required = true;
+        member.agent_type = Some("reviewer");
+        let argv = team(&lead, &inherit).teammate(&member, &no_env).argv;
+        assert!(
+            !argv.iter().any(|a| a.contains("dangerously")
+                || a.contains("bypass")
+                || a == "--permission-mode"),
+            "{argv:?}"
+        );
+        assert!(
+            argv.ends_with(&strings(&[
+                "--plan-mode-required",
+                "--agent-type",
+                "reviewer"
+            ])),
+            "{argv:?}"
+        );
+    }
+
+    #[test]
+    fn generic_profile_uses_swarm_variables_only() {
+        let lead = strings(&["aider", "--model", "x"]);
+        let inherit = strings(&["--model"]);
+        let env = BTreeMap::from([("SWARM_AGENT".to_owned(), "mallory".to_owned())]);
+        let command = strings(&["aider"]);
+        let member = TeammateRequest {
+            command: Some(&command),
+            profile: Profile::Generic,
+            plan_mode_required: true,
+            ..request(&env)
+        };
+        let mut launch_team = team(&lead, &inherit);
+        launch_team.lead_profile = Profile::Generic;
+        let launch = launch_team.teammate(&member, &no_env);
+        assert_eq!(launch.argv, strings(&["aider", "--model", "x"]));
+        assert_eq!(launch.env["SWARM_PLAN_MODE"], "required");
+        assert_eq!(
+            launch.env["SWARM_AGENT"], "bob",
+            "identity cannot be overridden"
+        );
+        assert!(!launch.env.contains_key("CLAUDECODE"));
+    }
+
+    #[test]
+    fn other_profiles_inherit_nothing() {
+        let lead = strings(&["claude", "--model", "opus"]);
+        let inherit = strings(&["--model"]);
+        let env = BTreeMap::new();
+        let command = strings(&["codex"]);
+        let member = TeammateRequest {
+            command: Some(&command),
+            profile: Profile::Generic,
+            ..request(&env)
+        };
+        assert_eq!(
+            team(&lead, &inherit).teammate(&member, &no_env).argv,
+            strings(&["codex"])
+        );
+    }
+
+    #[test]
+    fn only_proxy_ca_and_base_url_variables_are_forwarded() {
+        let lead = strings(&["claude"]);
+        let env = BTreeMap::new();
+        let launcher = |key: &str| match key {
+            "HTTPS_PROXY" => Some("http://proxy:3128".to_owned()),
+            "ANTHROPIC_BASE_URL" => Some("https://gw".to_owned()),
+            "ANTHROPIC_API_KEY" => Some("secret".to_owned()),
+            _ => None,
+        };
+        let launch = team(&lead, &[]).teammate(&request(&env), &launcher);
+        assert_eq!(launch.env["HTTPS_PROXY"], "http://proxy:3128");
+        assert_eq!(launch.env["ANTHROPIC_BASE_URL"], "https://gw");
+        assert!(!launch.env.values().any(|v| v == "secret"));
+
+        // The member's rules hold for what is copied as for what is inherited.
+        let rules = EnvPolicy {
+            clear: true,
+            keep: BTreeSet::from(["ANTHROPIC_BASE_URL".to_owned()]),
+            remove: BTreeSet::new(),
+        };
+        let mut member = request(&env);
+        member.env_policy = &rules;
+        let launch = team(&lead, &[]).teammate(&member, &launcher);
+        assert_eq!(launch.env["ANTHROPIC_BASE_URL"], "https://gw");
+        assert!(!launch.env.contains_key("HTTPS_PROXY"));
+    }
+
+    #[test]
+    fn claude_lead_gets_the_team_session() {
+        let lead = strings(&["claude", "--model", "opus"]);
+        let launch = team(&lead, &[]).lead(&lead, &BTreeMap::new(), NO_RULES, &no_env);
+        assert_eq!(
+            launch.argv,
+            strings(&["claude", "--model", "opus", "--session-id", "sess"])
+        );
+        assert!(
+            !launch.env.contains_key("CLAUDECODE"),
+            "a lead is not nested in Claude Code"
+        );
+        assert_eq!(launch.env["CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"], "1");
+        assert_eq!(launch.env["CLAUDE_CODE_ENABLE_TODO_TOOLS"], "1");
+    }
+}

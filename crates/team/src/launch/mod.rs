@@ -1,0 +1,16 @@
+//! Starting members: the team file, each member's exact argv and environment, the team on disk,
+//! the launch lock, the window layout, the panes, the tmux driver, worktrees, and the team file's
+//! tasks.
+
+pub mod argv;
+pub mod environment;
+pub mod keys;
+pub mod layout;
+pub mod lock;
+pub mod panes;
+pub mod prepare;
+pub mod rerun;
+pub mod tasks;
+pub mod teamfile;
+pub mod tmux;
+pub mod worktree;

@@ -1,0 +1,192 @@
+//! From a team file to a team ready to be written: the config with every member's exact argv,
+//! and each pane's plan. `init` and `up` both go through here; `member/seal.rs` writes it and
+//! queues each prompt, signed where it must be.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::base::{clock, ids};
+use crate::format::config::{LaunchSettings, Member, TeamConfig};
+pub use crate::format::settings::Isolation;
+pub use crate::format::settings::{Color, EnvPolicy};
+use crate::launch::argv::{Launch, TeamLaunch, TeammateRequest};
+use crate::launch::teamfile::{DEFAULT_LOG_MAX, MemberSpec, TeamFile};
+use crate::store::paths::Home;
+
+/// A team ready to be written, with what each pane will run.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub config: TeamConfig,
+    pub panes: Vec<PanePlan>,
+}
+
+/// One pane to start: the member's name, command, environment and directory. A member on another
+/// host gets its plan in `up`'s start request to that host's node.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct PanePlan {
+    pub name: String,
+    pub argv: Vec<String>,
+    /// The variables the launch sets for it, which reach its supervisor in a handoff file.
+    pub env: BTreeMap<String, String>,
+    /// Which inherited variables its program keeps; config.json records them for its supervisor.
+    pub(crate) env_policy: EnvPolicy,
+    /// Whether it works in a worktree of its own.
+    pub(crate) worktree: bool,
+    pub cwd: PathBuf,
+    /// The bound of the member's log, which its supervisor is told on its command line.
+    pub(crate) log_max: u64,
+}
+
+/// Builds the config and pane plans. `launcher_env` reads the launcher's environment, for the
+/// variables the claude profile forwards.
+pub fn prepare(
+    home: &Home,
+    file: &TeamFile,
+    launcher_env: &dyn Fn(&str) -> Option<String>,
+) -> Prepared {
+    let now = clock::now_ms();
+    let team = file.name.as_str();
+    let lead_name = file.lead.name.as_str();
+    let session = ids::fresh().to_string();
+    let launch_team = TeamLaunch {
+        home: home.root(),
+        team,
+        lead: lead_name,
+        lead_session_id: &session,
+        lead_profile: file.lead.profile,
+        lead_argv: file.lead.command.as_deref(),
+        inherit: &file.lead.inherit,
+    };
+
+    let mut panes = Vec::new();
+    let mut lead = Member::new(lead_name, team, now);
+    lead.agent_type = Some("team-lead".to_owned());
+    lead.cwd = file.lead.cwd.display().to_string();
+    lead.profile = Some(file.lead.profile);
+    lead.env_policy = file.lead.env_policy.clone();
+    if let Some(command) = &file.lead.command {
+        let launch = launch_team.lead(command, &file.lead.env, &file.lead.env_policy, launcher_env);
+        record_launch(&mut lead, &launch);
+        lead.log_max = Some(file.lead.log_max);
+        panes.push(PanePlan {
+            name: lead_name.to_owned(),
+            argv: launch.argv,
+            env: launch.env,
+            env_policy: file.lead.env_policy.clone(),
+            worktree: false,
+            cwd: file.lead.cwd.clone(),
+            log_max: file.lead.log_max,
+        });
+    }
+    let mut members = vec![lead];
+
+    for (index, spec) in file.members.iter().enumerate() {
+        let color = spec.color.unwrap_or_else(|| Color::round_robin(index));
+        let (member, pane) = teammate(&launch_team, spec, color, now, launcher_env);
+        panes.push(pane);
+        members.push(member);
+    }
+
+    let config = TeamConfig {
+        name: team.to_owned(),
+        description: file.description.clone(),
+        created_at: now,
+        lead_agent_id: format!("{lead_name}@{team}"),
+        lead_session_id: Some(session),
+        members,
+        launch: Some(LaunchSettings {
+            layout: file
+                .layout
+                .as_ref()
+                .map(|layout| layout.as_str().to_owned()),
+            max_concurrent: file.max_concurrent,
+            profile: file.lead.profile,
+            inherit: file.lead.inherit.clone(),
+            base_dir: Some(crate::store::durable::parent(&file.path).to_path_buf()),
+            env_policy: file.env_policy.clone(),
+            extra: file
+                .log_max
+                .map(|bytes| (LOG_MAX_KEY.to_owned(), bytes.into()))
+                .into_iter()
+                .collect(),
+        }),
+        tmux: None,
+        launching: false,
+        extra: serde_json::Map::new(),
+    };
+    Prepared { config, panes }
+}
+
+/// A teammate's record in config.json and its pane's plan, from its settings: what `up`, `init`
+/// and `spawn` all write for a member, so a member spawned later is the same as one in the file.
+pub fn teammate(
+    launch_team: &TeamLaunch<'_>,
+    spec: &MemberSpec,
+    color: Color,
+    now: u64,
+    launcher_env: &dyn Fn(&str) -> Option<String>,
+) -> (Member, PanePlan) {
+    let launch = launch_team.teammate(
+        &TeammateRequest {
+            name: spec.name.as_str(),
+            command: spec.command.as_deref(),
+            profile: spec.profile,
+            agent_type: spec.agent_type.as_deref(),
+            model: spec.model.as_deref(),
+            color: Some(color),
+            plan_mode_required: spec.plan_mode_required,
+            env: &spec.env,
+            env_policy: &spec.env_policy,
+            asks_through_swarm: spec.asks_through_swarm,
+        },
+        launcher_env,
+    );
+    let mut member = Member::new(spec.name.as_str(), launch_team.team, now);
+    member.agent_type.clone_from(&spec.agent_type);
+    member.model.clone_from(&spec.model);
+    member.prompt.clone_from(&spec.prompt);
+    member.color = Some(color.as_str().to_owned());
+    member.plan_mode_required = spec.plan_mode_required.then_some(true);
+    member.cwd = spec.cwd.display().to_string();
+    member.profile = Some(spec.profile);
+    member.env_policy = spec.env_policy.clone();
+    member.protocol = Some(spec.protocol);
+    member.delivery = Some(spec.delivery);
+    member.paste_format = spec
+        .paste_format
+        .as_ref()
+        .map(|format| format.as_str().to_owned());
+    member.run_timeout_s = (spec.run_timeout_s > 0).then_some(spec.run_timeout_s);
+    member.isolation = (spec.isolation == Isolation::Worktree).then_some(Isolation::Worktree);
+    member.log_max = Some(spec.log_max);
+    member.host = spec.host.as_ref().map(ToString::to_string);
+    record_launch(&mut member, &launch);
+    let pane = PanePlan {
+        name: spec.name.as_str().to_owned(),
+        argv: launch.argv,
+        env: launch.env,
+        env_policy: spec.env_policy.clone(),
+        worktree: spec.isolation == Isolation::Worktree,
+        cwd: spec.cwd.clone(),
+        log_max: spec.log_max,
+    };
+    (member, pane)
+}
+
+pub(crate) fn record_launch(member: &mut Member, launch: &Launch) {
+    member.argv = Some(launch.argv.clone());
+    member.env_keys = Some(launch.env.keys().cloned().collect());
+}
+
+/// Where config.json keeps the team file's `log_max`, for members `spawn` adds later: in the
+/// launch settings, beside the fields `format::config` names.
+const LOG_MAX_KEY: &str = "logMax";
+
+/// The bound of a new member's log: the team file's `log_max`, else the default.
+pub fn team_log_max(settings: &LaunchSettings) -> u64 {
+    settings
+        .extra
+        .get(LOG_MAX_KEY)
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(DEFAULT_LOG_MAX)
+}

@@ -1,0 +1,1707 @@
+//! The TOML team file (docs/ARCHITECTURE.md, "Launching"). Unknown keys are refused with the line
+//! they are on, and every value is checked before anything is created.
+//!
+//! [`KEYS`] is the one statement of what a team file may hold: swarm-team(5) is written from it,
+//! `swarm spawn` takes a flag for each member key it names, and a test holds the parser's fields
+//! to it. A member's keys are checked by [`MemberSpec::check`], whether they come from a
+//! `[[member]]` table or from `spawn`'s flags.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::base::names::{Name, closest};
+use crate::error::{Error, Result};
+use crate::format::config::DEFAULT_LEAD;
+pub use crate::format::paste::{PasteFormat, delivery_with};
+use crate::format::permission_rule::{RuleTexts, Rules};
+pub use crate::format::settings::{Color, EnvPolicy, Profile};
+pub use crate::format::settings::{Delivery, Isolation, Protocol};
+use crate::launch::argv::{default_inherit, detect_profile};
+use crate::launch::environment::check_policy;
+use crate::launch::layout::Layout;
+use crate::policy::PERSON;
+use crate::store::paths::absolute;
+
+#[derive(Debug, Clone)]
+pub struct TeamFile {
+    pub(crate) path: PathBuf,
+    pub name: Name,
+    pub(crate) description: Option<String>,
+    pub layout: Option<Layout>,
+    pub(crate) max_concurrent: Option<u32>,
+    /// `dashboard = true`: `up` opens `swarm top` in the team's window.
+    pub dashboard: bool,
+    /// The team-wide `log_max`, as written; members without their own use it.
+    pub(crate) log_max: Option<u64>,
+    /// The team-wide `env_clear`, `env_keep` and `env_remove`, as written.
+    pub(crate) env_policy: EnvPolicy,
+    pub lead: LeadSpec,
+    pub members: Vec<MemberSpec>,
+    /// The `[[task]]` entries, checked, each after every task it is blocked by.
+    pub tasks: Vec<TaskSpec>,
+    /// The `[cluster]` table: the NATS server of a team across machines.
+    pub cluster: ClusterSpec,
+}
+
+/// The `[cluster]` table, a relative `creds` made absolute. A password or token is never in a
+/// file: the environment gives it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSpec {
+    pub nats: Option<String>,
+    pub creds: Option<PathBuf>,
+}
+
+/// One `[[task]]` entry: a task `up` and `init` put on the team's board.
+#[derive(Debug, Clone)]
+pub struct TaskSpec {
+    /// The name the file's other tasks use for it in `blocked_by`.
+    pub key: String,
+    pub subject: String,
+    pub description: String,
+    /// The keys of the tasks it waits for, each earlier in [`TeamFile::tasks`].
+    pub blocked_by: Vec<String>,
+    pub owner: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct LeadSpec {
+    pub name: Name,
+    /// Absent when the lead is whoever runs `swarm` from their own terminal or script.
+    pub(crate) command: Option<Vec<String>>,
+    pub(crate) profile: Profile,
+    pub(crate) inherit: Vec<String>,
+    pub(crate) env: BTreeMap<String, String>,
+    /// The team's rules for what its program inherits, with its own over them.
+    pub(crate) env_policy: EnvPolicy,
+    pub cwd: PathBuf,
+    /// The bound of its log, in bytes.
+    pub(crate) log_max: u64,
+}
+
+/// A member's settings, every one checked and every default applied: what the team file's
+/// `[[member]]` and `swarm spawn`'s flags both become.
+#[derive(Debug, Clone)]
+pub struct MemberSpec {
+    pub name: Name,
+    pub(crate) command: Option<Vec<String>>,
+    pub(crate) profile: Profile,
+    pub(crate) agent_type: Option<String>,
+    pub(crate) model: Option<String>,
+    pub color: Option<Color>,
+    pub(crate) plan_mode_required: bool,
+    pub isolation: Isolation,
+    pub prompt: Option<String>,
+    pub(crate) protocol: Protocol,
+    pub(crate) delivery: Delivery,
+    /// How paste delivery types a message; `None` for the default, framed.
+    pub(crate) paste_format: Option<PasteFormat>,
+    pub(crate) run_timeout_s: u64,
+    pub(crate) env: BTreeMap<String, String>,
+    /// The team's rules for what its program inherits, with its own over them.
+    pub(crate) env_policy: EnvPolicy,
+    pub cwd: PathBuf,
+    /// The bound of its log, in bytes.
+    pub(crate) log_max: u64,
+    /// The host whose node runs it; `None` for the host where `up` runs.
+    pub host: Option<Name>,
+    /// The rules that answer its permission asks: the team's, then its own.
+    pub permissions: Rules,
+    /// The team's `permissions_via = "swarm"`: a Claude Code member asks through swarm's hook.
+    pub(crate) asks_through_swarm: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTeam {
+    name: String,
+    description: Option<String>,
+    layout: Option<String>,
+    max_concurrent: Option<u32>,
+    #[serde(default)]
+    dashboard: bool,
+    log_max: Option<Size>,
+    cwd: Option<PathBuf>,
+    env_clear: Option<bool>,
+    #[serde(default)]
+    env_keep: BTreeSet<String>,
+    #[serde(default)]
+    env_remove: BTreeSet<String>,
+    #[serde(default)]
+    lead: RawLead,
+    #[serde(default)]
+    member: Vec<MemberKeys>,
+    #[serde(default)]
+    task: Vec<RawTask>,
+    #[serde(default)]
+    cluster: ClusterSpec,
+    #[serde(default)]
+    permissions: RuleTexts,
+    permissions_via: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTask {
+    key: String,
+    subject: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    blocked_by: Vec<String>,
+    owner: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawLead {
+    name: Option<String>,
+    command: Option<Command>,
+    profile: Option<Profile>,
+    inherit: Option<Vec<String>>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    env_clear: Option<bool>,
+    #[serde(default)]
+    env_keep: BTreeSet<String>,
+    #[serde(default)]
+    env_remove: BTreeSet<String>,
+    cwd: Option<PathBuf>,
+    log_max: Option<Size>,
+}
+
+/// A member's keys as written: a `[[member]]` table, or `swarm spawn`'s flags. Nothing is checked
+/// and no default applied yet: [`MemberSpec::check`] does both.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct MemberKeys {
+    pub name: String,
+    pub command: Option<Command>,
+    pub profile: Option<Profile>,
+    pub agent_type: Option<String>,
+    pub model: Option<String>,
+    pub color: Option<Color>,
+    #[serde(default)]
+    pub plan_mode_required: bool,
+    #[serde(default)]
+    pub isolation: Isolation,
+    pub prompt: Option<String>,
+    #[serde(default)]
+    pub protocol: Protocol,
+    pub delivery: Option<Delivery>,
+    pub paste_format: Option<String>,
+    #[serde(default)]
+    pub run_timeout_s: u64,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub env_clear: Option<bool>,
+    #[serde(default)]
+    pub env_keep: BTreeSet<String>,
+    #[serde(default)]
+    pub env_remove: BTreeSet<String>,
+    pub cwd: Option<PathBuf>,
+    pub log_max: Option<Size>,
+    pub host: Option<String>,
+    #[serde(default)]
+    pub permissions: RuleTexts,
+}
+
+/// `log_max = 1048576` or `log_max = "64MiB"`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum Size {
+    Bytes(u64),
+    Text(String),
+}
+
+/// `command = ["claude", "--model", "opus"]`, or one string split the way a shell would.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum Command {
+    Argv(Vec<String>),
+    Line(String),
+}
+
+/// Where a key goes in a team file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// The top level: the team as a whole.
+    Team,
+    /// `[lead]`.
+    Lead,
+    /// Each `[[member]]`.
+    Member,
+    /// Each `[[task]]`.
+    Task,
+    /// `[cluster]`.
+    Cluster,
+}
+
+/// One key a team file may hold: what it is, its type, its default and its meaning, and for a
+/// member key, how `swarm spawn` takes it.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyDoc {
+    pub section: Section,
+    pub key: &'static str,
+    pub kind: &'static str,
+    pub default: &'static str,
+    pub meaning: &'static str,
+    /// How `swarm spawn` takes a member key: a flag (`--model`), or a positional argument.
+    pub spawn: Option<&'static str>,
+}
+
+const fn key(
+    section: Section,
+    key: &'static str,
+    kind: &'static str,
+    default: &'static str,
+    meaning: &'static str,
+) -> KeyDoc {
+    KeyDoc {
+        section,
+        key,
+        kind,
+        default,
+        meaning,
+        spawn: None,
+    }
+}
+
+const fn member(
+    key: &'static str,
+    spawn: &'static str,
+    kind: &'static str,
+    default: &'static str,
+    meaning: &'static str,
+) -> KeyDoc {
+    KeyDoc {
+        section: Section::Member,
+        key,
+        kind,
+        default,
+        meaning,
+        spawn: Some(spawn),
+    }
+}
+
+const SIZE: &str = "integer (bytes) or string (\"64MiB\")";
+const COMMAND: &str = "array of strings, or a string split as a shell splits it";
+const PATH: &str = "string (a path)";
+
+/// Every key of a team file, in the order swarm-team(5) lists them. The parser's fields are held
+/// to it by a test: a key cannot be added, renamed or dropped without its line here.
+pub const KEYS: &[KeyDoc] = &[
+    key(
+        Section::Team,
+        "name",
+        "string",
+        "required",
+        "The team's name, [A-Za-z0-9][A-Za-z0-9_-]{0,63}: its folder <home>/teams/<name>, its tmux window, and the session swarm-<name> outside tmux.",
+    ),
+    key(
+        Section::Team,
+        "description",
+        "string",
+        "none",
+        "A line about the team, kept in config.json.",
+    ),
+    key(
+        Section::Team,
+        "layout",
+        "string",
+        "tiled",
+        "The tmux layout of the team's window: even-horizontal, even-vertical, main-horizontal, main-vertical or tiled, or a layout string as #{window_layout} prints it, whose pane count must be the team's. Checked before tmux sees it.",
+    ),
+    key(
+        Section::Team,
+        "max_concurrent",
+        "integer, at least 1",
+        "no limit",
+        "At most this many teammates run at once; the others wait as queued, in file order. The lead is never limited.",
+    ),
+    key(
+        Section::Team,
+        "dashboard",
+        "boolean",
+        "false",
+        "swarm up also opens swarm top, the team's live dashboard, in the team's window: one more pane across its whole width, below the members' panes. It is no member; swarm down closes it.",
+    ),
+    key(
+        Section::Team,
+        "log_max",
+        SIZE,
+        "64MiB",
+        "A member's log, logs/<name>.log, is moved to <name>.log.1 before it passes this size (units KiB, MiB, GiB, KB, MB, GB; at least 1KiB). For every member without its own, and for members spawn adds.",
+    ),
+    key(
+        Section::Team,
+        "cwd",
+        PATH,
+        "where swarm up runs",
+        "Where the lead and members work, relative to the team file's folder; each may set its own.",
+    ),
+    key(
+        Section::Team,
+        "env_clear",
+        "boolean",
+        "false",
+        "Every program (the lead's and each member's) inherits nothing from its pane but what env_keep names, and swarm's own variables, unless it says env_clear = false. For members spawn adds too.",
+    ),
+    key(
+        Section::Team,
+        "env_keep",
+        "array of variable names",
+        "none",
+        "With env_clear, the inherited variables every program keeps, with its own env_keep. Refused when no one clears.",
+    ),
+    key(
+        Section::Team,
+        "env_remove",
+        "array of variable names",
+        "none",
+        "Inherited variables no program gets, e.g. ANTHROPIC_API_KEY, whatever else is kept; a member's own env still sets them. For members spawn adds too.",
+    ),
+    key(
+        Section::Team,
+        "lead",
+        "table",
+        "a lead with no command",
+        "The lead: the keys under [lead].",
+    ),
+    key(
+        Section::Team,
+        "member",
+        "array of tables",
+        "none",
+        "One [[member]] table per teammate, in the order their panes are placed.",
+    ),
+    key(
+        Section::Team,
+        "cluster",
+        "table",
+        "none: the team runs on one host",
+        "The NATS server of a team across machines: the keys under [cluster].",
+    ),
+    key(
+        Section::Team,
+        "task",
+        "array of tables",
+        "none",
+        "One [[task]] table per task to put on the team's board at up and init; a board that already holds tasks from the team file gets none again.",
+    ),
+    key(
+        Section::Team,
+        "permissions",
+        "table: allow, deny (arrays of rules)",
+        "none",
+        "Permission rules in Claude Code's syntax (Bash(git status:*), Read, Edit(src/**), WebFetch(domain:docs.rs)) that answer every teammate's permission asks with no one asked: [permissions] allow = [...], deny = [...]. Deny wins; what no rule matches is asked. A rule that cannot parse is refused at up. The team's signing agent applies them (swarm-permission(1)).",
+    ),
+    key(
+        Section::Team,
+        "permissions_via",
+        "string: \"cli\" or \"swarm\"",
+        "\"cli\"",
+        "\"swarm\": every Claude Code teammate asks through swarm's queue with a PreToolUse hook (swarm permission hook claude, given with --settings), so its asks reach permission list and the rules whatever runs as the lead. Such a teammate may not have --settings of its own or inherited.",
+    ),
+    key(
+        Section::Lead,
+        "name",
+        "string",
+        "team-lead",
+        "The lead's name; never user, which is the person at the keyboard.",
+    ),
+    key(
+        Section::Lead,
+        "command",
+        COMMAND,
+        "none",
+        "The lead's program, in the first pane. Without one the lead has no pane: it is whoever runs swarm outside every pane (a terminal, a script), which has the lead's authority, and the team's window opens with the first member placed, by swarm up or the first swarm spawn.",
+    ),
+    key(
+        Section::Lead,
+        "profile",
+        "\"claude\" or \"generic\"",
+        "claude when the program is claude, else generic",
+        "How the lead and, by default, its teammates are launched: claude gives Claude Code's teammate identity flags and environment; generic, identity in SWARM_* variables only.",
+    ),
+    key(
+        Section::Lead,
+        "inherit",
+        "array of flag names",
+        "claude: --model, --permission-mode, --settings, --plugin-dir, --dangerously-skip-permissions; generic: none",
+        "Flags of the lead's command that teammates of the same profile get too, with their values, unless they set their own.",
+    ),
+    key(
+        Section::Lead,
+        "env",
+        "table of strings",
+        "none",
+        "Variables set in the lead's pane; the SWARM_* identity variables are set after them.",
+    ),
+    key(
+        Section::Lead,
+        "env_clear",
+        "boolean",
+        "the team's env_clear",
+        "The lead's program inherits nothing from its pane but what env_keep names, and swarm's own variables.",
+    ),
+    key(
+        Section::Lead,
+        "env_keep",
+        "array of variable names",
+        "none",
+        "With env_clear, inherited variables the lead's program keeps, besides the team's env_keep.",
+    ),
+    key(
+        Section::Lead,
+        "env_remove",
+        "array of variable names",
+        "none",
+        "Inherited variables the lead's program does not get, besides the team's env_remove; none may be set in its env.",
+    ),
+    key(
+        Section::Lead,
+        "cwd",
+        PATH,
+        "the team's cwd",
+        "Where the lead works, relative to the team file's folder.",
+    ),
+    key(
+        Section::Lead,
+        "log_max",
+        SIZE,
+        "the team's log_max",
+        "The bound of the lead's log.",
+    ),
+    member(
+        "name",
+        "NAME",
+        "string",
+        "required",
+        "The member's name, unique in the team; never user.",
+    ),
+    member(
+        "command",
+        "-- CMD",
+        COMMAND,
+        "the profile's program: claude for claude; generic has none, so it is required",
+        "The member's program, started by its supervisor in its own pane.",
+    ),
+    member(
+        "profile",
+        "--profile",
+        "\"claude\" or \"generic\"",
+        "claude when the program is claude, else the lead's",
+        "How the member is launched: Claude Code's teammate flags and environment, or SWARM_* variables only.",
+    ),
+    member(
+        "agent_type",
+        "--agent-type",
+        "string",
+        "none (general-purpose in config.json)",
+        "The member's agent type: claude gets it as --agent-type.",
+    ),
+    member(
+        "model",
+        "--model",
+        "string",
+        "the lead's --model, when inherited",
+        "The model, in place of an inherited --model.",
+    ),
+    member(
+        "color",
+        "--color",
+        "red, blue, green, yellow, purple, orange, pink or cyan",
+        "the next in that order",
+        "The colour of the member's name on its pane's border, in swarm's output, and for claude its --agent-color.",
+    ),
+    member(
+        "plan_mode_required",
+        "--plan-mode-required",
+        "boolean",
+        "false",
+        "The member starts in plan mode, gets no permission-bypassing flag, and must have its plan approved by the lead.",
+    ),
+    member(
+        "isolation",
+        "--worktree",
+        "\"none\" or \"worktree\"",
+        "none",
+        "worktree: the member works in its own git worktree, <repo>/.swarm/worktrees/<team>/<name>, on branch swarm/<team>/<name>; its cwd must be in a git repository.",
+    ),
+    member(
+        "prompt",
+        "--prompt",
+        "string",
+        "none",
+        "The member's first message, from the lead, waiting in its inbox when it starts.",
+    ),
+    member(
+        "protocol",
+        "--protocol",
+        "\"native\", \"wrapper\" or \"none\"",
+        "native",
+        "native: the program reads its inbox and answers the lead's requests itself; wrapper: the supervisor approves a shutdown request for it and ends it; none: it answers nothing (a shell, a REPL), so swarm down stops it at once instead of asking and waiting, and a shutdown request to it is refused.",
+    ),
+    member(
+        "delivery",
+        "--delivery",
+        "\"pull\" or \"paste\"",
+        "pull, or paste when paste_format is set",
+        "pull: the program runs swarm recv; paste: the supervisor pastes each plain message into its pane, then Enter.",
+    ),
+    member(
+        "paste_format",
+        "--paste-format",
+        "\"framed\", \"raw\", or a template",
+        "framed",
+        "How paste delivery types a message: framed, [from <sender>] <text>; raw, the text exactly; or a template with {from}, {text} and {summary}, {{ and }} for a literal brace. Means delivery = \"paste\"; refused beside delivery = \"pull\".",
+    ),
+    member(
+        "run_timeout_s",
+        "--run-timeout",
+        "integer (seconds)",
+        "0, no limit",
+        "The supervisor stops the program after this long, as swarm stop does (reason timeout). At most a year.",
+    ),
+    member(
+        "env",
+        "--env",
+        "table of strings",
+        "none",
+        "Variables set in the member's pane; the SWARM_* identity variables are set after them, so none can be overridden.",
+    ),
+    member(
+        "env_clear",
+        "--env-clear",
+        "boolean",
+        "the team's env_clear",
+        "The member's program inherits nothing from its pane but what env_keep names, and swarm's own variables.",
+    ),
+    member(
+        "env_keep",
+        "--env-keep",
+        "array of variable names",
+        "none",
+        "With env_clear, inherited variables the member's program keeps, besides the team's env_keep.",
+    ),
+    member(
+        "env_remove",
+        "--env-remove",
+        "array of variable names",
+        "none",
+        "Inherited variables the member's program does not get, e.g. ANTHROPIC_API_KEY, besides the team's env_remove; none may be set in its env.",
+    ),
+    member(
+        "cwd",
+        "--cwd",
+        PATH,
+        "the team's cwd (spawn: the current directory)",
+        "Where the member works, relative to the team file's folder (spawn: to the current directory).",
+    ),
+    member(
+        "log_max",
+        "--log-max",
+        SIZE,
+        "the team's log_max",
+        "The bound of the member's log.",
+    ),
+    member(
+        "host",
+        "not taken: up only",
+        "string, a host name as swarm node --name gives it",
+        "the host where swarm up runs",
+        "The host whose swarm node starts and runs the member, in that host's tmux, in a session swarm-<team>. A team naming hosts needs a node running on the host where swarm up runs, and a NATS server ([cluster] or SWARM_NATS_URL).",
+    ),
+    member(
+        "permissions",
+        "not taken: up only",
+        "table: allow, deny (arrays of rules)",
+        "none",
+        "The member's own permission rules, added to the team's [permissions]: [member.permissions] allow = [\"Bash(cargo test:*)\"].",
+    ),
+    key(
+        Section::Task,
+        "key",
+        "string",
+        "required",
+        "The task's name in this file, unique among its tasks, for blocked_by; kept in the task's metadata as team_file_key.",
+    ),
+    key(
+        Section::Task,
+        "subject",
+        "string",
+        "required",
+        "The task's subject, at most 1 MiB.",
+    ),
+    key(
+        Section::Task,
+        "description",
+        "string",
+        "empty",
+        "The task's description, at most 1 MiB.",
+    ),
+    key(
+        Section::Task,
+        "blocked_by",
+        "array of strings (keys)",
+        "none",
+        "The keys of the tasks that must be completed before this one can be claimed. An unknown key or a circle is refused before anything is made.",
+    ),
+    key(
+        Section::Task,
+        "owner",
+        "string",
+        "none",
+        "The member, or the lead, that owns the task from the start.",
+    ),
+    key(
+        Section::Cluster,
+        "nats",
+        "string, a URL: nats://host:4222, or tls://host:4222 for TLS",
+        "none",
+        "The NATS server with JetStream that joins the team's hosts. SWARM_NATS_URL, when set, takes its place, with the login the environment gives.",
+    ),
+    key(
+        Section::Cluster,
+        "creds",
+        PATH,
+        "none",
+        "A .creds file to log in with, relative to the team file's folder. A user and password (SWARM_NATS_USER, SWARM_NATS_PASSWORD) or a token (SWARM_NATS_TOKEN) come from the environment only, never from a file.",
+    ),
+];
+
+/// Where a member's keys were written, to name them as they were written in a refusal.
+#[derive(Debug, Clone, Copy)]
+pub enum Source<'a> {
+    /// A team file, at this path.
+    File(&'a Path),
+    /// `swarm spawn`'s flags.
+    Flags,
+}
+
+impl Source<'_> {
+    /// A member key as this source spells it: `run_timeout_s` in a file, `--run-timeout` as a flag.
+    fn key(self, key: &'static str) -> &'static str {
+        match self {
+            Self::File(_) => key,
+            Self::Flags => KEYS
+                .iter()
+                .find(|doc| doc.section == Section::Member && doc.key == key)
+                .and_then(|doc| doc.spawn)
+                .unwrap_or(key),
+        }
+    }
+
+    /// A refusal of what this source says (exit 2): a file's names its path.
+    fn invalid(self, what: impl std::fmt::Display) -> Error {
+        match self {
+            Self::File(path) => Error::usage(format!("{}: {what}", path.display())),
+            Self::Flags => Error::usage(what.to_string()),
+        }
+    }
+}
+
+/// What a member's keys default to, from the rest of the team.
+#[derive(Debug, Clone, Copy)]
+pub struct Defaults<'a> {
+    /// The lead's profile.
+    pub profile: Profile,
+    /// Where a member that names no `cwd` works.
+    pub cwd: &'a Path,
+    /// What a relative `cwd` is relative to.
+    pub base: &'a Path,
+    /// The team's `log_max`.
+    pub log_max: Option<u64>,
+    /// The team's `env_clear`, `env_keep` and `env_remove`, which a member's own go over.
+    pub env_policy: &'a EnvPolicy,
+    /// The team's permission rules, to which a member's own are added.
+    pub permissions: &'a Rules,
+    /// The team's `permissions_via = "swarm"`.
+    pub asks_through_swarm: bool,
+}
+
+/// How large a member's log grows before it is rotated, unless the team file says.
+pub(crate) const DEFAULT_LOG_MAX: u64 = 64 * 1024 * 1024;
+
+/// The smallest `log_max`: a bound so small would rotate on almost every write.
+const MIN_LOG_MAX: u64 = 1024;
+
+/// The longest `run_timeout_s`, a year. The supervisor adds it to the clock, and a run meant to
+/// last longer than this has no use for a timeout.
+pub(crate) const MAX_RUN_TIMEOUT_S: u64 = 365 * 24 * 60 * 60;
+
+/// A size in bytes: a number, optionally followed by a unit: `KiB`, `MiB`, `GiB` (or `K`, `M`,
+/// `G`), `KB`, `MB`, `GB` (powers of 1000), `B`. Units are read case-insensitively.
+pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
+    let text = text.trim();
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size like 1048576 or \"64MiB\""))?;
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        other => {
+            return Err(format!(
+                "{text:?} has an unknown unit {other:?}; use KiB, MiB or GiB"
+            ));
+        }
+    };
+    let bytes = number
+        .checked_mul(scale)
+        .ok_or_else(|| format!("{text:?} is too large"))?;
+    if bytes < MIN_LOG_MAX {
+        return Err(format!("{text:?} is below the smallest log bound, 1KiB"));
+    }
+    Ok(bytes)
+}
+
+fn log_max(size: Option<Size>, key: &str, who: &str, source: Source<'_>) -> Result<Option<u64>> {
+    size.map(|size| match size {
+        Size::Bytes(bytes) => parse_size(&bytes.to_string()),
+        Size::Text(text) => parse_size(&text),
+    })
+    .transpose()
+    .map_err(|why| source.invalid(format!("{key} of {who}: {why}")))
+}
+
+impl TeamFile {
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|err| Error::io_on_named("read team file", path, err))?;
+        let path = absolute(path)?;
+        let here =
+            std::env::current_dir().map_err(|err| Error::os("find the current directory", err))?;
+        Self::parse(&path, &text, &here)
+    }
+
+    /// Parses `text`. Members work in `here` (where `swarm up` runs) unless the file sets `cwd`;
+    /// a relative `cwd` is relative to the team file's own directory.
+    pub(crate) fn parse(path: &Path, text: &str, here: &Path) -> Result<Self> {
+        let shown = path.display();
+        let raw: RawTeam = toml::from_str(text).map_err(|err| {
+            let line = err
+                .span()
+                .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+            let message = err.message().trim_end().replace('\n', " ");
+            let at = line.map_or_else(|| shown.to_string(), |line| format!("{shown}:{line}"));
+            let error = Error::usage(format!("{at}: {message}"));
+            match meant_key(&message) {
+                Some(key) => error.with_hint(format!("did you mean `{key}`?")),
+                None => error,
+            }
+        })?;
+        let source = Source::File(path);
+        let invalid = |what: String| source.invalid(what);
+        let base = crate::store::durable::parent(path).to_path_buf();
+        let team_cwd = raw
+            .cwd
+            .as_deref()
+            .map_or_else(|| here.to_path_buf(), |cwd| resolve(&base, Some(cwd)));
+
+        let name =
+            Name::parse("team", &raw.name).map_err(|err| invalid(err.message().to_owned()))?;
+        if raw.max_concurrent == Some(0) {
+            return Err(invalid("max_concurrent must be at least 1".into()));
+        }
+        // Checked before tmux sees it: tmux 3.3a dies on a layout it does not know.
+        let layout = raw
+            .layout
+            .as_deref()
+            .map(Layout::parse)
+            .transpose()
+            .map_err(invalid)?;
+
+        let team_log_max = log_max(raw.log_max, "log_max", "the team", source)?;
+        let lead_command = argv(raw.lead.command, "lead", source)?;
+        let lead_profile = raw
+            .lead
+            .profile
+            .or_else(|| detect_profile(lead_command.as_deref()))
+            .unwrap_or_default();
+        let team_policy = EnvPolicy {
+            clear: raw.env_clear.unwrap_or(false),
+            keep: raw.env_keep,
+            remove: raw.env_remove,
+        };
+        check_policy(&team_policy, &BTreeMap::new())
+            .map_err(|why| invalid(format!("the team: {why}")))?;
+        let lead_env = checked_env(raw.lead.env, "env", "lead", source)?;
+        let lead_policy = env_policy(
+            EnvRules {
+                clear: raw.lead.env_clear,
+                keep: raw.lead.env_keep,
+                remove: raw.lead.env_remove,
+            },
+            &team_policy,
+            &lead_env,
+            "the lead",
+            source,
+        )?;
+        let lead = LeadSpec {
+            name: Name::parse("lead", raw.lead.name.as_deref().unwrap_or(DEFAULT_LEAD))
+                .map_err(|err| invalid(err.message().to_owned()))?,
+            command: lead_command,
+            inherit: raw.lead.inherit.unwrap_or_else(|| {
+                default_inherit(lead_profile)
+                    .iter()
+                    .map(|f| (*f).to_owned())
+                    .collect()
+            }),
+            profile: lead_profile,
+            env: lead_env,
+            env_policy: lead_policy,
+            cwd: raw
+                .lead
+                .cwd
+                .as_deref()
+                .map_or_else(|| team_cwd.clone(), |cwd| resolve(&base, Some(cwd))),
+            log_max: log_max(raw.lead.log_max, "log_max", "the lead", source)?
+                .or(team_log_max)
+                .unwrap_or(DEFAULT_LOG_MAX),
+        };
+        for flag in &lead.inherit {
+            if !flag.starts_with('-') || flag.contains('=') {
+                return Err(invalid(format!(
+                    "inherit entries are flag names like \"--model\", not {flag:?}"
+                )));
+            }
+        }
+
+        if lead.name.as_str() == PERSON {
+            return Err(invalid(format!(
+                "the lead cannot be called {PERSON}: that is the person at the keyboard"
+            )));
+        }
+        let permissions = Rules::try_from(raw.permissions)
+            .map_err(|why| invalid(format!("[permissions]: {why}")))?;
+        let asks_through_swarm = match raw.permissions_via.as_deref() {
+            None | Some("cli") => false,
+            Some("swarm") => true,
+            Some(other) => {
+                return Err(invalid(format!(
+                    "permissions_via is \"cli\" or \"swarm\", not {other:?}"
+                )));
+            }
+        };
+        let defaults = Defaults {
+            profile: lead_profile,
+            cwd: &team_cwd,
+            base: &base,
+            log_max: team_log_max,
+            env_policy: &team_policy,
+            permissions: &permissions,
+            asks_through_swarm,
+        };
+        let mut seen = BTreeSet::from([lead.name.clone()]);
+        let mut members = Vec::with_capacity(raw.member.len());
+        for keys in raw.member {
+            let member = MemberSpec::check(keys, &defaults, source)?;
+            if !seen.insert(member.name.clone()) {
+                return Err(invalid(format!(
+                    "member name {} is used twice",
+                    member.name
+                )));
+            }
+            members.push(member);
+        }
+
+        // Claude Code takes one --settings: the hook's would replace the member's own.
+        let lead_settings = lead.profile == Profile::Claude
+            && lead.inherit.iter().any(|f| f == "--settings")
+            && lead.command.as_ref().is_some_and(|c| {
+                c.iter()
+                    .any(|a| a == "--settings" || a.starts_with("--settings="))
+            });
+        for member in members.iter().filter(|m| m.asks_through_swarm) {
+            let own = member.command.as_ref().is_some_and(|c| {
+                c.iter()
+                    .any(|a| a == "--settings" || a.starts_with("--settings="))
+            });
+            if own || lead_settings {
+                return Err(invalid(format!(
+                    "member {} gets --settings {}, and permissions_via = \"swarm\" needs Claude \
+                     Code's one --settings for its hook",
+                    member.name,
+                    if own {
+                        "in its command"
+                    } else {
+                        "from the lead"
+                    }
+                )));
+            }
+        }
+
+        let anyone_clears = (lead.command.is_some() && lead.env_policy.clear)
+            || members.iter().any(|member| member.env_policy.clear);
+        if !team_policy.keep.is_empty() && !anyone_clears {
+            return Err(invalid(
+                "env_keep has no effect: neither the team nor any member has env_clear = true"
+                    .into(),
+            ));
+        }
+
+        let panes = members.len() + usize::from(lead.command.is_some());
+        if let Some(cells) = layout.as_ref().and_then(Layout::cells)
+            && cells != panes
+        {
+            return Err(invalid(format!(
+                "the layout string describes {cells} panes but the team has {panes}"
+            )));
+        }
+
+        let tasks = check_tasks(raw.task, &seen, source)?;
+        let cluster = ClusterSpec {
+            nats: raw.cluster.nats,
+            creds: raw.cluster.creds.map(|creds| resolve(&base, Some(&creds))),
+        };
+
+        Ok(Self {
+            path: path.to_path_buf(),
+            name,
+            description: raw.description,
+            layout,
+            max_concurrent: raw.max_concurrent,
+            dashboard: raw.dashboard,
+            log_max: team_log_max,
+            env_policy: team_policy,
+            lead,
+            members,
+            tasks,
+            cluster,
+        })
+    }
+}
+
+/// Checks the `[[task]]` entries: keys unique, subjects and descriptions within bounds, owners on
+/// the roster, every `blocked_by` key known and no circle. Returns them blockers first, otherwise
+/// in file order.
+fn check_tasks(
+    raw: Vec<RawTask>,
+    roster: &BTreeSet<Name>,
+    source: Source<'_>,
+) -> Result<Vec<TaskSpec>> {
+    use crate::format::task::MAX_DESCRIPTION_BYTES;
+    let mut keys = BTreeSet::new();
+    for task in &raw {
+        if task.key.is_empty() {
+            return Err(source.invalid("a [[task]] has an empty key"));
+        }
+        if !keys.insert(task.key.as_str()) {
+            return Err(source.invalid(format!("task key {:?} is used twice", task.key)));
+        }
+        if task.subject.trim().is_empty() {
+            return Err(source.invalid(format!("task {:?} has an empty subject", task.key)));
+        }
+        for (what, text) in [
+            ("subject", &task.subject),
+            ("description", &task.description),
+        ] {
+            if text.len() > MAX_DESCRIPTION_BYTES {
+                return Err(
+                    source.invalid(format!("the {what} of task {:?} is over 1 MiB", task.key))
+                );
+            }
+        }
+        if let Some(owner) = &task.owner
+            && !roster.iter().any(|name| name.as_str() == owner)
+        {
+            return Err(source.invalid(format!(
+                "task {:?} is owned by {owner:?}, who is neither the lead nor a member",
+                task.key
+            )));
+        }
+    }
+    for task in &raw {
+        for blocker in &task.blocked_by {
+            if !keys.contains(blocker.as_str()) {
+                return Err(source.invalid(format!(
+                    "task {:?} is blocked by {blocker:?}, which no [[task]] has as its key",
+                    task.key
+                )));
+            }
+        }
+    }
+    // Blockers first: each pass takes, in file order, every task whose blockers are all taken.
+    let mut placed: BTreeSet<String> = BTreeSet::new();
+    let mut ordered = Vec::with_capacity(raw.len());
+    let mut left: Vec<RawTask> = raw;
+    while !left.is_empty() {
+        let (ready, waiting): (Vec<RawTask>, Vec<RawTask>) = left
+            .into_iter()
+            .partition(|t| t.blocked_by.iter().all(|b| placed.contains(b)));
+        if ready.is_empty() {
+            let circle: Vec<&str> = waiting.iter().map(|t| t.key.as_str()).collect();
+            return Err(source.invalid(format!(
+                "the blocked_by of tasks {} form a circle",
+                circle.join(", ")
+            )));
+        }
+        for task in ready {
+            placed.insert(task.key.clone());
+            ordered.push(TaskSpec {
+                key: task.key,
+                subject: task.subject,
+                description: task.description,
+                blocked_by: task.blocked_by,
+                owner: task.owner,
+            });
+        }
+        left = waiting;
+    }
+    Ok(ordered)
+}
+
+impl MemberSpec {
+    /// Checks a member's keys, from a team file or `spawn`'s flags, and applies the defaults the
+    /// rest of the team gives them. A refusal names the key as `source` spells it.
+    pub fn check(keys: MemberKeys, defaults: &Defaults<'_>, source: Source<'_>) -> Result<Self> {
+        let name = Name::parse("member", &keys.name)
+            .map_err(|err| source.invalid(err.message().to_owned()))?;
+        if name.as_str() == PERSON {
+            return Err(source.invalid(format!(
+                "a member cannot be called {PERSON}: that is the person at the keyboard"
+            )));
+        }
+        if keys.run_timeout_s > MAX_RUN_TIMEOUT_S {
+            return Err(source.invalid(format!(
+                "{} of {name} is {}; at most {MAX_RUN_TIMEOUT_S} (a year), or 0 for none",
+                source.key("run_timeout_s"),
+                keys.run_timeout_s
+            )));
+        }
+        let paste_key = source.key("paste_format");
+        let paste_format = keys
+            .paste_format
+            .as_deref()
+            .map(PasteFormat::parse)
+            .transpose()
+            .map_err(|why| source.invalid(format!("{paste_key} of {name}: {why}")))?;
+        let delivery = delivery_with(keys.delivery, paste_format.as_ref())
+            .map_err(|why| source.invalid(format!("{paste_key} of {name}: {why}")))?;
+        let command = argv(keys.command, name.as_str(), source)?;
+        let profile = keys
+            .profile
+            .or_else(|| detect_profile(command.as_deref()))
+            .unwrap_or(defaults.profile);
+        if command.is_none() && profile == Profile::Generic {
+            let refusal = source.invalid(format!(
+                "member {name} needs a command: the generic profile has no default program"
+            ));
+            return Err(match source {
+                Source::File(_) => refusal,
+                Source::Flags => refusal.with_hint(format!("swarm spawn {name} -- PROGRAM ARGS…")),
+            });
+        }
+        let host = keys
+            .host
+            .as_deref()
+            .map(|host| Name::parse("host", host))
+            .transpose()
+            .map_err(|err| source.invalid(format!("host of {name}: {}", err.message())))?;
+        let own = Rules::try_from(keys.permissions)
+            .map_err(|why| source.invalid(format!("permissions of member {name}: {why}")))?;
+        let permissions = defaults.permissions.and(&own);
+        let env = checked_env(keys.env, source.key("env"), name.as_str(), source)?;
+        let env_policy = env_policy(
+            EnvRules {
+                clear: keys.env_clear,
+                keep: keys.env_keep,
+                remove: keys.env_remove,
+            },
+            defaults.env_policy,
+            &env,
+            name.as_str(),
+            source,
+        )?;
+        Ok(Self {
+            log_max: log_max(keys.log_max, source.key("log_max"), name.as_str(), source)?
+                .or(defaults.log_max)
+                .unwrap_or(DEFAULT_LOG_MAX),
+            env,
+            env_policy,
+            cwd: keys.cwd.as_deref().map_or_else(
+                || defaults.cwd.to_path_buf(),
+                |cwd| resolve(defaults.base, Some(cwd)),
+            ),
+            name,
+            command,
+            profile,
+            agent_type: keys.agent_type,
+            model: keys.model,
+            color: keys.color,
+            plan_mode_required: keys.plan_mode_required,
+            isolation: keys.isolation,
+            prompt: keys.prompt,
+            protocol: keys.protocol,
+            delivery,
+            paste_format,
+            run_timeout_s: keys.run_timeout_s,
+            host,
+            permissions,
+            asks_through_swarm: defaults.asks_through_swarm && profile == Profile::Claude,
+        })
+    }
+}
+
+/// The key serde's "unknown field `nmae`, expected one of `name`, `command`, …" most likely
+/// meant, from those it lists.
+fn meant_key(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let (unknown, rest) = rest.split_once('`')?;
+    let expected = rest.split_once("expected ")?.1;
+    let known = expected.split('`').skip(1).step_by(2);
+    closest(unknown, known)
+}
+
+fn resolve(base: &Path, cwd: Option<&Path>) -> PathBuf {
+    match cwd {
+        None => base.to_path_buf(),
+        Some(cwd) => normalize(&base.join(cwd)),
+    }
+}
+
+/// `/repo/teams/..` → `/repo`, without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn argv(command: Option<Command>, who: &str, source: Source<'_>) -> Result<Option<Vec<String>>> {
+    let argv = match command {
+        None => return Ok(None),
+        Some(Command::Argv(argv)) => argv,
+        Some(Command::Line(line)) => shlex::split(&line)
+            .ok_or_else(|| source.invalid(format!("the command of {who} has unbalanced quotes")))?,
+    };
+    if argv.first().is_none_or(String::is_empty) {
+        return Err(source.invalid(format!("the command of {who} is empty")));
+    }
+    if argv.iter().any(|arg| arg.contains('\0')) {
+        return Err(source.invalid(format!("the command of {who} contains a NUL byte")));
+    }
+    Ok(Some(argv))
+}
+
+/// A member's own `env_clear`, `env_keep` and `env_remove`, as written.
+struct EnvRules {
+    clear: Option<bool>,
+    keep: BTreeSet<String>,
+    remove: BTreeSet<String>,
+}
+
+/// A member's (or the lead's) rules over the team's, checked: the one check of the team file's
+/// keys and of `spawn`'s `--env-clear`, `--env-keep` and `--env-remove`.
+fn env_policy(
+    own: EnvRules,
+    team: &EnvPolicy,
+    env: &BTreeMap<String, String>,
+    who: &str,
+    source: Source<'_>,
+) -> Result<EnvPolicy> {
+    let policy = EnvPolicy {
+        clear: false,
+        keep: own.keep,
+        remove: own.remove,
+    };
+    // Only its own rules can contradict each other or its own `env`: a name the team removes
+    // and the member sets is the member's own, and a name the team keeps and the member
+    // removes is removed.
+    check_policy(&policy, env).map_err(|why| source.invalid(format!("{who}: {why}")))?;
+    let kept_by_itself = !policy.keep.is_empty();
+    let policy = policy.over(own.clear, team);
+    if kept_by_itself && !policy.clear {
+        return Err(source.invalid(match source {
+            Source::File(_) => format!("env_keep of {who} has no effect without env_clear = true"),
+            Source::Flags => {
+                "--env-keep has no effect without --env-clear (or the team file's env_clear = true)"
+                    .to_owned()
+            }
+        }));
+    }
+    Ok(policy)
+}
+
+fn checked_env(
+    env: BTreeMap<String, String>,
+    key: &str,
+    who: &str,
+    source: Source<'_>,
+) -> Result<BTreeMap<String, String>> {
+    for (name, value) in &env {
+        if name.is_empty() || name.contains(['=', '\0']) || value.contains('\0') {
+            return Err(source.invalid(format!(
+                "the {key} of {who} has an invalid variable {name:?}"
+            )));
+        }
+    }
+    Ok(env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<TeamFile> {
+        TeamFile::parse(Path::new("/repo/teams/t.toml"), text, Path::new("/work"))
+    }
+
+    /// The fields a derived `Deserialize` asks for: what the parser accepts, and refuses beside.
+    fn fields_of<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+        use serde::de::{Error as _, Visitor, value::Error as DeError};
+
+        struct Fields(&'static [&'static str]);
+        struct Asked<'a>(&'a mut Fields);
+
+        impl<'de> serde::Deserializer<'de> for Asked<'_> {
+            type Error = DeError;
+
+            fn deserialize_any<V: Visitor<'de>>(
+                self,
+                _: V,
+            ) -> std::result::Result<V::Value, DeError> {
+                Err(DeError::custom("not a struct"))
+            }
+
+            fn deserialize_struct<V: Visitor<'de>>(
+                self,
+                _: &'static str,
+                fields: &'static [&'static str],
+                _: V,
+            ) -> std::result::Result<V::Value, DeError> {
+                self.0.0 = fields;
+                Err(DeError::custom("asked"))
+            }
+
+            serde::forward_to_deserialize_any! {
+                bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+                byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+                identifier ignored_any
+            }
+        }
+
+        let mut fields = Fields(&[]);
+        let _ = T::deserialize(Asked(&mut fields));
+        fields.0
+    }
+
+    /// swarm-team(5) is written from `KEYS`, and the parser refuses every key its structs lack:
+    /// the two name the same keys, section by section, so the manual cannot drift from the parser.
+    #[test]
+    fn the_key_table_names_exactly_the_keys_the_parser_reads() {
+        for (section, fields) in [
+            (Section::Team, fields_of::<RawTeam>()),
+            (Section::Lead, fields_of::<RawLead>()),
+            (Section::Member, fields_of::<MemberKeys>()),
+            (Section::Task, fields_of::<RawTask>()),
+            (Section::Cluster, fields_of::<ClusterSpec>()),
+        ] {
+            let parsed: BTreeSet<&str> = fields.iter().copied().collect();
+            let documented: BTreeSet<&str> = KEYS
+                .iter()
+                .filter(|doc| doc.section == section)
+                .map(|doc| doc.key)
+                .collect();
+            assert!(!parsed.is_empty(), "{section:?}");
+            assert_eq!(
+                parsed, documented,
+                "{section:?}: the parser's keys and KEYS differ"
+            );
+        }
+        for doc in KEYS {
+            assert_eq!(
+                doc.spawn.is_some(),
+                doc.section == Section::Member,
+                "{}: every member key, and only those, says how spawn takes it",
+                doc.key
+            );
+            assert!(
+                !doc.kind.is_empty() && !doc.default.is_empty() && doc.meaning.ends_with('.'),
+                "{}: type, default and a sentence of meaning",
+                doc.key
+            );
+        }
+    }
+
+    #[test]
+    fn a_refusal_names_the_key_as_its_source_spells_it() {
+        let keys = |timeout| MemberKeys {
+            name: "a".into(),
+            command: Some(Command::Argv(vec!["x".into()])),
+            run_timeout_s: timeout,
+            ..MemberKeys::default()
+        };
+        let defaults = Defaults {
+            profile: Profile::Generic,
+            cwd: Path::new("/work"),
+            base: Path::new("/work"),
+            log_max: None,
+            env_policy: &EnvPolicy::default(),
+            permissions: &Rules::default(),
+            asks_through_swarm: false,
+        };
+        let err = MemberSpec::check(keys(u64::MAX), &defaults, Source::Flags).unwrap_err();
+        assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
+        assert!(
+            err.message().starts_with("--run-timeout of a is "),
+            "{}",
+            err.message()
+        );
+        let err = MemberSpec::check(
+            keys(u64::MAX),
+            &defaults,
+            Source::File(Path::new("/t.toml")),
+        )
+        .unwrap_err();
+        assert!(
+            err.message().starts_with("/t.toml: run_timeout_s of a is "),
+            "{}",
+            err.message()
+        );
+        let spec = MemberSpec::check(keys(60), &defaults, Source::Flags).unwrap();
+        assert_eq!((spec.run_timeout_s, spec.log_max), (60, DEFAULT_LOG_MAX));
+        assert_eq!(spec.cwd, Path::new("/work"));
+    }
+
+    /// `spawn`'s `--env-*` flags are checked as a `[[member]]` table's keys are, over the team's
+    /// rules, and a refusal names the flags.
+    #[test]
+    fn spawn_env_flags_go_through_the_member_check() {
+        let team = EnvPolicy {
+            clear: true,
+            keep: BTreeSet::from(["PATH".to_owned()]),
+            remove: BTreeSet::from(["AWS_SECRET_ACCESS_KEY".to_owned()]),
+        };
+        let defaults = Defaults {
+            profile: Profile::Generic,
+            cwd: Path::new("/work"),
+            base: Path::new("/work"),
+            log_max: None,
+            env_policy: &team,
+            permissions: &Rules::default(),
+            asks_through_swarm: false,
+        };
+        let keys = |clear: Option<bool>, keep: &[&str], remove: &[&str]| MemberKeys {
+            name: "a".into(),
+            command: Some(Command::Argv(vec!["x".into()])),
+            env_clear: clear,
+            env_keep: keep.iter().map(|k| (*k).to_owned()).collect(),
+            env_remove: remove.iter().map(|k| (*k).to_owned()).collect(),
+            ..MemberKeys::default()
+        };
+        let spec =
+            MemberSpec::check(keys(None, &["HOME"], &["K"]), &defaults, Source::Flags).unwrap();
+        assert!(spec.env_policy.clear, "the team's env_clear holds");
+        assert!(spec.env_policy.keeps("HOME") && spec.env_policy.keeps("PATH"));
+        assert!(!spec.env_policy.keeps("K") && !spec.env_policy.keeps("AWS_SECRET_ACCESS_KEY"));
+
+        let open = Defaults {
+            env_policy: &EnvPolicy::default(),
+            ..defaults
+        };
+        let err = MemberSpec::check(keys(None, &["HOME"], &[]), &open, Source::Flags).unwrap_err();
+        assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
+        assert!(
+            err.message()
+                .starts_with("--env-keep has no effect without --env-clear"),
+            "{}",
+            err.message()
+        );
+        let err =
+            MemberSpec::check(keys(Some(true), &["X"], &["X"]), &open, Source::Flags).unwrap_err();
+        assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
+    }
+
+    #[test]
+    fn full_example_parses() {
+        let file = parse(
+            r#"
+name = "review"
+description = "two reviewers and a fixer"
+layout = "main-vertical"
+max_concurrent = 8
+dashboard = true
+
+[lead]
+command = ["claude", "--model", "opus", "--permission-mode", "acceptEdits"]
+profile = "claude"
+inherit = ["--model", "--permission-mode", "--settings", "--plugin-dir"]
+
+[[member]]
+name = "security"
+agent_type = "reviewer"
+model = "sonnet"
+plan_mode_required = true
+isolation = "worktree"
+prompt = "Review the auth changes for injection risks."
+protocol = "native"
+delivery = "pull"
+run_timeout_s = 0
+env = { RUST_LOG = "info" }
+cwd = "sub"
+"#,
+        )
+        .unwrap();
+        assert_eq!(file.name.as_str(), "review");
+        assert!(file.dashboard);
+        assert_eq!(file.lead.name.as_str(), "team-lead");
+        assert_eq!(file.lead.profile, Profile::Claude);
+        let member = &file.members[0];
+        assert_eq!(member.isolation, Isolation::Worktree);
+        assert_eq!(member.cwd, Path::new("/repo/teams/sub"));
+        assert_eq!(
+            file.lead.cwd,
+            Path::new("/work"),
+            "members default to where swarm up runs"
+        );
+        assert_eq!(member.env["RUST_LOG"], "info");
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_with_their_line() {
+        let err = parse("name = \"t\"\n\n[[member]]\nname = \"a\"\ncommand = \"x\"\nbogus = 1\n")
+            .unwrap_err();
+        assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
+        assert!(
+            err.message().starts_with("/repo/teams/t.toml:6:"),
+            "{}",
+            err.message()
+        );
+        assert!(err.message().contains("bogus"), "{}", err.message());
+        assert!(!err.message().contains('\n'));
+    }
+
+    #[test]
+    fn bad_names_and_duplicates_are_refused() {
+        for text in [
+            "name = \"../x\"",
+            "name = \"t\"\n[[member]]\nname = \"a/b\"\ncommand = \"x\"",
+            "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"x\"\n[[member]]\nname = \"a\"\ncommand = \"x\"",
+            "name = \"t\"\n[[member]]\nname = \"team-lead\"\ncommand = \"x\"",
+            "name = \"t\"\n[lead]\nprofile = \"generic\"\n[[member]]\nname = \"a\"",
+            "name = \"t\"\nmax_concurrent = 0",
+            "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = []",
+            "name = \"t\"\n[[member]]\nname = \"user\"\ncommand = \"x\"",
+            "name = \"t\"\n[lead]\nname = \"user\"",
+        ] {
+            let err = parse(text).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{text}");
+        }
+    }
+
+    #[test]
+    fn layouts_are_checked_before_tmux_sees_them() {
+        let team = |layout: &str| {
+            parse(&format!(
+                "name = \"t\"\nlayout = \"{layout}\"\n[lead]\ncommand = \"x\"\n[[member]]\nname = \"a\"\ncommand = \"x\""
+            ))
+        };
+        for bad in [
+            "grid",
+            "",
+            "main-vertical-mirrored",
+            "537c,200x60,0,0{100x60,0,0,0,99x60,101,0,1}",
+        ] {
+            let err = team(bad).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{bad}");
+            assert!(
+                err.message().starts_with("/repo/teams/t.toml: layout"),
+                "{}",
+                err.message()
+            );
+        }
+        assert_eq!(
+            team("main-vertical").unwrap().layout,
+            Some(Layout::Named("main-vertical"))
+        );
+        let two = "537b,200x60,0,0{100x60,0,0,0,99x60,101,0,1}";
+        assert_eq!(team(two).unwrap().layout.unwrap().cells(), Some(2));
+        let err = parse(&format!(
+            "name = \"t\"\nlayout = \"{two}\"\n[[member]]\nname = \"a\"\ncommand = \"x\""
+        ))
+        .unwrap_err();
+        assert!(
+            err.message()
+                .ends_with("the layout string describes 2 panes but the team has 1"),
+            "{}",
+            err.message()
+        );
+    }
+
+    #[test]
+    fn log_bounds_are_sizes_team_wide_or_per_member() {
+        let file = parse(
+            "name = \"t\"\nlog_max = \"2MiB\"\n[lead]\ncommand = \"x\"\nlog_max = 4096\n\
+             [[member]]\nname = \"a\"\ncommand = \"x\"\n[[member]]\nname = \"b\"\ncommand = \"x\"\nlog_max = \"64 KiB\"",
+        )
+        .unwrap();
+        assert_eq!(file.log_max, Some(2 << 20));
+        assert_eq!(file.lead.log_max, 4096);
+        assert_eq!(file.members[0].log_max, 2 << 20);
+        assert_eq!(file.members[1].log_max, 64 << 10);
+        let plain = parse("name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"x\"").unwrap();
+        assert_eq!(plain.members[0].log_max, DEFAULT_LOG_MAX);
+        assert_eq!(plain.log_max, None);
+        for bad in [
+            "\"12 parsecs\"",
+            "\"lots\"",
+            "100",
+            "\"99999999999999GiB\"",
+            "-1",
+        ] {
+            let err = parse(&format!("name = \"t\"\nlog_max = {bad}")).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{bad}");
+        }
+        assert_eq!(parse_size("1MB"), Ok(1_000_000));
+        assert_eq!(parse_size("3g"), Ok(3 << 30));
+    }
+
+    #[test]
+    fn run_timeouts_past_a_year_are_refused() {
+        let team = |secs: u64| {
+            parse(&format!(
+                "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"x\"\nrun_timeout_s = {secs}"
+            ))
+        };
+        assert_eq!(
+            team(MAX_RUN_TIMEOUT_S).unwrap().members[0].run_timeout_s,
+            MAX_RUN_TIMEOUT_S
+        );
+        for absurd in [MAX_RUN_TIMEOUT_S + 1, i64::MAX.unsigned_abs()] {
+            let err = team(absurd).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{absurd}");
+            assert_eq!(
+                err.message(),
+                format!(
+                    "/repo/teams/t.toml: run_timeout_s of a is {absurd}; at most 31536000 (a year), or 0 for none"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn paste_formats_are_checked_and_mean_paste_delivery() {
+        let team = |keys: &str| {
+            parse(&format!(
+                "name = \"t\"\n[[member]]\nname = \"py\"\ncommand = \"python3 -i\"\n{keys}"
+            ))
+        };
+        let raw = team("paste_format = \"raw\"").unwrap();
+        assert_eq!(raw.members[0].delivery, Delivery::Paste);
+        assert_eq!(raw.members[0].paste_format, Some(PasteFormat::Raw));
+        let template = team("delivery = \"paste\"\npaste_format = \"# {from}\\n{text}\"").unwrap();
+        assert_eq!(
+            template.members[0].paste_format.as_ref().unwrap().as_str(),
+            "# {from}\n{text}"
+        );
+        let plain = team("delivery = \"paste\"").unwrap();
+        assert_eq!(plain.members[0].paste_format, None);
+        assert_eq!(team("").unwrap().members[0].delivery, Delivery::Pull);
+        for (keys, why) in [
+            (
+                "paste_format = \"{frm}: {text}\"",
+                "/repo/teams/t.toml: paste_format of py: \"{frm}: {text}\" has an unknown placeholder {frm}",
+            ),
+            (
+                "paste_format = \"Raw\"",
+                "/repo/teams/t.toml: paste_format of py: \"Raw\" is not a paste format",
+            ),
+            (
+                "delivery = \"pull\"\npaste_format = \"raw\"",
+                "/repo/teams/t.toml: paste_format of py: \"raw\" needs delivery = \"paste\", not \"pull\"",
+            ),
+        ] {
+            let err = team(keys).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{keys}");
+            assert!(err.message().starts_with(why), "{}", err.message());
+        }
+    }
+
+    #[test]
+    fn env_rules_are_team_wide_or_a_members_own_and_checked() {
+        let file = parse(
+            "name = \"t\"\nenv_remove = [\"AWS_SECRET_ACCESS_KEY\"]\nenv_keep = [\"PATH\"]\n\
+             [lead]\ncommand = \"x\"\n\
+             [[member]]\nname = \"a\"\ncommand = \"x\"\nenv_remove = [\"ANTHROPIC_API_KEY\"]\n\
+             [[member]]\nname = \"b\"\ncommand = \"x\"\nenv_clear = true\nenv_keep = [\"HOME\"]\n",
+        )
+        .unwrap();
+        let names = |set: &BTreeSet<String>| set.iter().cloned().collect::<Vec<_>>();
+        assert!(!file.lead.env_policy.clear);
+        assert_eq!(
+            names(&file.lead.env_policy.remove),
+            ["AWS_SECRET_ACCESS_KEY"]
+        );
+        let a = &file.members[0].env_policy;
+        assert_eq!(
+            names(&a.remove),
+            ["ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY"]
+        );
+        let b = &file.members[1].env_policy;
+        assert!(b.clear);
+        assert_eq!(names(&b.keep), ["HOME", "PATH"]);
+        assert_eq!(file.env_policy.remove.len(), 1);
+
+        // Between the team and a member there is no contradiction: a name removed anywhere is
+        // removed, and a member's own variable is set whatever the team removes.
+        let file = parse(
+            "name = \"t\"\nenv_clear = true\nenv_keep = [\"K\", \"PATH\"]\nenv_remove = [\"T\"]\n\
+             [[member]]\nname = \"a\"\ncommand = \"x\"\nenv_remove = [\"K\"]\nenv = { T = \"own\" }\n",
+        )
+        .unwrap();
+        let a = &file.members[0];
+        assert!(!a.env_policy.keeps("K") && a.env_policy.keeps("PATH"));
+        assert_eq!(a.env["T"], "own");
+
+        for bad in [
+            "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"x\"\nenv_keep = [\"PATH\"]",
+            "name = \"t\"\nenv_keep = [\"PATH\"]\n[[member]]\nname = \"a\"\ncommand = \"x\"",
+            "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"x\"\nenv = { K = \"v\" }\nenv_remove = [\"K\"]",
+            "name = \"t\"\nenv_clear = true\nenv_keep = [\"X\"]\nenv_remove = [\"X\"]",
+            "name = \"t\"\n[lead]\nenv_remove = [\"A=B\"]",
+            "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"x\"\nenv_clear = \"yes\"",
+        ] {
+            let err = parse(bad).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage, "{bad}");
+        }
+    }
+
+    #[test]
+    fn relative_cwd_is_relative_to_the_team_file() {
+        let file = parse("name = \"t\"\ncwd = \"..\"\n[[member]]\nname = \"a\"\ncommand = \"x\"\ncwd = \"../other\"").unwrap();
+        assert_eq!(file.lead.cwd, Path::new("/repo"));
+        assert_eq!(file.members[0].cwd, Path::new("/repo/other"));
+    }
+
+    #[test]
+    fn command_strings_split_like_a_shell() {
+        let file = parse(
+            "name = \"t\"\n[[member]]\nname = \"a\"\ncommand = \"bash -c 'echo hi; exit 3'\"",
+        )
+        .unwrap();
+        assert_eq!(
+            file.members[0].command.as_deref().unwrap(),
+            ["bash", "-c", "echo hi; exit 3"]
+        );
+    }
+}

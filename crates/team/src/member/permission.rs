@@ -1,0 +1,388 @@
+//! Permission asks (docs/ARCHITECTURE.md, "Permission asks"): what the team's teammates asked the
+//! lead to let them do (Claude Code's `permission_request` and `sandbox_permission_request`, in the
+//! lead's inbox or history) and nobody has answered yet, and the lead's side's answer to one,
+//! sent signed as every lead message is (`member/seal.rs`) and recorded once
+//! (`store/permissions.rs`).
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value, json};
+
+use crate::base::clock;
+use crate::error::{Error, Result};
+use crate::format::config::TeamConfig;
+use crate::format::message::InboxMessage;
+use crate::format::structured::{
+    PermissionGrant, PermissionRequest, PermissionResponse, PermissionVerdict,
+    SandboxPermissionRequest, SandboxPermissionResponse, Structured,
+};
+use crate::member::liveness::{Observed, Seen};
+use crate::member::reach::Reach;
+use crate::member::seal;
+use crate::policy::{self, Action, Caller};
+use crate::protocol::exchange;
+use crate::store::permissions::{self, PermissionAnswer};
+use crate::store::team::Team;
+
+/// The tool name a sandbox host ask is listed under.
+pub(crate) const NETWORK: &str = "network";
+
+/// What a teammate asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Request {
+    /// To use a tool.
+    Tool(PermissionRequest),
+    /// To reach a network host from its sandbox.
+    Host(SandboxPermissionRequest),
+}
+
+/// One ask, as the lead's inbox or history holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ask {
+    pub(crate) request: Request,
+    /// When the message arrived, as its envelope says (RFC 3339).
+    pub asked_at: String,
+}
+
+impl Ask {
+    pub fn request_id(&self) -> &str {
+        match &self.request {
+            Request::Tool(r) => &r.request_id,
+            Request::Host(r) => &r.request_id,
+        }
+    }
+
+    /// The member that asks.
+    pub fn member(&self) -> &str {
+        match &self.request {
+            Request::Tool(r) => &r.agent_id,
+            Request::Host(r) => &r.worker_name,
+        }
+    }
+
+    /// The tool it asks for; [`NETWORK`] for a host.
+    pub fn tool(&self) -> &str {
+        match &self.request {
+            Request::Tool(r) => &r.tool_name,
+            Request::Host(_) => NETWORK,
+        }
+    }
+
+    /// The tool's input whole (`{"host"}` for a host).
+    pub fn input(&self) -> Value {
+        match &self.request {
+            Request::Tool(r) => r.input.clone().unwrap_or(Value::Null),
+            Request::Host(r) => json!({"host": r.host_pattern.host}),
+        }
+    }
+
+    pub fn description(&self) -> Option<&str> {
+        match &self.request {
+            Request::Tool(r) => r.description.as_deref(),
+            Request::Host(_) => None,
+        }
+    }
+
+    /// The rules Claude Code suggests keeping, so it is not asked again.
+    pub fn suggestions(&self) -> &[Value] {
+        match &self.request {
+            Request::Tool(r) => &r.permission_suggestions,
+            Request::Host(_) => &[],
+        }
+    }
+
+    /// What it would do, on one short line, however large the input.
+    pub fn summary(&self) -> String {
+        match &self.request {
+            Request::Tool(r) => r.what().unwrap_or_default(),
+            Request::Host(r) => format!("reach {}", r.host_pattern.host),
+        }
+    }
+
+    pub fn asked_at_ms(&self) -> Option<u64> {
+        clock::parse_ms(&self.asked_at)
+    }
+
+    /// The ask in `message`, a message in the lead's mailbox, if it is one. An ask whose envelope
+    /// is not from the member it names is no ask: Claude Code's lead drops it too.
+    fn of(message: &InboxMessage) -> Option<Self> {
+        let request = match message.structured()? {
+            Structured::PermissionRequest(r) => Request::Tool(r),
+            Structured::SandboxPermissionRequest(r) => Request::Host(r),
+            _ => return None,
+        };
+        let ask = Self {
+            request,
+            asked_at: message.timestamp().to_owned(),
+        };
+        (ask.member() == message.from()).then_some(ask)
+    }
+}
+
+/// Every ask in the lead's inbox (read or not) and history, oldest first, each once.
+fn every_ask(team: &Team, config: &TeamConfig) -> Result<Vec<Ask>> {
+    let mailbox = team.mailbox(config.lead_name());
+    let mut messages = mailbox.history()?;
+    messages.extend(mailbox.messages()?);
+    let mut seen = HashSet::new();
+    Ok(messages
+        .iter()
+        .filter_map(Ask::of)
+        .filter(|ask| seen.insert(ask.request_id().to_owned()))
+        .collect())
+}
+
+/// Whether `member` has ended (or left the roster): what it asked is withdrawn.
+fn has_ended(observed: &Observed, member: &str) -> bool {
+    match observed.config.member(member) {
+        None => true,
+        Some(m) => {
+            let seen = observed.seen(m);
+            seen != Seen::NotStarted && !seen.is_live()
+        }
+    }
+}
+
+/// The asks nobody has answered, of members that have not ended, oldest first.
+pub fn pending(team: &Team, reach: &dyn Reach) -> Result<Vec<Ask>> {
+    let observed = Observed::take(team, reach)?;
+    Ok(unanswered(team, &observed.config)?
+        .into_iter()
+        .filter(|ask| !has_ended(&observed, ask.member()))
+        .collect())
+}
+
+/// The lead's side's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Allowed; `always` keeps the ask's suggestions as rules.
+    Allow {
+        always: bool,
+    },
+    Deny {
+        reason: Option<String>,
+    },
+}
+
+/// Answers ask `request_id` as `caller`: refused (exit 2) to a teammate, for an ask already
+/// answered or one whose member has ended; not found (exit 3) for an id no ask has. Sends Claude
+/// Code's answer, signed, to the member that asked, and records it.
+pub fn answer(
+    team: &Team,
+    reach: &dyn Reach,
+    caller: &Caller,
+    request_id: &str,
+    verdict: Verdict,
+) -> Result<PermissionAnswer> {
+    let config = team.load()?;
+    policy::allow(&config, caller, Action::AnswerPermission)?;
+    let lead = config.lead_name().to_owned();
+    let ask = every_ask(team, &config)?
+        .into_iter()
+        .find(|ask| ask.request_id() == request_id)
+        .ok_or_else(|| {
+            Error::not_found(format!(
+                "there is no permission request {request_id} in {lead}'s inbox or history"
+            ))
+            .with_hint("`swarm permission list` shows the asks waiting for an answer")
+        })?;
+    if let (Request::Host(_), Verdict::Allow { always: true }) = (&ask.request, &verdict) {
+        return Err(Error::usage(format!(
+            "{request_id} asks to reach a host: there is nothing to allow always (allow it without --always)"
+        )));
+    }
+    let member = ask.member().to_owned();
+    let observed = Observed::take(team, reach)?;
+    if has_ended(&observed, &member) {
+        return Err(Error::usage(format!(
+            "{member} has ended: its permission request {request_id} is withdrawn"
+        )));
+    }
+    send_answer(
+        team,
+        reach,
+        &observed.config,
+        caller,
+        &ask,
+        &verdict,
+        caller.name().to_string(),
+    )
+}
+
+/// The asks in the lead's inbox and history nobody has answered, oldest first, whether or not
+/// their members still run: what a rule may answer.
+pub(crate) fn unanswered(team: &Team, config: &TeamConfig) -> Result<Vec<Ask>> {
+    let answered: HashSet<String> = permissions::answers(team.paths())?
+        .into_iter()
+        .map(|a| a.request_id)
+        .collect();
+    Ok(every_ask(team, config)?
+        .into_iter()
+        .filter(|ask| !answered.contains(ask.request_id()))
+        .collect())
+}
+
+/// Answers `ask` as team rule `rule` says, from the lead (docs/ARCHITECTURE.md, "Permission
+/// rules"): the same signed answer and the same record as `permission allow|deny`, recorded as
+/// given by `rule: <rule>`.
+pub(crate) fn answer_by_rule(
+    team: &Team,
+    reach: &dyn Reach,
+    config: &TeamConfig,
+    ask: &Ask,
+    allowed: bool,
+    rule: &str,
+) -> Result<PermissionAnswer> {
+    let lead = Caller::member(config, config.lead_name())?;
+    let verdict = if allowed {
+        Verdict::Allow { always: false }
+    } else {
+        Verdict::Deny {
+            reason: Some(format!("the team's rule {rule} denies it")),
+        }
+    };
+    send_answer(
+        team,
+        reach,
+        config,
+        &lead,
+        ask,
+        &verdict,
+        format!("rule: {rule}"),
+    )
+}
+
+/// Sends Claude Code's answer to `ask`, signed, from `caller`, and records it once as given by
+/// `by`; the ask then leaves the lead's unread messages.
+fn send_answer(
+    team: &Team,
+    reach: &dyn Reach,
+    config: &TeamConfig,
+    caller: &Caller,
+    ask: &Ask,
+    verdict: &Verdict,
+    by: String,
+) -> Result<PermissionAnswer> {
+    let request_id = ask.request_id();
+    let member = ask.member().to_owned();
+    let answer = permissions::answer_once(team.paths(), request_id, || {
+        let message = response(ask, verdict, caller);
+        seal::request(team, reach, config, caller, &member, &message)?;
+        let (allowed, always, reason) = match verdict {
+            Verdict::Allow { always } => (true, *always, None),
+            Verdict::Deny { reason } => (false, false, reason.clone()),
+        };
+        let answer = PermissionAnswer {
+            request_id: request_id.to_owned(),
+            member: member.clone(),
+            tool: ask.tool().to_owned(),
+            allowed,
+            always,
+            reason,
+            by,
+            at: clock::timestamp_now(),
+        };
+        Ok((answer.clone(), answer))
+    })?;
+    // The answer is sent, and it is what counts: an ask left unread is only clutter.
+    let lead = config.lead_name();
+    if let Err(err) = exchange::retire(team, lead, request_id) {
+        tracing::warn!("answered {request_id}, but it stays unread in {lead}'s inbox: {err}");
+    }
+    Ok(answer)
+}
+
+/// Claude Code's answer to `ask`.
+fn response(ask: &Ask, verdict: &Verdict, caller: &Caller) -> Structured {
+    match (&ask.request, verdict) {
+        (Request::Tool(request), Verdict::Allow { always }) => {
+            let updated_input = match &request.input {
+                Some(Value::Object(input)) => input.clone(),
+                _ => Map::new(),
+            };
+            let permission_updates = if *always {
+                request.permission_suggestions.clone()
+            } else {
+                Vec::new()
+            };
+            Structured::PermissionResponse(PermissionResponse {
+                request_id: request.request_id.clone(),
+                subtype: PermissionVerdict::Success,
+                tool_use_id: request.tool_use_id.clone(),
+                approved_request: None,
+                response: Some(PermissionGrant {
+                    updated_input: Some(updated_input),
+                    permission_updates: Some(permission_updates),
+                }),
+                error: None,
+            })
+        }
+        (Request::Tool(request), Verdict::Deny { reason }) => {
+            let error = match reason {
+                Some(reason) => format!("Permission denied by {caller}: {reason}"),
+                None => format!("Permission denied by {caller}"),
+            };
+            Structured::PermissionResponse(PermissionResponse {
+                request_id: request.request_id.clone(),
+                subtype: PermissionVerdict::Error,
+                tool_use_id: request.tool_use_id.clone(),
+                approved_request: None,
+                response: None,
+                error: Some(error),
+            })
+        }
+        (Request::Host(request), verdict) => {
+            Structured::SandboxPermissionResponse(SandboxPermissionResponse {
+                request_id: request.request_id.clone(),
+                host: request.host_pattern.host.clone(),
+                allow: matches!(verdict, Verdict::Allow { .. }),
+                timestamp: clock::timestamp_now(),
+            })
+        }
+    }
+}
+
+/// Runs `send`, which sends `message` to member `to`, and when `message` answers a permission ask
+/// (a `permission_response` or `sandbox_permission_response` given to `swarm send` as it is),
+/// records the answer as [`answer`] does: once, or refused as already answered.
+pub(crate) fn answering<R>(
+    team: &Team,
+    caller: &Caller,
+    message: Option<&Structured>,
+    to: &str,
+    send: impl FnOnce() -> Result<R>,
+) -> Result<R> {
+    let (request_id, allowed, always, reason) = match message {
+        Some(Structured::PermissionResponse(r)) => (
+            &r.request_id,
+            r.subtype == PermissionVerdict::Success,
+            r.response
+                .as_ref()
+                .and_then(|grant| grant.permission_updates.as_ref())
+                .is_some_and(|updates| !updates.is_empty()),
+            r.error.clone(),
+        ),
+        Some(Structured::SandboxPermissionResponse(r)) => (&r.request_id, r.allow, false, None),
+        _ => return send(),
+    };
+    permissions::answer_once(team.paths(), request_id, || {
+        let sent = send()?;
+        let tool = team
+            .load()
+            .and_then(|config| every_ask(team, &config))
+            .ok()
+            .and_then(|asks| asks.into_iter().find(|a| a.request_id() == request_id))
+            .map_or_else(|| "-".to_owned(), |ask| ask.tool().to_owned());
+        let answer = PermissionAnswer {
+            request_id: request_id.clone(),
+            member: to.to_owned(),
+            tool,
+            allowed,
+            always,
+            reason,
+            by: caller.name().to_string(),
+            at: clock::timestamp_now(),
+        };
+        Ok((sent, answer))
+    })
+}
