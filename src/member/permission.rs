@@ -145,14 +145,18 @@ fn has_ended(observed: &Observed, member: &str) -> bool {
 
 /// The asks nobody has answered, of members that have not ended, oldest first.
 pub(crate) fn pending(team: &Team, reach: &dyn Reach) -> Result<Vec<Ask>> {
-    let observed = Observed::take(team, reach)?;
+    pending_as_seen(team, &Observed::take(team, reach)?)
+}
+
+/// [`pending`], by a look already taken (`status` and `top` take one for everything they show).
+pub(crate) fn pending_as_seen(team: &Team, observed: &Observed) -> Result<Vec<Ask>> {
     let answered: HashSet<String> = permissions::answers(team.paths())?
         .into_iter()
         .map(|a| a.request_id)
         .collect();
     Ok(every_ask(team, &observed.config)?
         .into_iter()
-        .filter(|ask| !answered.contains(ask.request_id()) && !has_ended(&observed, ask.member()))
+        .filter(|ask| !answered.contains(ask.request_id()) && !has_ended(observed, ask.member()))
         .collect())
 }
 
