@@ -1,10 +1,12 @@
 //! Seen where people look (docs/ARCHITECTURE.md, "Permission asks"): a teammate's pending
-//! permission ask shows in `swarm status` (its state, and `pendingAsks` in JSON).
+//! permission ask shows in `swarm status` (its state, and `pendingAsks` in JSON) and in `swarm
+//! top`'s decisions pane, where `a`, `A` and `r` answer it as `permission allow|deny` does.
 
 use serde_json::{Value, json};
 
-use crate::harness::Sandbox;
+use crate::harness::{Sandbox, eventually};
 use crate::permissions::{ask, bash_ask, up};
+use crate::top::{keys, open_top, screen, shows, typed};
 
 /// A member with a pending ask shows it in its STATE cell and in `--json`'s `pendingAsks`; once
 /// the ask is answered, it shows as running again.
@@ -60,4 +62,84 @@ fn status_shows_a_member_waiting_on_permission() {
         .success()
         .stdout;
     assert!(!text.contains("waits on permission"), "{text}");
+}
+
+/// The answer recorded for `id` in `permission log --json`, if any.
+fn answered(sandbox: &Sandbox, id: &str) -> Option<Value> {
+    let log = sandbox
+        .swarm()
+        .args(["permission", "log", "--json"])
+        .team("pa")
+        .run()
+        .success()
+        .json();
+    log.as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["requestId"] == id)
+        .cloned()
+}
+
+/// In `top`, the header counts the asks waiting and the decisions pane lists them; `a` allows the
+/// first, `A` allows the next always, `r` denies the last with the reason typed in the editor, each
+/// recorded as `permission allow|deny` records it.
+#[test]
+fn top_lists_permission_asks_and_answers_them_with_a_capital_a_and_r() {
+    let sandbox = Sandbox::new();
+    let team = up(&sandbox);
+    let server = team.server();
+    open_top(server, "top", "pa", 120, 40);
+    shows(server, "top", "bob's row", "bob");
+    for (id, command) in [
+        ("perm-t-1", "touch /tmp/one"),
+        ("perm-t-2", "touch /tmp/two"),
+        ("perm-t-3", "touch /tmp/three"),
+    ] {
+        ask(&sandbox, "bob", &bash_ask(id, "bob", command));
+    }
+    shows(server, "top", "the header's count", "3 to decide");
+    shows(server, "top", "the ask in the pane", "touch /tmp/three");
+
+    keys(server, "top", &["a"]);
+    eventually("perm-t-1 allowed", || {
+        answered(&sandbox, "perm-t-1").is_some()
+    });
+    let first = answered(&sandbox, "perm-t-1").unwrap();
+    assert_eq!(
+        (&first["allowed"], &first["always"]),
+        (&json!(true), &json!(false))
+    );
+    shows(server, "top", "two left", "2 to decide");
+
+    keys(server, "top", &["A"]);
+    eventually("perm-t-2 allowed always", || {
+        answered(&sandbox, "perm-t-2").is_some()
+    });
+    let second = answered(&sandbox, "perm-t-2").unwrap();
+    assert_eq!(
+        (&second["allowed"], &second["always"]),
+        (&json!(true), &json!(true))
+    );
+    shows(server, "top", "one left", "1 to decide");
+
+    keys(server, "top", &["r"]);
+    shows(
+        server,
+        "top",
+        "the reason's editor",
+        "deny bob's Bash, because:",
+    );
+    typed(server, "top", "not in /tmp");
+    keys(server, "top", &["Enter"]);
+    eventually("perm-t-3 denied", || {
+        answered(&sandbox, "perm-t-3").is_some()
+    });
+    let third = answered(&sandbox, "perm-t-3").unwrap();
+    assert_eq!(
+        (&third["allowed"], &third["reason"]),
+        (&json!(false), &json!("not in /tmp"))
+    );
+    eventually("the pane to empty", || {
+        !screen(server, "top").contains("waiting for a decision")
+    });
 }
