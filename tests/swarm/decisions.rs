@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{Sandbox, eventually};
+use crate::harness::{Sandbox, eventually, watches};
 use crate::permissions::{ask, bash_ask, up};
 use crate::top::{keys, open_top, screen, shows, typed};
 
@@ -142,4 +142,82 @@ fn top_lists_permission_asks_and_answers_them_with_a_capital_a_and_r() {
     eventually("the pane to empty", || {
         !screen(server, "top").contains("waiting for a decision")
     });
+}
+
+/// `wait --decision` runs out (exit 4) while nothing waits, and returns (exit 0), printing what
+/// waits, once a permission ask arrives; with one already waiting it returns at once, a plan too.
+#[test]
+fn wait_decision_returns_when_an_ask_arrives_and_times_out_with_4() {
+    let sandbox = Sandbox::new();
+    let _team = up(&sandbox);
+    sandbox
+        .swarm()
+        .args(["wait", "--decision", "pa", "--timeout", "1s"])
+        .run()
+        .refused(4, "nothing waits for a decision after 1s");
+
+    let waiting = sandbox
+        .swarm()
+        .args(["wait", "--decision", "pa", "--timeout", "60s"])
+        .spawn();
+    let inboxes = sandbox.team_dir("pa").join("inboxes");
+    eventually("the wait to watch the inboxes", || {
+        watches(waiting.pid(), &inboxes)
+    });
+    ask(
+        &sandbox,
+        "bob",
+        &bash_ask("perm-w-1", "bob", "touch /tmp/w"),
+    );
+    let line = waiting.next_line();
+    assert!(
+        line.contains("perm-w-1") && line.contains("bob asks to use Bash: touch /tmp/w"),
+        "{line}"
+    );
+    let (status, stderr) = waiting.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+
+    let json = sandbox
+        .swarm()
+        .args(["wait", "--decision", "--timeout", "5s", "--json"])
+        .team("pa")
+        .run()
+        .success()
+        .json();
+    assert_eq!(
+        json,
+        json!([{"kind": "permission", "requestId": "perm-w-1", "member": "bob",
+                "what": "bob asks to use Bash: touch /tmp/w"}])
+    );
+
+    // Answered, the ask no longer waits; a plan does.
+    sandbox
+        .swarm()
+        .args(["permission", "deny", "perm-w-1"])
+        .team("pa")
+        .run()
+        .success();
+    let plan = sandbox.write("plan.md", "Parse first, then print");
+    sandbox
+        .swarm()
+        .args(["plan", "submit"])
+        .arg(&plan)
+        .team("pa")
+        .as_("bob")
+        .run()
+        .success();
+    let json = sandbox
+        .swarm()
+        .args(["wait", "--decision", "--timeout", "5s", "--json"])
+        .team("pa")
+        .run()
+        .success()
+        .json();
+    let kinds: Vec<(&Value, &Value)> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| (&w["kind"], &w["member"]))
+        .collect();
+    assert_eq!(kinds, [(&json!("plan"), &json!("bob"))], "{json:#}");
 }
