@@ -1,12 +1,14 @@
 //! What the person does from the dashboard, through the paths the commands use and under the same
 //! policy: `s` and `S` are `swarm send`, `a` and `r` are `plan approve|reject` (or `shutdown
-//! approve|reject`), `x` is `swarm stop`, wherever the member runs. The caller is resolved from config.json for each
+//! approve|reject`, or `permission allow|deny`), `A` is `permission allow --always`, `x` is
+//! `swarm stop`, wherever the member runs. The caller is resolved from config.json for each
 //! action, as every command resolves it (docs/ARCHITECTURE.md, "Who may do what").
 
 use crate::base::names::Name;
 use crate::cluster::fleet::Fleet;
 use crate::error::Result;
 use crate::member::answer::{self, PlanVerdict};
+use crate::member::permission::{self, Verdict};
 use crate::member::send::{self, Outgoing};
 use crate::policy::{Asked, Caller, Whereabouts};
 use crate::protocol::rules::Recipient;
@@ -34,6 +36,8 @@ pub(crate) enum Action {
     Answer {
         decision: Decision,
         approve: bool,
+        /// A permission ask's rules kept (`A`).
+        always: bool,
         /// The feedback or reason of a rejection.
         why: Option<String>,
     },
@@ -59,6 +63,7 @@ pub(crate) fn perform(
         Action::Answer {
             decision,
             approve,
+            always,
             why,
         } => {
             let config = team.load()?;
@@ -85,6 +90,20 @@ pub(crate) fn perform(
                     let rejection = (!approve).then(|| why.unwrap_or_default());
                     answer::shutdown(team, fleet, &config, &caller, id, rejection)?;
                     Ok(format!("{verdict} shutdown request {id}"))
+                }
+                Kind::Permission => {
+                    let verdict = if approve {
+                        Verdict::Allow { always }
+                    } else {
+                        Verdict::Deny { reason: why }
+                    };
+                    let answer = permission::answer(team, fleet, &caller, id, verdict)?;
+                    let word = match (answer.allowed, answer.always) {
+                        (true, true) => "allowed always",
+                        (true, false) => "allowed",
+                        (false, _) => "denied",
+                    };
+                    Ok(format!("{word} {}'s {} ({id})", answer.member, answer.tool))
                 }
             }
         }

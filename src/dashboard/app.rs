@@ -27,6 +27,7 @@ use crate::store::team::Team;
 use crate::store::watcher::AsyncWatcher;
 
 use super::actions::{self, ActingAs, Action};
+use super::decisions::Kind;
 use super::editor::Edit;
 use super::feed::Feed;
 use super::input::{self, Intent};
@@ -37,6 +38,9 @@ use super::terminal::Guard;
 use super::view::{Mode, Purpose, View};
 
 /// The clock's tick: elapsed times, ages, the selected pane.
+/// What `a` or `r` says with nothing to answer.
+const NOTHING_WAITS: &str = "no plan, shutdown request or permission ask is waiting";
+
 const TICK: Duration = Duration::from_secs(1);
 
 /// After a change, how soon the whole team is looked at again; changes meanwhile are one look.
@@ -334,21 +338,25 @@ impl App<'_> {
                 None => self.view.noted("no member to send to", true),
             },
             Intent::Broadcast => self.edit(Purpose::Broadcast, ""),
-            Intent::Approve => match self.view.decision(&self.snapshot).cloned() {
-                Some(decision) => self.act(Action::Answer {
-                    decision,
-                    approve: true,
-                    why: None,
-                }),
-                None => self
-                    .view
-                    .noted("no plan or shutdown request is waiting", true),
-            },
+            Intent::Approve | Intent::ApproveAlways => {
+                let always = intent == Intent::ApproveAlways;
+                match self.view.decision(&self.snapshot).cloned() {
+                    Some(decision) if always && decision.kind != Kind::Permission => {
+                        self.view
+                            .noted("only a permission ask is allowed always (a approves)", true);
+                    }
+                    Some(decision) => self.act(Action::Answer {
+                        decision,
+                        approve: true,
+                        always,
+                        why: None,
+                    }),
+                    None => self.view.noted(NOTHING_WAITS, true),
+                }
+            }
             Intent::Reject => match self.view.decision(&self.snapshot).cloned() {
                 Some(decision) => self.edit(Purpose::Reject(decision), ""),
-                None => self
-                    .view
-                    .noted("no plan or shutdown request is waiting", true),
+                None => self.view.noted(NOTHING_WAITS, true),
             },
             Intent::Stop => match selected {
                 Some(row) if row.live => self.view.mode = Mode::ConfirmStop(row.name),
@@ -427,6 +435,7 @@ impl App<'_> {
             Purpose::Reject(decision) => self.act(Action::Answer {
                 decision,
                 approve: false,
+                always: false,
                 why: (!empty).then_some(text),
             }),
         }

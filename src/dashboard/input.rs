@@ -16,6 +16,8 @@ pub(crate) enum Intent {
     Send,
     Broadcast,
     Approve,
+    /// Allow a permission ask and keep its suggested rules.
+    ApproveAlways,
     Reject,
     Stop,
     Board,
@@ -64,6 +66,7 @@ pub(crate) fn intent(mode: &Mode, key: KeyEvent) -> Intent {
             KeyCode::Char('s') => Intent::Send,
             KeyCode::Char('S') => Intent::Broadcast,
             KeyCode::Char('a') => Intent::Approve,
+            KeyCode::Char('A') => Intent::ApproveAlways,
             KeyCode::Char('r') => Intent::Reject,
             KeyCode::Char('x') => Intent::Stop,
             KeyCode::Char('t') => Intent::Board,

@@ -29,4 +29,5 @@ mod view;
 
 pub(crate) use actions::ActingAs;
 pub(crate) use app::{Exit, run};
+pub(crate) use feed::one_line;
 pub(crate) use terminal::present as terminal_present;

@@ -20,7 +20,7 @@ use super::snapshot::{Phase, Row, Snapshot};
 use super::view::{Mode, View};
 
 /// The keys, as `?` lists them.
-pub(crate) const KEYS: [(&str, &str); 13] = [
+pub(crate) const KEYS: [(&str, &str); 14] = [
     ("↑/↓ j/k", "select a member"),
     (
         "Enter",
@@ -30,9 +30,13 @@ pub(crate) const KEYS: [(&str, &str); 13] = [
     ("S", "send every member a message"),
     (
         "a",
-        "approve the pending plan (the selected member's first)",
+        "approve a plan, allow an ask (the selected member's first)",
     ),
-    ("r", "reject it, with feedback"),
+    (
+        "A",
+        "allow the permission ask always (keep the rules it suggests)",
+    ),
+    ("r", "reject or deny it, saying why"),
     ("x", "stop the selected member, after you confirm"),
     ("t", "the task board, and back"),
     ("/", "filter the feed (empty: show everything)"),
@@ -127,6 +131,13 @@ fn draw_header(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: &Vi
         Span::raw(" · "),
         Span::styled(phase.as_str(), phase_style),
     ];
+    if !snapshot.decisions.is_empty() {
+        spans.push(Span::raw(" · "));
+        spans.push(Span::styled(
+            format!("{} to decide", snapshot.decisions.len()),
+            Style::new().magenta().bold(),
+        ));
+    }
     if let Some(here) = &snapshot.disconnected {
         spans.push(Span::raw(" · "));
         spans.push(Span::styled(
@@ -454,6 +465,7 @@ fn draw_decisions(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: 
             let (kind, hint) = match decision.kind {
                 Kind::Plan => ("plan", String::new()),
                 Kind::Shutdown => ("shutdown", format!(" ({} answers)", decision.answerer)),
+                Kind::Permission => ("ask", String::new()),
             };
             Line::from(vec![
                 Span::raw(mark),
@@ -464,7 +476,7 @@ fn draw_decisions(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: 
         })
         .collect();
     let title = format!(
-        " waiting for a decision {} · a approve · r reject ",
+        " waiting for a decision {} · a/A approve · r reject ",
         snapshot.decisions.len()
     );
     frame.render_widget(
@@ -710,6 +722,7 @@ mod tests {
                     asker: "alice".to_owned(),
                     answerer: "team-lead".to_owned(),
                     words: "alice asks to approve a plan: Parse first, then print".to_owned(),
+                    tool: None,
                 },
                 Decision {
                     kind: Kind::Shutdown,
@@ -717,6 +730,15 @@ mod tests {
                     asker: "team-lead".to_owned(),
                     answerer: "carol".to_owned(),
                     words: "team-lead asks carol to shut down: done".to_owned(),
+                    tool: None,
+                },
+                Decision {
+                    kind: Kind::Permission,
+                    request_id: "perm-3-bob".to_owned(),
+                    asker: "bob".to_owned(),
+                    answerer: "team-lead".to_owned(),
+                    words: "bob asks to use Bash: cargo test".to_owned(),
+                    tool: Some("Bash".to_owned()),
                 },
             ],
             tasks: Some(vec![

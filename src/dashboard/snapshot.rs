@@ -18,6 +18,7 @@ use crate::store::team::Team;
 
 use super::decisions::{self, Decision};
 use super::feed::{Feed, one_line};
+use crate::member::permission;
 
 /// Output within this long counts as busy.
 const BUSY_MS: u64 = 3_000;
@@ -195,6 +196,10 @@ impl Snapshot {
                 });
             }
             snapshot.rows.push(row);
+        }
+        match permission::pending_as_seen(team, observed) {
+            Ok(asks) => decisions::asks(config.lead_name(), &asks, &mut snapshot.decisions),
+            Err(err) => snapshot.warnings.push(one_line(err.message())),
         }
         person_inbox(team, config, &mut snapshot);
         snapshot.tasks = board;

@@ -25,7 +25,8 @@ pub(crate) enum Mode {
 pub(crate) enum Purpose {
     Send(String),
     Broadcast,
-    /// The feedback (for a plan) or reason (for a shutdown request) of a rejection.
+    /// The feedback (for a plan) or reason (for a shutdown request or permission ask) of a
+    /// rejection.
     Reject(Decision),
     Filter,
 }
@@ -36,7 +37,10 @@ impl Purpose {
         match self {
             Self::Send(name) => format!("to {name}: "),
             Self::Broadcast => "to everyone: ".to_owned(),
-            Self::Reject(decision) => format!("reject {}'s request, because: ", decision.asker),
+            Self::Reject(decision) => match &decision.tool {
+                Some(tool) => format!("deny {}'s {tool}, because: ", decision.asker),
+                None => format!("reject {}'s request, because: ", decision.asker),
+            },
             Self::Filter => "filter: ".to_owned(),
         }
     }

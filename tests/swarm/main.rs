@@ -6,6 +6,7 @@ mod cluster;
 mod concurrency;
 mod cross_host;
 mod cross_host_tasks;
+mod decisions;
 mod docs;
 mod fail_closed;
 mod file_safety;

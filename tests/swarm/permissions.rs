@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::harness::{Sandbox, Team, eventually, state};
 
-const TEAM: &str = r#"
+pub(crate) const TEAM: &str = r#"
 name = "pa"
 [lead]
 command = ["sleep", "1000"]
@@ -26,7 +26,7 @@ fn now() -> String {
 }
 
 /// Claude Code's `permission_request` from `member` to run `command` in Bash.
-fn bash_ask(id: &str, member: &str, command: &str) -> Value {
+pub(crate) fn bash_ask(id: &str, member: &str, command: &str) -> Value {
     json!({
         "type": "permission_request",
         "request_id": id,
@@ -43,7 +43,7 @@ fn bash_ask(id: &str, member: &str, command: &str) -> Value {
 }
 
 /// `ask` written by `member` into the lead's inbox, as Claude Code writes it.
-fn ask(sandbox: &Sandbox, member: &str, ask: &Value) {
+pub(crate) fn ask(sandbox: &Sandbox, member: &str, ask: &Value) {
     sandbox.append_inbox_as_claude(
         "pa",
         "team-lead",
@@ -90,7 +90,7 @@ fn answer(sandbox: &Sandbox, args: &[&str]) -> crate::harness::Outcome {
         .run()
 }
 
-fn up(sandbox: &Sandbox) -> Team<'_> {
+pub(crate) fn up(sandbox: &Sandbox) -> Team<'_> {
     let team = Team::up(sandbox, TEAM);
     eventually("bob running, quick ended", || {
         state(sandbox, "pa", "bob") == "running" && state(sandbox, "pa", "quick") == "exited"

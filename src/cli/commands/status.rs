@@ -4,6 +4,7 @@
 
 use std::fs;
 use std::path::Path;
+use std::time::Duration;
 
 use clap_complete::engine::ArgValueCandidates;
 use serde::Serialize;
@@ -20,6 +21,7 @@ use crate::format::config::{Member, TeamConfig};
 use crate::format::task::Status;
 use crate::member::ending;
 use crate::member::liveness::Seen;
+use crate::member::permission::{self, Ask};
 use crate::store::mailbox::SetAside;
 use crate::store::tasks::{Board, TaskList};
 use crate::store::team::Team;
@@ -28,9 +30,12 @@ use crate::store::team::Team;
 const JSON: &str = r#"JSON output (--json), one document:
   {"team", "description", "lead", "members": [{"name", "agentId", "pane", "pid", "state",
     "exitCode", "unread", "lastActivity", "lastActivityMs", "verifies", "setAside": [{"path",
-    "reason"}], "task": {"id", "subject"}}],
+    "reason"}], "task": {"id", "subject"}, "pendingAsks": [{"requestId", "tool", "askedAt",
+    "askedAtMs"}]}],
    "tasks": {"pending", "inProgress", "completed"}}
-"state" is as the table shows it ("-" for never launched); "pane" is null before there is one.
+"state" is as the table shows it ("-" for never launched), except that the table shows a member
+with "pendingAsks" (permission asks nobody has answered, oldest first; `swarm permission list`
+has them whole) as "waits on permission (TOOL) AGE"; "pane" is null before there is one.
 In a team across hosts each member also has "host", and the document "node": {"host",
 "connected"}, this host's node: a member on another host is "unreachable" while its node is
 not seen, or this host's node is disconnected, and its "unread" is null (its inbox is there).
@@ -70,6 +75,29 @@ pub(crate) struct MemberStatus {
     pub(crate) set_aside: Vec<SetAside>,
     /// The member's in_progress task, the lowest id if it has several.
     pub(crate) task: Option<CurrentTask>,
+    /// The permission asks it waits on, oldest first.
+    pub(crate) pending_asks: Vec<PendingAsk>,
+}
+
+/// A permission ask a member waits on (`swarm permission list` shows it whole).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PendingAsk {
+    pub(crate) request_id: String,
+    pub(crate) tool: String,
+    pub(crate) asked_at: String,
+    pub(crate) asked_at_ms: Option<u64>,
+}
+
+impl PendingAsk {
+    fn of(ask: &Ask) -> Self {
+        Self {
+            request_id: ask.request_id().to_owned(),
+            tool: ask.tool().to_owned(),
+            asked_at: ask.asked_at.clone(),
+            asked_at_ms: ask.asked_at_ms(),
+        }
+    }
 }
 
 /// A member's current task.
@@ -134,11 +162,18 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     } else {
         Board::default()
     };
+    let asks = permission::pending_as_seen(&team, observed)?;
     let rows = observed
         .members()
         .map(|(member, seen)| {
             let unread = observation.unread(&team, member)?;
-            Ok(member_status(&team, &board, member, seen, unread))
+            let mut row = member_status(&team, &board, member, seen, unread);
+            row.pending_asks = asks
+                .iter()
+                .filter(|ask| ask.member() == member.name)
+                .map(PendingAsk::of)
+                .collect();
+            Ok(row)
         })
         .collect::<Result<Vec<_>>>()?;
     let counts = TaskCounts::of(&board);
@@ -220,7 +255,24 @@ fn member_status(
         verifies: member.lead_verify_key.is_some(),
         set_aside: mailbox.set_aside(),
         task: current_task(board, &member.name),
+        pending_asks: Vec::new(),
     }
+}
+
+/// The member's state, or the oldest permission ask it waits on and for how long.
+fn state_cell(row: &MemberStatus, now: u64) -> String {
+    let Some(oldest) = row.pending_asks.first() else {
+        return row.state.to_owned();
+    };
+    let mut cell = format!("waits on permission ({})", oldest.tool);
+    if let Some(ms) = oldest.asked_at_ms {
+        let waited = Duration::from_millis(now.saturating_sub(ms));
+        cell = format!("{cell} {}", clock::human_duration(waited));
+    }
+    if row.pending_asks.len() > 1 {
+        cell = format!("{cell} +{}", row.pending_asks.len() - 1);
+    }
+    cell
 }
 
 fn modified_ms(path: &Path) -> Option<u64> {
@@ -274,7 +326,7 @@ fn print(
             row.name.clone(),
             row.pane.clone().unwrap_or_else(|| "-".into()),
             row.pid.map_or_else(|| "-".into(), |pid| pid.to_string()),
-            row.state.to_owned(),
+            state_cell(row, now),
             row.exit_code
                 .map_or_else(|| "-".into(), |code| code.to_string()),
             row.unread.map_or_else(|| "-".into(), |n| n.to_string()),

@@ -14,10 +14,12 @@ use crate::error::{Error, Result};
 
 /// What `--help` says after the flags, and the man page's JSON OUTPUT.
 const HELP: &str = r"Keys: ↑/↓ or j/k select a member; Enter goes to its pane (outside tmux: prints the tmux attach
-command and quits); s sends it a message, S sends everyone one; a approves the pending plan, r
-rejects it with feedback; x stops the selected member after you confirm; t shows the task board;
-/ filters the messages; ? shows the keys; q quits. Every action runs as the matching command
-would (send, plan approve, plan reject, stop), under the same permissions, as you.
+command and quits); s sends it a message, S sends everyone one; a approves the pending plan or
+allows the permission ask, A allows the ask always, r rejects or denies it, saying why; x stops
+the selected member after you confirm; t shows the task board; / filters the messages; ? shows
+the keys; q quits. The header counts what waits for a decision. Every action runs as the
+matching command would (send, plan approve|reject, permission allow|deny, stop), under the same
+permissions, as you.
 
 JSON output: none. swarm top needs a terminal; for a machine-readable view use `swarm status
 --json` (a snapshot) or `swarm watch --all --json` (messages as they arrive).";

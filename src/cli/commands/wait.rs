@@ -1,29 +1,40 @@
 //! `swarm wait NAME`: block until a member ends and print its completion notice. `swarm wait
 //! --all`: block until every member launched has ended, printing each notice as it comes.
 //! Exit 0 if every one completed, 1 if one failed, was killed or vanished, 4 on timeout, 3 for an
-//! unknown member.
+//! unknown member. `swarm wait --decision [TEAM]`: block until something waits for the lead's
+//! side to decide (a permission ask or a plan) and print it; exit 0, or 4 on timeout.
 
 use std::time::Duration;
 
 use clap_complete::engine::ArgValueCandidates;
+use serde::Serialize;
 
 use crate::base::clock;
 use crate::cli::args::parse_duration;
 use crate::cli::complete;
 use crate::cli::context::Context;
-use crate::cli::output::WithLine;
+use crate::cli::output::{self, Report, WithLine};
 use crate::cli::render::Ending;
+use crate::cluster::fleet::Fleet;
+use crate::dashboard::one_line;
 use crate::error::{Error, ErrorKind, Result};
+use crate::format::structured::Structured;
 use crate::member::liveness::{self, Awaited};
-use crate::policy::Whereabouts;
+use crate::member::permission;
+use crate::policy::{self, Action, Whereabouts};
 use crate::store::team::Team;
+use crate::store::watcher::Watcher;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
 const JSON: &str = r#"JSON output (--json), one document, the member's ending:
   {"name", "agentId", "state", "exitCode", "reason", "endedAt", "endedAtMs", "notice"}
 "notice" is the task_notification the lead was sent ({"taskId", "status", "exitCode",
 "summary", "outputFile", "durationMs", "timestamp", ...}), or null.
-With --all, one such object per line, as each member ends."#;
+With --all, one such object per line, as each member ends.
+With --decision, one document, what waits for a decision, oldest permission asks first:
+  [{"kind", "requestId", "member", "what"}]
+"kind" is "permission" (answer with `swarm permission allow|deny`) or "plan" (`swarm plan
+approve|reject`); "what" is it in words, on one line."#;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = JSON)]
@@ -31,7 +42,7 @@ pub(crate) struct Args {
     /// The member to wait for
     #[arg(
         value_name = "NAME",
-        required_unless_present = "all",
+        required_unless_present_any = ["all", "decision"],
         add = ArgValueCandidates::new(complete::members)
     )]
     pub(crate) name: Option<String>,
@@ -42,12 +53,32 @@ pub(crate) struct Args {
     #[arg(long, conflicts_with = "name")]
     pub(crate) all: bool,
 
+    /// Wait until something waits for the lead's side to decide (a teammate's permission ask or
+    /// plan) in TEAM [default: --team, SWARM_TEAM, the only team, or the only one running], and
+    /// print it
+    #[arg(
+        long,
+        value_name = "TEAM",
+        num_args = 0..=1,
+        default_missing_value = "",
+        conflicts_with_all = ["name", "all"],
+        add = ArgValueCandidates::new(complete::teams)
+    )]
+    pub(crate) decision: Option<String>,
+
     /// Give up after DURATION (seconds, or 30s, 2m, 1h; exit status 4)
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub(crate) timeout: Option<Duration>,
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
+    if let Some(team) = &args.decision {
+        return decision(
+            ctx,
+            Some(team.as_str()).filter(|t| !t.is_empty()),
+            args.timeout,
+        );
+    }
     let (team, named) = ctx.team_and_member(args.name.as_deref().filter(|_| !args.all))?;
     let config = team.load()?;
     let deadline = args.timeout.and_then(clock::deadline);
@@ -114,6 +145,86 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         Ok(())
     } else {
         Err(Error::silent(ErrorKind::Runtime))
+    }
+}
+
+/// `wait --decision`: wakes on the one watcher, on the team's inboxes and its folder (where the
+/// answers are recorded), and looks again each time.
+fn decision(ctx: &Context, team: Option<&str>, timeout: Option<Duration>) -> Result<()> {
+    let team = ctx.team_or(team)?;
+    let config = team.load()?;
+    policy::allow(&config, &ctx.caller(&config)?, Action::Read)?;
+    let paths = team.paths();
+    let (inboxes, folder) = (paths.inboxes(), paths.dir().to_path_buf());
+    let watcher = Watcher::arm_all(&[&inboxes, &folder])?;
+    let fleet = ctx.fleet();
+    let waiting = watcher.wait_for(timeout.and_then(clock::deadline), &|_| true, || {
+        Ok(Some(waiting_decisions(&team, &fleet)?).filter(|w| !w.is_empty()))
+    })?;
+    match waiting {
+        Some(waiting) => ctx.report(&Waiting(waiting)),
+        None => Err(Error::timeout(format!(
+            "nothing waits for a decision after {}s",
+            timeout.unwrap_or_default().as_secs_f64()
+        ))),
+    }
+}
+
+/// What waits for the lead's side: the permission asks nobody has answered, then the plans unread
+/// in the lead's inbox.
+fn waiting_decisions(team: &Team, fleet: &Fleet) -> Result<Vec<Waits>> {
+    let mut waiting: Vec<Waits> = permission::pending(team, fleet)?
+        .iter()
+        .map(|ask| Waits {
+            kind: "permission",
+            request_id: ask.request_id().to_owned(),
+            member: ask.member().to_owned(),
+            what: one_line(&format!(
+                "{} asks to use {}: {}",
+                ask.member(),
+                ask.tool(),
+                ask.summary()
+            )),
+        })
+        .collect();
+    let config = team.load()?;
+    let lead = config.lead_name();
+    for message in team.mailbox(lead).peek()? {
+        if let Some(plan @ Structured::PlanApprovalRequest(_)) = message.structured() {
+            waiting.push(Waits {
+                kind: "plan",
+                request_id: plan.request_id().unwrap_or_default().to_owned(),
+                member: message.from().to_owned(),
+                what: one_line(&plan.in_words(message.from(), lead)),
+            });
+        }
+    }
+    Ok(waiting)
+}
+
+/// One thing waiting for a decision.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Waits {
+    kind: &'static str,
+    request_id: String,
+    member: String,
+    what: String,
+}
+
+#[derive(Serialize)]
+#[serde(transparent)]
+struct Waiting(Vec<Waits>);
+
+impl Report for Waiting {
+    fn text(&self) -> Result<()> {
+        for waits in &self.0 {
+            output::line(format!(
+                "{}  {}  {}",
+                waits.kind, waits.request_id, waits.what
+            ))?;
+        }
+        Ok(())
     }
 }
 

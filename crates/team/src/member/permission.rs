@@ -145,10 +145,14 @@ fn has_ended(observed: &Observed, member: &str) -> bool {
 
 /// The asks nobody has answered, of members that have not ended, oldest first.
 pub fn pending(team: &Team, reach: &dyn Reach) -> Result<Vec<Ask>> {
-    let observed = Observed::take(team, reach)?;
+    pending_as_seen(team, &Observed::take(team, reach)?)
+}
+
+/// [`pending`], by a look already taken (`status` and `top` take one for everything they show).
+pub fn pending_as_seen(team: &Team, observed: &Observed) -> Result<Vec<Ask>> {
     Ok(unanswered(team, &observed.config)?
         .into_iter()
-        .filter(|ask| !has_ended(&observed, ask.member()))
+        .filter(|ask| !has_ended(observed, ask.member()))
         .collect())
 }
 
