@@ -133,16 +133,15 @@ fn locate_own(home: &Home) -> (Whereabouts, Option<i32>) {
     found
 }
 
+/// The home's id and the line an answer was judged from.
+type JudgedLine = ((u64, u64), Vec<ProcStat>);
+
 /// [`locate`], with the home's id and the line the answer was judged from when it was judged
 /// from one.
-#[allow(clippy::type_complexity)]
 fn locate_on_line(
     home: &Home,
     process: &Pinned,
-) -> (
-    (Whereabouts, Option<i32>),
-    Option<((u64, u64), Vec<ProcStat>)>,
-) {
+) -> ((Whereabouts, Option<i32>), Option<JudgedLine>) {
     let moved = || {
         (
             Whereabouts::Unknown(format!(
