@@ -105,7 +105,8 @@ impl Context {
                 "which team? pass --team or set SWARM_TEAM (teams: {listing})"
             ))
         })?;
-        team_named(&self.home, team)
+        // Named as it is on disk, from the listing just read.
+        Name::of_existing("team", team, teams.iter().map(String::as_str))
     }
 
     /// The only one of `teams`, else the only one of them running; else the listing of them, the

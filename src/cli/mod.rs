@@ -234,12 +234,9 @@ pub fn run() -> ExitCode {
     clap_complete::CompleteEnv::with_factory(Cli::command).complete();
     // Known before parsing, so that even a usage error clap finds is reported as JSON.
     let json = json_requested(std::env::args_os());
-    // Kept to the end: freeing the command tree would cost more than building what the command
-    // needs of it (docs/ARCHITECTURE.md, "Start-up").
-    let mut command = std::mem::ManuallyDrop::new(Cli::command());
-    let parsed = command
-        .try_get_matches_from_mut(std::env::args_os())
-        .and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, typed_as(&matches))));
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let parsed =
+        parse(&args).and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, typed_as(&matches))));
     let (cli, agent_typed) = match parsed {
         Ok(parsed) => parsed,
         Err(err) => {
@@ -262,6 +259,68 @@ pub fn run() -> ExitCode {
             ExitCode::from(err.kind().exit_code())
         }
     }
+}
+
+/// The command line parsed. clap gives each global option to every subcommand before it parses
+/// (six options, thirty-odd subcommands, one of which runs); here only the subcommand `args`
+/// name is given them. What it cannot parse, or asks for help, is parsed again with the whole
+/// tree, which says so as ever (docs/ARCHITECTURE.md, "Start-up").
+fn parse(args: &[std::ffi::OsString]) -> std::result::Result<clap::ArgMatches, clap::Error> {
+    // Kept to the end: freeing a command tree would cost more than building what the command
+    // needs of it.
+    let mut named = std::mem::ManuallyDrop::new(globals_for_one(Cli::command(), args));
+    match named.try_get_matches_from_mut(args) {
+        Ok(matches) => Ok(matches),
+        Err(err) if err.kind() == clap::error::ErrorKind::DisplayVersion => Err(err),
+        Err(_) => std::mem::ManuallyDrop::new(Cli::command()).try_get_matches_from_mut(args),
+    }
+}
+
+/// `command` with its global options given to the one subcommand `args` name, if any, in place
+/// of every subcommand: the options before it are read at the top, those after it in it, and
+/// clap carries each one's value to both levels as for any global.
+fn globals_for_one(command: clap::Command, args: &[std::ffi::OsString]) -> clap::Command {
+    let globals: Vec<clap::Arg> = command
+        .get_arguments()
+        .filter(|arg| arg.is_global_set())
+        .cloned()
+        .collect();
+    let named = subcommand_named(&command, args).map(|sub| sub.get_name().to_owned());
+    let command = globals.iter().fold(command, |command, arg| {
+        command.mut_arg(arg.get_id(), |arg| arg.global(false))
+    });
+    match named {
+        Some(name) => command.mut_subcommand(name, |sub| sub.args(globals)),
+        None => command,
+    }
+}
+
+/// The subcommand `args` name: the first word that is neither an option of `command`'s nor the
+/// value one takes.
+fn subcommand_named<'a>(
+    command: &'a clap::Command,
+    args: &[std::ffi::OsString],
+) -> Option<&'a clap::Command> {
+    let takes_value = |long: &str| {
+        command
+            .get_arguments()
+            .any(|arg| arg.get_long() == Some(long) && arg.get_action().takes_values())
+    };
+    let mut words = args.iter().skip(1).map(|arg| arg.to_str());
+    while let Some(word) = words.next() {
+        let word = word?;
+        if word == "--" {
+            return None;
+        }
+        if let Some(long) = word.strip_prefix("--") {
+            if !long.contains('=') && takes_value(long) {
+                words.next();
+            }
+        } else if !word.starts_with('-') {
+            return command.find_subcommand(word);
+        }
+    }
+    None
 }
 
 /// One line on stderr, and a hint where one helps; with `--json`, one JSON object on one line
@@ -408,6 +467,50 @@ mod tests {
     #[test]
     fn the_command_line_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    /// A run builds only what its command needs: the global options are given to the subcommand
+    /// named alone, not copied into each of the thirty-odd others (docs/ARCHITECTURE.md,
+    /// "Start-up"); typed before it or after it, they reach the command as ever.
+    #[test]
+    fn only_the_subcommand_named_is_given_the_global_options() {
+        let args: Vec<std::ffi::OsString> = ["swarm", "--home", "/h", "task", "list", "--as", "a"]
+            .into_iter()
+            .map(Into::into)
+            .collect();
+        let mut command = globals_for_one(Cli::command(), &args);
+        let matches = command.try_get_matches_from_mut(&args).unwrap();
+        let given: Vec<&str> = command
+            .get_subcommands()
+            .filter(|sub| sub.get_arguments().any(|arg| arg.get_id() == "home"))
+            .map(clap::Command::get_name)
+            .collect();
+        assert_eq!(given, ["task"], "subcommands given the global options");
+        let cli = Cli::from_arg_matches(&matches).unwrap();
+        assert_eq!(cli.global.home, Some(PathBuf::from("/h")));
+        assert_eq!(cli.global.agent.as_deref(), Some("a"));
+        assert!(typed_as(&matches), "--as typed after the subcommand");
+        assert!(matches!(cli.command, Command::Task(_)));
+    }
+
+    #[test]
+    fn the_subcommand_named_is_the_first_word_no_option_takes() {
+        let named = |args: &[&str]| {
+            let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+            subcommand_named(&Cli::command(), &args).map(|sub| sub.get_name().to_owned())
+        };
+        assert_eq!(named(&["swarm", "inbox"]).as_deref(), Some("inbox"));
+        assert_eq!(
+            named(&["swarm", "--team", "ls", "-vq", "--json", "status"]).as_deref(),
+            Some("status")
+        );
+        assert_eq!(
+            named(&["swarm", "--home=/h", "send", "a"]).as_deref(),
+            Some("send")
+        );
+        assert_eq!(named(&["swarm", "--", "inbox"]), None);
+        assert_eq!(named(&["swarm", "inbx"]), None);
+        assert_eq!(named(&["swarm", "--version"]), None);
     }
 
     #[test]

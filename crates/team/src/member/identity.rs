@@ -19,7 +19,8 @@
 //! cannot be read whole, one that keeps changing, and a home that cannot be found are nobody
 //! ([`Whereabouts::Unknown`]), and every decision refuses nobody.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use crate::base::process::{self, Pinned, ProcStat};
 use crate::error::{Error, Result};
@@ -33,6 +34,12 @@ use crate::store::team::{Team, list_teams};
 /// again before where it runs is given up as unknown.
 const ATTEMPTS: usize = 5;
 
+#[cfg(test)]
+thread_local! {
+    /// How many lines this thread has judged.
+    static JUDGED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Where the pinned process `process` runs, for commands acting under `home`.
 pub(crate) fn whereabouts(home: &Home, process: &Pinned) -> Whereabouts {
     locate(home, process).0
@@ -40,10 +47,7 @@ pub(crate) fn whereabouts(home: &Home, process: &Pinned) -> Whereabouts {
 
 /// Where this process runs.
 pub fn own_whereabouts(home: &Home) -> Whereabouts {
-    match Pinned::own() {
-        Some(me) => whereabouts(home, &me),
-        None => Whereabouts::Unknown("this process cannot read itself in /proc".to_owned()),
-    }
+    locate_own(home).0
 }
 
 /// Where the process that has `pid` now runs: for a pid read from a record, such as a registry
@@ -58,7 +62,7 @@ pub fn whereabouts_of_pid(home: &Home, pid: i32) -> Whereabouts {
 /// The supervisor this process runs below, when it runs in member `member`'s pane of `team`: the
 /// process whose environment is what the member was launched with.
 pub(crate) fn own_supervisor(home: &Home, team: &str, member: &str) -> Option<i32> {
-    match locate(home, &Pinned::own()?) {
+    match locate_own(home) {
         (
             Whereabouts::Pane {
                 team: at,
@@ -75,6 +79,69 @@ pub(crate) fn own_supervisor(home: &Home, team: &str, member: &str) -> Option<i3
 /// Judged against the home's directory as pinned ([`Home::pin`]) or found now: a home that
 /// cannot be found, or was moved while the line was judged, tells nothing, so nobody.
 fn locate(home: &Home, process: &Pinned) -> (Whereabouts, Option<i32>) {
+    locate_on_line(home, process).0
+}
+
+/// This process's line as last judged under a home, and what it was found to be.
+struct OwnLine {
+    root: PathBuf,
+    home_id: (u64, u64),
+    line: Vec<ProcStat>,
+    found: (Whereabouts, Option<i32>),
+}
+
+/// What this process's line was judged to be, by home.
+static OWN_LINES: Mutex<Vec<OwnLine>> = Mutex::new(Vec::new());
+
+/// Where this process runs. One command asks more than once (who the caller is, then the key its
+/// reader verifies the lead's messages with); a line read again unchanged, under the same home
+/// still in place, is the line already judged, and is not judged again (docs/ARCHITECTURE.md,
+/// "Start-up"). A supervisor found off the line is not trusted to that: its pid proves nothing
+/// later, so such a line is judged each time.
+fn locate_own(home: &Home) -> (Whereabouts, Option<i32>) {
+    let Some(me) = Pinned::own() else {
+        return (
+            Whereabouts::Unknown("this process cannot read itself in /proc".to_owned()),
+            None,
+        );
+    };
+    let mut lines = OWN_LINES.lock().unwrap_or_else(PoisonError::into_inner);
+    let known = lines.iter().position(|own| own.root == home.root());
+    if let Some(own) = known.map(|at| &lines[at])
+        && home.in_place()
+        && home.id() == Some(own.home_id)
+        && process::unchanged(&own.line)
+    {
+        return own.found.clone();
+    }
+    let (found, judged) = locate_on_line(home, &me);
+    if let Some(at) = known {
+        lines.swap_remove(at);
+    }
+    if let Some((home_id, line)) = judged
+        && found
+            .1
+            .is_none_or(|supervisor| line.iter().any(|p| p.pid == supervisor))
+    {
+        lines.push(OwnLine {
+            root: home.root().to_path_buf(),
+            home_id,
+            line,
+            found: found.clone(),
+        });
+    }
+    found
+}
+
+/// The home's id and the line an answer was judged from.
+type JudgedLine = ((u64, u64), Vec<ProcStat>);
+
+/// [`locate`], with the home's id and the line the answer was judged from when it was judged
+/// from one.
+fn locate_on_line(
+    home: &Home,
+    process: &Pinned,
+) -> ((Whereabouts, Option<i32>), Option<JudgedLine>) {
     let moved = || {
         (
             Whereabouts::Unknown(format!(
@@ -85,7 +152,7 @@ fn locate(home: &Home, process: &Pinned) -> (Whereabouts, Option<i32>) {
         )
     };
     let Some(home_id) = home.id() else {
-        return moved();
+        return (moved(), None);
     };
     let pid = process.pid;
     let gone = || {
@@ -96,30 +163,33 @@ fn locate(home: &Home, process: &Pinned) -> (Whereabouts, Option<i32>) {
     };
     for _ in 0..ATTEMPTS {
         if !process.alive() {
-            return gone();
+            return (gone(), None);
         }
         let Some(line) = process::lineage(pid) else {
             continue;
         };
         if line[0].start != process.start() {
-            return gone();
+            return (gone(), None);
         }
         let judged = judge(home, home_id, &line);
         if !home.in_place() || home.id() != Some(home_id) {
-            return moved();
+            return (moved(), None);
         }
         // Read again: what was learnt was of these very processes only if none of them changed.
         if process::unchanged(&line) && process.alive() {
-            return judged;
+            return (judged, Some((home_id, line)));
         }
     }
     if !process.alive() {
-        return gone();
+        return (gone(), None);
     }
     (
-        Whereabouts::Unknown(format!(
-            "the processes above process {pid} could not be read whole"
-        )),
+        (
+            Whereabouts::Unknown(format!(
+                "the processes above process {pid} could not be read whole"
+            )),
+            None,
+        ),
         None,
     )
 }
@@ -136,6 +206,8 @@ fn locate(home: &Home, process: &Pinned) -> (Whereabouts, Option<i32>) {
 ///
 /// Outside every pane only when none of these is found.
 fn judge(home: &Home, home_id: (u64, u64), line: &[ProcStat]) -> (Whereabouts, Option<i32>) {
+    #[cfg(test)]
+    JUDGED.set(JUDGED.get() + 1);
     let runs = match runs(home) {
         Ok(runs) => runs,
         Err(why) => return (Whereabouts::Unknown(why), None),
@@ -345,4 +417,36 @@ fn runs(home: &Home) -> std::result::Result<Vec<Run>, String> {
         );
     }
     Ok(runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One command asks where it runs more than once (who the caller is, then the key its reader
+    /// verifies the lead's messages with): its line, read again unchanged under the same home,
+    /// is not judged again (docs/ARCHITECTURE.md, "Start-up").
+    #[test]
+    fn this_process_is_judged_once_while_its_line_stands() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let before = JUDGED.get();
+        let found = own_whereabouts(&home);
+        assert_eq!(own_supervisor(&home, "team", "member"), None);
+        assert_eq!(own_whereabouts(&home), found);
+        assert_eq!(
+            JUDGED.get() - before,
+            1,
+            "judgements of this process's line"
+        );
+
+        // Another home is judged afresh: what a line means depends on the home.
+        let other = tempfile::tempdir().unwrap();
+        own_whereabouts(&Home::new(other.path().to_path_buf()));
+        assert_eq!(
+            JUDGED.get() - before,
+            2,
+            "judgements of this process's line"
+        );
+    }
 }
