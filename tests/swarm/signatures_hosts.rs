@@ -279,3 +279,52 @@ fn a_node_signs_only_the_leads_side_for_members_keyed_there() {
         .run()
         .success();
 }
+
+/// A teammate on another host asks through `permission ask` (docs/ARCHITECTURE.md, "Asking from
+/// any CLI"): the ask crosses to the lead's host and is listed there, and `permission allow` on
+/// the lead's host, signed there for the member, crosses back and lets the ask exit 0.
+#[test]
+fn an_ask_from_another_host_is_listed_and_answered_at_the_leads() {
+    let server = NatsServer::start();
+    let a = Host::start("hosta", &server);
+    let b = Host::start("hostb", &server);
+    a.up(
+        "pa",
+        &format!(
+            "name = \"pa\"\n{LEAD}\n[[member]]\nname = \"bob\"\nhost = \"hostb\"\n\
+             command = [\"sh\", \"-c\", \"swarm permission ask Bash --input \
+             '{{\\\"command\\\": \\\"make\\\"}}' > {dir}/ask.out 2> {dir}/ask.err; \
+             echo $? > {dir}/ask.rc; sleep 1000\"]\n",
+            dir = b.sandbox.work().display()
+        ),
+    );
+    let mut asked = None;
+    Host::until(&[&a, &b], "bob's ask to be listed on A", || {
+        let listed = a
+            .sandbox
+            .swarm()
+            .args(["permission", "list", "--json", "--team", "pa"])
+            .run()
+            .success()
+            .json();
+        asked = listed.as_array().unwrap().first().cloned();
+        asked.is_some()
+    });
+    let ask = asked.unwrap();
+    assert_eq!(ask["member"], "bob", "{ask}");
+    assert_eq!(ask["input"], json!({"command": "make"}), "{ask}");
+    let id = ask["requestId"].as_str().unwrap();
+    a.sandbox
+        .swarm()
+        .args(["permission", "allow", id, "--team", "pa"])
+        .run()
+        .success();
+    let rc = b.sandbox.work().join("ask.rc");
+    Host::until(&[&a, &b], "bob's ask to end on B", || {
+        std::fs::read_to_string(&rc).is_ok_and(|text| text.ends_with('\n'))
+    });
+    let err = std::fs::read_to_string(b.sandbox.work().join("ask.err")).unwrap_or_default();
+    assert_eq!(std::fs::read_to_string(&rc).unwrap().trim(), "0", "{err}");
+    let out = std::fs::read_to_string(b.sandbox.work().join("ask.out")).unwrap();
+    assert_eq!(out, format!("allowed {id}\n"));
+}
