@@ -229,3 +229,60 @@ fn an_unparsable_rule_is_refused_at_up() {
         .run()
         .refused(3, "");
 }
+
+/// The team's `@swarm-asks` window option, through the sandbox's private server: empty when unset.
+fn asks_flag(team: &Team<'_>, window: &str) -> String {
+    let output = std::process::Command::new("tmux")
+        .env_clear()
+        .arg("-S")
+        .arg(team.server().socket())
+        .args(["show-options", "-w", "-v", "-t", window, "@swarm-asks"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+/// An ask no rule answers raises the team's window flag (`@swarm-asks`, the count waiting), where
+/// an ask a rule answers does not; answered with `permission allow`, the flag clears.
+#[test]
+fn an_ask_that_waits_flags_the_teams_window() {
+    let sandbox = Sandbox::new();
+    let team = Team::up(&sandbox, TEAM);
+    eventually("bob and carol running", || {
+        state(&sandbox, "pr", "bob") == "running" && state(&sandbox, "pr", "carol") == "running"
+    });
+    let config: Value =
+        serde_json::from_slice(&std::fs::read(sandbox.team_dir("pr").join("config.json")).unwrap())
+            .unwrap();
+    let window = config["tmux"]["window"].as_str().unwrap().to_owned();
+    assert_eq!(asks_flag(&team, &window), "", "no ask yet");
+
+    ask(
+        &sandbox,
+        "perm-f-1",
+        "bob",
+        "Bash",
+        json!({"command": "git status"}),
+    );
+    ask(
+        &sandbox,
+        "perm-f-2",
+        "carol",
+        "Bash",
+        json!({"command": "make"}),
+    );
+    eventually("the rule to answer perm-f-1", || log(&sandbox).len() == 1);
+    eventually("the window to show one ask waiting", || {
+        asks_flag(&team, &window) == "1"
+    });
+
+    sandbox
+        .swarm()
+        .args(["permission", "allow", "perm-f-2"])
+        .team("pr")
+        .run()
+        .success();
+    eventually("the window's flag to clear", || {
+        asks_flag(&team, &window).is_empty()
+    });
+}

@@ -403,6 +403,42 @@ impl Tmux {
             .map(drop)
     }
 
+    /// Shows on `window` how many permission asks wait, as its `@swarm-asks` option (a status
+    /// line can show `#{@swarm-asks}`), unset when none does.
+    pub(crate) fn flag_asks(&self, window: &str, waiting: usize) -> Result<()> {
+        let argv = if waiting == 0 {
+            args(["set-option", "-w", "-u", "-t", window, "@swarm-asks"])
+        } else {
+            args([
+                "set-option",
+                "-w",
+                "-t",
+                window,
+                "@swarm-asks",
+                &waiting.to_string(),
+            ])
+        };
+        self.run(&argv).map(drop)
+    }
+
+    /// Shows `text` on the status line of every client attached to `session`; none attached,
+    /// nobody sees it and nothing fails.
+    pub(crate) fn tell_clients(&self, session: &str, text: &str) -> Result<()> {
+        let clients = self.run(&args([
+            "list-clients",
+            "-t",
+            session,
+            "-F",
+            "#{client_name}",
+        ]))?;
+        // tmux expands `#` in a message as a format; `##` is a plain `#`.
+        let text = text.replace('#', "##");
+        for client in clients.lines().filter(|c| !c.is_empty()) {
+            self.run(&args(["display-message", "-c", client, &text]))?;
+        }
+        Ok(())
+    }
+
     /// Kills a pane; a pane that is already gone is not an error.
     pub(crate) fn kill_pane(&self, pane: &str) -> Result<bool> {
         match self.run(&args(["kill-pane", "-t", pane])) {

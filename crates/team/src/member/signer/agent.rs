@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::{Answer, Ask, MAX_LINE, PATIENCE, lock_path, rules, socket_path};
+use super::{Answer, Ask, MAX_LINE, PATIENCE, alert, lock_path, rules, socket_path};
 use crate::base::clock;
 use crate::base::process::Pinned;
 use crate::error::{Error, ErrorKind, Result};
@@ -136,13 +136,14 @@ pub fn serve(home: &Home, reach: Box<dyn Reach>, team: &str, lead: &str) -> Resu
     }
     {
         let (served, keys) = (served.clone(), Arc::clone(&keys));
+        let alert = alert::start(served.home.clone(), served.team.clone(), Arc::clone(&reach));
         std::thread::spawn(move || {
             let team = rules::Served {
                 home: &served.home,
                 team: &served.team,
                 lead: &served.lead,
             };
-            rules::answer_asks(&team, reach.as_ref(), &keys);
+            rules::answer_asks(&team, reach.as_ref(), &keys, &alert);
         });
     }
     for stream in listener.incoming() {

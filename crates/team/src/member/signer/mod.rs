@@ -9,6 +9,7 @@
 //! in the pane of the team's lead, may ask, and only such a process is trusted to answer.
 
 pub mod agent;
+mod alert;
 mod rules;
 
 use std::io::{BufRead, BufReader, Read, Write};

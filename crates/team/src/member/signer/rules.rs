@@ -8,6 +8,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::Sender;
 use std::time::Duration;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -41,8 +42,13 @@ pub(super) struct Served<'a> {
 const REST: Duration = Duration::from_secs(1);
 
 /// Answers the asks the rules match, now and after every change to the lead's inbox, for as long
-/// as the agent runs.
-pub(super) fn answer_asks(served: &Served<'_>, reach: &dyn Reach, held: &dyn Holder) {
+/// as the agent runs, and shows in the team's tmux session what still waits (`alert.rs`).
+pub(super) fn answer_asks(
+    served: &Served<'_>,
+    reach: &dyn Reach,
+    held: &dyn Holder,
+    alert: &Sender<()>,
+) {
     let paths = served.home.team(served.team);
     let inboxes = paths.inboxes();
     let lead_file = paths
@@ -66,7 +72,7 @@ pub(super) fn answer_asks(served: &Served<'_>, reach: &dyn Reach, held: &dyn Hol
             }
         };
         loop {
-            if let Err(err) = answer_pending(served, &signer, &mut tried)
+            if let Err(err) = answer_pending(served, &signer, &mut tried, alert)
                 && err.kind() != ErrorKind::NotFound
             {
                 tracing::warn!("permission rules: {err}");
@@ -96,11 +102,13 @@ fn appeared(dir: &Path) -> Result<()> {
     }
 }
 
-/// Answers each unanswered ask whose member's rules decide it.
+/// Answers each unanswered ask whose member's rules decide it, then nudges `alert` to show what still
+/// waits.
 fn answer_pending(
     served: &Served<'_>,
     signer: &HeldKeys<'_>,
     tried: &mut HashSet<String>,
+    alert: &Sender<()>,
 ) -> Result<()> {
     let team = Team::open(served.home, served.team)?;
     let config = team.load()?;
@@ -139,6 +147,7 @@ fn answer_pending(
             ),
         }
     }
+    let _ = alert.send(());
     Ok(())
 }
 
