@@ -13,6 +13,7 @@ mod alert;
 mod rules;
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -81,8 +82,10 @@ pub(crate) struct Answer {
 }
 
 /// `<runtime>/signer-<home>-<team>.sock`, with the home as its device and inode (one agent per
-/// home directory, however it is spelled) and the team hashed (a socket path must fit in 108
-/// bytes).
+/// home directory, however it is spelled), and the home's real path and the team hashed (a socket
+/// path must fit in 108 bytes). The path is in it because an inode outlives its name: a home
+/// moved elsewhere keeps its inode, and one removed frees its inode for the next directory made,
+/// while the agent stays pinned to the path it was started for and refuses every other.
 pub(crate) fn socket_path(home: &Home, team: &str) -> Result<PathBuf> {
     Ok(runtime_dir()?.signer_socket(&agent_id(home, team)?))
 }
@@ -95,9 +98,18 @@ pub(crate) fn lock_path(home: &Home, team: &str) -> Result<PathBuf> {
 fn agent_id(home: &Home, team: &str) -> Result<String> {
     let meta =
         std::fs::metadata(home.root()).map_err(|err| Error::io("inspect", home.root(), err))?;
-    // FNV-1a: a stable name, not a secret.
-    let hash = team.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    let real =
+        std::fs::canonicalize(home.root()).map_err(|err| Error::io("inspect", home.root(), err))?;
+    // FNV-1a: a stable name, not a secret. A NUL cannot be in a path, so the two cannot run into
+    // one another.
+    let named = real
+        .as_os_str()
+        .as_bytes()
+        .iter()
+        .chain(b"\0")
+        .chain(team.as_bytes());
+    let hash = named.fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
     });
     Ok(format!("{:x}-{:x}-{hash:016x}", meta.dev(), meta.ino()))
 }
@@ -323,5 +335,27 @@ fn start(home: &Home, team: &str, lead: &str) -> Result<()> {
                 _ => std::thread::sleep(Duration::from_millis(10)),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A home moved elsewhere keeps its inode, as a removed home's inode goes to the next
+    /// directory made: the agent pinned to the old path must not be taken for the new one's.
+    #[test]
+    fn a_home_moved_elsewhere_has_an_agent_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = dir.path().join("first");
+        std::fs::create_dir(&first).unwrap();
+        let before = agent_id(&Home::new(first.clone()), "t").unwrap();
+        let second = dir.path().join("second");
+        std::fs::rename(&first, &second).unwrap();
+        let after = agent_id(&Home::new(second), "t").unwrap();
+        assert_ne!(before, after);
+        // However it is spelled, one home has one agent.
+        let spelled = dir.path().join(".").join("second");
+        assert_eq!(agent_id(&Home::new(spelled), "t").unwrap(), after);
     }
 }
