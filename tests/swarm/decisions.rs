@@ -100,27 +100,23 @@ fn top_lists_permission_asks_and_answers_them_with_a_capital_a_and_r() {
     shows(server, "top", "the header's count", "3 to decide");
     shows(server, "top", "the ask in the pane", "touch /tmp/three");
 
-    keys(server, "top", &["a"]);
-    eventually("perm-t-1 allowed", || {
-        answered(&sandbox, "perm-t-1").is_some()
-    });
-    let first = answered(&sandbox, "perm-t-1").unwrap();
-    assert_eq!(
-        (&first["allowed"], &first["always"]),
-        (&json!(true), &json!(false))
-    );
-    shows(server, "top", "two left", "2 to decide");
-
-    keys(server, "top", &["A"]);
-    eventually("perm-t-2 allowed always", || {
-        answered(&sandbox, "perm-t-2").is_some()
-    });
-    let second = answered(&sandbox, "perm-t-2").unwrap();
-    assert_eq!(
-        (&second["allowed"], &second["always"]),
-        (&json!(true), &json!(true))
-    );
-    shows(server, "top", "one left", "1 to decide");
+    // Each key allows the ask the pane has selected, the oldest; the header counts down.
+    for (key, id, always, left) in [
+        ("a", "perm-t-1", false, "2 to decide"),
+        ("A", "perm-t-2", true, "1 to decide"),
+    ] {
+        keys(server, "top", &[key]);
+        eventually(&format!("{id} allowed by {key}"), || {
+            answered(&sandbox, id).is_some()
+        });
+        let answer = answered(&sandbox, id).unwrap();
+        assert_eq!(
+            (&answer["allowed"], &answer["always"]),
+            (&json!(true), &json!(always)),
+            "{key}"
+        );
+        shows(server, "top", "the count after it", left);
+    }
 
     keys(server, "top", &["r"]);
     shows(
