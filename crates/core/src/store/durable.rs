@@ -224,7 +224,12 @@ pub fn open_private(path: &Path, options: &mut OpenOptions) -> Result<File> {
         .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
         .open(path)
         .map_err(|err| open_error("open", path, err))?;
-    let file = regular(file, path)?;
+    let (file, _) = regular(file, path)?;
+    // Written in place: blocking again, as a writer expects of its file.
+    fcntl(&file, FcntlArg::F_GETFL)
+        .map(|flags| OFlag::from_bits_retain(flags) - OFlag::O_NONBLOCK)
+        .and_then(|flags| fcntl(&file, FcntlArg::F_SETFL(flags)))
+        .map_err(|errno| Error::io("open", path, errno.into()))?;
     tighten(&file, path)?;
     Ok(file)
 }
@@ -252,23 +257,22 @@ fn tighten(file: &File, path: &Path) -> Result<()> {
 /// is tightened to 0600 if it was open to others, so that it is private even when it is not
 /// rewritten, and so is whatever is moved aside from it.
 pub(crate) fn read_to_rewrite(path: &Path) -> Result<Option<Vec<u8>>> {
-    let Some(mut file) = open_read("write", path)? else {
+    let Some((file, size)) = open_read("write", path)? else {
         return Ok(None);
     };
     tighten(&file, path)?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)
-        .map_err(|err| Error::io("read", path, err))?;
-    Ok(Some(bytes))
+    read_whole(file, size, path).map(Some)
 }
 
 /// Opens a file for reading, mapping "missing" to `None`. A symlink there is refused.
 pub fn open_existing(path: &Path) -> Result<Option<File>> {
-    open_read("read", path)
+    Ok(open_read("read", path)?.map(|(file, _)| file))
 }
 
-fn open_read(verb: &str, path: &Path) -> Result<Option<File>> {
-    // `O_NONBLOCK`, cleared once the file is known to be regular, keeps a FIFO from blocking.
+/// The file and its size. `O_NONBLOCK` keeps a FIFO from blocking the open; it is left set, as
+/// it changes nothing for a regular file (the only kind returned), which saves two system calls
+/// a file on every read of the board or a mailbox folder.
+fn open_read(verb: &str, path: &Path) -> Result<Option<(File, u64)>> {
     let opened = OpenOptions::new()
         .read(true)
         .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
@@ -282,27 +286,31 @@ fn open_read(verb: &str, path: &Path) -> Result<Option<File>> {
 }
 
 fn read_nofollow(verb: &str, path: &Path) -> Result<Option<Vec<u8>>> {
-    let Some(mut file) = open_read(verb, path)? else {
+    let Some((file, size)) = open_read(verb, path)? else {
         return Ok(None);
     };
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)
-        .map_err(|err| Error::io("read", path, err))?;
-    Ok(Some(bytes))
+    read_whole(file, size, path).map(Some)
 }
 
-/// The file just opened with `O_NONBLOCK` if it is a regular file, blocking again; anything else
+/// All of `file`, whose size its open found: room for it is made at once, and the read goes
+/// through `Take` so that std does not ask the size and the position again (a `statx` and an
+/// `lseek` a file). What grew meanwhile is read too.
+fn read_whole(file: File, size: u64, path: &Path) -> Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
+    file.take(u64::MAX)
+        .read_to_end(&mut bytes)
+        .map_err(|err| Error::io("read", path, err))?;
+    Ok(bytes)
+}
+
+/// The file just opened with `O_NONBLOCK`, and its size, if it is a regular file; anything else
 /// (a directory, a FIFO, a device) is refused.
-fn regular(file: File, path: &Path) -> Result<File> {
+fn regular(file: File, path: &Path) -> Result<(File, u64)> {
     let meta = file
         .metadata()
         .map_err(|err| Error::io("inspect", path, err))?;
     if meta.is_file() {
-        fcntl(&file, FcntlArg::F_GETFL)
-            .map(|flags| OFlag::from_bits_retain(flags) - OFlag::O_NONBLOCK)
-            .and_then(|flags| fcntl(&file, FcntlArg::F_SETFL(flags)))
-            .map_err(|errno| Error::io("open", path, errno.into()))?;
-        return Ok(file);
+        return Ok((file, meta.len()));
     }
     Err(Error::runtime(format!(
         "refusing to use {}: it is not a regular file",
@@ -574,7 +582,8 @@ fn tighten_tree(dir: &Path, depth: usize) -> Result<()> {
         let tightened = if kind.is_dir() {
             tighten_tree(&path, depth + 1)
         } else if kind.is_file() {
-            open_read("write", &path).and_then(|file| file.map_or(Ok(()), |f| tighten(&f, &path)))
+            open_read("write", &path)
+                .and_then(|file| file.map_or(Ok(()), |(f, _)| tighten(&f, &path)))
         } else {
             Ok(())
         };
