@@ -4,6 +4,7 @@
 use std::io::Read;
 use std::time::Duration;
 
+use clap::ValueEnum;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -128,9 +129,14 @@ pub(crate) fn hook(ctx: &Context, args: HookArgs) -> Result<()> {
         Vendor::Gemini => &["BeforeTool"],
     };
     if !expected.contains(&name.as_str()) || tool.is_empty() {
+        let vendor = args
+            .vendor
+            .to_possible_value()
+            .expect("every vendor is a value of --vendor");
         return Err(Error::usage(format!(
-            "swarm permission hook {} takes the {} hook's input (hook_event_name and tool_name);              this is {:?}",
-            vendor_name(args.vendor),
+            "swarm permission hook {} takes the {} hook's input (hook_event_name and tool_name); \
+             this is {:?}",
+            vendor.get_name(),
             expected.join(" or "),
             name
         )));
@@ -171,14 +177,6 @@ pub(crate) fn hook(ctx: &Context, args: HookArgs) -> Result<()> {
         }}),
     };
     output::json_line(&printed)
-}
-
-fn vendor_name(vendor: Vendor) -> &'static str {
-    match vendor {
-        Vendor::Claude => "claude",
-        Vendor::Codex => "codex",
-        Vendor::Gemini => "gemini",
-    }
 }
 
 /// Files `question` from this member's pane and waits for the answer: exit 4 when `timeout`
