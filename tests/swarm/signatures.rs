@@ -167,7 +167,10 @@ env = {{ VERDICTS = "{verdicts}" }}
         .run()
         .success();
     fs::write(work.join("go"), "").unwrap();
-    eventually("the lead's send", || work.join("go.status").exists());
+    // The shell makes the file before it writes the status in it: wait for the whole line.
+    eventually("the lead's send", || {
+        fs::read_to_string(work.join("go.status")).is_ok_and(|s| s.ends_with('\n'))
+    });
     assert_eq!(
         fs::read_to_string(work.join("go.status")).unwrap().trim(),
         "0",
