@@ -4,6 +4,7 @@
 //! its rules only; no file is read or written here.
 
 pub mod config;
+pub mod event;
 pub mod message;
 pub mod paste;
 pub mod permission_rule;

@@ -3,6 +3,7 @@
 
 pub mod archive;
 pub mod durable;
+pub mod events;
 pub mod follow;
 pub mod lock;
 pub mod mailbox;

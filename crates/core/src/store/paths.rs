@@ -249,6 +249,12 @@ impl TeamPaths {
         self.dir.join(PERMISSION_ANSWERS_LOCK_FILE)
     }
 
+    /// `events.jsonl`: the team's event stream, one event a line (docs/ARCHITECTURE.md,
+    /// "Activity and events").
+    pub fn events(&self) -> PathBuf {
+        self.dir.join(EVENTS_FILE)
+    }
+
     pub(crate) fn history(&self) -> PathBuf {
         self.dir.join("history")
     }
@@ -296,6 +302,7 @@ const CONFIG_FILE: &str = "config.json";
 const LAUNCH_LOCK_FILE: &str = ".launch.flock";
 const PERMISSION_ANSWERS_FILE: &str = "permissions.jsonl";
 const PERMISSION_ANSWERS_LOCK_FILE: &str = ".permissions.flock";
+const EVENTS_FILE: &str = "events.jsonl";
 const INBOX_SUFFIX: &str = ".json";
 const HISTORY_SUFFIX: &str = ".jsonl";
 const LOG_SUFFIX: &str = ".log";

@@ -1,0 +1,110 @@
+//! One line of a team's event stream (docs/ARCHITECTURE.md, "Activity and events"): a member's
+//! process state or activity changed, a decision was asked or answered, or the whole team ended.
+//! `swarm events`, `top` and the alerts read the same lines.
+
+use serde::{Deserialize, Serialize};
+
+use crate::format::config::State;
+
+/// What an agent is doing, beside its process state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Activity {
+    /// Launched; no sign yet of a turn or of a prompt.
+    Starting,
+    /// In a turn: output or tool calls in the last few seconds.
+    Working,
+    /// Its turn is over; it waits for input.
+    Idle,
+    /// It waits on a decision: a permission, a plan, or a question to the person.
+    NeedsYou,
+    /// No output and no message for `stall_after` while it holds a task or owes an answer.
+    Stalled,
+}
+
+impl Activity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Starting => "starting",
+            Self::Working => "working",
+            Self::Idle => "idle",
+            Self::NeedsYou => "needs-you",
+            Self::Stalled => "stalled",
+        }
+    }
+}
+
+/// One event: when, whose (none for the whole team), and what.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    /// RFC 3339, milliseconds, UTC.
+    pub at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+    #[serde(flatten)]
+    pub what: What,
+}
+
+/// What happened. `kind` names it on the line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum What {
+    /// The member's process state changed (config.json's `state`).
+    Process {
+        state: State,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<State>,
+    },
+    /// The member's activity changed; `why` says what it waits on or what was seen.
+    Activity {
+        state: Activity,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<Activity>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        why: Option<String>,
+    },
+    /// The member asked for a decision: a permission (`tool`), a plan, a shutdown.
+    Asked {
+        #[serde(rename = "requestId")]
+        request_id: String,
+        what: String,
+    },
+    /// A decision was given.
+    Answered {
+        #[serde(rename = "requestId")]
+        request_id: String,
+        allowed: bool,
+        by: String,
+    },
+    /// Every member of the team has ended.
+    TeamDone,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_is_one_flat_json_object() {
+        let event = Event {
+            at: "2026-11-26T08:00:00.000Z".into(),
+            member: Some("bob".into()),
+            what: What::Activity {
+                state: Activity::NeedsYou,
+                from: Some(Activity::Working),
+                why: Some("permission (Bash)".into()),
+            },
+        };
+        let line = serde_json::to_string(&event).unwrap();
+        assert_eq!(
+            line,
+            r#"{"at":"2026-11-26T08:00:00.000Z","member":"bob","kind":"activity","state":"needs-you","from":"working","why":"permission (Bash)"}"#
+        );
+        assert_eq!(serde_json::from_str::<Event>(&line).unwrap(), event);
+        let done = r#"{"at":"2026-11-26T08:00:00.000Z","kind":"team-done"}"#;
+        let parsed: Event = serde_json::from_str(done).unwrap();
+        assert_eq!(parsed.what, What::TeamDone);
+        assert_eq!(serde_json::to_string(&parsed).unwrap(), done);
+    }
+}

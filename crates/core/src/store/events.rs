@@ -1,0 +1,108 @@
+//! A team's event stream (docs/ARCHITECTURE.md, "Activity and events"): `teams/<team>/events.jsonl`,
+//! one [`Event`] a line, appended durably by whoever saw the change. Readers keep the offset they
+//! read to and read on from it, so following the stream never re-reads it; a stream that shrank
+//! (removed and begun again) is read from its start.
+
+use std::io::{Read, Seek, SeekFrom};
+
+use crate::error::{Error, Result};
+use crate::format::event::Event;
+use crate::store::durable::{append_lines_durably, open_existing, private_dir};
+use crate::store::paths::TeamPaths;
+
+/// Appends `event` to the team's stream.
+pub fn append(paths: &TeamPaths, event: &Event) -> Result<()> {
+    private_dir(paths.private_root(), paths.dir())?;
+    let mut line = serde_json::to_vec(event).map_err(|err| Error::runtime(err.to_string()))?;
+    line.push(b'\n');
+    append_lines_durably(&paths.events(), &line)
+}
+
+/// Where a reader of the stream has got to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Offset(pub u64);
+
+/// The events written since `from`, and the offset to read on from. A last line not yet ended
+/// (a writer's append in flight) is left for the next read; a line that does not parse (torn by a
+/// crash, then ended by the next append) is skipped.
+pub fn read_from(paths: &TeamPaths, from: Offset) -> Result<(Vec<Event>, Offset)> {
+    let path = paths.events();
+    let Some(mut file) = open_existing(&path)? else {
+        return Ok((Vec::new(), Offset::default()));
+    };
+    let len = file
+        .metadata()
+        .map_err(|err| Error::io("inspect", &path, err))?
+        .len();
+    let start = if len < from.0 { 0 } else { from.0 };
+    let mut bytes = Vec::new();
+    file.seek(SeekFrom::Start(start))
+        .and_then(|_| file.read_to_end(&mut bytes))
+        .map_err(|err| Error::io("read", &path, err))?;
+    let whole = bytes
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |at| at + 1);
+    let events = bytes[..whole]
+        .split(|b| *b == b'\n')
+        .filter(|line| !line.is_empty())
+        .filter_map(|line| serde_json::from_slice(line).ok())
+        .collect();
+    Ok((events, Offset(start + whole as u64)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::config::State;
+    use crate::format::event::What;
+    use crate::store::team::fixture;
+
+    fn process(member: &str, state: State) -> Event {
+        Event {
+            at: "2026-11-26T08:00:00.000Z".into(),
+            member: Some(member.into()),
+            what: What::Process { state, from: None },
+        }
+    }
+
+    #[test]
+    fn a_reader_reads_on_from_its_offset_and_waits_for_a_whole_line() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        let paths = team.paths();
+        assert_eq!(
+            read_from(paths, Offset::default()).unwrap(),
+            (vec![], Offset(0))
+        );
+        append(paths, &process("bob", State::Running)).unwrap();
+        let (first, offset) = read_from(paths, Offset::default()).unwrap();
+        assert_eq!(first, [process("bob", State::Running)]);
+        append(paths, &process("bob", State::Exited)).unwrap();
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(paths.events())
+            .unwrap();
+        std::io::Write::write_all(&mut file, b"{\"at\":\"2026").unwrap();
+        let (next, offset) = read_from(paths, offset).unwrap();
+        assert_eq!(next, [process("bob", State::Exited)]);
+        let (none, same) = read_from(paths, offset).unwrap();
+        assert!(none.is_empty());
+        assert_eq!(same, offset);
+        append(paths, &process("bob", State::Killed)).unwrap();
+        let (after_torn, _) = read_from(paths, offset).unwrap();
+        assert_eq!(after_torn, [process("bob", State::Killed)]);
+    }
+
+    #[test]
+    fn a_stream_begun_again_is_read_from_its_start() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        let paths = team.paths();
+        append(paths, &process("bob", State::Running)).unwrap();
+        append(paths, &process("bob", State::Exited)).unwrap();
+        let (_, offset) = read_from(paths, Offset::default()).unwrap();
+        std::fs::remove_file(paths.events()).unwrap();
+        append(paths, &process("bob", State::Failed)).unwrap();
+        let (events, _) = read_from(paths, offset).unwrap();
+        assert_eq!(events, [process("bob", State::Failed)]);
+    }
+}
