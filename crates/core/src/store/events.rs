@@ -5,8 +5,9 @@
 
 use std::io::{Read, Seek, SeekFrom};
 
+use crate::base::clock;
 use crate::error::{Error, Result};
-use crate::format::event::Event;
+use crate::format::event::{Event, What};
 use crate::store::durable::{append_lines_durably, open_existing, private_dir};
 use crate::store::paths::TeamPaths;
 
@@ -16,6 +17,19 @@ pub fn append(paths: &TeamPaths, event: &Event) -> Result<()> {
     let mut line = serde_json::to_vec(event).map_err(|err| Error::runtime(err.to_string()))?;
     line.push(b'\n');
     append_lines_durably(&paths.events(), &line)
+}
+
+/// Appends what happened now to `member` (none for the whole team). The change it tells is
+/// already made and durable: a stream that cannot take the line is logged, not the change undone.
+pub fn tell(paths: &TeamPaths, member: Option<&str>, what: What) {
+    let event = Event {
+        at: clock::timestamp_now(),
+        member: member.map(str::to_owned),
+        what,
+    };
+    if let Err(err) = append(paths, &event) {
+        tracing::warn!("cannot add to the event stream {}: {err}", paths.events().display());
+    }
 }
 
 /// Where a reader of the stream has got to.
@@ -55,7 +69,6 @@ pub fn read_from(paths: &TeamPaths, from: Offset) -> Result<(Vec<Event>, Offset)
 mod tests {
     use super::*;
     use crate::format::config::State;
-    use crate::format::event::What;
     use crate::store::team::fixture;
 
     fn process(member: &str, state: State) -> Event {
