@@ -8,6 +8,7 @@ mod cross_host;
 mod cross_host_tasks;
 mod decisions;
 mod docs;
+mod events;
 mod fail_closed;
 mod file_safety;
 mod first_use;

@@ -28,7 +28,10 @@ pub fn tell(paths: &TeamPaths, member: Option<&str>, what: What) {
         what,
     };
     if let Err(err) = append(paths, &event) {
-        tracing::warn!("cannot add to the event stream {}: {err}", paths.events().display());
+        tracing::warn!(
+            "cannot add to the event stream {}: {err}",
+            paths.events().display()
+        );
     }
 }
 

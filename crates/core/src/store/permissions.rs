@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::format::event::What;
-use crate::store::events;
 use crate::store::durable::{append_lines_durably, private_dir, read_if_exists};
+use crate::store::events;
 use crate::store::lock::Flock;
 use crate::store::paths::TeamPaths;
 

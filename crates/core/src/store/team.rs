@@ -394,9 +394,8 @@ mod tests {
             .into_iter()
             .map(|Event { member, what, .. }| (member, what))
             .collect();
-        let process = |name: &str, state, from| {
-            (Some(name.to_owned()), What::Process { state, from })
-        };
+        let process =
+            |name: &str, state, from| (Some(name.to_owned()), What::Process { state, from });
         assert_eq!(
             seen,
             [
