@@ -26,6 +26,7 @@ use serde_json::Value;
 use crate::base::process::Pinned;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::{InboxMessage, MAX_ANSWER_BYTES};
+use crate::format::notify::Notify;
 use crate::format::permission_rule::Rules;
 use crate::member::identity;
 use crate::peer::runtime_dir;
@@ -53,6 +54,9 @@ pub(crate) enum Ask {
         rules: Rules,
         #[serde(default)]
         cwd: PathBuf,
+        /// The team's alerts, given at `up`; none keeps those the agent holds.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        notify: Option<Notify>,
     },
     /// The `lead_sig` of `message` for `member`, whose public key is `key`.
     Sign {
@@ -126,6 +130,7 @@ pub(crate) fn create_key(
     since_ms: u64,
     rules: &Rules,
     cwd: &Path,
+    notify: Option<&Notify>,
 ) -> Result<String> {
     let ask = Ask::Create {
         team: team.to_owned(),
@@ -133,6 +138,7 @@ pub(crate) fn create_key(
         since_ms,
         rules: rules.clone(),
         cwd: cwd.to_path_buf(),
+        notify: notify.cloned(),
     };
     let made = match call(home, team, lead, &ask) {
         Err(err) if err.kind() == ErrorKind::NotFound => {
@@ -298,7 +304,17 @@ fn start(home: &Home, team: &str, lead: &str) -> Result<()> {
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         // Nothing else of the caller's environment: no LD_PRELOAD, no test hooks.
-        for key in ["PATH", "HOME", "XDG_RUNTIME_DIR", "LANG", "RUST_LOG"] {
+        // The desktop's own, for `notify-send` ("Alerts").
+        for key in [
+            "PATH",
+            "HOME",
+            "XDG_RUNTIME_DIR",
+            "LANG",
+            "RUST_LOG",
+            "DISPLAY",
+            "WAYLAND_DISPLAY",
+            "DBUS_SESSION_BUS_ADDRESS",
+        ] {
             if let Some(value) = std::env::var_os(key) {
                 command.env(key, value);
             }
