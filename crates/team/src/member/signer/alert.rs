@@ -536,3 +536,76 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path)
         .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::event::Activity;
+
+    fn activity(member: &str, state: Activity) -> Event {
+        Event {
+            at: "2026-11-26T08:00:00.000Z".into(),
+            member: Some(member.into()),
+            what: What::Activity {
+                state,
+                from: None,
+                why: None,
+            },
+        }
+    }
+
+    #[test]
+    fn one_alert_per_change_and_a_member_that_flaps_is_told_once_when_its_minute_is_over() {
+        let mut alerts = Alerts::default();
+        let chosen = AlertOn::DEFAULT;
+        let start = Instant::now();
+        let mut told = |alerts: &mut Alerts, state, after: u64| {
+            let at = start + Duration::from_secs(after);
+            alerts
+                .consider("t", &activity("bob", state), at, &chosen)
+                .map(|alert| alert.text)
+        };
+        assert_eq!(
+            told(&mut alerts, Activity::NeedsYou, 0).unwrap(),
+            "bob needs you"
+        );
+        assert_eq!(
+            told(&mut alerts, Activity::NeedsYou, 1),
+            None,
+            "nothing changed"
+        );
+        assert_eq!(
+            told(&mut alerts, Activity::Idle, 2),
+            None,
+            "idle is not chosen"
+        );
+        assert_eq!(alerts.waiting_on_you(), Vec::<String>::new());
+        assert_eq!(
+            told(&mut alerts, Activity::Stalled, 3).unwrap(),
+            "bob has stalled"
+        );
+        assert_eq!(told(&mut alerts, Activity::Working, 4), None);
+        assert_eq!(
+            told(&mut alerts, Activity::NeedsYou, 5).unwrap(),
+            "bob needs you"
+        );
+        // A fourth alert within the minute, and more: held back.
+        for after in 6..10 {
+            told(&mut alerts, Activity::Working, after);
+            assert_eq!(told(&mut alerts, Activity::Stalled, after), None);
+        }
+        assert_eq!(alerts.next_due(), Some(start + FLAP_WINDOW));
+        assert!(alerts.due("t", start + Duration::from_secs(59)).is_empty());
+        let summary: Vec<String> = alerts
+            .due("t", start + FLAP_WINDOW)
+            .into_iter()
+            .map(|alert| alert.text)
+            .collect();
+        assert_eq!(
+            summary,
+            ["bob changed 4 more times in a minute; last: bob has stalled"]
+        );
+        assert_eq!(alerts.next_due(), None);
+        assert_eq!(alerts.waiting_on_you(), ["bob"]);
+    }
+}
