@@ -24,6 +24,7 @@ const STREAMS: &[&str] = &[
     "down",
     "rm",
     "prune",
+    "events",
 ];
 
 /// The rules every `--json` output follows; each command's own page shows its document under JSON

@@ -23,7 +23,7 @@ use crate::store::watcher::{Watcher, named};
 const LOOK_AT_READER: Duration = Duration::from_secs(1);
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
-const JSON: &str = r#"JSON output (--json): each event as its line of teams/TEAM/events.jsonl, one object a line:
+const JSON: &str = r#"JSON output (--json): one object per line, each event as its line of teams/TEAM/events.jsonl:
   {"at", "member", "kind": "process", "state", "from"}
   {"at", "member", "kind": "activity", "state", "from", "why"}
   {"at", "member", "kind": "asked", "requestId", "what"}

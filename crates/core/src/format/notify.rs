@@ -90,6 +90,7 @@ pub struct NotifyKeys {
 
 impl NotifyKeys {
     /// These keys, and `under`'s where these have none.
+    #[must_use]
     pub fn over(self, under: Self) -> Self {
         Self {
             bell: self.bell.or(under.bell),
@@ -106,7 +107,7 @@ impl NotifyKeys {
         if let Some(url) = &self.webhook {
             check_url(url)?;
         }
-        if self.command.as_ref().is_some_and(|argv| argv.is_empty()) {
+        if self.command.as_ref().is_some_and(Vec::is_empty) {
             return Err("notify command is empty: give the program and its arguments".into());
         }
         Ok(Notify {

@@ -72,7 +72,14 @@ pub fn read_from(paths: &TeamPaths, from: Offset) -> Result<(Vec<Event>, Offset)
 mod tests {
     use super::*;
     use crate::format::config::State;
-    use crate::store::team::fixture;
+    use crate::store::paths::Home;
+
+    /// A team's paths in a home of its own: the stream needs no team written.
+    fn team_paths() -> (tempfile::TempDir, TeamPaths) {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Home::new(dir.path().to_path_buf()).team("t");
+        (dir, paths)
+    }
 
     fn process(member: &str, state: State) -> Event {
         Event {
@@ -84,8 +91,8 @@ mod tests {
 
     #[test]
     fn a_reader_reads_on_from_its_offset_and_waits_for_a_whole_line() {
-        let (_dir, team) = fixture::team(&["bob"]);
-        let paths = team.paths();
+        let (_dir, paths) = team_paths();
+        let paths = &paths;
         assert_eq!(
             read_from(paths, Offset::default()).unwrap(),
             (vec![], Offset(0))
@@ -111,8 +118,8 @@ mod tests {
 
     #[test]
     fn a_stream_begun_again_is_read_from_its_start() {
-        let (_dir, team) = fixture::team(&["bob"]);
-        let paths = team.paths();
+        let (_dir, paths) = team_paths();
+        let paths = &paths;
         append(paths, &process("bob", State::Running)).unwrap();
         append(paths, &process("bob", State::Exited)).unwrap();
         let (_, offset) = read_from(paths, Offset::default()).unwrap();

@@ -186,31 +186,43 @@ impl Team {
     }
 }
 
-/// Each member's recorded process state, in roster order.
-fn states(config: &TeamConfig) -> Vec<(String, Option<State>)> {
+/// Each member's recorded process state, in roster order, and whether it runs a program.
+fn states(config: &TeamConfig) -> Vec<(String, Option<State>, bool)> {
     config
         .members
         .iter()
-        .map(|member| (member.name.clone(), member.state))
+        .map(|member| (member.name.clone(), member.state, member.argv.is_some()))
         .collect()
 }
 
-/// Whether every member with a recorded state has ended (and there is one).
-fn all_ended(states: &[(String, Option<State>)]) -> bool {
-    let recorded: Vec<State> = states.iter().filter_map(|(_, state)| *state).collect();
-    !recorded.is_empty() && recorded.iter().all(|state| state.is_final())
+/// Whether every member that runs a program has ended (and there is one): a member not yet
+/// started has no state, and has not ended.
+fn all_ended(states: &[(String, Option<State>, bool)]) -> bool {
+    let programs: Vec<Option<State>> = states
+        .iter()
+        .filter(|(_, _, runs)| *runs)
+        .map(|(_, state, _)| *state)
+        .collect();
+    !programs.is_empty()
+        && programs
+            .iter()
+            .all(|state| state.is_some_and(State::is_final))
 }
 
 impl Team {
     /// Appends to the event stream one line per member whose state changed from `before` to
     /// `after`, and the team's end when this change ended it.
-    fn tell_changes(&self, before: &[(String, Option<State>)], after: &[(String, Option<State>)]) {
-        for (name, state) in after {
+    fn tell_changes(
+        &self,
+        before: &[(String, Option<State>, bool)],
+        after: &[(String, Option<State>, bool)],
+    ) {
+        for (name, state, _) in after {
             let Some(state) = *state else { continue };
             let from = before
                 .iter()
-                .find(|(was, _)| was == name)
-                .and_then(|(_, from)| *from);
+                .find(|(was, _, _)| was == name)
+                .and_then(|(_, from, _)| *from);
             if from != Some(state) {
                 events::tell(&self.paths, Some(name), What::Process { state, from });
             }

@@ -393,6 +393,13 @@ pub const KEYS: &[KeyDoc] = &[
     ),
     key(
         Section::Team,
+        "notify",
+        "table",
+        "bell on, for needs-you, stalled, failed and done",
+        "How a person who is not looking hears that a member needs them: the keys under [notify], over those of ~/.config/swarm/notify.toml.",
+    ),
+    key(
+        Section::Team,
         "task",
         "array of tables",
         "none",

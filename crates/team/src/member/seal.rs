@@ -50,17 +50,16 @@ pub fn make_key(
     cwd: &Path,
     notify: Option<&Notify>,
 ) -> Result<String> {
-    // Claude Code refuses entries older than this less 2 minutes: the moment of launch.
-    signer::create_key(
-        home,
-        team,
-        lead,
-        member,
-        clock::now_ms(),
-        rules,
-        cwd,
-        notify,
-    )
+    let ask = signer::Ask::Create {
+        team: team.to_owned(),
+        member: member.to_owned(),
+        // Claude Code refuses entries older than this less 2 minutes: the moment of launch.
+        since_ms: clock::now_ms(),
+        rules: rules.clone(),
+        cwd: cwd.to_path_buf(),
+        notify: notify.cloned(),
+    };
+    signer::create_key(home, lead, &ask)
 }
 
 /// Gives teammate `member` a new key pair ([`make_key`]): its public key goes into its argv,

@@ -188,7 +188,7 @@ fn dispatch(home: &Home, team: &str, settings: &Settings) {
             }
             Err(err) => tracing::warn!("alerts cannot read {}: {err}", stream.display()),
         }
-        made.extend(alerts.due(team, now));
+        made.extend(alerts.due(now));
         for alert in &made {
             senders.send(home, &notify, alert, &alerts.waiting_on_you());
         }
@@ -318,7 +318,7 @@ impl Alerts {
     }
 
     /// One alert for each member whose held-back alerts are due at `now`: how many, and the last.
-    fn due(&mut self, team: &str, now: Instant) -> Vec<Alert> {
+    fn due(&mut self, now: Instant) -> Vec<Alert> {
         let due: Vec<String> = self
             .held
             .iter()
@@ -335,7 +335,6 @@ impl Alerts {
                 "{member} changed {} more times in a minute; last: {}",
                 held.count, alert.text
             );
-            alert.team = team.to_owned();
             self.recent.insert(member, VecDeque::from([now]));
             told.push(alert);
         }
@@ -559,7 +558,7 @@ mod tests {
         let mut alerts = Alerts::default();
         let chosen = AlertOn::DEFAULT;
         let start = Instant::now();
-        let mut told = |alerts: &mut Alerts, state, after: u64| {
+        let told = |alerts: &mut Alerts, state, after: u64| {
             let at = start + Duration::from_secs(after);
             alerts
                 .consider("t", &activity("bob", state), at, &chosen)
@@ -595,9 +594,9 @@ mod tests {
             assert_eq!(told(&mut alerts, Activity::Stalled, after), None);
         }
         assert_eq!(alerts.next_due(), Some(start + FLAP_WINDOW));
-        assert!(alerts.due("t", start + Duration::from_secs(59)).is_empty());
+        assert!(alerts.due(start + Duration::from_secs(59)).is_empty());
         let summary: Vec<String> = alerts
-            .due("t", start + FLAP_WINDOW)
+            .due(start + FLAP_WINDOW)
             .into_iter()
             .map(|alert| alert.text)
             .collect();

@@ -118,32 +118,16 @@ fn agent_id(home: &Home, team: &str) -> Result<String> {
     Ok(format!("{:x}-{:x}-{hash:016x}", meta.dev(), meta.ino()))
 }
 
-/// A new key pair for `member` of `team` (whose lead is `lead`), launched at `since_ms`, made by
-/// the team's agent, started if it is not running; the agent answers the member's permission
-/// asks that `rules` match (its paths relative to `cwd`). Its public key,
-/// `<ms>.<base64url SPKI>`.
-pub(crate) fn create_key(
-    home: &Home,
-    team: &str,
-    lead: &str,
-    member: &str,
-    since_ms: u64,
-    rules: &Rules,
-    cwd: &Path,
-    notify: Option<&Notify>,
-) -> Result<String> {
-    let ask = Ask::Create {
-        team: team.to_owned(),
-        member: member.to_owned(),
-        since_ms,
-        rules: rules.clone(),
-        cwd: cwd.to_path_buf(),
-        notify: notify.cloned(),
-    };
-    let made = match call(home, team, lead, &ask) {
+/// A new key pair, as `ask` (an [`Ask::Create`]) describes it, made by the agent of the team of
+/// lead `lead`, started if it is not running; the agent answers the member's permission asks that
+/// its rules match (their paths relative to its `cwd`). Its public key, `<ms>.<base64url SPKI>`.
+pub(crate) fn create_key(home: &Home, lead: &str, ask: &Ask) -> Result<String> {
+    let (Ask::Create { team, member, .. } | Ask::Sign { team, member, .. }) = ask;
+    let team = team.as_str();
+    let made = match call(home, team, lead, ask) {
         Err(err) if err.kind() == ErrorKind::NotFound => {
             start(home, team, lead)?;
-            call(home, team, lead, &ask)
+            call(home, team, lead, ask)
         }
         other => other,
     };
