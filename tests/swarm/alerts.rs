@@ -63,18 +63,6 @@ fn webhook_server() -> (String, Receiver<Value>) {
     (url, bodies)
 }
 
-/// The window option `option` of the team's window: empty when unset.
-fn window_option(team: &Team<'_>, window: &str, option: &str) -> String {
-    let output = std::process::Command::new("tmux")
-        .env_clear()
-        .arg("-S")
-        .arg(team.server().socket())
-        .args(["show-options", "-w", "-v", "-t", window, option])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
-}
-
 /// The pid of the sandbox's signing agent.
 fn agent(sandbox: &Sandbox) -> u32 {
     let mut found = None;
@@ -156,7 +144,7 @@ command = ["sh", "-c", "while [ ! -e go2 ]; do sleep 0.1; done; swarm permission
     );
     assert_eq!(asked["event"]["kind"], "asked");
     eventually("the window to name carol", || {
-        window_option(&team, &window, "@swarm-needs-you") == "carol"
+        team.server().window_option(&window, "@swarm-needs-you") == "carol"
     });
     let request = asked["event"]["requestId"].as_str().unwrap();
     sandbox
@@ -176,7 +164,9 @@ command = ["sh", "-c", "while [ ! -e go2 ]; do sleep 0.1; done; swarm permission
     assert_eq!(done["text"], "every member has ended");
     assert!(done["event"].get("member").is_none(), "{done}");
     eventually("the window's flag to clear", || {
-        window_option(&team, &window, "@swarm-needs-you").is_empty()
+        team.server()
+            .window_option(&window, "@swarm-needs-you")
+            .is_empty()
     });
     assert!(
         posts.recv_timeout(Duration::from_secs(2)).is_err(),
@@ -245,24 +235,20 @@ fn bad_notify_keys_are_refused_at_up_and_a_webhooks_secret_is_never_shown() {
         "bell, webhook https://hooks.example/<masked> (slack); on needs-you, stalled, failed, done"
     );
 
-    let unknown = sandbox.write("nk.toml", team("bel = true"));
-    let refusal = sandbox
-        .swarm()
-        .arg("up")
-        .arg(&unknown)
-        .run()
-        .refused(2, "")
-        .refusal();
+    let refused = |notify: &str| {
+        let file = sandbox.write("nk.toml", team(notify));
+        let refusal = sandbox
+            .swarm()
+            .arg("up")
+            .arg(&file)
+            .run()
+            .refused(2, "")
+            .refusal();
+        (file, refusal)
+    };
+    let (_, refusal) = refused("bel = true");
     assert!(refusal.contains("unknown field `bel`"), "{refusal}");
-
-    let bad_url = sandbox.write("nk.toml", team("webhook = \"ftp://host/secret-token\""));
-    let refusal = sandbox
-        .swarm()
-        .arg("up")
-        .arg(&bad_url)
-        .run()
-        .refused(2, "")
-        .refusal();
+    let (bad_url, refusal) = refused("webhook = \"ftp://host/secret-token\"");
     assert!(
         refusal.starts_with(&format!(
             "swarm: {}: notify webhook ftp://host/<masked> is not an http:// or https:// URL",

@@ -81,4 +81,30 @@ fn each_process_change_is_one_event_and_follow_shows_each_new_one_once() {
         follow.next_line(),
         "08:01:02 bob needs-you (permission (Bash)) ← working"
     );
+
+    // --since leaves out what is older: a line of 2020, written by hand, and nothing else.
+    stream
+        .write_all(b"{\"at\":\"2020-01-01T00:00:00.000Z\",\"kind\":\"team-done\"}\n")
+        .unwrap();
+    let all = sandbox
+        .swarm()
+        .args(["events", "ev"])
+        .run()
+        .success()
+        .stdout;
+    assert!(all.ends_with("\n00:00:00 team done\n"), "{all}");
+    let recent = sandbox
+        .swarm()
+        .args(["events", "ev", "--since", "100000d"])
+        .run()
+        .success()
+        .stdout;
+    assert_eq!(recent, all);
+    let recent = sandbox
+        .swarm()
+        .args(["events", "ev", "--since", "2000d"])
+        .run()
+        .success()
+        .stdout;
+    assert_eq!(format!("{recent}00:00:00 team done\n"), all);
 }

@@ -171,7 +171,11 @@ fn dispatch(home: &Home, team: &str, settings: &Settings) {
     let mut alerts = Alerts::default();
     let mut senders = Senders::default();
     loop {
-        let _ = watcher.wait(alerts.next_due(), &named(&stream_name));
+        if let Err(err) = watcher.wait(alerts.next_due(), &named(&stream_name)) {
+            // Read on all the same, but not in a loop that spins.
+            tracing::warn!("alerts cannot wait on {}: {err}", stream.display());
+            std::thread::sleep(BACKOFF[0]);
+        }
         let notify = settings
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
