@@ -24,6 +24,7 @@ const STREAMS: &[&str] = &[
     "down",
     "rm",
     "prune",
+    "events",
 ];
 
 /// The rules every `--json` output follows; each command's own page shows its document under JSON
@@ -357,12 +358,14 @@ fn render_team_page(version: &str) -> Vec<u8> {
         (Section::Member, "MEMBER KEYS"),
         (Section::Task, "TASK KEYS"),
         (Section::Cluster, "CLUSTER KEYS"),
+        (Section::Notify, "NOTIFY KEYS"),
     ] {
         roff.control("SH", [title]);
         roff.text([roman(match section {
             Section::Team => "At the top level of the file.",
             Section::Lead => "In the [lead] table.",
             Section::Member => "In each [[member]] table, and as swarm spawn's flags.",
+            Section::Notify => "In the [notify] table, and in ~/.config/swarm/notify.toml ($XDG_CONFIG_HOME/swarm/notify.toml, the same keys at its top level) for every team: the team file's keys win, key by key. up refuses a bad key in either (exit 2). The team's signing agent sends the alerts, from the team's event stream (swarm events); a team with no teammate has none.",
             Section::Cluster => "In the [cluster] table, for a team whose members name hosts (docs/ARCHITECTURE.md, \"Across machines\").",
             Section::Task => "In each [[task]] table. The tasks are made when up or init makes the team, ids in place of keys; a second up finds them on the board (metadata team_file_key) and makes none.",
         })]);
@@ -571,7 +574,12 @@ mod tests {
             (Section::Lead, ".SH \"LEAD KEYS\"", ".SH \"MEMBER KEYS\""),
             (Section::Member, ".SH \"MEMBER KEYS\"", ".SH \"TASK KEYS\""),
             (Section::Task, ".SH \"TASK KEYS\"", ".SH \"CLUSTER KEYS\""),
-            (Section::Cluster, ".SH \"CLUSTER KEYS\"", ".SH EXAMPLE"),
+            (
+                Section::Cluster,
+                ".SH \"CLUSTER KEYS\"",
+                ".SH \"NOTIFY KEYS\"",
+            ),
+            (Section::Notify, ".SH \"NOTIFY KEYS\"", ".SH EXAMPLE"),
         ] {
             let start = page.find(title).unwrap_or_else(|| panic!("no {title}"));
             let end = start + page[start..].find(next).unwrap();

@@ -181,6 +181,9 @@ pub(crate) enum Command {
     /// Follow messages as they arrive in one inbox, or in every inbox of the team
     Watch(commands::watch::Args),
 
+    /// Show the team's events: process states, activities, decisions asked and answered; -f follows
+    Events(commands::events::Args),
+
     /// A live dashboard of the team: members, their panes, messages, decisions; act from it
     Top(commands::top::Args),
 
@@ -451,6 +454,7 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
         Command::Inbox(args) => commands::inbox::run(&ctx, args),
         Command::Recv(args) => commands::recv::run(&ctx, args),
         Command::Watch(args) => commands::watch::run(&ctx, args),
+        Command::Events(args) => commands::events::run(&ctx, args),
         Command::Shutdown(command) => commands::shutdown::run(&ctx, command),
         Command::Plan(command) => commands::plan::run(&ctx, command),
         Command::Permission(command) => commands::permission::run(&ctx, command),

@@ -41,6 +41,21 @@ pub(crate) fn bytes(bytes: &[u8]) -> Result<()> {
         .map_err(Error::output)
 }
 
+/// Whether stdout is a pipe whose reader has gone (`swarm events -f | head -1`): a follower that
+/// prints nothing for a while learns it here, not at its next write, and ends quietly.
+pub(crate) fn reader_gone() -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let stdout = io::stdout();
+    let mut fds = [PollFd::new(
+        std::os::fd::AsFd::as_fd(&stdout),
+        PollFlags::POLLOUT,
+    )];
+    poll(&mut fds, PollTimeout::ZERO).is_ok()
+        && fds[0]
+            .revents()
+            .is_some_and(|seen| seen.intersects(PollFlags::POLLERR | PollFlags::POLLHUP))
+}
+
 /// What a command prints: serialized as it is for `--json`, shown by [`Report::text`] otherwise.
 /// Fields only the text needs are `#[serde(skip)]`.
 pub(crate) trait Report: Serialize {

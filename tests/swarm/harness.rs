@@ -977,6 +977,19 @@ impl TmuxServer {
             .collect()
     }
 
+    /// Window option `option` of `window` (`@swarm-asks`): empty when unset.
+    pub(crate) fn window_option(&self, window: &str, option: &str) -> String {
+        let output = Command::new("tmux")
+            .env_clear()
+            .envs(&self.env)
+            .arg("-S")
+            .arg(&self.socket)
+            .args(["show-options", "-w", "-v", "-t", window, option])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
+
     /// `#{format}` of one pane.
     pub(crate) fn pane_format(&self, pane: &str, format: &str) -> String {
         self.run(&["display-message", "-p", "-t", pane, format])

@@ -1,5 +1,6 @@
 //! Integration tests: the real binary, real files, real processes (and real tmux servers).
 
+mod alerts;
 mod claude_format;
 mod cleanup;
 mod cluster;
@@ -8,6 +9,7 @@ mod cross_host;
 mod cross_host_tasks;
 mod decisions;
 mod docs;
+mod events;
 mod fail_closed;
 mod file_safety;
 mod first_use;

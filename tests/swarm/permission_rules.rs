@@ -230,16 +230,9 @@ fn an_unparsable_rule_is_refused_at_up() {
         .refused(3, "");
 }
 
-/// The team's `@swarm-asks` window option, through the sandbox's private server: empty when unset.
+/// The team's `@swarm-asks` window option: empty when unset.
 fn asks_flag(team: &Team<'_>, window: &str) -> String {
-    let output = std::process::Command::new("tmux")
-        .env_clear()
-        .arg("-S")
-        .arg(team.server().socket())
-        .args(["show-options", "-w", "-v", "-t", window, "@swarm-asks"])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    team.server().window_option(window, "@swarm-asks")
 }
 
 /// An ask no rule answers raises the team's window flag (`@swarm-asks`, the count waiting), where

@@ -19,6 +19,7 @@ use crate::cli::render::{self, Ending, Setting, Tagged};
 use crate::cluster::fleet::Fleet;
 use crate::cluster::spread::Spread;
 use crate::error::{Error, ErrorKind, Result};
+use crate::format::notify::Notify;
 use crate::format::settings::Isolation;
 use crate::format::structured::Structured;
 use crate::format::task::Task;
@@ -101,6 +102,8 @@ pub(crate) struct Args {
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let fleet = ctx.fleet();
     let file = TeamFile::load(&args.teamfile)?;
+    // Refused before anything is made: an alert that cannot go is found now, not when it fires.
+    let notify = file.notify()?;
     let mut prepared = prepare::prepare(&ctx.home, &file, &|key| std::env::var(key).ok());
     for member in &file.members {
         if member.isolation == Isolation::Worktree {
@@ -110,7 +113,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let destination = Destination::choose(args.socket.as_deref());
     if args.dry_run {
         Spread::here().key_teammates(&mut prepared, |_| Ok(keys::MADE_AT_LAUNCH.to_owned()))?;
-        return print_plans(ctx, &prepared, &destination, &file);
+        return print_plans(ctx, &prepared, &destination, &file, &notify);
     }
     // Before anything is made: what runs elsewhere is set apart, refused if it cannot start.
     let mut spread = fleet.spread(&file, &mut prepared)?;
@@ -159,7 +162,15 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         let spec = file.members.iter().find(|m| m.name.as_str() == member);
         let rules = spec.map(|m| m.permissions.clone()).unwrap_or_default();
         let cwd = works_in.get(member).cloned().unwrap_or_default();
-        seal::make_key(&ctx.home, &team_name, &lead, member, &rules, &cwd)
+        seal::make_key(
+            &ctx.home,
+            &team_name,
+            &lead,
+            member,
+            &rules,
+            &cwd,
+            Some(&notify),
+        )
     })?;
     let team = seal::create(&ctx.home, &fleet, &prepared.config, true)?;
     // On the board before the first pane starts, so members find them.
@@ -409,6 +420,7 @@ fn print_plans(
     prepared: &Prepared,
     destination: &Destination,
     file: &TeamFile,
+    notify: &Notify,
 ) -> Result<()> {
     let team = prepared.config.name.as_str();
     let pane_env = panes::pane_environment(destination)?;
@@ -425,6 +437,7 @@ fn print_plans(
         environment_from: &pane_env.source,
         panes: panes.collect(),
         tasks: (!file.tasks.is_empty()).then(|| file.tasks.iter().map(DryRunTask::of).collect()),
+        notify: notify.summary(),
     })
 }
 
@@ -437,6 +450,8 @@ struct DryRun<'a> {
     panes: Vec<DryRunPane<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tasks: Option<Vec<DryRunTask<'a>>>,
+    /// The alerts, one line, a webhook's secret masked.
+    notify: String,
 }
 
 /// A `[[task]]` of the team file, as `--dry-run` shows it (its keys as the file spells them).
@@ -498,7 +513,7 @@ impl Report for DryRun<'_> {
             }
             output::line(line)?;
         }
-        Ok(())
+        output::line(format!("alerts: {}", self.notify))
     }
 }
 

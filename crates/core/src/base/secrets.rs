@@ -44,6 +44,29 @@ pub fn shown<'a>(name: &str, value: &'a str) -> Cow<'a, str> {
     }
 }
 
+/// A webhook's URL as a person may see it: its scheme and host, everything after (a path or query
+/// that carries the hook's secret, `https://hooks.slack.com/services/T0/B0/XXXX`) and any user
+/// masked: `https://hooks.slack.com/<masked>`.
+pub fn shown_url(url: &str) -> String {
+    let Some(authority) = url.find("://").map(|at| at + 3) else {
+        return MASK.to_owned();
+    };
+    let rest = &url[authority..];
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let host = rest[..end].rsplit('@').next().unwrap_or_default();
+    let user = if rest[..end].contains('@') {
+        format!("{MASK}@")
+    } else {
+        String::new()
+    };
+    let tail = if end < rest.len() {
+        format!("/{MASK}")
+    } else {
+        String::new()
+    };
+    format!("{}{user}{host}{tail}", &url[..authority])
+}
+
 /// Where the password of `scheme://user:password@host…` lies in `value`, if it has one.
 fn url_password(value: &str) -> Option<(usize, usize)> {
     let authority = value.find("://")? + 3;
@@ -80,6 +103,20 @@ mod tests {
             assert!(!looks_secret(name), "{name}");
             assert_eq!(shown(name, "value"), "value");
         }
+    }
+
+    #[test]
+    fn a_webhooks_url_shows_its_host_alone() {
+        assert_eq!(
+            shown_url("https://hooks.slack.com/services/T0/B0/XXXX"),
+            "https://hooks.slack.com/<masked>"
+        );
+        assert_eq!(
+            shown_url("http://u:p@127.0.0.1:8080?token=x"),
+            "http://<masked>@127.0.0.1:8080/<masked>"
+        );
+        assert_eq!(shown_url("https://example.com"), "https://example.com");
+        assert_eq!(shown_url("nonsense"), MASK);
     }
 
     #[test]

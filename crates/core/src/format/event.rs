@@ -81,6 +81,47 @@ pub enum What {
     TeamDone,
 }
 
+impl Event {
+    /// What happened, for a person: `needs-you (permission (Bash)) ← working`, `asks Bash
+    /// (perm-1)`, `team done`.
+    pub fn summary(&self) -> String {
+        let from = |from: Option<&str>| from.map(|f| format!(" ← {f}")).unwrap_or_default();
+        match &self.what {
+            What::Process { state, from: was } => {
+                format!("{}{}", state.as_str(), from(was.map(State::as_str)))
+            }
+            What::Activity {
+                state,
+                from: was,
+                why,
+            } => {
+                let why = why.as_ref().map(|w| format!(" ({w})")).unwrap_or_default();
+                format!("{}{why}{}", state.as_str(), from(was.map(Activity::as_str)))
+            }
+            What::Asked { request_id, what } => format!("asks {what} ({request_id})"),
+            What::Answered {
+                request_id,
+                allowed,
+                by,
+            } => {
+                let verdict = if *allowed { "allowed" } else { "denied" };
+                format!("{verdict} {request_id} by {by}")
+            }
+            What::TeamDone => "team done".to_owned(),
+        }
+    }
+
+    /// `08:01:02 bob needs-you (permission (Bash)) ← working`: the time of day (UTC) it
+    /// happened, whose, and what.
+    pub fn line(&self) -> String {
+        let time = self.at.get(11..19).unwrap_or(&self.at);
+        match &self.member {
+            Some(member) => format!("{time} {member} {}", self.summary()),
+            None => format!("{time} {}", self.summary()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,9 +143,14 @@ mod tests {
             r#"{"at":"2026-11-26T08:00:00.000Z","member":"bob","kind":"activity","state":"needs-you","from":"working","why":"permission (Bash)"}"#
         );
         assert_eq!(serde_json::from_str::<Event>(&line).unwrap(), event);
+        assert_eq!(
+            event.line(),
+            "08:00:00 bob needs-you (permission (Bash)) ← working"
+        );
         let done = r#"{"at":"2026-11-26T08:00:00.000Z","kind":"team-done"}"#;
         let parsed: Event = serde_json::from_str(done).unwrap();
         assert_eq!(parsed.what, What::TeamDone);
         assert_eq!(serde_json::to_string(&parsed).unwrap(), done);
+        assert_eq!(parsed.line(), "08:00:00 team done");
     }
 }

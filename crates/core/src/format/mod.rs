@@ -6,6 +6,7 @@
 pub mod config;
 pub mod event;
 pub mod message;
+pub mod notify;
 pub mod paste;
 pub mod permission_rule;
 pub mod settings;

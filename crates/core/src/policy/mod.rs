@@ -335,8 +335,8 @@ pub(crate) const RULES: [Rule; 19] = [
     ),
     rule(
         Action::Read,
-        "look at any member's inbox or history",
-        "inbox, watch, status, permission list, permission log",
+        "look at any member's inbox or history, or the team's events",
+        "inbox, watch, status, events, permission list, permission log",
         [Grant::Yes, Grant::Yes, Grant::Yes, Grant::Yes],
     ),
     rule(

@@ -5,8 +5,9 @@
 
 use std::io::{Read, Seek, SeekFrom};
 
+use crate::base::clock;
 use crate::error::{Error, Result};
-use crate::format::event::Event;
+use crate::format::event::{Event, What};
 use crate::store::durable::{append_lines_durably, open_existing, private_dir};
 use crate::store::paths::TeamPaths;
 
@@ -16,6 +17,22 @@ pub fn append(paths: &TeamPaths, event: &Event) -> Result<()> {
     let mut line = serde_json::to_vec(event).map_err(|err| Error::runtime(err.to_string()))?;
     line.push(b'\n');
     append_lines_durably(&paths.events(), &line)
+}
+
+/// Appends what happened now to `member` (none for the whole team). The change it tells is
+/// already made and durable: a stream that cannot take the line is logged, not the change undone.
+pub fn tell(paths: &TeamPaths, member: Option<&str>, what: What) {
+    let event = Event {
+        at: clock::timestamp_now(),
+        member: member.map(str::to_owned),
+        what,
+    };
+    if let Err(err) = append(paths, &event) {
+        tracing::warn!(
+            "cannot add to the event stream {}: {err}",
+            paths.events().display()
+        );
+    }
 }
 
 /// Where a reader of the stream has got to.
@@ -55,8 +72,14 @@ pub fn read_from(paths: &TeamPaths, from: Offset) -> Result<(Vec<Event>, Offset)
 mod tests {
     use super::*;
     use crate::format::config::State;
-    use crate::format::event::What;
-    use crate::store::team::fixture;
+    use crate::store::paths::Home;
+
+    /// A team's paths in a home of its own: the stream needs no team written.
+    fn team_paths() -> (tempfile::TempDir, TeamPaths) {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Home::new(dir.path().to_path_buf()).team("t");
+        (dir, paths)
+    }
 
     fn process(member: &str, state: State) -> Event {
         Event {
@@ -68,8 +91,8 @@ mod tests {
 
     #[test]
     fn a_reader_reads_on_from_its_offset_and_waits_for_a_whole_line() {
-        let (_dir, team) = fixture::team(&["bob"]);
-        let paths = team.paths();
+        let (_dir, paths) = team_paths();
+        let paths = &paths;
         assert_eq!(
             read_from(paths, Offset::default()).unwrap(),
             (vec![], Offset(0))
@@ -95,8 +118,8 @@ mod tests {
 
     #[test]
     fn a_stream_begun_again_is_read_from_its_start() {
-        let (_dir, team) = fixture::team(&["bob"]);
-        let paths = team.paths();
+        let (_dir, paths) = team_paths();
+        let paths = &paths;
         append(paths, &process("bob", State::Running)).unwrap();
         append(paths, &process("bob", State::Exited)).unwrap();
         let (_, offset) = read_from(paths, Offset::default()).unwrap();

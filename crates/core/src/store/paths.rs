@@ -303,6 +303,7 @@ const LAUNCH_LOCK_FILE: &str = ".launch.flock";
 const PERMISSION_ANSWERS_FILE: &str = "permissions.jsonl";
 const PERMISSION_ANSWERS_LOCK_FILE: &str = ".permissions.flock";
 const EVENTS_FILE: &str = "events.jsonl";
+const NOTIFY_FILE: &str = "notify.toml";
 const INBOX_SUFFIX: &str = ".json";
 const HISTORY_SUFFIX: &str = ".jsonl";
 const LOG_SUFFIX: &str = ".log";
@@ -717,6 +718,33 @@ impl RuntimePaths {
 }
 
 /// Claude Code's own folder (docs/ARCHITECTURE.md, "Peers"): `$CLAUDE_CONFIG_DIR`, else
+/// `~/.config/swarm` (`$XDG_CONFIG_HOME/swarm`): the person's own settings for every team.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserConfig {
+    dir: PathBuf,
+}
+
+impl UserConfig {
+    /// From `$XDG_CONFIG_HOME` and `$HOME` (unset or empty: none); `None` with neither.
+    pub fn current() -> Option<Self> {
+        let config = std::env::var_os("XDG_CONFIG_HOME").filter(|dir| !dir.is_empty());
+        let dir = match config {
+            Some(dir) => PathBuf::from(dir),
+            None => {
+                PathBuf::from(std::env::var_os("HOME").filter(|h| !h.is_empty())?).join(".config")
+            }
+        };
+        Some(Self {
+            dir: dir.join("swarm"),
+        })
+    }
+
+    /// `notify.toml`: the `[notify]` keys of every team, under each team file's own.
+    pub fn notify(&self) -> PathBuf {
+        self.dir.join(NOTIFY_FILE)
+    }
+}
+
 /// `~/.claude`. swarm only reads there: the records of the person's live sessions
 /// (`sessions/<pid>.json`) and the keys of their sockets
 /// (`sessions/<pid>.<sha256 of the socket's path, hex>.key`).

@@ -5,7 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::format::event::What;
 use crate::store::durable::{append_lines_durably, private_dir, read_if_exists};
+use crate::store::events;
 use crate::store::lock::Flock;
 use crate::store::paths::TeamPaths;
 
@@ -62,6 +64,15 @@ pub fn answer_once<R>(
     let mut line = serde_json::to_vec(&answer).map_err(|err| Error::runtime(err.to_string()))?;
     line.push(b'\n');
     append_lines_durably(&paths.permission_answers(), &line)?;
+    events::tell(
+        paths,
+        Some(&answer.member),
+        What::Answered {
+            request_id: answer.request_id,
+            allowed: answer.allowed,
+            by: answer.by,
+        },
+    );
     Ok(sent)
 }
 
@@ -125,5 +136,17 @@ mod tests {
             .map(|a| a.request_id)
             .collect();
         assert_eq!(ids, ["perm-1", "perm-2"]);
+        let (told, _) = events::read_from(paths, events::Offset::default()).unwrap();
+        let answered: Vec<(Option<String>, What)> =
+            told.into_iter().map(|e| (e.member, e.what)).collect();
+        let event = |id: &str| {
+            let what = What::Answered {
+                request_id: id.into(),
+                allowed: true,
+                by: "team-lead".into(),
+            };
+            (Some("bob".to_owned()), what)
+        };
+        assert_eq!(answered, [event("perm-1"), event("perm-2")]);
     }
 }

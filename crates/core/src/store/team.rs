@@ -10,8 +10,10 @@ use std::time::Duration;
 use crate::base::clock;
 use crate::base::names::closest;
 use crate::error::{Error, Result};
-use crate::format::config::TeamConfig;
+use crate::format::config::{State, TeamConfig};
+use crate::format::event::What;
 use crate::store::durable::{atomic_write, private_dir, read_if_exists, read_to_rewrite};
+use crate::store::events;
 use crate::store::lock::{self, FileLock};
 use crate::store::mailbox::Mailbox;
 use crate::store::paths::{Home, TeamPaths};
@@ -163,6 +165,7 @@ impl Team {
             .map(serde_json::to_value)
             .transpose()
             .map_err(|err| Error::runtime(err.to_string()))?;
+        let states_before = existing.as_ref().map(states).unwrap_or_default();
         let (result, replacement) = change(existing)?;
         // An unchanged config is not rewritten: every rewrite wakes everyone watching the file.
         let unchanged = |config: &TeamConfig| {
@@ -175,9 +178,58 @@ impl Team {
                 serde_json::to_writer_pretty(&mut *out, &config)?;
                 Ok(())
             })?;
+            // Under the lock, so the stream has the changes in the order they were made.
+            self.tell_changes(&states_before, &states(&config));
         }
         after_write(&result)?;
         Ok(result)
+    }
+}
+
+/// Each member's recorded process state, in roster order, and whether it runs a program.
+fn states(config: &TeamConfig) -> Vec<(String, Option<State>, bool)> {
+    config
+        .members
+        .iter()
+        .map(|member| (member.name.clone(), member.state, member.argv.is_some()))
+        .collect()
+}
+
+/// Whether every member that runs a program has ended (and there is one): a member not yet
+/// started has no state, and has not ended.
+fn all_ended(states: &[(String, Option<State>, bool)]) -> bool {
+    let programs: Vec<Option<State>> = states
+        .iter()
+        .filter(|(_, _, runs)| *runs)
+        .map(|(_, state, _)| *state)
+        .collect();
+    !programs.is_empty()
+        && programs
+            .iter()
+            .all(|state| state.is_some_and(State::is_final))
+}
+
+impl Team {
+    /// Appends to the event stream one line per member whose state changed from `before` to
+    /// `after`, and the team's end when this change ended it.
+    fn tell_changes(
+        &self,
+        before: &[(String, Option<State>, bool)],
+        after: &[(String, Option<State>, bool)],
+    ) {
+        for (name, state, _) in after {
+            let Some(state) = *state else { continue };
+            let from = before
+                .iter()
+                .find(|(was, _, _)| was == name)
+                .and_then(|(_, from, _)| *from);
+            if from != Some(state) {
+                events::tell(&self.paths, Some(name), What::Process { state, from });
+            }
+        }
+        if all_ended(after) && !all_ended(before) {
+            events::tell(&self.paths, None, What::TeamDone);
+        }
     }
 }
 
@@ -241,7 +293,6 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::format::config::State;
 
     const CLAUDE_CONFIG: &str = r#"{
   "name": "demo",
@@ -325,5 +376,47 @@ mod tests {
         assert!(err.message().contains("teams: alpha"), "{}", err.message());
         let again = Team::create(&home, &config, false).unwrap_err();
         assert_eq!(again.kind(), crate::error::ErrorKind::Usage);
+    }
+
+    #[test]
+    fn each_change_of_a_members_state_is_one_event_and_the_teams_end_one_more() {
+        use crate::format::event::{Event, What};
+        use crate::store::events::{Offset, read_from};
+
+        let (_dir, team) = fixture::team(&["bob", "carol"]);
+        let set = |name: &str, state: State| {
+            team.update(|config| {
+                for member in &mut config.members {
+                    if member.name == name {
+                        member.state = Some(state);
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+        };
+        set("bob", State::Running);
+        set("bob", State::Running);
+        set("carol", State::Running);
+        set("bob", State::Exited);
+        set("carol", State::Failed);
+        set("carol", State::Failed);
+        let (events, _) = read_from(team.paths(), Offset::default()).unwrap();
+        let seen: Vec<(Option<String>, What)> = events
+            .into_iter()
+            .map(|Event { member, what, .. }| (member, what))
+            .collect();
+        let process =
+            |name: &str, state, from| (Some(name.to_owned()), What::Process { state, from });
+        assert_eq!(
+            seen,
+            [
+                process("bob", State::Running, None),
+                process("carol", State::Running, None),
+                process("bob", State::Exited, Some(State::Running)),
+                process("carol", State::Failed, Some(State::Running)),
+                (None, What::TeamDone),
+            ]
+        );
     }
 }

@@ -14,6 +14,7 @@ use serde::Deserialize;
 use crate::base::names::{Name, closest};
 use crate::error::{Error, Result};
 use crate::format::config::DEFAULT_LEAD;
+use crate::format::notify::{Notify, NotifyKeys};
 pub use crate::format::paste::{PasteFormat, delivery_with};
 use crate::format::permission_rule::{RuleTexts, Rules};
 pub use crate::format::settings::{Color, EnvPolicy, Profile};
@@ -22,7 +23,7 @@ use crate::launch::argv::{default_inherit, detect_profile};
 use crate::launch::environment::check_policy;
 use crate::launch::layout::Layout;
 use crate::policy::PERSON;
-use crate::store::paths::absolute;
+use crate::store::paths::{UserConfig, absolute};
 
 #[derive(Debug, Clone)]
 pub struct TeamFile {
@@ -43,6 +44,8 @@ pub struct TeamFile {
     pub tasks: Vec<TaskSpec>,
     /// The `[cluster]` table: the NATS server of a team across machines.
     pub cluster: ClusterSpec,
+    /// The `[notify]` table as written: [`TeamFile::notify`] puts it over the person's own.
+    pub(crate) notify_keys: NotifyKeys,
 }
 
 /// The `[cluster]` table, a relative `creds` made absolute. A password or token is never in a
@@ -137,6 +140,8 @@ struct RawTeam {
     task: Vec<RawTask>,
     #[serde(default)]
     cluster: ClusterSpec,
+    #[serde(default)]
+    notify: NotifyKeys,
     #[serde(default)]
     permissions: RuleTexts,
     permissions_via: Option<String>,
@@ -237,6 +242,8 @@ pub enum Section {
     Task,
     /// `[cluster]`.
     Cluster,
+    /// `[notify]`.
+    Notify,
 }
 
 /// One key a team file may hold: what it is, its type, its default and its meaning, and for a
@@ -383,6 +390,13 @@ pub const KEYS: &[KeyDoc] = &[
         "table",
         "none: the team runs on one host",
         "The NATS server of a team across machines: the keys under [cluster].",
+    ),
+    key(
+        Section::Team,
+        "notify",
+        "table",
+        "bell on, for needs-you, stalled, failed and done",
+        "How a person who is not looking hears that a member needs them: the keys under [notify], over those of ~/.config/swarm/notify.toml.",
     ),
     key(
         Section::Team,
@@ -670,6 +684,48 @@ pub const KEYS: &[KeyDoc] = &[
         PATH,
         "none",
         "A .creds file to log in with, relative to the team file's folder. A user and password (SWARM_NATS_USER, SWARM_NATS_PASSWORD) or a token (SWARM_NATS_TOKEN) come from the environment only, never from a file.",
+    ),
+    key(
+        Section::Notify,
+        "bell",
+        "boolean",
+        "true",
+        "The team's tmux window gets the option @swarm-needs-you (the members whose last alert was needs-you or stalled; unset at none, for a status line's #{@swarm-needs-you}), and every client attached to its session is told the alert (display-message).",
+    ),
+    key(
+        Section::Notify,
+        "desktop",
+        "boolean",
+        "false",
+        "A desktop notification per alert: notify-send where it is on PATH, else OSC 9 written to the terminal of every client attached to the team's session.",
+    ),
+    key(
+        Section::Notify,
+        "webhook",
+        "string, an http:// or https:// URL",
+        "none",
+        "A JSON POST per alert ({team, text, alert, event}), from a queue of its own: retried with backoff (1, 2, 4, 8 s) after a failure or a 5xx, never holding anything else up. Shown everywhere as its host alone, what follows masked.",
+    ),
+    key(
+        Section::Notify,
+        "format",
+        "\"json\" or \"slack\"",
+        "\"json\"",
+        "The webhook's body: swarm's JSON, or {\"text\"} as a Slack incoming webhook takes it.",
+    ),
+    key(
+        Section::Notify,
+        "command",
+        "array of strings",
+        "none",
+        "A program run per alert with its JSON ({team, text, alert, event}) on stdin.",
+    ),
+    key(
+        Section::Notify,
+        "events",
+        "array of: needs-you, stalled, failed, idle, done",
+        "[\"needs-you\", \"stalled\", \"failed\", \"done\"]",
+        "Which changes alert: a member waits on a decision, has gone quiet holding work, ended badly, finished its turn (noisy), or the whole team ended. One alert per member per change; a member with more than 3 in a minute is told once more when the minute is over, with how many changes it made.",
     ),
 ];
 
@@ -962,6 +1018,7 @@ impl TeamFile {
         }
 
         let tasks = check_tasks(raw.task, &seen, source)?;
+        raw.notify.clone().settle().map_err(invalid)?;
         let cluster = ClusterSpec {
             nats: raw.cluster.nats,
             creds: raw.cluster.creds.map(|creds| resolve(&base, Some(&creds))),
@@ -980,6 +1037,30 @@ impl TeamFile {
             members,
             tasks,
             cluster,
+            notify_keys: raw.notify,
+        })
+    }
+
+    /// The team's alerts: its `[notify]` keys over those of `~/.config/swarm/notify.toml`
+    /// (`$XDG_CONFIG_HOME/swarm/notify.toml`), key by key. A bad key in either is refused (exit
+    /// 2), named by its file.
+    pub fn notify(&self) -> Result<Notify> {
+        let mine = match UserConfig::current().map(|dir| dir.notify()) {
+            Some(path) => match std::fs::read_to_string(&path) {
+                Ok(text) => toml::from_str::<NotifyKeys>(&text).map_err(|err| {
+                    let message = err.message().trim_end().replace('\n', " ");
+                    Error::usage(format!("{}: {message}", path.display()))
+                })?,
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => NotifyKeys::default(),
+                Err(err) => return Err(Error::io_on_named("read", &path, err)),
+            },
+            None => NotifyKeys::default(),
+        };
+        self.notify_keys.clone().over(mine).settle().map_err(|why| {
+            Error::usage(why).with_hint(format!(
+                "fix [notify] in {} or ~/.config/swarm/notify.toml",
+                self.path.display()
+            ))
         })
     }
 }
@@ -1315,6 +1396,7 @@ mod tests {
             (Section::Member, fields_of::<MemberKeys>()),
             (Section::Task, fields_of::<RawTask>()),
             (Section::Cluster, fields_of::<ClusterSpec>()),
+            (Section::Notify, fields_of::<NotifyKeys>()),
         ] {
             let parsed: BTreeSet<&str> = fields.iter().copied().collect();
             let documented: BTreeSet<&str> = KEYS

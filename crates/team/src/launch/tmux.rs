@@ -406,19 +406,41 @@ impl Tmux {
     /// Shows on `window` how many permission asks wait, as its `@swarm-asks` option (a status
     /// line can show `#{@swarm-asks}`), unset when none does.
     pub(crate) fn flag_asks(&self, window: &str, waiting: usize) -> Result<()> {
-        let argv = if waiting == 0 {
-            args(["set-option", "-w", "-u", "-t", window, "@swarm-asks"])
-        } else {
-            args([
-                "set-option",
-                "-w",
-                "-t",
-                window,
-                "@swarm-asks",
-                &waiting.to_string(),
-            ])
+        let count = (waiting > 0).then(|| waiting.to_string());
+        self.flag(window, "@swarm-asks", count.as_deref())
+    }
+
+    /// Names on `window` the members an alert says need the person (`@swarm-needs-you`, space
+    /// between names), unset when none does.
+    pub(crate) fn flag_needs_you(&self, window: &str, members: &[String]) -> Result<()> {
+        let names = (!members.is_empty()).then(|| members.join(" "));
+        self.flag(window, "@swarm-needs-you", names.as_deref())
+    }
+
+    /// Sets window option `option` of `window` to `value`, or unsets it.
+    fn flag(&self, window: &str, option: &str, value: Option<&str>) -> Result<()> {
+        let argv = match value {
+            Some(value) => args(["set-option", "-w", "-t", window, option, value]),
+            None => args(["set-option", "-w", "-u", "-t", window, option]),
         };
         self.run(&argv).map(drop)
+    }
+
+    /// The terminals of the clients attached to `session` (`/dev/pts/3`): where a desktop
+    /// notification goes as an escape sequence when nothing else can show it.
+    pub(crate) fn client_ttys(&self, session: &str) -> Result<Vec<PathBuf>> {
+        let ttys = self.run(&args([
+            "list-clients",
+            "-t",
+            session,
+            "-F",
+            "#{client_tty}",
+        ]))?;
+        Ok(ttys
+            .lines()
+            .filter(|tty| !tty.is_empty())
+            .map(PathBuf::from)
+            .collect())
     }
 
     /// Shows `text` on the status line of every client attached to `session`; none attached,

@@ -6,6 +6,7 @@
 use crate::base::clock;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
+use crate::format::event::What;
 use crate::format::structured::{
     PlanApprovalResponse, ShutdownApproved, ShutdownRejected, Structured, request_subject,
 };
@@ -13,6 +14,7 @@ use crate::member::reach::Reach;
 use crate::member::seal;
 use crate::policy::{self, Action, Caller};
 use crate::protocol::exchange;
+use crate::store::events;
 use crate::store::team::Team;
 
 /// The lead's side's answer to a plan.
@@ -55,6 +57,15 @@ pub fn plan(
         plan_digest: None,
     });
     seal::request(team, reach, config, caller, &subject, &message)?;
+    events::tell(
+        team.paths(),
+        Some(&subject),
+        What::Answered {
+            request_id: request_id.to_owned(),
+            allowed: approved,
+            by: me.to_string(),
+        },
+    );
     retire(team, me.as_str(), request_id);
     Ok(subject)
 }

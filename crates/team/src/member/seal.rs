@@ -22,6 +22,7 @@ use crate::base::text::derive_summary;
 use crate::error::{Error, Result};
 pub use crate::format::config::{Member, State, TeamConfig};
 use crate::format::message::{InboxMessage, check_text_size};
+use crate::format::notify::Notify;
 use crate::format::permission_rule::Rules;
 use crate::format::signature::{self, FIELD};
 pub use crate::format::structured::Structured;
@@ -47,9 +48,18 @@ pub fn make_key(
     member: &str,
     rules: &Rules,
     cwd: &Path,
+    notify: Option<&Notify>,
 ) -> Result<String> {
-    // Claude Code refuses entries older than this less 2 minutes: the moment of launch.
-    signer::create_key(home, team, lead, member, clock::now_ms(), rules, cwd)
+    let ask = signer::Ask::Create {
+        team: team.to_owned(),
+        member: member.to_owned(),
+        // Claude Code refuses entries older than this less 2 minutes: the moment of launch.
+        since_ms: clock::now_ms(),
+        rules: rules.clone(),
+        cwd: cwd.to_path_buf(),
+        notify: notify.cloned(),
+    };
+    signer::create_key(home, lead, &ask)
 }
 
 /// Gives teammate `member` a new key pair ([`make_key`]): its public key goes into its argv,
@@ -63,7 +73,15 @@ pub fn give_key(
 ) -> Result<()> {
     // A spawned member has no rules: every ask it makes is asked.
     let cwd = PathBuf::from(&member.cwd);
-    let key = make_key(home, team, lead, &member.name, &Rules::default(), &cwd)?;
+    let key = make_key(
+        home,
+        team,
+        lead,
+        &member.name,
+        &Rules::default(),
+        &cwd,
+        None,
+    )?;
     keys::apply(member, env, &key);
     Ok(())
 }

@@ -81,6 +81,8 @@ struct Served {
     lead: String,
     /// When this agent started, in Unix ms: a key made for a launch before then is not here.
     started_ms: u64,
+    /// The team's alerts, as `up` last gave them with a key.
+    notify: alert::Settings,
 }
 
 /// Runs the agent of `team` until it is no longer needed (`reach` tells where its members run).
@@ -126,6 +128,7 @@ pub fn serve(home: &Home, reach: Box<dyn Reach>, team: &str, lead: &str) -> Resu
         team: team.to_owned(),
         lead: lead.to_owned(),
         started_ms: clock::now_ms(),
+        notify: Arc::default(),
     };
     let keys: Keys = Arc::default();
     let reach: Arc<dyn Reach> = Arc::from(reach);
@@ -136,7 +139,12 @@ pub fn serve(home: &Home, reach: Box<dyn Reach>, team: &str, lead: &str) -> Resu
     }
     {
         let (served, keys) = (served.clone(), Arc::clone(&keys));
-        let alert = alert::start(served.home.clone(), served.team.clone(), Arc::clone(&reach));
+        let alert = alert::start(
+            served.home.clone(),
+            served.team.clone(),
+            Arc::clone(&reach),
+            Arc::clone(&served.notify),
+        );
         std::thread::spawn(move || {
             let team = rules::Served {
                 home: &served.home,
@@ -254,8 +262,12 @@ fn answer(
             since_ms,
             rules,
             cwd,
+            notify,
             ..
         } => {
+            if let Some(notify) = notify {
+                *served.notify.lock().unwrap_or_else(PoisonError::into_inner) = notify;
+            }
             let pair = KeyPair::generate(since_ms);
             let public = pair.public().encode();
             let held = Held {

@@ -26,6 +26,7 @@ use serde_json::Value;
 use crate::base::process::Pinned;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::{InboxMessage, MAX_ANSWER_BYTES};
+use crate::format::notify::Notify;
 use crate::format::permission_rule::Rules;
 use crate::member::identity;
 use crate::peer::runtime_dir;
@@ -53,6 +54,9 @@ pub(crate) enum Ask {
         rules: Rules,
         #[serde(default)]
         cwd: PathBuf,
+        /// The team's alerts, given at `up`; none keeps those the agent holds.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        notify: Option<Notify>,
     },
     /// The `lead_sig` of `message` for `member`, whose public key is `key`.
     Sign {
@@ -114,30 +118,16 @@ fn agent_id(home: &Home, team: &str) -> Result<String> {
     Ok(format!("{:x}-{:x}-{hash:016x}", meta.dev(), meta.ino()))
 }
 
-/// A new key pair for `member` of `team` (whose lead is `lead`), launched at `since_ms`, made by
-/// the team's agent, started if it is not running; the agent answers the member's permission
-/// asks that `rules` match (its paths relative to `cwd`). Its public key,
-/// `<ms>.<base64url SPKI>`.
-pub(crate) fn create_key(
-    home: &Home,
-    team: &str,
-    lead: &str,
-    member: &str,
-    since_ms: u64,
-    rules: &Rules,
-    cwd: &Path,
-) -> Result<String> {
-    let ask = Ask::Create {
-        team: team.to_owned(),
-        member: member.to_owned(),
-        since_ms,
-        rules: rules.clone(),
-        cwd: cwd.to_path_buf(),
-    };
-    let made = match call(home, team, lead, &ask) {
+/// A new key pair, as `ask` (an [`Ask::Create`]) describes it, made by the agent of the team of
+/// lead `lead`, started if it is not running; the agent answers the member's permission asks that
+/// its rules match (their paths relative to its `cwd`). Its public key, `<ms>.<base64url SPKI>`.
+pub(crate) fn create_key(home: &Home, lead: &str, ask: &Ask) -> Result<String> {
+    let (Ask::Create { team, member, .. } | Ask::Sign { team, member, .. }) = ask;
+    let team = team.as_str();
+    let made = match call(home, team, lead, ask) {
         Err(err) if err.kind() == ErrorKind::NotFound => {
             start(home, team, lead)?;
-            call(home, team, lead, &ask)
+            call(home, team, lead, ask)
         }
         other => other,
     };
@@ -298,7 +288,17 @@ fn start(home: &Home, team: &str, lead: &str) -> Result<()> {
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         // Nothing else of the caller's environment: no LD_PRELOAD, no test hooks.
-        for key in ["PATH", "HOME", "XDG_RUNTIME_DIR", "LANG", "RUST_LOG"] {
+        // The desktop's own, for `notify-send` ("Alerts").
+        for key in [
+            "PATH",
+            "HOME",
+            "XDG_RUNTIME_DIR",
+            "LANG",
+            "RUST_LOG",
+            "DISPLAY",
+            "WAYLAND_DISPLAY",
+            "DBUS_SESSION_BUS_ADDRESS",
+        ] {
             if let Some(value) = std::env::var_os(key) {
                 command.env(key, value);
             }

@@ -86,7 +86,7 @@ pub(super) fn answer_asks(
 
 /// Returns once directory `dir` exists, woken by the one watcher on its nearest existing
 /// ancestor (the team is written after its first key is made).
-fn appeared(dir: &Path) -> Result<()> {
+pub(super) fn appeared(dir: &Path) -> Result<()> {
     loop {
         if dir.is_dir() {
             return Ok(());
