@@ -5,7 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::store::durable::{append_lines_durably, private_dir, read_if_exists};
+use crate::store::durable::{
+    LineOffset, append_lines_durably, private_dir, read_if_exists, whole_lines_from,
+};
 use crate::store::lock::Flock;
 use crate::store::paths::TeamPaths;
 
@@ -35,11 +37,26 @@ pub fn answers(paths: &TeamPaths) -> Result<Vec<PermissionAnswer>> {
     let Some(bytes) = read_if_exists(&paths.permission_answers())? else {
         return Ok(Vec::new());
     };
-    Ok(bytes
+    Ok(parse(&bytes))
+}
+
+/// The answers recorded since `from`, oldest first, and where to read on from: a reader that
+/// keeps looking (the rules thread) reads each line once. A line still being appended is read
+/// next time; a record begun again is read from its start.
+pub fn answers_since(
+    paths: &TeamPaths,
+    from: LineOffset,
+) -> Result<(Vec<PermissionAnswer>, LineOffset)> {
+    let (bytes, next) = whole_lines_from(&paths.permission_answers(), from)?;
+    Ok((parse(&bytes), next))
+}
+
+fn parse(bytes: &[u8]) -> Vec<PermissionAnswer> {
+    bytes
         .split(|b| *b == b'\n')
         .filter(|line| !line.is_empty())
         .filter_map(|line| serde_json::from_slice(line).ok())
-        .collect())
+        .collect()
 }
 
 /// Answers ask `request_id` once: under the lock, refuses (exit 2) an ask already answered, else

@@ -21,6 +21,7 @@ use crate::member::reach::Reach;
 use crate::member::seal;
 use crate::policy::{self, Action, Caller};
 use crate::protocol::exchange;
+use crate::store::durable::LineOffset;
 use crate::store::permissions::{self, PermissionAnswer};
 use crate::store::team::Team;
 
@@ -226,6 +227,56 @@ pub(crate) fn unanswered(team: &Team, config: &TeamConfig) -> Result<Vec<Ask>> {
         .collect())
 }
 
+/// The unanswered asks for a reader that keeps looking (the signing agent's rules thread): each
+/// look reads the lead's inbox, which holds only what nobody has taken from it, and of its history
+/// and the record of answers only what they gained since the look before. A lead with a long
+/// history costs no more to look at than one without.
+#[derive(Debug, Default)]
+pub(crate) struct AskFeed {
+    history_at: u64,
+    answers_at: LineOffset,
+    answered: HashSet<String>,
+    /// Every ask read so far, by request id.
+    known: HashSet<String>,
+    /// The asks read and not answered, in the order they were first read.
+    waiting: Vec<Ask>,
+}
+
+impl AskFeed {
+    /// What [`unanswered`] would return now, whether or not the members still run.
+    pub(crate) fn unanswered(&mut self, team: &Team, config: &TeamConfig) -> Result<Vec<Ask>> {
+        let mailbox = team.mailbox(config.lead_name());
+        // The inbox first: a message taken from it after this read is in the history read next.
+        let unread = mailbox.messages()?;
+        let (mut delivered, next) = mailbox.history_since(self.history_at)?;
+        self.history_at = if next < self.history_at {
+            // Begun again: what it holds now is read whole; an ask read before is known.
+            let (whole, next) = mailbox.history_since(0)?;
+            delivered = whole;
+            next
+        } else {
+            next
+        };
+        for ask in delivered.iter().chain(&unread).filter_map(Ask::of) {
+            if self.known.insert(ask.request_id().to_owned()) {
+                self.waiting.push(ask);
+            }
+        }
+        let (answers, next) = permissions::answers_since(team.paths(), self.answers_at)?;
+        if next < self.answers_at {
+            // The record was begun again: only what it holds now is answered.
+            self.answered.clear();
+        }
+        self.answers_at = next;
+        self.answered
+            .extend(answers.into_iter().map(|answer| answer.request_id));
+        let answered = &self.answered;
+        self.waiting
+            .retain(|ask| !answered.contains(ask.request_id()));
+        Ok(self.waiting.clone())
+    }
+}
+
 /// Answers `ask` as team rule `rule` says, from the lead (docs/ARCHITECTURE.md, "Permission
 /// rules"): the same signed answer and the same record as `permission allow|deny`, recorded as
 /// given by `rule: <rule>`.
@@ -389,4 +440,92 @@ pub(crate) fn answering<R>(
         };
         Ok((sent, answer))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+    use crate::store::team::fixture;
+
+    /// `member`'s ask `id`, as Claude Code writes it into the lead's inbox.
+    fn ask(member: &str, id: &str) -> InboxMessage {
+        let request = json!({
+            "type": "permission_request", "request_id": id, "agent_id": member,
+            "tool_name": "Bash", "tool_use_id": format!("toolu_{id}"), "description": "",
+            "input": {"command": "make"}, "permission_suggestions": []
+        });
+        InboxMessage::new(member, &request.to_string(), None, None)
+    }
+
+    fn ids(asks: &[Ask]) -> Vec<&str> {
+        asks.iter().map(Ask::request_id).collect()
+    }
+
+    fn recorded(team: &Team, id: &str) {
+        permissions::answer_once(team.paths(), id, || {
+            let answer = PermissionAnswer {
+                request_id: id.into(),
+                member: "bob".into(),
+                tool: "Bash".into(),
+                allowed: true,
+                always: false,
+                reason: None,
+                by: "team-lead".into(),
+                at: "2026-11-26T08:00:00.000Z".into(),
+            };
+            Ok(((), answer))
+        })
+        .unwrap();
+    }
+
+    /// The feed reads on from where it was, and misses no ask: one in the inbox, one the lead took
+    /// into its history between two looks, one in a history begun again; an answered ask leaves it,
+    /// and each agrees with a whole read (`unanswered`).
+    #[test]
+    fn the_feed_of_asks_reads_only_what_is_new_and_misses_none() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        let config = team.load().unwrap();
+        let lead = team.mailbox("team-lead");
+        let mut feed = AskFeed::default();
+        let look = |feed: &mut AskFeed| {
+            let fed = feed.unanswered(&team, &config).unwrap();
+            let whole = unanswered(&team, &config).unwrap();
+            assert_eq!(ids(&fed), ids(&whole), "the feed and a whole read differ");
+            fed
+        };
+        let look_on = |feed: &mut AskFeed| feed.unanswered(&team, &config).unwrap();
+        assert!(look(&mut feed).is_empty());
+
+        lead.append(&[ask("bob", "perm-1")]).unwrap();
+        assert_eq!(ids(&look(&mut feed)), ["perm-1"]);
+
+        // The lead takes perm-1 and perm-2 (which arrived meanwhile) into its history; perm-3
+        // waits in the inbox.
+        lead.append(&[ask("bob", "perm-2")]).unwrap();
+        lead.consume(None, |_| true).unwrap();
+        lead.append(&[ask("bob", "perm-3")]).unwrap();
+        assert_eq!(ids(&look(&mut feed)), ["perm-1", "perm-2", "perm-3"]);
+
+        recorded(&team, "perm-1");
+        recorded(&team, "perm-3");
+        assert_eq!(ids(&look(&mut feed)), ["perm-2"]);
+
+        // A history emptied and begun again with an ask of its own, shorter than before: the
+        // feed still holds perm-2, which a whole read no longer finds.
+        fs::write(
+            lead.history_path(),
+            format!(
+                "{}\n",
+                serde_json::to_string(&ask("bob", "perm-4")).unwrap()
+            ),
+        )
+        .unwrap();
+        assert_eq!(ids(&look_on(&mut feed)), ["perm-2", "perm-4"]);
+        // An ask whose envelope is not from the member it names is none.
+        let forged = InboxMessage::new("carol", ask("bob", "perm-6").text(), None, None);
+        lead.append(&[ask("bob", "perm-5"), forged]).unwrap();
+        assert_eq!(ids(&look_on(&mut feed)), ["perm-2", "perm-4", "perm-5"]);
+    }
 }
