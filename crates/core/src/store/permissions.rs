@@ -24,6 +24,9 @@ pub struct PermissionAnswer {
     /// Allowed with the ask's suggestions kept as rules (`allow --always`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub always: bool,
+    /// The permission mode the answer set the teammate in (`allow --mode`, `swarm mode`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Who answered: the name the answer went out under, and who gave it when that differs.
@@ -108,6 +111,7 @@ mod tests {
             tool: "Bash".into(),
             allowed: true,
             always: false,
+            mode: None,
             reason: None,
             by: "team-lead".into(),
             at: "2026-01-01T00:00:00.000Z".into(),

@@ -12,6 +12,7 @@ use crate::base::clock;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::format::message::InboxMessage;
+use crate::format::settings::PermissionMode;
 use crate::format::structured::{
     PermissionGrant, PermissionRequest, PermissionResponse, PermissionVerdict,
     SandboxPermissionRequest, SandboxPermissionResponse, Structured,
@@ -27,6 +28,9 @@ use crate::store::team::Team;
 
 /// The tool name a sandbox host ask is listed under.
 pub(crate) const NETWORK: &str = "network";
+
+/// The `permission_updates` entry that sets the teammate's permission mode.
+const SET_MODE: &str = "setMode";
 
 /// What a teammate asked for.
 #[derive(Debug, Clone, PartialEq)]
@@ -164,9 +168,27 @@ pub enum Verdict {
     Allow {
         always: bool,
     },
+    /// Allowed, and the teammate's permission mode set to `mode` by the answer: Claude Code's
+    /// `setMode` update, which a teammate applies from its lead's answer (it drops every
+    /// `mode_set_request` from its inbox).
+    AllowInMode {
+        always: bool,
+        mode: PermissionMode,
+    },
     Deny {
         reason: Option<String>,
     },
+}
+
+impl Verdict {
+    /// Whether it allows: the suggestions kept, and the mode set.
+    fn allows(&self) -> Option<(bool, Option<PermissionMode>)> {
+        match self {
+            Self::Allow { always } => Some((*always, None)),
+            Self::AllowInMode { always, mode } => Some((*always, Some(*mode))),
+            Self::Deny { .. } => None,
+        }
+    }
 }
 
 /// Answers ask `request_id` as `caller`: refused (exit 2) to a teammate, for an ask already
@@ -191,10 +213,26 @@ pub fn answer(
             ))
             .with_hint("`swarm permission list` shows the asks waiting for an answer")
         })?;
-    if let (Request::Host(_), Verdict::Allow { always: true }) = (&ask.request, &verdict) {
-        return Err(Error::usage(format!(
-            "{request_id} asks to reach a host: there is nothing to allow always (allow it without --always)"
-        )));
+    if let (Request::Host(_), Some((always, mode))) = (&ask.request, verdict.allows()) {
+        if always {
+            return Err(Error::usage(format!(
+                "{request_id} asks to reach a host: there is nothing to allow always (allow it without --always)"
+            )));
+        }
+        if mode.is_some() {
+            return Err(Error::usage(format!(
+                "{request_id} asks to reach a host: its answer carries no permission mode (allow it without --mode)"
+            )));
+        }
+    }
+    if let Verdict::AllowInMode {
+        mode: PermissionMode::BypassPermissions,
+        ..
+    } = verdict
+    {
+        return Err(Error::usage(
+            "Claude Code takes bypassPermissions from its lead only when it was launched in that mode, and then it is in it already: nothing would change",
+        ));
     }
     let member = ask.member().to_owned();
     let observed = Observed::take(team, reach)?;
@@ -211,6 +249,49 @@ pub fn answer(
         &ask,
         &verdict,
         caller.name().to_string(),
+    )
+}
+
+/// Sets `member`'s permission mode to `mode` the one way Claude Code takes a mode from its lead:
+/// with the answer to an ask. Allows `member`'s oldest pending ask to use a tool, its answer
+/// carrying the mode ([`Verdict::AllowInMode`]); when none waits, nothing is sent and it is not
+/// found (exit 3), as a `mode_set_request` would be dropped unread.
+pub fn set_mode(
+    team: &Team,
+    reach: &dyn Reach,
+    caller: &Caller,
+    member: &str,
+    mode: PermissionMode,
+) -> Result<PermissionAnswer> {
+    let config = team.load()?;
+    policy::allow(&config, caller, Action::AnswerPermission)?;
+    if config.member(member).is_none() {
+        return Err(Error::not_found(format!(
+            "{member} is not a member of team {}",
+            config.name
+        )));
+    }
+    let oldest = pending(team, reach)?
+        .into_iter()
+        .find(|ask| ask.member() == member && matches!(ask.request, Request::Tool(_)))
+        .ok_or_else(|| {
+            Error::not_found(format!(
+                "{member} has no permission ask waiting: Claude Code takes a new mode only with the answer to one, and drops a mode sent on its own"
+            ))
+            .with_hint(
+                "`swarm wait --decision` returns when one waits; `swarm permission allow ID --mode MODE` answers a given one",
+            )
+            .with_reason("none_waiting")
+        })?;
+    answer(
+        team,
+        reach,
+        caller,
+        oldest.request_id(),
+        Verdict::AllowInMode {
+            always: false,
+            mode,
+        },
     )
 }
 
@@ -324,7 +405,9 @@ fn send_answer(
         let message = response(ask, verdict, caller);
         seal::request(team, reach, config, caller, &member, &message)?;
         let (allowed, always, reason) = match verdict {
-            Verdict::Allow { always } => (true, *always, None),
+            Verdict::Allow { always } | Verdict::AllowInMode { always, .. } => {
+                (true, *always, None)
+            }
             Verdict::Deny { reason } => (false, false, reason.clone()),
         };
         let answer = PermissionAnswer {
@@ -333,6 +416,10 @@ fn send_answer(
             tool: ask.tool().to_owned(),
             allowed,
             always,
+            mode: verdict
+                .allows()
+                .and_then(|(_, mode)| mode)
+                .map(|mode| mode.as_str().to_owned()),
             reason,
             by,
             at: clock::timestamp_now(),
@@ -350,16 +437,24 @@ fn send_answer(
 /// Claude Code's answer to `ask`.
 fn response(ask: &Ask, verdict: &Verdict, caller: &Caller) -> Structured {
     match (&ask.request, verdict) {
-        (Request::Tool(request), Verdict::Allow { always }) => {
+        (Request::Tool(request), Verdict::Allow { .. } | Verdict::AllowInMode { .. }) => {
             let updated_input = match &request.input {
                 Some(Value::Object(input)) => input.clone(),
                 _ => Map::new(),
             };
-            let permission_updates = if *always {
+            let (always, mode) = verdict.allows().unwrap_or_default();
+            let mut permission_updates = if always {
                 request.permission_suggestions.clone()
             } else {
                 Vec::new()
             };
+            if let Some(mode) = mode {
+                // The mode given, not one a suggestion names.
+                permission_updates.retain(|update| update["type"] != SET_MODE);
+                permission_updates.push(json!({
+                    "type": SET_MODE, "mode": mode.as_str(), "destination": "session"
+                }));
+            }
             Structured::PermissionResponse(PermissionResponse {
                 request_id: request.request_id.clone(),
                 subtype: PermissionVerdict::Success,
@@ -390,7 +485,7 @@ fn response(ask: &Ask, verdict: &Verdict, caller: &Caller) -> Structured {
             Structured::SandboxPermissionResponse(SandboxPermissionResponse {
                 request_id: request.request_id.clone(),
                 host: request.host_pattern.host.clone(),
-                allow: matches!(verdict, Verdict::Allow { .. }),
+                allow: verdict.allows().is_some(),
                 timestamp: clock::timestamp_now(),
             })
         }
@@ -407,19 +502,26 @@ pub(crate) fn answering<R>(
     to: &str,
     send: impl FnOnce() -> Result<R>,
 ) -> Result<R> {
-    let (request_id, allowed, always, reason) = match message {
+    let (request_id, allowed, updates, reason) = match message {
         Some(Structured::PermissionResponse(r)) => (
             &r.request_id,
             r.subtype == PermissionVerdict::Success,
             r.response
                 .as_ref()
-                .and_then(|grant| grant.permission_updates.as_ref())
-                .is_some_and(|updates| !updates.is_empty()),
+                .and_then(|grant| grant.permission_updates.as_deref())
+                .unwrap_or_default(),
             r.error.clone(),
         ),
-        Some(Structured::SandboxPermissionResponse(r)) => (&r.request_id, r.allow, false, None),
+        Some(Structured::SandboxPermissionResponse(r)) => (&r.request_id, r.allow, &[][..], None),
         _ => return send(),
     };
+    let always = updates.iter().any(|update| update["type"] != SET_MODE);
+    let mode = updates
+        .iter()
+        .rev()
+        .find(|update| update["type"] == SET_MODE)
+        .and_then(|update| update["mode"].as_str())
+        .map(str::to_owned);
     permissions::answer_once(team.paths(), request_id, || {
         let sent = send()?;
         let tool = team
@@ -434,6 +536,7 @@ pub(crate) fn answering<R>(
             tool,
             allowed,
             always,
+            mode,
             reason,
             by: caller.name().to_string(),
             at: clock::timestamp_now(),
@@ -471,6 +574,7 @@ mod tests {
                 tool: "Bash".into(),
                 allowed: true,
                 always: false,
+                mode: None,
                 reason: None,
                 by: "team-lead".into(),
                 at: "2026-11-26T08:00:00.000Z".into(),
