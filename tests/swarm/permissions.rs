@@ -570,4 +570,11 @@ fn mode_and_allow_mode_set_the_mode_with_an_answer() {
         ]
     );
     mode(&["bob", "acceptEdits"]).refused(3, "bob has no permission ask waiting");
+    let table = answer(&sandbox, &["log"]).success().stdout;
+    assert!(
+        table
+            .lines()
+            .any(|l| l.contains("perm-m-1") && l.contains("allowed, mode acceptEdits")),
+        "{table}"
+    );
 }

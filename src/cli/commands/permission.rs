@@ -219,7 +219,10 @@ impl Report for Answers<'_> {
                 answer.request_id.clone(),
                 answer.member.clone(),
                 answer.tool.clone(),
-                verdict_word(answer).to_owned(),
+                match &answer.mode {
+                    Some(mode) => format!("{}, mode {mode}", verdict_word(answer)),
+                    None => verdict_word(answer).to_owned(),
+                },
                 answer.by.clone(),
                 answer.reason.clone().unwrap_or_else(|| "-".to_owned()),
             ]);
