@@ -1116,6 +1116,19 @@ impl Drop for PrivateTmux {
     }
 }
 
+/// `swarm up FILE` in `home` on tmux server `server`, waited for.
+fn up(home: &Path, file: &Path, server: &PrivateTmux) {
+    let status = swarm_at(home)
+        .arg("up")
+        .arg(file)
+        .arg("--socket")
+        .arg(&server.socket)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "swarm up failed");
+}
+
 /// `swarm` on `home`, outside any tmux.
 fn swarm_at(home: &Path) -> Command {
     let mut command = Command::new(SWARM);
@@ -1155,15 +1168,7 @@ fn dashboard(samples: usize, idle: Duration) -> (Vec<Duration>, f64, f64) {
         format!("SWARM_TEST_FRAME_TRACE={}", trace.display()),
     );
     let server = PrivateTmux::start(dir.path(), "fixture", (200, 60), &[]);
-    let status = swarm_at(&home)
-        .arg("up")
-        .arg(&team_file)
-        .arg("--socket")
-        .arg(&server.socket)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "swarm up failed");
+    up(&home, &team_file, &server);
     let opened = server.output(&[
         "new-session",
         "-d",
@@ -1291,15 +1296,7 @@ impl Asks {
         )
         .unwrap();
         let server = PrivateTmux::start(dir.path(), "fixture", (200, 60), &[]);
-        let status = swarm_at(&home)
-            .arg("up")
-            .arg(&file)
-            .arg("--socket")
-            .arg(&server.socket)
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "swarm up failed");
+        up(&home, &file, &server);
         let asks = Self {
             dir,
             home,

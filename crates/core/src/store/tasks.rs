@@ -145,6 +145,22 @@ impl Board {
             .collect()
     }
 
+    /// Puts what file `id` holds where it belongs on the board (nothing for no file).
+    fn place(&mut self, id: u64, found: Option<Found>) {
+        match found {
+            Some(Found::Task(task)) => {
+                self.tasks.insert(id, task);
+            }
+            Some(Found::NoTask) => {
+                self.unreadable.insert(id);
+            }
+            Some(Found::Junk) => {
+                self.junk.insert(id);
+            }
+            None => {}
+        }
+    }
+
     /// The open tasks `owner` holds, other than `except`.
     pub(crate) fn owned_open(&self, owner: &str, except: u64) -> Vec<u64> {
         self.tasks
@@ -246,18 +262,7 @@ impl TaskList {
             ..Board::default()
         };
         for id in self.ids()? {
-            match self.read_task(id)? {
-                Some(Found::Task(task)) => {
-                    board.tasks.insert(id, task);
-                }
-                Some(Found::NoTask) => {
-                    board.unreadable.insert(id);
-                }
-                Some(Found::Junk) => {
-                    board.junk.insert(id);
-                }
-                None => {}
-            }
+            board.place(id, self.read_task(id)?);
         }
         Ok(board)
     }
@@ -485,18 +490,7 @@ impl TaskList {
                 .filter(|blocker| !ids.contains(blocker))
                 .collect();
             for blocker in blockers {
-                match self.read_task(blocker)? {
-                    Some(Found::Task(task)) => {
-                        board.tasks.insert(blocker, task);
-                    }
-                    Some(Found::NoTask) => {
-                        board.unreadable.insert(blocker);
-                    }
-                    Some(Found::Junk) => {
-                        board.junk.insert(blocker);
-                    }
-                    None => {}
-                }
+                board.place(blocker, self.read_task(blocker)?);
             }
         }
         let mut edit = Edit::new(board, ids, whole_list);
