@@ -2022,6 +2022,13 @@ Reading the figures:
   start is its own figure (o).
 - Send latency grows with the unread backlog because the inbox is one JSON array that is read
   and rewritten whole: that is Claude Code's format, kept so both tools share a team.
+- k is what a teammate's permission ask waits on. Listing it is one `permission list`: a process
+  start, a look at the team's panes (tmux) and processes (/proc), the lead's inbox and history.
+  An allow is a process that looks the same way, has the answer signed by the team's agent,
+  writes it into the member's inbox, records it and retires the ask, each durably; the asking
+  process wakes on its inbox and takes the answer out of it (durably too) before it exits. A
+  rule's answer starts no process, but makes the same writes from the agent's thread, which
+  reads only what the lead's inbox, history and record gained since it last looked.
 ";
 
 /// A throughput target: met when the slowest run reaches `wanted` messages a second and every

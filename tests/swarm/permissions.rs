@@ -278,11 +278,11 @@ fn always_keeps_the_suggestions_and_deny_says_why() {
         logged,
         [
             json!({"requestId": "perm-2-aaa", "member": "bob", "tool": "Bash", "allowed": true,
-                   "always": true, "reason": null, "by": "user"}),
+                   "always": true, "mode": null, "reason": null, "by": "user"}),
             json!({"requestId": "perm-2-bbb", "member": "bob", "tool": "Bash", "allowed": false,
-                   "always": false, "reason": "not on my disk", "by": "user"}),
+                   "always": false, "mode": null, "reason": "not on my disk", "by": "user"}),
             json!({"requestId": "sandbox-2-ccc", "member": "bob", "tool": "network",
-                   "allowed": true, "always": false, "reason": null, "by": "user"}),
+                   "allowed": true, "always": false, "mode": null, "reason": null, "by": "user"}),
         ]
     );
     let text = sandbox
