@@ -1262,11 +1262,12 @@ const ASK_TEAM: &str = "asks";
 /// FIFO, and appends the command and the ask's exit status to a file when the ask has ended. The
 /// team's rule allows `git status`; every other command waits for `permission allow`.
 struct Asks {
-    dir: tempfile::TempDir,
+    // Dropped first: its socket is in `dir`, which goes last.
+    _server: PrivateTmux,
     home: PathBuf,
     trigger: PathBuf,
     ended: PathBuf,
-    _server: PrivateTmux,
+    dir: tempfile::TempDir,
 }
 
 impl Asks {
