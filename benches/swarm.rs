@@ -1,7 +1,8 @@
 //! swarm's benchmark harness (run it with `scripts/bench`). It measures delivery latency through the
 //! CLI and the library, throughput with concurrent writers, send latency against inbox size, team
 //! start on a private tmux server, a polling reader as the baseline, task claims against the
-//! board's size and from concurrent claimers, `swarm top`'s delay and idle CPU, and delivery
+//! board's size and from concurrent claimers, `swarm top`'s delay and idle CPU, permission asks
+//! listed and answered by a person and by a rule, and delivery
 //! latency and throughput across two hosts through a private nats-server, all in one run. It
 //! prints a table and writes the same figures to target/bench/results.json (and, with --record,
 //! to BENCHMARKS.md). Nothing here asserts a time: the figures are reported, and compared with
@@ -192,6 +193,15 @@ fn main() {
             own,
             with_children,
         );
+    }
+
+    if options.runs("k") {
+        let asks = Asks::new();
+        let samples = scale(200, 40);
+        let (listed, allowed) = asks.listed_and_allowed(samples);
+        report.latency("k", ASK_LISTED, listed);
+        report.latency("k", ASK_ALLOWED, allowed);
+        report.latency("k", ASK_RULED, asks.ruled(samples));
     }
 
     if options.runs("i") || options.runs("j") {
@@ -430,7 +440,7 @@ impl Bench {
         latencies
     }
 
-    /// (k) Wall time of `swarm log -n 1`, exec to exit, of a log of `kib` KiB in which a program
+    /// (n) Wall time of `swarm log -n 1`, exec to exit, of a log of `kib` KiB in which a program
     /// clears its screen and draws again, over and over, with no line break (a TUI's redraws):
     /// linear in the log's size, where each clear once erased a screen as tall as the line.
     fn log_latency(&self, kib: usize, samples: usize) -> Vec<Duration> {
@@ -1106,6 +1116,19 @@ impl Drop for PrivateTmux {
     }
 }
 
+/// `swarm up FILE` in `home` on tmux server `server`, waited for.
+fn up(home: &Path, file: &Path, server: &PrivateTmux) {
+    let status = swarm_at(home)
+        .arg("up")
+        .arg(file)
+        .arg("--socket")
+        .arg(&server.socket)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "swarm up failed");
+}
+
 /// `swarm` on `home`, outside any tmux.
 fn swarm_at(home: &Path) -> Command {
     let mut command = Command::new(SWARM);
@@ -1145,15 +1168,7 @@ fn dashboard(samples: usize, idle: Duration) -> (Vec<Duration>, f64, f64) {
         format!("SWARM_TEST_FRAME_TRACE={}", trace.display()),
     );
     let server = PrivateTmux::start(dir.path(), "fixture", (200, 60), &[]);
-    let status = swarm_at(&home)
-        .arg("up")
-        .arg(&team_file)
-        .arg("--socket")
-        .arg(&server.socket)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "swarm up failed");
+    up(&home, &team_file, &server);
     let opened = server.output(&[
         "new-session",
         "-d",
@@ -1233,6 +1248,234 @@ fn dashboard(samples: usize, idle: Duration) -> (Vec<Duration>, f64, f64) {
         .stderr(Stdio::null())
         .status();
     (latencies, own, with_children)
+}
+
+const ASK_LISTED: &str = "permission ask writes its request → swarm permission list shows it";
+const ASK_ALLOWED: &str = "swarm permission allow exec → the asking permission ask exits 0";
+const ASK_RULED: &str =
+    "permission ask writes its request → a [permissions] rule's answer recorded";
+/// The team of the permission figures (k): `asker` asks, the person outside every pane answers.
+const ASK_TEAM: &str = "asks";
+
+/// (k) A team on a private tmux server whose member `asker` runs `swarm permission ask Bash` in
+/// its pane, signed and judged as any teammate's, each time the bench writes a command into its
+/// FIFO, and appends the command and the ask's exit status to a file when the ask has ended. The
+/// team's rule allows `git status`; every other command waits for `permission allow`.
+struct Asks {
+    // Dropped first: its socket is in `dir`, which goes last.
+    _server: PrivateTmux,
+    home: PathBuf,
+    trigger: PathBuf,
+    ended: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+impl Asks {
+    fn new() -> Self {
+        let dir = scratch("swasks");
+        let home = dir.path().join("home");
+        let (trigger, ended) = (dir.path().join("trigger"), dir.path().join("ended"));
+        nix::unistd::mkfifo(&trigger, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        // `swarm` is first on a member's PATH: the one that launched it.
+        let script = format!(
+            "while read -r cmd < '{trigger}'; do \
+             swarm permission ask Bash --input \"{{\\\"command\\\": \\\"$cmd\\\"}}\" >/dev/null 2>>'{errors}'; \
+             echo \"$cmd $?\" >> '{ended}'; done",
+            trigger = trigger.display(),
+            ended = ended.display(),
+            errors = dir.path().join("ask.err").display(),
+        );
+        let file = dir.path().join("asks.toml");
+        fs::write(
+            &file,
+            format!(
+                "name = \"{ASK_TEAM}\"\ncwd = {cwd}\n[permissions]\nallow = [\"Bash(git status:*)\"]\n[lead]\n\
+                 [[member]]\nname = \"asker\"\ncommand = [\"sh\", \"-c\", {script}]\n",
+                cwd = Value::from(dir.path().display().to_string()),
+                script = Value::from(script),
+            ),
+        )
+        .unwrap();
+        let server = PrivateTmux::start(dir.path(), "fixture", (200, 60), &[]);
+        up(&home, &file, &server);
+        let asks = Self {
+            dir,
+            home,
+            trigger,
+            ended,
+            _server: server,
+        };
+        // The first ask waits for the member to start and its pane's shell to read the FIFO.
+        let (id, _) = asks.ask("warm-up");
+        asks.allow(&id);
+        asks.wait_ended("warm-up");
+        asks
+    }
+
+    fn lead(&self) -> Mailbox {
+        Mailbox::new(&Home::new(self.home.clone()).team(ASK_TEAM), "team-lead")
+    }
+
+    /// Has the asker ask for `command`: waits until its request is in the lead's inbox and returns
+    /// its id and the moment the lead's inbox changed to hold it, seen by a watcher armed before.
+    fn ask(&self, command: &str) -> (String, Instant) {
+        let lead = self.lead();
+        let inboxes = lead.inbox_path().parent().unwrap().to_path_buf();
+        let file = lead.file_name().to_owned();
+        let watcher = Watcher::arm(&inboxes).unwrap();
+        fs::write(&self.trigger, format!("{command}\n")).unwrap();
+        let deadline = Instant::now() + WAIT;
+        loop {
+            watcher.wait(Some(deadline), &named(&file)).unwrap();
+            let changed = Instant::now();
+            // A rule may have answered and retired it already: history holds it then.
+            let found = request_for(&lead.messages().unwrap(), command)
+                .or_else(|| request_for(&lead.history().unwrap(), command));
+            if let Some(id) = found {
+                return (id, changed);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the ask for {command} never arrived"
+            );
+        }
+    }
+
+    fn allow(&self, id: &str) {
+        let status = swarm_in(&self.home, ASK_TEAM)
+            .args(["permission", "allow", id])
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "swarm permission allow failed");
+    }
+
+    /// The moment the asker's line for `command` is in the file of ended asks, exit status 0.
+    fn wait_ended(&self, command: &str) -> Instant {
+        let watcher = Watcher::arm(self.dir.path()).unwrap();
+        let file = self.ended.file_name().unwrap().to_owned();
+        let line = format!("{command} 0");
+        watcher
+            .wait_for(Some(Instant::now() + WAIT), &named(&file), || {
+                let ended = fs::read_to_string(&self.ended).unwrap_or_default();
+                if let Some(other) = ended
+                    .lines()
+                    .find(|l| l.starts_with(&format!("{command} ")) && *l != line)
+                {
+                    panic!(
+                        "the ask for {command} ended {other}: {}",
+                        fs::read_to_string(self.dir.path().join("ask.err")).unwrap_or_default()
+                    );
+                }
+                Ok(ended.lines().any(|l| l == line).then(Instant::now))
+            })
+            .unwrap()
+            .unwrap_or_else(|| panic!("the ask for {command} never ended"))
+    }
+
+    /// Until the lead's inbox holds no ask unanswered: the answer retires it after it is sent.
+    fn settle(&self) {
+        let lead = self.lead();
+        let watcher = Watcher::arm(lead.inbox_path().parent().unwrap()).unwrap();
+        let file = lead.file_name().to_owned();
+        watcher
+            .wait_for(Some(Instant::now() + WAIT), &named(&file), || {
+                let waiting = lead.peek().unwrap().iter().any(|m| {
+                    serde_json::from_str::<Value>(m.text())
+                        .is_ok_and(|t| t["type"] == "permission_request")
+                });
+                Ok((!waiting).then_some(()))
+            })
+            .unwrap()
+            .expect("an answered ask stayed in the lead's inbox");
+    }
+
+    /// (k) For each sample the asker asks for a command no rule decides: the time from the lead's
+    /// inbox holding the request to the first `swarm permission list --json` that shows it
+    /// exiting (each run from exec), and from `swarm permission allow` exec to the ask's exit 0.
+    fn listed_and_allowed(&self, samples: usize) -> (Vec<Duration>, Vec<Duration>) {
+        let (mut listed, mut allowed) = (Vec::new(), Vec::new());
+        for n in 0..samples {
+            let command = format!("make k-{n}");
+            let (id, written) = self.ask(&command);
+            loop {
+                let out = swarm_in(&self.home, ASK_TEAM)
+                    .args(["permission", "list", "--json"])
+                    .output()
+                    .unwrap();
+                let shown = Instant::now();
+                assert!(out.status.success(), "swarm permission list failed");
+                let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+                if list
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|ask| ask["requestId"] == id.as_str())
+                {
+                    listed.push(shown.duration_since(written));
+                    break;
+                }
+            }
+            let start = Instant::now();
+            self.allow(&id);
+            allowed.push(self.wait_ended(&command).duration_since(start));
+            self.settle();
+        }
+        (listed, allowed)
+    }
+
+    /// (k) For each sample the asker asks for a command the team's rule allows: the time from the
+    /// lead's inbox holding the request to the rule's answer recorded in permissions.jsonl.
+    fn ruled(&self, samples: usize) -> Vec<Duration> {
+        let team = self.home.join("teams").join(ASK_TEAM);
+        let record = team.join("permissions.jsonl");
+        let record_name = record.file_name().unwrap().to_owned();
+        (0..samples)
+            .map(|n| {
+                let command = format!("git status k-{n}");
+                let watcher = Watcher::arm(&team).unwrap();
+                let (id, written) = self.ask(&command);
+                let recorded = watcher
+                    .wait_for(Some(Instant::now() + WAIT), &named(&record_name), || {
+                        let answers = fs::read_to_string(&record).unwrap_or_default();
+                        Ok(answers
+                            .lines()
+                            .any(|line| {
+                                serde_json::from_str::<Value>(line).is_ok_and(|answer| {
+                                    answer["requestId"] == id.as_str()
+                                        && answer["by"] == "rule: Bash(git status:*)"
+                                })
+                            })
+                            .then(Instant::now))
+                    })
+                    .unwrap()
+                    .expect("no rule answered the ask");
+                self.wait_ended(&command);
+                self.settle();
+                recorded.duration_since(written)
+            })
+            .collect()
+    }
+}
+
+impl Drop for Asks {
+    fn drop(&mut self) {
+        let _ = swarm_at(&self.home)
+            .args(["down", ASK_TEAM, "--force"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// The id of the `permission_request` among `messages` for Bash command `command`.
+fn request_for(messages: &[InboxMessage], command: &str) -> Option<String> {
+    messages.iter().find_map(|message| {
+        let request: Value = serde_json::from_str(message.text()).ok()?;
+        (request["type"] == "permission_request" && request["input"]["command"] == command)
+            .then(|| request["request_id"].as_str().map(str::to_owned))
+            .flatten()
+    })
 }
 
 fn epoch_ns() -> u128 {
@@ -1497,6 +1740,29 @@ impl Report {
                 ratio <= 3.0,
             ));
         }
+        // Issue 24's 50, 20 and 20 ms, at the F of the run that first recorded k (1.97 ms).
+        for (name, what, limit) in [
+            (
+                ASK_LISTED,
+                "an ask listed by permission list ≤ 25 F (median)",
+                25.0,
+            ),
+            (
+                ASK_ALLOWED,
+                "allow → the asking process exits ≤ 10 F (median)",
+                10.0,
+            ),
+            (ASK_RULED, "an ask answered by a rule ≤ 10 F (median)", 10.0),
+        ] {
+            if let Some(p50) = value(name, "median_ms") {
+                targets.push(target(
+                    "k",
+                    what,
+                    format!("p50 {}", floors(p50)),
+                    p50 <= limit * floor,
+                ));
+            }
+        }
         if let Some(p50) = value(CROSS_LATENCY, "median_ms") {
             targets.push(target(
                 "i",
@@ -1757,6 +2023,13 @@ Reading the figures:
   start is its own figure (o).
 - Send latency grows with the unread backlog because the inbox is one JSON array that is read
   and rewritten whole: that is Claude Code's format, kept so both tools share a team.
+- k is what a teammate's permission ask waits on. Listing it is one `permission list`: a process
+  start, a look at the team's panes (tmux) and processes (/proc), the lead's inbox and history.
+  An allow is a process that looks the same way, has the answer signed by the team's agent,
+  writes it into the member's inbox, records it and retires the ask, each durably; the asking
+  process wakes on its inbox and takes the answer out of it (durably too) before it exits. A
+  rule's answer starts no process, but makes the same writes from the agent's thread, which
+  reads only what the lead's inbox, history and record gained since it last looked.
 ";
 
 /// A throughput target: met when the slowest run reaches `wanted` messages a second and every

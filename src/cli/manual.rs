@@ -179,7 +179,7 @@ const FILES: &[(&str, &str)] = &[
     ),
     (
         "<home>/teams/<team>/permissions.jsonl",
-        "Every answer the lead's side gave to a teammate's permission ask (swarm permission allow, deny), one JSON object per line: requestId, member, tool, allowed, always, reason, by, at. An ask answered here is answered; a second answer is refused.",
+        "Every answer the lead's side gave to a teammate's permission ask (swarm permission allow, deny), one JSON object per line: requestId, member, tool, allowed, always, mode (when the answer set one), reason, by, at. An ask answered here is answered; a second answer is refused.",
     ),
     (
         "<home>/teams/<team>/logs/<name>.log",

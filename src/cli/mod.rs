@@ -199,6 +199,9 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Permission(commands::permission::Command),
 
+    /// Set a Claude Code teammate's permission mode, allowing its oldest waiting ask (lead only)
+    Mode(commands::permission::ModeArgs),
+
     /// The team's shared task list, in Claude Code's format: add, claim, finish, wait
     #[command(subcommand)]
     Task(commands::task::Command),
@@ -458,6 +461,7 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
         Command::Shutdown(command) => commands::shutdown::run(&ctx, command),
         Command::Plan(command) => commands::plan::run(&ctx, command),
         Command::Permission(command) => commands::permission::run(&ctx, command),
+        Command::Mode(args) => commands::permission::mode(&ctx, args),
         Command::Task(command) => commands::task::run(&ctx, command),
     }
 }

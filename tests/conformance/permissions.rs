@@ -215,3 +215,81 @@ fn a_rule_answers_without_anyone() {
         .json();
     assert_eq!(listed, json!([]));
 }
+
+/// The real teammate applies a `setMode` entry of an allow's `permission_updates` (issue 24,
+/// `swarm mode`): asked to write three files in `default` mode, it asks for the first; allowed
+/// with no updates, it asks again for the second (an edit asks in this mode); allowed with
+/// `{"type":"setMode","mode":"acceptEdits","destination":"session"}` (`permission allow --mode
+/// acceptEdits`), it writes the third asking nobody.
+#[test]
+#[ignore = "conformance tier: run scripts/conformance"]
+fn an_allow_with_a_mode_changes_the_teammates_mode() {
+    let team = ClaudeTeam::new();
+    let work = std::fs::canonicalize(team.sandbox.work()).unwrap();
+    let files = ["FIRST.txt", "SECOND.txt", "THIRD.txt"].map(|name| work.join(name));
+    let write = |path: &Path| {
+        step(vec![tool(
+            "Write",
+            json!({ "file_path": path.display().to_string(), "content": "written\n" }),
+        )])
+    };
+    let chain = team.model.on(
+        brings("WRITE-THREE"),
+        files.iter().map(|f| write(f)).collect(),
+    );
+    team.up(&Teammate {
+        permission_mode: "default",
+        ..Teammate::default()
+    });
+    team.swarm()
+        .args(["send", WORKER, "WRITE-THREE"])
+        .run()
+        .success();
+    let asked = |team: &ClaudeTeam, file: &Path| -> String {
+        let mut id = String::new();
+        eventually(&format!("the ask to write {}", file.display()), || {
+            let listed = team
+                .swarm()
+                .args(["permission", "list", "--json"])
+                .run()
+                .success()
+                .json();
+            id = listed
+                .as_array()
+                .and_then(|asks| asks.first())
+                .filter(|ask| ask["input"]["file_path"] == file.display().to_string())
+                .map(|ask| ask["requestId"].as_str().unwrap().to_owned())
+                .unwrap_or_default();
+            !id.is_empty()
+        });
+        id
+    };
+    let first = asked(&team, &files[0]);
+    team.swarm()
+        .args(["permission", "allow", &first])
+        .run()
+        .success();
+    let second = asked(&team, &files[1]);
+    assert!(files[0].exists(), "FIRST.txt was not written");
+    team.swarm()
+        .args(["permission", "allow", &second, "--mode", "acceptEdits"])
+        .run()
+        .success()
+        .stdout_is(&format!(
+            "allowed {second} (Write) for {WORKER}, its mode now acceptEdits\n"
+        ));
+    let calls = team.model.finished(chain);
+    assert!(files.iter().all(|f| f.exists()), "{calls:#?}");
+    assert!(calls.iter().all(|c| !c.is_error), "{calls:#?}");
+    let log = team
+        .swarm()
+        .args(["permission", "log", "--json"])
+        .run()
+        .success()
+        .json();
+    assert_eq!(
+        log.as_array().unwrap().len(),
+        2,
+        "the third write asked: {log:#}"
+    );
+}

@@ -278,11 +278,11 @@ fn always_keeps_the_suggestions_and_deny_says_why() {
         logged,
         [
             json!({"requestId": "perm-2-aaa", "member": "bob", "tool": "Bash", "allowed": true,
-                   "always": true, "reason": null, "by": "user"}),
+                   "always": true, "mode": null, "reason": null, "by": "user"}),
             json!({"requestId": "perm-2-bbb", "member": "bob", "tool": "Bash", "allowed": false,
-                   "always": false, "reason": "not on my disk", "by": "user"}),
+                   "always": false, "mode": null, "reason": "not on my disk", "by": "user"}),
             json!({"requestId": "sandbox-2-ccc", "member": "bob", "tool": "network",
-                   "allowed": true, "always": false, "reason": null, "by": "user"}),
+                   "allowed": true, "always": false, "mode": null, "reason": null, "by": "user"}),
         ]
     );
     let text = sandbox
@@ -467,5 +467,114 @@ fn a_raw_answer_with_send_counts_once_like_allow() {
             (json!("perm-5-aaa"), json!(true)),
             (json!("perm-5-bbb"), json!(true))
         ]
+    );
+}
+
+/// `swarm mode NAME MODE` sets a Claude Code teammate's mode the one way it takes one from its
+/// lead, with the answer to an ask: it allows bob's oldest ask with a `setMode` update, signed;
+/// with none waiting it sends nothing (exit 3, one line). `allow --mode` does the same for a given
+/// ask, with `--always` in place of any mode the suggestions name; bypassPermissions, a host ask
+/// and a teammate are refused (exit 2); `permission log` names the mode.
+#[test]
+fn mode_and_allow_mode_set_the_mode_with_an_answer() {
+    let sandbox = Sandbox::new();
+    let _team = up(&sandbox);
+    let mode = |args: &[&str]| sandbox.swarm().arg("mode").args(args).team("pa").run();
+    mode(&["bob", "acceptEdits"]).refused_exactly(
+        3,
+        "swarm: bob has no permission ask waiting: Claude Code takes a new mode only with the answer to one, and drops a mode sent on its own\n\
+         hint: `swarm wait --decision` returns when one waits; `swarm permission allow ID --mode MODE` answers a given one\n",
+    );
+    mode(&["nobody", "plan"]).refused(3, "nobody is not a member of team pa");
+    mode(&["bob", "sideways"])
+        .code(2)
+        .stderr_has("invalid value 'sideways'");
+
+    ask(
+        &sandbox,
+        "bob",
+        &bash_ask("perm-m-1", "bob", "touch /tmp/m1"),
+    );
+    ask(
+        &sandbox,
+        "bob",
+        &bash_ask("perm-m-2", "bob", "touch /tmp/m2"),
+    );
+    ask(
+        &sandbox,
+        "bob",
+        &json!({
+            "type": "sandbox_permission_request", "requestId": "sandbox-m-3",
+            "workerId": "bob@pa", "workerName": "bob", "hostPattern": {"host": "docs.rs"},
+            "createdAt": 1
+        }),
+    );
+    sandbox
+        .swarm()
+        .args(["mode", "bob", "plan"])
+        .team("pa")
+        .as_("bob")
+        .run()
+        .refused(2, "bob is a teammate");
+    mode(&["bob", "bypassPermissions"]).refused(2, "launched in that mode");
+    mode(&["bob", "acceptEdits"])
+        .success()
+        .stdout_is("allowed perm-m-1 (Bash) for bob, its mode now acceptEdits\n");
+    answer(&sandbox, &["allow", "sandbox-m-3", "--mode", "plan"])
+        .refused(2, "its answer carries no permission mode");
+    answer(
+        &sandbox,
+        &["allow", "perm-m-2", "--always", "--mode", "default"],
+    )
+    .success()
+    .stdout_is("allowed always perm-m-2 (Bash) for bob, its mode now default\n");
+
+    let sent = from_lead(&sandbox, "bob");
+    let updates = |id: &str| {
+        let answer = sent
+            .iter()
+            .find(|m| m["structured"]["request_id"] == id)
+            .unwrap_or_else(|| panic!("no answer to {id}: {sent:#?}"));
+        assert_eq!(answer["verified"], true, "{answer:#}");
+        answer["structured"]["response"]["permission_updates"].clone()
+    };
+    assert_eq!(
+        updates("perm-m-1"),
+        json!([{"type": "setMode", "mode": "acceptEdits", "destination": "session"}])
+    );
+    assert_eq!(
+        updates("perm-m-2"),
+        json!([
+            {"type": "addDirectories", "directories": ["/tmp"], "destination": "session"},
+            {"type": "setMode", "mode": "default", "destination": "session"}
+        ])
+    );
+    let log = answer(&sandbox, &["log", "--json"]).success().json();
+    let modes: Vec<(&str, &str, bool)> = log
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["requestId"].as_str().unwrap(),
+                a["mode"].as_str().unwrap_or("-"),
+                a["always"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        modes,
+        [
+            ("perm-m-1", "acceptEdits", false),
+            ("perm-m-2", "default", true)
+        ]
+    );
+    mode(&["bob", "acceptEdits"]).refused(3, "bob has no permission ask waiting");
+    let table = answer(&sandbox, &["log"]).success().stdout;
+    assert!(
+        table
+            .lines()
+            .any(|l| l.contains("perm-m-1") && l.contains("allowed, mode acceptEdits")),
+        "{table}"
     );
 }

@@ -1,5 +1,6 @@
 //! `swarm permission list|allow|deny|log`: the asks of the team's teammates to use a tool or reach a
-//! host, and the lead's side's answer to each (docs/ARCHITECTURE.md, "Permission asks").
+//! host, and the lead's side's answer to each (docs/ARCHITECTURE.md, "Permission asks"); and
+//! `swarm mode`, which sets a teammate's permission mode with the answer to its oldest ask.
 
 use clap_complete::engine::ArgValueCandidates;
 use serde::Serialize;
@@ -11,6 +12,7 @@ use crate::cli::context::Context;
 use crate::cli::output::{self, Report, Table};
 use crate::cli::permission_ask;
 use crate::error::Result;
+use crate::format::settings::PermissionMode;
 use crate::member::permission::{self, Ask, Verdict};
 use crate::policy::{self, Action};
 use crate::store::permissions::{self, PermissionAnswer};
@@ -43,7 +45,8 @@ pub(crate) struct ListArgs {}
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
 const JSON_ANSWER: &str = r#"JSON output (--json), one document:
-  {"requestId", "member", "tool", "allowed", "always", "reason", "by", "at"}"#;
+  {"requestId", "member", "tool", "allowed", "always", "mode", "reason", "by", "at"}
+"mode" is the permission mode the answer set, or null."#;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = JSON_ANSWER)]
@@ -55,6 +58,23 @@ pub(crate) struct AllowArgs {
     /// Keep the rules the teammate's Claude Code suggests, so it is not asked again this session
     #[arg(long)]
     pub(crate) always: bool,
+
+    /// Also set the teammate's permission mode for the rest of its session (Claude Code takes a
+    /// mode from its lead only with an answer)
+    #[arg(long, value_name = "MODE")]
+    pub(crate) mode: Option<PermissionMode>,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON_ANSWER)]
+pub(crate) struct ModeArgs {
+    /// The Claude Code teammate
+    #[arg(value_name = "NAME", add = ArgValueCandidates::new(complete::members))]
+    pub(crate) name: String,
+
+    /// The mode it continues in
+    #[arg(value_name = "MODE")]
+    pub(crate) mode: PermissionMode,
 }
 
 #[derive(Debug, clap::Args)]
@@ -71,7 +91,7 @@ pub(crate) struct DenyArgs {
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
 const JSON_LOG: &str = r#"JSON output (--json), one document, oldest answer first:
-  [{"requestId", "member", "tool", "allowed", "always", "reason", "by", "at"}]"#;
+  [{"requestId", "member", "tool", "allowed", "always", "mode", "reason", "by", "at"}]"#;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = JSON_LOG)]
@@ -86,8 +106,14 @@ pub(crate) fn run(ctx: &Context, command: Command) -> Result<()> {
         Command::Allow(args) => answer(
             ctx,
             &args.request_id,
-            Verdict::Allow {
-                always: args.always,
+            match args.mode {
+                Some(mode) => Verdict::AllowInMode {
+                    always: args.always,
+                    mode,
+                },
+                None => Verdict::Allow {
+                    always: args.always,
+                },
             },
         ),
         Command::Deny(args) => answer(
@@ -193,7 +219,10 @@ impl Report for Answers<'_> {
                 answer.request_id.clone(),
                 answer.member.clone(),
                 answer.tool.clone(),
-                verdict_word(answer).to_owned(),
+                match &answer.mode {
+                    Some(mode) => format!("{}, mode {mode}", verdict_word(answer)),
+                    None => verdict_word(answer).to_owned(),
+                },
                 answer.by.clone(),
                 answer.reason.clone().unwrap_or_else(|| "-".to_owned()),
             ]);
@@ -211,6 +240,7 @@ struct AnswerShown<'a> {
     tool: &'a str,
     allowed: bool,
     always: bool,
+    mode: Option<&'a str>,
     reason: Option<&'a str>,
     by: &'a str,
     at: &'a str,
@@ -226,6 +256,7 @@ impl<'a> AnswerShown<'a> {
             tool: &answer.tool,
             allowed: answer.allowed,
             always: answer.always,
+            mode: answer.mode.as_deref(),
             reason: answer.reason.as_deref(),
             by: &answer.by,
             at: &answer.at,
@@ -256,10 +287,24 @@ fn answer(ctx: &Context, request_id: &str, verdict: Verdict) -> Result<()> {
     ctx.report(&AnswerShown::of(&answer))
 }
 
-/// `allowed perm-1 (Bash) for bob`.
+/// `swarm mode NAME MODE`: allows NAME's oldest pending ask, its answer setting the mode.
+pub(crate) fn mode(ctx: &Context, args: ModeArgs) -> Result<()> {
+    let team = ctx.team()?;
+    let config = team.load()?;
+    let caller = ctx.caller(&config)?;
+    let answer = permission::set_mode(&team, &ctx.fleet(), &caller, &args.name, args.mode)?;
+    ctx.report(&AnswerShown::of(&answer))
+}
+
+/// `allowed perm-1 (Bash) for bob`, and `, its mode now acceptEdits` when the answer set one.
 fn said(answer: &PermissionAnswer) -> String {
+    let mode = answer
+        .mode
+        .as_ref()
+        .map(|mode| format!(", its mode now {mode}"))
+        .unwrap_or_default();
     format!(
-        "{} {} ({}) for {}",
+        "{} {} ({}) for {}{mode}",
         verdict_word(answer),
         answer.request_id,
         answer.tool,

@@ -441,9 +441,7 @@ impl Tasks {
     pub fn claim(&self, id: u64, claimer: &str, exclusive: bool) -> Result<Task> {
         match self.replica()? {
             Some(replica) => replica.claim(&self.list, id, claimer, exclusive),
-            None => self
-                .list
-                .edit(&[id], exclusive, |edit| edit.claim(id, claimer, exclusive)),
+            None => self.list.claim(id, claimer, exclusive),
         }
     }
 

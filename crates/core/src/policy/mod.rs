@@ -418,7 +418,7 @@ pub(crate) const RULES: [Rule; 19] = [
     rule(
         Action::AnswerPermission,
         "answer a permission request",
-        "permission allow, permission deny, send (permission_response, sandbox_permission_response)",
+        "permission allow, permission deny, mode, send (permission_response, sandbox_permission_response)",
         [Grant::Yes, Grant::AsLead, Grant::No, Grant::No],
     ),
     rule(

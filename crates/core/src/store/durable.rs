@@ -382,6 +382,31 @@ pub(crate) fn symlink_refused(verb: &str, path: &Path) -> Error {
     ))
 }
 
+/// Where a reader of an append-only file of lines has got to: the bytes it has read whole lines
+/// of, and the offset to read on from. A file shorter than that was begun again.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LineOffset(pub u64);
+
+/// The whole lines of append-only file `path` from `from` on, and where to read on from: a last
+/// line not yet ended (an append in flight) is left for the next read; a file shorter than
+/// `from` (removed and begun again) is read from its start; no file is no lines.
+pub fn whole_lines_from(path: &Path, from: LineOffset) -> Result<(Vec<u8>, LineOffset)> {
+    let Some((mut file, len)) = open_read("read", path)? else {
+        return Ok((Vec::new(), LineOffset::default()));
+    };
+    let start = if len < from.0 { 0 } else { from.0 };
+    let mut bytes = Vec::with_capacity(usize::try_from(len - start).unwrap_or(0));
+    io::Seek::seek(&mut file, io::SeekFrom::Start(start))
+        .and_then(|_| file.read_to_end(&mut bytes))
+        .map_err(|err| Error::io("read", path, err))?;
+    let whole = bytes
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |at| at + 1);
+    bytes.truncate(whole);
+    Ok((bytes, LineOffset(start + whole as u64)))
+}
+
 /// Appends newline-terminated `lines` to `path` and syncs it, creating the file when missing.
 /// A last line torn by a crash is ended first, so it cannot swallow the first new line. The first
 /// append to a new file also syncs its directory, or a crash could lose the file and its lines.

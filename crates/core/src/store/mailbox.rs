@@ -462,7 +462,7 @@ impl Mailbox {
 
     /// Messages delivered since byte `offset` of the history file, and the offset to resume from.
     /// Only complete lines count: a line still being appended is read next time.
-    pub(crate) fn history_since(&self, offset: u64) -> Result<(Vec<InboxMessage>, u64)> {
+    pub fn history_since(&self, offset: u64) -> Result<(Vec<InboxMessage>, u64)> {
         let Some(mut file) = durable::open_existing(&self.paths.history)? else {
             return Ok((Vec::new(), 0));
         };

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::format::event::What;
-use crate::store::durable::{append_lines_durably, private_dir, read_if_exists};
+use crate::store::durable::{
+    LineOffset, append_lines_durably, private_dir, read_if_exists, whole_lines_from,
+};
 use crate::store::events;
 use crate::store::lock::Flock;
 use crate::store::paths::TeamPaths;
@@ -24,6 +26,9 @@ pub struct PermissionAnswer {
     /// Allowed with the ask's suggestions kept as rules (`allow --always`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub always: bool,
+    /// The permission mode the answer set the teammate in (`allow --mode`, `swarm mode`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Who answered: the name the answer went out under, and who gave it when that differs.
@@ -37,11 +42,26 @@ pub fn answers(paths: &TeamPaths) -> Result<Vec<PermissionAnswer>> {
     let Some(bytes) = read_if_exists(&paths.permission_answers())? else {
         return Ok(Vec::new());
     };
-    Ok(bytes
+    Ok(parse(&bytes))
+}
+
+/// The answers recorded since `from`, oldest first, and where to read on from: a reader that
+/// keeps looking (the rules thread) reads each line once. A line still being appended is read
+/// next time; a record begun again is read from its start.
+pub fn answers_since(
+    paths: &TeamPaths,
+    from: LineOffset,
+) -> Result<(Vec<PermissionAnswer>, LineOffset)> {
+    let (bytes, next) = whole_lines_from(&paths.permission_answers(), from)?;
+    Ok((parse(&bytes), next))
+}
+
+fn parse(bytes: &[u8]) -> Vec<PermissionAnswer> {
+    bytes
         .split(|b| *b == b'\n')
         .filter(|line| !line.is_empty())
         .filter_map(|line| serde_json::from_slice(line).ok())
-        .collect())
+        .collect()
 }
 
 /// Answers ask `request_id` once: under the lock, refuses (exit 2) an ask already answered, else
@@ -102,6 +122,7 @@ mod tests {
             tool: "Bash".into(),
             allowed: true,
             always: false,
+            mode: None,
             reason: None,
             by: "team-lead".into(),
             at: "2026-01-01T00:00:00.000Z".into(),

@@ -145,6 +145,22 @@ impl Board {
             .collect()
     }
 
+    /// Puts what file `id` holds where it belongs on the board (nothing for no file).
+    fn place(&mut self, id: u64, found: Option<Found>) {
+        match found {
+            Some(Found::Task(task)) => {
+                self.tasks.insert(id, task);
+            }
+            Some(Found::NoTask) => {
+                self.unreadable.insert(id);
+            }
+            Some(Found::Junk) => {
+                self.junk.insert(id);
+            }
+            None => {}
+        }
+    }
+
     /// The open tasks `owner` holds, other than `except`.
     pub(crate) fn owned_open(&self, owner: &str, except: u64) -> Vec<u64> {
         self.tasks
@@ -167,6 +183,15 @@ pub struct TaskList {
 pub struct SetAside {
     pub id: u64,
     pub path: PathBuf,
+}
+
+/// What an edit reads of the board besides the tasks it locks (which it reads under their locks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// Every task: a change that looks across the board (links, creating, an exclusive claim).
+    Board,
+    /// The tasks the locked ones wait for, and nothing else: a claim.
+    Blockers,
 }
 
 /// What one `<id>.json` of the list's folder holds.
@@ -237,18 +262,7 @@ impl TaskList {
             ..Board::default()
         };
         for id in self.ids()? {
-            match self.read_task(id)? {
-                Some(Found::Task(task)) => {
-                    board.tasks.insert(id, task);
-                }
-                Some(Found::NoTask) => {
-                    board.unreadable.insert(id);
-                }
-                Some(Found::Junk) => {
-                    board.junk.insert(id);
-                }
-                None => {}
-            }
+            board.place(id, self.read_task(id)?);
         }
         Ok(board)
     }
@@ -394,6 +408,32 @@ impl TaskList {
         whole_list: bool,
         change: impl FnOnce(&mut Edit) -> Result<R>,
     ) -> Result<R> {
+        self.edit_reading(ids, whole_list, Reading::Board, change)
+    }
+
+    /// Claims task `id` for `claimer` ([`Edit::claim`]) under its lock. Claude Code's rules look
+    /// at the task and the tasks it waits for, so a claim reads only those, and costs the same on
+    /// a board of ten tasks or of thousands; an exclusive claim, which must see every task the
+    /// claimer holds, reads the whole board under the list lock.
+    pub fn claim(&self, id: u64, claimer: &str, exclusive: bool) -> Result<Task> {
+        let reading = if exclusive {
+            Reading::Board
+        } else {
+            Reading::Blockers
+        };
+        self.edit_reading(&[id], exclusive, reading, |edit| {
+            edit.claim(id, claimer, exclusive)
+        })
+    }
+
+    /// [`TaskList::edit`], reading of the board what `reading` says besides the locked tasks.
+    fn edit_reading<R>(
+        &self,
+        ids: &[u64],
+        whole_list: bool,
+        reading: Reading,
+        change: impl FnOnce(&mut Edit) -> Result<R>,
+    ) -> Result<R> {
         self.require()?;
         let _list = whole_list
             .then(|| FileLock::acquire(&self.paths.list_lock()))
@@ -408,7 +448,10 @@ impl TaskList {
         for &id in &ids {
             locks.push(FileLock::acquire(&self.paths.task_lock(id))?);
         }
-        let mut board = self.read()?;
+        let mut board = match reading {
+            Reading::Board => self.read()?,
+            Reading::Blockers => Board::default(),
+        };
         for id in &missing {
             board.tasks.remove(id);
         }
@@ -437,6 +480,17 @@ impl TaskList {
                     ));
                 }
                 None => {}
+            }
+        }
+        if reading == Reading::Blockers {
+            let blockers: BTreeSet<u64> = ids
+                .iter()
+                .filter_map(|id| board.tasks.get(id))
+                .flat_map(Task::blocked_by)
+                .filter(|blocker| !ids.contains(blocker))
+                .collect();
+            for blocker in blockers {
+                board.place(blocker, self.read_task(blocker)?);
             }
         }
         let mut edit = Edit::new(board, ids, whole_list);
@@ -924,9 +978,24 @@ mod tests {
         let (_dir, list) = list();
         add(&list, "a", &[]);
         add(&list, "b", &[1]);
+        // Through the claim, which reads the task and its blockers, and through an edit of the
+        // whole board, which must agree with it (and writes nothing, the change undone).
         let claim = |id, who: &str, exclusive| {
-            list.edit(&[id], exclusive, |edit| edit.claim(id, who, exclusive))
-                .map_err(|err| err.reason().unwrap_or("?"))
+            let whole = list
+                .edit(&[id], exclusive, |edit| {
+                    edit.claim(id, who, exclusive)?;
+                    Err::<(), _>(Error::runtime("undone"))
+                })
+                .map_err(|err| err.reason().unwrap_or("?").to_owned());
+            let claimed = list
+                .claim(id, who, exclusive)
+                .map_err(|err| err.reason().unwrap_or("?").to_owned());
+            assert_eq!(
+                claimed.as_ref().err(),
+                whole.as_ref().err().filter(|e| *e != "?"),
+                "claim {id} by {who}"
+            );
+            claimed
         };
         assert_eq!(claim(2, "bob", false).unwrap_err(), "blocked");
         assert_eq!(claim(9, "bob", false).unwrap_err(), "task_not_found");

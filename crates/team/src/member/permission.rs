@@ -12,6 +12,7 @@ use crate::base::clock;
 use crate::error::{Error, Result};
 use crate::format::config::TeamConfig;
 use crate::format::message::InboxMessage;
+use crate::format::settings::PermissionMode;
 use crate::format::structured::{
     PermissionGrant, PermissionRequest, PermissionResponse, PermissionVerdict,
     SandboxPermissionRequest, SandboxPermissionResponse, Structured,
@@ -21,11 +22,15 @@ use crate::member::reach::Reach;
 use crate::member::seal;
 use crate::policy::{self, Action, Caller};
 use crate::protocol::exchange;
+use crate::store::durable::LineOffset;
 use crate::store::permissions::{self, PermissionAnswer};
 use crate::store::team::Team;
 
 /// The tool name a sandbox host ask is listed under.
 pub(crate) const NETWORK: &str = "network";
+
+/// The `permission_updates` entry that sets the teammate's permission mode.
+const SET_MODE: &str = "setMode";
 
 /// What a teammate asked for.
 #[derive(Debug, Clone, PartialEq)]
@@ -163,9 +168,27 @@ pub enum Verdict {
     Allow {
         always: bool,
     },
+    /// Allowed, and the teammate's permission mode set to `mode` by the answer: Claude Code's
+    /// `setMode` update, which a teammate applies from its lead's answer (it drops every
+    /// `mode_set_request` from its inbox).
+    AllowInMode {
+        always: bool,
+        mode: PermissionMode,
+    },
     Deny {
         reason: Option<String>,
     },
+}
+
+impl Verdict {
+    /// Whether it allows: the suggestions kept, and the mode set.
+    fn allows(&self) -> Option<(bool, Option<PermissionMode>)> {
+        match self {
+            Self::Allow { always } => Some((*always, None)),
+            Self::AllowInMode { always, mode } => Some((*always, Some(*mode))),
+            Self::Deny { .. } => None,
+        }
+    }
 }
 
 /// Answers ask `request_id` as `caller`: refused (exit 2) to a teammate, for an ask already
@@ -190,10 +213,26 @@ pub fn answer(
             ))
             .with_hint("`swarm permission list` shows the asks waiting for an answer")
         })?;
-    if let (Request::Host(_), Verdict::Allow { always: true }) = (&ask.request, &verdict) {
-        return Err(Error::usage(format!(
-            "{request_id} asks to reach a host: there is nothing to allow always (allow it without --always)"
-        )));
+    if let (Request::Host(_), Some((always, mode))) = (&ask.request, verdict.allows()) {
+        if always {
+            return Err(Error::usage(format!(
+                "{request_id} asks to reach a host: there is nothing to allow always (allow it without --always)"
+            )));
+        }
+        if mode.is_some() {
+            return Err(Error::usage(format!(
+                "{request_id} asks to reach a host: its answer carries no permission mode (allow it without --mode)"
+            )));
+        }
+    }
+    if let Verdict::AllowInMode {
+        mode: PermissionMode::BypassPermissions,
+        ..
+    } = verdict
+    {
+        return Err(Error::usage(
+            "Claude Code takes bypassPermissions from its lead only when it was launched in that mode, and then it is in it already: nothing would change",
+        ));
     }
     let member = ask.member().to_owned();
     let observed = Observed::take(team, reach)?;
@@ -213,6 +252,49 @@ pub fn answer(
     )
 }
 
+/// Sets `member`'s permission mode to `mode` the one way Claude Code takes a mode from its lead:
+/// with the answer to an ask. Allows `member`'s oldest pending ask to use a tool, its answer
+/// carrying the mode ([`Verdict::AllowInMode`]); when none waits, nothing is sent and it is not
+/// found (exit 3), as a `mode_set_request` would be dropped unread.
+pub fn set_mode(
+    team: &Team,
+    reach: &dyn Reach,
+    caller: &Caller,
+    member: &str,
+    mode: PermissionMode,
+) -> Result<PermissionAnswer> {
+    let config = team.load()?;
+    policy::allow(&config, caller, Action::AnswerPermission)?;
+    if config.member(member).is_none() {
+        return Err(Error::not_found(format!(
+            "{member} is not a member of team {}",
+            config.name
+        )));
+    }
+    let oldest = pending(team, reach)?
+        .into_iter()
+        .find(|ask| ask.member() == member && matches!(ask.request, Request::Tool(_)))
+        .ok_or_else(|| {
+            Error::not_found(format!(
+                "{member} has no permission ask waiting: Claude Code takes a new mode only with the answer to one, and drops a mode sent on its own"
+            ))
+            .with_hint(
+                "`swarm wait --decision` returns when one waits; `swarm permission allow ID --mode MODE` answers a given one",
+            )
+            .with_reason("none_waiting")
+        })?;
+    answer(
+        team,
+        reach,
+        caller,
+        oldest.request_id(),
+        Verdict::AllowInMode {
+            always: false,
+            mode,
+        },
+    )
+}
+
 /// The asks in the lead's inbox and history nobody has answered, oldest first, whether or not
 /// their members still run: what a rule may answer.
 pub(crate) fn unanswered(team: &Team, config: &TeamConfig) -> Result<Vec<Ask>> {
@@ -224,6 +306,56 @@ pub(crate) fn unanswered(team: &Team, config: &TeamConfig) -> Result<Vec<Ask>> {
         .into_iter()
         .filter(|ask| !answered.contains(ask.request_id()))
         .collect())
+}
+
+/// The unanswered asks for a reader that keeps looking (the signing agent's rules thread): each
+/// look reads the lead's inbox, which holds only what nobody has taken from it, and of its history
+/// and the record of answers only what they gained since the look before. A lead with a long
+/// history costs no more to look at than one without.
+#[derive(Debug, Default)]
+pub(crate) struct AskFeed {
+    history_at: u64,
+    answers_at: LineOffset,
+    answered: HashSet<String>,
+    /// Every ask read so far, by request id.
+    known: HashSet<String>,
+    /// The asks read and not answered, in the order they were first read.
+    waiting: Vec<Ask>,
+}
+
+impl AskFeed {
+    /// What [`unanswered`] would return now, whether or not the members still run.
+    pub(crate) fn unanswered(&mut self, team: &Team, config: &TeamConfig) -> Result<Vec<Ask>> {
+        let mailbox = team.mailbox(config.lead_name());
+        // The inbox first: a message taken from it after this read is in the history read next.
+        let unread = mailbox.messages()?;
+        let (mut delivered, next) = mailbox.history_since(self.history_at)?;
+        self.history_at = if next < self.history_at {
+            // Begun again: what it holds now is read whole; an ask read before is known.
+            let (whole, next) = mailbox.history_since(0)?;
+            delivered = whole;
+            next
+        } else {
+            next
+        };
+        for ask in delivered.iter().chain(&unread).filter_map(Ask::of) {
+            if self.known.insert(ask.request_id().to_owned()) {
+                self.waiting.push(ask);
+            }
+        }
+        let (answers, next) = permissions::answers_since(team.paths(), self.answers_at)?;
+        if next < self.answers_at {
+            // The record was begun again: only what it holds now is answered.
+            self.answered.clear();
+        }
+        self.answers_at = next;
+        self.answered
+            .extend(answers.into_iter().map(|answer| answer.request_id));
+        let answered = &self.answered;
+        self.waiting
+            .retain(|ask| !answered.contains(ask.request_id()));
+        Ok(self.waiting.clone())
+    }
 }
 
 /// Answers `ask` as team rule `rule` says, from the lead (docs/ARCHITECTURE.md, "Permission
@@ -273,7 +405,9 @@ fn send_answer(
         let message = response(ask, verdict, caller);
         seal::request(team, reach, config, caller, &member, &message)?;
         let (allowed, always, reason) = match verdict {
-            Verdict::Allow { always } => (true, *always, None),
+            Verdict::Allow { always } | Verdict::AllowInMode { always, .. } => {
+                (true, *always, None)
+            }
             Verdict::Deny { reason } => (false, false, reason.clone()),
         };
         let answer = PermissionAnswer {
@@ -282,6 +416,10 @@ fn send_answer(
             tool: ask.tool().to_owned(),
             allowed,
             always,
+            mode: verdict
+                .allows()
+                .and_then(|(_, mode)| mode)
+                .map(|mode| mode.as_str().to_owned()),
             reason,
             by,
             at: clock::timestamp_now(),
@@ -299,16 +437,24 @@ fn send_answer(
 /// Claude Code's answer to `ask`.
 fn response(ask: &Ask, verdict: &Verdict, caller: &Caller) -> Structured {
     match (&ask.request, verdict) {
-        (Request::Tool(request), Verdict::Allow { always }) => {
+        (Request::Tool(request), Verdict::Allow { .. } | Verdict::AllowInMode { .. }) => {
             let updated_input = match &request.input {
                 Some(Value::Object(input)) => input.clone(),
                 _ => Map::new(),
             };
-            let permission_updates = if *always {
+            let (always, mode) = verdict.allows().unwrap_or_default();
+            let mut permission_updates = if always {
                 request.permission_suggestions.clone()
             } else {
                 Vec::new()
             };
+            if let Some(mode) = mode {
+                // The mode given, not one a suggestion names.
+                permission_updates.retain(|update| update["type"] != SET_MODE);
+                permission_updates.push(json!({
+                    "type": SET_MODE, "mode": mode.as_str(), "destination": "session"
+                }));
+            }
             Structured::PermissionResponse(PermissionResponse {
                 request_id: request.request_id.clone(),
                 subtype: PermissionVerdict::Success,
@@ -339,7 +485,7 @@ fn response(ask: &Ask, verdict: &Verdict, caller: &Caller) -> Structured {
             Structured::SandboxPermissionResponse(SandboxPermissionResponse {
                 request_id: request.request_id.clone(),
                 host: request.host_pattern.host.clone(),
-                allow: matches!(verdict, Verdict::Allow { .. }),
+                allow: verdict.allows().is_some(),
                 timestamp: clock::timestamp_now(),
             })
         }
@@ -356,19 +502,26 @@ pub(crate) fn answering<R>(
     to: &str,
     send: impl FnOnce() -> Result<R>,
 ) -> Result<R> {
-    let (request_id, allowed, always, reason) = match message {
+    let (request_id, allowed, updates, reason) = match message {
         Some(Structured::PermissionResponse(r)) => (
             &r.request_id,
             r.subtype == PermissionVerdict::Success,
             r.response
                 .as_ref()
-                .and_then(|grant| grant.permission_updates.as_ref())
-                .is_some_and(|updates| !updates.is_empty()),
+                .and_then(|grant| grant.permission_updates.as_deref())
+                .unwrap_or_default(),
             r.error.clone(),
         ),
-        Some(Structured::SandboxPermissionResponse(r)) => (&r.request_id, r.allow, false, None),
+        Some(Structured::SandboxPermissionResponse(r)) => (&r.request_id, r.allow, &[][..], None),
         _ => return send(),
     };
+    let always = updates.iter().any(|update| update["type"] != SET_MODE);
+    let mode = updates
+        .iter()
+        .rev()
+        .find(|update| update["type"] == SET_MODE)
+        .and_then(|update| update["mode"].as_str())
+        .map(str::to_owned);
     permissions::answer_once(team.paths(), request_id, || {
         let sent = send()?;
         let tool = team
@@ -383,10 +536,100 @@ pub(crate) fn answering<R>(
             tool,
             allowed,
             always,
+            mode,
             reason,
             by: caller.name().to_string(),
             at: clock::timestamp_now(),
         };
         Ok((sent, answer))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+    use crate::store::team::fixture;
+
+    /// `member`'s ask `id`, as Claude Code writes it into the lead's inbox.
+    fn ask(member: &str, id: &str) -> InboxMessage {
+        let request = json!({
+            "type": "permission_request", "request_id": id, "agent_id": member,
+            "tool_name": "Bash", "tool_use_id": format!("toolu_{id}"), "description": "",
+            "input": {"command": "make"}, "permission_suggestions": []
+        });
+        InboxMessage::new(member, &request.to_string(), None, None)
+    }
+
+    fn ids(asks: &[Ask]) -> Vec<&str> {
+        asks.iter().map(Ask::request_id).collect()
+    }
+
+    fn recorded(team: &Team, id: &str) {
+        permissions::answer_once(team.paths(), id, || {
+            let answer = PermissionAnswer {
+                request_id: id.into(),
+                member: "bob".into(),
+                tool: "Bash".into(),
+                allowed: true,
+                always: false,
+                mode: None,
+                reason: None,
+                by: "team-lead".into(),
+                at: "2026-11-26T08:00:00.000Z".into(),
+            };
+            Ok(((), answer))
+        })
+        .unwrap();
+    }
+
+    /// The feed reads on from where it was, and misses no ask: one in the inbox, one the lead took
+    /// into its history between two looks, one in a history begun again; an answered ask leaves it,
+    /// and each agrees with a whole read (`unanswered`).
+    #[test]
+    fn the_feed_of_asks_reads_only_what_is_new_and_misses_none() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        let config = team.load().unwrap();
+        let lead = team.mailbox("team-lead");
+        let mut feed = AskFeed::default();
+        let look = |feed: &mut AskFeed| {
+            let fed = feed.unanswered(&team, &config).unwrap();
+            let whole = unanswered(&team, &config).unwrap();
+            assert_eq!(ids(&fed), ids(&whole), "the feed and a whole read differ");
+            fed
+        };
+        let look_on = |feed: &mut AskFeed| feed.unanswered(&team, &config).unwrap();
+        assert!(look(&mut feed).is_empty());
+
+        lead.append(&[ask("bob", "perm-1")]).unwrap();
+        assert_eq!(ids(&look(&mut feed)), ["perm-1"]);
+
+        // The lead takes perm-1 and perm-2 (which arrived meanwhile) into its history; perm-3
+        // waits in the inbox.
+        lead.append(&[ask("bob", "perm-2")]).unwrap();
+        lead.consume(None, |_| true).unwrap();
+        lead.append(&[ask("bob", "perm-3")]).unwrap();
+        assert_eq!(ids(&look(&mut feed)), ["perm-1", "perm-2", "perm-3"]);
+
+        recorded(&team, "perm-1");
+        recorded(&team, "perm-3");
+        assert_eq!(ids(&look(&mut feed)), ["perm-2"]);
+
+        // A history emptied and begun again with an ask of its own, shorter than before: the
+        // feed still holds perm-2, which a whole read no longer finds.
+        fs::write(
+            lead.history_path(),
+            format!(
+                "{}\n",
+                serde_json::to_string(&ask("bob", "perm-4")).unwrap()
+            ),
+        )
+        .unwrap();
+        assert_eq!(ids(&look_on(&mut feed)), ["perm-2", "perm-4"]);
+        // An ask whose envelope is not from the member it names is none.
+        let forged = InboxMessage::new("carol", ask("bob", "perm-6").text(), None, None);
+        lead.append(&[ask("bob", "perm-5"), forged]).unwrap();
+        assert_eq!(ids(&look_on(&mut feed)), ["perm-2", "perm-4", "perm-5"]);
+    }
 }

@@ -15,7 +15,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::format::config::{Member, TeamConfig};
 use crate::format::message::InboxMessage;
 pub(super) use crate::format::permission_rule::{Decision, Rules};
-use crate::member::permission::{self, Request};
+use crate::member::permission::{self, AskFeed, Request};
 use crate::member::reach::{Reach, Sites};
 use crate::store::paths::Home;
 use crate::store::team::Team;
@@ -61,6 +61,8 @@ pub(super) fn answer_asks(
     // Asks a rule matched but could not answer (answered meanwhile, or its member gone): tried
     // once, not again at every change.
     let mut tried = HashSet::new();
+    // What the lead's side holds, read on from the look before: the lead's history only grows.
+    let mut feed = AskFeed::default();
     loop {
         let watched = appeared(&inboxes).and_then(|()| Watcher::arm(&inboxes));
         let watcher = match watched {
@@ -72,7 +74,7 @@ pub(super) fn answer_asks(
             }
         };
         loop {
-            if let Err(err) = answer_pending(served, &signer, &mut tried, alert)
+            if let Err(err) = answer_pending(served, &signer, (&mut feed, &mut tried), alert)
                 && err.kind() != ErrorKind::NotFound
             {
                 tracing::warn!("permission rules: {err}");
@@ -107,12 +109,12 @@ pub(super) fn appeared(dir: &Path) -> Result<()> {
 fn answer_pending(
     served: &Served<'_>,
     signer: &HeldKeys<'_>,
-    tried: &mut HashSet<String>,
+    (feed, tried): (&mut AskFeed, &mut HashSet<String>),
     alert: &Sender<()>,
 ) -> Result<()> {
     let team = Team::open(served.home, served.team)?;
     let config = team.load()?;
-    for ask in permission::unanswered(&team, &config)? {
+    for ask in feed.unanswered(&team, &config)? {
         let Request::Tool(request) = &ask.request else {
             continue;
         };
