@@ -35,6 +35,7 @@ mod private_files;
 mod processes;
 mod protocol_rules;
 mod reports;
+mod resume;
 mod scripted;
 mod secrets;
 mod signatures;

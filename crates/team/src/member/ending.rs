@@ -44,6 +44,20 @@ pub fn was_stopped(member: &Member) -> bool {
     member.state == Some(State::Killed) && matches!(member.reason.as_deref(), Some(STOP | SHUTDOWN))
 }
 
+/// Why a run was interrupted rather than ended: its terminal went away (`hangup`: the tmux server
+/// is gone) or a signal from outside swarm ended it (`signal`: a shutdown of the machine). Such a
+/// member keeps its tasks, and the team can be resumed (docs/ARCHITECTURE.md, "Resuming a team").
+const INTERRUPTIONS: [&str; 2] = ["hangup", "signal"];
+
+/// Whether `member`'s recorded ending was an interruption ([`INTERRUPTIONS`]).
+pub fn was_interrupted(member: &Member) -> bool {
+    member.state == Some(State::Killed) && is_interruption(member.reason.as_deref())
+}
+
+fn is_interruption(reason: Option<&str>) -> bool {
+    reason.is_some_and(|reason| INTERRUPTIONS.contains(&reason))
+}
+
 /// Signals that mean the program crashed rather than was stopped.
 const CRASH_SIGNALS: [i32; 5] = [
     libc_signal(nix::sys::signal::Signal::SIGSEGV),
@@ -185,7 +199,10 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
         },
         |_| Ok(()),
     )?;
-    release_tasks(team, name, &told)?;
+    // An interrupted run keeps its tasks for the run that resumes it.
+    if !(ending.state == State::Killed && is_interruption(ending.reason.as_deref())) {
+        release_tasks(team, name, &told)?;
+    }
     Ok(notice)
 }
 
@@ -206,12 +223,23 @@ impl EndingNoticeFacts {
 /// that still owns open tasks has them returned to pending with no owner, and the lead is told
 /// once, as [`record`] does. So tasks never stay with a member that ended, whatever stopped its
 /// release then (a crash, a lock held too long, a full disk). Returns the tasks released.
-pub fn finish_releases(team: &Team, reach: &dyn Reach, config: &TeamConfig) -> Result<Vec<Task>> {
+/// An interrupted member keeps its tasks ([`was_interrupted`]) unless `interrupted_too`: the run
+/// is given up (`up --fresh`).
+pub fn finish_releases(
+    team: &Team,
+    reach: &dyn Reach,
+    config: &TeamConfig,
+    interrupted_too: bool,
+) -> Result<Vec<Task>> {
     let sites = reach.sites(config);
     let ended: Vec<&str> = config
         .members
         .iter()
-        .filter(|m| m.state.is_some_and(State::is_final) && sites.is_here(m))
+        .filter(|m| {
+            m.state.is_some_and(State::is_final)
+                && sites.is_here(m)
+                && (interrupted_too || !was_interrupted(m))
+        })
         .map(|m| m.name.as_str())
         .collect();
     if ended.is_empty() {
@@ -650,7 +678,11 @@ mod tests {
         let list = holding_parse(&team);
         // While bob runs, what it holds is its own.
         let config = team.load().unwrap();
-        assert!(finish_releases(&team, &Alone, &config).unwrap().is_empty());
+        assert!(
+            finish_releases(&team, &Alone, &config, false)
+                .unwrap()
+                .is_empty()
+        );
         // Ended, with the release undone: the next look finishes it, once.
         team.update(|config| {
             let bob = config.member_mut("bob").unwrap();
@@ -659,10 +691,14 @@ mod tests {
         })
         .unwrap();
         let ended = team.load().unwrap();
-        let released = finish_releases(&team, &Alone, &ended).unwrap();
+        let released = finish_releases(&team, &Alone, &ended, false).unwrap();
         assert_eq!(released.iter().map(Task::id).collect::<Vec<_>>(), [1]);
         assert!(list.read().unwrap().tasks[&1].owner().is_none());
-        assert!(finish_releases(&team, &Alone, &ended).unwrap().is_empty());
+        assert!(
+            finish_releases(&team, &Alone, &ended, false)
+                .unwrap()
+                .is_empty()
+        );
         let told = team
             .mailbox("team-lead")
             .peek()
@@ -675,7 +711,11 @@ mod tests {
         list.edit(&[1], false, |edit| edit.claim(1, "bob", false).map(drop))
             .unwrap();
         running(&team, 2_000);
-        assert!(finish_releases(&team, &Alone, &ended).unwrap().is_empty());
+        assert!(
+            finish_releases(&team, &Alone, &ended, false)
+                .unwrap()
+                .is_empty()
+        );
         assert_eq!(list.read().unwrap().tasks[&1].owner(), Some("bob"));
     }
 
