@@ -128,6 +128,16 @@ isolation = "worktree"
     let before = unread(&sandbox, "alice");
     assert_eq!(before.len(), 1, "{before:?}");
     assert_eq!(before[0]["verified"], true, "{before:?}");
+    // A member added later is resumed as well.
+    sandbox
+        .swarm()
+        .args(["spawn", "dave", "--team", "t", "--", "sleep", "1000"])
+        .run()
+        .success();
+    eventually("dave to run", || {
+        sandbox.status_row("t", "dave")["state"] == "running"
+    });
+    let dave_pid = sandbox.member("t", "dave")["pid"].clone();
     let worktree = repo.join(".swarm/worktrees/t/carol");
     eventually("carol's worktree", || worktree.is_dir());
     fs::write(worktree.join("draft"), "not committed\n").unwrap();
@@ -212,11 +222,12 @@ isolation = "worktree"
     assert!(value_of(bob, "--resume").is_none(), "{bob:?}");
     assert_eq!(session("bob"), bob_new);
     assert_eq!(value_of(bob, "--agent-color").as_deref(), Some("green"));
-    for name in ["alice", "bob", "carol"] {
+    for name in ["alice", "bob", "carol", "dave"] {
         eventually(&format!("{name} to run"), || {
             sandbox.status_row("t", name)["state"] == "running"
         });
     }
+    assert_ne!(sandbox.member("t", "dave")["pid"], dave_pid);
     // The mail is still unread, and verifies with the new key.
     let after = unread(&sandbox, "alice");
     assert_eq!(after.len(), 1, "{after:?}");

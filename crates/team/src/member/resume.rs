@@ -92,8 +92,7 @@ pub fn prepare(
         if *name != lead {
             let rules = file
                 .and_then(|file| file.members.iter().find(|m| m.name.as_str() == name))
-                .map(|spec| spec.permissions.clone())
-                .unwrap_or_else(Rules::default);
+                .map_or_else(Rules::default, |spec| spec.permissions.clone());
             let key = seal::make_key(
                 team.home(),
                 team.name(),
