@@ -634,6 +634,37 @@ mod tests {
         assert_eq!(told(&team).len(), 1, "told once");
     }
 
+    /// A run cut short (its pane hung up: the tmux server gone; or a signal from outside) is no
+    /// ending for its tasks: they wait for the run that resumes it (docs/ARCHITECTURE.md,
+    /// "Resuming a team"), unless the team is started afresh.
+    #[test]
+    fn an_interrupted_member_keeps_its_tasks_until_the_run_is_given_up() {
+        for reason in ["hangup", "signal"] {
+            let (_dir, team) = fixture::team(&["bob"]);
+            running(&team, 1_000);
+            let list = holding_parse(&team);
+            let ending = Ending::from_status(
+                signalled(nix::sys::signal::Signal::SIGHUP),
+                Some(reason.to_owned()),
+            );
+            record(&team, "bob", &ending).unwrap().expect("recorded");
+            let config = team.load().unwrap();
+            assert!(was_interrupted(config.member("bob").unwrap()), "{reason}");
+            assert!(
+                finish_releases(&team, &Alone, &config, false)
+                    .unwrap()
+                    .is_empty()
+            );
+            assert_eq!(
+                list.read().unwrap().tasks[&1].owner(),
+                Some("bob"),
+                "{reason}"
+            );
+            let released = finish_releases(&team, &Alone, &config, true).unwrap();
+            assert_eq!(released.iter().map(Task::id).collect::<Vec<_>>(), [1]);
+        }
+    }
+
     #[test]
     fn tasks_still_held_after_a_crash_are_released_by_the_next_record_and_told_once() {
         let (_dir, team) = fixture::team(&["bob"]);
