@@ -223,8 +223,8 @@ impl EndingNoticeFacts {
 /// that still owns open tasks has them returned to pending with no owner, and the lead is told
 /// once, as [`record`] does. So tasks never stay with a member that ended, whatever stopped its
 /// release then (a crash, a lock held too long, a full disk). Returns the tasks released.
-/// An interrupted member keeps its tasks ([`was_interrupted`]) unless `interrupted_too`: the run
-/// is given up (`up --fresh`).
+/// An interrupted member ([`was_interrupted`]) keeps its tasks for the run that resumes it while
+/// nothing of its team runs, unless `interrupted_too`: the run is given up (`up --fresh`).
 pub fn finish_releases(
     team: &Team,
     reach: &dyn Reach,
@@ -235,11 +235,7 @@ pub fn finish_releases(
     let ended: Vec<&str> = config
         .members
         .iter()
-        .filter(|m| {
-            m.state.is_some_and(State::is_final)
-                && sites.is_here(m)
-                && (interrupted_too || !was_interrupted(m))
-        })
+        .filter(|m| m.state.is_some_and(State::is_final) && sites.is_here(m))
         .map(|m| m.name.as_str())
         .collect();
     if ended.is_empty() {
@@ -247,8 +243,16 @@ pub fn finish_releases(
     }
     let list = TaskList::new(team.home(), team.name());
     let mut released = Vec::new();
+    // Looked at only for an interrupted holder: while the rest of the team runs on, its tasks are
+    // not waiting for a resume, and go back like any ended member's.
+    let team_runs = std::cell::LazyCell::new(|| {
+        crate::member::liveness::Observed::take(team, reach).is_ok_and(|seen| seen.running())
+    });
     for name in list.holders(&ended)? {
         let member = config.member(name).expect("one of the roster's");
+        if was_interrupted(member) && !interrupted_too && !*team_runs {
+            continue;
+        }
         let told = EndingNoticeFacts::of(member, &config.name, config.lead_name());
         let tasks = release_tasks(team, name, &told)?;
         if !tasks.is_empty() {
@@ -635,32 +639,33 @@ mod tests {
     }
 
     /// A run cut short (its pane hung up: the tmux server gone; or a signal from outside) is no
-    /// ending for its tasks: they wait for the run that resumes it (docs/ARCHITECTURE.md,
-    /// "Resuming a team"), unless the team is started afresh.
+    /// ending for its tasks while nothing of its team runs: they wait for the run that resumes it
+    /// (docs/ARCHITECTURE.md, "Resuming a team"), unless the team is started afresh. While the
+    /// rest of the team runs on, they go back like any ended member's.
     #[test]
     fn an_interrupted_member_keeps_its_tasks_until_the_run_is_given_up() {
         for reason in ["hangup", "signal"] {
             let (_dir, team) = fixture::team(&["bob"]);
             running(&team, 1_000);
             let list = holding_parse(&team);
-            let ending = Ending::from_status(
-                signalled(nix::sys::signal::Signal::SIGHUP),
-                Some(reason.to_owned()),
-            );
+            let status = signalled(nix::sys::signal::Signal::SIGHUP);
+            let ending = Ending::from_status(status, Some(reason.to_owned()));
             record(&team, "bob", &ending).unwrap().expect("recorded");
             let config = team.load().unwrap();
             assert!(was_interrupted(config.member("bob").unwrap()), "{reason}");
-            assert!(
-                finish_releases(&team, &Alone, &config, false)
-                    .unwrap()
-                    .is_empty()
-            );
-            assert_eq!(
-                list.read().unwrap().tasks[&1].owner(),
-                Some("bob"),
-                "{reason}"
-            );
-            let released = finish_releases(&team, &Alone, &config, true).unwrap();
+            let kept = finish_releases(&team, &Alone, &config, false).unwrap();
+            assert!(kept.is_empty(), "{reason}");
+            let owner = list.read().unwrap().tasks[&1].owner().map(str::to_owned);
+            assert_eq!(owner.as_deref(), Some("bob"), "{reason}");
+            if reason == "signal" {
+                // The lead runs on: bob's run alone was cut short.
+                team.update(|config| {
+                    config.remaining_member_mut("team-lead")?.state = Some(State::Running);
+                    Ok(())
+                })
+                .unwrap();
+            }
+            let released = finish_releases(&team, &Alone, &config, reason == "hangup").unwrap();
             assert_eq!(released.iter().map(Task::id).collect::<Vec<_>>(), [1]);
         }
     }
