@@ -72,7 +72,7 @@ pub(crate) struct Args {
     /// every member whose run was cut short starts again with the same command and settings, a
     /// Claude Code member in its own conversation (`claude --resume`); unread messages stay and
     /// are delivered, tasks stay with their owners, worktrees are used again
-    #[arg(long, conflicts_with_all = ["fresh", "dry_run"])]
+    #[arg(long, conflicts_with_all = ["fresh", "dry_run", "wait"])]
     pub(crate) resume: bool,
 
     /// Start an interrupted team afresh, as a team that ended starts: its members' unread

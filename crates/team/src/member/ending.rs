@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use crate::base::{clock, ids};
 use crate::error::Result;
+use crate::format::config::INTERRUPTIONS;
 pub use crate::format::config::{Member, State, TeamConfig};
 use crate::format::message::InboxMessage;
 pub use crate::format::structured::{Structured, TaskNotification, TaskStatus};
@@ -44,14 +45,10 @@ pub fn was_stopped(member: &Member) -> bool {
     member.state == Some(State::Killed) && matches!(member.reason.as_deref(), Some(STOP | SHUTDOWN))
 }
 
-/// Why a run was interrupted rather than ended: its terminal went away (`hangup`: the tmux server
-/// is gone) or a signal from outside swarm ended it (`signal`: a shutdown of the machine). Such a
-/// member keeps its tasks, and the team can be resumed (docs/ARCHITECTURE.md, "Resuming a team").
-const INTERRUPTIONS: [&str; 2] = ["hangup", "signal"];
-
-/// Whether `member`'s recorded ending was an interruption ([`INTERRUPTIONS`]).
+/// Whether `member`'s recorded ending was an interruption (`Member::was_interrupted`: a hangup,
+/// or a signal from outside swarm).
 pub fn was_interrupted(member: &Member) -> bool {
-    member.state == Some(State::Killed) && is_interruption(member.reason.as_deref())
+    member.was_interrupted()
 }
 
 fn is_interruption(reason: Option<&str>) -> bool {

@@ -214,9 +214,7 @@ impl Observed {
         self.members()
             .filter(|(member, seen)| match seen {
                 Seen::ProcessVanished | Seen::PaneVanished => true,
-                Seen::Recorded(state) if state.is_final() => {
-                    crate::member::ending::was_interrupted(member)
-                }
+                Seen::Recorded(state) if state.is_final() => member.was_interrupted(),
                 _ => false,
             })
             .map(|(member, _)| member)
