@@ -127,6 +127,9 @@ pub(crate) enum Command {
     /// Start a team from a TOML team file: the lead's pane, then one pane per member
     Up(commands::up::Args),
 
+    /// Resume an interrupted team (after a reboot, or its tmux server gone): `swarm up --resume`
+    Resume(commands::up::ResumeArgs),
+
     /// Add a teammate pane to the team, opening its window if it has none (lead only)
     Spawn(Box<commands::spawn::Args>),
 
@@ -430,6 +433,7 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
     )?;
     match cli.command {
         Command::Up(args) => commands::up::run(&ctx, args),
+        Command::Resume(args) => commands::up::resume(&ctx, args),
         Command::Spawn(args) => commands::spawn::run(&ctx, *args),
         Command::Down(args) => commands::down::run(&ctx, args),
         Command::Rm(args) => commands::rm::run(&ctx, args),

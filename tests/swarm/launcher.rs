@@ -700,6 +700,15 @@ fn dry_run_shows_the_claude_profiles_exact_argv_and_environment() {
     let session = lead[9].clone();
 
     let researcher = argv(pane(&plan, "researcher"));
+    // Each Claude Code teammate starts a session of its own, with an id swarm chose and records
+    // (docs/ARCHITECTURE.md, "Resuming a team").
+    let own_session = |argv: &[String]| {
+        let at = argv.iter().position(|a| a == "--session-id").unwrap();
+        let id = argv[at + 1].clone();
+        assert!(id.len() == 36 && id != session, "{id}");
+        id
+    };
+    let researcher_session = own_session(&researcher);
     assert_eq!(
         researcher,
         [
@@ -721,6 +730,8 @@ fn dry_run_shows_the_claude_profiles_exact_argv_and_environment() {
             "red",
             "--parent-session-id",
             &session,
+            "--session-id",
+            &researcher_session,
             "--agent-type",
             "explorer",
             // Each teammate's own, made at launch ("Signed lead messages").
@@ -729,6 +740,8 @@ fn dry_run_shows_the_claude_profiles_exact_argv_and_environment() {
         ]
     );
     let security = argv(pane(&plan, "security"));
+    let security_session = own_session(&security);
+    assert_ne!(security_session, researcher_session);
     assert_eq!(
         security,
         [
@@ -747,6 +760,8 @@ fn dry_run_shows_the_claude_profiles_exact_argv_and_environment() {
             "blue",
             "--parent-session-id",
             &session,
+            "--session-id",
+            &security_session,
             "--plan-mode-required",
             "--agent-type",
             "reviewer",
@@ -822,13 +837,24 @@ exec sleep 1000
             .map(str::to_owned)
             .collect();
         let mut expected = argv(pane(&plan, name));
-        // The dry run made its own session id; the real launch uses the team's, and the key
-        // made for this teammate at launch: `<launch ms>.<base64url DER SPKI of an ed25519 key>`.
+        // The dry run made its own session ids; the real launch uses the team's as the parent,
+        // the member's own recorded in config.json, and the key made for this teammate at launch:
+        // `<launch ms>.<base64url DER SPKI of an ed25519 key>`.
         let key = &sandbox.member("cc", name)["leadVerifyKey"];
+        let own = sandbox.member("cc", name)["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let mut flag = String::new();
         for arg in &mut expected {
             if arg.len() == 36 && arg.matches('-').count() == 4 {
-                arg.clone_from(&session);
+                if flag == "--session-id" {
+                    arg.clone_from(&own);
+                } else {
+                    arg.clone_from(&session);
+                }
             }
+            flag.clone_from(arg);
             if arg == "<made-at-launch>" {
                 let key = key.as_str().unwrap();
                 let (ms, spki) = key.split_once('.').unwrap();

@@ -521,7 +521,7 @@ command = ["sh", "-c", "while [ ! -e {} ]; do sleep 0.1; done"]
     assert!(started >= freed, "extra waited for long's slot");
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let output = std::process::Command::new("git")
         .arg("-C")
         .arg(dir)

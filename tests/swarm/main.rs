@@ -37,6 +37,7 @@ mod private_files;
 mod processes;
 mod protocol_rules;
 mod reports;
+mod resume;
 mod scripted;
 mod secrets;
 mod signatures;

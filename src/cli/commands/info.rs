@@ -61,6 +61,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let mut rows = vec![
         ("name", member.name.clone()),
         ("agent id", member.agent_id.clone()),
+        ("session id", or_dash(member.session_id.clone())),
         ("state", seen.label().to_owned()),
         ("reason", or_dash(member.reason.clone())),
         (

@@ -13,7 +13,9 @@ use crate::store::team::{Team, list_teams};
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
 const JSON: &str = r#"JSON output (--json), one document:
-  [{"name", "description", "members", "live", "createdAt", "createdAtMs", "dir"}]"#;
+  [{"name", "description", "members", "live", "interrupted", "createdAt", "createdAtMs", "dir"}]
+"interrupted": nothing of the team runs and a member's run was cut short (`swarm resume TEAM`);
+the table shows it in LIVE."#;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = JSON)]
@@ -26,6 +28,7 @@ struct TeamSummary {
     description: Option<String>,
     members: usize,
     live: usize,
+    interrupted: bool,
     /// When the team was created (RFC 3339), and in epoch milliseconds as config.json keeps it.
     created_at: Option<String>,
     created_at_ms: Option<u64>,
@@ -46,9 +49,11 @@ pub(crate) fn run(ctx: &Context, _args: Args) -> Result<()> {
             }
         };
         let live = observed.live().count();
+        let interrupted = observed.interrupted();
         let config = observed.config;
         teams.push(TeamSummary {
             live,
+            interrupted,
             members: config.members.len(),
             description: config.description,
             created_at: render::time(Some(config.created_at)),
@@ -83,7 +88,11 @@ impl Report for Teams {
             table.row(vec![
                 team.name.clone(),
                 team.members.to_string(),
-                team.live.to_string(),
+                if team.interrupted {
+                    "interrupted".to_owned()
+                } else {
+                    team.live.to_string()
+                },
                 team.created_at_ms
                     .map_or_else(|| "-".into(), |ms| clock::ago(ms, now)),
                 team.description.clone().unwrap_or_default(),

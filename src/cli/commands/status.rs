@@ -32,7 +32,9 @@ const JSON: &str = r#"JSON output (--json), one document:
     "exitCode", "unread", "lastActivity", "lastActivityMs", "verifies", "setAside": [{"path",
     "reason"}], "task": {"id", "subject"}, "pendingAsks": [{"requestId", "tool", "askedAt",
     "askedAtMs"}]}],
-   "tasks": {"pending", "inProgress", "completed"}}
+   "tasks": {"pending", "inProgress", "completed"}, "interrupted"}
+"interrupted" is true when nothing of the team runs and a member's run was cut short (its tmux
+server or supervisor gone, or ended by a hangup or a signal): `swarm resume TEAM` resumes it.
 "state" is as the table shows it ("-" for never launched), except that the table shows a member
 with "pendingAsks" (permission asks nobody has answered, oldest first; `swarm permission list`
 has them whole) as "waits on permission (TOOL) AGE"; "pane" is null before there is one.
@@ -153,7 +155,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let observed = &observation.observed;
     let config = &observed.config;
     // A member that ended still holding tasks gives them back before the board is shown.
-    if let Err(err) = ending::finish_releases(&team, &fleet, config) {
+    if let Err(err) = ending::finish_releases(&team, &fleet, config, false) {
         tracing::warn!("tasks of members that ended are not all returned yet: {err}");
     }
     let list = TaskList::new(&ctx.home, team.name());
@@ -188,6 +190,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         members: rows,
         tasks: counts,
         node: observation.node.as_ref(),
+        interrupted: observed.interrupted(),
         config,
         launched,
     })
@@ -203,6 +206,7 @@ struct TeamStatus<'a> {
     tasks: TaskCounts,
     #[serde(skip_serializing_if = "Option::is_none")]
     node: Option<&'a NodeSeen>,
+    interrupted: bool,
     #[serde(skip)]
     config: &'a TeamConfig,
     #[serde(skip)]
@@ -212,6 +216,9 @@ struct TeamStatus<'a> {
 impl Report for TeamStatus<'_> {
     fn text(&self) -> Result<()> {
         print(self.config, self.launched, &self.members, &self.tasks)?;
+        if self.interrupted {
+            output::line(interrupted_line(self.team))?;
+        }
         if let Some(node) = self.node.filter(|node| !node.connected) {
             let here = node.host.as_deref().unwrap_or("this host");
             output::line(format!(
@@ -220,6 +227,13 @@ impl Report for TeamStatus<'_> {
         }
         Ok(())
     }
+}
+
+/// What `status` says of an interrupted team (docs/ARCHITECTURE.md, "Resuming a team").
+pub(crate) fn interrupted_line(team: &str) -> String {
+    format!(
+        "! team {team} was interrupted: resume it with `swarm resume {team}`, or start it afresh with `swarm up --fresh TEAMFILE`"
+    )
 }
 
 fn member_status(

@@ -227,7 +227,7 @@ fn scope(ctx: &Context, action: Action) -> Result<Scope> {
     policy::allow(&config, &caller, action)?;
     let fleet = ctx.fleet();
     // A member that ended still holding tasks gives them back before anyone reads the board.
-    if let Err(err) = ending::finish_releases(&team, &fleet, &config) {
+    if let Err(err) = ending::finish_releases(&team, &fleet, &config, false) {
         tracing::warn!("tasks of members that ended are not all returned yet: {err}");
     }
     let tasks = fleet.tasks(&team, &config);

@@ -34,6 +34,7 @@ use crate::launch::teamfile::{TaskSpec, TeamFile};
 use crate::launch::worktree;
 use crate::member::ending;
 use crate::member::liveness::{self, Awaited, Event, Observed};
+use crate::member::resume;
 use crate::member::seal;
 use crate::member::stop;
 use crate::member::supervisor;
@@ -51,7 +52,8 @@ With --wait, one line per event:
   {"event": "ended", ...the member's ending as `swarm wait` prints it}
   {"event": "board", "tasks": [...as `swarm task list` prints them], "open"} last, when the team
   has tasks; exit 1 while any is open.
-A team with nothing to run has "session", "window", "socket" and "attach" null.
+A team with nothing to run has "session", "window", "socket" and "attach" null. With --resume,
+"members" are those resumed.
 With --dry-run, one document: {"team", "environmentFrom",
   "panes": [{"name", "argv", "env", "withheld", "cwd", "settings"}],
   "tasks"?: [{"key", "subject", "description", "blocked_by", "owner"}]}:
@@ -62,9 +64,22 @@ has any."#;
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = JSON)]
 pub(crate) struct Args {
-    /// The TOML team file (see teams/ for examples)
-    #[arg(value_name = "TEAMFILE")]
-    pub(crate) teamfile: PathBuf,
+    /// The TOML team file (see teams/ for examples); with --resume, the team file or the team's
+    /// name [default: --team, SWARM_TEAM, the only team]
+    #[arg(value_name = "TEAMFILE", required_unless_present = "resume")]
+    pub(crate) teamfile: Option<PathBuf>,
+
+    /// Resume the team, which was interrupted (a reboot, its tmux server or a supervisor gone):
+    /// every member whose run was cut short starts again with the same command and settings, a
+    /// Claude Code member in its own conversation (`claude --resume`); unread messages stay and
+    /// are delivered, tasks stay with their owners, worktrees are used again
+    #[arg(long, conflicts_with_all = ["fresh", "dry_run", "wait"])]
+    pub(crate) resume: bool,
+
+    /// Start an interrupted team afresh, as a team that ended starts: its members' unread
+    /// messages go to history and the tasks they held return to pending
+    #[arg(long)]
+    pub(crate) fresh: bool,
 
     /// Print each member's exact argv and every variable its program will get, the values of
     /// secret-looking names masked; start nothing
@@ -99,9 +114,63 @@ pub(crate) struct Args {
     pub(crate) socket: Option<String>,
 }
 
+/// What `swarm resume --json` prints (docs/ARCHITECTURE.md, "JSON output").
+const RESUME_JSON: &str = r#"JSON output (--json), one document, as `swarm up` prints it:
+  {"team", "session", "window", "socket", "members", "attach"}
+"members" are those resumed."#;
+
+/// `swarm resume [TEAM]`: `swarm up --resume`.
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = RESUME_JSON)]
+pub(crate) struct ResumeArgs {
+    /// The team, or its team file, whose variables' values its members get again [default:
+    /// --team, SWARM_TEAM, the only team]
+    // Its own id: sharing the global --team's would let an empty SWARM_TEAM fill it.
+    #[arg(id = "team_arg", value_name = "TEAM")]
+    pub(crate) team: Option<PathBuf>,
+
+    /// Attach to the team's session (or switch to its window inside tmux) once it is up
+    #[arg(long, conflicts_with = "detach")]
+    pub(crate) attach: bool,
+
+    /// Inside tmux, create the team's window without switching to it
+    #[arg(long)]
+    pub(crate) detach: bool,
+
+    /// Put the team on this tmux server [default: the one it was on]: a name (tmux -L) or a
+    /// socket path (tmux -S)
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "SWARM_TMUX_SOCKET",
+        hide_env_values = true
+    )]
+    pub(crate) socket: Option<String>,
+}
+
+pub(crate) fn resume(ctx: &Context, args: ResumeArgs) -> Result<()> {
+    run(
+        ctx,
+        Args {
+            teamfile: args.team,
+            dry_run: false,
+            attach: args.attach,
+            detach: args.detach,
+            wait: false,
+            timeout: None,
+            socket: args.socket,
+            resume: true,
+            fresh: false,
+        },
+    )
+}
+
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let fleet = ctx.fleet();
-    let file = TeamFile::load(&args.teamfile)?;
+    let Some(teamfile) = args.teamfile.as_deref().filter(|_| !args.resume) else {
+        return resume_team(ctx, &args);
+    };
+    let file = TeamFile::load(teamfile)?;
     // Refused before anything is made: an alert that cannot go is found now, not when it fires.
     let notify = file.notify()?;
     let mut prepared = prepare::prepare(&ctx.home, &file, &|key| std::env::var(key).ok());
@@ -135,13 +204,16 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     // Held from the check until every pane is placed: a second `up` of this team is refused.
     let launch_lock = LaunchLock::take(&ctx.home, file.name.as_str())?;
     refuse_if_running(ctx, file.name.as_str())?;
+    if !args.fresh {
+        refuse_if_interrupted(ctx, file.name.as_str())?;
+    }
     // A team that ran before starts fresh; one only made by `init` keeps what waits for it.
     if let Ok(previous) = Team::open(&ctx.home, file.name.as_str()) {
         // Its records are about to be replaced: what its ended members still hold goes back
         // first, or it would stay theirs; the lead's word of it goes with the last run.
         if let Err(err) = previous
             .load()
-            .and_then(|config| ending::finish_releases(&previous, &fleet, &config))
+            .and_then(|config| ending::finish_releases(&previous, &fleet, &config, true))
         {
             tracing::warn!("tasks of members that ended are not all returned yet: {err}");
         }
@@ -409,6 +481,112 @@ fn refuse_if_running(ctx: &Context, name: &str) -> Result<()> {
         live.join(", ")
     ))
     .with_hint(format!("stop it first with `swarm down {name}`")))
+}
+
+/// An interrupted team is resumed or started afresh, never started over by mistake: starting it
+/// afresh gives up its members' conversations, unread messages and tasks.
+fn refuse_if_interrupted(ctx: &Context, name: &str) -> Result<()> {
+    let Ok(team) = Team::open(&ctx.home, name) else {
+        return Ok(());
+    };
+    let Ok(observed) = Observed::take(&team, &ctx.fleet()) else {
+        return Ok(());
+    };
+    if !observed.interrupted() {
+        return Ok(());
+    }
+    Err(Error::usage(format!(
+        "team {name} was interrupted: `swarm up --resume` resumes it, `swarm up --fresh` starts it afresh"
+    )))
+}
+
+/// `up --resume`: the team's interrupted members placed again (docs/ARCHITECTURE.md, "Resuming a
+/// team"), under the launch lock as `up` places a team.
+fn resume_team(ctx: &Context, args: &Args) -> Result<()> {
+    let fleet = ctx.fleet();
+    // A team file gives its name and the values of its members' variables; else a team's name.
+    let (file, name) = match &args.teamfile {
+        Some(path) if path.is_file() => {
+            let file = TeamFile::load(path)?;
+            let name = file.name.to_string();
+            (Some(file), Some(name))
+        }
+        Some(name) => (None, Some(name.to_string_lossy().into_owned())),
+        None => (None, None),
+    };
+    let team = ctx.team_or(name.as_deref())?;
+    let launch_lock = LaunchLock::take(&ctx.home, team.name())?;
+    refuse_if_running(ctx, team.name())?;
+    let observed = Observed::take(&team, &fleet)?;
+    if !observed.interrupted() {
+        return Err(Error::usage(format!(
+            "team {} was not interrupted: there is nothing to resume",
+            team.name()
+        ))
+        .with_hint("`swarm up TEAMFILE` starts it again"));
+    }
+    let layout = match observed
+        .config
+        .launch
+        .as_ref()
+        .and_then(|l| l.layout.as_deref())
+    {
+        Some(text) => layout::Layout::parse(text).map_err(|why| {
+            Error::usage(format!("team {}: {why}", team.name()))
+                .with_hint("fix launch.layout in the team's config.json")
+        })?,
+        None => layout::DEFAULT,
+    };
+    let destination = Destination::reopen(args.socket.as_deref(), observed.config.tmux.as_ref());
+    destination.tmux.check_version()?;
+    let resumed = resume::prepare(&team, &fleet, &observed, file.as_ref(), &|key| {
+        std::env::var(key).ok()
+    })?;
+    for note in &resumed.notes {
+        tracing::warn!("{note}");
+    }
+    let placed = {
+        let _launching = Launching(&team);
+        panes::start_team(&destination, &team, &resumed.panes, &layout, !args.detach)
+    };
+    let placement = placed.map_err(|err| stop_placed(&team, &fleet, err))?;
+    drop(launch_lock);
+    let attach = destination.tmux.attach_command(&placement.session);
+    let names: Vec<&String> = resumed.panes.iter().map(|p| &p.name).collect();
+    let mut lines = vec![format!(
+        "team {} resumed: {} in window {} of session {}",
+        team.name(),
+        names
+            .iter()
+            .map(|n| n.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        placement.window,
+        placement.session
+    )];
+    if !destination.inside {
+        lines.push(format!("attach with: {}", attach.join(" ")));
+    }
+    ctx.report(&WithLines {
+        json: TeamUp {
+            team: team.name(),
+            session: Some(&placement.session),
+            window: Some(&placement.window),
+            socket: Some(&placement.socket),
+            members: names,
+            attach: Some(&attach),
+        },
+        lines,
+    })?;
+    if args.attach {
+        let tmux = crate::launch::tmux::Tmux::at(&placement.socket);
+        return if destination.inside {
+            tmux.switch_to(&placement.window)
+        } else {
+            tmux.attach(&placement.session)
+        };
+    }
+    Ok(())
 }
 
 /// What `--dry-run` shows of each pane: its directory, its exact argv, every variable its program

@@ -15,6 +15,11 @@ use crate::format::structured::TaskNotification;
 
 pub const DEFAULT_LEAD: &str = "team-lead";
 
+/// The reasons of an ending that interrupted a run rather than ended it: its terminal went away
+/// (`hangup`: the tmux server is gone) or a signal from outside swarm ended it (`signal`: a
+/// shutdown of the machine). Such a run can be resumed (docs/ARCHITECTURE.md, "Resuming a team").
+pub const INTERRUPTIONS: [&str; 2] = ["hangup", "signal"];
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TeamConfig {
@@ -381,6 +386,15 @@ impl Member {
             backend_type: tmux_backend(),
             ..Self::default()
         }
+    }
+
+    /// Whether its recorded ending interrupted its run ([`INTERRUPTIONS`]).
+    pub fn was_interrupted(&self) -> bool {
+        self.state == Some(State::Killed)
+            && self
+                .reason
+                .as_deref()
+                .is_some_and(|reason| INTERRUPTIONS.contains(&reason))
     }
 
     pub fn protocol(&self) -> Protocol {

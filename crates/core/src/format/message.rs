@@ -72,7 +72,7 @@ impl InboxMessage {
 
     /// Whether another tool marked it read (`"read": true`; agent-team-mail's reader does, and
     /// keeps it in the file). Such a message is not unread for swarm.
-    pub(crate) fn is_read(&self) -> bool {
+    pub fn is_read(&self) -> bool {
         self.0.get("read") == Some(&Value::Bool(true))
     }
 

@@ -755,7 +755,7 @@ pub struct ClaudePaths {
 
 impl ClaudePaths {
     /// From `$CLAUDE_CONFIG_DIR` and `$HOME` (unset or empty: none); `None` with neither.
-    pub(crate) fn new(config_dir: Option<&OsStr>, home: Option<&OsStr>) -> Option<Self> {
+    pub fn new(config_dir: Option<&OsStr>, home: Option<&OsStr>) -> Option<Self> {
         let dir = match config_dir.filter(|dir| !dir.is_empty()) {
             Some(dir) => PathBuf::from(dir),
             None => PathBuf::from(home.filter(|home| !home.is_empty())?).join(".claude"),
@@ -769,6 +769,19 @@ impl ClaudePaths {
             std::env::var_os("CLAUDE_CONFIG_DIR").as_deref(),
             std::env::var_os("HOME").as_deref(),
         )
+    }
+
+    /// Whether a transcript of session `id` is in one of Claude Code's project folders,
+    /// `projects/*/<id>.jsonl`: only then can `claude --resume <id>` find it (docs/ARCHITECTURE.md,
+    /// "Resuming a team"). A session killed before its first prompt wrote none.
+    pub fn has_transcript(&self, id: &str) -> bool {
+        let Ok(projects) = std::fs::read_dir(self.dir.join("projects")) else {
+            return false;
+        };
+        let file = format!("{id}.jsonl");
+        projects
+            .flatten()
+            .any(|project| project.path().join(&file).is_file())
     }
 
     /// `sessions/`: a record and a key file for each live session of the person's.

@@ -42,6 +42,12 @@ pub(crate) fn default_program(profile: Profile) -> Option<&'static str> {
     }
 }
 
+/// Claude Code's flag that starts a session with a chosen id.
+pub(crate) const SESSION_FLAG: &str = "--session-id";
+
+/// Claude Code's flag that resumes a session; it cannot be combined with [`SESSION_FLAG`].
+pub(crate) const RESUME_FLAG: &str = "--resume";
+
 /// Flags that take no value, so the next argument is not theirs.
 const BOOLEAN_FLAGS: &[&str] = &[
     "--dangerously-skip-permissions",
@@ -115,12 +121,27 @@ pub(crate) struct TeammateRequest<'a> {
     /// The team file's `permissions_via = "swarm"`: a Claude Code teammate asks through
     /// `swarm permission hook claude`, wired in with `--settings`.
     pub(crate) asks_through_swarm: bool,
+    /// The Claude Code session it starts (`--session-id`), recorded so it can be resumed
+    /// (docs/ARCHITECTURE.md, "Resuming a team").
+    pub(crate) session_id: &'a str,
 }
 
 /// The settings a Claude Code teammate whose asks go through swarm is launched with: a
 /// PreToolUse hook for the tools Claude Code asks about, waiting as long as a person may take
 /// (docs/ARCHITECTURE.md, "Asking from any CLI").
 pub(crate) const CLAUDE_HOOK_SETTINGS: &str = r#"{"hooks":{"PreToolUse":[{"matcher":"Bash|Edit|Write|MultiEdit|NotebookEdit|WebFetch|WebSearch|mcp__.*","hooks":[{"type":"command","command":"swarm permission hook claude","timeout":86400}]}]}}"#;
+
+/// Whom an environment is for: the lead, or a teammate of a profile.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Role<'a> {
+    Lead,
+    Teammate {
+        name: &'a str,
+        profile: Profile,
+        plan_mode_required: bool,
+        color: Option<Color>,
+    },
+}
 
 /// The exact command and environment of one pane.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -139,17 +160,14 @@ impl TeamLaunch<'_> {
         launcher_env: &dyn Fn(&str) -> Option<String>,
     ) -> Launch {
         let mut argv = command.to_vec();
-        let mut vars = BTreeMap::new();
         if self.lead_profile == Profile::Claude {
-            if !flags_in(&argv).contains("--session-id") {
-                argv.extend(["--session-id".to_owned(), self.lead_session_id.to_owned()]);
+            let flags = flags_in(&argv);
+            if !flags.contains(SESSION_FLAG) && !flags.contains(RESUME_FLAG) {
+                argv.extend([SESSION_FLAG.to_owned(), self.lead_session_id.to_owned()]);
             }
-            forward(&mut vars, launcher_env, env_policy);
-            claude_vars(&mut vars);
         }
-        vars.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
-        self.identity(&mut vars, self.lead, None);
-        Launch { argv, env: vars }
+        let env = self.environment(&Role::Lead, env, env_policy, launcher_env);
+        Launch { argv, env }
     }
 
     pub(crate) fn teammate(
@@ -188,7 +206,7 @@ impl TeamLaunch<'_> {
             argv.extend(["--model".to_owned(), model.to_owned()]);
         }
 
-        let mut env = BTreeMap::new();
+        // Only Claude Code takes identity flags; every other profile learns it from `SWARM_*`.
         match member.profile {
             Profile::Claude => {
                 argv.extend([
@@ -206,6 +224,9 @@ impl TeamLaunch<'_> {
                     "--parent-session-id".to_owned(),
                     self.lead_session_id.to_owned(),
                 ]);
+                if !own_flags.contains(SESSION_FLAG) && !own_flags.contains(RESUME_FLAG) {
+                    argv.extend([SESSION_FLAG.to_owned(), member.session_id.to_owned()]);
+                }
                 if member.plan_mode_required {
                     argv.push("--plan-mode-required".to_owned());
                 }
@@ -215,19 +236,60 @@ impl TeamLaunch<'_> {
                 if member.asks_through_swarm {
                     argv.extend(["--settings".to_owned(), CLAUDE_HOOK_SETTINGS.to_owned()]);
                 }
-                forward(&mut env, launcher_env, member.env_policy);
+            }
+            Profile::Generic => {}
+        }
+        let role = Role::Teammate {
+            name: member.name,
+            profile: member.profile,
+            plan_mode_required: member.plan_mode_required,
+            color: member.color,
+        };
+        let env = self.environment(&role, member.env, member.env_policy, launcher_env);
+        Launch { argv, env }
+    }
+
+    /// The environment a member's program gets: what its profile sets, the launcher's variables
+    /// the claude profile forwards, the member's own `env`, then swarm's identity. `up`, `spawn`
+    /// and a resume (`launch/resume.rs`, which has only config.json's record) all build it here.
+    pub(crate) fn environment(
+        &self,
+        role: &Role<'_>,
+        own: &BTreeMap<String, String>,
+        env_policy: &EnvPolicy,
+        launcher_env: &dyn Fn(&str) -> Option<String>,
+    ) -> BTreeMap<String, String> {
+        let mut env = BTreeMap::new();
+        match *role {
+            Role::Lead if self.lead_profile == Profile::Claude => {
+                forward(&mut env, launcher_env, env_policy);
+                claude_vars(&mut env);
+            }
+            Role::Lead => {}
+            Role::Teammate {
+                profile: Profile::Claude,
+                ..
+            } => {
+                forward(&mut env, launcher_env, env_policy);
                 env.insert("CLAUDECODE".into(), "1".into());
                 claude_vars(&mut env);
             }
-            Profile::Generic => {
-                if member.plan_mode_required {
+            Role::Teammate {
+                profile: Profile::Generic,
+                plan_mode_required,
+                ..
+            } => {
+                if plan_mode_required {
                     env.insert("SWARM_PLAN_MODE".into(), "required".into());
                 }
             }
         }
-        env.extend(member.env.iter().map(|(k, v)| (k.clone(), v.clone())));
-        self.identity(&mut env, member.name, member.color);
-        Launch { argv, env }
+        env.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
+        match *role {
+            Role::Lead => self.identity(&mut env, self.lead, None),
+            Role::Teammate { name, color, .. } => self.identity(&mut env, name, color),
+        }
+        env
     }
 
     /// `SWARM_*` identity, set last so nothing in a team file can impersonate another member.
@@ -265,6 +327,39 @@ fn forward(
             env.insert((*key).to_owned(), value);
         }
     }
+}
+
+/// The Claude Code session `argv` starts or resumes: the value of its `--session-id` or
+/// `--resume`.
+pub(crate) fn session_in(argv: &[String]) -> Option<String> {
+    [SESSION_FLAG, RESUME_FLAG].iter().find_map(|flag| {
+        let found = occurrences(argv, flag);
+        match found.as_slice() {
+            [_, value, ..] => Some(value.clone()),
+            [joined, ..] => joined.split_once('=').map(|(_, value)| value.to_owned()),
+            [] => None,
+        }
+    })
+}
+
+/// `argv` without any `flag` and its value: the session flags a resume replaces.
+pub(crate) fn without_flag(argv: &[String], flag: &str) -> Vec<String> {
+    let mut kept = Vec::with_capacity(argv.len());
+    let mut args = argv.iter().peekable();
+    if let Some(program) = args.next() {
+        kept.push(program.clone());
+    }
+    while let Some(arg) = args.next() {
+        if arg == flag {
+            args.next_if(|next| !next.starts_with('-'));
+        } else if !arg
+            .strip_prefix(flag)
+            .is_some_and(|rest| rest.starts_with('='))
+        {
+            kept.push(arg.clone());
+        }
+    }
+    kept
 }
 
 /// Flag names present in `argv`, with `--flag=value` counted as `--flag`.
@@ -343,6 +438,7 @@ mod tests {
             env,
             env_policy: NO_RULES,
             asks_through_swarm: false,
+            session_id: "bob-session",
         }
     }
 
@@ -380,6 +476,8 @@ mod tests {
                 "blue",
                 "--parent-session-id",
                 "sess",
+                "--session-id",
+                "bob-session",
             ])
         );
         assert_eq!(launch.env["CLAUDECODE"], "1");

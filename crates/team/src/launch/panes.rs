@@ -51,7 +51,7 @@ impl Destination {
     /// Where `spawn` opens a team's window: on the server `socket` names; else on the server the
     /// window was on, as a new window in the current session when that is this process's tmux,
     /// else a detached session; else where `up` would.
-    pub(crate) fn reopen(socket: Option<&str>, was: Option<&TmuxPlacement>) -> Self {
+    pub fn reopen(socket: Option<&str>, was: Option<&TmuxPlacement>) -> Self {
         let Some(was) = was.filter(|_| socket.is_none_or(str::is_empty)) else {
             return Self::choose(socket);
         };

@@ -138,6 +138,7 @@ pub fn teammate(
             env: &spec.env,
             env_policy: &spec.env_policy,
             asks_through_swarm: spec.asks_through_swarm,
+            session_id: &ids::fresh().to_string(),
         },
         launcher_env,
     );
@@ -174,6 +175,9 @@ pub fn teammate(
 }
 
 pub(crate) fn record_launch(member: &mut Member, launch: &Launch) {
+    if member.profile == Some(crate::format::settings::Profile::Claude) {
+        member.session_id = crate::launch::argv::session_in(&launch.argv);
+    }
     member.argv = Some(launch.argv.clone());
     member.env_keys = Some(launch.env.keys().cloned().collect());
 }

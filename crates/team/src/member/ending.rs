@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use crate::base::{clock, ids};
 use crate::error::Result;
+use crate::format::config::INTERRUPTIONS;
 pub use crate::format::config::{Member, State, TeamConfig};
 use crate::format::message::InboxMessage;
 pub use crate::format::structured::{Structured, TaskNotification, TaskStatus};
@@ -42,6 +43,16 @@ pub const STOP: &str = "stop";
 /// Whether `member` ended because swarm was asked to end it (`stop`, `down`), not on its own.
 pub fn was_stopped(member: &Member) -> bool {
     member.state == Some(State::Killed) && matches!(member.reason.as_deref(), Some(STOP | SHUTDOWN))
+}
+
+/// Whether `member`'s recorded ending was an interruption (`Member::was_interrupted`: a hangup,
+/// or a signal from outside swarm).
+pub fn was_interrupted(member: &Member) -> bool {
+    member.was_interrupted()
+}
+
+fn is_interruption(reason: Option<&str>) -> bool {
+    reason.is_some_and(|reason| INTERRUPTIONS.contains(&reason))
 }
 
 /// Signals that mean the program crashed rather than was stopped.
@@ -185,7 +196,10 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
         },
         |_| Ok(()),
     )?;
-    release_tasks(team, name, &told)?;
+    // An interrupted run keeps its tasks for the run that resumes it.
+    if !(ending.state == State::Killed && is_interruption(ending.reason.as_deref())) {
+        release_tasks(team, name, &told)?;
+    }
     Ok(notice)
 }
 
@@ -206,7 +220,14 @@ impl EndingNoticeFacts {
 /// that still owns open tasks has them returned to pending with no owner, and the lead is told
 /// once, as [`record`] does. So tasks never stay with a member that ended, whatever stopped its
 /// release then (a crash, a lock held too long, a full disk). Returns the tasks released.
-pub fn finish_releases(team: &Team, reach: &dyn Reach, config: &TeamConfig) -> Result<Vec<Task>> {
+/// An interrupted member ([`was_interrupted`]) keeps its tasks for the run that resumes it while
+/// nothing of its team runs, unless `interrupted_too`: the run is given up (`up --fresh`).
+pub fn finish_releases(
+    team: &Team,
+    reach: &dyn Reach,
+    config: &TeamConfig,
+    interrupted_too: bool,
+) -> Result<Vec<Task>> {
     let sites = reach.sites(config);
     let ended: Vec<&str> = config
         .members
@@ -219,8 +240,16 @@ pub fn finish_releases(team: &Team, reach: &dyn Reach, config: &TeamConfig) -> R
     }
     let list = TaskList::new(team.home(), team.name());
     let mut released = Vec::new();
+    // Looked at only for an interrupted holder: while the rest of the team runs on, its tasks are
+    // not waiting for a resume, and go back like any ended member's.
+    let team_runs = std::cell::LazyCell::new(|| {
+        crate::member::liveness::Observed::take(team, reach).is_ok_and(|seen| seen.running())
+    });
     for name in list.holders(&ended)? {
         let member = config.member(name).expect("one of the roster's");
+        if was_interrupted(member) && !interrupted_too && !*team_runs {
+            continue;
+        }
         let told = EndingNoticeFacts::of(member, &config.name, config.lead_name());
         let tasks = release_tasks(team, name, &told)?;
         if !tasks.is_empty() {
@@ -606,6 +635,38 @@ mod tests {
         assert_eq!(told(&team).len(), 1, "told once");
     }
 
+    /// A run cut short (its pane hung up: the tmux server gone; or a signal from outside) is no
+    /// ending for its tasks while nothing of its team runs: they wait for the run that resumes it
+    /// (docs/ARCHITECTURE.md, "Resuming a team"), unless the team is started afresh. While the
+    /// rest of the team runs on, they go back like any ended member's.
+    #[test]
+    fn an_interrupted_member_keeps_its_tasks_until_the_run_is_given_up() {
+        for reason in ["hangup", "signal"] {
+            let (_dir, team) = fixture::team(&["bob"]);
+            running(&team, 1_000);
+            let list = holding_parse(&team);
+            let status = signalled(nix::sys::signal::Signal::SIGHUP);
+            let ending = Ending::from_status(status, Some(reason.to_owned()));
+            record(&team, "bob", &ending).unwrap().expect("recorded");
+            let config = team.load().unwrap();
+            assert!(was_interrupted(config.member("bob").unwrap()), "{reason}");
+            let kept = finish_releases(&team, &Alone, &config, false).unwrap();
+            assert!(kept.is_empty(), "{reason}");
+            let owner = list.read().unwrap().tasks[&1].owner().map(str::to_owned);
+            assert_eq!(owner.as_deref(), Some("bob"), "{reason}");
+            if reason == "signal" {
+                // The lead runs on: bob's run alone was cut short.
+                team.update(|config| {
+                    config.remaining_member_mut("team-lead")?.state = Some(State::Running);
+                    Ok(())
+                })
+                .unwrap();
+            }
+            let released = finish_releases(&team, &Alone, &config, reason == "hangup").unwrap();
+            assert_eq!(released.iter().map(Task::id).collect::<Vec<_>>(), [1]);
+        }
+    }
+
     #[test]
     fn tasks_still_held_after_a_crash_are_released_by_the_next_record_and_told_once() {
         let (_dir, team) = fixture::team(&["bob"]);
@@ -650,7 +711,11 @@ mod tests {
         let list = holding_parse(&team);
         // While bob runs, what it holds is its own.
         let config = team.load().unwrap();
-        assert!(finish_releases(&team, &Alone, &config).unwrap().is_empty());
+        assert!(
+            finish_releases(&team, &Alone, &config, false)
+                .unwrap()
+                .is_empty()
+        );
         // Ended, with the release undone: the next look finishes it, once.
         team.update(|config| {
             let bob = config.member_mut("bob").unwrap();
@@ -659,10 +724,14 @@ mod tests {
         })
         .unwrap();
         let ended = team.load().unwrap();
-        let released = finish_releases(&team, &Alone, &ended).unwrap();
+        let released = finish_releases(&team, &Alone, &ended, false).unwrap();
         assert_eq!(released.iter().map(Task::id).collect::<Vec<_>>(), [1]);
         assert!(list.read().unwrap().tasks[&1].owner().is_none());
-        assert!(finish_releases(&team, &Alone, &ended).unwrap().is_empty());
+        assert!(
+            finish_releases(&team, &Alone, &ended, false)
+                .unwrap()
+                .is_empty()
+        );
         let told = team
             .mailbox("team-lead")
             .peek()
@@ -675,7 +744,11 @@ mod tests {
         list.edit(&[1], false, |edit| edit.claim(1, "bob", false).map(drop))
             .unwrap();
         running(&team, 2_000);
-        assert!(finish_releases(&team, &Alone, &ended).unwrap().is_empty());
+        assert!(
+            finish_releases(&team, &Alone, &ended, false)
+                .unwrap()
+                .is_empty()
+        );
         assert_eq!(list.read().unwrap().tasks[&1].owner(), Some("bob"));
     }
 

@@ -202,6 +202,24 @@ impl Observed {
         self.live().next().is_some()
     }
 
+    /// Whether the team was interrupted (docs/ARCHITECTURE.md, "Resuming a team"): nothing of it
+    /// runs, and a member was running when its run was cut short, its tmux server or supervisor
+    /// gone (a reboot, a crash) without an ending, or ended by a hangup or a signal from outside.
+    pub fn interrupted(&self) -> bool {
+        !self.running() && self.interrupted_members().next().is_some()
+    }
+
+    /// The members whose runs were cut short, whatever runs now: those a resume starts again.
+    pub fn interrupted_members(&self) -> impl Iterator<Item = &Member> {
+        self.members()
+            .filter(|(member, seen)| match seen {
+                Seen::ProcessVanished | Seen::PaneVanished => true,
+                Seen::Recorded(state) if state.is_final() => member.was_interrupted(),
+                _ => false,
+            })
+            .map(|(member, _)| member)
+    }
+
     /// Whether `member` runs on this machine (every member of a team on one machine does).
     pub fn is_here(&self, member: &Member) -> bool {
         self.sites.is_here(member)

@@ -19,6 +19,7 @@ pub mod permission_ask;
 pub(crate) mod processes;
 pub mod reach;
 pub mod remove;
+pub mod resume;
 pub mod seal;
 pub mod send;
 pub mod signer;

@@ -1,0 +1,299 @@
+//! Resuming an interrupted team (docs/ARCHITECTURE.md, "Resuming a team"): the members whose runs
+//! were cut short start again from config.json's records, with the same settings, each Claude Code
+//! member in its own conversation again, with a new verify key, and the lead's unread messages
+//! signed again for it.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::PathBuf;
+
+use crate::base::{clock, ids};
+use crate::error::{Error, Result};
+use crate::format::config::{Member, TeamConfig};
+use crate::format::message::InboxMessage;
+use crate::format::permission_rule::Rules;
+use crate::format::settings::{Color, Isolation, Profile};
+use crate::format::signature::{Judge, VerifyKey};
+use crate::launch::argv::{self, Role, TeamLaunch};
+use crate::launch::keys;
+use crate::launch::prepare::PanePlan;
+use crate::launch::teamfile::{DEFAULT_LOG_MAX, TeamFile};
+use crate::member::liveness::Observed;
+use crate::member::reach::Reach;
+use crate::member::seal;
+use crate::store::paths::ClaudePaths;
+use crate::store::team::Team;
+
+/// A team ready to be placed again: its panes, and what could not be brought back as it was.
+#[derive(Debug)]
+pub struct Resumed {
+    pub panes: Vec<PanePlan>,
+    /// One line for each thing said on stderr: a member that starts a new conversation, a
+    /// variable whose value config.json does not keep.
+    pub notes: Vec<String>,
+}
+
+/// What a member resumes with: its record made ready to run again, and its pane.
+struct Relaunch {
+    member: Member,
+    plan: PanePlan,
+    /// The key it verified the lead's messages with until now.
+    old_key: Option<String>,
+}
+
+/// Makes `team`, which `observed` shows interrupted, ready to be placed again: every member whose
+/// run was cut short gets its recorded command again (a Claude Code member `--resume` with its
+/// session when its transcript is there, else a new `--session-id`), its environment rebuilt
+/// (each variable's value from `file` when given: config.json keeps only names), a new key for a
+/// teammate, and its record cleared of the old run. Unread messages from the lead's side that
+/// verified with the old key are stamped now, given a new `msg_id` and signed with the new one,
+/// as a new launch verifies nothing older. Nothing is started; the caller places the panes.
+pub fn prepare(
+    team: &Team,
+    reach: &dyn Reach,
+    observed: &Observed,
+    file: Option<&TeamFile>,
+    launcher_env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Resumed> {
+    let config = &observed.config;
+    if config.spans_hosts() {
+        return Err(Error::usage(format!(
+            "team {} runs across hosts, and resuming such a team is not built yet",
+            config.name
+        ))
+        .with_hint(format!(
+            "start it afresh with `swarm up --fresh TEAMFILE`, or `swarm down {}`",
+            config.name
+        )));
+    }
+    let names: Vec<String> = observed
+        .interrupted_members()
+        .filter(|member| member.argv.as_ref().is_some_and(|argv| !argv.is_empty()))
+        .map(|member| member.name.clone())
+        .collect();
+    let lead = config.lead_name().to_owned();
+    let session = config.lead_session_id.clone().unwrap_or_default();
+    let settings = config.launch.clone().unwrap_or_default();
+    let launch_team = TeamLaunch {
+        home: team.home().root(),
+        team: team.name(),
+        lead: &lead,
+        lead_session_id: &session,
+        lead_profile: settings.profile,
+        lead_argv: None,
+        inherit: &[],
+    };
+    // The new signing agent alerts as the team file says; without one, as the agent's defaults.
+    let notify = file.map(TeamFile::notify).transpose()?;
+    let mut notes = Vec::new();
+    let mut relaunches = Vec::new();
+    for name in &names {
+        let member = config.require_member(name)?;
+        let own = own_env(file, name, &lead);
+        let mut relaunch = relaunch(&launch_team, member, &own, launcher_env, &mut notes);
+        if *name != lead {
+            let rules = file
+                .and_then(|file| file.members.iter().find(|m| m.name.as_str() == name))
+                .map_or_else(Rules::default, |spec| spec.permissions.clone());
+            let key = seal::make_key(
+                team.home(),
+                team.name(),
+                &lead,
+                name,
+                &rules,
+                &relaunch.plan.cwd,
+                notify.as_ref(),
+            )?;
+            keys::apply(&mut relaunch.member, &mut relaunch.plan.env, &key);
+            relaunch.plan.argv = relaunch.member.argv.clone().unwrap_or_default();
+        }
+        relaunches.push(relaunch);
+    }
+    team.update(|config| {
+        for relaunch in &relaunches {
+            *config.remaining_member_mut(&relaunch.member.name)? = relaunch.member.clone();
+        }
+        // The old window is gone with its server: the panes are placed as `up` places them.
+        config.tmux = None;
+        // Until every pane is placed, a member whose program ends at once keeps its pane.
+        config.launching = true;
+        Ok(())
+    })?;
+    let config = team.load()?;
+    for relaunch in &relaunches {
+        sign_again(team, reach, &config, relaunch)?;
+    }
+    Ok(Resumed {
+        panes: relaunches.into_iter().map(|r| r.plan).collect(),
+        notes,
+    })
+}
+
+/// The values of a member's own variables, from the team file when one is given.
+fn own_env(file: Option<&TeamFile>, name: &str, lead: &str) -> BTreeMap<String, String> {
+    let Some(file) = file else {
+        return BTreeMap::new();
+    };
+    if name == lead {
+        return file.lead.env.clone();
+    }
+    file.members
+        .iter()
+        .find(|m| m.name.as_str() == name)
+        .map(|spec| spec.env.clone())
+        .unwrap_or_default()
+}
+
+/// `member`'s command and environment once more, and its record cleared of the run that was
+/// interrupted.
+fn relaunch(
+    launch_team: &TeamLaunch<'_>,
+    member: &Member,
+    own: &BTreeMap<String, String>,
+    launcher_env: &dyn Fn(&str) -> Option<String>,
+    notes: &mut Vec<String>,
+) -> Relaunch {
+    let profile = member.profile.unwrap_or_default();
+    let is_lead = member.name == launch_team.lead;
+    let role = if is_lead {
+        Role::Lead
+    } else {
+        Role::Teammate {
+            name: &member.name,
+            profile,
+            plan_mode_required: member.plan_mode_required == Some(true),
+            color: member.color.as_deref().and_then(Color::parse),
+        }
+    };
+    let env = launch_team.environment(&role, own, &member.env_policy, launcher_env);
+    let withheld: Vec<&str> = member
+        .env_keys
+        .iter()
+        .flatten()
+        .map(String::as_str)
+        .filter(|key| *key != keys::KEY_VAR && !env.contains_key(*key))
+        .collect();
+    if !withheld.is_empty() {
+        notes.push(format!(
+            "{} resumes without {}: config.json keeps no variable's value; give the team file \
+             (`swarm up --resume TEAMFILE`) for those it sets",
+            member.name,
+            withheld.join(", ")
+        ));
+    }
+    let mut argv = member.argv.clone().unwrap_or_default();
+    let mut session_id = member.session_id.clone();
+    if profile == Profile::Claude {
+        for flag in [argv::SESSION_FLAG, argv::RESUME_FLAG, keys::KEY_FLAG] {
+            argv = argv::without_flag(&argv, flag);
+        }
+        let claude = ClaudePaths::new(
+            env.get("CLAUDE_CONFIG_DIR")
+                .cloned()
+                .or_else(|| launcher_env("CLAUDE_CONFIG_DIR"))
+                .as_deref()
+                .map(OsStr::new),
+            launcher_env("HOME").as_deref().map(OsStr::new),
+        );
+        match session_id
+            .clone()
+            .filter(|id| claude.as_ref().is_some_and(|c| c.has_transcript(id)))
+        {
+            Some(id) => argv.extend([argv::RESUME_FLAG.to_owned(), id]),
+            None => {
+                // No conversation to go back to (it never had a prompt): a new session. The
+                // lead's id is the team's, which its teammates name as their parent.
+                let id = if is_lead {
+                    launch_team.lead_session_id.to_owned()
+                } else {
+                    ids::fresh().to_string()
+                };
+                if session_id.is_some() {
+                    notes.push(format!(
+                        "{} starts a new conversation: Claude Code kept no transcript of its session",
+                        member.name
+                    ));
+                }
+                argv.extend([argv::SESSION_FLAG.to_owned(), id.clone()]);
+                session_id = Some(id);
+            }
+        }
+    }
+    let mut record = member.clone();
+    record.session_id = session_id;
+    record.argv = Some(argv.clone());
+    // What the interrupted run left: its supervisor records the new run's own as it starts.
+    record.state = None;
+    record.pid = None;
+    record.supervisor_pid = None;
+    record.exit_code = None;
+    record.reason = None;
+    record.started_at = None;
+    record.ended_at = None;
+    record.stop_requested = None;
+    record.notice = None;
+    record.queue_seq = None;
+    record.socket = None;
+    record.tmux_pane_id = String::new();
+    let plan = PanePlan {
+        name: member.name.clone(),
+        argv,
+        env,
+        env_policy: member.env_policy.clone(),
+        worktree: member.isolation == Some(Isolation::Worktree),
+        cwd: PathBuf::from(&member.cwd),
+        log_max: member.log_max.unwrap_or(DEFAULT_LOG_MAX),
+    };
+    Relaunch {
+        member: record,
+        plan,
+        old_key: member.lead_verify_key.clone(),
+    }
+}
+
+/// Signs again, with the member's new key, every unread message from the lead's side that its old
+/// key verified (never one it did not: a forgery stays one): stamped now and with a new `msg_id`,
+/// since a launch verifies nothing older than itself less 2 minutes, nor an id seen before.
+fn sign_again(
+    team: &Team,
+    reach: &dyn Reach,
+    config: &TeamConfig,
+    relaunch: &Relaunch,
+) -> Result<()> {
+    let name = relaunch.member.name.as_str();
+    let Some(old_key) = relaunch.old_key.as_deref() else {
+        return Ok(());
+    };
+    let Ok(old_key) = VerifyKey::parse(old_key) else {
+        return Ok(());
+    };
+    let mailbox = team.mailbox(name);
+    let mut judge = Judge::new(Some(old_key), config.lead_name());
+    for message in mailbox.history()? {
+        judge.saw(&message.id());
+    }
+    let mut renewed: BTreeMap<String, InboxMessage> = BTreeMap::new();
+    for message in mailbox.peek()? {
+        if message.is_read() || judge.judge(&message).verified() != Some(true) {
+            continue;
+        }
+        let mut fresh = message.clone();
+        fresh.set_field("timestamp", clock::timestamp_now().into());
+        fresh.set_id(&ids::fresh().to_string());
+        seal::seal(team, reach, config, name, &mut fresh)?;
+        renewed.insert(message.id().into_owned(), fresh);
+    }
+    if renewed.is_empty() {
+        return Ok(());
+    }
+    mailbox.update(|unread| {
+        let mut changed = false;
+        for message in unread.iter_mut() {
+            if let Some(fresh) = renewed.get(message.id().as_ref()) {
+                *message = fresh.clone();
+                changed = true;
+            }
+        }
+        Ok(((), changed))
+    })
+}

@@ -1,0 +1,316 @@
+//! Resuming a team (docs/ARCHITECTURE.md, "Resuming a team"): its tmux server killed, as a reboot
+//! does, the team is `interrupted`; `up` refuses to start it over unless told `--resume` or
+//! `--fresh`; `up --resume` brings every member back in its own session, with its mail, tasks and
+//! worktree.
+
+use std::fs;
+
+use serde_json::Value;
+
+use crate::harness::{Sandbox, Team, eventually};
+use crate::lifecycle::git;
+
+/// A `claude` that records each launch's argv as one line, makes the transcript of the session it
+/// starts (as a session that got a prompt has one), and waits.
+const FAKE_CLAUDE: &str = r#"#!/bin/sh
+out="$FAKE_CLAUDE_DIR/$SWARM_AGENT"
+printf '%s ' "$@" >> "$out.argv" && echo >> "$out.argv"
+while [ $# -gt 0 ]; do
+  if [ "$1" = --session-id ]; then
+    mkdir -p "$CLAUDE_CONFIG_DIR/projects/p" && echo '{}' > "$CLAUDE_CONFIG_DIR/projects/p/$2.jsonl"
+  fi
+  shift
+done
+exec sleep 1000
+"#;
+
+fn launches(sandbox: &Sandbox, name: &str) -> Vec<Vec<String>> {
+    fs::read_to_string(sandbox.root().join(format!("record/{name}.argv")))
+        .unwrap_or_default()
+        .lines()
+        .map(|line| line.split_whitespace().map(str::to_owned).collect())
+        .collect()
+}
+
+fn value_of(argv: &[String], flag: &str) -> Option<String> {
+    let at = argv.iter().position(|a| a == flag)?;
+    argv.get(at + 1).cloned()
+}
+
+fn unread(sandbox: &Sandbox, name: &str) -> Vec<Value> {
+    sandbox
+        .swarm()
+        .args(["inbox", name, "--team", "t", "--json"])
+        .run()
+        .success()
+        .json()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn a_team_whose_tmux_server_died_is_interrupted_and_resumes_whole() {
+    let mut sandbox = Sandbox::new();
+    sandbox.shim("claude", FAKE_CLAUDE);
+    let record = sandbox.root().join("record");
+    fs::create_dir_all(&record).unwrap();
+    sandbox.set_env("FAKE_CLAUDE_DIR", &record);
+    let claude_dir = sandbox.root().join("claude-config");
+    sandbox.set_env("CLAUDE_CONFIG_DIR", &claude_dir);
+    let repo = sandbox.work();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    fs::write(repo.join("README"), "hi\n").unwrap();
+    git(&repo, &["add", "README"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "t"
+layout = "even-horizontal"
+[lead]
+[[member]]
+name = "alice"
+profile = "claude"
+[[member]]
+name = "bob"
+profile = "claude"
+color = "green"
+[[member]]
+name = "carol"
+command = ["sleep", "1000"]
+isolation = "worktree"
+"#,
+    );
+    for name in ["alice", "bob"] {
+        eventually(&format!("{name}'s fake claude to start"), || {
+            launches(&sandbox, name).len() == 1
+        });
+    }
+    let session = |name: &str| {
+        sandbox.member("t", name)["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let (alice_session, bob_session) = (session("alice"), session("bob"));
+    assert_ne!(alice_session, bob_session);
+    assert_eq!(
+        value_of(&launches(&sandbox, "alice")[0], "--session-id").as_deref(),
+        Some(alice_session.as_str())
+    );
+    sandbox
+        .swarm()
+        .args(["info", "alice", "--team", "t"])
+        .run()
+        .success()
+        .stdout_has(&format!("session id      {alice_session}"));
+    // alice holds a task, has mail she has not read, and carol has work not committed.
+    sandbox
+        .swarm()
+        .args(["task", "add", "parse"])
+        .team("t")
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["task", "start", "1"])
+        .team("t")
+        .as_("alice")
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["send", "alice", "keep going"])
+        .team("t")
+        .run()
+        .success();
+    let before = unread(&sandbox, "alice");
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert_eq!(before[0]["verified"], true, "{before:?}");
+    // A member added later is resumed as well.
+    sandbox
+        .swarm()
+        .args(["spawn", "dave", "--team", "t", "--", "sleep", "1000"])
+        .run()
+        .success();
+    eventually("dave to run", || {
+        sandbox.status_row("t", "dave")["state"] == "running"
+    });
+    let dave_pid = sandbox.member("t", "dave")["pid"].clone();
+    let worktree = repo.join(".swarm/worktrees/t/carol");
+    eventually("carol's worktree", || worktree.is_dir());
+    fs::write(worktree.join("draft"), "not committed\n").unwrap();
+    // bob never got a prompt: Claude Code kept no transcript of his session.
+    fs::remove_file(claude_dir.join(format!("projects/p/{bob_session}.jsonl"))).unwrap();
+
+    // A reboot, as far as the team can tell: its tmux server is gone, every pane with it.
+    team.server().run(&["kill-server"]);
+    eventually("the team to be interrupted", || {
+        let status = sandbox
+            .swarm()
+            .args(["status", "t", "--json"])
+            .run()
+            .success()
+            .json();
+        status["interrupted"] == true
+    });
+    sandbox
+        .swarm()
+        .args(["status", "t"])
+        .run()
+        .success()
+        .stdout_has("team t was interrupted");
+    let teams = sandbox
+        .swarm()
+        .args(["ls", "--json"])
+        .run()
+        .success()
+        .json();
+    assert_eq!(teams[0]["interrupted"], true, "{teams}");
+    sandbox
+        .swarm()
+        .arg("ls")
+        .run()
+        .success()
+        .stdout_has("interrupted");
+    // The interruption did not give alice's task away.
+    let task = sandbox
+        .swarm()
+        .args(["task", "show", "1", "--json"])
+        .team("t")
+        .run()
+        .success()
+        .json();
+    assert_eq!(task["owner"], "alice", "{task}");
+
+    // Started over by mistake, it would lose all that.
+    let refusal = team.up_command().run().code(2).refusal();
+    assert!(
+        refusal.contains("--resume") && refusal.contains("--fresh"),
+        "{refusal}"
+    );
+    assert_eq!(launches(&sandbox, "alice").len(), 1);
+
+    team.up_command().arg("--resume").run().success();
+    for name in ["alice", "bob"] {
+        eventually(&format!("{name} to start again"), || {
+            launches(&sandbox, name).len() == 2
+        });
+    }
+    let alice = &launches(&sandbox, "alice")[1];
+    assert_eq!(
+        value_of(alice, "--resume").as_deref(),
+        Some(alice_session.as_str())
+    );
+    assert!(!alice.contains(&"--session-id".to_owned()), "{alice:?}");
+    // Every flag again: the teammate identity too, and a new key.
+    assert_eq!(value_of(alice, "--agent-id").as_deref(), Some("alice@t"));
+    let key = sandbox.member("t", "alice")["leadVerifyKey"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(value_of(alice, "--lead-verify-key"), Some(key.clone()));
+    assert_ne!(
+        value_of(&launches(&sandbox, "alice")[0], "--lead-verify-key"),
+        Some(key)
+    );
+    // bob had nothing to resume: a session of his own, new, recorded.
+    let bob = &launches(&sandbox, "bob")[1];
+    let bob_new = value_of(bob, "--session-id").unwrap();
+    assert_ne!(bob_new, bob_session);
+    assert!(value_of(bob, "--resume").is_none(), "{bob:?}");
+    assert_eq!(session("bob"), bob_new);
+    assert_eq!(value_of(bob, "--agent-color").as_deref(), Some("green"));
+    for name in ["alice", "bob", "carol", "dave"] {
+        eventually(&format!("{name} to run"), || {
+            sandbox.status_row("t", name)["state"] == "running"
+        });
+    }
+    assert_ne!(sandbox.member("t", "dave")["pid"], dave_pid);
+    // The mail is still unread, and verifies with the new key.
+    let after = unread(&sandbox, "alice");
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_eq!(after[0]["text"], "keep going");
+    assert_eq!(after[0]["verified"], true, "{after:?}");
+    assert_ne!(after[0]["msg_id"], before[0]["msg_id"]);
+    let task = sandbox
+        .swarm()
+        .args(["task", "show", "1", "--json"])
+        .team("t")
+        .run()
+        .success()
+        .json();
+    assert_eq!(task["owner"], "alice", "{task}");
+    assert_eq!(task["status"], "in_progress", "{task}");
+    assert_eq!(
+        fs::read_to_string(worktree.join("draft")).unwrap(),
+        "not committed\n"
+    );
+    let config = sandbox.config("t");
+    assert_eq!(config["launch"]["layout"], "even-horizontal");
+    // Resumed, it is no longer interrupted; a second resume has nothing to do.
+    let status = sandbox
+        .swarm()
+        .args(["status", "t", "--json"])
+        .run()
+        .success()
+        .json();
+    assert_eq!(status["interrupted"], false);
+    sandbox
+        .swarm()
+        .args(["resume", "t"])
+        .run()
+        .refused(2, "already running");
+}
+
+#[test]
+fn an_interrupted_team_started_afresh_gives_its_tasks_back() {
+    let sandbox = Sandbox::new();
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "t"
+[lead]
+[[member]]
+name = "alice"
+command = ["sleep", "1000"]
+"#,
+    );
+    eventually("alice to run", || {
+        sandbox.status_row("t", "alice")["state"] == "running"
+    });
+    sandbox
+        .swarm()
+        .args(["task", "add", "parse"])
+        .team("t")
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["task", "start", "1"])
+        .team("t")
+        .as_("alice")
+        .run()
+        .success();
+    team.server().run(&["kill-server"]);
+    eventually("the team to be interrupted", || {
+        sandbox
+            .swarm()
+            .args(["status", "t", "--json"])
+            .run()
+            .success()
+            .json()["interrupted"]
+            == true
+    });
+    team.up_command().arg("--fresh").run().success();
+    let task = sandbox
+        .swarm()
+        .args(["task", "show", "1", "--json"])
+        .team("t")
+        .run()
+        .success()
+        .json();
+    assert_eq!(task["status"], "pending", "{task}");
+    assert!(task.get("owner").is_none(), "{task}");
+}
