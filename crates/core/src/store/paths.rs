@@ -249,6 +249,17 @@ impl TeamPaths {
         self.dir.join(PERMISSION_ANSWERS_LOCK_FILE)
     }
 
+    /// `activity.json`: each member's current activity, since when and why (docs/ARCHITECTURE.md,
+    /// "Activity and events").
+    pub fn activity(&self) -> PathBuf {
+        self.dir.join(ACTIVITY_FILE)
+    }
+
+    /// `.activity.flock`: held while a change of activity is recorded, so it is recorded once.
+    pub(crate) fn activity_lock(&self) -> PathBuf {
+        self.dir.join(ACTIVITY_LOCK_FILE)
+    }
+
     /// `events.jsonl`: the team's event stream, one event a line (docs/ARCHITECTURE.md,
     /// "Activity and events").
     pub fn events(&self) -> PathBuf {
@@ -303,6 +314,8 @@ const LAUNCH_LOCK_FILE: &str = ".launch.flock";
 const PERMISSION_ANSWERS_FILE: &str = "permissions.jsonl";
 const PERMISSION_ANSWERS_LOCK_FILE: &str = ".permissions.flock";
 const EVENTS_FILE: &str = "events.jsonl";
+const ACTIVITY_FILE: &str = "activity.json";
+const ACTIVITY_LOCK_FILE: &str = ".activity.flock";
 const INBOX_SUFFIX: &str = ".json";
 const HISTORY_SUFFIX: &str = ".jsonl";
 const LOG_SUFFIX: &str = ".log";
