@@ -5,6 +5,7 @@
 pub(super) mod attach;
 pub(super) mod completions;
 pub(super) mod down;
+pub(super) mod hook;
 pub(super) mod inbox;
 pub(super) mod info;
 pub(super) mod init;

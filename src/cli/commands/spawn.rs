@@ -23,7 +23,7 @@ use crate::launch::layout::{self, Layout};
 use crate::launch::panes;
 use crate::launch::prepare;
 use crate::launch::teamfile::{
-    Command, Defaults, MemberKeys, MemberSpec, Size, Source, parse_size,
+    Command, Defaults, MemberKeys, MemberSpec, Size, Source, Watching, parse_size,
 };
 use crate::launch::worktree;
 use crate::member::seal;
@@ -163,6 +163,10 @@ impl Args {
             permissions: RuleTexts::default(),
             // A member on another host is started by `up` through that host's node.
             host: None,
+            // Taken from a team file only: a spawned member has the defaults.
+            idle_pattern: None,
+            needs_you_pattern: None,
+            stall_after: None,
         }
     }
 }
@@ -191,6 +195,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             env_policy: &launch_settings.env_policy,
             permissions: &Rules::default(),
             asks_through_swarm: false,
+            watching: &Watching::default(),
         },
         Source::Flags,
     )?;

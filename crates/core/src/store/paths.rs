@@ -240,7 +240,7 @@ impl TeamPaths {
 
     /// `permissions.jsonl`: every answer the lead's side gave to a permission ask, one a line
     /// (docs/ARCHITECTURE.md, "Permission asks").
-    pub(crate) fn permission_answers(&self) -> PathBuf {
+    pub fn permission_answers(&self) -> PathBuf {
         self.dir.join(PERMISSION_ANSWERS_FILE)
     }
 

@@ -117,16 +117,55 @@ pub(crate) struct TeammateRequest<'a> {
     pub(crate) asks_through_swarm: bool,
 }
 
-/// The settings a Claude Code teammate whose asks go through swarm is launched with: a
-/// PreToolUse hook for the tools Claude Code asks about, waiting as long as a person may take
+/// The hook that asks swarm before a tool runs, for a Claude Code teammate whose asks go through
+/// swarm: for the tools Claude Code asks about, waiting as long as a person may take
 /// (docs/ARCHITECTURE.md, "Asking from any CLI").
-pub(crate) const CLAUDE_HOOK_SETTINGS: &str = r#"{"hooks":{"PreToolUse":[{"matcher":"Bash|Edit|Write|MultiEdit|NotebookEdit|WebFetch|WebSearch|mcp__.*","hooks":[{"type":"command","command":"swarm permission hook claude","timeout":86400}]}]}}"#;
+const CLAUDE_PERMISSION_HOOK: &str = r#"{"matcher":"Bash|Edit|Write|MultiEdit|NotebookEdit|WebFetch|WebSearch|mcp__.*","hooks":[{"type":"command","command":"swarm permission hook claude","timeout":86400}]}"#;
+
+/// The Claude Code hook events that tell a member's activity to `swarm hook claude`
+/// (docs/ARCHITECTURE.md, "Activity and events").
+pub const CLAUDE_ACTIVITY_EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "Notification",
+    "Stop",
+    "StopFailure",
+];
+
+/// The one `--settings` swarm gives a Claude Code teammate (Claude Code takes one, merged over the
+/// user's own files, which swarm never touches): the activity hooks, and the permission hook when
+/// its asks go through swarm.
+pub(crate) fn claude_settings(asks_through_swarm: bool) -> String {
+    let activity = serde_json::json!({"matcher": "", "hooks": [{
+        "type": "command",
+        "command": "swarm hook claude",
+        "timeout": 10,
+    }]});
+    let mut hooks = serde_json::Map::new();
+    for event in CLAUDE_ACTIVITY_EVENTS {
+        let mut entries = vec![activity.clone()];
+        if asks_through_swarm && *event == "PreToolUse" {
+            entries.push(
+                serde_json::from_str(CLAUDE_PERMISSION_HOOK).expect("the hook is written as JSON"),
+            );
+        }
+        hooks.insert((*event).to_owned(), entries.into());
+    }
+    serde_json::json!({ "hooks": hooks }).to_string()
+}
 
 /// The exact command and environment of one pane.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct Launch {
     pub(crate) argv: Vec<String>,
     pub(crate) env: BTreeMap<String, String>,
+    /// Its program tells its activity through hooks swarm wired in (`claude_settings`).
+    #[serde(skip)]
+    pub(crate) activity_hooks: bool,
 }
 
 impl TeamLaunch<'_> {
@@ -149,7 +188,11 @@ impl TeamLaunch<'_> {
         }
         vars.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
         self.identity(&mut vars, self.lead, None);
-        Launch { argv, env: vars }
+        Launch {
+            argv,
+            env: vars,
+            activity_hooks: false,
+        }
     }
 
     pub(crate) fn teammate(
@@ -189,6 +232,7 @@ impl TeamLaunch<'_> {
         }
 
         let mut env = BTreeMap::new();
+        let mut activity_hooks = false;
         match member.profile {
             Profile::Claude => {
                 argv.extend([
@@ -212,8 +256,15 @@ impl TeamLaunch<'_> {
                 if let Some(agent_type) = member.agent_type {
                     argv.extend(["--agent-type".to_owned(), agent_type.to_owned()]);
                 }
-                if member.asks_through_swarm {
-                    argv.extend(["--settings".to_owned(), CLAUDE_HOOK_SETTINGS.to_owned()]);
+                // Own or inherited settings are the user's: Claude Code takes one, so none is
+                // added and the activity is judged from the screen (`up` refuses a teammate that
+                // asks through swarm and has its own).
+                activity_hooks = !flags_in(&argv).contains("--settings");
+                if activity_hooks {
+                    argv.extend([
+                        "--settings".to_owned(),
+                        claude_settings(member.asks_through_swarm),
+                    ]);
                 }
                 forward(&mut env, launcher_env, member.env_policy);
                 env.insert("CLAUDECODE".into(), "1".into());
@@ -227,7 +278,11 @@ impl TeamLaunch<'_> {
         }
         env.extend(member.env.iter().map(|(k, v)| (k.clone(), v.clone())));
         self.identity(&mut env, member.name, member.color);
-        Launch { argv, env }
+        Launch {
+            argv,
+            env,
+            activity_hooks,
+        }
     }
 
     /// `SWARM_*` identity, set last so nothing in a team file can impersonate another member.
