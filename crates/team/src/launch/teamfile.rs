@@ -152,8 +152,12 @@ impl Watching {
             ("needs_you_pattern", &needs_you_pattern),
         ] {
             if let Some(pattern) = pattern {
-                regex::Regex::new(pattern)
-                    .map_err(|err| format!("{key} of {whose} is not a regex: {err}"))?;
+                regex::Regex::new(pattern).map_err(|err| {
+                    // The regex crate points at the error over several lines: its last says what.
+                    let said = err.to_string();
+                    let why = said.lines().last().unwrap_or_default().trim().to_owned();
+                    format!("{key} of {whose} is not a regex ({pattern:?}): {why}")
+                })?;
             }
         }
         let stall_after_s = match stall_after {
