@@ -21,7 +21,14 @@ pub(crate) enum Program {
     Claude,
 }
 
+/// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
+const JSON: &str = r#"JSON output (--json), none: it prints nothing on stdout, with --json or
+without, since Claude Code reads a hook's stdout as its decision; the change it records is a line
+of the team's events.jsonl and shows in `swarm status --json` ("activity"). A refusal is the
+error object every command prints."#;
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = JSON)]
 pub(crate) struct Args {
     /// The program whose hook runs this
     #[arg(value_enum)]
