@@ -72,7 +72,15 @@ fn a_teammate_goes_working_idle_needs_you_and_working_again() {
         permission_mode: "default",
         ..Teammate::default()
     });
-    // Its first turn (the prompt swarm queued) ends: idle.
+    // Its first turn (the prompt swarm queued) ends: it tells the lead, and is idle.
+    eventually("the first turn's idle notification", || {
+        team.lead_inbox().iter().any(|m| {
+            m["from"] == WORKER
+                && m["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("idle_notification"))
+        })
+    });
     becomes(&team, "idle");
     team.swarm()
         .args(["send", WORKER, "RUN-BASH-ACT"])
@@ -102,7 +110,7 @@ fn a_teammate_goes_working_idle_needs_you_and_working_again() {
         states.windows(2).all(|pair| pair[0] != pair[1]),
         "a repeat: {seen:#?}"
     );
-    let wanted = ["working", "idle", "needs-you", "working", "idle"];
+    let wanted = ["working", "idle", "working", "needs-you", "working", "idle"];
     let mut rest = states.iter();
     assert!(
         wanted.iter().all(|w| rest.any(|s| s == w)),

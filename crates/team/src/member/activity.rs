@@ -45,11 +45,15 @@ pub fn from_claude_hook(input: &Value) -> Option<(Activity, String)> {
 }
 
 /// Records what a Claude Code hook's input tells of `member`: `false` when it tells nothing new.
+/// A session's start says idle only while nothing else has been seen: a teammate may already be
+/// on the prompt waiting in its inbox by the time the hook runs.
 pub fn record_claude_hook(team: &Team, member: &str, input: &Value) -> Result<bool> {
-    match from_claude_hook(input) {
-        Some((state, why)) => activity::record(team.paths(), member, state, Some(&why), None),
-        None => Ok(false),
-    }
+    let Some((state, why)) = from_claude_hook(input) else {
+        return Ok(false);
+    };
+    let expected = (input.get("hook_event_name").and_then(Value::as_str) == Some("SessionStart"))
+        .then_some(Some(Activity::Starting));
+    activity::record(team.paths(), member, state, Some(&why), expected)
 }
 
 /// What a member's screen is matched against: its `idle_pattern` and `needs_you_pattern`.

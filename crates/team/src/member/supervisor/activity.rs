@@ -46,6 +46,8 @@ struct Watch {
     is_active: Option<bool>,
     /// When owed work was last looked for, while quiet.
     owes_checked: Option<Instant>,
+    /// How many messages waited unread in its inbox at the last look.
+    unread: Option<usize>,
 }
 
 /// When the files a look depends on last changed.
@@ -98,8 +100,14 @@ impl Supervisor {
         let changed = stamps != watch.stamps;
         let config_changed = stamps.config != watch.stamps.config;
         let asks_changed = stamps.asks != watch.stamps.asks;
+        // Fewer unread messages than before: it took them, and a turn on them begins (Claude
+        // Code gives no hook when it takes a teammate message, and deletes what it reads).
+        let mut took_messages = false;
         if stamps.inbox != watch.stamps.inbox {
             watch.last_sign = now;
+            let unread = self.team.mailbox(&self.name).peek().ok().map(|m| m.len());
+            took_messages = matches!((watch.unread, unread), (Some(was), Some(now)) if now < was);
+            watch.unread = unread;
         }
         watch.stamps = stamps;
 
@@ -154,6 +162,15 @@ impl Supervisor {
             }
         }
         if watch.held_by_ask {
+            return true;
+        }
+        if took_messages
+            && matches!(
+                state,
+                Some(Activity::Idle | Activity::Starting | Activity::Stalled)
+            )
+        {
+            self.record_activity(Activity::Working, "read a message", Some(state));
             return true;
         }
 
@@ -230,6 +247,13 @@ pub(super) async fn watch(supervisor: Arc<Supervisor>) {
         stamps: Stamps::default(),
         is_active: None,
         owes_checked: None,
+        // What waits before the program starts (a prompt `up` queued) is taken at its first turn.
+        unread: supervisor
+            .team
+            .mailbox(&supervisor.name)
+            .peek()
+            .ok()
+            .map(|unread| unread.len()),
     };
     let mut ticks = tokio::time::interval(TICK);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
