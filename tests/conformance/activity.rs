@@ -51,7 +51,13 @@ fn events(team: &ClaudeTeam) -> Vec<String> {
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .filter(|event| event["kind"] == "activity" && event["member"] == WORKER)
-        .map(|event| format!("{} ({})", event["state"].as_str().unwrap_or_default(), event["why"].as_str().unwrap_or_default()))
+        .map(|event| {
+            format!(
+                "{} ({})",
+                event["state"].as_str().unwrap_or_default(),
+                event["why"].as_str().unwrap_or_default()
+            )
+        })
         .collect()
 }
 

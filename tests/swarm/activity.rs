@@ -103,7 +103,10 @@ fn claude_codes_hooks_drive_its_activity_through_the_settings_swarm_gives_it() {
             .success();
         becomes(&sandbox, "hk", "cc", state);
     };
-    step(hook_input("UserPromptSubmit", r#","prompt":"go""#), "working");
+    step(
+        hook_input("UserPromptSubmit", r#","prompt":"go""#),
+        "working",
+    );
     let tool = r#","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"toolu_1""#;
     step(hook_input("PreToolUse", tool), "working");
     let asks = r#","message":"Claude needs your permission to use Bash","notification_type":"permission_prompt""#;
@@ -114,7 +117,10 @@ fn claude_codes_hooks_drive_its_activity_through_the_settings_swarm_gives_it() {
     );
     step(hook_input("PostToolUse", tool), "working");
     step(
-        hook_input("Stop", r#","stop_hook_active":false,"last_assistant_message":"done""#),
+        hook_input(
+            "Stop",
+            r#","stop_hook_active":false,"last_assistant_message":"done""#,
+        ),
         "idle",
     );
     sandbox
@@ -298,7 +304,12 @@ fn a_permission_ask_makes_its_member_need_you_until_it_is_answered_and_top_puts_
     becomes(&sandbox, "pa", "alpha", "idle");
     // top: zed, last in the file, is first in the table, with why; the header counts it.
     open_top(team.server(), "watch", "pa", 120, 40);
-    shows(team.server(), "watch", "zed first", "» zed needs you: permission (Bash)");
+    shows(
+        team.server(),
+        "watch",
+        "zed first",
+        "» zed needs you: permission (Bash)",
+    );
     let screen = crate::top::screen(team.server(), "watch");
     let zed = screen.find("zed       bash");
     let lead = screen.find("team-lead sleep");
@@ -330,7 +341,10 @@ fn a_permission_ask_makes_its_member_need_you_until_it_is_answered_and_top_puts_
         1,
         "one needs-you while the ask waited: {seen:?}"
     );
-    assert!(seen.contains(&("working".to_owned(), "answered".to_owned())), "{seen:?}");
+    assert!(
+        seen.contains(&("working".to_owned(), "answered".to_owned())),
+        "{seen:?}"
+    );
     down(&sandbox, team.name());
 }
 
@@ -344,7 +358,9 @@ fn a_pattern_that_is_not_a_regex_is_refused_at_up() {
         ),
     );
     outcome.refused(2, "idle_pattern of sh is not a regex");
-    let (_team, outcome) =
-        Team::try_up(&sandbox, &format!("name = \"bad2\"\nstall_after = \"soon\"\n{LEAD}"));
+    let (_team, outcome) = Team::try_up(
+        &sandbox,
+        &format!("name = \"bad2\"\nstall_after = \"soon\"\n{LEAD}"),
+    );
     outcome.refused(2, "stall_after of the team is \"soon\"");
 }

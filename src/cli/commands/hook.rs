@@ -43,7 +43,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         .map_err(|err| Error::os("read the hook's input from stdin", err))?;
     let input: Value = serde_json::from_str(&text)
         .map_err(|err| Error::usage(format!("the hook's input is not JSON: {err}")))?;
-    if input.get("hook_event_name").and_then(Value::as_str).is_none() {
+    if input
+        .get("hook_event_name")
+        .and_then(Value::as_str)
+        .is_none()
+    {
         return Err(Error::usage(
             "the hook's input has no hook_event_name: swarm hook claude reads what a Claude Code \
              hook is given on stdin",

@@ -132,7 +132,16 @@ mod tests {
         assert!(record(paths, "bob", Activity::Working, Some("tool"), None).unwrap());
         assert!(!record(paths, "bob", Activity::Working, Some("again"), None).unwrap());
         assert!(record(paths, "carol", Activity::Idle, None, None).unwrap());
-        assert!(record(paths, "bob", Activity::NeedsYou, Some("permission (Bash)"), None).unwrap());
+        assert!(
+            record(
+                paths,
+                "bob",
+                Activity::NeedsYou,
+                Some("permission (Bash)"),
+                None
+            )
+            .unwrap()
+        );
         let bob = of(paths, "bob").unwrap().unwrap();
         assert_eq!(bob.state, Activity::NeedsYou);
         assert_eq!(bob.why.as_deref(), Some("permission (Bash)"));

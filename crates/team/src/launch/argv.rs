@@ -418,29 +418,55 @@ mod tests {
         let inherit = strings(&["--model", "--permission-mode", "--settings"]);
         let env = BTreeMap::new();
         let launch = team(&lead, &inherit).teammate(&request(&env), &no_env);
-        assert_eq!(
-            launch.argv,
-            strings(&[
-                "claude",
-                "--model",
-                "opus",
-                "--permission-mode=acceptEdits",
-                "--agent-id",
-                "bob@t",
-                "--agent-name",
-                "bob",
-                "--team-name",
-                "t",
-                "--agent-color",
-                "blue",
-                "--parent-session-id",
-                "sess",
-            ])
-        );
+        let mut wanted = strings(&[
+            "claude",
+            "--model",
+            "opus",
+            "--permission-mode=acceptEdits",
+            "--agent-id",
+            "bob@t",
+            "--agent-name",
+            "bob",
+            "--team-name",
+            "t",
+            "--agent-color",
+            "blue",
+            "--parent-session-id",
+            "sess",
+        ]);
+        // No settings of its own: the activity hooks, in the one --settings swarm gives.
+        wanted.extend(["--settings".to_owned(), claude_settings(false)]);
+        assert_eq!(launch.argv, wanted);
+        assert!(launch.activity_hooks);
         assert_eq!(launch.env["CLAUDECODE"], "1");
         assert_eq!(launch.env["CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"], "1");
         assert_eq!(launch.env["CLAUDE_CODE_ENABLE_TODO_TOOLS"], "1");
         assert_eq!(launch.env["SWARM_AGENT_ID"], "bob@t");
+    }
+
+    #[test]
+    fn the_generated_settings_hold_the_activity_hooks_and_the_permission_hook_once() {
+        let settings: serde_json::Value = serde_json::from_str(&claude_settings(true)).unwrap();
+        let hooks = settings["hooks"].as_object().unwrap();
+        assert_eq!(
+            hooks.keys().map(String::as_str).collect::<Vec<_>>(),
+            CLAUDE_ACTIVITY_EVENTS
+        );
+        for (event, entries) in hooks {
+            let commands: Vec<&str> = entries
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["hooks"][0]["command"].as_str().unwrap())
+                .collect();
+            let wanted: &[&str] = if event == "PreToolUse" {
+                &["swarm hook claude", "swarm permission hook claude"]
+            } else {
+                &["swarm hook claude"]
+            };
+            assert_eq!(commands, wanted, "{event}");
+        }
+        assert!(!claude_settings(false).contains("permission hook"));
     }
 
     #[test]
@@ -463,12 +489,16 @@ mod tests {
         let mut member = request(&env);
         member.model = Some("sonnet");
         member.command = Some(&own);
-        let argv = team(&lead, &inherit).teammate(&member, &no_env).argv;
+        let launch = team(&lead, &inherit).teammate(&member, &no_env);
+        let argv = launch.argv;
         assert_eq!(
             &argv[..5],
             strings(&["claude", "--settings", "mine.json", "--model", "sonnet"])
         );
         assert!(!argv.contains(&"opus".to_owned()) && !argv.contains(&"a.json".to_owned()));
+        // Its own settings are the one Claude Code takes: no hooks added beside them.
+        assert_eq!(argv.iter().filter(|a| *a == "--settings").count(), 1);
+        assert!(!launch.activity_hooks);
     }
 
     #[test]
@@ -495,7 +525,9 @@ mod tests {
             argv.ends_with(&strings(&[
                 "--plan-mode-required",
                 "--agent-type",
-                "reviewer"
+                "reviewer",
+                "--settings",
+                &claude_settings(false),
             ])),
             "{argv:?}"
         );

@@ -159,7 +159,10 @@ pub fn waits_on(team: &Team, config: &TeamConfig, member: &str) -> Result<Option
         .into_iter()
         .any(|message| {
             message.from() == member
-                && matches!(message.structured(), Some(Structured::PlanApprovalRequest(_)))
+                && matches!(
+                    message.structured(),
+                    Some(Structured::PlanApprovalRequest(_))
+                )
         });
     Ok(plan.then(|| "plan".to_owned()))
 }
@@ -183,9 +186,18 @@ mod tests {
     #[test]
     fn each_claude_code_hook_tells_its_activity() {
         let cases = [
-            (json!({"hook_event_name": "UserPromptSubmit", "prompt": "hi"}), Some(Activity::Working)),
-            (json!({"hook_event_name": "PreToolUse", "tool_name": "Bash"}), Some(Activity::Working)),
-            (json!({"hook_event_name": "Stop", "stop_hook_active": false}), Some(Activity::Idle)),
+            (
+                json!({"hook_event_name": "UserPromptSubmit", "prompt": "hi"}),
+                Some(Activity::Working),
+            ),
+            (
+                json!({"hook_event_name": "PreToolUse", "tool_name": "Bash"}),
+                Some(Activity::Working),
+            ),
+            (
+                json!({"hook_event_name": "Stop", "stop_hook_active": false}),
+                Some(Activity::Idle),
+            ),
             (
                 json!({"hook_event_name": "Notification", "notification_type": "permission_prompt", "message": "Claude needs your permission to use Bash"}),
                 Some(Activity::NeedsYou),
@@ -194,14 +206,23 @@ mod tests {
                 json!({"hook_event_name": "PermissionRequest", "tool_name": "Bash"}),
                 Some(Activity::NeedsYou),
             ),
-            (json!({"hook_event_name": "Notification", "notification_type": "auth_success"}), None),
+            (
+                json!({"hook_event_name": "Notification", "notification_type": "auth_success"}),
+                None,
+            ),
             (json!({"hook_event_name": "SessionEnd"}), None),
             (json!({}), None),
         ];
         for (input, expected) in cases {
-            assert_eq!(from_claude_hook(&input).map(|(a, _)| a), expected, "{input}");
+            assert_eq!(
+                from_claude_hook(&input).map(|(a, _)| a),
+                expected,
+                "{input}"
+            );
         }
-        let (_, why) = from_claude_hook(&json!({"hook_event_name": "PermissionRequest", "tool_name": "Bash"})).unwrap();
+        let (_, why) =
+            from_claude_hook(&json!({"hook_event_name": "PermissionRequest", "tool_name": "Bash"}))
+                .unwrap();
         assert_eq!(why, "permission (Bash)");
     }
 

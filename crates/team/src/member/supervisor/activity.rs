@@ -69,7 +69,11 @@ impl Supervisor {
         match recorded::record(self.team.paths(), &self.name, state, Some(why), expected) {
             Ok(true) => tracing::info!("{} is {} ({why})", self.name, state.as_str()),
             Ok(false) => {}
-            Err(err) => tracing::warn!("cannot record that {} is {}: {err}", self.name, state.as_str()),
+            Err(err) => tracing::warn!(
+                "cannot record that {} is {}: {err}",
+                self.name,
+                state.as_str()
+            ),
         }
     }
 
@@ -176,7 +180,8 @@ impl Supervisor {
 
         if output {
             // Output after a stall is a sign of life, whatever else tells the activity.
-            if state == Some(Activity::Stalled) || (!watch.hooks && state != Some(Activity::Working))
+            if state == Some(Activity::Stalled)
+                || (!watch.hooks && state != Some(Activity::Working))
             {
                 self.record_activity(Activity::Working, "output", Some(state));
             }

@@ -9,8 +9,8 @@ use std::time::Instant;
 pub(super) use crate::base::runtime::OffRuntime;
 pub(super) use crate::format::config::State;
 use crate::format::event;
-use crate::store::activity as recorded;
 use crate::member::notify;
+use crate::store::activity as recorded;
 use crate::store::paths::TeamPaths;
 use crate::store::watcher::{AsyncWatcher, POLL_INTERVAL, SAFETY_RESCAN};
 
