@@ -364,3 +364,39 @@ fn a_pattern_that_is_not_a_regex_is_refused_at_up() {
     );
     outcome.refused(2, "stall_after of the team is \"soon\"");
 }
+
+#[test]
+fn claude_codes_idle_notification_to_the_lead_makes_a_busy_member_idle() {
+    let sandbox = Sandbox::new();
+    let team = Team::up(
+        &sandbox,
+        &format!(
+            "name = \"in\"\n{LEAD}[[member]]\nname = \"quiet\"\n\
+             command = [\"sh\", \"-c\", \"echo started; exec sleep 1000\"]\n"
+        ),
+    );
+    becomes(&sandbox, "in", "quiet", "working");
+    // Sent a moment after it became working, as Claude Code writes it at its turn's end.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let date = std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%dT%H:%M:%S.000Z"])
+        .output()
+        .unwrap();
+    let later = String::from_utf8(date.stdout).unwrap().trim().to_owned();
+    let idle = serde_json::json!({
+        "type": "idle_notification", "from": "quiet", "timestamp": later, "idleReason": "available",
+    });
+    sandbox.append_inbox_as_claude(
+        "in",
+        "team-lead",
+        &[serde_json::json!({
+            "from": "quiet", "text": idle.to_string(), "timestamp": later, "read": false,
+        })],
+    );
+    becomes(&sandbox, "in", "quiet", "idle");
+    assert_eq!(
+        sandbox.status_row("in", "quiet")["activityWhy"],
+        "idle_notification (available)"
+    );
+    down(&sandbox, team.name());
+}

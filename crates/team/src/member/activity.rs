@@ -6,6 +6,7 @@
 use regex::Regex;
 use serde_json::Value;
 
+use crate::base::clock;
 use crate::base::screen::Screen;
 use crate::error::Result;
 use crate::format::config::TeamConfig;
@@ -144,27 +145,47 @@ fn clip(line: &str) -> String {
     }
 }
 
-/// What `member` waits on from the lead's side, in words: a permission ask not yet answered
-/// (`permission (Bash)`), or a plan unread in the lead's inbox.
-pub fn waits_on(team: &Team, config: &TeamConfig, member: &str) -> Result<Option<String>> {
+/// What the lead's side shows of `member`: what it waits on there, and its last word.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct LeadSide {
+    /// A permission ask not yet answered (`permission (Bash)`), or a plan unread in the lead's
+    /// inbox (`plan`).
+    pub waits_on: Option<String>,
+    /// Its last message unread in the lead's inbox is Claude Code's `idle_notification`: when it
+    /// was sent (epoch ms) and why (`idle_notification (available)`).
+    pub told_idle: Option<(u64, String)>,
+}
+
+/// Looks at the lead's side for `member`: the asks nobody answered and the lead's unread
+/// messages.
+pub fn lead_side(team: &Team, config: &TeamConfig, member: &str) -> Result<LeadSide> {
+    let mut side = LeadSide::default();
     if let Some(ask) = permission::unanswered(team, config)?
         .into_iter()
         .find(|ask| ask.member() == member)
     {
-        return Ok(Some(format!("permission ({})", ask.tool())));
+        side.waits_on = Some(format!("permission ({})", ask.tool()));
     }
-    let plan = team
-        .mailbox(config.lead_name())
-        .peek()?
-        .into_iter()
-        .any(|message| {
-            message.from() == member
-                && matches!(
-                    message.structured(),
-                    Some(Structured::PlanApprovalRequest(_))
-                )
-        });
-    Ok(plan.then(|| "plan".to_owned()))
+    let unread = team.mailbox(config.lead_name()).peek()?;
+    let from_member = || unread.iter().filter(|message| message.from() == member);
+    if side.waits_on.is_none()
+        && from_member().any(|message| {
+            matches!(
+                message.structured(),
+                Some(Structured::PlanApprovalRequest(_))
+            )
+        })
+    {
+        side.waits_on = Some("plan".to_owned());
+    }
+    if let Some(message) = from_member().last()
+        && let Some(Structured::IdleNotification(idle)) = message.structured()
+    {
+        let sent = clock::parse_ms(message.timestamp()).unwrap_or_default();
+        let reason = idle.idle_reason().unwrap_or("available");
+        side.told_idle = Some((sent, format!("idle_notification ({reason})")));
+    }
+    Ok(side)
 }
 
 /// What `member` owes, in words, when it holds an open task or has unread messages; `None` when

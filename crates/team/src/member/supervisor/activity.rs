@@ -148,19 +148,31 @@ impl Supervisor {
                 }
             }
             if asks_changed || watch.held_by_ask {
-                match activity::waits_on(&self.team, &config, &self.name) {
-                    Ok(Some(why)) => {
-                        watch.held_by_ask = true;
-                        self.record_activity(Activity::NeedsYou, &why, None);
-                        return true;
+                match activity::lead_side(&self.team, &config, &self.name) {
+                    Ok(side) => {
+                        if let Some(why) = side.waits_on {
+                            watch.held_by_ask = true;
+                            self.record_activity(Activity::NeedsYou, &why, None);
+                            return true;
+                        }
+                        if watch.held_by_ask {
+                            watch.held_by_ask = false;
+                            let expected = Some(Some(Activity::NeedsYou));
+                            self.record_activity(Activity::Working, "answered", expected);
+                            return true;
+                        }
+                        // Claude Code tells the lead at every turn's end; newer than what is
+                        // recorded, and it was busy, it is idle now.
+                        let since = current.as_ref().map_or(0, |c| c.since);
+                        if let Some((_, why)) = side.told_idle.filter(|(sent, _)| *sent > since)
+                            && matches!(
+                                state,
+                                Some(Activity::Working | Activity::Starting | Activity::Stalled)
+                            )
+                        {
+                            self.record_activity(Activity::Idle, &why, Some(state));
+                        }
                     }
-                    Ok(None) if watch.held_by_ask => {
-                        watch.held_by_ask = false;
-                        let expected = Some(Some(Activity::NeedsYou));
-                        self.record_activity(Activity::Working, "answered", expected);
-                        return true;
-                    }
-                    Ok(None) => {}
                     Err(err) => tracing::warn!("cannot tell what {} waits on: {err}", self.name),
                 }
             }
