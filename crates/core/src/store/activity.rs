@@ -38,17 +38,25 @@ pub fn of(paths: &TeamPaths, member: &str) -> Result<Option<Current>> {
     Ok(read(paths)?.remove(member))
 }
 
+/// What a change was decided from: whatever is recorded, or the state the caller read (`None`:
+/// no activity recorded), which must still be the one recorded for the change to be made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expected {
+    Any,
+    Was(Option<Activity>),
+}
+
 /// Records that `member` is now `state`, because of `why`: `false`, and nothing written, when
 /// that is already its state. A change writes the file and appends one event, in that order,
-/// under the lock, so the stream holds the changes in the order they were recorded. `expected`,
-/// when given, is the state the caller decided from: a change recorded meanwhile by someone else
-/// (a hook, while the supervisor looked) wins, and this records nothing.
+/// under the lock, so the stream holds the changes in the order they were recorded. With
+/// `Expected::Was`, a change recorded meanwhile by someone else (a hook, while the supervisor
+/// looked) wins, and this records nothing.
 pub fn record(
     paths: &TeamPaths,
     member: &str,
     state: Activity,
     why: Option<&str>,
-    expected: Option<Option<Activity>>,
+    expected: Expected,
 ) -> Result<bool> {
     // Most calls repeat what is recorded (a hook at every tool call): seen without the lock.
     let unchanged = |all: &BTreeMap<String, Current>| {
@@ -61,7 +69,7 @@ pub fn record(
     let _lock = Flock::wait(&paths.activity_lock())?;
     let mut all = read(paths)?;
     let from = all.get(member).map(|current| current.state);
-    if unchanged(&all) || expected.is_some_and(|expected| expected != from) {
+    if unchanged(&all) || matches!(expected, Expected::Was(was) if was != from) {
         return Ok(false);
     }
     let now = clock::now_ms();
@@ -128,17 +136,26 @@ mod tests {
     fn a_change_is_recorded_once_with_one_event_and_a_repeat_records_nothing() {
         let (_dir, team) = fixture::team(&["bob", "carol"]);
         let paths = team.paths();
-        assert!(record(paths, "bob", Activity::Starting, None, None).unwrap());
-        assert!(record(paths, "bob", Activity::Working, Some("tool"), None).unwrap());
-        assert!(!record(paths, "bob", Activity::Working, Some("again"), None).unwrap());
-        assert!(record(paths, "carol", Activity::Idle, None, None).unwrap());
+        assert!(record(paths, "bob", Activity::Starting, None, Expected::Any).unwrap());
+        assert!(record(paths, "bob", Activity::Working, Some("tool"), Expected::Any).unwrap());
+        assert!(
+            !record(
+                paths,
+                "bob",
+                Activity::Working,
+                Some("again"),
+                Expected::Any
+            )
+            .unwrap()
+        );
+        assert!(record(paths, "carol", Activity::Idle, None, Expected::Any).unwrap());
         assert!(
             record(
                 paths,
                 "bob",
                 Activity::NeedsYou,
                 Some("permission (Bash)"),
-                None
+                Expected::Any
             )
             .unwrap()
         );
@@ -160,10 +177,10 @@ mod tests {
     fn a_change_decided_from_a_state_since_replaced_is_not_recorded() {
         let (_dir, team) = fixture::team(&["bob"]);
         let paths = team.paths();
-        record(paths, "bob", Activity::Working, None, None).unwrap();
+        record(paths, "bob", Activity::Working, None, Expected::Any).unwrap();
         // The supervisor saw `working`; a hook recorded `needs-you` before it wrote.
-        record(paths, "bob", Activity::NeedsYou, None, None).unwrap();
-        let stale = Some(Some(Activity::Working));
+        record(paths, "bob", Activity::NeedsYou, None, Expected::Any).unwrap();
+        let stale = Expected::Was(Some(Activity::Working));
         assert!(!record(paths, "bob", Activity::Idle, None, stale).unwrap());
         assert_eq!(of(paths, "bob").unwrap().unwrap().state, Activity::NeedsYou);
         forget(paths, "bob").unwrap();

@@ -13,7 +13,7 @@ use crate::format::config::TeamConfig;
 use crate::format::event::Activity;
 use crate::format::structured::Structured;
 use crate::member::permission;
-use crate::store::activity;
+use crate::store::activity::{self, Expected};
 use crate::store::tasks::TaskList;
 use crate::store::team::Team;
 
@@ -52,8 +52,11 @@ pub fn record_claude_hook(team: &Team, member: &str, input: &Value) -> Result<bo
     let Some((state, why)) = from_claude_hook(input) else {
         return Ok(false);
     };
-    let expected = (input.get("hook_event_name").and_then(Value::as_str) == Some("SessionStart"))
-        .then_some(Some(Activity::Starting));
+    let expected = if input.get("hook_event_name").and_then(Value::as_str) == Some("SessionStart") {
+        Expected::Was(Some(Activity::Starting))
+    } else {
+        Expected::Any
+    };
     activity::record(team.paths(), member, state, Some(&why), expected)
 }
 
@@ -178,7 +181,7 @@ pub fn lead_side(team: &Team, config: &TeamConfig, member: &str) -> Result<LeadS
     {
         side.waits_on = Some("plan".to_owned());
     }
-    if let Some(message) = from_member().last()
+    if let Some(message) = from_member().next_back()
         && let Some(Structured::IdleNotification(idle)) = message.structured()
     {
         let sent = clock::parse_ms(message.timestamp()).unwrap_or_default();

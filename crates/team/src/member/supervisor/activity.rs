@@ -15,7 +15,7 @@ use crate::format::event::Activity;
 use crate::launch::teamfile::DEFAULT_STALL_AFTER_S;
 use crate::member::activity::{self, LastLine, ScreenRules};
 use crate::member::logfile;
-use crate::store::activity as recorded;
+use crate::store::activity::{self as recorded, Expected};
 
 use super::seat::{OffRuntime, Supervisor};
 
@@ -65,7 +65,7 @@ fn modified(path: &Path) -> Option<SystemTime> {
 impl Supervisor {
     /// Records `state` for the member, when it differs from what is recorded (`expected`: what
     /// the watch decided from).
-    fn record_activity(&self, state: Activity, why: &str, expected: Option<Option<Activity>>) {
+    fn record_activity(&self, state: Activity, why: &str, expected: Expected) {
         match recorded::record(self.team.paths(), &self.name, state, Some(why), expected) {
             Ok(true) => tracing::info!("{} is {} ({why})", self.name, state.as_str()),
             Ok(false) => {}
@@ -79,7 +79,7 @@ impl Supervisor {
 
     /// Records the member as `starting`: its supervisor has just begun.
     pub(super) fn record_starting(&self) {
-        self.record_activity(Activity::Starting, "launched", None);
+        self.record_activity(Activity::Starting, "launched", Expected::Any);
     }
 
     /// Forgets the member's activity: its program has ended.
@@ -141,8 +141,12 @@ impl Supervisor {
                 let was = watch.is_active.replace(member.is_active.unwrap_or(true));
                 if was.is_some() && member.state == Some(State::Running) {
                     match member.is_active {
-                        Some(false) => self.record_activity(Activity::Idle, "turn ended", None),
-                        Some(true) => self.record_activity(Activity::Working, "turn began", None),
+                        Some(false) => {
+                            self.record_activity(Activity::Idle, "turn ended", Expected::Any);
+                        }
+                        Some(true) => {
+                            self.record_activity(Activity::Working, "turn began", Expected::Any);
+                        }
                         None => {}
                     }
                 }
@@ -152,12 +156,12 @@ impl Supervisor {
                     Ok(side) => {
                         if let Some(why) = side.waits_on {
                             watch.held_by_ask = true;
-                            self.record_activity(Activity::NeedsYou, &why, None);
+                            self.record_activity(Activity::NeedsYou, &why, Expected::Any);
                             return true;
                         }
                         if watch.held_by_ask {
                             watch.held_by_ask = false;
-                            let expected = Some(Some(Activity::NeedsYou));
+                            let expected = Expected::Was(Some(Activity::NeedsYou));
                             self.record_activity(Activity::Working, "answered", expected);
                             return true;
                         }
@@ -170,7 +174,7 @@ impl Supervisor {
                                 Some(Activity::Working | Activity::Starting | Activity::Stalled)
                             )
                         {
-                            self.record_activity(Activity::Idle, &why, Some(state));
+                            self.record_activity(Activity::Idle, &why, Expected::Was(state));
                         }
                     }
                     Err(err) => tracing::warn!("cannot tell what {} waits on: {err}", self.name),
@@ -186,7 +190,7 @@ impl Supervisor {
                 Some(Activity::Idle | Activity::Starting | Activity::Stalled)
             )
         {
-            self.record_activity(Activity::Working, "read a message", Some(state));
+            self.record_activity(Activity::Working, "read a message", Expected::Was(state));
             return true;
         }
 
@@ -195,7 +199,7 @@ impl Supervisor {
             if state == Some(Activity::Stalled)
                 || (!watch.hooks && state != Some(Activity::Working))
             {
-                self.record_activity(Activity::Working, "output", Some(state));
+                self.record_activity(Activity::Working, "output", Expected::Was(state));
             }
             return true;
         }
@@ -207,9 +211,9 @@ impl Supervisor {
             match watch.rules.judge(&screen) {
                 // A program that tells its activity through hooks is only judged by its patterns.
                 Some((_, why)) if watch.hooks && why.starts_with("prompt") => {}
-                Some((judged, why)) => self.record_activity(judged, &why, Some(state)),
+                Some((judged, why)) => self.record_activity(judged, &why, Expected::Was(state)),
                 None if state == Some(Activity::Starting) && !watch.hooks => {
-                    self.record_activity(Activity::Working, "running", Some(state));
+                    self.record_activity(Activity::Working, "running", Expected::Was(state));
                 }
                 None => {}
             }
@@ -235,7 +239,7 @@ impl Supervisor {
             match activity::owes(&self.team, &self.name) {
                 Ok(Some(owes)) => {
                     let why = format!("quiet {} and {owes}", clock::span(watch.stall_after));
-                    self.record_activity(Activity::Stalled, &why, Some(state));
+                    self.record_activity(Activity::Stalled, &why, Expected::Was(state));
                 }
                 Ok(None) => {}
                 Err(err) => tracing::warn!("cannot tell what {} holds: {err}", self.name),
