@@ -146,10 +146,11 @@ impl Watching {
         stall_after: Option<Span>,
         over: &Self,
         whose: &str,
+        spell: impl Fn(&'static str) -> &'static str,
     ) -> std::result::Result<Self, String> {
         for (key, pattern) in [
-            ("idle_pattern", &idle_pattern),
-            ("needs_you_pattern", &needs_you_pattern),
+            (spell("idle_pattern"), &idle_pattern),
+            (spell("needs_you_pattern"), &needs_you_pattern),
         ] {
             if let Some(pattern) = pattern {
                 regex::Regex::new(pattern).map_err(|err| {
@@ -163,7 +164,8 @@ impl Watching {
         let stall_after_s = match stall_after {
             None => over.stall_after_s,
             Some(Span::Seconds(0)) => {
-                return Err(format!("stall_after of {whose} is 0; at least 1 second"));
+                let key = spell("stall_after");
+                return Err(format!("{key} of {whose} is 0; at least 1 second"));
             }
             Some(Span::Seconds(secs)) => Some(secs),
             Some(Span::Text(text)) => Some(
@@ -173,8 +175,9 @@ impl Watching {
                     .filter(|secs| *secs > 0)
                     .ok_or_else(|| {
                         format!(
-                            "stall_after of {whose} is {text:?}; a number of seconds or a span \
-                             like \"10m\", at least 1s"
+                            "{} of {whose} is {text:?}; a number of seconds or a span \
+                             like \"10m\", at least 1s",
+                            spell("stall_after")
                         )
                     })?,
             ),
@@ -725,21 +728,21 @@ pub const KEYS: &[KeyDoc] = &[
     ),
     member(
         "idle_pattern",
-        "not taken: up only",
+        "--idle-pattern",
         "string, a regex",
         "the team's, else none",
         "What the member's screen shows when its program waits for input (the line the cursor is on, else the last line): the member is idle once its output has stopped and this matches, e.g. \"^>>> $\".",
     ),
     member(
         "needs_you_pattern",
-        "not taken: up only",
+        "--needs-you-pattern",
         "string, a regex",
         "the team's, else none",
         "What the member's screen shows when its program waits on the person (\"\\\\[y/N\\\\]\", \"Press Enter\"): the member needs you once its output has stopped and this matches. Checked before idle_pattern.",
     ),
     member(
         "stall_after",
-        "not taken: up only",
+        "--stall-after",
         "integer (seconds) or a span: \"10m\", \"90s\"",
         "the team's, else 10m",
         "The member is stalled once it has printed nothing, read no message and changed no activity for this long while it holds a task in progress or has unread messages.",
@@ -1025,6 +1028,7 @@ impl TeamFile {
             raw.stall_after,
             &Watching::default(),
             "the team",
+            |key| key,
         )
         .map_err(invalid)?;
         let defaults = Defaults {
@@ -1252,6 +1256,7 @@ impl MemberSpec {
             keys.stall_after,
             defaults.watching,
             name.as_str(),
+            |key| source.key(key),
         )
         .map_err(|why| source.invalid(why))?;
         let env = checked_env(keys.env, source.key("env"), name.as_str(), source)?;
