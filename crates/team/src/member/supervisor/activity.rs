@@ -93,7 +93,7 @@ impl Supervisor {
     fn look(&self, watch: &mut Watch) -> bool {
         let now = Instant::now();
         let paths = self.team.paths();
-        let stamps = Stamps {
+        let mut stamps = Stamps {
             config: modified(&paths.config()),
             asks: [
                 modified(self.team.mailbox(&self.lead).inbox_path()),
@@ -101,6 +101,14 @@ impl Supervisor {
             ],
             inbox: modified(self.team.mailbox(&self.name).inbox_path()),
         };
+        // An inbox a writer is half-way through is looked at again at the next tick: reading it
+        // now would wait for that writer's lock (and a slow one's could be taken as stale).
+        if stamps.asks != watch.stamps.asks && !self.team.mailbox(&self.lead).reads_whole() {
+            stamps.asks = watch.stamps.asks;
+        }
+        if stamps.inbox != watch.stamps.inbox && !self.team.mailbox(&self.name).reads_whole() {
+            stamps.inbox = watch.stamps.inbox;
+        }
         let changed = stamps != watch.stamps;
         let config_changed = stamps.config != watch.stamps.config;
         let asks_changed = stamps.asks != watch.stamps.asks;
