@@ -44,6 +44,15 @@ fn changes(sandbox: &Sandbox, team: &str, name: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// `swarm send` (a paste) or `swarm type` of `text` to member `name` of `team`.
+fn typed(sandbox: &Sandbox, team: &str, how: &str, name: &str, text: &str) {
+    sandbox
+        .swarm()
+        .args([how, name, "--team", team, text])
+        .run()
+        .success();
+}
+
 fn states(changes: &[(String, String)]) -> Vec<&str> {
     changes.iter().map(|(state, _)| state.as_str()).collect()
 }
@@ -192,11 +201,7 @@ fn bash_and_python_panes_are_idle_at_their_prompt_and_working_while_a_command_ru
         "screen: remove it all? [y/N]"
     );
     // A command that prints nothing for a while is working, not idle: no prompt shows.
-    sandbox
-        .swarm()
-        .args(["send", "sh", "--team", "sc", "sleep 4; echo slept"])
-        .run()
-        .success();
+    typed(&sandbox, "sc", "send", "sh", "sleep 4; echo slept");
     becomes(&sandbox, "sc", "sh", "working");
     let waited = sandbox
         .swarm()
@@ -213,18 +218,10 @@ fn bash_and_python_panes_are_idle_at_their_prompt_and_working_while_a_command_ru
             .contains("slept"),
         "idle only once the command was done"
     );
-    sandbox
-        .swarm()
-        .args(["send", "py", "--team", "sc", "print(6*7)"])
-        .run()
-        .success();
+    typed(&sandbox, "sc", "send", "py", "print(6*7)");
     becomes(&sandbox, "sc", "py", "working");
     becomes(&sandbox, "sc", "py", "idle");
-    sandbox
-        .swarm()
-        .args(["type", "yn", "--team", "sc", "y"])
-        .run()
-        .success();
+    typed(&sandbox, "sc", "type", "yn", "y");
     becomes(&sandbox, "sc", "yn", "working");
     // Every member idle but the lead, which runs sleep and shows no prompt: wait --all --idle
     // runs out of time naming it.
@@ -271,11 +268,7 @@ fn a_quiet_member_that_holds_a_task_is_stalled_until_it_prints_again() {
         sandbox.status_row("st", "sh")["activityWhy"],
         "quiet 2s and holds a task"
     );
-    sandbox
-        .swarm()
-        .args(["send", "sh", "--team", "st", "echo back"])
-        .run()
-        .success();
+    typed(&sandbox, "st", "send", "sh", "echo back");
     becomes(&sandbox, "st", "sh", "working");
     // Quiet and holding nothing is idle, however long.
     becomes(&sandbox, "st", "free", "idle");
