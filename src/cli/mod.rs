@@ -227,6 +227,9 @@ pub(crate) enum Command {
     /// The pane supervisor: tmux starts it in each member's pane; not run by hand
     Run(commands::run::Args),
 
+    /// Record a member's activity from its program's hook (Claude Code runs it; not run by hand)
+    Hook(commands::hook::Args),
+
     /// The log writer tmux pipes a member's pane into; not run by hand
     #[command(hide = true)]
     PipeLog(commands::pipe_log::Args),
@@ -449,6 +452,7 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
         Command::Completions(args) => commands::completions::run(&ctx, args, Cli::command()),
         Command::Man(args) => commands::man::run(&ctx, args, Cli::command()),
         Command::Run(args) => commands::run::run(&ctx, args),
+        Command::Hook(args) => commands::hook::run(&ctx, args),
         Command::PipeLog(args) => commands::pipe_log::run(&ctx, args),
         Command::KeyAgent(args) => commands::key_agent::run(&ctx, args),
         Command::Node(args) => commands::node::run(&ctx, args),

@@ -8,7 +8,6 @@ use std::collections::{HashMap, VecDeque};
 use crate::base::clock;
 use crate::base::text::for_terminal;
 use crate::format::signature::Verdict;
-use crate::format::structured::Structured;
 use crate::store::follow::Arrival;
 
 /// How many lines the feed keeps; older ones are forgotten.
@@ -77,8 +76,6 @@ pub(crate) struct Feed {
     /// Per member: when it last sent a message, and last received one.
     pub(crate) last_out: HashMap<String, u64>,
     pub(crate) last_in: HashMap<String, u64>,
-    /// Per member: when it last told the lead it was idle.
-    pub(crate) idle_at: HashMap<String, u64>,
 }
 
 impl Feed {
@@ -98,9 +95,6 @@ impl Feed {
         let sent_ms = clock::parse_ms(message.timestamp()).unwrap_or(now_ms);
         self.last_out.insert(message.from().to_owned(), sent_ms);
         self.last_in.insert(arrival.to.clone(), sent_ms);
-        if let Some(Structured::IdleNotification(_)) = message.structured() {
-            self.idle_at.insert(message.from().to_owned(), sent_ms);
-        }
         self.lines.push_back(Line::of(arrival, verdict));
         if self.lines.len() > KEPT {
             self.lines.pop_front();

@@ -12,6 +12,7 @@ use ratatui::widgets::{
 };
 
 use crate::base::clock;
+use crate::format::event::Activity;
 use crate::format::task::Status;
 
 use super::decisions::Kind;
@@ -64,8 +65,8 @@ const COLUMNS: [Column; 11] = [
     column(HOST, 0, 2, false),
     column("PROGRAM", 10, 8, false),
     column("MODEL", 12, 9, false),
-    column("STATE", 17, 1, false),
-    column("ACTIVITY", 8, 3, false),
+    column("STATE", 11, 1, false),
+    column("ACTIVITY", 13, 3, false),
     column("ELAPSED", 12, 6, false),
     column("UNREAD", 6, 4, false),
     column("LAST IN/OUT", 11, 7, false),
@@ -153,13 +154,27 @@ fn draw_header(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: &Vi
         });
     // A member that was never launched (a lead with no program, one added by init or join) shows
     // `-` in its row; in a sentence, that says nothing.
-    let states: Vec<String> = snapshot
-        .by_state()
+    // What the running members are doing, who needs the person first, in place of how many run;
+    // then the other states.
+    let doing: Vec<String> = snapshot
+        .by_activity()
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(state, n)| format!("{n} {}", state.as_str()))
+        .collect();
+    let states: Vec<String> = doing
         .iter()
-        .map(|(state, n)| match state.as_str() {
-            "-" => format!("{n} not started"),
-            state => format!("{n} {state}"),
-        })
+        .cloned()
+        .chain(
+            snapshot
+                .by_state()
+                .iter()
+                .filter(|(state, _)| doing.is_empty() || state != "running")
+                .map(|(state, n)| match state.as_str() {
+                    "-" => format!("{n} not started"),
+                    state => format!("{n} {state}"),
+                }),
+        )
         .collect();
     let states = (!states.is_empty()).then(|| format!(" · {}", states.join(", ")));
     // What each member is matters most: when the line is too long, the rate goes, then the task
@@ -250,13 +265,29 @@ fn draw_members(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: &V
                 .iter()
                 .map(|(index, _)| cell(*index, row, snapshot.now_ms)),
         ));
+        // Why it needs the person, or why it is stalled, on a line of its own below it.
+        if let Some(doing) = row
+            .activity
+            .as_ref()
+            .filter(|d| matches!(d.state, Activity::NeedsYou | Activity::Stalled))
+        {
+            let said = match doing.state {
+                Activity::NeedsYou => "needs you",
+                _ => "is stalled",
+            };
+            let why = doing.why.as_deref().unwrap_or("-");
+            let style = activity_style(doing.state).not_reversed();
+            warnings.push((lines.len(), format!("» {} {said}: {why}", row.name), style));
+            lines.push(TableRow::new([Cell::from("")]));
+        }
         if let Some(warning) = &row.warning {
-            warnings.push((lines.len(), format!("! {}: {warning}", row.name)));
+            let style = Style::new().yellow();
+            warnings.push((lines.len(), format!("! {}: {warning}", row.name), style));
             lines.push(TableRow::new([Cell::from("")]));
         }
     }
     for warning in &snapshot.warnings {
-        warnings.push((lines.len(), format!("! {warning}")));
+        warnings.push((lines.len(), format!("! {warning}"), Style::new().yellow()));
         lines.push(TableRow::new([Cell::from("")]));
     }
     if snapshot.rows.is_empty() {
@@ -288,7 +319,7 @@ fn draw_members(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: &V
     frame.render_stateful_widget(table, area, &mut state);
     // A warning is a row of its own, across every column.
     let first = state.offset();
-    for (line, text) in warnings {
+    for (line, text, style) in warnings {
         let Some(shown) = line.checked_sub(first) else {
             continue;
         };
@@ -302,7 +333,7 @@ fn draw_members(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: &V
             width: inner.width.saturating_sub(2),
             height: 1,
         };
-        frame.render_widget(Paragraph::new(text).yellow(), at);
+        frame.render_widget(Paragraph::new(text).style(style), at);
     }
 }
 
@@ -313,9 +344,14 @@ fn cell(column: usize, row: &Row, now_ms: u64) -> Cell<'static> {
         2 => Cell::from(row.program.clone()),
         3 => Cell::from(row.model.clone().unwrap_or_else(|| "-".to_owned())),
         4 => Cell::from(Span::styled(row.state.clone(), state_style(&row.state))),
-        5 => Cell::from(match row.busy {
-            Some(true) => Span::styled("busy", Style::new().green()),
-            Some(false) => Span::styled("idle", Style::new().dim()),
+        5 => Cell::from(match &row.activity {
+            Some(doing) => {
+                let held = age(Some(doing.since_ms), now_ms);
+                Span::styled(
+                    format!("{} {held}", doing.state.as_str()),
+                    activity_style(doing.state),
+                )
+            }
             None => Span::raw("-"),
         }),
         6 => Cell::from(elapsed(row, now_ms)),
@@ -351,11 +387,22 @@ fn name_style(row: &Row) -> Style {
     }
 }
 
+/// Who needs the person stands out most, then who is stalled.
+fn activity_style(state: Activity) -> Style {
+    match state {
+        Activity::NeedsYou => Style::new().magenta().bold().reversed(),
+        Activity::Stalled => Style::new().yellow().bold(),
+        Activity::Working => Style::new().green(),
+        Activity::Idle => Style::new().dim(),
+        Activity::Starting => Style::new().cyan(),
+    }
+}
+
 /// A terminal colour as ratatui names it.
 fn state_style(state: &str) -> Style {
     match state {
         "running" => Style::new().green(),
-        "idle" | "waiting for input" => Style::new().yellow(),
+        "idle" => Style::new().yellow(),
         "queued" | "starting" => Style::new().cyan(),
         "exited" => Style::new().dim(),
         "-" => Style::new(),
@@ -657,7 +704,7 @@ mod tests {
     use super::*;
     use crate::dashboard::decisions::Decision;
     use crate::dashboard::feed::Line as FeedLine;
-    use crate::dashboard::snapshot::TaskRow;
+    use crate::dashboard::snapshot::{Doing, TaskRow};
     use crate::dashboard::view::{Mode, Purpose};
     use crate::format::settings::Color as MemberColor;
 
@@ -675,7 +722,17 @@ mod tests {
             model: None,
             state: state.to_owned(),
             live,
-            busy: live.then_some(state == "running"),
+            activity: match state {
+                "running" => Some(Activity::Working),
+                "idle" | "waiting for input" => Some(Activity::Idle),
+                "starting" => Some(Activity::Starting),
+                _ => None,
+            }
+            .map(|state| Doing {
+                state,
+                since_ms: NOW - 12_000,
+                why: None,
+            }),
             started_ms: Some(NOW - 185_000),
             ended_ms: None,
             timeout_s: None,
@@ -693,7 +750,12 @@ mod tests {
         let mut lead = row("team-lead", "running", None);
         lead.program = "bash".to_owned();
         lead.last_in_ms = Some(NOW - 4_000);
-        let mut alice = row("alice", "waiting for input", Some(MemberColor::Blue));
+        let mut alice = row("alice", "running", Some(MemberColor::Blue));
+        alice.activity = Some(Doing {
+            state: Activity::NeedsYou,
+            since_ms: NOW - 40_000,
+            why: Some("plan".to_owned()),
+        });
         alice.model = Some("opus".to_owned());
         alice.unread = 2;
         alice.timeout_s = Some(1800);
@@ -705,6 +767,11 @@ mod tests {
         bob.pane = None;
         let mut carol = row("carol", "running", Some(MemberColor::Yellow));
         carol.program = "codex".to_owned();
+        carol.activity = Some(Doing {
+            state: Activity::Stalled,
+            since_ms: NOW - 700_000,
+            why: Some("quiet 10m and holds a task".to_owned()),
+        });
         carol.warning =
             Some("corrupt inbox file moved aside to inboxes/carol.json.corrupt-1".to_owned());
         let dave = row("dave", "queued", Some(MemberColor::Purple));
@@ -887,7 +954,7 @@ mod tests {
             if ["carol", "dave"].contains(&row.name.as_str()) {
                 "unreachable".clone_into(&mut row.state);
                 row.live = true;
-                row.busy = None;
+                row.activity = None;
             }
         }
         (snapshot, feed, view)
@@ -928,7 +995,7 @@ mod tests {
         for row in &mut snapshot.rows {
             row.state = "exited".to_owned();
             row.live = false;
-            row.busy = None;
+            row.activity = None;
         }
         snapshot.decisions.clear();
         let screen = drawn(120, 40, &snapshot, &feed, &view);

@@ -2,26 +2,25 @@
 //! after every change the watcher reports and on the clock's tick; it never fails: a team that
 //! is gone is shown as gone, and what cannot be read of one member is a warning on its row.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::SystemTime;
 
 use crate::base::clock;
 use crate::cluster::fleet::Fleet;
-use crate::format::config::{Member, State, TeamConfig};
+use crate::format::config::{Member, TeamConfig};
+use crate::format::event::Activity;
 use crate::format::settings::Color;
 use crate::format::task::Status;
 use crate::member::liveness::Seen;
 use crate::policy;
+use crate::store::activity;
 use crate::store::tasks::TaskList;
 use crate::store::team::Team;
 
 use super::decisions::{self, Decision};
 use super::feed::{Feed, one_line};
 use crate::member::permission;
-
-/// Output within this long counts as busy.
-const BUSY_MS: u64 = 3_000;
 
 /// Where the team is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,12 +59,13 @@ pub(crate) struct Row {
     pub(crate) program: String,
     /// The model it was given, when one was.
     pub(crate) model: Option<String>,
-    /// `queued`, `starting`, `running`, `idle`, `waiting for input`, `exited`, `failed`,
-    /// `killed`, or what `status` shows for a member it cannot trust (`vanished`, …).
+    /// `queued`, `starting`, `running`, `exited`, `failed`, `killed`, or what `status` shows for
+    /// a member it cannot trust (`vanished`, …).
     pub(crate) state: String,
     pub(crate) live: bool,
-    /// Busy (its pane printed lately) or idle; `None` when it is not live.
-    pub(crate) busy: Option<bool>,
+    /// What its program is doing, as recorded ("Activity and events"); `None` when it does not
+    /// run here.
+    pub(crate) activity: Option<Doing>,
     pub(crate) started_ms: Option<u64>,
     pub(crate) ended_ms: Option<u64>,
     pub(crate) timeout_s: Option<u64>,
@@ -81,6 +81,14 @@ pub(crate) struct Row {
     pub(crate) pane: Option<String>,
     /// What went wrong reading it, or what was moved aside from its inbox.
     pub(crate) warning: Option<String>,
+}
+
+/// A member's recorded activity, since when and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Doing {
+    pub(crate) state: Activity,
+    pub(crate) since_ms: u64,
+    pub(crate) why: Option<String>,
 }
 
 /// One task of the board.
@@ -169,9 +177,22 @@ impl Snapshot {
             (false, false) => Phase::NotStarted,
         });
         let board = tasks(team, &mut snapshot.warnings);
+        let activities = activity::read(team.paths()).unwrap_or_else(|err| {
+            snapshot.warnings.push(one_line(err.message()));
+            BTreeMap::new()
+        });
         for (member, seen) in observed.members() {
             let remote = !observed.is_here(member);
             let mut row = row(team, member, (seen, remote), feed, now_ms);
+            let runs = matches!(seen, Seen::Recorded(state) if !state.is_final()) && !remote;
+            row.activity = activities
+                .get(&member.name)
+                .filter(|_| runs)
+                .map(|current| Doing {
+                    state: current.state,
+                    since_ms: current.since,
+                    why: current.why.as_deref().map(one_line),
+                });
             row.worktree = worktrees.get(&member.name).cloned();
             row.task = board.as_ref().and_then(|board| {
                 board
@@ -203,7 +224,31 @@ impl Snapshot {
         }
         person_inbox(team, config, &mut snapshot);
         snapshot.tasks = board;
+        // Who needs the person comes first, in the team's order.
         snapshot
+            .rows
+            .sort_by_key(|row| row.activity.as_ref().map(|a| a.state) != Some(Activity::NeedsYou));
+        snapshot
+    }
+
+    /// How many members are working, idle, need the person, or are stalled.
+    pub(crate) fn by_activity(&self) -> Vec<(Activity, usize)> {
+        [
+            Activity::NeedsYou,
+            Activity::Stalled,
+            Activity::Working,
+            Activity::Idle,
+        ]
+        .into_iter()
+        .map(|state| {
+            let n = self
+                .rows
+                .iter()
+                .filter(|row| row.activity.as_ref().is_some_and(|a| a.state == state))
+                .count();
+            (state, n)
+        })
+        .collect()
     }
 
     /// Members counted by state, in the order states come: `2 running · 1 exited`.
@@ -240,28 +285,9 @@ fn row(
     now_ms: u64,
 ) -> Row {
     let live = seen.is_live();
-    let output_ms = std::fs::metadata(team.paths().log(&member.name))
-        .and_then(|meta| meta.modified())
-        .ok()
-        .map(clock::to_ms);
-    let idle_ms = feed.idle_at.get(&member.name).copied();
-    // Claude Code says it is idle once its turn ends; output after that means it works again.
-    let waiting = live
-        && seen == Seen::Recorded(State::Running)
-        && idle_ms.is_some_and(|idle| output_ms.is_none_or(|out| out <= idle));
-    let state = if waiting {
-        "waiting for input".to_owned()
-    } else {
-        seen.label().to_owned()
-    };
+    let state = seen.label().to_owned();
     // File times are the machine's, whatever swarm's clock says.
     let real_now = clock::to_ms(SystemTime::now());
-    // A member on another host has its log there: how busy it is cannot be told from here.
-    let busy = (live && !remote).then(|| {
-        !waiting
-            && seen != Seen::Recorded(State::Idle)
-            && output_ms.is_some_and(|out| out.saturating_add(BUSY_MS) >= real_now)
-    });
     let mailbox = team.mailbox(&member.name);
     let file_ms = |path: &std::path::Path| {
         std::fs::metadata(path)
@@ -297,7 +323,7 @@ fn row(
             .map(one_line),
         state,
         live,
-        busy,
+        activity: None,
         started_ms: member.started_at.filter(|ms| *ms > 0),
         ended_ms: member.ended_at.filter(|ms| *ms > 0),
         timeout_s: member.run_timeout_s.filter(|s| *s > 0),

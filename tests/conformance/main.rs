@@ -6,6 +6,7 @@
 #[path = "../swarm/harness.rs"]
 mod harness;
 
+mod activity;
 mod board;
 mod claude;
 mod model;

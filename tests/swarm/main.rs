@@ -1,5 +1,6 @@
 //! Integration tests: the real binary, real files, real processes (and real tmux servers).
 
+mod activity;
 mod alerts;
 mod claude_format;
 mod cleanup;

@@ -968,7 +968,8 @@ fn team_with_bob(sandbox: &Sandbox, server: &TmuxServer) -> PathBuf {
         server,
         "cc",
         &format!(
-            "name = \"cc\"\n{}[[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"1000\"]\n",
+            "name = \"cc\"\n{}[[member]]\nname = \"bob\"\n\
+             command = [\"sh\", \"-c\", \"printf 'ready> '; exec sleep 1000\"]\n",
             crate::harness::LEAD
         ),
     );
@@ -1055,7 +1056,7 @@ fn a_subscriber_is_told_once_when_the_member_is_idle_and_when_it_ends() {
     let (session, own) = claude_session(&sandbox, "4242");
     session.set_nonblocking(false).unwrap();
 
-    // bob runs with nothing to read: idle, and told at once.
+    // bob waits at its prompt with nothing to read: idle, and told once its activity says so.
     assert_eq!(claude_send(&socket, &[notify_when_idle(&own, "sub-1")]), "");
     let (notice, sender) = next_frame(&session);
     assert_eq!(

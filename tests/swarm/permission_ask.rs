@@ -259,7 +259,7 @@ fn each_vendors_hook_gets_its_own_decision() {
 }
 
 /// `permissions_via = "swarm"` gives every Claude Code teammate the PreToolUse hook with
-/// `--settings`, as `up --dry-run` shows, and nothing to a generic one; a teammate with
+/// `--settings`, beside the activity hooks in the same settings, as `up --dry-run` shows, and nothing to a generic one; a teammate with
 /// `--settings` of its own (Claude Code takes one) is refused at `up`.
 #[test]
 fn permissions_via_swarm_wires_claude_codes_hook_in() {
@@ -289,9 +289,15 @@ fn permissions_via_swarm_wires_claude_codes_hook_in() {
         .position(|a| a == "--settings")
         .expect("--settings");
     let settings: Value = serde_json::from_str(&bob[at + 1]).unwrap();
-    let hook = &settings["hooks"]["PreToolUse"][0];
-    assert!(hook["matcher"].as_str().unwrap().contains("Bash"), "{hook}");
-    assert_eq!(hook["hooks"][0]["command"], "swarm permission hook claude");
+    // One settings: the activity hook and the permission hook side by side.
+    let entries = settings["hooks"]["PreToolUse"].as_array().unwrap();
+    let command = |entry: &Value| entry["hooks"][0]["command"].clone();
+    assert_eq!(
+        entries.iter().map(command).collect::<Vec<_>>(),
+        ["swarm hook claude", "swarm permission hook claude"],
+        "{settings}"
+    );
+    assert!(entries[1]["matcher"].as_str().unwrap().contains("Bash"));
     assert!(!argv("sh").contains(&"--settings".to_owned()));
 
     let mine = sandbox.write(

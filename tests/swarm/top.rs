@@ -464,6 +464,10 @@ command = ["sleep", "1000"]
         .success()
         .stdout_has("said before top");
 
+    // sleeper prints nothing and shows no prompt: working, once its start is over.
+    eventually("sleeper to be working", || {
+        sandbox.status_row("h", "sleeper")["activity"] == "working"
+    });
     open_top(server, "top", "h", 120, 40);
     shows(
         server,
@@ -476,7 +480,7 @@ command = ["sleep", "1000"]
     assert!(
         header
             .trim_end()
-            .ends_with("1 not started, 1 exited, 1 running, 1 failed, 1 killed"),
+            .ends_with("1 working, 1 not started, 1 exited, 1 failed, 1 killed"),
         "the header is cut or says `-`:\n{screen}"
     );
     let talker = screen

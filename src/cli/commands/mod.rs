@@ -6,6 +6,7 @@ pub(super) mod attach;
 pub(super) mod completions;
 pub(super) mod down;
 pub(super) mod events;
+pub(super) mod hook;
 pub(super) mod inbox;
 pub(super) mod info;
 pub(super) mod init;

@@ -23,7 +23,7 @@ use crate::launch::layout::{self, Layout};
 use crate::launch::panes;
 use crate::launch::prepare;
 use crate::launch::teamfile::{
-    Command, Defaults, MemberKeys, MemberSpec, Size, Source, parse_size,
+    Command, Defaults, MemberKeys, MemberSpec, Size, Source, Span, Watching, parse_size,
 };
 use crate::launch::worktree;
 use crate::member::seal;
@@ -97,6 +97,19 @@ pub(crate) struct Args {
     #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
     pub(crate) env: Vec<(String, String)>,
 
+    /// It is idle once its output stops and its screen's last line matches REGEX
+    #[arg(long, value_name = "REGEX")]
+    pub(crate) idle_pattern: Option<String>,
+
+    /// It needs you once its output stops and its screen's last line matches REGEX ("\[y/N\]")
+    #[arg(long, value_name = "REGEX")]
+    pub(crate) needs_you_pattern: Option<String>,
+
+    /// It is stalled once quiet this long while it holds a task or has unread messages (seconds,
+    /// or 90s, 10m) [default: 10m]
+    #[arg(long, value_name = "DURATION")]
+    pub(crate) stall_after: Option<String>,
+
     /// Rotate its log at this size, e.g. 64MiB [default: the team file's log_max, else 64MiB]
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub(crate) log_max: Option<u64>,
@@ -163,6 +176,12 @@ impl Args {
             permissions: RuleTexts::default(),
             // A member on another host is started by `up` through that host's node.
             host: None,
+            idle_pattern: self.idle_pattern.clone(),
+            needs_you_pattern: self.needs_you_pattern.clone(),
+            stall_after: self.stall_after.as_ref().map(|span| match span.parse() {
+                Ok(secs) => Span::Seconds(secs),
+                Err(_) => Span::Text(span.clone()),
+            }),
         }
     }
 }
@@ -191,6 +210,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             env_policy: &launch_settings.env_policy,
             permissions: &Rules::default(),
             asks_through_swarm: false,
+            watching: &Watching::default(),
         },
         Source::Flags,
     )?;

@@ -1,6 +1,6 @@
-//! `swarm status [TEAM]`: every member with its pane, pid, state, exit code, unread count, whether
-//! it verifies the lead's messages, last activity and current task, plus anything moved aside
-//! from an inbox, and the task board's counts.
+//! `swarm status [TEAM]`: every member with its pane, pid, state, activity, exit code, unread
+//! count, whether it verifies the lead's messages, last activity and current task, plus anything
+//! moved aside from an inbox, and the task board's counts.
 
 use std::fs;
 use std::path::Path;
@@ -22,6 +22,7 @@ use crate::format::task::Status;
 use crate::member::ending;
 use crate::member::liveness::Seen;
 use crate::member::permission::{self, Ask};
+use crate::store::activity;
 use crate::store::mailbox::SetAside;
 use crate::store::tasks::{Board, TaskList};
 use crate::store::team::Team;
@@ -31,7 +32,7 @@ const JSON: &str = r#"JSON output (--json), one document:
   {"team", "description", "lead", "members": [{"name", "agentId", "pane", "pid", "state",
     "exitCode", "unread", "lastActivity", "lastActivityMs", "verifies", "setAside": [{"path",
     "reason"}], "task": {"id", "subject"}, "pendingAsks": [{"requestId", "tool", "askedAt",
-    "askedAtMs"}]}],
+    "askedAtMs"}], "activity", "activitySince", "activitySinceMs", "activityWhy"}],
    "tasks": {"pending", "inProgress", "completed"}, "interrupted"}
 "interrupted" is true when nothing of the team runs and a member's run was cut short (its tmux
 server or supervisor gone, or ended by a hangup or a signal): `swarm resume TEAM` resumes it.
@@ -41,6 +42,9 @@ has them whole) as "waits on permission (TOOL) AGE"; "pane" is null before there
 In a team across hosts each member also has "host", and the document "node": {"host",
 "connected"}, this host's node: a member on another host is "unreachable" while its node is
 not seen, or this host's node is disconnected, and its "unread" is null (its inbox is there).
+"activity" is what a running member is doing: "starting", "working", "idle", "needs-you" or
+"stalled", since "activitySince", because of "activityWhy" (the table's ACTIVITY shows the state
+and for how long); null for a member whose program does not run, or on another host.
 "task" is the member's in_progress task (the lowest id if several), null when none; "tasks"
 counts the board's tasks (Claude Code's internal ones aside), all 0 when there is no list.
 Times are RFC 3339 with their epoch milliseconds beside (swarm(1), JSON OUTPUT)."#;
@@ -79,6 +83,11 @@ pub(crate) struct MemberStatus {
     pub(crate) task: Option<CurrentTask>,
     /// The permission asks it waits on, oldest first.
     pub(crate) pending_asks: Vec<PendingAsk>,
+    /// What its program is doing, while it runs, since when and why.
+    pub(crate) activity: Option<&'static str>,
+    pub(crate) activity_since: Option<String>,
+    pub(crate) activity_since_ms: Option<u64>,
+    pub(crate) activity_why: Option<String>,
 }
 
 /// A permission ask a member waits on (`swarm permission list` shows it whole).
@@ -165,11 +174,19 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         Board::default()
     };
     let asks = permission::pending_as_seen(&team, observed)?;
+    let activities = activity::read(team.paths())?;
     let rows = observed
         .members()
         .map(|(member, seen)| {
             let unread = observation.unread(&team, member)?;
             let mut row = member_status(&team, &board, member, seen, unread);
+            let runs = matches!(seen, Seen::Recorded(state) if !state.is_final());
+            if let Some(current) = activities.get(&member.name).filter(|_| runs) {
+                row.activity = Some(current.state.as_str());
+                row.activity_since = render::time(Some(current.since));
+                row.activity_since_ms = Some(current.since);
+                row.activity_why.clone_from(&current.why);
+            }
             row.pending_asks = asks
                 .iter()
                 .filter(|ask| ask.member() == member.name)
@@ -270,6 +287,21 @@ fn member_status(
         set_aside: mailbox.set_aside(),
         task: current_task(board, &member.name),
         pending_asks: Vec::new(),
+        activity: None,
+        activity_since: None,
+        activity_since_ms: None,
+        activity_why: None,
+    }
+}
+
+/// The member's activity and how long it has been so: `working 12s`.
+fn activity_cell(row: &MemberStatus, now: u64) -> String {
+    match (row.activity, row.activity_since_ms) {
+        (Some(state), Some(since)) => {
+            let held = Duration::from_secs(now.saturating_sub(since) / 1000);
+            format!("{state} {}", clock::span(held))
+        }
+        _ => "-".to_owned(),
     }
 }
 
@@ -325,6 +357,7 @@ fn print(
         "PANE",
         "PID",
         "STATE",
+        "ACTIVITY",
         "EXIT",
         "UNREAD",
         "VERIFIES",
@@ -341,6 +374,7 @@ fn print(
             row.pane.clone().unwrap_or_else(|| "-".into()),
             row.pid.map_or_else(|| "-".into(), |pid| pid.to_string()),
             state_cell(row, now),
+            activity_cell(row, now),
             row.exit_code
                 .map_or_else(|| "-".into(), |code| code.to_string()),
             row.unread.map_or_else(|| "-".into(), |n| n.to_string()),

@@ -181,6 +181,19 @@ pub struct Member {
     /// The bound of the member's log in bytes, as its supervisor was told it (`log_max`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_max: Option<u64>,
+    /// What its screen shows when its program waits for input: a regex (`idle_pattern`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_pattern: Option<String>,
+    /// What its screen shows when its program waits on the person: a regex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_you_pattern: Option<String>,
+    /// How long, in seconds, it may be quiet while it holds a task before it is `stalled`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_after_s: Option<u64>,
+    /// Its program reports its activity through hooks (the claude profile's `--settings`), so
+    /// its supervisor does not judge working and idle from its screen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activity_hooks: Option<bool>,
     /// Set by `stop` and `down` before they signal the supervisor: why it should end the program.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_requested: Option<String>,

@@ -104,6 +104,13 @@ pub struct IdleNotification {
     pub(crate) failure_reason: Option<String>,
 }
 
+impl IdleNotification {
+    /// Why its turn ended: `available`, `interrupted` or `failed`.
+    pub fn idle_reason(&self) -> Option<&str> {
+        self.idle_reason.as_deref()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskAssignment {

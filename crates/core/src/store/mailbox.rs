@@ -399,6 +399,16 @@ impl Mailbox {
         durable::irregular(&self.paths.inbox)
     }
 
+    /// Whether the inbox reads whole now (or is absent): no writer is half-way through it. Takes
+    /// no lock: a watcher that only looks waits for the next change rather than for the lock.
+    pub fn reads_whole(&self) -> bool {
+        match durable::read_if_exists(&self.paths.inbox) {
+            Ok(Some(bytes)) => parse_clean(&bytes).is_some(),
+            Ok(None) => true,
+            Err(_) => false,
+        }
+    }
+
     /// The unread messages as the file holds them now, taking no lock and repairing nothing: for
     /// completing a request id, which must write nothing and wait for no one. A file that cannot
     /// be read, or holds anything invalid, gives none.

@@ -1,6 +1,7 @@
 //! Files on disk: where they are, how they are written durably and locked, the mailboxes, the
 //! team's config store, and the one watcher that waits for them to change.
 
+pub mod activity;
 pub mod archive;
 pub mod durable;
 pub mod events;

@@ -240,13 +240,24 @@ impl TeamPaths {
 
     /// `permissions.jsonl`: every answer the lead's side gave to a permission ask, one a line
     /// (docs/ARCHITECTURE.md, "Permission asks").
-    pub(crate) fn permission_answers(&self) -> PathBuf {
+    pub fn permission_answers(&self) -> PathBuf {
         self.dir.join(PERMISSION_ANSWERS_FILE)
     }
 
     /// `.permissions.flock`: held while an ask is answered, so it is answered once.
     pub(crate) fn permission_answers_lock(&self) -> PathBuf {
         self.dir.join(PERMISSION_ANSWERS_LOCK_FILE)
+    }
+
+    /// `activity.json`: each member's current activity, since when and why (docs/ARCHITECTURE.md,
+    /// "Activity and events").
+    pub fn activity(&self) -> PathBuf {
+        self.dir.join(ACTIVITY_FILE)
+    }
+
+    /// `.activity.flock`: held while a change of activity is recorded, so it is recorded once.
+    pub(crate) fn activity_lock(&self) -> PathBuf {
+        self.dir.join(ACTIVITY_LOCK_FILE)
     }
 
     /// `events.jsonl`: the team's event stream, one event a line (docs/ARCHITECTURE.md,
@@ -304,6 +315,8 @@ const PERMISSION_ANSWERS_FILE: &str = "permissions.jsonl";
 const PERMISSION_ANSWERS_LOCK_FILE: &str = ".permissions.flock";
 const EVENTS_FILE: &str = "events.jsonl";
 const NOTIFY_FILE: &str = "notify.toml";
+const ACTIVITY_FILE: &str = "activity.json";
+const ACTIVITY_LOCK_FILE: &str = ".activity.flock";
 const INBOX_SUFFIX: &str = ".json";
 const HISTORY_SUFFIX: &str = ".jsonl";
 const LOG_SUFFIX: &str = ".log";

@@ -126,10 +126,46 @@ pub(crate) struct TeammateRequest<'a> {
     pub(crate) session_id: &'a str,
 }
 
-/// The settings a Claude Code teammate whose asks go through swarm is launched with: a
-/// PreToolUse hook for the tools Claude Code asks about, waiting as long as a person may take
+/// The hook that asks swarm before a tool runs, for a Claude Code teammate whose asks go through
+/// swarm: for the tools Claude Code asks about, waiting as long as a person may take
 /// (docs/ARCHITECTURE.md, "Asking from any CLI").
-pub(crate) const CLAUDE_HOOK_SETTINGS: &str = r#"{"hooks":{"PreToolUse":[{"matcher":"Bash|Edit|Write|MultiEdit|NotebookEdit|WebFetch|WebSearch|mcp__.*","hooks":[{"type":"command","command":"swarm permission hook claude","timeout":86400}]}]}}"#;
+const CLAUDE_PERMISSION_HOOK: &str = r#"{"matcher":"Bash|Edit|Write|MultiEdit|NotebookEdit|WebFetch|WebSearch|mcp__.*","hooks":[{"type":"command","command":"swarm permission hook claude","timeout":86400}]}"#;
+
+/// The Claude Code hook events that tell a member's activity to `swarm hook claude`
+/// (docs/ARCHITECTURE.md, "Activity and events").
+pub const CLAUDE_ACTIVITY_EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "Notification",
+    "Stop",
+    "StopFailure",
+];
+
+/// The one `--settings` swarm gives a Claude Code teammate (Claude Code takes one, merged over the
+/// user's own files, which swarm never touches): the activity hooks, and the permission hook when
+/// its asks go through swarm.
+pub(crate) fn claude_settings(asks_through_swarm: bool) -> String {
+    let activity = serde_json::json!({"matcher": "", "hooks": [{
+        "type": "command",
+        "command": "swarm hook claude",
+        "timeout": 10,
+    }]});
+    let mut hooks = serde_json::Map::new();
+    for event in CLAUDE_ACTIVITY_EVENTS {
+        let mut entries = vec![activity.clone()];
+        if asks_through_swarm && *event == "PreToolUse" {
+            entries.push(
+                serde_json::from_str(CLAUDE_PERMISSION_HOOK).expect("the hook is written as JSON"),
+            );
+        }
+        hooks.insert((*event).to_owned(), entries.into());
+    }
+    serde_json::json!({ "hooks": hooks }).to_string()
+}
 
 /// Whom an environment is for: the lead, or a teammate of a profile.
 #[derive(Debug, Clone, Copy)]
@@ -148,6 +184,9 @@ pub(crate) enum Role<'a> {
 pub(crate) struct Launch {
     pub(crate) argv: Vec<String>,
     pub(crate) env: BTreeMap<String, String>,
+    /// Its program tells its activity through hooks swarm wired in (`claude_settings`).
+    #[serde(skip)]
+    pub(crate) activity_hooks: bool,
 }
 
 impl TeamLaunch<'_> {
@@ -167,7 +206,11 @@ impl TeamLaunch<'_> {
             }
         }
         let env = self.environment(&Role::Lead, env, env_policy, launcher_env);
-        Launch { argv, env }
+        Launch {
+            argv,
+            env,
+            activity_hooks: false,
+        }
     }
 
     pub(crate) fn teammate(
@@ -207,6 +250,7 @@ impl TeamLaunch<'_> {
         }
 
         // Only Claude Code takes identity flags; every other profile learns it from `SWARM_*`.
+        let mut activity_hooks = false;
         match member.profile {
             Profile::Claude => {
                 argv.extend([
@@ -233,8 +277,15 @@ impl TeamLaunch<'_> {
                 if let Some(agent_type) = member.agent_type {
                     argv.extend(["--agent-type".to_owned(), agent_type.to_owned()]);
                 }
-                if member.asks_through_swarm {
-                    argv.extend(["--settings".to_owned(), CLAUDE_HOOK_SETTINGS.to_owned()]);
+                // Own or inherited settings are the user's: Claude Code takes one, so none is
+                // added and the activity is judged from the screen (`up` refuses a teammate that
+                // asks through swarm and has its own).
+                activity_hooks = !flags_in(&argv).contains("--settings");
+                if activity_hooks {
+                    argv.extend([
+                        "--settings".to_owned(),
+                        claude_settings(member.asks_through_swarm),
+                    ]);
                 }
             }
             Profile::Generic => {}
@@ -246,7 +297,11 @@ impl TeamLaunch<'_> {
             color: member.color,
         };
         let env = self.environment(&role, member.env, member.env_policy, launcher_env);
-        Launch { argv, env }
+        Launch {
+            argv,
+            env,
+            activity_hooks,
+        }
     }
 
     /// The environment a member's program gets: what its profile sets, the launcher's variables
@@ -459,31 +514,57 @@ mod tests {
         let inherit = strings(&["--model", "--permission-mode", "--settings"]);
         let env = BTreeMap::new();
         let launch = team(&lead, &inherit).teammate(&request(&env), &no_env);
-        assert_eq!(
-            launch.argv,
-            strings(&[
-                "claude",
-                "--model",
-                "opus",
-                "--permission-mode=acceptEdits",
-                "--agent-id",
-                "bob@t",
-                "--agent-name",
-                "bob",
-                "--team-name",
-                "t",
-                "--agent-color",
-                "blue",
-                "--parent-session-id",
-                "sess",
-                "--session-id",
-                "bob-session",
-            ])
-        );
+        let mut wanted = strings(&[
+            "claude",
+            "--model",
+            "opus",
+            "--permission-mode=acceptEdits",
+            "--agent-id",
+            "bob@t",
+            "--agent-name",
+            "bob",
+            "--team-name",
+            "t",
+            "--agent-color",
+            "blue",
+            "--parent-session-id",
+            "sess",
+            "--session-id",
+            "bob-session",
+        ]);
+        // No settings of its own: the activity hooks, in the one --settings swarm gives.
+        wanted.extend(["--settings".to_owned(), claude_settings(false)]);
+        assert_eq!(launch.argv, wanted);
+        assert!(launch.activity_hooks);
         assert_eq!(launch.env["CLAUDECODE"], "1");
         assert_eq!(launch.env["CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"], "1");
         assert_eq!(launch.env["CLAUDE_CODE_ENABLE_TODO_TOOLS"], "1");
         assert_eq!(launch.env["SWARM_AGENT_ID"], "bob@t");
+    }
+
+    #[test]
+    fn the_generated_settings_hold_the_activity_hooks_and_the_permission_hook_once() {
+        let settings: serde_json::Value = serde_json::from_str(&claude_settings(true)).unwrap();
+        let hooks = settings["hooks"].as_object().unwrap();
+        assert_eq!(
+            hooks.keys().map(String::as_str).collect::<Vec<_>>(),
+            CLAUDE_ACTIVITY_EVENTS
+        );
+        for (event, entries) in hooks {
+            let commands: Vec<&str> = entries
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["hooks"][0]["command"].as_str().unwrap())
+                .collect();
+            let wanted: &[&str] = if event == "PreToolUse" {
+                &["swarm hook claude", "swarm permission hook claude"]
+            } else {
+                &["swarm hook claude"]
+            };
+            assert_eq!(commands, wanted, "{event}");
+        }
+        assert!(!claude_settings(false).contains("permission hook"));
     }
 
     #[test]
@@ -506,12 +587,16 @@ mod tests {
         let mut member = request(&env);
         member.model = Some("sonnet");
         member.command = Some(&own);
-        let argv = team(&lead, &inherit).teammate(&member, &no_env).argv;
+        let launch = team(&lead, &inherit).teammate(&member, &no_env);
+        let argv = launch.argv;
         assert_eq!(
             &argv[..5],
             strings(&["claude", "--settings", "mine.json", "--model", "sonnet"])
         );
         assert!(!argv.contains(&"opus".to_owned()) && !argv.contains(&"a.json".to_owned()));
+        // Its own settings are the one Claude Code takes: no hooks added beside them.
+        assert_eq!(argv.iter().filter(|a| *a == "--settings").count(), 1);
+        assert!(!launch.activity_hooks);
     }
 
     #[test]
@@ -538,7 +623,9 @@ mod tests {
             argv.ends_with(&strings(&[
                 "--plan-mode-required",
                 "--agent-type",
-                "reviewer"
+                "reviewer",
+                "--settings",
+                &claude_settings(false),
             ])),
             "{argv:?}"
         );

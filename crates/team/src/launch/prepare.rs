@@ -161,6 +161,12 @@ pub fn teammate(
     member.isolation = (spec.isolation == Isolation::Worktree).then_some(Isolation::Worktree);
     member.log_max = Some(spec.log_max);
     member.host = spec.host.as_ref().map(ToString::to_string);
+    member.idle_pattern.clone_from(&spec.watching.idle_pattern);
+    member
+        .needs_you_pattern
+        .clone_from(&spec.watching.needs_you_pattern);
+    member.stall_after_s = spec.watching.stall_after_s;
+    member.activity_hooks = launch.activity_hooks.then_some(true);
     record_launch(&mut member, &launch);
     let pane = PanePlan {
         name: spec.name.as_str().to_owned(),

@@ -114,6 +114,83 @@ pub struct MemberSpec {
     pub permissions: Rules,
     /// The team's `permissions_via = "swarm"`: a Claude Code member asks through swarm's hook.
     pub(crate) asks_through_swarm: bool,
+    /// How its activity is told from its screen and when it is stalled.
+    pub(crate) watching: Watching,
+}
+
+/// How a member's activity is told from its screen, and how long it may be quiet while it holds
+/// a task (docs/ARCHITECTURE.md, "Activity and events"): `idle_pattern`, `needs_you_pattern` and
+/// `stall_after`, each checked, a member's own over the team's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Watching {
+    pub idle_pattern: Option<String>,
+    pub needs_you_pattern: Option<String>,
+    /// Seconds; `None` for the default, [`DEFAULT_STALL_AFTER_S`].
+    pub stall_after_s: Option<u64>,
+}
+
+/// How long a member may be quiet while it holds a task or owes an answer: ten minutes.
+pub const DEFAULT_STALL_AFTER_S: u64 = 600;
+
+/// `stall_after = 600` (seconds) or `stall_after = "10m"`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum Span {
+    Seconds(u64),
+    Text(String),
+}
+
+impl Watching {
+    /// The keys as written, checked: each pattern a regex, `stall_after` a span of at least a
+    /// second; `over` gives what is not written.
+    fn check(
+        idle_pattern: Option<String>,
+        needs_you_pattern: Option<String>,
+        stall_after: Option<Span>,
+        over: &Self,
+        whose: &str,
+        spell: impl Fn(&'static str) -> &'static str,
+    ) -> std::result::Result<Self, String> {
+        for (key, pattern) in [
+            (spell("idle_pattern"), &idle_pattern),
+            (spell("needs_you_pattern"), &needs_you_pattern),
+        ] {
+            if let Some(pattern) = pattern {
+                regex::Regex::new(pattern).map_err(|err| {
+                    // The regex crate points at the error over several lines: its last says what.
+                    let said = err.to_string();
+                    let why = said.lines().last().unwrap_or_default().trim().to_owned();
+                    format!("{key} of {whose} is not a regex ({pattern:?}): {why}")
+                })?;
+            }
+        }
+        let stall_after_s = match stall_after {
+            None => over.stall_after_s,
+            Some(Span::Seconds(0)) => {
+                let key = spell("stall_after");
+                return Err(format!("{key} of {whose} is 0; at least 1 second"));
+            }
+            Some(Span::Seconds(secs)) => Some(secs),
+            Some(Span::Text(text)) => Some(
+                humantime::parse_duration(&text)
+                    .ok()
+                    .map(|d| d.as_secs())
+                    .filter(|secs| *secs > 0)
+                    .ok_or_else(|| {
+                        format!(
+                            "{} of {whose} is {text:?}; a number of seconds or a span \
+                             like \"10m\", at least 1s",
+                            spell("stall_after")
+                        )
+                    })?,
+            ),
+        };
+        Ok(Self {
+            idle_pattern: idle_pattern.or_else(|| over.idle_pattern.clone()),
+            needs_you_pattern: needs_you_pattern.or_else(|| over.needs_you_pattern.clone()),
+            stall_after_s,
+        })
+    }
 }
 
 #[derive(Deserialize)]
@@ -145,6 +222,9 @@ struct RawTeam {
     #[serde(default)]
     permissions: RuleTexts,
     permissions_via: Option<String>,
+    idle_pattern: Option<String>,
+    needs_you_pattern: Option<String>,
+    stall_after: Option<Span>,
 }
 
 #[derive(Deserialize)]
@@ -211,6 +291,9 @@ pub struct MemberKeys {
     pub host: Option<String>,
     #[serde(default)]
     pub permissions: RuleTexts,
+    pub idle_pattern: Option<String>,
+    pub needs_you_pattern: Option<String>,
+    pub stall_after: Option<Span>,
 }
 
 /// `log_max = 1048576` or `log_max = "64MiB"`.
@@ -418,6 +501,27 @@ pub const KEYS: &[KeyDoc] = &[
         "string: \"cli\" or \"swarm\"",
         "\"cli\"",
         "\"swarm\": every Claude Code teammate asks through swarm's queue with a PreToolUse hook (swarm permission hook claude, given with --settings), so its asks reach permission list and the rules whatever runs as the lead. Such a teammate may not have --settings of its own or inherited.",
+    ),
+    key(
+        Section::Team,
+        "idle_pattern",
+        "string, a regex",
+        "none",
+        "Every member's idle_pattern, unless it sets its own.",
+    ),
+    key(
+        Section::Team,
+        "needs_you_pattern",
+        "string, a regex",
+        "none",
+        "Every member's needs_you_pattern, unless it sets its own.",
+    ),
+    key(
+        Section::Team,
+        "stall_after",
+        "integer (seconds) or a span: \"10m\", \"90s\"",
+        "10m",
+        "Every member's stall_after, unless it sets its own.",
     ),
     key(
         Section::Lead,
@@ -636,6 +740,27 @@ pub const KEYS: &[KeyDoc] = &[
         "none",
         "The member's own permission rules, added to the team's [permissions]: [member.permissions] allow = [\"Bash(cargo test:*)\"].",
     ),
+    member(
+        "idle_pattern",
+        "--idle-pattern",
+        "string, a regex",
+        "the team's, else none",
+        "What the member's screen shows when its program waits for input (the line the cursor is on, else the last line): the member is idle once its output has stopped and this matches, e.g. \"^>>> $\".",
+    ),
+    member(
+        "needs_you_pattern",
+        "--needs-you-pattern",
+        "string, a regex",
+        "the team's, else none",
+        "What the member's screen shows when its program waits on the person (\"\\\\[y/N\\\\]\", \"Press Enter\"): the member needs you once its output has stopped and this matches. Checked before idle_pattern.",
+    ),
+    member(
+        "stall_after",
+        "--stall-after",
+        "integer (seconds) or a span: \"10m\", \"90s\"",
+        "the team's, else 10m",
+        "The member is stalled once it has printed nothing, read no message and changed no activity for this long while it holds a task in progress or has unread messages.",
+    ),
     key(
         Section::Task,
         "key",
@@ -777,6 +902,8 @@ pub struct Defaults<'a> {
     pub permissions: &'a Rules,
     /// The team's `permissions_via = "swarm"`.
     pub asks_through_swarm: bool,
+    /// The team's `idle_pattern`, `needs_you_pattern` and `stall_after`.
+    pub watching: &'a Watching,
 }
 
 /// How large a member's log grows before it is rotated, unless the team file says.
@@ -951,6 +1078,15 @@ impl TeamFile {
                 )));
             }
         };
+        let watching = Watching::check(
+            raw.idle_pattern,
+            raw.needs_you_pattern,
+            raw.stall_after,
+            &Watching::default(),
+            "the team",
+            |key| key,
+        )
+        .map_err(invalid)?;
         let defaults = Defaults {
             profile: lead_profile,
             cwd: &team_cwd,
@@ -959,6 +1095,7 @@ impl TeamFile {
             env_policy: &team_policy,
             permissions: &permissions,
             asks_through_swarm,
+            watching: &watching,
         };
         let mut seen = BTreeSet::from([lead.name.clone()]);
         let mut members = Vec::with_capacity(raw.member.len());
@@ -1194,6 +1331,15 @@ impl MemberSpec {
         let own = Rules::try_from(keys.permissions)
             .map_err(|why| source.invalid(format!("permissions of member {name}: {why}")))?;
         let permissions = defaults.permissions.and(&own);
+        let watching = Watching::check(
+            keys.idle_pattern,
+            keys.needs_you_pattern,
+            keys.stall_after,
+            defaults.watching,
+            name.as_str(),
+            |key| source.key(key),
+        )
+        .map_err(|why| source.invalid(why))?;
         let env = checked_env(keys.env, source.key("env"), name.as_str(), source)?;
         let env_policy = env_policy(
             EnvRules {
@@ -1232,6 +1378,7 @@ impl MemberSpec {
             host,
             permissions,
             asks_through_swarm: defaults.asks_through_swarm && profile == Profile::Claude,
+            watching,
         })
     }
 }
@@ -1441,6 +1588,7 @@ mod tests {
             env_policy: &EnvPolicy::default(),
             permissions: &Rules::default(),
             asks_through_swarm: false,
+            watching: &Watching::default(),
         };
         let err = MemberSpec::check(keys(u64::MAX), &defaults, Source::Flags).unwrap_err();
         assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
@@ -1482,6 +1630,7 @@ mod tests {
             env_policy: &team,
             permissions: &Rules::default(),
             asks_through_swarm: false,
+            watching: &Watching::default(),
         };
         let keys = |clear: Option<bool>, keep: &[&str], remove: &[&str]| MemberKeys {
             name: "a".into(),

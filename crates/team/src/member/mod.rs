@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+pub mod activity;
 pub mod answer;
 pub mod down;
 pub mod ending;

@@ -1,14 +1,16 @@
 //! Claude Code sessions that asked to be told when the member is idle (`notify_when_idle` on its
 //! socket) are told once, with a `peer_idle_notice`: when it is idle, or when its program has
-//! ended (docs/ARCHITECTURE.md, "Peers"). [`Supervisor::activity`] is where "idle" is decided.
+//! ended (docs/ARCHITECTURE.md, "Peers"). "Idle" is the member's recorded activity
+//! ("Activity and events"), the one every reader sees.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 pub(super) use crate::base::runtime::OffRuntime;
 pub(super) use crate::format::config::State;
-pub(super) use crate::format::settings::Profile;
+use crate::format::event;
 use crate::member::notify;
+use crate::store::activity as recorded;
 use crate::store::paths::TeamPaths;
 use crate::store::watcher::{AsyncWatcher, POLL_INTERVAL, SAFETY_RESCAN};
 
@@ -23,10 +25,8 @@ pub(super) enum Activity {
 }
 
 impl Supervisor {
-    /// Whether the member is idle, as well as swarm can tell today (activity states of its own,
-    /// when swarm has them, decide it here): its program runs, nothing waits unread in its inbox,
-    /// and a Claude Code member has said its turn is over (it sets `isActive` in config.json at
-    /// every turn's start and end). Ended once its ending is recorded.
+    /// Whether the member is idle: its program runs, its recorded activity is `idle`, and nothing
+    /// waits unread in its inbox (it is about to take it up). Ended once its ending is recorded.
     pub(super) fn activity(&self) -> Activity {
         let Ok(config) = self.team.load() else {
             return Activity::Busy;
@@ -37,9 +37,11 @@ impl Supervisor {
         if member.state.is_some_and(State::is_final) {
             return Activity::Ended;
         }
-        if member.state != Some(State::Running)
-            || (member.profile == Some(Profile::Claude) && member.is_active != Some(false))
-        {
+        let idle = recorded::of(self.team.paths(), &self.name)
+            .ok()
+            .flatten()
+            .is_some_and(|current| current.state == event::Activity::Idle);
+        if member.state != Some(State::Running) || !idle {
             return Activity::Busy;
         }
         match self.team.mailbox(&self.name).peek() {
@@ -70,16 +72,25 @@ impl Supervisor {
     }
 }
 
-/// Runs while the member runs: whenever someone waits to be told, looks whenever config.json or
-/// the member's inbox changes (and every few seconds regardless), and tells them once the member
-/// is idle or has ended.
+/// Runs while the member runs: whenever someone waits to be told, looks whenever config.json, the
+/// recorded activity or the member's inbox changes (and every few seconds regardless), and tells
+/// them once the member is idle or has ended.
 pub(super) async fn tell_when_idle(supervisor: Arc<Supervisor>, own: String) {
     let inbox = supervisor
         .team
         .mailbox(&supervisor.name)
         .file_name()
         .to_owned();
-    let relevant = move |name: &std::ffi::OsStr| TeamPaths::is_config(name) || name == inbox;
+    let activity = supervisor
+        .team
+        .paths()
+        .activity()
+        .file_name()
+        .unwrap_or_default()
+        .to_owned();
+    let relevant = move |name: &std::ffi::OsStr| {
+        TeamPaths::is_config(name) || name == inbox || name == activity
+    };
     loop {
         supervisor.subscribers.wait_for_one().await;
         let paths = supervisor.team.paths();

@@ -12,6 +12,7 @@
 //! file locks, fsync, tmux and git run on tokio's blocking pool ([`OffRuntime::off_runtime`]),
 //! and waits for files use the async watcher.
 
+mod activity;
 mod child;
 mod idle;
 mod inbox;
@@ -154,6 +155,9 @@ impl Supervisor {
         let registered = self
             .off_runtime(move |this| this.register(queued, recorded.as_deref()))
             .await?;
+        if registered {
+            self.off_runtime(Self::record_starting).await;
+        }
         if !registered {
             // Stopped before this supervisor was known (`stop` recorded the ending itself): the
             // program is not started, and the ending stays as recorded.
@@ -228,6 +232,7 @@ impl Supervisor {
                 stopping.begin(pid, SUPERVISOR_FAILED, Signal::SIGTERM);
             }
         }
+        let watching = AbortOnDrop(tokio::spawn(activity::watch(Arc::clone(&self))));
         let mut feed = match InboxFeed::start(&self).await {
             Ok(feed) => feed,
             Err(err) => {
@@ -290,6 +295,7 @@ impl Supervisor {
             }
         };
         drop(feed);
+        drop(watching);
         child::reclaim_terminal();
         // Whatever the program left running ends with it: in its group or not, adopted or marked.
         let run = Run::new(&self.team, &self.member, own_pid(), Some(pid));
@@ -329,6 +335,7 @@ impl Supervisor {
         self.announce(&ending, ran).await;
         let recorded = self.record_ending(ending).await;
         self.off_runtime(move |this| {
+            this.forget_activity();
             this.answer_subscribers(notify::State::Exited, own.as_deref());
         })
         .await;
