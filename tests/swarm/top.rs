@@ -132,6 +132,11 @@ command = ["sleep", "1000"]
         "approved alice's plan",
     );
 
+    // Who needs you is sorted first: `j` means the row below as the person sees it, so wait
+    // until alice, answered, is back in her place.
+    eventually("alice to need nobody any more", || {
+        !screen(server, "top").contains("needs you")
+    });
     // `x` stops the selected member, once confirmed.
     keys(server, "top", &["j", "x"]);
     shows(server, "top", "the confirmation", "stop bob?");
