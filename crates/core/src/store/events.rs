@@ -3,12 +3,10 @@
 //! read to and read on from it, so following the stream never re-reads it; a stream that shrank
 //! (removed and begun again) is read from its start.
 
-use std::io::{Read, Seek, SeekFrom};
-
 use crate::base::clock;
 use crate::error::{Error, Result};
 use crate::format::event::{Event, What};
-use crate::store::durable::{append_lines_durably, open_existing, private_dir};
+use crate::store::durable::{append_lines_durably, private_dir, whole_lines_from};
 use crate::store::paths::TeamPaths;
 
 /// Appends `event` to the team's stream.
@@ -35,37 +33,20 @@ pub fn tell(paths: &TeamPaths, member: Option<&str>, what: What) {
     }
 }
 
-/// Where a reader of the stream has got to.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Offset(pub u64);
+/// Where a reader of the stream has got to: the one offset of a file of lines.
+pub use crate::store::durable::LineOffset as Offset;
 
 /// The events written since `from`, and the offset to read on from. A last line not yet ended
 /// (a writer's append in flight) is left for the next read; a line that does not parse (torn by a
 /// crash, then ended by the next append) is skipped.
 pub fn read_from(paths: &TeamPaths, from: Offset) -> Result<(Vec<Event>, Offset)> {
-    let path = paths.events();
-    let Some(mut file) = open_existing(&path)? else {
-        return Ok((Vec::new(), Offset::default()));
-    };
-    let len = file
-        .metadata()
-        .map_err(|err| Error::io("inspect", &path, err))?
-        .len();
-    let start = if len < from.0 { 0 } else { from.0 };
-    let mut bytes = Vec::new();
-    file.seek(SeekFrom::Start(start))
-        .and_then(|_| file.read_to_end(&mut bytes))
-        .map_err(|err| Error::io("read", &path, err))?;
-    let whole = bytes
-        .iter()
-        .rposition(|b| *b == b'\n')
-        .map_or(0, |at| at + 1);
-    let events = bytes[..whole]
+    let (bytes, offset) = whole_lines_from(&paths.events(), from)?;
+    let events = bytes
         .split(|b| *b == b'\n')
         .filter(|line| !line.is_empty())
         .filter_map(|line| serde_json::from_slice(line).ok())
         .collect();
-    Ok((events, Offset(start + whole as u64)))
+    Ok((events, offset))
 }
 
 #[cfg(test)]
