@@ -17,7 +17,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -421,19 +421,28 @@ fn bell(home: &Home, alert: &Alert, waiting: &[String]) -> Result<()> {
 /// to the team's session, which the terminal shows as a notification.
 fn desktop(home: &Home, alert: &Alert) {
     let shown: String = alert.text.chars().filter(|c| !c.is_control()).collect();
-    if let Some(program) = on_path("notify-send") {
-        let title = format!("swarm {}", alert.team);
-        let started = Command::new(program)
-            .args(["--app-name=swarm", &title, &shown])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        match started {
-            Ok(mut child) => drop(std::thread::spawn(move || child.wait())),
-            Err(err) => tracing::warn!("alert notify-send: {err}"),
+    let title = format!("swarm {}", alert.team);
+    // The spawn looks it up on PATH: none there (or none runnable) is the terminal's turn.
+    let started = Command::new("notify-send")
+        .args(["--app-name=swarm", &title, &shown])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    match started {
+        Ok(mut child) => {
+            drop(std::thread::spawn(move || child.wait()));
+            return;
         }
-        return;
+        Err(err)
+            if matches!(
+                err.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+            ) => {}
+        Err(err) => {
+            tracing::warn!("alert notify-send: {err}");
+            return;
+        }
     }
     let ttys = Team::open(home, &alert.team)
         .and_then(|team| team.load())
@@ -524,20 +533,6 @@ fn post_each(url: &str, queue: &Receiver<Value>) {
 /// `text` with every `url` in it shown as `shown`.
 fn masked(text: &str, url: &str, shown: &str) -> String {
     text.replace(url, shown)
-}
-
-/// Where `program` is on PATH, if it is.
-fn on_path(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|candidate| is_executable(candidate))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path)
-        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
 #[cfg(test)]
