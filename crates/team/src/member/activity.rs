@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::format::config::TeamConfig;
 use crate::format::event::Activity;
 use crate::format::structured::Structured;
-use crate::member::permission;
+use crate::member::permission::AskFeed;
 use crate::store::activity::{self, Expected};
 use crate::store::tasks::TaskList;
 use crate::store::team::Team;
@@ -159,11 +159,17 @@ pub struct LeadSide {
     pub told_idle: Option<(u64, String)>,
 }
 
-/// Looks at the lead's side for `member`: the asks nobody answered and the lead's unread
-/// messages.
-pub fn lead_side(team: &Team, config: &TeamConfig, member: &str) -> Result<LeadSide> {
+/// Looks at the lead's side for `member`: the asks nobody answered (read on from `asks`'s last
+/// look) and the lead's unread messages.
+pub(crate) fn lead_side(
+    team: &Team,
+    config: &TeamConfig,
+    member: &str,
+    asks: &mut AskFeed,
+) -> Result<LeadSide> {
     let mut side = LeadSide::default();
-    if let Some(ask) = permission::unanswered(team, config)?
+    if let Some(ask) = asks
+        .unanswered(team, config)?
         .into_iter()
         .find(|ask| ask.member() == member)
     {

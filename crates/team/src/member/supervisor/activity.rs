@@ -15,6 +15,7 @@ use crate::format::event::Activity;
 use crate::launch::teamfile::DEFAULT_STALL_AFTER_S;
 use crate::member::activity::{self, LastLine, ScreenRules};
 use crate::member::logfile;
+use crate::member::permission::AskFeed;
 use crate::store::activity::{self as recorded, Expected};
 
 use super::seat::{OffRuntime, Supervisor};
@@ -42,6 +43,9 @@ struct Watch {
     stall_after: Duration,
     /// It is `needs-you` because the lead's side has an ask or a plan of its to answer.
     held_by_ask: bool,
+    /// The asks nobody answered, read on from the last look: the lead's history is not read
+    /// whole at each change of the lead's inbox, by every member's supervisor.
+    asks: AskFeed,
     stamps: Stamps,
     is_active: Option<bool>,
     /// When owed work was last looked for, while quiet.
@@ -160,7 +164,7 @@ impl Supervisor {
                 }
             }
             if asks_changed || watch.held_by_ask {
-                match activity::lead_side(&self.team, &config, &self.name) {
+                match activity::lead_side(&self.team, &config, &self.name, &mut watch.asks) {
                     Ok(side) => {
                         if let Some(why) = side.waits_on {
                             watch.held_by_ask = true;
@@ -273,6 +277,7 @@ pub(super) async fn watch(supervisor: Arc<Supervisor>) {
         ),
         stall_after: Duration::from_secs(member.stall_after_s.unwrap_or(DEFAULT_STALL_AFTER_S)),
         held_by_ask: false,
+        asks: AskFeed::default(),
         stamps: Stamps::default(),
         is_active: None,
         owes_checked: None,
