@@ -163,7 +163,7 @@ fn swarm_hook_claude_outside_a_pane_or_without_a_hooks_input_is_refused() {
         .stdin(hook_input("Stop", ""))
         .run()
         .refused(
-            2,
+            1,
             "swarm hook claude records the activity of the member whose pane it runs in",
         );
     sandbox
@@ -171,13 +171,13 @@ fn swarm_hook_claude_outside_a_pane_or_without_a_hooks_input_is_refused() {
         .args(["hook", "claude"])
         .stdin("{\"prompt\":\"x\"}")
         .run()
-        .refused(2, "the hook's input has no hook_event_name");
+        .refused(1, "the hook's input has no hook_event_name");
     sandbox
         .swarm()
         .args(["hook", "claude"])
         .stdin("not json")
         .run()
-        .refused(2, "the hook's input is not JSON");
+        .refused(1, "the hook's input is not JSON");
 }
 
 #[test]

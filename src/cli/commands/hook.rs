@@ -8,7 +8,7 @@ use std::io::Read;
 use serde_json::Value;
 
 use crate::cli::context::Context;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::member::activity;
 use crate::policy::Whereabouts;
 use crate::store::team::Team;
@@ -25,7 +25,9 @@ pub(crate) enum Program {
 const JSON: &str = r#"JSON output (--json), none: it prints nothing on stdout, with --json or
 without, since Claude Code reads a hook's stdout as its decision; the change it records is a line
 of the team's events.jsonl and shows in `swarm status --json` ("activity"). A refusal is the
-error object every command prints."#;
+error object every command prints, with exit status 1 where another command's would be 2:
+Claude Code takes a hook's exit 2 as "block this tool call", and recording an activity must never
+stop the agent."#;
 
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = JSON)]
@@ -36,6 +38,14 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
+    // Exit 2 from a hook blocks Claude Code's tool call: a refusal here is exit 1, non-blocking.
+    record(ctx, args).map_err(|err| match err.kind() {
+        ErrorKind::Usage => Error::runtime(err.message()),
+        _ => err,
+    })
+}
+
+fn record(ctx: &Context, args: Args) -> Result<()> {
     let Program::Claude = args.program;
     let mut text = String::new();
     std::io::stdin()
