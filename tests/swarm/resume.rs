@@ -266,6 +266,29 @@ isolation = "worktree"
 
 #[test]
 fn an_interrupted_team_started_afresh_gives_its_tasks_back() {
+    started_afresh_after(|_, team| drop(team.server().run(&["kill-server"])));
+}
+
+/// Its supervisor SIGKILLed before the server goes, alice's run ends with no record at all: it
+/// vanished, and starting afresh records that and gives her task back all the same.
+#[test]
+fn a_team_that_vanished_unrecorded_started_afresh_gives_its_tasks_back() {
+    started_afresh_after(|sandbox, team| {
+        let supervisor = sandbox.member("t", "alice")["supervisorPid"]
+            .as_i64()
+            .unwrap();
+        let supervisor = nix::unistd::Pid::from_raw(i32::try_from(supervisor).unwrap());
+        nix::sys::signal::kill(supervisor, nix::sys::signal::Signal::SIGKILL).unwrap();
+        eventually("the supervisor to be gone", || {
+            !std::path::Path::new(&format!("/proc/{supervisor}")).exists()
+        });
+        team.server().run(&["kill-server"]);
+    });
+}
+
+/// Interrupts a team of one, alice, holding task 1 (`interrupt`), starts it with `up --fresh`,
+/// and checks that the task is pending again with no owner.
+fn started_afresh_after(interrupt: impl FnOnce(&Sandbox, &Team)) {
     let sandbox = Sandbox::new();
     let team = Team::up(
         &sandbox,
@@ -293,7 +316,7 @@ command = ["sleep", "1000"]
         .as_("alice")
         .run()
         .success();
-    team.server().run(&["kill-server"]);
+    interrupt(&sandbox, &team);
     eventually("the team to be interrupted", || {
         sandbox
             .swarm()

@@ -211,10 +211,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     if let Ok(previous) = Team::open(&ctx.home, file.name.as_str()) {
         // Its records are about to be replaced: what its ended members still hold goes back
         // first, or it would stay theirs; the lead's word of it goes with the last run.
-        if let Err(err) = previous
-            .load()
-            .and_then(|config| ending::finish_releases(&previous, &fleet, &config, true))
-        {
+        if let Err(err) = ending::give_up_interrupted(&previous, &fleet) {
             tracing::warn!("tasks of members that ended are not all returned yet: {err}");
         }
         rerun::archive_previous_run(&previous, |_| true, None)?;

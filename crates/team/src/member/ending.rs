@@ -215,6 +215,30 @@ impl EndingNoticeFacts {
     }
 }
 
+/// The reason recorded for a member whose run vanished (its supervisor or tmux server gone
+/// without a record) when that run is given up ([`give_up_interrupted`]).
+pub const VANISHED: &str = "vanished";
+
+/// Gives up an interrupted run (`up --fresh`): a member of this machine whose run vanished with no
+/// ending recorded gets one (killed, [`VANISHED`]), and every interrupted member's open tasks go
+/// back to pending, the lead told as for any ending. Returns the tasks released.
+pub fn give_up_interrupted(team: &Team, reach: &dyn Reach) -> Result<Vec<Task>> {
+    let observed = crate::member::liveness::Observed::take(team, reach)?;
+    let unrecorded = observed
+        .interrupted_members()
+        .filter(|m| !m.state.is_some_and(State::is_final) && observed.is_here(m));
+    for member in unrecorded {
+        let ending = Ending {
+            state: State::Killed,
+            exit_code: None,
+            reason: Some(VANISHED.to_owned()),
+            worktree: member.worktree_path.clone(),
+        };
+        record(team, &member.name, &ending)?;
+    }
+    finish_releases(team, reach, &team.load()?, true)
+}
+
 /// Finishes every release of tasks an ending left undone (docs/ARCHITECTURE.md, "Task list"): a
 /// member recorded as ended, whose ending this machine records (it runs here, as `reach` tells),
 /// that still owns open tasks has them returned to pending with no owner, and the lead is told
