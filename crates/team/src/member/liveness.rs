@@ -58,13 +58,17 @@ impl Seen {
 /// when it could be listed; `processes` one look at every process. A member away is what its
 /// machine last said, mirrored into config.json, never judged by this machine's panes and
 /// processes; unreachable while that machine is not heard from.
-fn judge(
+fn judge<P, S>(
     team: &Team,
     member: &Member,
-    panes: Option<&HashSet<String>>,
-    processes: &Snapshot,
+    panes: &LazyCell<Option<HashSet<String>>, P>,
+    processes: &LazyCell<Snapshot, S>,
     site: Site,
-) -> Seen {
+) -> Seen
+where
+    P: FnOnce() -> Option<HashSet<String>>,
+    S: FnOnce() -> Snapshot,
+{
     let Some(state) = member.state else {
         return Seen::NotStarted;
     };
@@ -99,8 +103,8 @@ fn judge(
         };
     }
     // No supervisor has registered yet: the pane `up` recorded is all there is to go by.
-    if let Some(panes) = panes
-        && !member.tmux_pane_id.is_empty()
+    if !member.tmux_pane_id.is_empty()
+        && let Some(panes) = panes.as_ref()
         && !panes.contains(&member.tmux_pane_id)
     {
         return Seen::PaneVanished;
@@ -111,7 +115,11 @@ fn judge(
 /// The end config.json records for `member`, if it holds: no process of its run is seen
 /// running here. A teammate can write `state`, so an end recorded while the run runs is not
 /// believed (a member of another host is judged by its node, never here).
-fn recorded_end(team: &Team, member: &Member, processes: &Snapshot) -> Option<State> {
+fn recorded_end<S: FnOnce() -> Snapshot>(
+    team: &Team,
+    member: &Member,
+    processes: &LazyCell<Snapshot, S>,
+) -> Option<State> {
     let state = member.state.filter(|state| state.is_final())?;
     match Run::of(team, member) {
         Some(run) if !processes.of(&run).is_empty() => None,
@@ -149,14 +157,17 @@ impl Observed {
     /// Looks once, asking `reach` where the members run.
     pub fn take(team: &Team, reach: &dyn Reach) -> Result<Self> {
         let mut config = team.load()?;
-        let panes = live_panes(&config);
-        let processes = Snapshot::take();
+        // Each looked at only when a member's judgement needs it: a member whose supervisor is
+        // proven running needs neither, so a team that runs costs no tmux call and no /proc scan.
+        let panes = LazyCell::new(|| live_panes(&config));
+        let processes = LazyCell::new(Snapshot::take);
         let sites = reach.sites(&config);
         let mut seen: Vec<Seen> = config
             .members
             .iter()
-            .map(|m| judge(team, m, panes.as_ref(), &processes, sites.of(m)))
+            .map(|m| judge(team, m, &panes, &processes, sites.of(m)))
             .collect();
+        drop(panes);
         let looks_vanished = |seen: &Seen| {
             matches!(
                 seen,
@@ -452,7 +463,13 @@ mod tests {
 
     fn seen(member: &Member, panes: Option<&HashSet<String>>) -> Seen {
         let (_dir, team) = fixture::team(&["bob"]);
-        judge(&team, member, panes, &Snapshot::take(), Site::Here)
+        judge(
+            &team,
+            member,
+            &LazyCell::new(|| panes.cloned()),
+            &LazyCell::new(Snapshot::take),
+            Site::Here,
+        )
     }
 
     fn member(state: Option<State>, supervisor: Option<i32>, pane: &str) -> Member {
@@ -471,7 +488,15 @@ mod tests {
         let away = member(Some(State::Running), Some(dead_pid()), "%9");
         let panes = HashSet::new();
         let (_dir, team) = fixture::team(&["bob"]);
-        let judged = |site| judge(&team, &away, Some(&panes), &Snapshot::take(), site);
+        let judged = |site| {
+            judge(
+                &team,
+                &away,
+                &LazyCell::new(|| Some(panes.clone())),
+                &LazyCell::new(Snapshot::take),
+                site,
+            )
+        };
         assert_eq!(
             judged(Site::Away { heard: true }),
             Seen::Recorded(State::Running)
