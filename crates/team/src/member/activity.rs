@@ -28,10 +28,7 @@ pub fn from_claude_hook(input: &Value) -> Option<(Activity, String)> {
         "SessionStart" => (Activity::Idle, "session started".to_owned()),
         "UserPromptSubmit" => (Activity::Working, "prompt".to_owned()),
         "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => (Activity::Working, tool()),
-        "PermissionRequest" => (
-            Activity::NeedsYou,
-            format!("permission ({})", field("tool_name")),
-        ),
+        "PermissionRequest" => (Activity::NeedsYou, waits_for_permission(field("tool_name"))),
         "Notification" => match field("notification_type") {
             "permission_prompt" | "elicitation_dialog" => {
                 (Activity::NeedsYou, field("message").to_owned())
@@ -148,6 +145,20 @@ fn clip(line: &str) -> String {
     }
 }
 
+/// Why a member waits on its permission ask to use `tool`: `permission (Bash)`.
+pub fn waits_for_permission(tool: &str) -> String {
+    format!("permission ({tool})")
+}
+
+/// The tool a member waits to use, by the why [`waits_for_permission`] made; an alert made from
+/// it reads as the ask's own (`carol asks to use Bash`), whichever of the two comes first.
+pub fn permission_waited_for(why: &str) -> Option<&str> {
+    why.strip_prefix("permission (")?.strip_suffix(')')
+}
+
+/// Why a member waits on its plan, unread in the lead's inbox.
+pub const WAITS_FOR_PLAN: &str = "plan";
+
 /// What the lead's side shows of `member`: what it waits on there, and its last word.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct LeadSide {
@@ -173,7 +184,7 @@ pub(crate) fn lead_side(
         .into_iter()
         .find(|ask| ask.member() == member)
     {
-        side.waits_on = Some(format!("permission ({})", ask.tool()));
+        side.waits_on = Some(waits_for_permission(ask.tool()));
     }
     let unread = team.mailbox(config.lead_name()).peek()?;
     let from_member = || unread.iter().filter(|message| message.from() == member);
@@ -185,7 +196,7 @@ pub(crate) fn lead_side(
             )
         })
     {
-        side.waits_on = Some("plan".to_owned());
+        side.waits_on = Some(WAITS_FOR_PLAN.to_owned());
     }
     if let Some(message) = from_member().next_back()
         && let Some(Structured::IdleNotification(idle)) = message.structured()

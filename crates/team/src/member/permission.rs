@@ -155,10 +155,17 @@ pub fn pending(team: &Team, reach: &dyn Reach) -> Result<Vec<Ask>> {
 
 /// [`pending`], by a look already taken (`status` and `top` take one for everything they show).
 pub fn pending_as_seen(team: &Team, observed: &Observed) -> Result<Vec<Ask>> {
-    Ok(unanswered(team, &observed.config)?
-        .into_iter()
+    Ok(of_live_members(
+        unanswered(team, &observed.config)?,
+        observed,
+    ))
+}
+
+/// Of unanswered `asks`, those whose members have not ended, as `observed` sees them.
+pub(crate) fn of_live_members(asks: Vec<Ask>, observed: &Observed) -> Vec<Ask> {
+    asks.into_iter()
         .filter(|ask| !has_ended(observed, ask.member()))
-        .collect())
+        .collect()
 }
 
 /// The lead's side's answer.

@@ -31,7 +31,9 @@ use crate::format::event::{Event, What};
 use crate::format::notify::{AlertOn, Notify, WebhookFormat};
 use crate::format::structured::Structured;
 use crate::launch::tmux::Tmux;
-use crate::member::permission;
+use crate::member::activity;
+use crate::member::liveness::Observed;
+use crate::member::permission::{self, AskFeed};
 use crate::member::reach::Reach;
 use crate::store::events::{self, Offset};
 use crate::store::paths::Home;
@@ -73,11 +75,12 @@ pub(super) fn start(
     sender
 }
 
-/// The window's flag as last set, and the requests already in the stream.
+/// The window's flag as last set, the requests already in the stream, and the asks read so far.
 #[derive(Default)]
 struct Shown {
     flagged: Option<(PathBuf, String, usize)>,
     asked: HashSet<String>,
+    feed: AskFeed,
 }
 
 /// Looks again at each nudge until the rules thread ends.
@@ -92,8 +95,8 @@ fn look_at_nudges(home: &Home, team: &str, reach: &dyn Reach, nudges: &Receiver<
         })
         .collect();
     let mut shown = Shown {
-        flagged: None,
         asked,
+        ..Shown::default()
     };
     while nudges.recv().is_ok() {
         // One look answers every nudge that came meanwhile.
@@ -108,8 +111,11 @@ fn look_at_nudges(home: &Home, team: &str, reach: &dyn Reach, nudges: &Receiver<
 /// asks `permission list` would list.
 fn look(home: &Home, name: &str, reach: &dyn Reach, shown: &mut Shown) -> Result<()> {
     let team = Team::open(home, name)?;
-    let config = team.load()?;
-    let waiting = permission::pending(&team, reach)?;
+    // Of the lead's history and the answers, only what they gained since the last look is read.
+    let observed = Observed::take(&team, reach)?;
+    let waiting =
+        permission::of_live_members(shown.feed.unanswered(&team, &observed.config)?, &observed);
+    let config = observed.config;
     for ask in &waiting {
         if shown.asked.insert(ask.request_id().to_owned()) {
             let what = What::Asked {
@@ -212,15 +218,19 @@ struct Alert {
 impl Alert {
     fn new(team: &str, kind: AlertOn, event: &Event) -> Self {
         let who = event.member.as_deref().unwrap_or("the team");
+        let plan = || format!("{who} asks for a plan's approval - swarm wait --decision");
+        let ask = |tool: &str| format!("{who} asks to use {tool} - swarm permission list");
+        // An ask's event and the member's activity that it waits on it race to be first: either
+        // way the person reads the same line.
         let text = match (&event.what, kind) {
-            (What::Asked { what, .. }, _) if what == PLAN => {
-                format!("{who} asks for a plan's approval - swarm wait --decision")
-            }
-            (What::Asked { what, .. }, _) => {
-                format!("{who} asks to use {what} - swarm permission list")
-            }
+            (What::Asked { what, .. }, _) if what == PLAN => plan(),
+            (What::Asked { what, .. }, _) => ask(what),
             (What::Activity { why: Some(why), .. }, AlertOn::NeedsYou) => {
-                format!("{who} needs you: {why}")
+                match activity::permission_waited_for(why) {
+                    Some(tool) => ask(tool),
+                    None if why == activity::WAITS_FOR_PLAN => plan(),
+                    None => format!("{who} needs you: {why}"),
+                }
             }
             (_, AlertOn::NeedsYou) => format!("{who} needs you"),
             (_, AlertOn::Stalled) => format!("{who} has stalled"),
@@ -605,5 +615,46 @@ mod tests {
         );
         assert_eq!(alerts.next_due(), None);
         assert_eq!(alerts.waiting_on_you(), ["bob"]);
+    }
+
+    /// The ask's event and the activity that waits on it race: whichever is first, the line reads
+    /// the same, and the other is no second alert.
+    #[test]
+    fn an_ask_reads_the_same_from_its_event_or_from_the_activity_that_waits_on_it() {
+        let asked = |member: &str| Event {
+            at: "2026-11-26T08:00:00.000Z".into(),
+            member: Some(member.into()),
+            what: What::Asked {
+                request_id: "perm-1".into(),
+                what: "Bash".into(),
+            },
+        };
+        let waiting = |member: &str, why: String| Event {
+            what: What::Activity {
+                state: Activity::NeedsYou,
+                from: None,
+                why: Some(why),
+            },
+            ..activity(member, Activity::NeedsYou)
+        };
+        let chosen = AlertOn::DEFAULT;
+        let now = Instant::now();
+        let mut alerts = Alerts::default();
+        let from_ask = alerts.consider("t", &asked("bob"), now, &chosen).unwrap();
+        let by_activity = waiting("bob", activity::waits_for_permission("Bash"));
+        assert_eq!(alerts.consider("t", &by_activity, now, &chosen), None);
+        let mut alerts = Alerts::default();
+        let from_activity = alerts.consider("t", &by_activity, now, &chosen).unwrap();
+        assert_eq!(alerts.consider("t", &asked("bob"), now, &chosen), None);
+        assert_eq!(
+            from_ask.text,
+            "bob asks to use Bash - swarm permission list"
+        );
+        assert_eq!(from_activity.text, from_ask.text);
+        let plan = waiting("carol", activity::WAITS_FOR_PLAN.into());
+        assert_eq!(
+            alerts.consider("t", &plan, now, &chosen).unwrap().text,
+            "carol asks for a plan's approval - swarm wait --decision"
+        );
     }
 }
