@@ -245,6 +245,29 @@ fn bash_and_python_panes_are_idle_at_their_prompt_and_working_while_a_command_ru
         .refused(1, "sh ended (killed) before it was idle");
 }
 
+/// The team file's patterns are the team's: a member `spawn` adds later is watched by them too,
+/// unless it names its own.
+#[test]
+fn a_spawned_member_is_watched_by_the_team_files_patterns() {
+    let sandbox = Sandbox::new();
+    let team = Team::up(
+        &sandbox,
+        &format!("name = \"sp\"\nneeds_you_pattern = \"\\\\[y/N\\\\]\"\n{LEAD}"),
+    );
+    let asks = "read -p 'remove it all? [y/N] ' a; exec sleep 1000";
+    sandbox
+        .swarm()
+        .args(["spawn", "yn", "--team", "sp", "--", "bash", "-c", asks])
+        .run()
+        .success();
+    becomes(&sandbox, "sp", "yn", "needs-you");
+    assert_eq!(
+        sandbox.status_row("sp", "yn")["activityWhy"],
+        "screen: remove it all? [y/N]"
+    );
+    down(&sandbox, team.name());
+}
+
 #[test]
 fn a_quiet_member_that_holds_a_task_is_stalled_until_it_prints_again() {
     let sandbox = Sandbox::new();

@@ -23,7 +23,7 @@ use crate::launch::layout::{self, Layout};
 use crate::launch::panes;
 use crate::launch::prepare;
 use crate::launch::teamfile::{
-    Command, Defaults, MemberKeys, MemberSpec, Size, Source, Span, Watching, parse_size,
+    Command, Defaults, MemberKeys, MemberSpec, Size, Source, Span, parse_size,
 };
 use crate::launch::worktree;
 use crate::member::seal;
@@ -210,7 +210,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             env_policy: &launch_settings.env_policy,
             permissions: &Rules::default(),
             asks_through_swarm: false,
-            watching: &Watching::default(),
+            watching: &prepare::team_watching(&launch_settings),
         },
         Source::Flags,
     )?;

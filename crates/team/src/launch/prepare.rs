@@ -10,7 +10,7 @@ use crate::format::config::{LaunchSettings, Member, TeamConfig};
 pub use crate::format::settings::Isolation;
 pub use crate::format::settings::{Color, EnvPolicy};
 use crate::launch::argv::{Launch, TeamLaunch, TeammateRequest};
-use crate::launch::teamfile::{DEFAULT_LOG_MAX, MemberSpec, TeamFile};
+use crate::launch::teamfile::{DEFAULT_LOG_MAX, MemberSpec, TeamFile, Watching};
 use crate::store::paths::Home;
 
 /// A team ready to be written, with what each pane will run.
@@ -108,6 +108,12 @@ pub fn prepare(
                 .log_max
                 .map(|bytes| (LOG_MAX_KEY.to_owned(), bytes.into()))
                 .into_iter()
+                .chain(
+                    (file.watching != Watching::default())
+                        .then(|| serde_json::to_value(&file.watching).ok())
+                        .flatten()
+                        .map(|watching| (WATCHING_KEY.to_owned(), watching)),
+                )
                 .collect(),
         }),
         tmux: None,
@@ -191,6 +197,18 @@ pub(crate) fn record_launch(member: &mut Member, launch: &Launch) {
 /// Where config.json keeps the team file's `log_max`, for members `spawn` adds later: in the
 /// launch settings, beside the fields `format::config` names.
 const LOG_MAX_KEY: &str = "logMax";
+
+const WATCHING_KEY: &str = "watching";
+
+/// How a member `spawn` adds is watched, unless it says: the team file's `idle_pattern`,
+/// `needs_you_pattern` and `stall_after`.
+pub fn team_watching(settings: &LaunchSettings) -> Watching {
+    settings
+        .extra
+        .get(WATCHING_KEY)
+        .and_then(|value| serde_json::from_value(value.clone()).ok())
+        .unwrap_or_default()
+}
 
 /// The bound of a new member's log: the team file's `log_max`, else the default.
 pub fn team_log_max(settings: &LaunchSettings) -> u64 {

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::base::names::{Name, closest};
 use crate::error::{Error, Result};
@@ -38,6 +38,8 @@ pub struct TeamFile {
     pub(crate) log_max: Option<u64>,
     /// The team-wide `env_clear`, `env_keep` and `env_remove`, as written.
     pub(crate) env_policy: EnvPolicy,
+    /// The team-wide `idle_pattern`, `needs_you_pattern` and `stall_after`, kept for `spawn`.
+    pub(crate) watching: Watching,
     pub lead: LeadSpec,
     pub members: Vec<MemberSpec>,
     /// The `[[task]]` entries, checked, each after every task it is blocked by.
@@ -121,11 +123,15 @@ pub struct MemberSpec {
 /// How a member's activity is told from its screen, and how long it may be quiet while it holds
 /// a task (docs/ARCHITECTURE.md, "Activity and events"): `idle_pattern`, `needs_you_pattern` and
 /// `stall_after`, each checked, a member's own over the team's.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Watching {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_pattern: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub needs_you_pattern: Option<String>,
     /// Seconds; `None` for the default, [`DEFAULT_STALL_AFTER_S`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall_after_s: Option<u64>,
 }
 
@@ -1170,6 +1176,7 @@ impl TeamFile {
             dashboard: raw.dashboard,
             log_max: team_log_max,
             env_policy: team_policy,
+            watching,
             lead,
             members,
             tasks,
