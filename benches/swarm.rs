@@ -204,6 +204,15 @@ fn main() {
         report.latency("k", ASK_RULED, asks.ruled(samples));
     }
 
+    if options.runs("l") {
+        let acts = Activities::new();
+        report.latency("l", HOOK_SHOWN, acts.hook_shown(scale(200, 40)));
+        let ((top_own, top_all), (screens_own, screens_all)) =
+            acts.idle_cpu(Duration::from_secs(10));
+        report.cpu("l", TOP_IDLE_TEN, top_own, top_all);
+        report.cpu("l", SCREEN_CHECKS, screens_own, screens_all);
+    }
+
     if options.runs("i") || options.runs("j") {
         let hosts = CrossHost::new();
         if options.runs("i") {
@@ -1169,32 +1178,7 @@ fn dashboard(samples: usize, idle: Duration) -> (Vec<Duration>, f64, f64) {
     );
     let server = PrivateTmux::start(dir.path(), "fixture", (200, 60), &[]);
     up(&home, &team_file, &server);
-    let opened = server.output(&[
-        "new-session",
-        "-d",
-        "-s",
-        "top",
-        "-x",
-        "120",
-        "-y",
-        "40",
-        "env",
-        "-u",
-        "TMUX",
-        "-u",
-        "TMUX_PANE",
-        &home_arg,
-        &trace_arg,
-        SWARM,
-        "top",
-        "watched",
-    ]);
-    assert!(opened.is_some(), "cannot open swarm top");
-    // `env` execs swarm: the pane's process is top's.
-    let pid: u32 = server
-        .output(&["display-message", "-p", "-t", "top", "#{pane_pid}"])
-        .and_then(|out| out.trim().parse().ok())
-        .expect("top's pid");
+    let pid = open_top(&server, "watched", &[&home_arg, &trace_arg]);
 
     let watcher = Watcher::arm(dir.path()).unwrap();
     let frames = trace.file_name().unwrap().to_owned();
@@ -1234,20 +1218,222 @@ fn dashboard(samples: usize, idle: Duration) -> (Vec<Duration>, f64, f64) {
 
     // Past the look that follows the last message, nothing happens.
     thread::sleep(Duration::from_secs(2));
-    let before = cpu_ticks(pid);
-    let started = Instant::now();
-    thread::sleep(idle);
-    let took = started.elapsed().as_secs_f64();
-    let after = cpu_ticks(pid);
-    let percent = |ticks: u64| ticks as f64 / clock_ticks() / took * 100.0;
-    let own = percent(after.0 - before.0);
-    let with_children = percent(after.0 + after.1 - before.0 - before.1);
+    let (own, with_children) = cpu_over(&[pid], idle);
     let _ = swarm_at(&home)
         .args(["down", "watched", "--force"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
     (latencies, own, with_children)
+}
+
+/// Opens `swarm top TEAM` at 120×40 in a new session `top` of `server`, with `env` settings
+/// `vars` (`NAME=value`), outside any tmux; returns top's pid.
+fn open_top(server: &PrivateTmux, team: &str, vars: &[&str]) -> u32 {
+    let mut args = vec![
+        "new-session",
+        "-d",
+        "-s",
+        "top",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        "env",
+        "-u",
+        "TMUX",
+        "-u",
+        "TMUX_PANE",
+    ];
+    args.extend_from_slice(vars);
+    args.extend_from_slice(&[SWARM, "top", team]);
+    assert!(server.output(&args).is_some(), "cannot open swarm top");
+    // `env` execs swarm: the pane's process is top's.
+    server
+        .output(&["display-message", "-p", "-t", "top", "#{pane_pid}"])
+        .and_then(|out| out.trim().parse().ok())
+        .expect("top's pid")
+}
+
+/// The CPU that processes `pids` use together over `idle`, in percent of one core: their own
+/// (utime+stime), and with the children they reaped meanwhile.
+fn cpu_over(pids: &[u32], idle: Duration) -> (f64, f64) {
+    let total = || {
+        pids.iter()
+            .map(|pid| cpu_ticks(*pid))
+            .fold((0, 0), |(own, reaped), (o, r)| (own + o, reaped + r))
+    };
+    let before = total();
+    let started = Instant::now();
+    thread::sleep(idle);
+    let took = started.elapsed().as_secs_f64();
+    let after = total();
+    let percent = |ticks: u64| ticks as f64 / clock_ticks() / took * 100.0;
+    (
+        percent(after.0 - before.0),
+        percent(after.0 + after.1 - before.0 - before.1),
+    )
+}
+
+const HOOK_SHOWN: &str = "swarm hook claude fires → swarm status shows the activity";
+const TOP_IDLE_TEN: &str = "swarm top's CPU over 10 s, 10 members idle at a prompt";
+const SCREEN_CHECKS: &str = "10 idle members' supervisors' CPU over 10 s (screen checks)";
+/// The team of the activity figures (l): `hooked` runs the hook, `idle0`… sit at a prompt.
+const ACTIVITY_TEAM: &str = "acts";
+/// How many members of the activity figures sit at a prompt (l).
+const AT_PROMPT: usize = 10;
+
+/// (l) A team on a private tmux server whose member `hooked` runs `swarm hook claude`, as Claude
+/// Code would, with each event the bench writes into its FIFO, and whose `AT_PROMPT` members are
+/// shells waiting at their prompt, which their supervisors' screen checks judge idle.
+struct Activities {
+    // Dropped first: its socket is in `dir`, which goes last.
+    server: PrivateTmux,
+    home: PathBuf,
+    trigger: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+impl Activities {
+    fn new() -> Self {
+        let dir = scratch("swacts");
+        let home = dir.path().join("home");
+        let trigger = dir.path().join("trigger");
+        nix::unistd::mkfifo(&trigger, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        // `swarm` is first on a member's PATH: the one that launched it.
+        let script = format!(
+            "while read -r event < '{trigger}'; do \
+             printf '{{\"hook_event_name\": \"%s\", \"session_id\": \"s\"}}' \"$event\" \
+             | swarm hook claude 2>>'{errors}'; done",
+            trigger = trigger.display(),
+            errors = dir.path().join("hook.err").display(),
+        );
+        let mut file = format!(
+            "name = \"{ACTIVITY_TEAM}\"\ncwd = {cwd}\n[lead]\n[[member]]\nname = \"hooked\"\n\
+             command = [\"sh\", \"-c\", {script}]\n",
+            cwd = Value::from(dir.path().display().to_string()),
+            script = Value::from(script),
+        );
+        for n in 0..AT_PROMPT {
+            let _ = writeln!(file, "[[member]]\nname = \"idle{n}\"\ncommand = [\"sh\"]");
+        }
+        let path = dir.path().join("acts.toml");
+        fs::write(&path, file).unwrap();
+        let server = PrivateTmux::start(dir.path(), "fixture", (200, 60), &[]);
+        up(&home, &path, &server);
+        let acts = Self {
+            server,
+            home,
+            trigger,
+            dir,
+        };
+        let every_idle = || {
+            let status = acts.status();
+            (0..AT_PROMPT).all(|n| Self::activity_of(&status, &format!("idle{n}")) == "idle")
+        };
+        let deadline = Instant::now() + WAIT;
+        while !every_idle() {
+            assert!(Instant::now() < deadline, "the shells never showed idle");
+            thread::sleep(Duration::from_millis(200));
+        }
+        acts
+    }
+
+    fn status(&self) -> Value {
+        let out = swarm_at(&self.home)
+            .args(["status", ACTIVITY_TEAM, "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "swarm status failed");
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    fn activity_of(status: &Value, member: &str) -> String {
+        status["members"]
+            .as_array()
+            .and_then(|members| members.iter().find(|m| m["name"] == member))
+            .and_then(|m| m["activity"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// From the hook's event written into the FIFO to the end of the first `swarm status` begun
+    /// after the activity file changed that shows `hooked` in the event's state, `samples` times,
+    /// alternating a prompt submitted (working) and a turn's end (idle).
+    fn hook_shown(&self, samples: usize) -> Vec<Duration> {
+        let team = self.home.join("teams").join(ACTIVITY_TEAM);
+        let watcher = Watcher::arm(&team).unwrap();
+        let mut latencies = Vec::with_capacity(samples);
+        for i in 0..=samples {
+            let (event, state) = if i % 2 == 0 {
+                ("UserPromptSubmit", "working")
+            } else {
+                ("Stop", "idle")
+            };
+            let start = Instant::now();
+            fs::write(&self.trigger, format!("{event}\n")).unwrap();
+            let deadline = start + WAIT;
+            loop {
+                watcher
+                    .wait(
+                        Some(deadline),
+                        &named(std::ffi::OsStr::new("activity.json")),
+                    )
+                    .unwrap();
+                if Self::activity_of(&self.status(), "hooked") == state {
+                    break;
+                }
+            }
+            // The first makes the hook's state differ from the starting one.
+            if i > 0 {
+                latencies.push(start.elapsed());
+            }
+        }
+        latencies
+    }
+
+    /// `swarm top`'s CPU, then that of every idle member's supervisor, over `idle` each.
+    fn idle_cpu(&self, idle: Duration) -> ((f64, f64), (f64, f64)) {
+        let home_arg = format!("SWARM_HOME={}", self.home.display());
+        let top = open_top(&self.server, ACTIVITY_TEAM, &[&home_arg]);
+        // Past top's first looks and the screens' last change, nothing happens.
+        thread::sleep(Duration::from_secs(3));
+        let top_cpu = cpu_over(&[top], idle);
+        let _ = self.server.output(&["kill-session", "-t", "top"]);
+        let config: Value = serde_json::from_slice(
+            &fs::read(
+                self.home
+                    .join("teams")
+                    .join(ACTIVITY_TEAM)
+                    .join("config.json"),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let supervisors: Vec<u32> = (0..AT_PROMPT)
+            .map(|n| {
+                let member = format!("idle{n}");
+                config["members"]
+                    .as_array()
+                    .and_then(|members| members.iter().find(|m| m["name"] == member))
+                    .and_then(|m| m["supervisorPid"].as_u64())
+                    .and_then(|pid| u32::try_from(pid).ok())
+                    .expect("an idle member's supervisor pid")
+            })
+            .collect();
+        (top_cpu, cpu_over(&supervisors, idle))
+    }
+}
+
+impl Drop for Activities {
+    fn drop(&mut self) {
+        let _ = swarm_at(&self.home)
+            .args(["down", ACTIVITY_TEAM, "--force"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let _ = &self.dir;
+    }
 }
 
 const ASK_LISTED: &str = "permission ask writes its request → swarm permission list shows it";
@@ -1763,6 +1949,31 @@ impl Report {
                 ));
             }
         }
+        if let Some(p50) = value(HOOK_SHOWN, "median_ms") {
+            targets.push(target(
+                "l",
+                "a hook's activity shown by status ≤ 25 F (median)",
+                format!("p50 {}", floors(p50)),
+                p50 <= 25.0 * floor,
+            ));
+        }
+        if let Some(start_ms) = value(PROCESS_START_CPU, "cpu_ms") {
+            for (name, what) in [
+                (TOP_IDLE_TEN, "top idle with 10 members"),
+                (SCREEN_CHECKS, "10 idle members' screen checks"),
+            ] {
+                if let Some(percent) = value(name, "with_children_percent") {
+                    // Percent of a core is ten milliseconds of CPU a second.
+                    let starts = percent * 10.0 / start_ms;
+                    targets.push(target(
+                        "l",
+                        &format!("{what} ≤ the CPU of 20 process starts a second"),
+                        format!("{starts:.1} a second ({percent:.2}% of a core)"),
+                        starts <= 20.0,
+                    ));
+                }
+            }
+        }
         if let Some(p50) = value(CROSS_LATENCY, "median_ms") {
             targets.push(target(
                 "i",
@@ -2024,12 +2235,19 @@ Reading the figures:
 - Send latency grows with the unread backlog because the inbox is one JSON array that is read
   and rewritten whole: that is Claude Code's format, kept so both tools share a team.
 - k is what a teammate's permission ask waits on. Listing it is one `permission list`: a process
-  start, a look at the team's panes (tmux) and processes (/proc), the lead's inbox and history.
+  start, a look at the team (each member's supervisor checked by its pid; the panes, through tmux,
+  and every process, in /proc, only when one looks gone), the lead's inbox and history.
   An allow is a process that looks the same way, has the answer signed by the team's agent,
   writes it into the member's inbox, records it and retires the ask, each durably; the asking
   process wakes on its inbox and takes the answer out of it (durably too) before it exits. A
   rule's answer starts no process, but makes the same writes from the agent's thread, which
   reads only what the lead's inbox, history and record gained since it last looked.
+- l is what knowing each agent's activity costs. A hook runs at every tool call of a Claude Code
+  teammate: a process start and one read of the team's activity file when nothing changed, one
+  locked durable write and an event appended when something did; the row times a change, from
+  the hook's event to a `swarm status` that shows it. Idle, each member's supervisor looks at its
+  screen only when its output stops, and top redraws only when a file it watches changes: the CPU
+  rows are what 10 members idle at a prompt cost, against the CPU of one /bin/true.
 ";
 
 /// A throughput target: met when the slowest run reaches `wanted` messages a second and every

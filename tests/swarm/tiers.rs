@@ -129,7 +129,7 @@ fn ci_runs_the_readmes_test_command() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let command = readme
         .lines()
-        .skip_while(|line| !line.starts_with("cargo install"))
+        .skip_while(|line| !line.starts_with("scripts/install"))
         .nth(1)
         .unwrap();
     assert!(command.starts_with("cargo test"), "{command}");
