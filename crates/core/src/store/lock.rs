@@ -9,7 +9,7 @@
 //! hold the flock otherwise) and removes it at once instead of waiting for it to go stale.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Seek, Write};
+use std::io::{self, Read, Seek};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::thread;
@@ -35,7 +35,7 @@ pub(crate) struct FileLock {
     deadline: Option<Instant>,
     // Fields drop in this order, after `Drop::drop` has removed the directory.
     _atm: Option<Flock>,
-    flock: Flock,
+    _flock: Flock,
 }
 
 impl FileLock {
@@ -87,7 +87,7 @@ impl FileLock {
                 deferred_atm,
                 deadline,
                 _atm: atm,
-                flock,
+                _flock: flock,
             }),
             Err(error) => Err(Incomplete { flock, error }),
         }
@@ -112,10 +112,11 @@ pub(crate) struct Incomplete {
 
 impl Drop for FileLock {
     fn drop(&mut self) {
-        // Directory first, record second: a record left by a crash in between names a directory
-        // (device, inode, mtime to the nanosecond) that no later directory can match.
+        // The record stays: it names a directory (device, inode, mtime to the nanosecond) that no
+        // later directory can match, as one left by a crash would, and the next holder writes its
+        // own over it. Emptying it was a write to the file, and a wait on the journal, at every
+        // release.
         let _ = fs::remove_dir(&self.dir.path);
-        self.flock.forget();
     }
 }
 
@@ -255,6 +256,10 @@ impl Flock {
     }
 }
 
+/// How much of a flock file a record fills, padded: a record no longer than this is written in
+/// place, the file's size unchanged.
+const RECORD_SIZE: usize = 4096;
+
 /// What a flock file holds: a line its holder writes for the next one to read, such as the
 /// identity of the lock directory it created, or the pid of the `swarm up` starting a team.
 impl Flock {
@@ -263,13 +268,25 @@ impl Flock {
         read_record(&mut self.file)
     }
 
-    /// Replaces the record.
+    /// Replaces the record: written over the last one in place, padded with newlines to
+    /// [`RECORD_SIZE`], so the file keeps its size and its block. Truncated and written again at
+    /// every inbox write, it made ext4 wait on its journal with the reader's lock held.
     pub fn record(&mut self, text: &str) {
-        let written = self
-            .file
-            .set_len(0)
-            .and_then(|()| self.file.rewind())
-            .and_then(|()| self.file.write_all(text.as_bytes()));
+        use std::os::unix::fs::FileExt;
+        let mut bytes = text.as_bytes().to_vec();
+        let written = if bytes.len() <= RECORD_SIZE {
+            bytes.resize(RECORD_SIZE, b'\n');
+            self.file.metadata().and_then(|meta| {
+                if meta.len() > RECORD_SIZE as u64 {
+                    self.file.set_len(RECORD_SIZE as u64)?;
+                }
+                self.file.write_all_at(&bytes, 0)
+            })
+        } else {
+            self.file
+                .set_len(0)
+                .and_then(|()| self.file.write_all_at(&bytes, 0))
+        };
         if let Err(err) = written {
             tracing::debug!("cannot record in a lock file: {err}");
         }
@@ -467,6 +484,26 @@ mod tests {
         }
         assert!(!paths.dir.exists());
         assert!(paths.flock.exists(), "the flock file stays");
+    }
+
+    /// A record is written over the last in place: the file keeps its size, whatever the length
+    /// of the record before, and only the newest is read back.
+    #[test]
+    fn a_record_replaces_the_last_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".bob.flock");
+        let mut flock = Flock::wait(&path).unwrap();
+        let long = "x".repeat(RECORD_SIZE + 10);
+        flock.record(&long);
+        assert_eq!(flock.recorded().as_deref(), Some(long.as_str()));
+        flock.record("/a/staging\n1:2:3");
+        assert_eq!(flock.recorded().as_deref(), Some("/a/staging\n1:2:3"));
+        assert_eq!(fs::metadata(&path).unwrap().len(), RECORD_SIZE as u64);
+        flock.record("/b\n4");
+        assert_eq!(flock.recorded().as_deref(), Some("/b\n4"));
+        assert_eq!(fs::metadata(&path).unwrap().len(), RECORD_SIZE as u64);
+        flock.forget();
+        assert_eq!(flock.recorded(), None);
     }
 
     #[test]
