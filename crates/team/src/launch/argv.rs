@@ -7,16 +7,20 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::base::process::LEAD_VAR;
+use crate::format::config::Member;
+use crate::store::paths::{ClaudePaths, CodexPaths, GeminiPaths};
 pub use crate::format::settings::{Color, EnvPolicy, Profile};
 
-/// `claude` when the program is Claude Code, else generic.
+/// The profile of the program's base name: `claude`, `codex`, `gemini`, `aider`, else generic.
 pub(crate) fn detect_profile(command: Option<&[String]>) -> Option<Profile> {
     let program = command?.first()?;
     let base = Path::new(program).file_name()?.to_str()?;
-    Some(if base == "claude" {
-        Profile::Claude
-    } else {
-        Profile::Generic
+    Some(match base {
+        "claude" => Profile::Claude,
+        "codex" => Profile::Codex,
+        "gemini" => Profile::Gemini,
+        "aider" => Profile::Aider,
+        _ => Profile::Generic,
     })
 }
 
@@ -30,6 +34,21 @@ pub(crate) fn default_inherit(profile: Profile) -> &'static [&'static str] {
             "--plugin-dir",
             "--dangerously-skip-permissions",
         ],
+        Profile::Codex => &[
+            "--model",
+            "-m",
+            "--config",
+            "-c",
+            "--profile",
+            "-p",
+            "--sandbox",
+            "-s",
+            "--ask-for-approval",
+            "-a",
+            "--dangerously-bypass-approvals-and-sandbox",
+        ],
+        Profile::Gemini => &["--model", "-m", "--approval-mode", "--yolo", "-y"],
+        Profile::Aider => &["--model", "--weak-model", "--edit-format", "--yes-always"],
         Profile::Generic => &[],
     }
 }
@@ -38,15 +57,59 @@ pub(crate) fn default_inherit(profile: Profile) -> &'static [&'static str] {
 pub(crate) fn default_program(profile: Profile) -> Option<&'static str> {
     match profile {
         Profile::Claude => Some("claude"),
+        Profile::Codex => Some("codex"),
+        Profile::Gemini => Some("gemini"),
+        Profile::Aider => Some("aider"),
         Profile::Generic => None,
     }
 }
 
-/// Claude Code's flag that starts a session with a chosen id.
+/// Claude Code's and Gemini CLI's flag that starts a session with a chosen id.
 pub(crate) const SESSION_FLAG: &str = "--session-id";
 
-/// Claude Code's flag that resumes a session; it cannot be combined with [`SESSION_FLAG`].
+/// Claude Code's and Gemini CLI's flag that resumes a session; it cannot be combined with
+/// [`SESSION_FLAG`].
 pub(crate) const RESUME_FLAG: &str = "--resume";
+
+/// What stands for the member's session id in `command` and `resume_command`.
+pub const SESSION_PLACEHOLDER: &str = "{session_id}";
+
+/// Codex's flag that overrides one key of its configuration for this process, `key=TOML`.
+const CODEX_CONFIG_FLAGS: [&str; 2] = ["-c", "--config"];
+
+/// The Codex configuration key of the program it runs at every turn's end, with the turn as JSON
+/// in its last argument (Codex 0.169.0: `agent-turn-complete`).
+const CODEX_NOTIFY_KEY: &str = "notify";
+
+/// What the codex profile sets `notify` to: `swarm hook codex`, as a TOML array.
+pub const CODEX_NOTIFY: &str = r#"notify=["swarm","hook","codex"]"#;
+
+/// What a codex resume adds before `resume <id>`: without it, a session recorded in another
+/// directory than the one it resumes in waits on a "choose working directory" screen.
+const CODEX_RESUME_CWD: &str = r#"tui.resume_cwd="session""#;
+
+/// The variable Gemini CLI reads its system settings file's path from, in place of
+/// `/etc/gemini-cli/settings.json`: its highest layer, whose hooks run without a trust prompt.
+pub const GEMINI_SETTINGS_VAR: &str = "GEMINI_CLI_SYSTEM_SETTINGS_PATH";
+
+/// Where Gemini CLI reads its system settings when `GEMINI_SETTINGS_VAR` is unset (Linux).
+pub const GEMINI_SYSTEM_SETTINGS: &str = "/etc/gemini-cli/settings.json";
+
+/// The Gemini CLI hook events that tell a member's activity to `swarm hook gemini`
+/// (docs/ARCHITECTURE.md, "Activity and events").
+pub const GEMINI_ACTIVITY_EVENTS: &[&str] = &[
+    "SessionStart",
+    "BeforeAgent",
+    "BeforeTool",
+    "AfterTool",
+    "Notification",
+    "AfterAgent",
+];
+
+/// aider's flags for its chat and input history files, and the one that reads the chat back.
+const AIDER_CHAT_FLAG: &str = "--chat-history-file";
+const AIDER_INPUT_FLAG: &str = "--input-history-file";
+const AIDER_RESTORE_FLAG: &str = "--restore-chat-history";
 
 /// Flags that take no value, so the next argument is not theirs.
 const BOOLEAN_FLAGS: &[&str] = &[
@@ -54,6 +117,10 @@ const BOOLEAN_FLAGS: &[&str] = &[
     "--allow-dangerously-skip-permissions",
     "--verbose",
     "--debug",
+    "--dangerously-bypass-approvals-and-sandbox",
+    "--yolo",
+    "-y",
+    "--yes-always",
 ];
 
 /// Flags that lift permission checks; a plan-mode-required teammate never gets them.
@@ -184,13 +251,19 @@ pub(crate) enum Role<'a> {
 pub(crate) struct Launch {
     pub(crate) argv: Vec<String>,
     pub(crate) env: BTreeMap<String, String>,
-    /// Its program tells its activity through hooks swarm wired in (`claude_settings`).
+    /// Its program tells its activity through hooks swarm wired in (`claude_settings`, the
+    /// gemini settings file).
     #[serde(skip)]
     pub(crate) activity_hooks: bool,
+    /// The session its program starts, when swarm knows it at launch (recorded as `sessionId`).
+    #[serde(skip)]
+    pub(crate) session_id: Option<String>,
 }
 
 impl TeamLaunch<'_> {
     /// The lead runs its own command; a Claude Code lead gets the team's session id.
+    /// A Codex, Gemini CLI or aider lead gets what lets its conversation be resumed
+    /// ([`resumable`]), and no activity hooks.
     pub(crate) fn lead(
         &self,
         command: &[String],
@@ -199,17 +272,53 @@ impl TeamLaunch<'_> {
         launcher_env: &dyn Fn(&str) -> Option<String>,
     ) -> Launch {
         let mut argv = command.to_vec();
+        let named = name_session(&mut argv, self.lead_session_id);
         if self.lead_profile == Profile::Claude {
             let flags = flags_in(&argv);
             if !flags.contains(SESSION_FLAG) && !flags.contains(RESUME_FLAG) {
                 argv.extend([SESSION_FLAG.to_owned(), self.lead_session_id.to_owned()]);
             }
+        } else {
+            self.resumable(&mut argv, self.lead_profile, self.lead, self.lead_session_id);
         }
+        let session_id = started_session(self.lead_profile, &argv, self.lead_session_id, named);
         let env = self.environment(&Role::Lead, env, env_policy, launcher_env);
         Launch {
             argv,
             env,
             activity_hooks: false,
+            session_id,
+        }
+    }
+
+    /// What a profile other than Claude Code's adds so that a resume can find the member's
+    /// conversation again: Codex's `notify` (which tells swarm its session id at the first turn's
+    /// end, `swarm hook codex`), Gemini CLI's `--session-id`, aider's history files of the
+    /// member's own; and for any program, its `{session_id}` in `command` replaced. Nothing the
+    /// command already says is added again.
+    fn resumable(&self, argv: &mut Vec<String>, profile: Profile, name: &str, session_id: &str) {
+        let flags = flags_in(argv);
+        match profile {
+            Profile::Codex => {
+                if !codex_overrides(argv).iter().any(|key| key == CODEX_NOTIFY_KEY) {
+                    argv.extend(["-c".to_owned(), CODEX_NOTIFY.to_owned()]);
+                }
+            }
+            Profile::Gemini => {
+                if !flags.contains(SESSION_FLAG) && !flags.contains(RESUME_FLAG) {
+                    argv.extend([SESSION_FLAG.to_owned(), session_id.to_owned()]);
+                }
+            }
+            Profile::Aider => {
+                let paths = crate::store::paths::Home::new(self.home.to_path_buf()).team(self.team);
+                let (chat, input) = paths.aider_history(name);
+                for (flag, file) in [(AIDER_CHAT_FLAG, chat), (AIDER_INPUT_FLAG, input)] {
+                    if !flags.contains(flag) {
+                        argv.extend([flag.to_owned(), file.display().to_string()]);
+                    }
+                }
+            }
+            Profile::Claude | Profile::Generic => {}
         }
     }
 
@@ -225,6 +334,7 @@ impl TeamLaunch<'_> {
                 .into_iter()
                 .collect(),
         };
+        let named = name_session(&mut argv, member.session_id);
         let own_flags = flags_in(&argv);
 
         if member.profile == self.lead_profile
@@ -244,7 +354,8 @@ impl TeamLaunch<'_> {
 
         if let Some(model) = member.model
             && !own_flags.contains("--model")
-            && (member.profile == Profile::Claude || self.inherit.iter().any(|f| f == "--model"))
+            && !(member.profile == Profile::Codex && own_flags.contains("-m"))
+            && (member.profile != Profile::Generic || self.inherit.iter().any(|f| f == "--model"))
         {
             argv.extend(["--model".to_owned(), model.to_owned()]);
         }
@@ -288,8 +399,9 @@ impl TeamLaunch<'_> {
                     ]);
                 }
             }
-            Profile::Generic => {}
+            profile => self.resumable(&mut argv, profile, member.name, member.session_id),
         }
+        let session_id = started_session(member.profile, &argv, member.session_id, named);
         let role = Role::Teammate {
             name: member.name,
             profile: member.profile,
@@ -297,11 +409,25 @@ impl TeamLaunch<'_> {
             color: member.color,
         };
         let env = self.environment(&role, member.env, member.env_policy, launcher_env);
+        // Its own env may name another settings file: then swarm's hooks are not in the one read.
+        if member.profile == Profile::Gemini {
+            activity_hooks = env.get(GEMINI_SETTINGS_VAR) == Some(&self.gemini_settings());
+        }
         Launch {
             argv,
             env,
             activity_hooks,
+            session_id,
         }
+    }
+
+    /// The system settings file swarm gives the team's Gemini CLI teammates.
+    fn gemini_settings(&self) -> String {
+        crate::store::paths::Home::new(self.home.to_path_buf())
+            .team(self.team)
+            .gemini_settings()
+            .display()
+            .to_string()
     }
 
     /// The environment a member's program gets: what its profile sets, the launcher's variables
@@ -330,12 +456,15 @@ impl TeamLaunch<'_> {
                 claude_vars(&mut env);
             }
             Role::Teammate {
-                profile: Profile::Generic,
+                profile,
                 plan_mode_required,
                 ..
             } => {
                 if plan_mode_required {
                     env.insert("SWARM_PLAN_MODE".into(), "required".into());
+                }
+                if profile == Profile::Gemini {
+                    env.insert(GEMINI_SETTINGS_VAR.into(), self.gemini_settings());
                 }
             }
         }
@@ -395,6 +524,177 @@ pub(crate) fn session_in(argv: &[String]) -> Option<String> {
             [] => None,
         }
     })
+}
+
+/// How a member's program starts again when its team is resumed (docs/ARCHITECTURE.md,
+/// "Resuming a team").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Resumption {
+    pub(crate) argv: Vec<String>,
+    /// The session it resumes or starts, recorded as its `sessionId`.
+    pub(crate) session_id: Option<String>,
+    /// Said on stderr: it starts a new conversation, and why.
+    pub(crate) note: Option<String>,
+}
+
+/// The argv `member` resumes with, from its record: its `resume_command` with `{session_id}`
+/// when it has one, else its profile's way back into its conversation, each only when the
+/// program kept that conversation (looked for in its own files, found through `var`: the
+/// member's environment, then the launcher's); otherwise its command afresh, a Claude Code or
+/// Gemini CLI member with the new session `fresh_id`.
+pub(crate) fn resume(
+    member: &Member,
+    fresh_id: &str,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Resumption {
+    let mut argv = member.argv.clone().unwrap_or_default();
+    let recorded = member.session_id.clone();
+    let afresh = |why: &str| Some(format!("{} starts a new conversation: {why}", member.name));
+    let os = |key: &str| var(key).map(std::ffi::OsString::from);
+    if let Some(command) = &member.resume_command {
+        let mut resumed = command.clone();
+        match &recorded {
+            Some(id) => {
+                name_session(&mut resumed, id);
+                return Resumption {
+                    argv: resumed,
+                    session_id: recorded,
+                    note: None,
+                };
+            }
+            None if !name_session(&mut resumed, "") => {
+                return Resumption {
+                    argv: resumed,
+                    session_id: None,
+                    note: None,
+                };
+            }
+            None => {
+                return Resumption {
+                    argv,
+                    session_id: None,
+                    note: afresh("its resume_command names {session_id}, and none was recorded"),
+                };
+            }
+        }
+    }
+    let profile = member.profile.unwrap_or_default();
+    let mut session_id = recorded.clone();
+    let mut note = None;
+    match profile {
+        Profile::Claude | Profile::Gemini => {
+            for flag in [SESSION_FLAG, RESUME_FLAG, crate::launch::keys::KEY_FLAG] {
+                argv = without_flag(&argv, flag);
+            }
+            let kept = match profile {
+                Profile::Claude => ClaudePaths::new(
+                    os("CLAUDE_CONFIG_DIR").as_deref(),
+                    os("HOME").as_deref(),
+                )
+                .is_some_and(|claude| recorded.as_ref().is_some_and(|id| claude.has_transcript(id))),
+                _ => GeminiPaths::new(os("GEMINI_CLI_HOME").as_deref(), os("HOME").as_deref())
+                    .is_some_and(|gemini| {
+                        recorded.as_ref().is_some_and(|id| gemini.has_conversation(id))
+                    }),
+            };
+            match recorded.filter(|_| kept) {
+                Some(id) => argv.extend([RESUME_FLAG.to_owned(), id]),
+                None => {
+                    // No conversation to go back to (it never had a prompt): a new session.
+                    if session_id.is_some() {
+                        note = afresh(match profile {
+                            Profile::Claude => "Claude Code kept no transcript of its session",
+                            _ => "Gemini CLI kept no conversation of its session",
+                        });
+                    }
+                    argv.extend([SESSION_FLAG.to_owned(), fresh_id.to_owned()]);
+                    session_id = Some(fresh_id.to_owned());
+                }
+            }
+        }
+        Profile::Codex => {
+            // What an earlier resume added goes: `-c tui.resume_cwd=… resume <id>` ends it.
+            if let Some(at) = argv
+                .windows(2)
+                .position(|pair| pair[0] == "-c" && pair[1] == CODEX_RESUME_CWD)
+            {
+                argv.truncate(at);
+            }
+            let codex = CodexPaths::new(os("CODEX_HOME").as_deref(), os("HOME").as_deref());
+            match recorded {
+                Some(id) if codex.is_some_and(|codex| codex.has_rollout(&id)) => {
+                    argv.extend([
+                        "-c".to_owned(),
+                        CODEX_RESUME_CWD.to_owned(),
+                        "resume".to_owned(),
+                        id,
+                    ]);
+                }
+                Some(_) => {
+                    note = afresh("Codex kept no rollout of its session");
+                    session_id = None;
+                }
+                None => note = afresh("Codex told no session id: it finished no turn"),
+            }
+        }
+        Profile::Aider => {
+            let flags = flags_in(&argv);
+            if !flags.contains(AIDER_RESTORE_FLAG) && !flags.contains("--no-restore-chat-history")
+            {
+                argv.push(AIDER_RESTORE_FLAG.to_owned());
+            }
+        }
+        Profile::Generic => {}
+    }
+    Resumption {
+        argv,
+        session_id,
+        note,
+    }
+}
+
+/// Puts `id` in place of every `{session_id}` in `argv`'s arguments; `true` when there was one.
+pub(crate) fn name_session(argv: &mut [String], id: &str) -> bool {
+    let mut named = false;
+    for arg in argv.iter_mut().skip(1) {
+        if arg.contains(SESSION_PLACEHOLDER) {
+            *arg = arg.replace(SESSION_PLACEHOLDER, id);
+            named = true;
+        }
+    }
+    named
+}
+
+/// The session a launch of `profile` with `argv` starts, when swarm knows it now: `id` when the
+/// command named it (`{session_id}`), else Claude Code's and Gemini CLI's `--session-id` (or
+/// `--resume`). Codex chooses its own, told later (`swarm hook codex`); aider has none.
+fn started_session(profile: Profile, argv: &[String], id: &str, named: bool) -> Option<String> {
+    if named {
+        return Some(id.to_owned());
+    }
+    match profile {
+        Profile::Claude | Profile::Gemini => session_in(argv),
+        Profile::Codex | Profile::Aider | Profile::Generic => None,
+    }
+}
+
+/// The keys a Codex argv overrides with `-c key=value`, `--config key=value` or
+/// `--config=key=value`.
+fn codex_overrides(argv: &[String]) -> Vec<String> {
+    let mut keys = Vec::new();
+    for flag in CODEX_CONFIG_FLAGS {
+        for arg in occurrences(argv, flag) {
+            let value = match arg.strip_prefix(flag).and_then(|rest| rest.strip_prefix('=')) {
+                Some(value) => value,
+                None if arg == flag => continue,
+                None => arg.as_str(),
+            };
+            if let Some((key, _)) = value.split_once('=') {
+                keys.push(key.trim().to_owned());
+            }
+        }
+    }
+    keys
 }
 
 /// `argv` without any `flag` and its value: the session flags a resume replaces.

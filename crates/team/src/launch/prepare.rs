@@ -167,6 +167,7 @@ pub fn teammate(
         .clone_from(&spec.watching.needs_you_pattern);
     member.stall_after_s = spec.watching.stall_after_s;
     member.activity_hooks = launch.activity_hooks.then_some(true);
+    member.resume_command.clone_from(&spec.resume_command);
     record_launch(&mut member, &launch);
     let pane = PanePlan {
         name: spec.name.as_str().to_owned(),
@@ -181,9 +182,7 @@ pub fn teammate(
 }
 
 pub(crate) fn record_launch(member: &mut Member, launch: &Launch) {
-    if member.profile == Some(crate::format::settings::Profile::Claude) {
-        member.session_id = crate::launch::argv::session_in(&launch.argv);
-    }
+    member.session_id.clone_from(&launch.session_id);
     member.argv = Some(launch.argv.clone());
     member.env_keys = Some(launch.env.keys().cloned().collect());
 }
