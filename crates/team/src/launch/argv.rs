@@ -1015,4 +1015,230 @@ mod tests {
         assert_eq!(launch.env["CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"], "1");
         assert_eq!(launch.env["CLAUDE_CODE_ENABLE_TODO_TOOLS"], "1");
     }
+
+    fn teammate_of(profile: Profile, command: Option<&[String]>) -> Launch {
+        let lead = strings(&["claude"]);
+        let env = BTreeMap::new();
+        let member = TeammateRequest {
+            command,
+            profile,
+            model: Some("m1"),
+            ..request(&env)
+        };
+        team(&lead, &[]).teammate(&member, &no_env)
+    }
+
+    #[test]
+    fn profiles_are_told_by_the_programs_name() {
+        let detect = |program: &str| detect_profile(Some(&strings(&[program])));
+        assert_eq!(detect("/usr/bin/claude"), Some(Profile::Claude));
+        assert_eq!(detect("codex"), Some(Profile::Codex));
+        assert_eq!(detect("/opt/node/bin/gemini"), Some(Profile::Gemini));
+        assert_eq!(detect("aider"), Some(Profile::Aider));
+        assert_eq!(detect("codex-wrapper"), Some(Profile::Generic));
+        for profile in [Profile::Codex, Profile::Gemini, Profile::Aider] {
+            assert_eq!(default_program(profile), Some(profile.as_str()));
+        }
+    }
+
+    #[test]
+    fn a_codex_teammate_tells_its_turns_to_swarm_hook_codex_through_notify() {
+        let launch = teammate_of(Profile::Codex, None);
+        assert_eq!(
+            launch.argv,
+            strings(&["codex", "--model", "m1", "-c", r#"notify=["swarm","hook","codex"]"#])
+        );
+        // The screen tells when it works; notify only its turn's end, and its session.
+        assert!(!launch.activity_hooks);
+        assert_eq!(launch.session_id, None, "Codex chooses its own session id");
+        assert!(!launch.env.contains_key("CLAUDECODE"));
+        // Its own notify is the user's: none is added beside it.
+        let own = strings(&["codex", "-m", "o3", "--config", "notify=[\"my-notifier\"]"]);
+        let launch = teammate_of(Profile::Codex, Some(&own));
+        assert_eq!(launch.argv, own);
+        let joined = strings(&["codex", "--config=notify=[]"]);
+        assert_eq!(teammate_of(Profile::Codex, Some(&joined)).argv[..2], joined);
+    }
+
+    #[test]
+    fn a_gemini_teammate_starts_its_own_session_and_reads_swarms_settings_file() {
+        let launch = teammate_of(Profile::Gemini, None);
+        assert_eq!(
+            launch.argv,
+            strings(&["gemini", "--model", "m1", "--session-id", "bob-session"])
+        );
+        assert_eq!(launch.session_id.as_deref(), Some("bob-session"));
+        assert_eq!(
+            launch.env[GEMINI_SETTINGS_VAR],
+            "/h/teams/t/gemini-settings.json"
+        );
+        assert!(launch.activity_hooks);
+        // A settings file of its own: swarm's hooks are not in the one it reads.
+        let lead = strings(&["claude"]);
+        let env = BTreeMap::from([(GEMINI_SETTINGS_VAR.to_owned(), "/etc/mine.json".to_owned())]);
+        let member = TeammateRequest {
+            command: None,
+            profile: Profile::Gemini,
+            ..request(&env)
+        };
+        let launch = team(&lead, &[]).teammate(&member, &no_env);
+        assert_eq!(launch.env[GEMINI_SETTINGS_VAR], "/etc/mine.json");
+        assert!(!launch.activity_hooks);
+    }
+
+    #[test]
+    fn an_aider_teammate_keeps_its_histories_in_files_of_its_own() {
+        let launch = teammate_of(Profile::Aider, None);
+        assert_eq!(
+            launch.argv,
+            strings(&[
+                "aider",
+                "--model",
+                "m1",
+                "--chat-history-file",
+                "/h/teams/t/aider/bob.chat.md",
+                "--input-history-file",
+                "/h/teams/t/aider/bob.input",
+            ])
+        );
+        assert_eq!(launch.session_id, None);
+        let own = strings(&["aider", "--chat-history-file", "x.md"]);
+        assert_eq!(
+            teammate_of(Profile::Aider, Some(&own)).argv[1..4],
+            strings(&["--chat-history-file", "x.md", "--model"])
+        );
+    }
+
+    #[test]
+    fn a_generic_command_names_its_session_with_the_placeholder() {
+        let command = strings(&["mytool", "--session={session_id}"]);
+        let launch = teammate_of(Profile::Generic, Some(&command));
+        assert_eq!(launch.argv, strings(&["mytool", "--session=bob-session"]));
+        assert_eq!(launch.session_id.as_deref(), Some("bob-session"));
+        let plain = strings(&["mytool"]);
+        assert_eq!(teammate_of(Profile::Generic, Some(&plain)).session_id, None);
+    }
+
+    #[test]
+    fn teammates_of_a_codex_lead_inherit_its_configuration() {
+        let lead = strings(&[
+            "codex",
+            "-c",
+            "model_provider=fake",
+            "-m",
+            "gpt-5.1-codex",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "fix it",
+        ]);
+        let inherit: Vec<String> = default_inherit(Profile::Codex)
+            .iter()
+            .map(|f| (*f).to_owned())
+            .collect();
+        let env = BTreeMap::new();
+        let member = TeammateRequest {
+            command: None,
+            profile: Profile::Codex,
+            ..request(&env)
+        };
+        let mut launch_team = team(&lead, &inherit);
+        launch_team.lead_profile = Profile::Codex;
+        let launch = launch_team.teammate(&member, &no_env);
+        assert_eq!(
+            launch.argv,
+            strings(&[
+                "codex",
+                "-m",
+                "gpt-5.1-codex",
+                "-c",
+                "model_provider=fake",
+                "--dangerously-bypass-approvals-and-sandbox",
+                "-c",
+                r#"notify=["swarm","hook","codex"]"#,
+            ])
+        );
+        // The lead gets what lets it be resumed too, and no activity hooks.
+        let launch = launch_team.lead(&lead, &BTreeMap::new(), NO_RULES, &no_env);
+        assert!(launch.argv.ends_with(&strings(&["-c", CODEX_NOTIFY])));
+    }
+
+    fn recorded(profile: Profile, argv: &[&str], session: Option<&str>) -> Member {
+        let mut member = Member::new("bob", "t", 0);
+        member.profile = Some(profile);
+        member.argv = Some(strings(argv));
+        member.session_id = session.map(str::to_owned);
+        member
+    }
+
+    /// A folder standing for `$HOME`, with the files each program keeps of session `id`.
+    fn home_with_sessions(id: &str) -> tempfile::TempDir {
+        let home = tempfile::tempdir().unwrap();
+        let day = home.path().join(".codex/sessions/2026/11/26");
+        std::fs::create_dir_all(&day).unwrap();
+        std::fs::write(day.join(format!("rollout-2026-11-26T10-00-00-{id}.jsonl")), "{}\n").unwrap();
+        let chats = home.path().join(".gemini/tmp/proj/chats");
+        std::fs::create_dir_all(&chats).unwrap();
+        let short = &id[..8];
+        std::fs::write(
+            chats.join(format!("session-2026-11-26T10-00-{short}.jsonl")),
+            format!(
+                "{{\"sessionId\":\"{id}\",\"kind\":\"main\"}}\n\
+                 {{\"$set\":{{\"messages\":[]}}}}\n\
+                 {{\"id\":\"m1\",\"type\":\"user\",\"content\":[{{\"text\":\"do things\"}}]}}\n"
+            ),
+        )
+        .unwrap();
+        home
+    }
+
+    #[test]
+    fn each_profile_resumes_its_conversation_only_when_its_program_kept_it() {
+        let id = "019a0000-1111-7222-8333-444455556666";
+        let home = home_with_sessions(id);
+        let home_dir = home.path().display().to_string();
+        let var = |key: &str| (key == "HOME").then(|| home_dir.clone());
+        let notify = r#"notify=["swarm","hook","codex"]"#;
+
+        let codex = recorded(Profile::Codex, &["codex", "-c", notify], Some(id));
+        let resumed = resume(&codex, "fresh", &var);
+        assert_eq!(
+            resumed.argv,
+            strings(&["codex", "-c", notify, "-c", r#"tui.resume_cwd="session""#, "resume", id])
+        );
+        assert_eq!((resumed.session_id.as_deref(), resumed.note), (Some(id), None));
+        // Resumed twice: the first resume's words are not said again.
+        let again = recorded(Profile::Codex, &resumed.argv.iter().map(String::as_str).collect::<Vec<_>>(), Some(id));
+        assert_eq!(resume(&again, "fresh", &var).argv, resumed.argv);
+        let untold = resume(&recorded(Profile::Codex, &["codex", "-c", notify], None), "fresh", &var);
+        assert_eq!(untold.argv, strings(&["codex", "-c", notify]));
+        assert!(untold.note.unwrap().contains("bob starts a new conversation: Codex told no session id"));
+        let lost = "019a0000-9999-7222-8333-444455556666";
+        let gone = resume(&recorded(Profile::Codex, &["codex", "-c", notify], Some(lost)), "fresh", &var);
+        assert_eq!((gone.argv.len(), gone.session_id), (3, None));
+
+        let gemini = recorded(Profile::Gemini, &["gemini", "-m", "x", "--session-id", id], Some(id));
+        let resumed = resume(&gemini, "fresh", &var);
+        assert_eq!(resumed.argv, strings(&["gemini", "-m", "x", "--resume", id]));
+        assert_eq!(resumed.note, None);
+        // Never prompted: Gemini CLI cannot resume it, nor start it again with the same id.
+        let unprompted = recorded(Profile::Gemini, &["gemini", "--session-id", lost], Some(lost));
+        let fresh = resume(&unprompted, "fresh", &var);
+        assert_eq!(fresh.argv, strings(&["gemini", "--session-id", "fresh"]));
+        assert_eq!(fresh.session_id.as_deref(), Some("fresh"));
+        assert!(fresh.note.unwrap().contains("Gemini CLI kept no conversation"));
+
+        let aider = recorded(Profile::Aider, &["aider", "--chat-history-file", "c.md"], None);
+        let resumed = resume(&aider, "fresh", &var);
+        assert_eq!(resumed.argv, strings(&["aider", "--chat-history-file", "c.md", "--restore-chat-history"]));
+        assert_eq!(resume(&recorded(Profile::Aider, &resumed.argv.iter().map(String::as_str).collect::<Vec<_>>(), None), "fresh", &var).argv, resumed.argv);
+
+        let generic = recorded(Profile::Generic, &["mytool", "--session=abc"], Some("abc"));
+        assert_eq!(resume(&generic, "fresh", &var).argv, strings(&["mytool", "--session=abc"]));
+        let mut told = generic.clone();
+        told.resume_command = Some(strings(&["mytool", "--resume", "{session_id}"]));
+        assert_eq!(resume(&told, "fresh", &var).argv, strings(&["mytool", "--resume", "abc"]));
+        told.session_id = None;
+        let afresh = resume(&told, "fresh", &var);
+        assert_eq!(afresh.argv, strings(&["mytool", "--session=abc"]));
+        assert!(afresh.note.unwrap().contains("names {session_id}, and none was recorded"));
+    }
 }
