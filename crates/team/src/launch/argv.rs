@@ -630,10 +630,8 @@ pub(crate) fn resume(
                         id,
                     ]);
                 }
-                Some(_) => {
-                    note = afresh("Codex kept no rollout of its session");
-                    session_id = None;
-                }
+                // Kept: the one to go back to until the new run tells its own.
+                Some(_) => note = afresh("Codex kept no rollout of its session"),
                 None => note = afresh("Codex told no session id: it finished no turn"),
             }
         }
@@ -1213,7 +1211,7 @@ mod tests {
         assert!(untold.note.unwrap().contains("bob starts a new conversation: Codex told no session id"));
         let lost = "019a0000-9999-7222-8333-444455556666";
         let gone = resume(&recorded(Profile::Codex, &["codex", "-c", notify], Some(lost)), "fresh", &var);
-        assert_eq!((gone.argv.len(), gone.session_id), (3, None));
+        assert_eq!((gone.argv.len(), gone.session_id.as_deref()), (3, Some(lost)));
 
         let gemini = recorded(Profile::Gemini, &["gemini", "-m", "x", "--session-id", id], Some(id));
         let resumed = resume(&gemini, "fresh", &var);
