@@ -52,7 +52,8 @@ for line in sys.stdin:
 "#;
 
 /// A stand-in for Gemini CLI 0.61.0. It records its argv, reads the system settings file
-/// `GEMINI_CLI_SYSTEM_SETTINGS_PATH` names (as Gemini CLI does, whose every layer's hooks run),
+/// `GEMINI_CLI_SYSTEM_SETTINGS_PATH` names (as Gemini CLI does, whose every layer's hooks run;
+/// and as it does, only when the file and its folders are root's and closed to others),
 /// runs `SessionStart` at its start, and for each line typed into its pane runs the hooks of a
 /// turn with their JSON on stdin: `BeforeAgent`, then `AfterAgent`; for the line `ask`,
 /// `BeforeAgent`, `BeforeTool` and the `Notification` of an approval dialog, and it waits there.
@@ -63,8 +64,24 @@ import json, os, subprocess, sys
 args = sys.argv[1:]
 with open(os.path.join(os.environ["FAKE_RECORD"], os.environ["SWARM_AGENT"] + ".argv"), "a") as f:
     f.write(json.dumps(args) + "\n")
-with open(os.environ["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]) as f:
-    settings = json.load(f)
+def secure(path):
+    # Gemini CLI reads a system settings file only when it and every folder above it are root's
+    # and closed to group and others (isFileAndDirectorySecureSync).
+    while True:
+        st = os.stat(path)
+        if st.st_uid != 0 or st.st_mode & 0o022:
+            return False
+        if path == "/":
+            return True
+        path = os.path.dirname(path)
+settings = {}
+system = os.environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+if system and os.path.exists(system):
+    if secure(system):
+        with open(system) as f:
+            settings = json.load(f)
+    else:
+        print(f"Security Warning: Skipping system settings file '{system}'", flush=True)
 resumed = "--resume" in args
 session = args[args.index("--resume" if resumed else "--session-id") + 1]
 chats = os.path.join(os.environ["GEMINI_CLI_HOME"], ".gemini", "tmp", "proj", "chats")
@@ -107,9 +124,30 @@ with open(os.path.join(os.environ["FAKE_RECORD"], os.environ["SWARM_AGENT"] + ".
 time.sleep(1000)
 "#;
 
-/// A sandbox with the stand-ins on PATH, each program's own folder in it, and where they record.
-fn sandbox_with_fakes() -> Sandbox {
+/// A swarm home Gemini CLI would read a settings file in when this runs as root: not under
+/// `/tmp`, which others may write to, but in the build's own folder.
+fn home_outside_tmp(sandbox: &mut Sandbox) -> tempfile::TempDir {
+    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    sandbox.set_env("SWARM_HOME", home.path());
+    home
+}
+
+/// Whether Gemini CLI would read a settings file in `dir`: this process is root, and `dir` and
+/// every folder above it are root's and closed to group and others.
+fn gemini_would_read(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let root = fs::metadata(dir).unwrap().uid() == 0;
+    root && dir.ancestors().all(|d| {
+        let meta = fs::metadata(d).unwrap();
+        meta.uid() == 0 && meta.mode() & 0o022 == 0
+    })
+}
+
+/// A sandbox with the stand-ins on PATH, each program's own folder in it, and where they record;
+/// its swarm home outside `/tmp`.
+fn sandbox_with_fakes() -> (Sandbox, tempfile::TempDir) {
     let mut sandbox = Sandbox::new();
+    let home = home_outside_tmp(&mut sandbox);
     sandbox.shim("codex", FAKE_CODEX);
     sandbox.shim("gemini", FAKE_GEMINI);
     sandbox.shim("aider", RECORDER);
@@ -123,7 +161,7 @@ fn sandbox_with_fakes() -> Sandbox {
         fs::create_dir_all(&dir).unwrap();
         sandbox.set_env(var, &dir);
     }
-    sandbox
+    (sandbox, home)
 }
 
 /// Each argv `name`'s program was started with, in order.
@@ -194,7 +232,7 @@ fn states(sandbox: &Sandbox, team: &str, name: &str) -> Vec<String> {
 
 #[test]
 fn codex_tells_its_turns_end_and_session_through_notify_and_gemini_its_activity_through_hooks() {
-    let sandbox = sandbox_with_fakes();
+    let (sandbox, home) = sandbox_with_fakes();
     let team = Team::up(
         &sandbox,
         &format!(
@@ -248,6 +286,14 @@ fn codex_tells_its_turns_end_and_session_through_notify_and_gemini_its_activity_
         launches(&sandbox, "gm")[0],
         strings(&["--approval-mode", "default", "--session-id", &session])
     );
+    if !gemini_would_read(home.path()) {
+        // Not root (or a folder open to others): Gemini CLI would skip the file, so swarm names
+        // none, and the member is judged by its screen.
+        assert_eq!(sandbox.member("p", "gm")["activityHooks"], Value::Null);
+        assert!(!sandbox.team_dir("p").join("gemini-settings.json").exists());
+        return;
+    }
+    assert_eq!(sandbox.member("p", "gm")["activityHooks"], true);
     let settings: Value = serde_json::from_slice(
         &fs::read(sandbox.team_dir("p").join("gemini-settings.json")).unwrap(),
     )
@@ -277,6 +323,7 @@ fn codex_tells_its_turns_end_and_session_through_notify_and_gemini_its_activity_
         .run()
         .stdout;
     assert!(!log.contains("blocked by"), "a hook blocked gemini: {log}");
+    assert!(!log.contains("Skipping system settings"), "{log}");
     // What Codex drew as its turn ended was that turn's: it stayed idle.
     let codex = states(&sandbox, "p", "cx");
     assert_eq!(codex.last().map(String::as_str), Some("idle"), "{codex:?}");
@@ -317,7 +364,8 @@ fn swarm_hook_codex_and_gemini_refuse_with_exit_1_outside_a_pane_or_without_thei
 
 #[test]
 fn up_dry_run_shows_what_each_profile_adds() {
-    let sandbox = Sandbox::new();
+    let mut sandbox = Sandbox::new();
+    let home = home_outside_tmp(&mut sandbox);
     let file = sandbox.write(
         "d.toml",
         "name = \"d\"\n[[member]]\nname = \"cx\"\nprofile = \"codex\"\n\
@@ -351,10 +399,14 @@ fn up_dry_run_shows_what_each_profile_adds() {
     );
     assert_eq!(argv("gm")[..2], strings(&["gemini", "--session-id"]));
     let settings = pane("gm")["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"].clone();
-    assert!(
-        Path::new(settings.as_str().unwrap()).ends_with("teams/d/gemini-settings.json"),
-        "{settings}"
-    );
+    if gemini_would_read(home.path()) {
+        assert!(
+            Path::new(settings.as_str().unwrap()).ends_with("teams/d/gemini-settings.json"),
+            "{settings}"
+        );
+    } else {
+        assert_eq!(settings, Value::Null);
+    }
     let aider = argv("ad");
     assert_eq!(aider[1], "--chat-history-file");
     assert!(aider[2].ends_with("teams/d/aider/ad.chat.md"), "{aider:?}");
@@ -370,13 +422,41 @@ fn up_dry_run_shows_what_each_profile_adds() {
         .run()
         .success()
         .stdout_has(r#"notify=["swarm","hook","codex"]"#)
-        .stdout_has("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+        .stdout_has("--session-id")
         .stdout_has("--chat-history-file");
+}
+
+/// A swarm home under `/tmp`, where Gemini CLI reads no settings file (others may write there):
+/// a gemini teammate is given none, and is judged by its screen like any program.
+#[test]
+fn a_gemini_teammate_in_a_home_gemini_would_not_trust_gets_no_settings_file() {
+    let mut sandbox = Sandbox::new();
+    sandbox.shim("gemini", FAKE_GEMINI);
+    for (var, dir) in [("FAKE_RECORD", "record"), ("GEMINI_CLI_HOME", "gemini-home")] {
+        let dir = sandbox.root().join(dir);
+        fs::create_dir_all(&dir).unwrap();
+        sandbox.set_env(var, &dir);
+    }
+    let team = Team::up(
+        &sandbox,
+        &format!("name = \"g\"\n{LEAD}[[member]]\nname = \"gm\"\nprofile = \"gemini\"\n"),
+    );
+    eventually("gemini to start", || launches(&sandbox, "gm").len() == 1);
+    let member = sandbox.member("g", "gm");
+    assert_eq!(member["activityHooks"], Value::Null, "{member}");
+    assert!(
+        !member["envKeys"].to_string().contains("GEMINI_CLI_SYSTEM_SETTINGS_PATH"),
+        "{member}"
+    );
+    log_shows(&sandbox, "g", "gm", "fake gemini ready");
+    let log = sandbox.swarm().args(["log", "gm", "--team", "g"]).run().stdout;
+    assert!(!log.contains("Skipping system settings"), "{log}");
+    drop(team);
 }
 
 #[test]
 fn codex_gemini_aider_and_a_resume_command_resume_each_in_its_own_conversation() {
-    let sandbox = sandbox_with_fakes();
+    let (sandbox, home) = sandbox_with_fakes();
     let team = Team::up(
         &sandbox,
         r#"
@@ -416,7 +496,10 @@ command = ["mytool", "plain"]
     let codex_session = session_id(&sandbox, "r", "cx").unwrap();
     log_shows(&sandbox, "r", "gm", "fake gemini ready");
     type_line(&sandbox, "r", "gm", "do things");
-    becomes(&sandbox, "r", "gm", "idle", "turn ended");
+    let chats = sandbox.root().join("gemini-home/.gemini/tmp/proj/chats");
+    eventually("gemini's conversation to be written", || {
+        fs::read_dir(&chats).is_ok_and(|mut files| files.next().is_some())
+    });
     let gemini_session = session_id(&sandbox, "r", "gm").unwrap();
     // `quiet` never got a prompt: Gemini CLI kept no conversation to resume.
     let quiet_session = session_id(&sandbox, "r", "quiet").unwrap();
@@ -471,6 +554,8 @@ command = ["mytool", "plain"]
     // Without a resume_command a generic program starts afresh, as it was.
     assert_eq!(launches(&sandbox, "plain")[1], strings(&["plain"]));
     // The resumed gemini tells its activity again, through the same settings.
-    becomes(&sandbox, "r", "gm", "idle", "session started");
+    if gemini_would_read(home.path()) {
+        becomes(&sandbox, "r", "gm", "idle", "session started");
+    }
     drop(team);
 }

@@ -171,6 +171,9 @@ pub struct TeamLaunch<'a> {
     pub lead_profile: Profile,
     pub lead_argv: Option<&'a [String]>,
     pub inherit: &'a [String],
+    /// Gemini CLI would read a settings file in the team's folder
+    /// (`profiles::gemini_reads_settings_of`): only then does a gemini teammate get swarm's.
+    pub gemini_hooks: bool,
 }
 
 /// What a teammate asks for, from the team file or `swarm spawn`.
@@ -463,7 +466,7 @@ impl TeamLaunch<'_> {
                 if plan_mode_required {
                     env.insert("SWARM_PLAN_MODE".into(), "required".into());
                 }
-                if profile == Profile::Gemini {
+                if profile == Profile::Gemini && self.gemini_hooks {
                     env.insert(GEMINI_SETTINGS_VAR.into(), self.gemini_settings());
                 }
             }
@@ -770,6 +773,7 @@ mod tests {
             lead_profile: Profile::Claude,
             lead_argv: Some(lead_argv),
             inherit,
+            gemini_hooks: true,
         }
     }
 
@@ -1014,6 +1018,14 @@ mod tests {
         assert_eq!(launch.env["CLAUDE_CODE_ENABLE_TODO_TOOLS"], "1");
     }
 
+    fn request_of(profile: Profile, env: &BTreeMap<String, String>) -> TeammateRequest<'_> {
+        TeammateRequest {
+            command: None,
+            profile,
+            ..request(env)
+        }
+    }
+
     fn teammate_of(profile: Profile, command: Option<&[String]>) -> Launch {
         let lead = strings(&["claude"]);
         let env = BTreeMap::new();
@@ -1082,6 +1094,13 @@ mod tests {
         let launch = team(&lead, &[]).teammate(&member, &no_env);
         assert_eq!(launch.env[GEMINI_SETTINGS_VAR], "/etc/mine.json");
         assert!(!launch.activity_hooks);
+        // A team's folder Gemini CLI would not read a settings file in: none is named.
+        let mut no_hooks = team(&lead, &[]);
+        no_hooks.gemini_hooks = false;
+        let launch = no_hooks.teammate(&request_of(Profile::Gemini, &BTreeMap::new()), &no_env);
+        assert!(!launch.env.contains_key(GEMINI_SETTINGS_VAR));
+        assert!(!launch.activity_hooks);
+        assert_eq!(launch.argv[1], SESSION_FLAG, "its session is still chosen");
     }
 
     #[test]

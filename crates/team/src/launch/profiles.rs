@@ -12,6 +12,7 @@ use crate::format::config::Member;
 use crate::format::settings::Profile;
 use crate::launch::argv::{GEMINI_ACTIVITY_EVENTS, GEMINI_SETTINGS_VAR, GEMINI_SYSTEM_SETTINGS};
 use crate::store::durable;
+use crate::store::paths::Home;
 use crate::store::team::Team;
 
 /// Writes what `member`'s program reads before it starts. `env` is what its launch set;
@@ -57,6 +58,23 @@ pub fn prepare(
         }
         _ => Ok(()),
     }
+}
+
+/// Whether Gemini CLI would read a system settings file swarm writes in `home`'s teams folder.
+/// Gemini CLI 0.61.0 skips one ("Security Warning: Skipping system settings file") unless the
+/// file and every folder above it are owned by root and writable by neither group nor others
+/// (`isFileAndDirectorySecureSync`): so only when swarm runs as root, in a home whose every
+/// folder is root's and closed to others (never under `/tmp`).
+pub fn gemini_reads_settings_of(home: &Home) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if !nix::unistd::geteuid().is_root() {
+        return false;
+    }
+    home.teams_dir().ancestors().all(|dir| match std::fs::metadata(dir) {
+        Ok(meta) => meta.uid() == 0 && meta.mode() & 0o022 == 0,
+        // Made by swarm, as root, closed to others.
+        Err(err) => err.kind() == std::io::ErrorKind::NotFound,
+    })
 }
 
 /// `base` (the system settings Gemini CLI would read, if any) with `swarm hook gemini` added to

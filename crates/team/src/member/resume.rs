@@ -80,6 +80,7 @@ pub fn prepare(
         lead_profile: settings.profile,
         lead_argv: None,
         inherit: &[],
+        gemini_hooks: crate::launch::profiles::gemini_reads_settings_of(team.home()),
     };
     // The new signing agent alerts as the team file says; without one, as the agent's defaults.
     let notify = file.map(TeamFile::notify).transpose()?;
