@@ -191,7 +191,10 @@ fn becomes(sandbox: &Sandbox, team: &str, name: &str, state: &str, why: &str) {
             last == (state.to_owned(), why.to_owned())
         });
     }));
-    assert!(seen.is_ok(), "{name} never became {state} ({why}); it is {last:?}");
+    assert!(
+        seen.is_ok(),
+        "{name} never became {state} ({why}); it is {last:?}"
+    );
 }
 
 fn type_line(sandbox: &Sandbox, team: &str, name: &str, line: &str) {
@@ -315,7 +318,14 @@ fn codex_tells_its_turns_end_and_session_through_notify_and_gemini_its_activity_
     becomes(&sandbox, "p", "gm", "idle", "turn ended");
     assert_eq!(
         states(&sandbox, "p", "gm"),
-        ["starting", "idle", "working", "needs-you", "working", "idle"],
+        [
+            "starting",
+            "idle",
+            "working",
+            "needs-you",
+            "working",
+            "idle"
+        ],
     );
     let log = sandbox
         .swarm()
@@ -334,11 +344,10 @@ fn codex_tells_its_turns_end_and_session_through_notify_and_gemini_its_activity_
 fn swarm_hook_codex_and_gemini_refuse_with_exit_1_outside_a_pane_or_without_their_input() {
     let sandbox = Sandbox::new();
     let turn = r#"{"type":"agent-turn-complete","thread-id":"t","turn-id":"u","cwd":"/tmp","client":"codex-tui","input-messages":["x"],"last-assistant-message":"y"}"#;
-    sandbox
-        .swarm()
-        .args(["hook", "codex", turn])
-        .run()
-        .refused(1, "swarm hook codex records the activity of the member whose pane it runs in");
+    sandbox.swarm().args(["hook", "codex", turn]).run().refused(
+        1,
+        "swarm hook codex records the activity of the member whose pane it runs in",
+    );
     sandbox
         .swarm()
         .args(["hook", "codex"])
@@ -390,9 +399,8 @@ fn up_dry_run_shows_what_each_profile_adds() {
             .unwrap()
             .clone()
     };
-    let argv = |name: &str| -> Vec<String> {
-        serde_json::from_value(pane(name)["argv"].clone()).unwrap()
-    };
+    let argv =
+        |name: &str| -> Vec<String> { serde_json::from_value(pane(name)["argv"].clone()).unwrap() };
     assert_eq!(
         argv("cx"),
         strings(&["codex", "-c", r#"notify=["swarm","hook","codex"]"#])
@@ -432,7 +440,10 @@ fn up_dry_run_shows_what_each_profile_adds() {
 fn a_gemini_teammate_in_a_home_gemini_would_not_trust_gets_no_settings_file() {
     let mut sandbox = Sandbox::new();
     sandbox.shim("gemini", FAKE_GEMINI);
-    for (var, dir) in [("FAKE_RECORD", "record"), ("GEMINI_CLI_HOME", "gemini-home")] {
+    for (var, dir) in [
+        ("FAKE_RECORD", "record"),
+        ("GEMINI_CLI_HOME", "gemini-home"),
+    ] {
         let dir = sandbox.root().join(dir);
         fs::create_dir_all(&dir).unwrap();
         sandbox.set_env(var, &dir);
@@ -445,11 +456,17 @@ fn a_gemini_teammate_in_a_home_gemini_would_not_trust_gets_no_settings_file() {
     let member = sandbox.member("g", "gm");
     assert_eq!(member["activityHooks"], Value::Null, "{member}");
     assert!(
-        !member["envKeys"].to_string().contains("GEMINI_CLI_SYSTEM_SETTINGS_PATH"),
+        !member["envKeys"]
+            .to_string()
+            .contains("GEMINI_CLI_SYSTEM_SETTINGS_PATH"),
         "{member}"
     );
     log_shows(&sandbox, "g", "gm", "fake gemini ready");
-    let log = sandbox.swarm().args(["log", "gm", "--team", "g"]).run().stdout;
+    let log = sandbox
+        .swarm()
+        .args(["log", "gm", "--team", "g"])
+        .run()
+        .stdout;
     assert!(!log.contains("Skipping system settings"), "{log}");
     drop(team);
 }
@@ -542,11 +559,26 @@ command = ["mytool", "plain"]
     );
     let quiet = &launches(&sandbox, "quiet")[1];
     assert_eq!(quiet[0], "--session-id");
-    assert_ne!(quiet[1], quiet_session, "a new session: the old id is taken");
-    assert_eq!(session_id(&sandbox, "r", "quiet").as_deref(), Some(quiet[1].as_str()));
-    resumed.stderr_has("quiet starts a new conversation: Gemini CLI kept no conversation of its session");
+    assert_ne!(
+        quiet[1], quiet_session,
+        "a new session: the old id is taken"
+    );
+    assert_eq!(
+        session_id(&sandbox, "r", "quiet").as_deref(),
+        Some(quiet[1].as_str())
+    );
+    resumed.stderr_has(
+        "quiet starts a new conversation: Gemini CLI kept no conversation of its session",
+    );
     let aider = &launches(&sandbox, "ad")[1];
-    assert_eq!(aider[..], [&launches(&sandbox, "ad")[0][..], &strings(&["--restore-chat-history"])].concat());
+    assert_eq!(
+        aider[..],
+        [
+            &launches(&sandbox, "ad")[0][..],
+            &strings(&["--restore-chat-history"])
+        ]
+        .concat()
+    );
     assert_eq!(
         launches(&sandbox, "gn")[1],
         strings(&["--resume", &generic_session])

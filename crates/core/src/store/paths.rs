@@ -914,11 +914,13 @@ impl GeminiPaths {
             .flatten()
             .map(|entry| entry.path())
             .filter(|file| {
-                file.file_name().and_then(OsStr::to_str).is_some_and(|name| {
-                    name.starts_with("session-")
-                        && (name.ends_with(&format!("-{short}.jsonl"))
-                            || name.ends_with(&format!("-{short}.json")))
-                })
+                file.file_name()
+                    .and_then(OsStr::to_str)
+                    .is_some_and(|name| {
+                        name.starts_with("session-")
+                            && (name.ends_with(&format!("-{short}.jsonl"))
+                                || name.ends_with(&format!("-{short}.json")))
+                    })
             })
             .collect()
     }

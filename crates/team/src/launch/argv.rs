@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use crate::base::process::LEAD_VAR;
 use crate::format::config::Member;
-use crate::store::paths::{ClaudePaths, CodexPaths, GeminiPaths};
 pub use crate::format::settings::{Color, EnvPolicy, Profile};
+use crate::store::paths::{ClaudePaths, CodexPaths, GeminiPaths};
 
 /// The profile of the program's base name: `claude`, `codex`, `gemini`, `aider`, else generic.
 pub(crate) fn detect_profile(command: Option<&[String]>) -> Option<Profile> {
@@ -282,7 +282,12 @@ impl TeamLaunch<'_> {
                 argv.extend([SESSION_FLAG.to_owned(), self.lead_session_id.to_owned()]);
             }
         } else {
-            self.resumable(&mut argv, self.lead_profile, self.lead, self.lead_session_id);
+            self.resumable(
+                &mut argv,
+                self.lead_profile,
+                self.lead,
+                self.lead_session_id,
+            );
         }
         let session_id = started_session(self.lead_profile, &argv, self.lead_session_id, named);
         let env = self.environment(&Role::Lead, env, env_policy, launcher_env);
@@ -303,7 +308,10 @@ impl TeamLaunch<'_> {
         let flags = flags_in(argv);
         match profile {
             Profile::Codex => {
-                if !codex_overrides(argv).iter().any(|key| key == CODEX_NOTIFY_KEY) {
+                if !codex_overrides(argv)
+                    .iter()
+                    .any(|key| key == CODEX_NOTIFY_KEY)
+                {
                     argv.extend(["-c".to_owned(), CODEX_NOTIFY.to_owned()]);
                 }
             }
@@ -590,14 +598,19 @@ pub(crate) fn resume(
                 argv = without_flag(&argv, flag);
             }
             let kept = match profile {
-                Profile::Claude => ClaudePaths::new(
-                    os("CLAUDE_CONFIG_DIR").as_deref(),
-                    os("HOME").as_deref(),
-                )
-                .is_some_and(|claude| recorded.as_ref().is_some_and(|id| claude.has_transcript(id))),
+                Profile::Claude => {
+                    ClaudePaths::new(os("CLAUDE_CONFIG_DIR").as_deref(), os("HOME").as_deref())
+                        .is_some_and(|claude| {
+                            recorded
+                                .as_ref()
+                                .is_some_and(|id| claude.has_transcript(id))
+                        })
+                }
                 _ => GeminiPaths::new(os("GEMINI_CLI_HOME").as_deref(), os("HOME").as_deref())
                     .is_some_and(|gemini| {
-                        recorded.as_ref().is_some_and(|id| gemini.has_conversation(id))
+                        recorded
+                            .as_ref()
+                            .is_some_and(|id| gemini.has_conversation(id))
                     }),
             };
             match recorded.filter(|_| kept) {
@@ -640,8 +653,7 @@ pub(crate) fn resume(
         }
         Profile::Aider => {
             let flags = flags_in(&argv);
-            if !flags.contains(AIDER_RESTORE_FLAG) && !flags.contains("--no-restore-chat-history")
-            {
+            if !flags.contains(AIDER_RESTORE_FLAG) && !flags.contains("--no-restore-chat-history") {
                 argv.push(AIDER_RESTORE_FLAG.to_owned());
             }
         }
@@ -685,7 +697,10 @@ fn codex_overrides(argv: &[String]) -> Vec<String> {
     let mut keys = Vec::new();
     for flag in CODEX_CONFIG_FLAGS {
         for arg in occurrences(argv, flag) {
-            let value = match arg.strip_prefix(flag).and_then(|rest| rest.strip_prefix('=')) {
+            let value = match arg
+                .strip_prefix(flag)
+                .and_then(|rest| rest.strip_prefix('='))
+            {
                 Some(value) => value,
                 None if arg == flag => continue,
                 None => arg.as_str(),
@@ -1056,7 +1071,13 @@ mod tests {
         let launch = teammate_of(Profile::Codex, None);
         assert_eq!(
             launch.argv,
-            strings(&["codex", "--model", "m1", "-c", r#"notify=["swarm","hook","codex"]"#])
+            strings(&[
+                "codex",
+                "--model",
+                "m1",
+                "-c",
+                r#"notify=["swarm","hook","codex"]"#
+            ])
         );
         // The screen tells when it works; notify only its turn's end, and its session.
         assert!(!launch.activity_hooks);
@@ -1191,7 +1212,11 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let day = home.path().join(".codex/sessions/2026/11/26");
         std::fs::create_dir_all(&day).unwrap();
-        std::fs::write(day.join(format!("rollout-2026-11-26T10-00-00-{id}.jsonl")), "{}\n").unwrap();
+        std::fs::write(
+            day.join(format!("rollout-2026-11-26T10-00-00-{id}.jsonl")),
+            "{}\n",
+        )
+        .unwrap();
         let chats = home.path().join(".gemini/tmp/proj/chats");
         std::fs::create_dir_all(&chats).unwrap();
         let short = &id[..8];
@@ -1219,43 +1244,125 @@ mod tests {
         let resumed = resume(&codex, "fresh", &var);
         assert_eq!(
             resumed.argv,
-            strings(&["codex", "-c", notify, "-c", r#"tui.resume_cwd="session""#, "resume", id])
+            strings(&[
+                "codex",
+                "-c",
+                notify,
+                "-c",
+                r#"tui.resume_cwd="session""#,
+                "resume",
+                id
+            ])
         );
-        assert_eq!((resumed.session_id.as_deref(), resumed.note), (Some(id), None));
+        assert_eq!(
+            (resumed.session_id.as_deref(), resumed.note),
+            (Some(id), None)
+        );
         // Resumed twice: the first resume's words are not said again.
-        let again = recorded(Profile::Codex, &resumed.argv.iter().map(String::as_str).collect::<Vec<_>>(), Some(id));
+        let again = recorded(
+            Profile::Codex,
+            &resumed.argv.iter().map(String::as_str).collect::<Vec<_>>(),
+            Some(id),
+        );
         assert_eq!(resume(&again, "fresh", &var).argv, resumed.argv);
-        let untold = resume(&recorded(Profile::Codex, &["codex", "-c", notify], None), "fresh", &var);
+        let untold = resume(
+            &recorded(Profile::Codex, &["codex", "-c", notify], None),
+            "fresh",
+            &var,
+        );
         assert_eq!(untold.argv, strings(&["codex", "-c", notify]));
-        assert!(untold.note.unwrap().contains("bob starts a new conversation: Codex told no session id"));
+        assert!(
+            untold
+                .note
+                .unwrap()
+                .contains("bob starts a new conversation: Codex told no session id")
+        );
         let lost = "019a0000-9999-7222-8333-444455556666";
-        let gone = resume(&recorded(Profile::Codex, &["codex", "-c", notify], Some(lost)), "fresh", &var);
-        assert_eq!((gone.argv.len(), gone.session_id.as_deref()), (3, Some(lost)));
+        let gone = resume(
+            &recorded(Profile::Codex, &["codex", "-c", notify], Some(lost)),
+            "fresh",
+            &var,
+        );
+        assert_eq!(
+            (gone.argv.len(), gone.session_id.as_deref()),
+            (3, Some(lost))
+        );
 
-        let gemini = recorded(Profile::Gemini, &["gemini", "-m", "x", "--session-id", id], Some(id));
+        let gemini = recorded(
+            Profile::Gemini,
+            &["gemini", "-m", "x", "--session-id", id],
+            Some(id),
+        );
         let resumed = resume(&gemini, "fresh", &var);
-        assert_eq!(resumed.argv, strings(&["gemini", "-m", "x", "--resume", id]));
+        assert_eq!(
+            resumed.argv,
+            strings(&["gemini", "-m", "x", "--resume", id])
+        );
         assert_eq!(resumed.note, None);
         // Never prompted: Gemini CLI cannot resume it, nor start it again with the same id.
-        let unprompted = recorded(Profile::Gemini, &["gemini", "--session-id", lost], Some(lost));
+        let unprompted = recorded(
+            Profile::Gemini,
+            &["gemini", "--session-id", lost],
+            Some(lost),
+        );
         let fresh = resume(&unprompted, "fresh", &var);
         assert_eq!(fresh.argv, strings(&["gemini", "--session-id", "fresh"]));
         assert_eq!(fresh.session_id.as_deref(), Some("fresh"));
-        assert!(fresh.note.unwrap().contains("Gemini CLI kept no conversation"));
+        assert!(
+            fresh
+                .note
+                .unwrap()
+                .contains("Gemini CLI kept no conversation")
+        );
 
-        let aider = recorded(Profile::Aider, &["aider", "--chat-history-file", "c.md"], None);
+        let aider = recorded(
+            Profile::Aider,
+            &["aider", "--chat-history-file", "c.md"],
+            None,
+        );
         let resumed = resume(&aider, "fresh", &var);
-        assert_eq!(resumed.argv, strings(&["aider", "--chat-history-file", "c.md", "--restore-chat-history"]));
-        assert_eq!(resume(&recorded(Profile::Aider, &resumed.argv.iter().map(String::as_str).collect::<Vec<_>>(), None), "fresh", &var).argv, resumed.argv);
+        assert_eq!(
+            resumed.argv,
+            strings(&[
+                "aider",
+                "--chat-history-file",
+                "c.md",
+                "--restore-chat-history"
+            ])
+        );
+        assert_eq!(
+            resume(
+                &recorded(
+                    Profile::Aider,
+                    &resumed.argv.iter().map(String::as_str).collect::<Vec<_>>(),
+                    None
+                ),
+                "fresh",
+                &var
+            )
+            .argv,
+            resumed.argv
+        );
 
         let generic = recorded(Profile::Generic, &["mytool", "--session=abc"], Some("abc"));
-        assert_eq!(resume(&generic, "fresh", &var).argv, strings(&["mytool", "--session=abc"]));
+        assert_eq!(
+            resume(&generic, "fresh", &var).argv,
+            strings(&["mytool", "--session=abc"])
+        );
         let mut told = generic.clone();
         told.resume_command = Some(strings(&["mytool", "--resume", "{session_id}"]));
-        assert_eq!(resume(&told, "fresh", &var).argv, strings(&["mytool", "--resume", "abc"]));
+        assert_eq!(
+            resume(&told, "fresh", &var).argv,
+            strings(&["mytool", "--resume", "abc"])
+        );
         told.session_id = None;
         let afresh = resume(&told, "fresh", &var);
         assert_eq!(afresh.argv, strings(&["mytool", "--session=abc"]));
-        assert!(afresh.note.unwrap().contains("names {session_id}, and none was recorded"));
+        assert!(
+            afresh
+                .note
+                .unwrap()
+                .contains("names {session_id}, and none was recorded")
+        );
     }
 }

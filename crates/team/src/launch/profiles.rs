@@ -70,20 +70,23 @@ pub fn gemini_reads_settings_of(home: &Home) -> bool {
     if !nix::unistd::geteuid().is_root() {
         return false;
     }
-    home.teams_dir().ancestors().all(|dir| match std::fs::metadata(dir) {
-        Ok(meta) => meta.uid() == 0 && meta.mode() & 0o022 == 0,
-        // Made by swarm, as root, closed to others.
-        Err(err) => err.kind() == std::io::ErrorKind::NotFound,
-    })
+    home.teams_dir()
+        .ancestors()
+        .all(|dir| match std::fs::metadata(dir) {
+            Ok(meta) => meta.uid() == 0 && meta.mode() & 0o022 == 0,
+            // Made by swarm, as root, closed to others.
+            Err(err) => err.kind() == std::io::ErrorKind::NotFound,
+        })
 }
 
 /// `base` (the system settings Gemini CLI would read, if any) with `swarm hook gemini` added to
 /// each of [`GEMINI_ACTIVITY_EVENTS`]: Gemini CLI runs every layer's hooks, and this layer's with
 /// no trust prompt. Its timeout is in milliseconds.
 pub fn gemini_settings(base: Option<Value>) -> Result<Value> {
-    let mut settings = match base.unwrap_or_else(|| json!({})) {
-        Value::Object(map) => map,
-        _ => return Err(Error::runtime("Gemini CLI's system settings are not a JSON object")),
+    let Value::Object(mut settings) = base.unwrap_or_else(|| json!({})) else {
+        return Err(Error::runtime(
+            "Gemini CLI's system settings are not a JSON object",
+        ));
     };
     let hooks = settings
         .entry("hooks")
@@ -126,7 +129,10 @@ mod tests {
             "hooks": {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "theirs"}]}]},
         });
         let settings = gemini_settings(Some(base)).unwrap();
-        assert_eq!(settings["security"]["auth"]["selectedType"], "gemini-api-key");
+        assert_eq!(
+            settings["security"]["auth"]["selectedType"],
+            "gemini-api-key"
+        );
         let before_tool = settings["hooks"]["BeforeTool"].as_array().unwrap();
         assert_eq!(before_tool[0]["hooks"][0]["command"], "theirs");
         assert_eq!(before_tool[1]["hooks"][0]["command"], "swarm hook gemini");

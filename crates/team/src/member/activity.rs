@@ -115,11 +115,7 @@ pub fn record_codex_session(
         return Ok(true);
     };
     let config = team.load()?;
-    if config
-        .member(member)
-        .and_then(|m| m.session_id.as_deref())
-        == Some(thread)
-    {
+    if config.member(member).and_then(|m| m.session_id.as_deref()) == Some(thread) {
         return Ok(true);
     }
     if !codex.is_some_and(|codex| codex.has_rollout(thread)) {
@@ -352,7 +348,7 @@ mod tests {
 
     #[test]
     fn each_gemini_cli_hook_and_codex_notify_tells_its_activity() {
-        let gemini = |input: Value| from_gemini_hook(&input).map(|(a, why)| (a, why));
+        let gemini = |input: Value| from_gemini_hook(&input);
         assert_eq!(
             gemini(json!({"hook_event_name": "BeforeAgent", "prompt": "do things"})),
             Some((Activity::Working, "prompt".to_owned()))
@@ -362,7 +358,9 @@ mod tests {
             Some((Activity::Working, "tool (run_shell_command)".to_owned()))
         );
         assert_eq!(
-            gemini(json!({"hook_event_name": "Notification", "notification_type": "ToolPermission", "message": "Tool Confirm Shell Command requires execution"})),
+            gemini(
+                json!({"hook_event_name": "Notification", "notification_type": "ToolPermission", "message": "Tool Confirm Shell Command requires execution"})
+            ),
             Some((
                 Activity::NeedsYou,
                 "Tool Confirm Shell Command requires execution".to_owned()

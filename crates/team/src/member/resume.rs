@@ -181,9 +181,17 @@ fn relaunch(
         ));
     }
     // The lead's id is the team's, which its teammates name as their parent.
-    let fresh_id = if is_lead { launch_team.lead_session_id.to_owned() } else { ids::fresh().to_string() };
+    let fresh_id = if is_lead {
+        launch_team.lead_session_id.to_owned()
+    } else {
+        ids::fresh().to_string()
+    };
     let var = |key: &str| env.get(key).cloned().or_else(|| launcher_env(key));
-    let argv::Resumption { argv, session_id, note } = argv::resume(member, &fresh_id, &var);
+    let argv::Resumption {
+        argv,
+        session_id,
+        note,
+    } = argv::resume(member, &fresh_id, &var);
     notes.extend(note);
     let mut record = member.clone();
     record.session_id = session_id;

@@ -214,7 +214,7 @@ impl Supervisor {
             let turn_just_ended = watch.tells_turn_end
                 && state == Some(Activity::Idle)
                 && current.as_ref().is_some_and(|c| {
-                    clock::now_ms().saturating_sub(c.since) < QUIET.as_millis() as u64
+                    Duration::from_millis(clock::now_ms().saturating_sub(c.since)) < QUIET
                 });
             // Output after a stall is a sign of life, whatever else tells the activity.
             if state == Some(Activity::Stalled)
