@@ -613,18 +613,26 @@ pub(crate) fn resume(
                             .is_some_and(|id| gemini.has_conversation(id))
                     }),
             };
-            match recorded.filter(|_| kept) {
+            match recorded.clone().filter(|_| kept) {
                 Some(id) => argv.extend([RESUME_FLAG.to_owned(), id]),
                 None => {
                     // No conversation to go back to (it never had a prompt): a new session.
+                    // Gemini CLI refuses an id whose unprompted file is still there: never the old
+                    // one (a lead's fresh id is the one it had).
+                    let fresh_id =
+                        if profile == Profile::Gemini && recorded.as_deref() == Some(fresh_id) {
+                            crate::base::ids::fresh().to_string()
+                        } else {
+                            fresh_id.to_owned()
+                        };
                     if session_id.is_some() {
                         note = afresh(match profile {
                             Profile::Claude => "Claude Code kept no transcript of its session",
                             _ => "Gemini CLI kept no conversation of its session",
                         });
                     }
-                    argv.extend([SESSION_FLAG.to_owned(), fresh_id.to_owned()]);
-                    session_id = Some(fresh_id.to_owned());
+                    argv.extend([SESSION_FLAG.to_owned(), fresh_id.clone()]);
+                    session_id = Some(fresh_id);
                 }
             }
         }
@@ -1314,6 +1322,10 @@ mod tests {
                 .unwrap()
                 .contains("Gemini CLI kept no conversation")
         );
+        // A lead's fresh id is the team's, the one it had: a new one all the same.
+        let lead = resume(&unprompted, lost, &var);
+        assert_eq!(lead.argv[1], SESSION_FLAG);
+        assert_ne!(lead.argv[2], lost);
 
         let aider = recorded(
             Profile::Aider,
