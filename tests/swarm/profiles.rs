@@ -16,9 +16,9 @@ use crate::harness::{LEAD, Sandbox, Team, eventually};
 /// the session's rollout is written at its first turn (`$CODEX_HOME/sessions/Y/M/D/rollout-…-<id>.jsonl`;
 /// `codex resume <id>` appends to it), and the notify program is spawned, not waited for, with
 /// stdin, stdout and stderr null, the turn's JSON as its last argument; the screen is drawn on
-/// after that. The line `title` ends only
-/// the turn of the thread that names the conversation, which has no rollout: Codex tells notify
-/// of it too.
+/// after that. Then Codex tells notify of the side thread that named the conversation, which has
+/// no rollout (its payload as Codex 0.169.0 gave it, seen by hand). The line `title` ends only
+/// that side thread's turn, and waits for its notify program.
 const FAKE_CODEX: &str = r#"#!/usr/bin/env python3
 import json, os, subprocess, sys, time, uuid
 args = sys.argv[1:]
@@ -28,6 +28,11 @@ overrides = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-c", "--conf
 notify = [json.loads(v.split("=", 1)[1]) for v in overrides if v.split("=", 1)[0] == "notify"][0]
 thread = args[args.index("resume") + 1] if "resume" in args else str(uuid.uuid4())
 day = os.path.join(os.environ["CODEX_HOME"], "sessions", "2026", "11", "26")
+TITLE = ("Generate a concise, single-line task title of at most 36 characters and under five "
+         "words where possible. Start with an imperative verb. Capitalize only the first word "
+         "unless the user's language, proper nouns, acronyms, or code terms require otherwise. "
+         "Preserve ticket references exactly. Write in the user's language. Do not use quotes, "
+         "markdown, or trailing punctuation. Do not answer the request.\n\nUser prompt:\n")
 def tell(thread_id, inputs, last):
     turn = {"type": "agent-turn-complete", "thread-id": thread_id, "turn-id": str(uuid.uuid4()),
             "cwd": os.getcwd(), "client": "codex-tui", "input-messages": inputs,
@@ -38,14 +43,15 @@ print("fake codex ready", flush=True)
 for line in sys.stdin:
     prompt = line.strip()
     if prompt == "title":
-        tell(str(uuid.uuid4()), ["Generate a concise, single-line task title for this request"],
-             '{"title":"Fake task title"}').wait()
+        tell(str(uuid.uuid4()), [TITLE + "run it"], '{"title": "Fake task title"}').wait()
         print("told title", flush=True)
         continue
     os.makedirs(day, exist_ok=True)
     with open(os.path.join(day, f"rollout-2026-11-26T10-00-00-{thread}.jsonl"), "a") as f:
         f.write(json.dumps({"type": "session_meta", "payload": {"id": thread}}) + "\n")
     tell(thread, [prompt], "ran the command")
+    # Then the side thread that named the conversation ends too (after the turn, in 0.169.0).
+    tell(str(uuid.uuid4()), [TITLE + prompt], '{"title": "Fake task title"}')
     # The TUI draws on as the turn ends: its last output follows the notify.
     time.sleep(0.05)
     print("\u2500 Worked for 1s \u2500", flush=True)
