@@ -227,7 +227,7 @@ pub(crate) enum Command {
     /// The pane supervisor: tmux starts it in each member's pane; not run by hand
     Run(commands::run::Args),
 
-    /// Record a member's activity from its program's hook (Claude Code runs it; not run by hand)
+    /// Record a member's activity from its program's hook (Claude Code, Codex or Gemini CLI runs it; not run by hand)
     Hook(commands::hook::Args),
 
     /// The log writer tmux pipes a member's pane into; not run by hand

@@ -36,6 +36,7 @@ mod permissions;
 mod person;
 mod private_files;
 mod processes;
+mod profiles;
 mod protocol_rules;
 mod reports;
 mod resume;

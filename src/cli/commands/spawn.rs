@@ -110,6 +110,11 @@ pub(crate) struct Args {
     #[arg(long, value_name = "DURATION")]
     pub(crate) stall_after: Option<String>,
 
+    /// What a resume of its team runs in place of its profile's way back into its conversation,
+    /// split as a shell splits it; {session_id} stands for its session id
+    #[arg(long, value_name = "CMD")]
+    pub(crate) resume_command: Option<String>,
+
     /// Rotate its log at this size, e.g. 64MiB [default: the team file's log_max, else 64MiB]
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub(crate) log_max: Option<u64>,
@@ -182,6 +187,7 @@ impl Args {
                 Ok(secs) => Span::Seconds(secs),
                 Err(_) => Span::Text(span.clone()),
             }),
+            resume_command: self.resume_command.clone().map(Command::Line),
         }
     }
 }
@@ -256,6 +262,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         lead_profile: launch_settings.profile,
         lead_argv: lead_argv.as_deref(),
         inherit: &launch_settings.inherit,
+        gemini_hooks: crate::launch::profiles::gemini_reads_settings_of(team.home()),
     };
     let (mut member, mut plan) =
         prepare::teammate(&launch_team, &spec, color, clock::now_ms(), &|key| {

@@ -194,6 +194,10 @@ pub struct Member {
     /// its supervisor does not judge working and idle from its screen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activity_hooks: Option<bool>,
+    /// What a resume runs in place of its profile's own way (`resume_command`), as written:
+    /// `{session_id}` stands for its `sessionId` (docs/ARCHITECTURE.md, "Resuming a team").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_command: Option<Vec<String>>,
     /// Set by `stop` and `down` before they signal the supervisor: why it should end the program.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_requested: Option<String>,

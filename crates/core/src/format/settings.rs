@@ -35,6 +35,14 @@ choice! {
     Profile {
         /// Claude Code: teammate identity flags and environment, as Claude Code's own teammates get
         Claude = "claude",
+        /// Codex CLI: its turn-end `notify` program wired to `swarm hook codex`; resumed with
+        /// `codex resume <id>`
+        Codex = "codex",
+        /// Gemini CLI: a chosen `--session-id`, its hooks wired to `swarm hook gemini`; resumed with
+        /// `--resume <id>`
+        Gemini = "gemini",
+        /// aider: a chat history file of the member's own; resumed with `--restore-chat-history`
+        Aider = "aider",
         /// Any other program: identity in SWARM_* variables only
         #[default]
         Generic = "generic",

@@ -274,6 +274,23 @@ impl TeamPaths {
         self.dir.join("logs")
     }
 
+    /// `gemini-settings.json`: the system settings file swarm gives the team's Gemini CLI members
+    /// (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`): the one they would read, with swarm's hooks added.
+    pub fn gemini_settings(&self) -> PathBuf {
+        self.dir.join(GEMINI_SETTINGS_FILE)
+    }
+
+    /// `aider/<member>.chat.md` and `aider/<member>.input`: an aider member's own chat and input
+    /// histories, so members in one checkout never restore each other's chat.
+    pub fn aider_history(&self, member: &str) -> (PathBuf, PathBuf) {
+        let dir = self.dir.join("aider");
+        let member = path_component(member);
+        (
+            dir.join(format!("{member}.chat.md")),
+            dir.join(format!("{member}.input")),
+        )
+    }
+
     pub fn log(&self, member: &str) -> PathBuf {
         self.logs()
             .join(format!("{}{LOG_SUFFIX}", path_component(member)))
@@ -317,6 +334,7 @@ const EVENTS_FILE: &str = "events.jsonl";
 const NOTIFY_FILE: &str = "notify.toml";
 const ACTIVITY_FILE: &str = "activity.json";
 const ACTIVITY_LOCK_FILE: &str = ".activity.flock";
+const GEMINI_SETTINGS_FILE: &str = "gemini-settings.json";
 const INBOX_SUFFIX: &str = ".json";
 const HISTORY_SUFFIX: &str = ".jsonl";
 const LOG_SUFFIX: &str = ".log";
@@ -817,6 +835,119 @@ impl ClaudePaths {
             .strip_suffix(digest)?
             .strip_suffix('.')?;
         digits(pid)
+    }
+}
+
+/// Codex CLI's own folder: `$CODEX_HOME`, else `~/.codex`. swarm only reads there: whether a
+/// session (a thread) wrote its rollout, `sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`
+/// (Codex 0.169.0).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodexPaths {
+    dir: PathBuf,
+}
+
+impl CodexPaths {
+    /// From `$CODEX_HOME` and `$HOME` (unset or empty: none); `None` with neither.
+    pub fn new(codex_home: Option<&OsStr>, home: Option<&OsStr>) -> Option<Self> {
+        let dir = match codex_home.filter(|dir| !dir.is_empty()) {
+            Some(dir) => PathBuf::from(dir),
+            None => PathBuf::from(home.filter(|home| !home.is_empty())?).join(".codex"),
+        };
+        Some(Self { dir })
+    }
+
+    /// Whether session `id` wrote a rollout: only then can `codex resume <id>` find it, and only
+    /// a session of the person's conversation does (Codex's title thread writes none).
+    pub fn has_rollout(&self, id: &str) -> bool {
+        let suffix = format!("-{id}.jsonl");
+        let days = |dir: PathBuf| {
+            std::fs::read_dir(dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|entry| entry.path())
+        };
+        days(self.dir.join("sessions"))
+            .flat_map(days)
+            .flat_map(days)
+            .flat_map(|day| days(day).collect::<Vec<_>>())
+            .any(|file| {
+                file.file_name()
+                    .and_then(OsStr::to_str)
+                    .is_some_and(|name| name.starts_with("rollout-") && name.ends_with(&suffix))
+            })
+    }
+}
+
+/// Gemini CLI's own folder: `$GEMINI_CLI_HOME/.gemini`, else `~/.gemini`. swarm only reads
+/// there: the session files of a project, `tmp/<project>/chats/session-<time>-<first 8 of the
+/// id>.jsonl` (Gemini CLI 0.61.0).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeminiPaths {
+    dir: PathBuf,
+}
+
+impl GeminiPaths {
+    /// From `$GEMINI_CLI_HOME` and `$HOME` (unset or empty: none); `None` with neither.
+    pub fn new(gemini_home: Option<&OsStr>, home: Option<&OsStr>) -> Option<Self> {
+        let home = gemini_home
+            .filter(|dir| !dir.is_empty())
+            .or_else(|| home.filter(|home| !home.is_empty()))?;
+        Some(Self {
+            dir: PathBuf::from(home).join(".gemini"),
+        })
+    }
+
+    /// The files that may hold session `id`: Gemini CLI names a session's file by the first 8
+    /// characters of its id only, so each must be read to know whose it is.
+    pub fn session_files(&self, id: &str) -> Vec<PathBuf> {
+        let Some(short) = id.get(..8) else {
+            return Vec::new();
+        };
+        let Ok(projects) = std::fs::read_dir(self.dir.join("tmp")) else {
+            return Vec::new();
+        };
+        projects
+            .flatten()
+            .filter_map(|project| std::fs::read_dir(project.path().join("chats")).ok())
+            .flatten()
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|file| {
+                file.file_name()
+                    .and_then(OsStr::to_str)
+                    .is_some_and(|name| {
+                        name.starts_with("session-")
+                            && (name.ends_with(&format!("-{short}.jsonl"))
+                                || name.ends_with(&format!("-{short}.json")))
+                    })
+            })
+            .collect()
+    }
+
+    /// Whether session `id` holds a conversation `gemini --resume <id>` can take up: a file of
+    /// its (its first line names it) with a message of the person's or the model's. A session
+    /// killed before its first prompt holds only Gemini CLI's `<session_context>`, and its
+    /// resume fails ("Invalid session identifier").
+    pub fn has_conversation(&self, id: &str) -> bool {
+        self.session_files(id).iter().any(|file| {
+            let Ok(text) = std::fs::read_to_string(file) else {
+                return false;
+            };
+            let mut records = text
+                .lines()
+                .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok());
+            let ours = records
+                .next()
+                .is_some_and(|meta| meta["sessionId"].as_str() == Some(id));
+            ours && records.any(|record| match record["type"].as_str() {
+                Some("gemini") => true,
+                Some("user") => !record["content"][0]["text"]
+                    .as_str()
+                    .is_some_and(|text| text.starts_with("<session_context>")),
+                _ => false,
+            })
+        })
     }
 }
 

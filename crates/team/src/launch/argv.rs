@@ -7,16 +7,20 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::base::process::LEAD_VAR;
+use crate::format::config::Member;
 pub use crate::format::settings::{Color, EnvPolicy, Profile};
+use crate::store::paths::{ClaudePaths, CodexPaths, GeminiPaths};
 
-/// `claude` when the program is Claude Code, else generic.
+/// The profile of the program's base name: `claude`, `codex`, `gemini`, `aider`, else generic.
 pub(crate) fn detect_profile(command: Option<&[String]>) -> Option<Profile> {
     let program = command?.first()?;
     let base = Path::new(program).file_name()?.to_str()?;
-    Some(if base == "claude" {
-        Profile::Claude
-    } else {
-        Profile::Generic
+    Some(match base {
+        "claude" => Profile::Claude,
+        "codex" => Profile::Codex,
+        "gemini" => Profile::Gemini,
+        "aider" => Profile::Aider,
+        _ => Profile::Generic,
     })
 }
 
@@ -30,6 +34,21 @@ pub(crate) fn default_inherit(profile: Profile) -> &'static [&'static str] {
             "--plugin-dir",
             "--dangerously-skip-permissions",
         ],
+        Profile::Codex => &[
+            "--model",
+            "-m",
+            "--config",
+            "-c",
+            "--profile",
+            "-p",
+            "--sandbox",
+            "-s",
+            "--ask-for-approval",
+            "-a",
+            "--dangerously-bypass-approvals-and-sandbox",
+        ],
+        Profile::Gemini => &["--model", "-m", "--approval-mode", "--yolo", "-y"],
+        Profile::Aider => &["--model", "--weak-model", "--edit-format", "--yes-always"],
         Profile::Generic => &[],
     }
 }
@@ -38,15 +57,59 @@ pub(crate) fn default_inherit(profile: Profile) -> &'static [&'static str] {
 pub(crate) fn default_program(profile: Profile) -> Option<&'static str> {
     match profile {
         Profile::Claude => Some("claude"),
+        Profile::Codex => Some("codex"),
+        Profile::Gemini => Some("gemini"),
+        Profile::Aider => Some("aider"),
         Profile::Generic => None,
     }
 }
 
-/// Claude Code's flag that starts a session with a chosen id.
+/// Claude Code's and Gemini CLI's flag that starts a session with a chosen id.
 pub(crate) const SESSION_FLAG: &str = "--session-id";
 
-/// Claude Code's flag that resumes a session; it cannot be combined with [`SESSION_FLAG`].
+/// Claude Code's and Gemini CLI's flag that resumes a session; it cannot be combined with
+/// [`SESSION_FLAG`].
 pub(crate) const RESUME_FLAG: &str = "--resume";
+
+/// What stands for the member's session id in `command` and `resume_command`.
+pub const SESSION_PLACEHOLDER: &str = "{session_id}";
+
+/// Codex's flag that overrides one key of its configuration for this process, `key=TOML`.
+const CODEX_CONFIG_FLAGS: [&str; 2] = ["-c", "--config"];
+
+/// The Codex configuration key of the program it runs at every turn's end, with the turn as JSON
+/// in its last argument (Codex 0.169.0: `agent-turn-complete`).
+const CODEX_NOTIFY_KEY: &str = "notify";
+
+/// What the codex profile sets `notify` to: `swarm hook codex`, as a TOML array.
+pub const CODEX_NOTIFY: &str = r#"notify=["swarm","hook","codex"]"#;
+
+/// What a codex resume adds before `resume <id>`: without it, a session recorded in another
+/// directory than the one it resumes in waits on a "choose working directory" screen.
+const CODEX_RESUME_CWD: &str = r#"tui.resume_cwd="session""#;
+
+/// The variable Gemini CLI reads its system settings file's path from, in place of
+/// `/etc/gemini-cli/settings.json`: its highest layer, whose hooks run without a trust prompt.
+pub const GEMINI_SETTINGS_VAR: &str = "GEMINI_CLI_SYSTEM_SETTINGS_PATH";
+
+/// Where Gemini CLI reads its system settings when `GEMINI_SETTINGS_VAR` is unset (Linux).
+pub const GEMINI_SYSTEM_SETTINGS: &str = "/etc/gemini-cli/settings.json";
+
+/// The Gemini CLI hook events that tell a member's activity to `swarm hook gemini`
+/// (docs/ARCHITECTURE.md, "Activity and events").
+pub const GEMINI_ACTIVITY_EVENTS: &[&str] = &[
+    "SessionStart",
+    "BeforeAgent",
+    "BeforeTool",
+    "AfterTool",
+    "Notification",
+    "AfterAgent",
+];
+
+/// aider's flags for its chat and input history files, and the one that reads the chat back.
+const AIDER_CHAT_FLAG: &str = "--chat-history-file";
+const AIDER_INPUT_FLAG: &str = "--input-history-file";
+const AIDER_RESTORE_FLAG: &str = "--restore-chat-history";
 
 /// Flags that take no value, so the next argument is not theirs.
 const BOOLEAN_FLAGS: &[&str] = &[
@@ -54,6 +117,10 @@ const BOOLEAN_FLAGS: &[&str] = &[
     "--allow-dangerously-skip-permissions",
     "--verbose",
     "--debug",
+    "--dangerously-bypass-approvals-and-sandbox",
+    "--yolo",
+    "-y",
+    "--yes-always",
 ];
 
 /// Flags that lift permission checks; a plan-mode-required teammate never gets them.
@@ -104,6 +171,9 @@ pub struct TeamLaunch<'a> {
     pub lead_profile: Profile,
     pub lead_argv: Option<&'a [String]>,
     pub inherit: &'a [String],
+    /// Gemini CLI would read a settings file in the team's folder
+    /// (`profiles::gemini_reads_settings_of`): only then does a gemini teammate get swarm's.
+    pub gemini_hooks: bool,
 }
 
 /// What a teammate asks for, from the team file or `swarm spawn`.
@@ -184,13 +254,19 @@ pub(crate) enum Role<'a> {
 pub(crate) struct Launch {
     pub(crate) argv: Vec<String>,
     pub(crate) env: BTreeMap<String, String>,
-    /// Its program tells its activity through hooks swarm wired in (`claude_settings`).
+    /// Its program tells its activity through hooks swarm wired in (`claude_settings`, the
+    /// gemini settings file).
     #[serde(skip)]
     pub(crate) activity_hooks: bool,
+    /// The session its program starts, when swarm knows it at launch (recorded as `sessionId`).
+    #[serde(skip)]
+    pub(crate) session_id: Option<String>,
 }
 
 impl TeamLaunch<'_> {
     /// The lead runs its own command; a Claude Code lead gets the team's session id.
+    /// A Codex, Gemini CLI or aider lead gets what lets its conversation be resumed
+    /// ([`resumable`]), and no activity hooks.
     pub(crate) fn lead(
         &self,
         command: &[String],
@@ -199,17 +275,61 @@ impl TeamLaunch<'_> {
         launcher_env: &dyn Fn(&str) -> Option<String>,
     ) -> Launch {
         let mut argv = command.to_vec();
+        let named = name_session(&mut argv, self.lead_session_id);
         if self.lead_profile == Profile::Claude {
             let flags = flags_in(&argv);
             if !flags.contains(SESSION_FLAG) && !flags.contains(RESUME_FLAG) {
                 argv.extend([SESSION_FLAG.to_owned(), self.lead_session_id.to_owned()]);
             }
+        } else {
+            self.resumable(
+                &mut argv,
+                self.lead_profile,
+                self.lead,
+                self.lead_session_id,
+            );
         }
+        let session_id = started_session(self.lead_profile, &argv, self.lead_session_id, named);
         let env = self.environment(&Role::Lead, env, env_policy, launcher_env);
         Launch {
             argv,
             env,
             activity_hooks: false,
+            session_id,
+        }
+    }
+
+    /// What a profile other than Claude Code's adds so that a resume can find the member's
+    /// conversation again: Codex's `notify` (which tells swarm its session id at the first turn's
+    /// end, `swarm hook codex`), Gemini CLI's `--session-id`, aider's history files of the
+    /// member's own; and for any program, its `{session_id}` in `command` replaced. Nothing the
+    /// command already says is added again.
+    fn resumable(&self, argv: &mut Vec<String>, profile: Profile, name: &str, session_id: &str) {
+        let flags = flags_in(argv);
+        match profile {
+            Profile::Codex => {
+                if !codex_overrides(argv)
+                    .iter()
+                    .any(|key| key == CODEX_NOTIFY_KEY)
+                {
+                    argv.extend(["-c".to_owned(), CODEX_NOTIFY.to_owned()]);
+                }
+            }
+            Profile::Gemini => {
+                if !flags.contains(SESSION_FLAG) && !flags.contains(RESUME_FLAG) {
+                    argv.extend([SESSION_FLAG.to_owned(), session_id.to_owned()]);
+                }
+            }
+            Profile::Aider => {
+                let paths = crate::store::paths::Home::new(self.home.to_path_buf()).team(self.team);
+                let (chat, input) = paths.aider_history(name);
+                for (flag, file) in [(AIDER_CHAT_FLAG, chat), (AIDER_INPUT_FLAG, input)] {
+                    if !flags.contains(flag) {
+                        argv.extend([flag.to_owned(), file.display().to_string()]);
+                    }
+                }
+            }
+            Profile::Claude | Profile::Generic => {}
         }
     }
 
@@ -225,6 +345,7 @@ impl TeamLaunch<'_> {
                 .into_iter()
                 .collect(),
         };
+        let named = name_session(&mut argv, member.session_id);
         let own_flags = flags_in(&argv);
 
         if member.profile == self.lead_profile
@@ -244,7 +365,8 @@ impl TeamLaunch<'_> {
 
         if let Some(model) = member.model
             && !own_flags.contains("--model")
-            && (member.profile == Profile::Claude || self.inherit.iter().any(|f| f == "--model"))
+            && !(member.profile == Profile::Codex && own_flags.contains("-m"))
+            && (member.profile != Profile::Generic || self.inherit.iter().any(|f| f == "--model"))
         {
             argv.extend(["--model".to_owned(), model.to_owned()]);
         }
@@ -288,8 +410,9 @@ impl TeamLaunch<'_> {
                     ]);
                 }
             }
-            Profile::Generic => {}
+            profile => self.resumable(&mut argv, profile, member.name, member.session_id),
         }
+        let session_id = started_session(member.profile, &argv, member.session_id, named);
         let role = Role::Teammate {
             name: member.name,
             profile: member.profile,
@@ -297,11 +420,25 @@ impl TeamLaunch<'_> {
             color: member.color,
         };
         let env = self.environment(&role, member.env, member.env_policy, launcher_env);
+        // Its own env may name another settings file: then swarm's hooks are not in the one read.
+        if member.profile == Profile::Gemini {
+            activity_hooks = env.get(GEMINI_SETTINGS_VAR) == Some(&self.gemini_settings());
+        }
         Launch {
             argv,
             env,
             activity_hooks,
+            session_id,
         }
+    }
+
+    /// The system settings file swarm gives the team's Gemini CLI teammates.
+    fn gemini_settings(&self) -> String {
+        crate::store::paths::Home::new(self.home.to_path_buf())
+            .team(self.team)
+            .gemini_settings()
+            .display()
+            .to_string()
     }
 
     /// The environment a member's program gets: what its profile sets, the launcher's variables
@@ -330,12 +467,15 @@ impl TeamLaunch<'_> {
                 claude_vars(&mut env);
             }
             Role::Teammate {
-                profile: Profile::Generic,
+                profile,
                 plan_mode_required,
                 ..
             } => {
                 if plan_mode_required {
                     env.insert("SWARM_PLAN_MODE".into(), "required".into());
+                }
+                if profile == Profile::Gemini && self.gemini_hooks {
+                    env.insert(GEMINI_SETTINGS_VAR.into(), self.gemini_settings());
                 }
             }
         }
@@ -395,6 +535,190 @@ pub(crate) fn session_in(argv: &[String]) -> Option<String> {
             [] => None,
         }
     })
+}
+
+/// How a member's program starts again when its team is resumed (docs/ARCHITECTURE.md,
+/// "Resuming a team").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Resumption {
+    pub(crate) argv: Vec<String>,
+    /// The session it resumes or starts, recorded as its `sessionId`.
+    pub(crate) session_id: Option<String>,
+    /// Said on stderr: it starts a new conversation, and why.
+    pub(crate) note: Option<String>,
+}
+
+/// The argv `member` resumes with, from its record: its `resume_command` with `{session_id}`
+/// when it has one, else its profile's way back into its conversation, each only when the
+/// program kept that conversation (looked for in its own files, found through `var`: the
+/// member's environment, then the launcher's); otherwise its command afresh, a Claude Code or
+/// Gemini CLI member with the new session `fresh_id`.
+pub(crate) fn resume(
+    member: &Member,
+    fresh_id: &str,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Resumption {
+    let mut argv = member.argv.clone().unwrap_or_default();
+    let recorded = member.session_id.clone();
+    let afresh = |why: &str| Some(format!("{} starts a new conversation: {why}", member.name));
+    let os = |key: &str| var(key).map(std::ffi::OsString::from);
+    if let Some(command) = &member.resume_command {
+        let mut resumed = command.clone();
+        match &recorded {
+            Some(id) => {
+                name_session(&mut resumed, id);
+                return Resumption {
+                    argv: resumed,
+                    session_id: recorded,
+                    note: None,
+                };
+            }
+            None if !name_session(&mut resumed, "") => {
+                return Resumption {
+                    argv: resumed,
+                    session_id: None,
+                    note: None,
+                };
+            }
+            None => {
+                return Resumption {
+                    argv,
+                    session_id: None,
+                    note: afresh("its resume_command names {session_id}, and none was recorded"),
+                };
+            }
+        }
+    }
+    let profile = member.profile.unwrap_or_default();
+    let mut session_id = recorded.clone();
+    let mut note = None;
+    match profile {
+        Profile::Claude | Profile::Gemini => {
+            for flag in [SESSION_FLAG, RESUME_FLAG, crate::launch::keys::KEY_FLAG] {
+                argv = without_flag(&argv, flag);
+            }
+            let kept = match profile {
+                Profile::Claude => {
+                    ClaudePaths::new(os("CLAUDE_CONFIG_DIR").as_deref(), os("HOME").as_deref())
+                        .is_some_and(|claude| {
+                            recorded
+                                .as_ref()
+                                .is_some_and(|id| claude.has_transcript(id))
+                        })
+                }
+                _ => GeminiPaths::new(os("GEMINI_CLI_HOME").as_deref(), os("HOME").as_deref())
+                    .is_some_and(|gemini| {
+                        recorded
+                            .as_ref()
+                            .is_some_and(|id| gemini.has_conversation(id))
+                    }),
+            };
+            match recorded.clone().filter(|_| kept) {
+                Some(id) => argv.extend([RESUME_FLAG.to_owned(), id]),
+                None => {
+                    // No conversation to go back to (it never had a prompt): a new session.
+                    // Gemini CLI refuses an id whose unprompted file is still there: never the old
+                    // one (a lead's fresh id is the one it had).
+                    let fresh_id =
+                        if profile == Profile::Gemini && recorded.as_deref() == Some(fresh_id) {
+                            crate::base::ids::fresh().to_string()
+                        } else {
+                            fresh_id.to_owned()
+                        };
+                    if session_id.is_some() {
+                        note = afresh(match profile {
+                            Profile::Claude => "Claude Code kept no transcript of its session",
+                            _ => "Gemini CLI kept no conversation of its session",
+                        });
+                    }
+                    argv.extend([SESSION_FLAG.to_owned(), fresh_id.clone()]);
+                    session_id = Some(fresh_id);
+                }
+            }
+        }
+        Profile::Codex => {
+            // What an earlier resume added goes: `-c tui.resume_cwd=… resume <id>` ends it.
+            if let Some(at) = argv
+                .windows(2)
+                .position(|pair| pair[0] == "-c" && pair[1] == CODEX_RESUME_CWD)
+            {
+                argv.truncate(at);
+            }
+            let codex = CodexPaths::new(os("CODEX_HOME").as_deref(), os("HOME").as_deref());
+            match recorded {
+                Some(id) if codex.is_some_and(|codex| codex.has_rollout(&id)) => {
+                    argv.extend([
+                        "-c".to_owned(),
+                        CODEX_RESUME_CWD.to_owned(),
+                        "resume".to_owned(),
+                        id,
+                    ]);
+                }
+                // Kept: the one to go back to until the new run tells its own.
+                Some(_) => note = afresh("Codex kept no rollout of its session"),
+                None => note = afresh("Codex told no session id: it finished no turn"),
+            }
+        }
+        Profile::Aider => {
+            let flags = flags_in(&argv);
+            if !flags.contains(AIDER_RESTORE_FLAG) && !flags.contains("--no-restore-chat-history") {
+                argv.push(AIDER_RESTORE_FLAG.to_owned());
+            }
+        }
+        Profile::Generic => {}
+    }
+    Resumption {
+        argv,
+        session_id,
+        note,
+    }
+}
+
+/// Puts `id` in place of every `{session_id}` in `argv`'s arguments; `true` when there was one.
+pub(crate) fn name_session(argv: &mut [String], id: &str) -> bool {
+    let mut named = false;
+    for arg in argv.iter_mut().skip(1) {
+        if arg.contains(SESSION_PLACEHOLDER) {
+            *arg = arg.replace(SESSION_PLACEHOLDER, id);
+            named = true;
+        }
+    }
+    named
+}
+
+/// The session a launch of `profile` with `argv` starts, when swarm knows it now: `id` when the
+/// command named it (`{session_id}`), else Claude Code's and Gemini CLI's `--session-id` (or
+/// `--resume`). Codex chooses its own, told later (`swarm hook codex`); aider has none.
+fn started_session(profile: Profile, argv: &[String], id: &str, named: bool) -> Option<String> {
+    if named {
+        return Some(id.to_owned());
+    }
+    match profile {
+        Profile::Claude | Profile::Gemini => session_in(argv),
+        Profile::Codex | Profile::Aider | Profile::Generic => None,
+    }
+}
+
+/// The keys a Codex argv overrides with `-c key=value`, `--config key=value` or
+/// `--config=key=value`.
+fn codex_overrides(argv: &[String]) -> Vec<String> {
+    let mut keys = Vec::new();
+    for flag in CODEX_CONFIG_FLAGS {
+        for arg in occurrences(argv, flag) {
+            let value = match arg
+                .strip_prefix(flag)
+                .and_then(|rest| rest.strip_prefix('='))
+            {
+                Some(value) => value,
+                None if arg == flag => continue,
+                None => arg.as_str(),
+            };
+            if let Some((key, _)) = value.split_once('=') {
+                keys.push(key.trim().to_owned());
+            }
+        }
+    }
+    keys
 }
 
 /// `argv` without any `flag` and its value: the session flags a resume replaces.
@@ -472,6 +796,7 @@ mod tests {
             lead_profile: Profile::Claude,
             lead_argv: Some(lead_argv),
             inherit,
+            gemini_hooks: true,
         }
     }
 
@@ -714,5 +1039,342 @@ mod tests {
         );
         assert_eq!(launch.env["CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"], "1");
         assert_eq!(launch.env["CLAUDE_CODE_ENABLE_TODO_TOOLS"], "1");
+    }
+
+    fn request_of(profile: Profile, env: &BTreeMap<String, String>) -> TeammateRequest<'_> {
+        TeammateRequest {
+            command: None,
+            profile,
+            ..request(env)
+        }
+    }
+
+    fn teammate_of(profile: Profile, command: Option<&[String]>) -> Launch {
+        let lead = strings(&["claude"]);
+        let env = BTreeMap::new();
+        let member = TeammateRequest {
+            command,
+            profile,
+            model: Some("m1"),
+            ..request(&env)
+        };
+        team(&lead, &[]).teammate(&member, &no_env)
+    }
+
+    #[test]
+    fn profiles_are_told_by_the_programs_name() {
+        let detect = |program: &str| detect_profile(Some(&strings(&[program])));
+        assert_eq!(detect("/usr/bin/claude"), Some(Profile::Claude));
+        assert_eq!(detect("codex"), Some(Profile::Codex));
+        assert_eq!(detect("/opt/node/bin/gemini"), Some(Profile::Gemini));
+        assert_eq!(detect("aider"), Some(Profile::Aider));
+        assert_eq!(detect("codex-wrapper"), Some(Profile::Generic));
+        for profile in [Profile::Codex, Profile::Gemini, Profile::Aider] {
+            assert_eq!(default_program(profile), Some(profile.as_str()));
+        }
+    }
+
+    #[test]
+    fn a_codex_teammate_tells_its_turns_to_swarm_hook_codex_through_notify() {
+        let launch = teammate_of(Profile::Codex, None);
+        assert_eq!(
+            launch.argv,
+            strings(&[
+                "codex",
+                "--model",
+                "m1",
+                "-c",
+                r#"notify=["swarm","hook","codex"]"#
+            ])
+        );
+        // The screen tells when it works; notify only its turn's end, and its session.
+        assert!(!launch.activity_hooks);
+        assert_eq!(launch.session_id, None, "Codex chooses its own session id");
+        assert!(!launch.env.contains_key("CLAUDECODE"));
+        // Its own notify is the user's: none is added beside it.
+        let own = strings(&["codex", "-m", "o3", "--config", "notify=[\"my-notifier\"]"]);
+        let launch = teammate_of(Profile::Codex, Some(&own));
+        assert_eq!(launch.argv, own);
+        let joined = strings(&["codex", "--config=notify=[]"]);
+        assert_eq!(teammate_of(Profile::Codex, Some(&joined)).argv[..2], joined);
+    }
+
+    #[test]
+    fn a_gemini_teammate_starts_its_own_session_and_reads_swarms_settings_file() {
+        let launch = teammate_of(Profile::Gemini, None);
+        assert_eq!(
+            launch.argv,
+            strings(&["gemini", "--model", "m1", "--session-id", "bob-session"])
+        );
+        assert_eq!(launch.session_id.as_deref(), Some("bob-session"));
+        assert_eq!(
+            launch.env[GEMINI_SETTINGS_VAR],
+            "/h/teams/t/gemini-settings.json"
+        );
+        assert!(launch.activity_hooks);
+        // A settings file of its own: swarm's hooks are not in the one it reads.
+        let lead = strings(&["claude"]);
+        let env = BTreeMap::from([(GEMINI_SETTINGS_VAR.to_owned(), "/etc/mine.json".to_owned())]);
+        let member = TeammateRequest {
+            command: None,
+            profile: Profile::Gemini,
+            ..request(&env)
+        };
+        let launch = team(&lead, &[]).teammate(&member, &no_env);
+        assert_eq!(launch.env[GEMINI_SETTINGS_VAR], "/etc/mine.json");
+        assert!(!launch.activity_hooks);
+        // A team's folder Gemini CLI would not read a settings file in: none is named.
+        let mut no_hooks = team(&lead, &[]);
+        no_hooks.gemini_hooks = false;
+        let launch = no_hooks.teammate(&request_of(Profile::Gemini, &BTreeMap::new()), &no_env);
+        assert!(!launch.env.contains_key(GEMINI_SETTINGS_VAR));
+        assert!(!launch.activity_hooks);
+        assert_eq!(launch.argv[1], SESSION_FLAG, "its session is still chosen");
+    }
+
+    #[test]
+    fn an_aider_teammate_keeps_its_histories_in_files_of_its_own() {
+        let launch = teammate_of(Profile::Aider, None);
+        assert_eq!(
+            launch.argv,
+            strings(&[
+                "aider",
+                "--model",
+                "m1",
+                "--chat-history-file",
+                "/h/teams/t/aider/bob.chat.md",
+                "--input-history-file",
+                "/h/teams/t/aider/bob.input",
+            ])
+        );
+        assert_eq!(launch.session_id, None);
+        let own = strings(&["aider", "--chat-history-file", "x.md"]);
+        assert_eq!(
+            teammate_of(Profile::Aider, Some(&own)).argv[1..4],
+            strings(&["--chat-history-file", "x.md", "--model"])
+        );
+    }
+
+    #[test]
+    fn a_generic_command_names_its_session_with_the_placeholder() {
+        let command = strings(&["mytool", "--session={session_id}"]);
+        let launch = teammate_of(Profile::Generic, Some(&command));
+        assert_eq!(launch.argv, strings(&["mytool", "--session=bob-session"]));
+        assert_eq!(launch.session_id.as_deref(), Some("bob-session"));
+        let plain = strings(&["mytool"]);
+        assert_eq!(teammate_of(Profile::Generic, Some(&plain)).session_id, None);
+    }
+
+    #[test]
+    fn teammates_of_a_codex_lead_inherit_its_configuration() {
+        let lead = strings(&[
+            "codex",
+            "-c",
+            "model_provider=fake",
+            "-m",
+            "gpt-5.1-codex",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "fix it",
+        ]);
+        let inherit: Vec<String> = default_inherit(Profile::Codex)
+            .iter()
+            .map(|f| (*f).to_owned())
+            .collect();
+        let env = BTreeMap::new();
+        let member = TeammateRequest {
+            command: None,
+            profile: Profile::Codex,
+            ..request(&env)
+        };
+        let mut launch_team = team(&lead, &inherit);
+        launch_team.lead_profile = Profile::Codex;
+        let launch = launch_team.teammate(&member, &no_env);
+        assert_eq!(
+            launch.argv,
+            strings(&[
+                "codex",
+                "-m",
+                "gpt-5.1-codex",
+                "-c",
+                "model_provider=fake",
+                "--dangerously-bypass-approvals-and-sandbox",
+                "-c",
+                r#"notify=["swarm","hook","codex"]"#,
+            ])
+        );
+        // The lead gets what lets it be resumed too, and no activity hooks.
+        let launch = launch_team.lead(&lead, &BTreeMap::new(), NO_RULES, &no_env);
+        assert!(launch.argv.ends_with(&strings(&["-c", CODEX_NOTIFY])));
+    }
+
+    fn recorded(profile: Profile, argv: &[&str], session: Option<&str>) -> Member {
+        let mut member = Member::new("bob", "t", 0);
+        member.profile = Some(profile);
+        member.argv = Some(strings(argv));
+        member.session_id = session.map(str::to_owned);
+        member
+    }
+
+    /// A folder standing for `$HOME`, with the files each program keeps of session `id`.
+    fn home_with_sessions(id: &str) -> tempfile::TempDir {
+        let home = tempfile::tempdir().unwrap();
+        let day = home.path().join(".codex/sessions/2026/11/26");
+        std::fs::create_dir_all(&day).unwrap();
+        std::fs::write(
+            day.join(format!("rollout-2026-11-26T10-00-00-{id}.jsonl")),
+            "{}\n",
+        )
+        .unwrap();
+        let chats = home.path().join(".gemini/tmp/proj/chats");
+        std::fs::create_dir_all(&chats).unwrap();
+        let short = &id[..8];
+        std::fs::write(
+            chats.join(format!("session-2026-11-26T10-00-{short}.jsonl")),
+            format!(
+                "{{\"sessionId\":\"{id}\",\"kind\":\"main\"}}\n\
+                 {{\"$set\":{{\"messages\":[]}}}}\n\
+                 {{\"id\":\"m1\",\"type\":\"user\",\"content\":[{{\"text\":\"do things\"}}]}}\n"
+            ),
+        )
+        .unwrap();
+        home
+    }
+
+    #[test]
+    fn each_profile_resumes_its_conversation_only_when_its_program_kept_it() {
+        let id = "019a0000-1111-7222-8333-444455556666";
+        let home = home_with_sessions(id);
+        let home_dir = home.path().display().to_string();
+        let var = |key: &str| (key == "HOME").then(|| home_dir.clone());
+        let notify = r#"notify=["swarm","hook","codex"]"#;
+
+        let codex = recorded(Profile::Codex, &["codex", "-c", notify], Some(id));
+        let resumed = resume(&codex, "fresh", &var);
+        assert_eq!(
+            resumed.argv,
+            strings(&[
+                "codex",
+                "-c",
+                notify,
+                "-c",
+                r#"tui.resume_cwd="session""#,
+                "resume",
+                id
+            ])
+        );
+        assert_eq!(
+            (resumed.session_id.as_deref(), resumed.note),
+            (Some(id), None)
+        );
+        // Resumed twice: the first resume's words are not said again.
+        let again = recorded(
+            Profile::Codex,
+            &resumed.argv.iter().map(String::as_str).collect::<Vec<_>>(),
+            Some(id),
+        );
+        assert_eq!(resume(&again, "fresh", &var).argv, resumed.argv);
+        let untold = resume(
+            &recorded(Profile::Codex, &["codex", "-c", notify], None),
+            "fresh",
+            &var,
+        );
+        assert_eq!(untold.argv, strings(&["codex", "-c", notify]));
+        assert!(
+            untold
+                .note
+                .unwrap()
+                .contains("bob starts a new conversation: Codex told no session id")
+        );
+        let lost = "019a0000-9999-7222-8333-444455556666";
+        let gone = resume(
+            &recorded(Profile::Codex, &["codex", "-c", notify], Some(lost)),
+            "fresh",
+            &var,
+        );
+        assert_eq!(
+            (gone.argv.len(), gone.session_id.as_deref()),
+            (3, Some(lost))
+        );
+
+        let gemini = recorded(
+            Profile::Gemini,
+            &["gemini", "-m", "x", "--session-id", id],
+            Some(id),
+        );
+        let resumed = resume(&gemini, "fresh", &var);
+        assert_eq!(
+            resumed.argv,
+            strings(&["gemini", "-m", "x", "--resume", id])
+        );
+        assert_eq!(resumed.note, None);
+        // Never prompted: Gemini CLI cannot resume it, nor start it again with the same id.
+        let unprompted = recorded(
+            Profile::Gemini,
+            &["gemini", "--session-id", lost],
+            Some(lost),
+        );
+        let fresh = resume(&unprompted, "fresh", &var);
+        assert_eq!(fresh.argv, strings(&["gemini", "--session-id", "fresh"]));
+        assert_eq!(fresh.session_id.as_deref(), Some("fresh"));
+        assert!(
+            fresh
+                .note
+                .unwrap()
+                .contains("Gemini CLI kept no conversation")
+        );
+        // A lead's fresh id is the team's, the one it had: a new one all the same.
+        let lead = resume(&unprompted, lost, &var);
+        assert_eq!(lead.argv[1], SESSION_FLAG);
+        assert_ne!(lead.argv[2], lost);
+
+        let aider = recorded(
+            Profile::Aider,
+            &["aider", "--chat-history-file", "c.md"],
+            None,
+        );
+        let resumed = resume(&aider, "fresh", &var);
+        assert_eq!(
+            resumed.argv,
+            strings(&[
+                "aider",
+                "--chat-history-file",
+                "c.md",
+                "--restore-chat-history"
+            ])
+        );
+        assert_eq!(
+            resume(
+                &recorded(
+                    Profile::Aider,
+                    &resumed.argv.iter().map(String::as_str).collect::<Vec<_>>(),
+                    None
+                ),
+                "fresh",
+                &var
+            )
+            .argv,
+            resumed.argv
+        );
+
+        let generic = recorded(Profile::Generic, &["mytool", "--session=abc"], Some("abc"));
+        assert_eq!(
+            resume(&generic, "fresh", &var).argv,
+            strings(&["mytool", "--session=abc"])
+        );
+        let mut told = generic.clone();
+        told.resume_command = Some(strings(&["mytool", "--resume", "{session_id}"]));
+        assert_eq!(
+            resume(&told, "fresh", &var).argv,
+            strings(&["mytool", "--resume", "abc"])
+        );
+        told.session_id = None;
+        let afresh = resume(&told, "fresh", &var);
+        assert_eq!(afresh.argv, strings(&["mytool", "--session=abc"]));
+        assert!(
+            afresh
+                .note
+                .unwrap()
+                .contains("names {session_id}, and none was recorded")
+        );
     }
 }

@@ -9,6 +9,7 @@ pub mod layout;
 pub mod lock;
 pub mod panes;
 pub mod prepare;
+pub mod profiles;
 pub mod rerun;
 pub mod tasks;
 pub mod teamfile;

@@ -56,6 +56,7 @@ pub fn prepare(
         lead_profile: file.lead.profile,
         lead_argv: file.lead.command.as_deref(),
         inherit: &file.lead.inherit,
+        gemini_hooks: crate::launch::profiles::gemini_reads_settings_of(home),
     };
 
     let mut panes = Vec::new();
@@ -173,6 +174,7 @@ pub fn teammate(
         .clone_from(&spec.watching.needs_you_pattern);
     member.stall_after_s = spec.watching.stall_after_s;
     member.activity_hooks = launch.activity_hooks.then_some(true);
+    member.resume_command.clone_from(&spec.resume_command);
     record_launch(&mut member, &launch);
     let pane = PanePlan {
         name: spec.name.as_str().to_owned(),
@@ -187,9 +189,7 @@ pub fn teammate(
 }
 
 pub(crate) fn record_launch(member: &mut Member, launch: &Launch) {
-    if member.profile == Some(crate::format::settings::Profile::Claude) {
-        member.session_id = crate::launch::argv::session_in(&launch.argv);
-    }
+    member.session_id.clone_from(&launch.session_id);
     member.argv = Some(launch.argv.clone());
     member.env_keys = Some(launch.env.keys().cloned().collect());
 }

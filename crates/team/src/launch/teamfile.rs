@@ -118,6 +118,8 @@ pub struct MemberSpec {
     pub(crate) asks_through_swarm: bool,
     /// How its activity is told from its screen and when it is stalled.
     pub(crate) watching: Watching,
+    /// What a resume runs in place of its profile's own way, `{session_id}` unreplaced.
+    pub(crate) resume_command: Option<Vec<String>>,
 }
 
 /// How a member's activity is told from its screen, and how long it may be quiet while it holds
@@ -300,6 +302,7 @@ pub struct MemberKeys {
     pub idle_pattern: Option<String>,
     pub needs_you_pattern: Option<String>,
     pub stall_after: Option<Span>,
+    pub resume_command: Option<Command>,
 }
 
 /// `log_max = 1048576` or `log_max = "64MiB"`.
@@ -384,6 +387,7 @@ const fn member(
 
 const SIZE: &str = "integer (bytes) or string (\"64MiB\")";
 const COMMAND: &str = "array of strings, or a string split as a shell splits it";
+const PROFILES: &str = "\"claude\", \"codex\", \"gemini\", \"aider\" or \"generic\"";
 const PATH: &str = "string (a path)";
 
 /// Every key of a team file, in the order swarm-team(5) lists them. The parser's fields are held
@@ -546,15 +550,15 @@ pub const KEYS: &[KeyDoc] = &[
     key(
         Section::Lead,
         "profile",
-        "\"claude\" or \"generic\"",
-        "claude when the program is claude, else generic",
-        "How the lead and, by default, its teammates are launched: claude gives Claude Code's teammate identity flags and environment; generic, identity in SWARM_* variables only.",
+        PROFILES,
+        "the program's name when it is claude, codex, gemini or aider, else generic",
+        "How the lead and, by default, its teammates are launched: claude gives Claude Code's teammate identity flags and environment; codex, gemini and aider what lets swarm resume their conversation and hear their activity (see the member's profile); generic, identity in SWARM_* variables only.",
     ),
     key(
         Section::Lead,
         "inherit",
         "array of flag names",
-        "claude: --model, --permission-mode, --settings, --plugin-dir, --dangerously-skip-permissions; generic: none",
+        "claude: --model, --permission-mode, --settings, --plugin-dir, --dangerously-skip-permissions; codex: --model, -m, --config, -c, --profile, -p, --sandbox, -s, --ask-for-approval, -a, --dangerously-bypass-approvals-and-sandbox; gemini: --model, -m, --approval-mode, --yolo, -y; aider: --model, --weak-model, --edit-format, --yes-always; generic: none",
         "Flags of the lead's command that teammates of the same profile get too, with their values, unless they set their own.",
     ),
     key(
@@ -610,15 +614,15 @@ pub const KEYS: &[KeyDoc] = &[
         "command",
         "-- CMD",
         COMMAND,
-        "the profile's program: claude for claude; generic has none, so it is required",
+        "the profile's program: claude, codex, gemini or aider; generic has none, so it is required",
         "The member's program, started by its supervisor in its own pane.",
     ),
     member(
         "profile",
         "--profile",
-        "\"claude\" or \"generic\"",
-        "claude when the program is claude, else the lead's",
-        "How the member is launched: Claude Code's teammate flags and environment, or SWARM_* variables only.",
+        PROFILES,
+        "the program's name when it is claude, codex, gemini or aider, else the lead's",
+        "How the member is launched, besides its SWARM_* variables. claude: Claude Code's teammate flags and environment, --session-id, and hooks that tell its activity. codex: -c notify=[\"swarm\",\"hook\",\"codex\"] (its turns' ends, and its session id); resumed with codex resume <id>. gemini: --session-id, and where Gemini CLI accepts a system settings file (swarm running as root, its home in folders only root can write) GEMINI_CLI_SYSTEM_SETTINGS_PATH naming swarm's copy of it with hooks that tell its activity; resumed with --resume <id>. aider: --chat-history-file and --input-history-file of the member's own under the team's folder; resumed with --restore-chat-history. generic: nothing; it starts afresh at a resume unless resume_command says how.",
     ),
     member(
         "agent_type",
@@ -759,6 +763,13 @@ pub const KEYS: &[KeyDoc] = &[
         "string, a regex",
         "the team's, else none",
         "What the member's screen shows when its program waits on the person (\"\\\\[y/N\\\\]\", \"Press Enter\"): the member needs you once its output has stopped and this matches. Checked before idle_pattern.",
+    ),
+    member(
+        "resume_command",
+        "--resume-command",
+        COMMAND,
+        "the profile's own way; generic: none, it starts its command afresh",
+        "What the member runs when its team is resumed, in place of its profile's way back into its conversation: {session_id} stands for its session id (the one its command named with {session_id}, or its program's, as swarm recorded it), e.g. [\"mytool\", \"--resume\", \"{session_id}\"]. One that names {session_id} when none was recorded is not run: the member starts its command afresh.",
     ),
     member(
         "stall_after",
@@ -1316,6 +1327,8 @@ impl MemberSpec {
         let delivery = delivery_with(keys.delivery, paste_format.as_ref())
             .map_err(|why| source.invalid(format!("{paste_key} of {name}: {why}")))?;
         let command = argv(keys.command, name.as_str(), source)?;
+        let resume_command = argv(keys.resume_command, name.as_str(), source)
+            .map_err(|err| source.invalid(err.message().replace("command", "resume_command")))?;
         let profile = keys
             .profile
             .or_else(|| detect_profile(command.as_deref()))
@@ -1386,6 +1399,7 @@ impl MemberSpec {
             permissions,
             asks_through_swarm: defaults.asks_through_swarm && profile == Profile::Claude,
             watching,
+            resume_command,
         })
     }
 }

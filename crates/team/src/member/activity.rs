@@ -14,6 +14,7 @@ use crate::format::event::Activity;
 use crate::format::structured::Structured;
 use crate::member::permission::AskFeed;
 use crate::store::activity::{self, Expected};
+use crate::store::paths::CodexPaths;
 use crate::store::tasks::TaskList;
 use crate::store::team::Team;
 
@@ -42,11 +43,50 @@ pub fn from_claude_hook(input: &Value) -> Option<(Activity, String)> {
     })
 }
 
-/// Records what a Claude Code hook's input tells of `member`: `false` when it tells nothing new.
-/// A session's start says idle only while nothing else has been seen: a teammate may already be
-/// on the prompt waiting in its inbox by the time the hook runs.
-pub fn record_claude_hook(team: &Team, member: &str, input: &Value) -> Result<bool> {
-    let Some((state, why)) = from_claude_hook(input) else {
+/// The activity a Gemini CLI hook's input tells, with why; `None` for an event that tells none.
+/// Read from Gemini CLI 0.61.0: every hook's input carries `hook_event_name`; tool events
+/// `tool_name`; `Notification` its `notification_type` (`ToolPermission` when an approval dialog
+/// opens) and `message`.
+pub fn from_gemini_hook(input: &Value) -> Option<(Activity, String)> {
+    let field = |key: &str| input.get(key).and_then(Value::as_str).unwrap_or_default();
+    Some(match field("hook_event_name") {
+        "SessionStart" => (Activity::Idle, "session started".to_owned()),
+        "BeforeAgent" => (Activity::Working, "prompt".to_owned()),
+        "BeforeTool" | "AfterTool" => (Activity::Working, format!("tool ({})", field("tool_name"))),
+        "Notification" if field("notification_type") == "ToolPermission" => {
+            (Activity::NeedsYou, field("message").to_owned())
+        }
+        "AfterAgent" => (Activity::Idle, "turn ended".to_owned()),
+        _ => return None,
+    })
+}
+
+/// The activity Codex's `notify` program is told, with why: the JSON of its last argument
+/// (Codex 0.169.0: `{"type":"agent-turn-complete","thread-id",…}`, at each turn's end).
+pub fn from_codex_notify(payload: &Value) -> Option<(Activity, String)> {
+    (payload.get("type").and_then(Value::as_str) == Some("agent-turn-complete"))
+        .then(|| (Activity::Idle, "turn ended".to_owned()))
+}
+
+/// Whose signal a hook's input is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookProgram {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+/// Records what a hook's input (a notify program's argument, for Codex) tells of `member`:
+/// `false` when it tells nothing new. A session's start says idle only while nothing else has
+/// been seen: a teammate may already be on the prompt waiting in its inbox by the time the hook
+/// runs.
+pub fn record_hook(team: &Team, member: &str, program: HookProgram, input: &Value) -> Result<bool> {
+    let told = match program {
+        HookProgram::Claude => from_claude_hook(input),
+        HookProgram::Codex => from_codex_notify(input),
+        HookProgram::Gemini => from_gemini_hook(input),
+    };
+    let Some((state, why)) = told else {
         return Ok(false);
     };
     let expected = if input.get("hook_event_name").and_then(Value::as_str) == Some("SessionStart") {
@@ -55,6 +95,36 @@ pub fn record_claude_hook(team: &Team, member: &str, input: &Value) -> Result<bo
         Expected::Any
     };
     activity::record(team.paths(), member, state, Some(&why), expected)
+}
+
+/// Records the session Codex's turn was in as `member`'s `sessionId`, which `codex resume` takes
+/// up (docs/ARCHITECTURE.md, "Resuming a team"), when it is new and its rollout is in `codex`'s
+/// folder: a thread without one is not the person's conversation (Codex 0.169.0 tells `notify`
+/// of the thread that names the conversation too, and writes that one no rollout). `false` when
+/// the turn is not the member's conversation's, so it tells nothing of its activity either.
+pub fn record_codex_session(
+    team: &Team,
+    member: &str,
+    payload: &Value,
+    codex: Option<&CodexPaths>,
+) -> Result<bool> {
+    let Some(thread) = payload.get("thread-id").and_then(Value::as_str) else {
+        return Ok(true);
+    };
+    let config = team.load()?;
+    if config.member(member).and_then(|m| m.session_id.as_deref()) == Some(thread) {
+        return Ok(true);
+    }
+    if !codex.is_some_and(|codex| codex.has_rollout(thread)) {
+        return Ok(false);
+    }
+    team.update(|config| {
+        if let Some(record) = config.members.iter_mut().find(|m| m.name == member) {
+            record.session_id = Some(thread.to_owned());
+        }
+        Ok(())
+    })?;
+    Ok(true)
 }
 
 /// What a member's screen is matched against: its `idle_pattern` and `needs_you_pattern`.
@@ -285,5 +355,39 @@ mod tests {
         let python = LastLine::of(b"42\r\n>>> ");
         assert_eq!(rules.judge(&python).map(|(a, _)| a), Some(Activity::Idle));
         assert!(rules.any() && !plain.any());
+    }
+
+    #[test]
+    fn each_gemini_cli_hook_and_codex_notify_tells_its_activity() {
+        let gemini = |input: Value| from_gemini_hook(&input);
+        assert_eq!(
+            gemini(json!({"hook_event_name": "BeforeAgent", "prompt": "do things"})),
+            Some((Activity::Working, "prompt".to_owned()))
+        );
+        assert_eq!(
+            gemini(json!({"hook_event_name": "BeforeTool", "tool_name": "run_shell_command"})),
+            Some((Activity::Working, "tool (run_shell_command)".to_owned()))
+        );
+        assert_eq!(
+            gemini(
+                json!({"hook_event_name": "Notification", "notification_type": "ToolPermission", "message": "Tool Confirm Shell Command requires execution"})
+            ),
+            Some((
+                Activity::NeedsYou,
+                "Tool Confirm Shell Command requires execution".to_owned()
+            ))
+        );
+        assert_eq!(
+            gemini(json!({"hook_event_name": "AfterAgent", "prompt_response": "done"})),
+            Some((Activity::Idle, "turn ended".to_owned()))
+        );
+        assert_eq!(gemini(json!({"hook_event_name": "BeforeModel"})), None);
+        assert_eq!(gemini(json!({"hook_event_name": "SessionEnd"})), None);
+        let turn = json!({"type": "agent-turn-complete", "thread-id": "t", "turn-id": "u"});
+        assert_eq!(
+            from_codex_notify(&turn),
+            Some((Activity::Idle, "turn ended".to_owned()))
+        );
+        assert_eq!(from_codex_notify(&json!({"type": "other"})), None);
     }
 }

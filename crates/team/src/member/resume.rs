@@ -4,7 +4,6 @@
 //! signed again for it.
 
 use std::collections::BTreeMap;
-use std::ffi::OsStr;
 use std::path::PathBuf;
 
 use crate::base::{clock, ids};
@@ -12,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::format::config::{Member, TeamConfig};
 use crate::format::message::InboxMessage;
 use crate::format::permission_rule::Rules;
-use crate::format::settings::{Color, Isolation, Profile};
+use crate::format::settings::{Color, Isolation};
 use crate::format::signature::{Judge, VerifyKey};
 use crate::launch::argv::{self, Role, TeamLaunch};
 use crate::launch::keys;
@@ -21,7 +20,6 @@ use crate::launch::teamfile::{DEFAULT_LOG_MAX, TeamFile};
 use crate::member::liveness::Observed;
 use crate::member::reach::Reach;
 use crate::member::seal;
-use crate::store::paths::ClaudePaths;
 use crate::store::team::Team;
 
 /// A team ready to be placed again: its panes, and what could not be brought back as it was.
@@ -82,6 +80,7 @@ pub fn prepare(
         lead_profile: settings.profile,
         lead_argv: None,
         inherit: &[],
+        gemini_hooks: crate::launch::profiles::gemini_reads_settings_of(team.home()),
     };
     // The new signing agent alerts as the team file says; without one, as the agent's defaults.
     let notify = file.map(TeamFile::notify).transpose()?;
@@ -181,44 +180,19 @@ fn relaunch(
             withheld.join(", ")
         ));
     }
-    let mut argv = member.argv.clone().unwrap_or_default();
-    let mut session_id = member.session_id.clone();
-    if profile == Profile::Claude {
-        for flag in [argv::SESSION_FLAG, argv::RESUME_FLAG, keys::KEY_FLAG] {
-            argv = argv::without_flag(&argv, flag);
-        }
-        let claude = ClaudePaths::new(
-            env.get("CLAUDE_CONFIG_DIR")
-                .cloned()
-                .or_else(|| launcher_env("CLAUDE_CONFIG_DIR"))
-                .as_deref()
-                .map(OsStr::new),
-            launcher_env("HOME").as_deref().map(OsStr::new),
-        );
-        match session_id
-            .clone()
-            .filter(|id| claude.as_ref().is_some_and(|c| c.has_transcript(id)))
-        {
-            Some(id) => argv.extend([argv::RESUME_FLAG.to_owned(), id]),
-            None => {
-                // No conversation to go back to (it never had a prompt): a new session. The
-                // lead's id is the team's, which its teammates name as their parent.
-                let id = if is_lead {
-                    launch_team.lead_session_id.to_owned()
-                } else {
-                    ids::fresh().to_string()
-                };
-                if session_id.is_some() {
-                    notes.push(format!(
-                        "{} starts a new conversation: Claude Code kept no transcript of its session",
-                        member.name
-                    ));
-                }
-                argv.extend([argv::SESSION_FLAG.to_owned(), id.clone()]);
-                session_id = Some(id);
-            }
-        }
-    }
+    // The lead's id is the team's, which its teammates name as their parent.
+    let fresh_id = if is_lead {
+        launch_team.lead_session_id.to_owned()
+    } else {
+        ids::fresh().to_string()
+    };
+    let var = |key: &str| env.get(key).cloned().or_else(|| launcher_env(key));
+    let argv::Resumption {
+        argv,
+        session_id,
+        note,
+    } = argv::resume(member, &fresh_id, &var);
+    notes.extend(note);
     let mut record = member.clone();
     record.session_id = session_id;
     record.argv = Some(argv.clone());

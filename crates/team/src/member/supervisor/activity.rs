@@ -12,6 +12,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::base::clock;
 use crate::format::config::State;
 use crate::format::event::Activity;
+use crate::format::settings::Profile;
 use crate::launch::teamfile::DEFAULT_STALL_AFTER_S;
 use crate::member::activity::{self, LastLine, ScreenRules};
 use crate::member::logfile;
@@ -39,6 +40,9 @@ struct Watch {
     /// The screen was judged since output last stopped.
     judged: bool,
     hooks: bool,
+    /// Its program tells only its turn's end (Codex's `notify`): the output that follows at once
+    /// is that turn's last, not a new one.
+    tells_turn_end: bool,
     rules: ScreenRules,
     stall_after: Duration,
     /// It is `needs-you` because the lead's side has an ask or a plan of its to answer.
@@ -207,9 +211,14 @@ impl Supervisor {
         }
 
         if output {
+            let turn_just_ended = watch.tells_turn_end
+                && state == Some(Activity::Idle)
+                && current.as_ref().is_some_and(|c| {
+                    Duration::from_millis(clock::now_ms().saturating_sub(c.since)) < QUIET
+                });
             // Output after a stall is a sign of life, whatever else tells the activity.
             if state == Some(Activity::Stalled)
-                || (!watch.hooks && state != Some(Activity::Working))
+                || (!watch.hooks && state != Some(Activity::Working) && !turn_just_ended)
             {
                 self.record_activity(Activity::Working, "output", Expected::Was(state));
             }
@@ -271,6 +280,7 @@ pub(super) async fn watch(supervisor: Arc<Supervisor>) {
         last_sign: Instant::now(),
         judged: false,
         hooks: member.activity_hooks == Some(true),
+        tells_turn_end: member.profile == Some(Profile::Codex),
         rules: ScreenRules::new(
             member.idle_pattern.as_deref(),
             member.needs_you_pattern.as_deref(),

@@ -45,6 +45,7 @@ use crate::launch::environment::{self, ProgramEnv, Started};
 use crate::launch::keys::KEY_VAR;
 use crate::launch::panes::{self, PaneEnvironment};
 use crate::launch::prepare::PanePlan;
+use crate::launch::profiles;
 use crate::launch::worktree::{self, Worktree};
 use crate::member::ending::{self, Ending};
 use crate::member::identity;
@@ -201,6 +202,17 @@ impl Supervisor {
             }
             _ => (PathBuf::from(&self.member.cwd), None),
         };
+        let prepared = own_env.clone();
+        let files = self
+            .off_runtime(move |this| {
+                profiles::prepare(&this.team, &this.member, &prepared, &|key| {
+                    std::env::var(key).ok()
+                })
+            })
+            .await;
+        if let Err(err) = files {
+            return self.fail_to_start(err).await;
+        }
         let argv = self.member.argv.clone().unwrap_or_default();
         let mut child = match child::spawn(
             &argv,
