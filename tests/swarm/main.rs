@@ -38,6 +38,7 @@ mod private_files;
 mod processes;
 mod protocol_rules;
 mod reports;
+mod restart;
 mod resume;
 mod scripted;
 mod secrets;

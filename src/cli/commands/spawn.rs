@@ -17,13 +17,13 @@ use crate::cluster::fleet::Fleet;
 use crate::error::{Error, Result};
 use crate::format::paste::PasteFormat;
 use crate::format::permission_rule::{RuleTexts, Rules};
-use crate::format::settings::{Color, Delivery, Isolation, Profile, Protocol};
+use crate::format::settings::{Color, Delivery, Isolation, Profile, Protocol, Restart};
 use crate::launch::argv::TeamLaunch;
 use crate::launch::layout::{self, Layout};
 use crate::launch::panes;
 use crate::launch::prepare;
 use crate::launch::teamfile::{
-    Command, Defaults, MemberKeys, MemberSpec, Size, Source, Span, Watching, parse_size,
+    Command, Defaults, MemberKeys, MemberSpec, Restarts, Size, Source, Span, Watching, parse_size,
 };
 use crate::launch::worktree;
 use crate::member::seal;
@@ -110,6 +110,15 @@ pub(crate) struct Args {
     #[arg(long, value_name = "DURATION")]
     pub(crate) stall_after: Option<String>,
 
+    /// Start its program again when it ends on its own: after a failure, or always
+    /// [default: never]
+    #[arg(long, value_name = "WHEN")]
+    pub(crate) restart: Option<Restart>,
+
+    /// With --restart, how many restarts in a row before it is left ended [default: 5]
+    #[arg(long, value_name = "N")]
+    pub(crate) restart_max: Option<u32>,
+
     /// Rotate its log at this size, e.g. 64MiB [default: the team file's log_max, else 64MiB]
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub(crate) log_max: Option<u64>,
@@ -178,6 +187,8 @@ impl Args {
             host: None,
             idle_pattern: self.idle_pattern.clone(),
             needs_you_pattern: self.needs_you_pattern.clone(),
+            restart: self.restart,
+            restart_max: self.restart_max,
             stall_after: self.stall_after.as_ref().map(|span| match span.parse() {
                 Ok(secs) => Span::Seconds(secs),
                 Err(_) => Span::Text(span.clone()),
@@ -211,6 +222,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             permissions: &Rules::default(),
             asks_through_swarm: false,
             watching: &Watching::default(),
+            restart: Restarts::default(),
         },
         Source::Flags,
     )?;

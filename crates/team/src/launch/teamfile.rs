@@ -18,7 +18,7 @@ use crate::format::notify::{Notify, NotifyKeys};
 pub use crate::format::paste::{PasteFormat, delivery_with};
 use crate::format::permission_rule::{RuleTexts, Rules};
 pub use crate::format::settings::{Color, EnvPolicy, Profile};
-pub use crate::format::settings::{Delivery, Isolation, Protocol};
+pub use crate::format::settings::{Delivery, Isolation, Protocol, Restart};
 use crate::launch::argv::{default_inherit, detect_profile};
 use crate::launch::environment::check_policy;
 use crate::launch::layout::Layout;
@@ -116,6 +116,60 @@ pub struct MemberSpec {
     pub(crate) asks_through_swarm: bool,
     /// How its activity is told from its screen and when it is stalled.
     pub(crate) watching: Watching,
+    /// When its supervisor starts its program again, and how many times in a row.
+    pub restart: Restarts,
+}
+
+/// A restart policy and its bound (docs/ARCHITECTURE.md, "Restart policies"): `restart` and
+/// `restart_max`, a member's own over the team's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Restarts {
+    pub policy: Restart,
+    /// Restarts in a row before the member is left ended.
+    pub max: u32,
+}
+
+/// How many restarts in a row a member gets unless `restart_max` says: as systemd's
+/// `StartLimitBurst`.
+pub const DEFAULT_RESTART_MAX: u32 = 5;
+
+impl Default for Restarts {
+    fn default() -> Self {
+        Self {
+            policy: Restart::Never,
+            max: DEFAULT_RESTART_MAX,
+        }
+    }
+}
+
+impl Restarts {
+    /// The keys as written, checked, `over` giving what is not written: `restart_max` is at least
+    /// 1, and means nothing under `restart = "never"`.
+    fn check(
+        policy: Option<Restart>,
+        max: Option<u32>,
+        over: Self,
+        whose: &str,
+        spell: impl Fn(&'static str) -> &'static str,
+    ) -> std::result::Result<Self, String> {
+        let restarts = Self {
+            policy: policy.unwrap_or(over.policy),
+            max: max.unwrap_or(over.max),
+        };
+        match max {
+            Some(0) => Err(format!(
+                "{} of {whose} is 0; at least 1 ({} = \"never\" restarts nothing)",
+                spell("restart_max"),
+                spell("restart")
+            )),
+            Some(_) if restarts.policy == Restart::Never => Err(format!(
+                "{} of {whose} has no effect with {} = \"never\"",
+                spell("restart_max"),
+                spell("restart")
+            )),
+            _ => Ok(restarts),
+        }
+    }
 }
 
 /// How a member's activity is told from its screen, and how long it may be quiet while it holds
@@ -225,6 +279,8 @@ struct RawTeam {
     idle_pattern: Option<String>,
     needs_you_pattern: Option<String>,
     stall_after: Option<Span>,
+    restart: Option<Restart>,
+    restart_max: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -294,6 +350,8 @@ pub struct MemberKeys {
     pub idle_pattern: Option<String>,
     pub needs_you_pattern: Option<String>,
     pub stall_after: Option<Span>,
+    pub restart: Option<Restart>,
+    pub restart_max: Option<u32>,
 }
 
 /// `log_max = 1048576` or `log_max = "64MiB"`.
@@ -522,6 +580,20 @@ pub const KEYS: &[KeyDoc] = &[
         "integer (seconds) or a span: \"10m\", \"90s\"",
         "10m",
         "Every member's stall_after, unless it sets its own.",
+    ),
+    key(
+        Section::Team,
+        "restart",
+        "\"never\", \"on-failure\" or \"always\"",
+        "\"never\"",
+        "Every member's restart, unless it sets its own (not the lead's, nor members spawn adds).",
+    ),
+    key(
+        Section::Team,
+        "restart_max",
+        "integer, at least 1",
+        "5",
+        "Every member's restart_max, unless it sets its own.",
     ),
     key(
         Section::Lead,
@@ -761,6 +833,20 @@ pub const KEYS: &[KeyDoc] = &[
         "the team's, else 10m",
         "The member is stalled once it has printed nothing, read no message and changed no activity for this long while it holds a task in progress or has unread messages.",
     ),
+    member(
+        "restart",
+        "--restart",
+        "\"never\", \"on-failure\" or \"always\"",
+        "the team's restart, else never",
+        "When its supervisor starts its program again after it ended on its own: on-failure after a non-zero exit or a crash, always after any such ending; never after stop, down, a timeout, a shutdown or a signal from outside. It comes back in its own conversation (claude: --resume), keeps its tasks and its unread mail, after a pause of 1s that doubles at each restart in a row, up to 1 minute.",
+    ),
+    member(
+        "restart_max",
+        "--restart-max",
+        "integer, at least 1",
+        "the team's, else 5",
+        "How many restarts in a row (each run shorter than 10 minutes) before it is left ended: its ending is then recorded, the lead told once, and a gave-up event alerts as failed.",
+    ),
     key(
         Section::Task,
         "key",
@@ -904,6 +990,8 @@ pub struct Defaults<'a> {
     pub asks_through_swarm: bool,
     /// The team's `idle_pattern`, `needs_you_pattern` and `stall_after`.
     pub watching: &'a Watching,
+    /// The team's `restart` and `restart_max`.
+    pub restart: Restarts,
 }
 
 /// How large a member's log grows before it is rotated, unless the team file says.
@@ -1087,7 +1175,16 @@ impl TeamFile {
             |key| key,
         )
         .map_err(invalid)?;
+        let restart = Restarts::check(
+            raw.restart,
+            raw.restart_max,
+            Restarts::default(),
+            "the team",
+            |key| key,
+        )
+        .map_err(invalid)?;
         let defaults = Defaults {
+            restart,
             profile: lead_profile,
             cwd: &team_cwd,
             base: &base,
@@ -1340,6 +1437,14 @@ impl MemberSpec {
             |key| source.key(key),
         )
         .map_err(|why| source.invalid(why))?;
+        let restart = Restarts::check(
+            keys.restart,
+            keys.restart_max,
+            defaults.restart,
+            name.as_str(),
+            |key| source.key(key),
+        )
+        .map_err(|why| source.invalid(why))?;
         let env = checked_env(keys.env, source.key("env"), name.as_str(), source)?;
         let env_policy = env_policy(
             EnvRules {
@@ -1379,6 +1484,7 @@ impl MemberSpec {
             permissions,
             asks_through_swarm: defaults.asks_through_swarm && profile == Profile::Claude,
             watching,
+            restart,
         })
     }
 }
@@ -1589,6 +1695,7 @@ mod tests {
             permissions: &Rules::default(),
             asks_through_swarm: false,
             watching: &Watching::default(),
+            restart: Restarts::default(),
         };
         let err = MemberSpec::check(keys(u64::MAX), &defaults, Source::Flags).unwrap_err();
         assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
@@ -1631,6 +1738,7 @@ mod tests {
             permissions: &Rules::default(),
             asks_through_swarm: false,
             watching: &Watching::default(),
+            restart: Restarts::default(),
         };
         let keys = |clear: Option<bool>, keep: &[&str], remove: &[&str]| MemberKeys {
             name: "a".into(),

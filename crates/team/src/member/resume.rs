@@ -129,6 +129,50 @@ pub fn prepare(
     })
 }
 
+/// How a member of a running team starts again when its restart policy brings it back: its
+/// command, its session, and what to say of it.
+#[derive(Debug)]
+pub struct Restarted {
+    pub argv: Vec<String>,
+    pub session_id: Option<String>,
+    pub notes: Vec<String>,
+}
+
+/// The command `member` of `team` starts again with when its restart policy brings it back
+/// (docs/ARCHITECTURE.md, "Restart policies"): built as `up --resume` builds it, a Claude Code
+/// member in its own conversation (`--resume`), with the verify key it was launched with, since
+/// its team's signing agent still holds that key. `own` holds the variables its launch set.
+pub fn restarted(
+    team: &Team,
+    config: &TeamConfig,
+    member: &Member,
+    own: &BTreeMap<String, String>,
+    launcher_env: &dyn Fn(&str) -> Option<String>,
+) -> Restarted {
+    let lead = config.lead_name().to_owned();
+    let session = config.lead_session_id.clone().unwrap_or_default();
+    let settings = config.launch.clone().unwrap_or_default();
+    let launch_team = TeamLaunch {
+        home: team.home().root(),
+        team: team.name(),
+        lead: &lead,
+        lead_session_id: &session,
+        lead_profile: settings.profile,
+        lead_argv: None,
+        inherit: &[],
+    };
+    let mut notes = Vec::new();
+    let mut again = relaunch(&launch_team, member, own, launcher_env, &mut notes);
+    if let Some(key) = again.old_key.as_deref() {
+        keys::apply(&mut again.member, &mut again.plan.env, key);
+    }
+    Restarted {
+        argv: again.member.argv.unwrap_or_default(),
+        session_id: again.member.session_id,
+        notes,
+    }
+}
+
 /// The values of a member's own variables, from the team file when one is given.
 fn own_env(file: Option<&TeamFile>, name: &str, lead: &str) -> BTreeMap<String, String> {
     let Some(file) = file else {
