@@ -256,3 +256,43 @@ restart = "on-failure"
         "config.json records the command it runs now: {alice}"
     );
 }
+
+/// `stop` while a member waits to be restarted ends it there: killed, reason stop, never started
+/// again, the lead told once.
+#[test]
+fn a_member_stopped_while_it_waits_to_restart_is_not_started_again() {
+    let sandbox = Sandbox::new();
+    let _team = Team::up(
+        &sandbox,
+        r#"
+name = "t"
+[lead]
+[[member]]
+name = "bob"
+restart = "always"
+restart_max = 20
+command = ["sh", "-c", "echo run >> runs; exit 1"]
+"#,
+    );
+    // Its third restart waits 4 s: long enough to be seen waiting.
+    eventually("bob to wait for its third restart", || {
+        let bob = sandbox.member("t", "bob");
+        bob["state"] == "restarting" && bob["restarts"] == 3
+    });
+    sandbox
+        .swarm()
+        .args(["stop", "bob", "--team", "t"])
+        .run()
+        .success();
+    let bob = sandbox.member("t", "bob");
+    assert_eq!(bob["state"], "killed", "{bob}");
+    assert_eq!(bob["reason"], "stop", "{bob}");
+    assert_eq!(runs(&sandbox), 3);
+    // Its supervisor is gone once the ending is recorded: nothing is left to start it again.
+    let supervisor = bob["supervisorPid"].as_i64().unwrap();
+    eventually("bob's supervisor to end", || {
+        !std::path::Path::new(&format!("/proc/{supervisor}")).exists()
+    });
+    assert_eq!(runs(&sandbox), 3, "never started again");
+    assert_eq!(notices(&sandbox, "bob").len(), 1);
+}
