@@ -337,3 +337,92 @@ command = ["sleep", "1000"]
     assert_eq!(task["status"], "pending", "{task}");
     assert!(task.get("owner").is_none(), "{task}");
 }
+
+/// `swarm resume --all`: after a reboot of two teams' servers, both come back; a team that runs
+/// is left as it is, and so is one that ended. With nothing interrupted it says so, exit 0.
+#[test]
+fn resume_all_resumes_every_interrupted_team_and_only_those() {
+    let sandbox = Sandbox::new();
+    let member = |team: &str| {
+        format!(
+            "name = \"{team}\"\n[lead]\n[[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"1000\"]\n"
+        )
+    };
+    let first = Team::up(&sandbox, &member("one"));
+    let second = Team::up(&sandbox, &member("two"));
+    let _running = Team::up(&sandbox, &member("three"));
+    for team in ["one", "two", "three"] {
+        eventually(&format!("bob of {team} to run"), || {
+            sandbox.status_row(team, "bob")["state"] == "running"
+        });
+    }
+    let pid_of_three = sandbox.member("three", "bob")["pid"].clone();
+    first.server().run(&["kill-server"]);
+    second.server().run(&["kill-server"]);
+    for team in ["one", "two"] {
+        eventually(&format!("{team} to be interrupted"), || {
+            sandbox
+                .swarm()
+                .args(["status", team, "--json"])
+                .run()
+                .success()
+                .json()["interrupted"]
+                == true
+        });
+    }
+    let resumed = sandbox
+        .swarm()
+        .args(["resume", "--all", "--json"])
+        .run()
+        .success()
+        .json();
+    let teams: Vec<&str> = resumed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["team"].as_str().unwrap())
+        .collect();
+    assert_eq!(teams, ["one", "two"], "{resumed}");
+    assert_eq!(resumed[0]["members"], serde_json::json!(["bob"]));
+    for team in ["one", "two"] {
+        eventually(&format!("bob of {team} to run again"), || {
+            sandbox.status_row(team, "bob")["state"] == "running"
+        });
+    }
+    assert_eq!(sandbox.member("three", "bob")["pid"], pid_of_three);
+    sandbox
+        .swarm()
+        .args(["resume", "--all"])
+        .run()
+        .success()
+        .stdout_is("no team was interrupted: there is nothing to resume\n");
+    sandbox
+        .swarm()
+        .args(["resume", "--all", "one"])
+        .run()
+        .code(2);
+}
+
+/// `swarm node --print-unit` without a host name prints the unit that runs `resume --all` at
+/// login, with this home and PATH.
+#[test]
+fn the_resume_unit_runs_resume_all_for_this_home() {
+    let sandbox = Sandbox::new();
+    let unit = sandbox
+        .swarm()
+        .args(["node", "--print-unit"])
+        .run()
+        .success()
+        .stdout;
+    assert!(unit.contains(" resume --all\n"), "{unit}");
+    assert!(
+        unit.contains(&format!(
+            "Environment=SWARM_HOME={}\n",
+            sandbox.home().display()
+        )),
+        "{unit}"
+    );
+    assert!(unit.contains("Environment=PATH="), "{unit}");
+    // Running a node still needs its name.
+    sandbox.swarm().arg("node").run().code(2);
+}
