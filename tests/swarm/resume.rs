@@ -426,3 +426,82 @@ fn the_resume_unit_runs_resume_all_for_this_home() {
     // Running a node still needs its name.
     sandbox.swarm().arg("node").run().code(2);
 }
+
+/// A resume given no team file brings back what config.json does not keep: each member's `env`
+/// values (a secret-looking one from the resumer's own environment, never from swarm's records)
+/// and its `[permissions]` rules, which answer its asks again.
+#[test]
+fn a_resume_without_the_team_file_keeps_env_values_and_permission_rules() {
+    let sandbox = Sandbox::new();
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "t"
+[lead]
+[[member]]
+name = "bob"
+command = ["sh", "-c", "echo \"$MODE|$SERVICE_TOKEN\" >> seen; exec sleep 1000"]
+env = { MODE = "fast", SERVICE_TOKEN = "tok-from-file" }
+[member.permissions]
+allow = ["Bash(git status:*)"]
+"#,
+    );
+    let seen = || fs::read_to_string(sandbox.work().join("seen")).unwrap_or_default();
+    eventually("bob to start", || seen() == "fast|tok-from-file\n");
+    let records = fs::read_to_string(sandbox.team_dir("t").join("relaunch.json")).unwrap();
+    assert!(records.contains("fast"), "{records}");
+    assert!(
+        !records.contains("tok-from-file") && !records.contains("SERVICE_TOKEN"),
+        "a secret's value is never recorded: {records}"
+    );
+    team.server().run(&["kill-server"]);
+    eventually("the team to be interrupted", || {
+        sandbox
+            .swarm()
+            .args(["status", "t", "--json"])
+            .run()
+            .success()
+            .json()["interrupted"]
+            == true
+    });
+    sandbox
+        .swarm()
+        .args(["resume", "t"])
+        .env("SERVICE_TOKEN", "tok-from-resumer")
+        .run()
+        .success();
+    eventually("bob to start again", || seen().lines().count() == 2);
+    assert_eq!(seen().lines().nth(1), Some("fast|tok-from-resumer"));
+    // Its rule answers its ask again, with nobody asked.
+    let request = serde_json::json!({
+        "type": "permission_request",
+        "request_id": "perm-again",
+        "agent_id": "bob",
+        "tool_name": "Bash",
+        "tool_use_id": "toolu_again",
+        "description": "",
+        "input": {"command": "git status"},
+        "permission_suggestions": []
+    });
+    let now = time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap();
+    sandbox.append_inbox_as_claude(
+        "t",
+        "team-lead",
+        &[serde_json::json!({"from": "bob", "text": request.to_string(), "timestamp": now, "read": false})],
+    );
+    eventually("the rule to answer", || {
+        let log = sandbox
+            .swarm()
+            .args(["permission", "log", "--json", "--team", "t"])
+            .run()
+            .success()
+            .json();
+        log.as_array().unwrap().iter().any(|answer| {
+            answer["requestId"] == "perm-again"
+                && answer["allowed"] == true
+                && answer["by"].as_str().unwrap_or_default().contains("rule")
+        })
+    });
+}

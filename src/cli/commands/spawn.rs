@@ -29,6 +29,7 @@ use crate::launch::worktree;
 use crate::member::seal;
 use crate::member::stop;
 use crate::policy::{self, Action};
+use crate::store::relaunch;
 use crate::store::team::Team;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
@@ -291,6 +292,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let mut undo = Undo::default();
     let placed = (|| {
         undo.created_inbox = team.mailbox(name.as_str()).ensure()?;
+        // What a resume given no team file needs again ("Resuming a team").
+        let launch = relaunch::Launches::from([(name.to_string(), spec.launch())]);
+        relaunch::record(team.paths(), launch, false)?;
         if let Some(prompt) = &spec.prompt {
             undo.prompt =
                 seal::deliver_prompt(&team, &fleet, &team.load()?, name.as_str(), prompt)?;

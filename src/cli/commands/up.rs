@@ -40,6 +40,7 @@ use crate::member::stop;
 use crate::member::supervisor;
 use crate::member::verify::Judges;
 use crate::store::follow::{Follower, Scope};
+use crate::store::relaunch;
 use crate::store::tasks::{Board, TaskList};
 use crate::store::team::{Team, list_teams};
 
@@ -253,6 +254,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         )
     })?;
     let team = seal::create(&ctx.home, &fleet, &prepared.config, true)?;
+    // What a resume given no team file needs again (docs/ARCHITECTURE.md, "Resuming a team").
+    relaunch::record(team.paths(), file.launches(), true)?;
     // On the board before the first pane starts, so members find them.
     if let tasks::Made::Created(made) = tasks::create(&ctx.home, &file)? {
         tracing::info!("put {} on the board", count(made.len(), "task", "tasks"));

@@ -24,6 +24,7 @@ use crate::launch::environment::check_policy;
 use crate::launch::layout::Layout;
 use crate::policy::PERSON;
 use crate::store::paths::{UserConfig, absolute};
+use crate::store::relaunch::{Launches, MemberLaunch};
 
 #[derive(Debug, Clone)]
 pub struct TeamFile {
@@ -1378,7 +1379,29 @@ fn check_tasks(
     Ok(ordered)
 }
 
+impl TeamFile {
+    /// What a resume given no team file needs of each launch, the lead's and every member's
+    /// (`store/relaunch.rs`).
+    pub fn launches(&self) -> Launches {
+        let mut launches = Launches::from([(
+            self.lead.name.to_string(),
+            MemberLaunch::of(&self.lead.env, &Rules::default()),
+        )]);
+        launches.extend(
+            self.members
+                .iter()
+                .map(|spec| (spec.name.to_string(), spec.launch())),
+        );
+        launches
+    }
+}
+
 impl MemberSpec {
+    /// What a resume given no team file needs of its launch (`store/relaunch.rs`).
+    pub fn launch(&self) -> MemberLaunch {
+        MemberLaunch::of(&self.env, &self.permissions)
+    }
+
     /// Checks a member's keys, from a team file or `spawn`'s flags, and applies the defaults the
     /// rest of the team gives them. A refusal names the key as `source` spells it.
     pub fn check(keys: MemberKeys, defaults: &Defaults<'_>, source: Source<'_>) -> Result<Self> {

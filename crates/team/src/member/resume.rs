@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::PathBuf;
 
+use crate::base::secrets;
 use crate::base::{clock, ids};
 use crate::error::{Error, Result};
 use crate::format::config::{Member, TeamConfig};
@@ -22,6 +23,7 @@ use crate::member::liveness::Observed;
 use crate::member::reach::Reach;
 use crate::member::seal;
 use crate::store::paths::ClaudePaths;
+use crate::store::relaunch;
 use crate::store::team::Team;
 
 /// A team ready to be placed again: its panes, and what could not be brought back as it was.
@@ -85,16 +87,31 @@ pub fn prepare(
     };
     // The new signing agent alerts as the team file says; without one, as the agent's defaults.
     let notify = file.map(TeamFile::notify).transpose()?;
+    // Without a team file, what the launch recorded beside config.json.
+    let recorded = match file {
+        Some(_) => relaunch::Launches::new(),
+        None => relaunch::read(team.paths())?,
+    };
     let mut notes = Vec::new();
     let mut relaunches = Vec::new();
     for name in &names {
         let member = config.require_member(name)?;
-        let own = own_env(file, name, &lead);
+        let own = match file {
+            Some(file) => own_env(Some(file), name, &lead),
+            None => recorded_env(recorded.get(name.as_str()), member, launcher_env),
+        };
         let mut relaunch = relaunch(&launch_team, member, &own, launcher_env, &mut notes);
         if *name != lead {
-            let rules = file
-                .and_then(|file| file.members.iter().find(|m| m.name.as_str() == name))
-                .map_or_else(Rules::default, |spec| spec.permissions.clone());
+            let rules = match file {
+                Some(file) => file
+                    .members
+                    .iter()
+                    .find(|m| m.name.as_str() == name)
+                    .map_or_else(Rules::default, |spec| spec.permissions.clone()),
+                None => recorded
+                    .get(name.as_str())
+                    .map_or_else(Rules::default, |launch| launch.permissions.clone()),
+            };
             let key = seal::make_key(
                 team.home(),
                 team.name(),
@@ -173,6 +190,26 @@ pub fn restarted(
     }
 }
 
+/// The values of a member's own variables when no team file is given: those its launch recorded
+/// (`store/relaunch.rs`), and for each secret-looking name it was launched with, which is never
+/// recorded, the value the resuming process has, if any.
+fn recorded_env(
+    recorded: Option<&relaunch::MemberLaunch>,
+    member: &Member,
+    launcher_env: &dyn Fn(&str) -> Option<String>,
+) -> BTreeMap<String, String> {
+    let mut env = recorded.map(|r| r.env.clone()).unwrap_or_default();
+    for name in member.env_keys.iter().flatten() {
+        if secrets::looks_secret(name)
+            && !env.contains_key(name)
+            && let Some(value) = launcher_env(name)
+        {
+            env.insert(name.clone(), value);
+        }
+    }
+    env
+}
+
 /// The values of a member's own variables, from the team file when one is given.
 fn own_env(file: Option<&TeamFile>, name: &str, lead: &str) -> BTreeMap<String, String> {
     let Some(file) = file else {
@@ -219,8 +256,8 @@ fn relaunch(
         .collect();
     if !withheld.is_empty() {
         notes.push(format!(
-            "{} resumes without {}: config.json keeps no variable's value; give the team file \
-             (`swarm up --resume TEAMFILE`) for those it sets",
+            "{} resumes without {}: swarm keeps no secret's value; set it where you resume, or \
+             give the team file (`swarm up --resume TEAMFILE`)",
             member.name,
             withheld.join(", ")
         ));
