@@ -7,7 +7,7 @@ use std::fs;
 
 use serde_json::Value;
 
-use crate::harness::{Sandbox, Team, eventually};
+use crate::harness::{Sandbox, Team, eventually, sandbox_processes};
 use crate::lifecycle::git;
 
 /// A `claude` that records each launch's argv as one line, makes the transcript of the session it
@@ -51,6 +51,32 @@ fn unread(sandbox: &Sandbox, name: &str) -> Vec<Value> {
 
 #[test]
 fn a_team_whose_tmux_server_died_is_interrupted_and_resumes_whole() {
+    resumes_whole_after(|_, team| drop(team.server().run(&["kill-server"])));
+}
+
+/// A reboot as it is: every process of the team, its tmux server, supervisors, programs and
+/// signing agent, SIGKILLed at once, with no chance to record anything.
+#[test]
+fn a_team_whose_every_process_was_sigkilled_resumes_whole() {
+    resumes_whole_after(|sandbox, _| {
+        let killed = sandbox_processes(sandbox.root());
+        assert!(!killed.is_empty());
+        for pid in &killed {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(*pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        eventually("every process of the team to be gone", || {
+            sandbox_processes(sandbox.root()).is_empty()
+        });
+    });
+}
+
+/// Interrupts a team of claude and other members as `interrupt` does, and resumes it with
+/// `up --resume`: the same members, each claude member with `--resume` and its session, unread
+/// mail kept, claims kept, worktrees kept with their uncommitted files.
+fn resumes_whole_after(interrupt: impl FnOnce(&Sandbox, &Team)) {
     let mut sandbox = Sandbox::new();
     sandbox.shim("claude", FAKE_CLAUDE);
     let record = sandbox.root().join("record");
@@ -145,7 +171,7 @@ isolation = "worktree"
     fs::remove_file(claude_dir.join(format!("projects/p/{bob_session}.jsonl"))).unwrap();
 
     // A reboot, as far as the team can tell: its tmux server is gone, every pane with it.
-    team.server().run(&["kill-server"]);
+    interrupt(&sandbox, &team);
     eventually("the team to be interrupted", || {
         let status = sandbox
             .swarm()
@@ -504,4 +530,62 @@ allow = ["Bash(git status:*)"]
                 && answer["by"].as_str().unwrap_or_default().contains("rule")
         })
     });
+}
+
+/// Two resumes of one team at once: one places the team, the other is refused (exit 2) and
+/// places nothing, so every member runs once.
+#[test]
+fn of_two_resumes_at_once_one_wins() {
+    let sandbox = Sandbox::new();
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "t"
+[lead]
+[[member]]
+name = "bob"
+command = ["sh", "-c", "echo run >> runs; exec sleep 1000"]
+[[member]]
+name = "carol"
+command = ["sleep", "1000"]
+"#,
+    );
+    let runs = || {
+        fs::read_to_string(sandbox.work().join("runs"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    eventually("bob to run", || runs() == 1);
+    team.server().run(&["kill-server"]);
+    eventually("the team to be interrupted", || {
+        sandbox
+            .swarm()
+            .args(["status", "t", "--json"])
+            .run()
+            .success()
+            .json()["interrupted"]
+            == true
+    });
+    let first = sandbox.swarm().args(["resume", "t"]).spawn();
+    let second = sandbox.swarm().args(["resume", "t"]).spawn();
+    let outcomes = [first.finish(), second.finish()];
+    let codes: Vec<Option<i32>> = outcomes.iter().map(|(status, _)| status.code()).collect();
+    assert!(
+        codes == [Some(0), Some(2)] || codes == [Some(2), Some(0)],
+        "{outcomes:?}"
+    );
+    let (_, refusal) = outcomes
+        .iter()
+        .find(|(status, _)| status.code() == Some(2))
+        .unwrap();
+    // Whichever moment it came at: the team being started, running, or no longer interrupted.
+    assert!(refusal.starts_with("swarm: team t "), "{refusal}");
+    for name in ["bob", "carol"] {
+        eventually(&format!("{name} to run again"), || {
+            sandbox.status_row("t", name)["state"] == "running"
+        });
+    }
+    assert_eq!(runs(), 2, "bob started once by the resume that won");
+    assert_eq!(team.server().panes().len(), 2, "one pane each");
 }
