@@ -534,18 +534,18 @@ fn resume_team(ctx: &Context, args: &Args) -> Result<()> {
     )?;
     let mut lines = vec![resumed.line()];
     if !resumed.inside {
-        lines.push(format!("attach with: {}", resumed.json.attach.join(" ")));
+        lines.push(format!("attach with: {}", resumed.placed.attach.join(" ")));
     }
     ctx.report(&WithLines {
-        json: &resumed.json,
+        json: &resumed.placed,
         lines,
     })?;
     if args.attach {
-        let tmux = crate::launch::tmux::Tmux::at(&resumed.json.socket);
+        let tmux = crate::launch::tmux::Tmux::at(&resumed.placed.socket);
         return if resumed.inside {
-            tmux.switch_to(&resumed.json.window)
+            tmux.switch_to(&resumed.placed.window)
         } else {
-            tmux.attach(&resumed.json.session)
+            tmux.attach(&resumed.placed.session)
         };
     }
     Ok(())
@@ -586,7 +586,7 @@ fn resume_all(ctx: &Context, args: &ResumeArgs) -> Result<()> {
         lines.push("no team was interrupted: there is nothing to resume".to_owned());
     }
     ctx.report(&WithLines {
-        json: resumed.iter().map(|r| &r.json).collect::<Vec<_>>(),
+        json: resumed.iter().map(|r| &r.placed).collect::<Vec<_>>(),
         lines,
     })?;
     if failed.is_empty() {
@@ -603,7 +603,7 @@ fn resume_all(ctx: &Context, args: &ResumeArgs) -> Result<()> {
 
 /// A team placed again by a resume: where, and who.
 struct ResumedTeam {
-    json: TeamResumed,
+    placed: TeamResumed,
     /// The caller runs inside tmux: attaching is switching windows.
     inside: bool,
 }
@@ -624,10 +624,10 @@ impl ResumedTeam {
     fn line(&self) -> String {
         format!(
             "team {} resumed: {} in window {} of session {}",
-            self.json.team,
-            self.json.members.join(", "),
-            self.json.window,
-            self.json.session
+            self.placed.team,
+            self.placed.members.join(", "),
+            self.placed.window,
+            self.placed.session
         )
     }
 }
@@ -680,7 +680,7 @@ fn place_again(
     drop(launch_lock);
     let attach = destination.tmux.attach_command(&placement.session);
     Ok(ResumedTeam {
-        json: TeamResumed {
+        placed: TeamResumed {
             team: team.name().to_owned(),
             session: placement.session,
             window: placement.window,
