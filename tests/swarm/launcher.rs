@@ -993,6 +993,10 @@ fn a_spawn_that_cannot_place_its_pane_takes_the_member_back_out() {
             !sandbox.inbox_path("t", "x").exists(),
             "x's inbox (with its prompt) was left behind"
         );
+        assert!(
+            !sandbox.team_dir("t").join("relaunch.json").exists(),
+            "x's record for a resume was left behind"
+        );
     }
 }
 

@@ -329,7 +329,7 @@ struct Undo {
 
 impl Undo {
     /// Takes the member back out: ends what its pane started, if a pane was placed, removes it
-    /// from config.json, and withdraws its prompt and the inbox `spawn` created. Returns `err`,
+    /// from config.json and `relaunch.json`, and withdraws its prompt and the inbox `spawn` created. Returns `err`,
     /// saying what was undone, or what could not be.
     fn apply(self, team: &Team, fleet: &Fleet, name: &str, err: Error) -> Error {
         let undone = (|| -> Result<()> {
@@ -343,6 +343,7 @@ impl Undo {
                 config.members.retain(|m| m.name != name);
                 Ok(())
             })?;
+            relaunch::forget(team.paths(), name)?;
             let mailbox = team.mailbox(name);
             if let Some(prompt) = self.prompt {
                 mailbox.retract(&HashSet::from([prompt]))?;

@@ -68,6 +68,22 @@ pub fn record(paths: &TeamPaths, launches: Launches, replace: bool) -> Result<()
     atomic_write(&paths.relaunch(), |out| out.write_all(&bytes))
 }
 
+/// Forgets `member`'s record: a `spawn` that failed takes it back out, and the file with it when
+/// that was the only one.
+pub fn forget(paths: &TeamPaths, member: &str) -> Result<()> {
+    let _lock = Flock::wait(&paths.relaunch_lock())?;
+    let mut all = read(paths)?;
+    if all.remove(member).is_none() {
+        return Ok(());
+    }
+    if all.is_empty() {
+        return std::fs::remove_file(paths.relaunch())
+            .map_err(|err| Error::io("remove", &paths.relaunch(), err));
+    }
+    let bytes = serde_json::to_vec_pretty(&all).map_err(|err| Error::runtime(err.to_string()))?;
+    atomic_write(&paths.relaunch(), |out| out.write_all(&bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,6 +128,9 @@ mod tests {
         );
         assert_eq!(read["bob"].permissions, rules);
         assert_eq!(read["carol"], carol);
+        forget(&paths, "carol").unwrap();
+        assert!(!super::read(&paths).unwrap().contains_key("carol"));
+        forget(&paths, "carol").unwrap();
         // A team launched anew starts its records again.
         record(&paths, Launches::from([("carol".into(), carol)]), true).unwrap();
         assert!(!super::read(&paths).unwrap().contains_key("bob"));
