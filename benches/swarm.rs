@@ -141,6 +141,9 @@ fn main() {
             team_start(members, scale(20, 3)),
         );
     }
+    if options.runs("e") {
+        report.latency("e", TEAM_RESUME, team_resume(RESUMED_MEMBERS, scale(20, 3)));
+    }
     if options.runs("f") {
         report.latency(
             "f",
@@ -1007,6 +1010,87 @@ fn count_distinct(
         }
     }
     ids.len()
+}
+
+/// The team `up --resume` brings back in figure e.
+const RESUMED_MEMBERS: usize = 8;
+
+/// Figure e's resume row.
+const TEAM_RESUME: &str = "team resume: up --resume → 8 members running";
+
+/// (e) From `swarm up --resume` of a team of `members` generic members, its tmux server killed
+/// as a reboot kills it, to every supervisor reporting `running` again.
+fn team_resume(members: usize, samples: usize) -> Vec<Duration> {
+    let mut times = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let dir = tempfile::Builder::new()
+            .prefix("swresume")
+            .tempdir_in(bench_dir())
+            .unwrap();
+        let server = PrivateTmux::start(dir.path(), "fixture", (250, 80), &[]);
+        let mut file = String::from("name = \"start\"\nlayout = \"tiled\"\n");
+        for n in 0..members {
+            let _ = writeln!(
+                file,
+                "[[member]]\nname = \"m{n}\"\ncommand = [\"sleep\", \"1000\"]"
+            );
+        }
+        let team_file = dir.path().join("start.toml");
+        fs::write(&team_file, file).unwrap();
+        let home = dir.path().join("home");
+        let swarm = || {
+            let mut command = swarm_at(&home);
+            command.stdout(Stdio::null());
+            command
+        };
+        let team_dir = home.join("teams/start");
+        let config_file = std::ffi::OsStr::new("config.json");
+        // Every member in `state`, as config.json records it, and when that was first seen.
+        let all_in = |state: &'static str| {
+            let watcher = Watcher::arm(&team_dir).unwrap();
+            watcher
+                .wait_for(Some(Instant::now() + WAIT), &|f| f == config_file, || {
+                    let config: Value =
+                        serde_json::from_slice(&fs::read(team_dir.join("config.json")).unwrap())
+                            .unwrap();
+                    let all = config["members"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter(|m| m["state"] == state)
+                        .count()
+                        == members;
+                    Ok(all.then(Instant::now))
+                })
+                .unwrap()
+                .unwrap_or_else(|| panic!("members were not all {state}"))
+        };
+        let status = swarm()
+            .arg("up")
+            .arg(&team_file)
+            .arg("--socket")
+            .arg(&server.socket)
+            .status()
+            .unwrap();
+        assert!(status.success(), "swarm up failed");
+        all_in("running");
+        // The reboot: the server goes, and each supervisor records its hangup.
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&server.socket)
+            .arg("kill-server")
+            .status();
+        all_in("killed");
+        let start = Instant::now();
+        let status = swarm().args(["resume", "start"]).status().unwrap();
+        assert!(status.success(), "swarm resume failed");
+        times.push(all_in("running").duration_since(start));
+        let _ = swarm()
+            .args(["down", "start", "--force"])
+            .stderr(Stdio::null())
+            .status();
+    }
+    times
 }
 
 /// (e) From `swarm up` of `members` generic members to every supervisor reporting `running`, on a
@@ -2038,6 +2122,18 @@ impl Report {
                 "8 members running in ≤ 8× the time of 1",
                 format!("{ratio:.2}× (median {eight:.0} ms)"),
                 ratio <= 8.0,
+            ));
+        }
+        if let (Some(resumed), Some(started)) = (
+            value(TEAM_RESUME, "median_ms"),
+            value("team start: up → 8 members running", "median_ms"),
+        ) {
+            let ratio = resumed / started;
+            targets.push(target(
+                "e",
+                "8 members resumed in ≤ 1.5× the time 8 take to start",
+                format!("{ratio:.2}× (median {resumed:.0} ms)"),
+                ratio <= 1.5,
             ));
         }
         for (name, limit) in [(STARTUP_VERSION, 1.5), (STARTUP_INBOX, 3.0)] {

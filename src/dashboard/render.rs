@@ -403,7 +403,7 @@ fn state_style(state: &str) -> Style {
     match state {
         "running" => Style::new().green(),
         "idle" => Style::new().yellow(),
-        "queued" | "starting" => Style::new().cyan(),
+        "queued" | "starting" | "restarting" => Style::new().cyan(),
         "exited" => Style::new().dim(),
         "-" => Style::new(),
         // failed, killed, vanished, orphaned, pane-gone, unreachable

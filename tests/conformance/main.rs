@@ -11,6 +11,7 @@ mod board;
 mod claude;
 mod model;
 mod permissions;
+mod resume;
 mod signatures;
 mod teammate;
 mod uds;

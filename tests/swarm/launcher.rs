@@ -993,6 +993,10 @@ fn a_spawn_that_cannot_place_its_pane_takes_the_member_back_out() {
             !sandbox.inbox_path("t", "x").exists(),
             "x's inbox (with its prompt) was left behind"
         );
+        assert!(
+            !sandbox.team_dir("t").join("relaunch.json").exists(),
+            "x's record for a resume was left behind"
+        );
     }
 }
 
@@ -1369,16 +1373,14 @@ command = ["sleep", "1000"]
     );
 
     let socket = server.socket().display().to_string();
+    // Every member's supervisor is seen running: status needs no pane, so asks tmux nothing.
     sandbox
         .swarm()
         .args(["status", "w"])
         .env("SWARM_TMUX_TIMEOUT", "1")
         .run()
         .success()
-        .stdout_has("bob")
-        .stderr_has(&format!(
-            "got no answer within 1s from the tmux server at {socket}: it is stopped or stuck"
-        ));
+        .stdout_has("bob");
     let refusal = sandbox
         .swarm()
         .args(["type", "bob", "hello"])

@@ -39,6 +39,7 @@ mod processes;
 mod profiles;
 mod protocol_rules;
 mod reports;
+mod restart;
 mod resume;
 mod scripted;
 mod secrets;

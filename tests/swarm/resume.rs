@@ -7,7 +7,7 @@ use std::fs;
 
 use serde_json::Value;
 
-use crate::harness::{Sandbox, Team, eventually};
+use crate::harness::{Sandbox, Team, eventually, sandbox_processes};
 use crate::lifecycle::git;
 
 /// A `claude` that records each launch's argv as one line, makes the transcript of the session it
@@ -51,6 +51,32 @@ fn unread(sandbox: &Sandbox, name: &str) -> Vec<Value> {
 
 #[test]
 fn a_team_whose_tmux_server_died_is_interrupted_and_resumes_whole() {
+    resumes_whole_after(|_, team| drop(team.server().run(&["kill-server"])));
+}
+
+/// A reboot as it is: every process of the team, its tmux server, supervisors, programs and
+/// signing agent, SIGKILLed at once, with no chance to record anything.
+#[test]
+fn a_team_whose_every_process_was_sigkilled_resumes_whole() {
+    resumes_whole_after(|sandbox, _| {
+        let killed = sandbox_processes(sandbox.root());
+        assert!(!killed.is_empty());
+        for pid in &killed {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(*pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        eventually("every process of the team to be gone", || {
+            sandbox_processes(sandbox.root()).is_empty()
+        });
+    });
+}
+
+/// Interrupts a team of claude and other members as `interrupt` does, and resumes it with
+/// `up --resume`: the same members, each claude member with `--resume` and its session, unread
+/// mail kept, claims kept, worktrees kept with their uncommitted files.
+fn resumes_whole_after(interrupt: impl FnOnce(&Sandbox, &Team)) {
     let mut sandbox = Sandbox::new();
     sandbox.shim("claude", FAKE_CLAUDE);
     let record = sandbox.root().join("record");
@@ -145,7 +171,7 @@ isolation = "worktree"
     fs::remove_file(claude_dir.join(format!("projects/p/{bob_session}.jsonl"))).unwrap();
 
     // A reboot, as far as the team can tell: its tmux server is gone, every pane with it.
-    team.server().run(&["kill-server"]);
+    interrupt(&sandbox, &team);
     eventually("the team to be interrupted", || {
         let status = sandbox
             .swarm()
@@ -336,4 +362,230 @@ command = ["sleep", "1000"]
         .json();
     assert_eq!(task["status"], "pending", "{task}");
     assert!(task.get("owner").is_none(), "{task}");
+}
+
+/// `swarm resume --all`: after a reboot of two teams' servers, both come back; a team that runs
+/// is left as it is, and so is one that ended. With nothing interrupted it says so, exit 0.
+#[test]
+fn resume_all_resumes_every_interrupted_team_and_only_those() {
+    let sandbox = Sandbox::new();
+    let member = |team: &str| {
+        format!(
+            "name = \"{team}\"\n[lead]\n[[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"1000\"]\n"
+        )
+    };
+    let first = Team::up(&sandbox, &member("one"));
+    let second = Team::up(&sandbox, &member("two"));
+    let _running = Team::up(&sandbox, &member("three"));
+    for team in ["one", "two", "three"] {
+        eventually(&format!("bob of {team} to run"), || {
+            sandbox.status_row(team, "bob")["state"] == "running"
+        });
+    }
+    let pid_of_three = sandbox.member("three", "bob")["pid"].clone();
+    first.server().run(&["kill-server"]);
+    second.server().run(&["kill-server"]);
+    for team in ["one", "two"] {
+        eventually(&format!("{team} to be interrupted"), || {
+            sandbox
+                .swarm()
+                .args(["status", team, "--json"])
+                .run()
+                .success()
+                .json()["interrupted"]
+                == true
+        });
+    }
+    let resumed = sandbox
+        .swarm()
+        .args(["resume", "--all", "--json"])
+        .run()
+        .success()
+        .json();
+    let teams: Vec<&str> = resumed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["team"].as_str().unwrap())
+        .collect();
+    assert_eq!(teams, ["one", "two"], "{resumed}");
+    assert_eq!(resumed[0]["members"], serde_json::json!(["bob"]));
+    for team in ["one", "two"] {
+        eventually(&format!("bob of {team} to run again"), || {
+            sandbox.status_row(team, "bob")["state"] == "running"
+        });
+    }
+    assert_eq!(sandbox.member("three", "bob")["pid"], pid_of_three);
+    sandbox
+        .swarm()
+        .args(["resume", "--all"])
+        .run()
+        .success()
+        .stdout_is("no team was interrupted: there is nothing to resume\n");
+    sandbox
+        .swarm()
+        .args(["resume", "--all", "one"])
+        .run()
+        .code(2);
+}
+
+/// `swarm node --print-unit` without a host name prints the unit that runs `resume --all` at
+/// login, with this home and PATH.
+#[test]
+fn the_resume_unit_runs_resume_all_for_this_home() {
+    let sandbox = Sandbox::new();
+    let unit = sandbox
+        .swarm()
+        .args(["node", "--print-unit"])
+        .run()
+        .success()
+        .stdout;
+    assert!(unit.contains(" resume --all\n"), "{unit}");
+    assert!(
+        unit.contains(&format!(
+            "Environment=SWARM_HOME={}\n",
+            sandbox.home().display()
+        )),
+        "{unit}"
+    );
+    assert!(unit.contains("Environment=PATH="), "{unit}");
+    // Running a node still needs its name.
+    sandbox.swarm().arg("node").run().code(2);
+}
+
+/// A resume given no team file brings back what config.json does not keep: each member's `env`
+/// values (a secret-looking one from the resumer's own environment, never from swarm's records)
+/// and its `[permissions]` rules, which answer its asks again.
+#[test]
+fn a_resume_without_the_team_file_keeps_env_values_and_permission_rules() {
+    let sandbox = Sandbox::new();
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "t"
+[lead]
+[[member]]
+name = "bob"
+command = ["sh", "-c", "echo \"$MODE|$SERVICE_TOKEN\" >> seen; exec sleep 1000"]
+env = { MODE = "fast", SERVICE_TOKEN = "tok-from-file" }
+[member.permissions]
+allow = ["Bash(git status:*)"]
+"#,
+    );
+    let seen = || fs::read_to_string(sandbox.work().join("seen")).unwrap_or_default();
+    eventually("bob to start", || seen() == "fast|tok-from-file\n");
+    let records = fs::read_to_string(sandbox.team_dir("t").join("relaunch.json")).unwrap();
+    assert!(records.contains("fast"), "{records}");
+    assert!(
+        !records.contains("tok-from-file") && !records.contains("SERVICE_TOKEN"),
+        "a secret's value is never recorded: {records}"
+    );
+    team.server().run(&["kill-server"]);
+    eventually("the team to be interrupted", || {
+        sandbox
+            .swarm()
+            .args(["status", "t", "--json"])
+            .run()
+            .success()
+            .json()["interrupted"]
+            == true
+    });
+    sandbox
+        .swarm()
+        .args(["resume", "t"])
+        .env("SERVICE_TOKEN", "tok-from-resumer")
+        .run()
+        .success();
+    eventually("bob to start again", || seen().lines().count() == 2);
+    assert_eq!(seen().lines().nth(1), Some("fast|tok-from-resumer"));
+    // Its rule answers its ask again, with nobody asked.
+    let request = serde_json::json!({
+        "type": "permission_request",
+        "request_id": "perm-again",
+        "agent_id": "bob",
+        "tool_name": "Bash",
+        "tool_use_id": "toolu_again",
+        "description": "",
+        "input": {"command": "git status"},
+        "permission_suggestions": []
+    });
+    let now = time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap();
+    sandbox.append_inbox_as_claude(
+        "t",
+        "team-lead",
+        &[serde_json::json!({"from": "bob", "text": request.to_string(), "timestamp": now, "read": false})],
+    );
+    eventually("the rule to answer", || {
+        let log = sandbox
+            .swarm()
+            .args(["permission", "log", "--json", "--team", "t"])
+            .run()
+            .success()
+            .json();
+        log.as_array().unwrap().iter().any(|answer| {
+            answer["requestId"] == "perm-again"
+                && answer["allowed"] == true
+                && answer["by"].as_str().unwrap_or_default().contains("rule")
+        })
+    });
+}
+
+/// Two resumes of one team at once: one places the team, the other is refused (exit 2) and
+/// places nothing, so every member runs once.
+#[test]
+fn of_two_resumes_at_once_one_wins() {
+    let sandbox = Sandbox::new();
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "t"
+[lead]
+[[member]]
+name = "bob"
+command = ["sh", "-c", "echo run >> runs; exec sleep 1000"]
+[[member]]
+name = "carol"
+command = ["sleep", "1000"]
+"#,
+    );
+    let runs = || {
+        fs::read_to_string(sandbox.work().join("runs"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    eventually("bob to run", || runs() == 1);
+    team.server().run(&["kill-server"]);
+    eventually("the team to be interrupted", || {
+        sandbox
+            .swarm()
+            .args(["status", "t", "--json"])
+            .run()
+            .success()
+            .json()["interrupted"]
+            == true
+    });
+    let first = sandbox.swarm().args(["resume", "t"]).spawn();
+    let second = sandbox.swarm().args(["resume", "t"]).spawn();
+    let outcomes = [first.finish(), second.finish()];
+    let codes: Vec<Option<i32>> = outcomes.iter().map(|(status, _)| status.code()).collect();
+    assert!(
+        codes == [Some(0), Some(2)] || codes == [Some(2), Some(0)],
+        "{outcomes:?}"
+    );
+    let (_, refusal) = outcomes
+        .iter()
+        .find(|(status, _)| status.code() == Some(2))
+        .unwrap();
+    // Whichever moment it came at: the team being started, running, or no longer interrupted.
+    assert!(refusal.starts_with("swarm: team t "), "{refusal}");
+    for name in ["bob", "carol"] {
+        eventually(&format!("{name} to run again"), || {
+            sandbox.status_row("t", name)["state"] == "running"
+        });
+    }
+    assert_eq!(runs(), 2, "bob started once by the resume that won");
+    assert_eq!(team.server().panes().len(), 2, "one pane each");
 }

@@ -14,8 +14,8 @@ use crate::error::{Error, Result};
 #[command(after_long_help = AFTER_LONG_HELP)]
 pub(crate) struct Args {
     /// This host's name, as team files give it in `host = "..."`
-    #[arg(long, value_name = "HOST")]
-    pub(crate) name: String,
+    #[arg(long, value_name = "HOST", required_unless_present = "print_unit")]
+    pub(crate) name: Option<String>,
 
     /// The NATS server's URL [default: $SWARM_NATS_URL]
     #[arg(long, value_name = "URL")]
@@ -34,14 +34,16 @@ pub(crate) struct Args {
     )]
     pub(crate) socket: Option<String>,
 
-    /// Print a systemd user unit that runs this node, and exit
+    /// Print a systemd user unit, and exit: with --name, one that runs this node; without, one
+    /// that runs `swarm resume --all` at login, so the teams a reboot interrupted come back
     #[arg(long)]
     pub(crate) print_unit: bool,
 }
 
 const AFTER_LONG_HELP: &str = "\
 The node runs in the foreground until SIGTERM or SIGINT: in a tmux pane, or as a systemd unit \
-(--print-unit). One node serves one home. A password (SWARM_NATS_USER, SWARM_NATS_PASSWORD) or a \
+(--print-unit --name HOST). Without --name, --print-unit prints swarm-resume.service, a unit that \
+runs `swarm resume --all` once at login, for one host as for many (README, \"After a reboot\"). One node serves one home. A password (SWARM_NATS_USER, SWARM_NATS_PASSWORD) or a \
 token (SWARM_NATS_TOKEN) is read from the environment only, never from the command line.
 
 While the NATS server cannot be reached the node keeps running and keeps trying; messages for \
@@ -52,7 +54,14 @@ JSON OUTPUT
 state is in <home>/node/node.json; `swarm status --json` reports it.";
 
 pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
-    let name = Name::parse("host", &args.name)?;
+    let Some(name) = &args.name else {
+        // Only --print-unit goes without a name (clap holds the rest to it).
+        let exe = std::env::current_exe().map_err(|err| Error::os("find swarm's own path", err))?;
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let text = unit::resume_text(&exe, ctx.home.root(), args.socket.as_deref(), &path)?;
+        return output::bytes(text.as_bytes());
+    };
+    let name = Name::parse("host", name)?;
     // The flags name the server and the .creds file; the rest of the login comes from the
     // environment, whichever server the URL came from.
     let env = Sources::from_env();

@@ -17,18 +17,19 @@ use crate::cluster::fleet::Fleet;
 use crate::error::{Error, Result};
 use crate::format::paste::PasteFormat;
 use crate::format::permission_rule::{RuleTexts, Rules};
-use crate::format::settings::{Color, Delivery, Isolation, Profile, Protocol};
+use crate::format::settings::{Color, Delivery, Isolation, Profile, Protocol, Restart};
 use crate::launch::argv::TeamLaunch;
 use crate::launch::layout::{self, Layout};
 use crate::launch::panes;
 use crate::launch::prepare;
 use crate::launch::teamfile::{
-    Command, Defaults, MemberKeys, MemberSpec, Size, Source, Span, parse_size,
+    Command, Defaults, MemberKeys, MemberSpec, Restarts, Size, Source, Span, parse_size,
 };
 use crate::launch::worktree;
 use crate::member::seal;
 use crate::member::stop;
 use crate::policy::{self, Action};
+use crate::store::relaunch;
 use crate::store::team::Team;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
@@ -115,6 +116,15 @@ pub(crate) struct Args {
     #[arg(long, value_name = "CMD")]
     pub(crate) resume_command: Option<String>,
 
+    /// Start its program again when it ends on its own: after a failure, or always
+    /// [default: never]
+    #[arg(long, value_name = "WHEN")]
+    pub(crate) restart: Option<Restart>,
+
+    /// With --restart, how many restarts in a row before it is left ended [default: 5]
+    #[arg(long, value_name = "N")]
+    pub(crate) restart_max: Option<u32>,
+
     /// Rotate its log at this size, e.g. 64MiB [default: the team file's log_max, else 64MiB]
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub(crate) log_max: Option<u64>,
@@ -183,6 +193,8 @@ impl Args {
             host: None,
             idle_pattern: self.idle_pattern.clone(),
             needs_you_pattern: self.needs_you_pattern.clone(),
+            restart: self.restart,
+            restart_max: self.restart_max,
             stall_after: self.stall_after.as_ref().map(|span| match span.parse() {
                 Ok(secs) => Span::Seconds(secs),
                 Err(_) => Span::Text(span.clone()),
@@ -217,6 +229,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             permissions: &Rules::default(),
             asks_through_swarm: false,
             watching: &prepare::team_watching(&launch_settings),
+            restart: Restarts::default(),
         },
         Source::Flags,
     )?;
@@ -286,6 +299,9 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     let mut undo = Undo::default();
     let placed = (|| {
         undo.created_inbox = team.mailbox(name.as_str()).ensure()?;
+        // What a resume given no team file needs again ("Resuming a team").
+        let launch = relaunch::Launches::from([(name.to_string(), spec.launch())]);
+        relaunch::record(team.paths(), launch, false)?;
         if let Some(prompt) = &spec.prompt {
             undo.prompt =
                 seal::deliver_prompt(&team, &fleet, &team.load()?, name.as_str(), prompt)?;
@@ -320,7 +336,7 @@ struct Undo {
 
 impl Undo {
     /// Takes the member back out: ends what its pane started, if a pane was placed, removes it
-    /// from config.json, and withdraws its prompt and the inbox `spawn` created. Returns `err`,
+    /// from config.json and `relaunch.json`, and withdraws its prompt and the inbox `spawn` created. Returns `err`,
     /// saying what was undone, or what could not be.
     fn apply(self, team: &Team, fleet: &Fleet, name: &str, err: Error) -> Error {
         let undone = (|| -> Result<()> {
@@ -334,6 +350,7 @@ impl Undo {
                 config.members.retain(|m| m.name != name);
                 Ok(())
             })?;
+            relaunch::forget(team.paths(), name)?;
             let mailbox = team.mailbox(name);
             if let Some(prompt) = self.prompt {
                 mailbox.retract(&HashSet::from([prompt]))?;

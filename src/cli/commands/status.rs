@@ -30,12 +30,15 @@ use crate::store::team::Team;
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
 const JSON: &str = r#"JSON output (--json), one document:
   {"team", "description", "lead", "members": [{"name", "agentId", "pane", "pid", "state",
-    "exitCode", "unread", "lastActivity", "lastActivityMs", "verifies", "setAside": [{"path",
-    "reason"}], "task": {"id", "subject"}, "pendingAsks": [{"requestId", "tool", "askedAt",
-    "askedAtMs"}], "activity", "activitySince", "activitySinceMs", "activityWhy"}],
+    "exitCode", "restarts", "unread", "lastActivity", "lastActivityMs", "verifies",
+    "setAside": [{"path", "reason"}], "task": {"id", "subject"}, "pendingAsks": [{"requestId",
+    "tool", "askedAt", "askedAtMs"}], "activity", "activitySince", "activitySinceMs",
+    "activityWhy"}],
    "tasks": {"pending", "inProgress", "completed"}, "interrupted"}
 "interrupted" is true when nothing of the team runs and a member's run was cut short (its tmux
 server or supervisor gone, or ended by a hangup or a signal): `swarm resume TEAM` resumes it.
+"restarts" counts the times its restart policy started its program again in this run ("state"
+is "restarting" while it waits to); the table shows them beside its state.
 "state" is as the table shows it ("-" for never launched), except that the table shows a member
 with "pendingAsks" (permission asks nobody has answered, oldest first; `swarm permission list`
 has them whole) as "waits on permission (TOOL) AGE"; "pane" is null before there is one.
@@ -71,6 +74,8 @@ pub(crate) struct MemberStatus {
     pub(crate) pid: Option<i32>,
     pub(crate) state: &'static str,
     pub(crate) exit_code: Option<i32>,
+    /// How many times its restart policy has started its program again in this run.
+    pub(crate) restarts: u32,
     /// `null` for a member on another host: its inbox is there.
     pub(crate) unread: Option<usize>,
     /// The last message, output or state change (RFC 3339), and in epoch milliseconds.
@@ -280,6 +285,7 @@ fn member_status(
         pid: member.pid,
         state: seen.label(),
         exit_code: member.exit_code,
+        restarts: member.restarts.unwrap_or(0),
         unread,
         last_activity: render::time(last_activity),
         last_activity_ms: last_activity,
@@ -305,10 +311,16 @@ fn activity_cell(row: &MemberStatus, now: u64) -> String {
     }
 }
 
-/// The member's state, or the oldest permission ask it waits on and for how long.
+/// The member's state, or the oldest permission ask it waits on and for how long; and how many
+/// times it was restarted.
 fn state_cell(row: &MemberStatus, now: u64) -> String {
+    let restarted = match row.restarts {
+        0 => String::new(),
+        1 => " (restarted once)".to_owned(),
+        n => format!(" (restarted {n} times)"),
+    };
     let Some(oldest) = row.pending_asks.first() else {
-        return row.state.to_owned();
+        return format!("{}{restarted}", row.state);
     };
     let mut cell = format!("waits on permission ({})", oldest.tool);
     if let Some(ms) = oldest.asked_at_ms {
@@ -318,7 +330,7 @@ fn state_cell(row: &MemberStatus, now: u64) -> String {
     if row.pending_asks.len() > 1 {
         cell = format!("{cell} +{}", row.pending_asks.len() - 1);
     }
-    cell
+    format!("{cell}{restarted}")
 }
 
 fn modified_ms(path: &Path) -> Option<u64> {

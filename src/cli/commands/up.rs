@@ -40,8 +40,9 @@ use crate::member::stop;
 use crate::member::supervisor;
 use crate::member::verify::Judges;
 use crate::store::follow::{Follower, Scope};
+use crate::store::relaunch;
 use crate::store::tasks::{Board, TaskList};
-use crate::store::team::Team;
+use crate::store::team::{Team, list_teams};
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
 const JSON: &str = r#"JSON output (--json), one document:
@@ -117,7 +118,10 @@ pub(crate) struct Args {
 /// What `swarm resume --json` prints (docs/ARCHITECTURE.md, "JSON output").
 const RESUME_JSON: &str = r#"JSON output (--json), one document, as `swarm up` prints it:
   {"team", "session", "window", "socket", "members", "attach"}
-"members" are those resumed."#;
+"members" are those resumed. With --all, an array of those documents, one per team resumed
+(empty when no team was interrupted); a team that could not be resumed is a line on stderr,
+and the exit status is then 1.
+At login, `swarm node --print-unit` prints a systemd user unit that runs `swarm resume --all`."#;
 
 /// `swarm resume [TEAM]`: `swarm up --resume`.
 #[derive(Debug, clap::Args)]
@@ -128,6 +132,11 @@ pub(crate) struct ResumeArgs {
     // Its own id: sharing the global --team's would let an empty SWARM_TEAM fill it.
     #[arg(id = "team_arg", value_name = "TEAM")]
     pub(crate) team: Option<PathBuf>,
+
+    /// Resume every interrupted team under the home (after a reboot: `swarm node --print-unit`
+    /// runs this at login); a team that is not interrupted is left as it is
+    #[arg(long, conflicts_with_all = ["team_arg", "attach"])]
+    pub(crate) all: bool,
 
     /// Attach to the team's session (or switch to its window inside tmux) once it is up
     #[arg(long, conflicts_with = "detach")]
@@ -149,6 +158,9 @@ pub(crate) struct ResumeArgs {
 }
 
 pub(crate) fn resume(ctx: &Context, args: ResumeArgs) -> Result<()> {
+    if args.all {
+        return resume_all(ctx, &args);
+    }
     run(
         ctx,
         Args {
@@ -242,6 +254,8 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         )
     })?;
     let team = seal::create(&ctx.home, &fleet, &prepared.config, true)?;
+    // What a resume given no team file needs again (docs/ARCHITECTURE.md, "Resuming a team").
+    relaunch::record(team.paths(), file.launches(), true)?;
     // On the board before the first pane starts, so members find them.
     if let tasks::Made::Created(made) = tasks::create(&ctx.home, &file)? {
         tracing::info!("put {} on the board", count(made.len(), "task", "tasks"));
@@ -500,7 +514,6 @@ fn refuse_if_interrupted(ctx: &Context, name: &str) -> Result<()> {
 /// `up --resume`: the team's interrupted members placed again (docs/ARCHITECTURE.md, "Resuming a
 /// team"), under the launch lock as `up` places a team.
 fn resume_team(ctx: &Context, args: &Args) -> Result<()> {
-    let fleet = ctx.fleet();
     // A team file gives its name and the values of its members' variables; else a team's name.
     let (file, name) = match &args.teamfile {
         Some(path) if path.is_file() => {
@@ -512,9 +525,126 @@ fn resume_team(ctx: &Context, args: &Args) -> Result<()> {
         None => (None, None),
     };
     let team = ctx.team_or(name.as_deref())?;
+    let resumed = place_again(
+        ctx,
+        &team,
+        file.as_ref(),
+        args.socket.as_deref(),
+        !args.detach,
+    )?;
+    let mut lines = vec![resumed.line()];
+    if !resumed.inside {
+        lines.push(format!("attach with: {}", resumed.placed.attach.join(" ")));
+    }
+    ctx.report(&WithLines {
+        json: &resumed.placed,
+        lines,
+    })?;
+    if args.attach {
+        let tmux = crate::launch::tmux::Tmux::at(&resumed.placed.socket);
+        return if resumed.inside {
+            tmux.switch_to(&resumed.placed.window)
+        } else {
+            tmux.attach(&resumed.placed.session)
+        };
+    }
+    Ok(())
+}
+
+/// `swarm resume --all`: every interrupted team under the home resumed, each as `swarm resume
+/// TEAM` resumes it. A team that cannot be is said on stderr, and the others are resumed all the
+/// same; then exit 1. One that is no longer interrupted when its turn comes (another resume took
+/// it meanwhile) is left as it is.
+fn resume_all(ctx: &Context, args: &ResumeArgs) -> Result<()> {
+    let fleet = ctx.fleet();
+    let interrupted = |name: &str| {
+        Team::open(&ctx.home, name)
+            .and_then(|team| Observed::take(&team, &fleet))
+            .is_ok_and(|observed| observed.interrupted())
+    };
+    let mut resumed = Vec::new();
+    let mut failed = Vec::new();
+    for name in list_teams(&ctx.home)? {
+        if !interrupted(&name) {
+            continue;
+        }
+        let placed = Team::open(&ctx.home, &name)
+            .and_then(|team| place_again(ctx, &team, None, args.socket.as_deref(), !args.detach));
+        match placed {
+            Ok(team) => resumed.push(team),
+            Err(_) if !interrupted(&name) => {
+                tracing::info!("team {name} was resumed meanwhile, by another resume");
+            }
+            Err(err) => {
+                tracing::warn!("team {name} is not resumed: {}", err.message());
+                failed.push(name);
+            }
+        }
+    }
+    let mut lines: Vec<String> = resumed.iter().map(ResumedTeam::line).collect();
+    if resumed.is_empty() && failed.is_empty() {
+        lines.push("no team was interrupted: there is nothing to resume".to_owned());
+    }
+    ctx.report(&WithLines {
+        json: resumed.iter().map(|r| &r.placed).collect::<Vec<_>>(),
+        lines,
+    })?;
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::runtime(format!(
+            "{} not resumed: {}",
+            count(failed.len(), "team was", "teams were"),
+            failed.join(", ")
+        ))
+        .with_hint("`swarm resume TEAM` says why, one team at a time"))
+    }
+}
+
+/// A team placed again by a resume: where, and who.
+struct ResumedTeam {
+    placed: TeamResumed,
+    /// The caller runs inside tmux: attaching is switching windows.
+    inside: bool,
+}
+
+/// What `swarm resume --json` prints of a team: as `swarm up` does.
+#[derive(Serialize)]
+struct TeamResumed {
+    team: String,
+    session: String,
+    window: String,
+    socket: PathBuf,
+    members: Vec<String>,
+    attach: Vec<String>,
+}
+
+impl ResumedTeam {
+    /// `team t resumed: alice, bob in window @1 of session swarm-t`.
+    fn line(&self) -> String {
+        format!(
+            "team {} resumed: {} in window {} of session {}",
+            self.placed.team,
+            self.placed.members.join(", "),
+            self.placed.window,
+            self.placed.session
+        )
+    }
+}
+
+/// Places `team`'s interrupted members again, under the launch lock; refused (exit 2) when the
+/// team runs or was not interrupted. `file`, when given, gives its members' variables' values.
+fn place_again(
+    ctx: &Context,
+    team: &Team,
+    file: Option<&TeamFile>,
+    socket: Option<&str>,
+    switch: bool,
+) -> Result<ResumedTeam> {
+    let fleet = ctx.fleet();
     let launch_lock = LaunchLock::take(&ctx.home, team.name())?;
     refuse_if_running(ctx, team.name())?;
-    let observed = Observed::take(&team, &fleet)?;
+    let observed = Observed::take(team, &fleet)?;
     if !observed.interrupted() {
         return Err(Error::usage(format!(
             "team {} was not interrupted: there is nothing to resume",
@@ -534,56 +664,32 @@ fn resume_team(ctx: &Context, args: &Args) -> Result<()> {
         })?,
         None => layout::DEFAULT,
     };
-    let destination = Destination::reopen(args.socket.as_deref(), observed.config.tmux.as_ref());
+    let destination = Destination::reopen(socket, observed.config.tmux.as_ref());
     destination.tmux.check_version()?;
-    let resumed = resume::prepare(&team, &fleet, &observed, file.as_ref(), &|key| {
+    let resumed = resume::prepare(team, &fleet, &observed, file, &|key| {
         std::env::var(key).ok()
     })?;
     for note in &resumed.notes {
         tracing::warn!("{note}");
     }
     let placed = {
-        let _launching = Launching(&team);
-        panes::start_team(&destination, &team, &resumed.panes, &layout, !args.detach)
+        let _launching = Launching(team);
+        panes::start_team(&destination, team, &resumed.panes, &layout, switch)
     };
-    let placement = placed.map_err(|err| stop_placed(&team, &fleet, err))?;
+    let placement = placed.map_err(|err| stop_placed(team, &fleet, err))?;
     drop(launch_lock);
     let attach = destination.tmux.attach_command(&placement.session);
-    let names: Vec<&String> = resumed.panes.iter().map(|p| &p.name).collect();
-    let mut lines = vec![format!(
-        "team {} resumed: {} in window {} of session {}",
-        team.name(),
-        names
-            .iter()
-            .map(|n| n.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        placement.window,
-        placement.session
-    )];
-    if !destination.inside {
-        lines.push(format!("attach with: {}", attach.join(" ")));
-    }
-    ctx.report(&WithLines {
-        json: TeamUp {
-            team: team.name(),
-            session: Some(&placement.session),
-            window: Some(&placement.window),
-            socket: Some(&placement.socket),
-            members: names,
-            attach: Some(&attach),
+    Ok(ResumedTeam {
+        placed: TeamResumed {
+            team: team.name().to_owned(),
+            session: placement.session,
+            window: placement.window,
+            socket: placement.socket,
+            members: resumed.panes.into_iter().map(|p| p.name).collect(),
+            attach,
         },
-        lines,
-    })?;
-    if args.attach {
-        let tmux = crate::launch::tmux::Tmux::at(&placement.socket);
-        return if destination.inside {
-            tmux.switch_to(&placement.window)
-        } else {
-            tmux.attach(&placement.session)
-        };
-    }
-    Ok(())
+        inside: destination.inside,
+    })
 }
 
 /// What `--dry-run` shows of each pane: its directory, its exact argv, every variable its program

@@ -26,7 +26,7 @@ pub(crate) const SECRET_MARKS: [&str; 9] = [
 /// [`SECRET_MARKS`] (`ANTHROPIC_API_KEY`, `CLAUDE_CODE_OAUTH_TOKEN`, `AWS_SECRET_ACCESS_KEY`,
 /// `PGPASSWORD`, `GOOGLE_APPLICATION_CREDENTIALS`, …).
 /// swarm's own variables hold none (`SWARM_LEAD_VERIFY_KEY` is a public key).
-pub(crate) fn looks_secret(name: &str) -> bool {
+pub fn looks_secret(name: &str) -> bool {
     let name = name.to_ascii_uppercase();
     !name.starts_with("SWARM_") && SECRET_MARKS.iter().any(|mark| name.contains(mark))
 }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::base::names::{closest, path_component};
 use crate::error::{Error, Result};
 use crate::format::paste::PasteFormat;
-use crate::format::settings::{Delivery, EnvPolicy, Isolation, Profile, Protocol};
+use crate::format::settings::{Delivery, EnvPolicy, Isolation, Profile, Protocol, Restart};
 use crate::format::structured::TaskNotification;
 
 pub const DEFAULT_LEAD: &str = "team-lead";
@@ -168,6 +168,15 @@ pub struct Member {
     pub paste_format: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_timeout_s: Option<u64>,
+    /// When its supervisor starts its program again (`restart`); absent: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart: Option<Restart>,
+    /// How many restarts in a row before it is left ended (`restart_max`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_max: Option<u32>,
+    /// How many times its supervisor has started its program again in this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restarts: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<Isolation>,
     /// Position in the start queue when the team's `max_concurrent` is reached.
@@ -270,6 +279,8 @@ pub enum State {
     Starting,
     Running,
     Idle,
+    /// Its program ended and its restart policy starts it again after a pause.
+    Restarting,
     Exited,
     Failed,
     Killed,
@@ -282,6 +293,7 @@ impl State {
             Self::Starting => "starting",
             Self::Running => "running",
             Self::Idle => "idle",
+            Self::Restarting => "restarting",
             Self::Exited => "exited",
             Self::Failed => "failed",
             Self::Killed => "killed",

@@ -77,6 +77,10 @@ pub enum What {
         allowed: bool,
         by: String,
     },
+    /// The member kept failing: its restart policy would start it again, but it has already
+    /// been restarted `restarts` times in a row, so its ending stands (docs/ARCHITECTURE.md,
+    /// "Restart policies").
+    GaveUp { restarts: u32 },
     /// Every member of the team has ended.
     TeamDone,
 }
@@ -106,6 +110,9 @@ impl Event {
             } => {
                 let verdict = if *allowed { "allowed" } else { "denied" };
                 format!("{verdict} {request_id} by {by}")
+            }
+            What::GaveUp { restarts } => {
+                format!("gave up: failed again after {restarts} restarts in a row")
             }
             What::TeamDone => "team done".to_owned(),
         }

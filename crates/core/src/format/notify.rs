@@ -39,7 +39,7 @@ impl AlertOn {
     }
 
     /// The alert `event` is, if any: a decision asked or an activity that waits on the person
-    /// is `needs-you`, a program that failed `failed`, the team's end `done`.
+    /// is `needs-you`, a program that failed (or kept failing past its restarts) `failed`, the team's end `done`.
     pub fn of(event: &Event) -> Option<Self> {
         match &event.what {
             What::Asked { .. }
@@ -58,7 +58,8 @@ impl AlertOn {
             What::Process {
                 state: State::Failed,
                 ..
-            } => Some(Self::Failed),
+            }
+            | What::GaveUp { .. } => Some(Self::Failed),
             What::TeamDone => Some(Self::Done),
             _ => None,
         }

@@ -1,5 +1,6 @@
-//! The typed choices a member is made with: profile, colour, protocol, delivery, isolation, the
-//! permission modes a plan approval may grant, and which inherited variables its program keeps.
+//! The typed choices a member is made with: profile, colour, protocol, delivery, isolation, its
+//! restart policy, the permission modes a plan approval may grant, and which inherited variables
+//! its program keeps.
 //! Each type is the one source of its spellings: serde reads and writes them in team files and
 //! config.json, clap offers them as values.
 
@@ -95,6 +96,21 @@ choice! {
         None = "none",
         /// The member works in its own git worktree
         Worktree = "worktree",
+    }
+}
+
+choice! {
+    /// When a member's supervisor starts its program again after it ended on its own
+    /// (docs/ARCHITECTURE.md, "Restart policies").
+    #[derive(Default)]
+    Restart {
+        /// Never: its ending is its end
+        #[default]
+        Never = "never",
+        /// After it failed (a non-zero exit or a crash), up to restart_max times in a row
+        OnFailure = "on-failure",
+        /// After any ending of its own, failed or not, up to restart_max times in a row
+        Always = "always",
     }
 }
 
@@ -220,6 +236,7 @@ mod tests {
         same_spelling::<Delivery>();
         same_spelling::<Isolation>();
         same_spelling::<PermissionMode>();
+        same_spelling::<Restart>();
         assert_eq!(PermissionMode::AcceptEdits.as_str(), "acceptEdits");
     }
 

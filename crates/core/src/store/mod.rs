@@ -11,6 +11,7 @@ pub mod mailbox;
 pub mod node;
 pub mod paths;
 pub mod permissions;
+pub mod relaunch;
 pub mod removal;
 pub mod tasks;
 pub mod team;

@@ -249,6 +249,17 @@ impl TeamPaths {
         self.dir.join(PERMISSION_ANSWERS_LOCK_FILE)
     }
 
+    /// `relaunch.json`: what each member's launch had that config.json does not keep, for a resume
+    /// given no team file (docs/ARCHITECTURE.md, "Resuming a team").
+    pub fn relaunch(&self) -> PathBuf {
+        self.dir.join(RELAUNCH_FILE)
+    }
+
+    /// `.relaunch.flock`: held while `relaunch.json` is rewritten.
+    pub(crate) fn relaunch_lock(&self) -> PathBuf {
+        self.dir.join(RELAUNCH_LOCK_FILE)
+    }
+
     /// `activity.json`: each member's current activity, since when and why (docs/ARCHITECTURE.md,
     /// "Activity and events").
     pub fn activity(&self) -> PathBuf {
@@ -331,6 +342,8 @@ const LAUNCH_LOCK_FILE: &str = ".launch.flock";
 const PERMISSION_ANSWERS_FILE: &str = "permissions.jsonl";
 const PERMISSION_ANSWERS_LOCK_FILE: &str = ".permissions.flock";
 const EVENTS_FILE: &str = "events.jsonl";
+const RELAUNCH_FILE: &str = "relaunch.json";
+const RELAUNCH_LOCK_FILE: &str = ".relaunch.flock";
 const NOTIFY_FILE: &str = "notify.toml";
 const ACTIVITY_FILE: &str = "activity.json";
 const ACTIVITY_LOCK_FILE: &str = ".activity.flock";

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use crate::base::{clock, ids};
 use crate::format::config::{LaunchSettings, Member, TeamConfig};
-pub use crate::format::settings::Isolation;
 pub use crate::format::settings::{Color, EnvPolicy};
+pub use crate::format::settings::{Isolation, Restart};
 use crate::launch::argv::{Launch, TeamLaunch, TeammateRequest};
 use crate::launch::teamfile::{DEFAULT_LOG_MAX, MemberSpec, TeamFile, Watching};
 use crate::store::paths::Home;
@@ -173,6 +173,10 @@ pub fn teammate(
         .needs_you_pattern
         .clone_from(&spec.watching.needs_you_pattern);
     member.stall_after_s = spec.watching.stall_after_s;
+    if spec.restart.policy != Restart::Never {
+        member.restart = Some(spec.restart.policy);
+        member.restart_max = Some(spec.restart.max);
+    }
     member.activity_hooks = launch.activity_hooks.then_some(true);
     member.resume_command.clone_from(&spec.resume_command);
     record_launch(&mut member, &launch);

@@ -18,12 +18,13 @@ use crate::format::notify::{Notify, NotifyKeys};
 pub use crate::format::paste::{PasteFormat, delivery_with};
 use crate::format::permission_rule::{RuleTexts, Rules};
 pub use crate::format::settings::{Color, EnvPolicy, Profile};
-pub use crate::format::settings::{Delivery, Isolation, Protocol};
+pub use crate::format::settings::{Delivery, Isolation, Protocol, Restart};
 use crate::launch::argv::{default_inherit, detect_profile};
 use crate::launch::environment::check_policy;
 use crate::launch::layout::Layout;
 use crate::policy::PERSON;
 use crate::store::paths::{UserConfig, absolute};
+use crate::store::relaunch::{Launches, MemberLaunch};
 
 #[derive(Debug, Clone)]
 pub struct TeamFile {
@@ -120,6 +121,60 @@ pub struct MemberSpec {
     pub(crate) watching: Watching,
     /// What a resume runs in place of its profile's own way, `{session_id}` unreplaced.
     pub(crate) resume_command: Option<Vec<String>>,
+    /// When its supervisor starts its program again, and how many times in a row.
+    pub restart: Restarts,
+}
+
+/// A restart policy and its bound (docs/ARCHITECTURE.md, "Restart policies"): `restart` and
+/// `restart_max`, a member's own over the team's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Restarts {
+    pub policy: Restart,
+    /// Restarts in a row before the member is left ended.
+    pub max: u32,
+}
+
+/// How many restarts in a row a member gets unless `restart_max` says: as systemd's
+/// `StartLimitBurst`.
+pub const DEFAULT_RESTART_MAX: u32 = 5;
+
+impl Default for Restarts {
+    fn default() -> Self {
+        Self {
+            policy: Restart::Never,
+            max: DEFAULT_RESTART_MAX,
+        }
+    }
+}
+
+impl Restarts {
+    /// The keys as written, checked, `over` giving what is not written: `restart_max` is at least
+    /// 1, and means nothing under `restart = "never"`.
+    fn check(
+        policy: Option<Restart>,
+        max: Option<u32>,
+        over: Self,
+        whose: &str,
+        spell: impl Fn(&'static str) -> &'static str,
+    ) -> std::result::Result<Self, String> {
+        let restarts = Self {
+            policy: policy.unwrap_or(over.policy),
+            max: max.unwrap_or(over.max),
+        };
+        match max {
+            Some(0) => Err(format!(
+                "{} of {whose} is 0; at least 1 ({} = \"never\" restarts nothing)",
+                spell("restart_max"),
+                spell("restart")
+            )),
+            Some(_) if restarts.policy == Restart::Never => Err(format!(
+                "{} of {whose} has no effect with {} = \"never\"",
+                spell("restart_max"),
+                spell("restart")
+            )),
+            _ => Ok(restarts),
+        }
+    }
 }
 
 /// How a member's activity is told from its screen, and how long it may be quiet while it holds
@@ -233,6 +288,8 @@ struct RawTeam {
     idle_pattern: Option<String>,
     needs_you_pattern: Option<String>,
     stall_after: Option<Span>,
+    restart: Option<Restart>,
+    restart_max: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -303,6 +360,8 @@ pub struct MemberKeys {
     pub needs_you_pattern: Option<String>,
     pub stall_after: Option<Span>,
     pub resume_command: Option<Command>,
+    pub restart: Option<Restart>,
+    pub restart_max: Option<u32>,
 }
 
 /// `log_max = 1048576` or `log_max = "64MiB"`.
@@ -532,6 +591,20 @@ pub const KEYS: &[KeyDoc] = &[
         "integer (seconds) or a span: \"10m\", \"90s\"",
         "10m",
         "Every member's stall_after, unless it sets its own.",
+    ),
+    key(
+        Section::Team,
+        "restart",
+        "\"never\", \"on-failure\" or \"always\"",
+        "\"never\"",
+        "Every member's restart, unless it sets its own (not the lead's, nor members spawn adds).",
+    ),
+    key(
+        Section::Team,
+        "restart_max",
+        "integer, at least 1",
+        "5",
+        "Every member's restart_max, unless it sets its own.",
     ),
     key(
         Section::Lead,
@@ -778,6 +851,20 @@ pub const KEYS: &[KeyDoc] = &[
         "the team's, else 10m",
         "The member is stalled once it has printed nothing, read no message and changed no activity for this long while it holds a task in progress or has unread messages.",
     ),
+    member(
+        "restart",
+        "--restart",
+        "\"never\", \"on-failure\" or \"always\"",
+        "the team's restart, else never",
+        "When its supervisor starts its program again after it ended on its own: on-failure after a non-zero exit or a crash, always after any such ending; never after stop, down, a timeout, a shutdown or a signal from outside. It comes back in its own conversation (claude: --resume), keeps its tasks and its unread mail, after a pause of 1s that doubles at each restart in a row, up to 1 minute.",
+    ),
+    member(
+        "restart_max",
+        "--restart-max",
+        "integer, at least 1",
+        "the team's, else 5",
+        "How many restarts in a row (each run shorter than 10 minutes) before it is left ended: its ending is then recorded, the lead told once, and a gave-up event alerts as failed.",
+    ),
     key(
         Section::Task,
         "key",
@@ -921,6 +1008,8 @@ pub struct Defaults<'a> {
     pub asks_through_swarm: bool,
     /// The team's `idle_pattern`, `needs_you_pattern` and `stall_after`.
     pub watching: &'a Watching,
+    /// The team's `restart` and `restart_max`.
+    pub restart: Restarts,
 }
 
 /// How large a member's log grows before it is rotated, unless the team file says.
@@ -1104,7 +1193,16 @@ impl TeamFile {
             |key| key,
         )
         .map_err(invalid)?;
+        let restart = Restarts::check(
+            raw.restart,
+            raw.restart_max,
+            Restarts::default(),
+            "the team",
+            |key| key,
+        )
+        .map_err(invalid)?;
         let defaults = Defaults {
+            restart,
             profile: lead_profile,
             cwd: &team_cwd,
             base: &base,
@@ -1299,7 +1397,29 @@ fn check_tasks(
     Ok(ordered)
 }
 
+impl TeamFile {
+    /// What a resume given no team file needs of each launch, the lead's and every member's
+    /// (`store/relaunch.rs`).
+    pub fn launches(&self) -> Launches {
+        let mut launches = Launches::from([(
+            self.lead.name.to_string(),
+            MemberLaunch::of(&self.lead.env, &Rules::default()),
+        )]);
+        launches.extend(
+            self.members
+                .iter()
+                .map(|spec| (spec.name.to_string(), spec.launch())),
+        );
+        launches
+    }
+}
+
 impl MemberSpec {
+    /// What a resume given no team file needs of its launch (`store/relaunch.rs`).
+    pub fn launch(&self) -> MemberLaunch {
+        MemberLaunch::of(&self.env, &self.permissions)
+    }
+
     /// Checks a member's keys, from a team file or `spawn`'s flags, and applies the defaults the
     /// rest of the team gives them. A refusal names the key as `source` spells it.
     pub fn check(keys: MemberKeys, defaults: &Defaults<'_>, source: Source<'_>) -> Result<Self> {
@@ -1360,6 +1480,14 @@ impl MemberSpec {
             |key| source.key(key),
         )
         .map_err(|why| source.invalid(why))?;
+        let restart = Restarts::check(
+            keys.restart,
+            keys.restart_max,
+            defaults.restart,
+            name.as_str(),
+            |key| source.key(key),
+        )
+        .map_err(|why| source.invalid(why))?;
         let env = checked_env(keys.env, source.key("env"), name.as_str(), source)?;
         let env_policy = env_policy(
             EnvRules {
@@ -1400,6 +1528,7 @@ impl MemberSpec {
             asks_through_swarm: defaults.asks_through_swarm && profile == Profile::Claude,
             watching,
             resume_command,
+            restart,
         })
     }
 }
@@ -1610,6 +1739,7 @@ mod tests {
             permissions: &Rules::default(),
             asks_through_swarm: false,
             watching: &Watching::default(),
+            restart: Restarts::default(),
         };
         let err = MemberSpec::check(keys(u64::MAX), &defaults, Source::Flags).unwrap_err();
         assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
@@ -1652,6 +1782,7 @@ mod tests {
             permissions: &Rules::default(),
             asks_through_swarm: false,
             watching: &Watching::default(),
+            restart: Restarts::default(),
         };
         let keys = |clear: Option<bool>, keep: &[&str], remove: &[&str]| MemberKeys {
             name: "a".into(),

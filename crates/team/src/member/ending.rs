@@ -174,7 +174,7 @@ pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<
                 task_id: told.task_id.clone(),
                 status: ending.status(),
                 exit_code: ending.exit_code,
-                summary: summary(name, ending, duration),
+                summary: with_restarts(summary(name, ending, duration), member.restarts),
                 output_file: member.log_file.clone(),
                 duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
                 worktree_path: ending.worktree.clone(),
@@ -392,6 +392,15 @@ pub(crate) fn summary(name: &str, ending: &Ending, duration: Duration) -> String
             "{name} was killed ({}) after {after}",
             ending.reason.as_deref().unwrap_or("signal")
         ),
+    }
+}
+
+/// A summary that tells, too, how many times the member's restart policy started it again.
+fn with_restarts(summary: String, restarts: Option<u32>) -> String {
+    match restarts {
+        Some(1) => format!("{summary}, restarted once"),
+        Some(n) if n > 1 => format!("{summary}, restarted {n} times"),
+        _ => summary,
     }
 }
 

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use crate::base::secrets;
 use crate::base::{clock, ids};
 use crate::error::{Error, Result};
 use crate::format::config::{Member, TeamConfig};
@@ -20,6 +21,7 @@ use crate::launch::teamfile::{DEFAULT_LOG_MAX, TeamFile};
 use crate::member::liveness::Observed;
 use crate::member::reach::Reach;
 use crate::member::seal;
+use crate::store::relaunch;
 use crate::store::team::Team;
 
 /// A team ready to be placed again: its panes, and what could not be brought back as it was.
@@ -84,16 +86,31 @@ pub fn prepare(
     };
     // The new signing agent alerts as the team file says; without one, as the agent's defaults.
     let notify = file.map(TeamFile::notify).transpose()?;
+    // Without a team file, what the launch recorded beside config.json.
+    let recorded = match file {
+        Some(_) => relaunch::Launches::new(),
+        None => relaunch::read(team.paths())?,
+    };
     let mut notes = Vec::new();
     let mut relaunches = Vec::new();
     for name in &names {
         let member = config.require_member(name)?;
-        let own = own_env(file, name, &lead);
+        let own = match file {
+            Some(file) => own_env(Some(file), name, &lead),
+            None => recorded_env(recorded.get(name.as_str()), member, launcher_env),
+        };
         let mut relaunch = relaunch(&launch_team, member, &own, launcher_env, &mut notes);
         if *name != lead {
-            let rules = file
-                .and_then(|file| file.members.iter().find(|m| m.name.as_str() == name))
-                .map_or_else(Rules::default, |spec| spec.permissions.clone());
+            let rules = match file {
+                Some(file) => file
+                    .members
+                    .iter()
+                    .find(|m| m.name.as_str() == name)
+                    .map_or_else(Rules::default, |spec| spec.permissions.clone()),
+                None => recorded
+                    .get(name.as_str())
+                    .map_or_else(Rules::default, |launch| launch.permissions.clone()),
+            };
             let key = seal::make_key(
                 team.home(),
                 team.name(),
@@ -126,6 +143,71 @@ pub fn prepare(
         panes: relaunches.into_iter().map(|r| r.plan).collect(),
         notes,
     })
+}
+
+/// How a member of a running team starts again when its restart policy brings it back: its
+/// command, its session, and what to say of it.
+#[derive(Debug)]
+pub struct Restarted {
+    pub argv: Vec<String>,
+    pub session_id: Option<String>,
+    pub notes: Vec<String>,
+}
+
+/// The command `member` of `team` starts again with when its restart policy brings it back
+/// (docs/ARCHITECTURE.md, "Restart policies"): built as `up --resume` builds it, a Claude Code
+/// member in its own conversation (`--resume`), with the verify key it was launched with, since
+/// its team's signing agent still holds that key. `own` holds the variables its launch set.
+pub fn restarted(
+    team: &Team,
+    config: &TeamConfig,
+    member: &Member,
+    own: &BTreeMap<String, String>,
+    launcher_env: &dyn Fn(&str) -> Option<String>,
+) -> Restarted {
+    let lead = config.lead_name().to_owned();
+    let session = config.lead_session_id.clone().unwrap_or_default();
+    let settings = config.launch.clone().unwrap_or_default();
+    let launch_team = TeamLaunch {
+        home: team.home().root(),
+        team: team.name(),
+        lead: &lead,
+        lead_session_id: &session,
+        lead_profile: settings.profile,
+        lead_argv: None,
+        inherit: &[],
+        gemini_hooks: crate::launch::profiles::gemini_reads_settings_of(team.home()),
+    };
+    let mut notes = Vec::new();
+    let mut again = relaunch(&launch_team, member, own, launcher_env, &mut notes);
+    if let Some(key) = again.old_key.as_deref() {
+        keys::apply(&mut again.member, &mut again.plan.env, key);
+    }
+    Restarted {
+        argv: again.member.argv.unwrap_or_default(),
+        session_id: again.member.session_id,
+        notes,
+    }
+}
+
+/// The values of a member's own variables when no team file is given: those its launch recorded
+/// (`store/relaunch.rs`), and for each secret-looking name it was launched with, which is never
+/// recorded, the value the resuming process has, if any.
+fn recorded_env(
+    recorded: Option<&relaunch::MemberLaunch>,
+    member: &Member,
+    launcher_env: &dyn Fn(&str) -> Option<String>,
+) -> BTreeMap<String, String> {
+    let mut env = recorded.map(|r| r.env.clone()).unwrap_or_default();
+    for name in member.env_keys.iter().flatten() {
+        if secrets::looks_secret(name)
+            && !env.contains_key(name)
+            && let Some(value) = launcher_env(name)
+        {
+            env.insert(name.clone(), value);
+        }
+    }
+    env
 }
 
 /// The values of a member's own variables, from the team file when one is given.
@@ -174,8 +256,8 @@ fn relaunch(
         .collect();
     if !withheld.is_empty() {
         notes.push(format!(
-            "{} resumes without {}: config.json keeps no variable's value; give the team file \
-             (`swarm up --resume TEAMFILE`) for those it sets",
+            "{} resumes without {}: swarm keeps no secret's value; set it where you resume, or \
+             give the team file (`swarm up --resume TEAMFILE`)",
             member.name,
             withheld.join(", ")
         ));

@@ -1,6 +1,7 @@
 //! `swarm node --print-unit`: a systemd user unit that runs this host's node, restarted when it
-//! fails (docs/ARCHITECTURE.md, "Across machines"). Secrets never go into the unit: a password or
-//! token belongs in the environment file it reads.
+//! fails (docs/ARCHITECTURE.md, "Across machines"), or without `--name` one that runs `swarm
+//! resume --all` at login ("Resuming a team"). Secrets never go into a unit: a password or token
+//! belongs in the environment file it reads.
 
 use std::ffi::OsStr;
 use std::fmt::Write as _;
@@ -97,6 +98,58 @@ pub fn text(
     Ok(unit)
 }
 
+/// The unit's text for `~/.config/systemd/user/swarm-resume.service`: `swarm resume --all` once
+/// at login (or at boot, with lingering), for the home `home`, on the tmux server `socket` when a
+/// team recorded none, with `path` (the PATH of the shell that printed it) so each member's program
+/// is found as it was when the team was launched. The tmux server the resume starts lives in the
+/// unit's cgroup: `RemainAfterExit` keeps the unit active once the command is done, so systemd
+/// does not end what it started, and `KillMode=process` keeps it when the unit is stopped or
+/// started again.
+pub fn resume_text(exe: &Path, home: &Path, socket: Option<&str>, path: &OsStr) -> Result<String> {
+    refuse_controls("swarm's own path", exe.as_os_str(), INTO)?;
+    refuse_controls("the home", home.as_os_str(), INTO)?;
+    refuse_controls("PATH", path, INTO)?;
+    if let Some(socket) = socket {
+        refuse_controls("the tmux socket", OsStr::new(socket), INTO)?;
+    }
+    let env = |name: &str, value: &str| {
+        format!(
+            "Environment={}",
+            systemd_word(&format!("{name}={value}"), false)
+        )
+    };
+    let mut unit = String::new();
+    let _ = writeln!(unit, "[Unit]");
+    let _ = writeln!(
+        unit,
+        "Description=swarm: resume every team a reboot interrupted"
+    );
+    let _ = writeln!(unit);
+    let _ = writeln!(unit, "[Service]");
+    let _ = writeln!(unit, "Type=oneshot");
+    let _ = writeln!(unit, "RemainAfterExit=yes");
+    let _ = writeln!(unit, "KillMode=process");
+    let _ = writeln!(unit, "{}", env("SWARM_HOME", &home.display().to_string()));
+    let _ = writeln!(unit, "{}", env("PATH", &path.to_string_lossy()));
+    if let Some(socket) = socket {
+        let _ = writeln!(unit, "{}", env("SWARM_TMUX_SOCKET", socket));
+    }
+    let _ = writeln!(
+        unit,
+        "# Variables the members need that no team file gives again:"
+    );
+    let _ = writeln!(unit, "EnvironmentFile=-%h/.config/swarm/resume.env");
+    let _ = writeln!(
+        unit,
+        "ExecStart={} resume --all",
+        systemd_word(&exe.display().to_string(), true)
+    );
+    let _ = writeln!(unit);
+    let _ = writeln!(unit, "[Install]");
+    let _ = writeln!(unit, "WantedBy=default.target");
+    Ok(unit)
+}
+
 /// `value` as one word of a unit that systemd reads back as it is (systemd.syntax(7), "Quoting";
 /// systemd.unit(5), "Specifiers"): every `%` doubled, since systemd expands specifiers such as
 /// `%h` in every value; in `ExecStart=` (`exec`) every `$` doubled too, since systemd expands
@@ -156,6 +209,40 @@ mod tests {
         );
         assert!(unit.contains("Restart=on-failure"));
         assert!(!unit.contains("s3cret"));
+    }
+
+    #[test]
+    fn the_resume_unit_runs_resume_all_once_and_keeps_what_it_starts() {
+        let unit = resume_text(
+            Path::new("/usr/local/bin/swarm"),
+            Path::new("/home/me/.swarm"),
+            None,
+            OsStr::new("/home/me/.local/bin:/usr/bin"),
+        )
+        .unwrap();
+        assert!(
+            unit.contains("ExecStart=/usr/local/bin/swarm resume --all\n"),
+            "{unit}"
+        );
+        for line in [
+            "Type=oneshot\n",
+            "RemainAfterExit=yes\n",
+            "KillMode=process\n",
+            "Environment=SWARM_HOME=/home/me/.swarm\n",
+            "Environment=PATH=/home/me/.local/bin:/usr/bin\n",
+            "WantedBy=default.target\n",
+        ] {
+            assert!(unit.contains(line), "{line}: {unit}");
+        }
+        assert!(!unit.contains("SWARM_TMUX_SOCKET"), "{unit}");
+        let err = resume_text(
+            Path::new("/usr/local/bin/swarm"),
+            Path::new("/home/me/.swarm"),
+            None,
+            OsStr::new("/bin\nExecStartPre=/tmp/x"),
+        )
+        .unwrap_err();
+        assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
     }
 
     #[test]

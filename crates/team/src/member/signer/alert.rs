@@ -235,6 +235,9 @@ impl Alert {
             (_, AlertOn::NeedsYou) => format!("{who} needs you"),
             (_, AlertOn::Stalled) => format!("{who} has stalled"),
             (_, AlertOn::Idle) => format!("{who} is idle"),
+            (What::GaveUp { restarts }, _) => {
+                format!("{who} keeps failing: no more restarts after {restarts} in a row")
+            }
             (_, AlertOn::Failed) => format!("{who} failed"),
             (_, AlertOn::Done) => "every member has ended".to_owned(),
         };

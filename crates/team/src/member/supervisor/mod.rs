@@ -17,6 +17,7 @@ mod child;
 mod idle;
 mod inbox;
 mod queue;
+mod restart;
 mod seat;
 mod signals;
 
@@ -37,6 +38,7 @@ pub use crate::base::runtime::OffRuntime;
 use crate::base::text::derive_summary;
 use crate::error::{Error, Result};
 pub use crate::format::config::State;
+use crate::format::event::What;
 use crate::format::message::{InboxMessage, check_text_size};
 pub use crate::format::settings::Isolation;
 pub use crate::format::signature::{self, Verdict, VerifyKey};
@@ -53,16 +55,19 @@ use crate::member::logfile;
 use crate::member::notify::{self, Asked};
 use crate::member::processes::{self, Run};
 use crate::member::reach::Reach;
+use crate::member::resume;
 use crate::member::{ANNOUNCE_WAIT, GRACE, SWEEP_GRACE};
 use crate::peer::{
     self, Control, ControlFrame, Handlers, Incoming, Ledger, Listener, SOCKET_VAR, Sink, TakenQuery,
 };
 use crate::policy::Whereabouts;
+use crate::store::events;
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::{AsyncWatcher, named};
 
 use self::inbox::InboxFeed;
+use self::restart::{Next, Restarter};
 use self::seat::Supervisor;
 use self::signals::{Signals, SupervisorSignal};
 
@@ -213,21 +218,65 @@ impl Supervisor {
         if let Err(err) = files {
             return self.fail_to_start(err).await;
         }
-        let argv = self.member.argv.clone().unwrap_or_default();
-        let mut child = match child::spawn(
-            &argv,
-            &cwd,
-            &self.child_env(&own_env, worktree.as_ref(), socket.as_deref()),
-        ) {
-            Ok(child) => child,
-            Err(err) => return self.fail_to_start(err).await,
+        let env = self.child_env(&own_env, worktree.as_ref(), socket.as_deref());
+        let mut argv = self.member.argv.clone().unwrap_or_default();
+        let mut restarter = Restarter::of(&self.member);
+        let (mut ending, ran) = loop {
+            let (ending, ran) = match self
+                .run_program(&argv, &cwd, &env, worktree.as_ref(), &mut signals)
+                .await
+            {
+                Ok(ended) => ended,
+                Err(err) => return self.fail_to_start(err).await,
+            };
+            match restarter.next(&ending, ran) {
+                Next::End => break (ending, ran),
+                Next::GiveUp { in_a_row } => {
+                    self.give_up(in_a_row).await;
+                    break (ending, ran);
+                }
+                Next::Again { pause, total } => {
+                    let again = self
+                        .restart_after(&ending, ran, pause, total, &own_env, &mut signals)
+                        .await;
+                    match again {
+                        Again::Start(next) => argv = next,
+                        Again::Ended(ending) => break (ending, Duration::ZERO),
+                    }
+                }
+            }
         };
+        if let Some(worktree) = worktree {
+            ending.worktree = self
+                .off_runtime(move |_| match worktree.finish() {
+                    Ok(kept) => kept.map(|path| path.display().to_string()),
+                    Err(err) => {
+                        tracing::warn!("keeping worktree {}: {err}", worktree.path.display());
+                        Some(worktree.path.display().to_string())
+                    }
+                })
+                .await;
+        }
+        self.conclude(ending, ran, own).await
+    }
+
+    /// Runs the program once, from its start to its end and the sweep of what it left; the
+    /// ending, and how long it ran. An error only when it could not be started.
+    async fn run_program(
+        self: &Arc<Self>,
+        argv: &[String],
+        cwd: &Path,
+        env: &BTreeMap<OsString, OsString>,
+        worktree: Option<&Worktree>,
+        signals: &mut Signals,
+    ) -> Result<(Ending, Duration)> {
+        let mut child = child::spawn(argv, cwd, env)?;
         let started = Instant::now();
         let pid = child.pid;
         // From here on the program runs: whatever fails, it is ended and its ending recorded by
         // the one path below, never left running unsupervised.
         let mut stopping = Stopping::default();
-        let worktree_path = worktree.as_ref().map(|w| w.path.display().to_string());
+        let worktree_path = worktree.map(|w| w.path.display().to_string());
         match self
             .off_runtime(move |this| this.record_running(pid, worktree_path))
             .await
@@ -244,8 +293,8 @@ impl Supervisor {
                 stopping.begin(pid, SUPERVISOR_FAILED, Signal::SIGTERM);
             }
         }
-        let watching = AbortOnDrop(tokio::spawn(activity::watch(Arc::clone(&self))));
-        let mut feed = match InboxFeed::start(&self).await {
+        let watching = AbortOnDrop(tokio::spawn(activity::watch(Arc::clone(self))));
+        let mut feed = match InboxFeed::start(self).await {
             Ok(feed) => feed,
             Err(err) => {
                 self.report(&err).await;
@@ -297,7 +346,7 @@ impl Supervisor {
                     stopping.kill_at = None;
                 }
                 () = feed.changed() => {
-                    if let Some(why) = feed.handle(&self).await {
+                    if let Some(why) = feed.handle(self).await {
                         // The lead asked, and it was approved: an end as asked, unless swarm
                         // was already ending the program for a reason of its own.
                         stopping.approved |= stopping.reason.is_none();
@@ -317,23 +366,130 @@ impl Supervisor {
         })
         .await;
 
-        let mut ending = if stopping.approved {
+        let ending = if stopping.approved {
             Ending::shut_down(status)
         } else {
             Ending::from_status(status, stopping.reason)
         };
-        if let Some(worktree) = worktree {
-            ending.worktree = self
-                .off_runtime(move |_| match worktree.finish() {
-                    Ok(kept) => kept.map(|path| path.display().to_string()),
-                    Err(err) => {
-                        tracing::warn!("keeping worktree {}: {err}", worktree.path.display());
-                        Some(worktree.path.display().to_string())
+        Ok((ending, started.elapsed()))
+    }
+
+    /// After `ending` of a run that lasted `ran`, which its restart policy answers with restart
+    /// `total` after `pause`: says so in the pane, records the member as restarting with the
+    /// command it starts again with (a Claude Code member's `--resume`, [`resume::restarted`]),
+    /// and waits out the pause. A `stop`, `down` or signal meanwhile ends it there, as it would
+    /// have ended the program. The member keeps its tasks: no ending is recorded.
+    async fn restart_after(
+        self: &Arc<Self>,
+        ending: &Ending,
+        ran: Duration,
+        pause: Duration,
+        total: u32,
+        own_env: &BTreeMap<String, String>,
+        signals: &mut Signals,
+    ) -> Again {
+        let line = format!(
+            "{}; restarting it in {} (restart {total})",
+            ending::summary(&self.name, ending, ran),
+            clock::human_duration(pause)
+        );
+        self.print(line).await;
+        let own_env = own_env.clone();
+        let exit_code = ending.exit_code;
+        let recorded = self
+            .off_runtime(move |this| {
+                let config = this.team.load()?;
+                let mut member = this.member.clone();
+                // The session an earlier restart began, if it had to begin one.
+                if let Some(now) = config.member(&this.name) {
+                    member.session_id.clone_from(&now.session_id);
+                    member.argv.clone_from(&now.argv);
+                }
+                let again = resume::restarted(&this.team, &config, &member, &own_env, &|key| {
+                    std::env::var(key).ok()
+                });
+                again.notes.iter().for_each(|note| this.say(note));
+                this.record_restarting(&again, exit_code, total)
+                    .map(|going| going.then_some(again.argv))
+            })
+            .await;
+        let argv = match recorded {
+            Ok(Some(argv)) => argv,
+            // Stopped meanwhile: the ending `stop` recorded stays.
+            Ok(None) => {
+                let why = self.off_runtime(Self::stop_reason).await;
+                return Again::Ended(ended_while_paused(ending, why));
+            }
+            Err(err) => {
+                self.report(&err).await;
+                return Again::Ended(ended_while_paused(ending, SUPERVISOR_FAILED.to_owned()));
+            }
+        };
+        let until = tokio::time::Instant::now() + pause;
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep_until(until) => return Again::Start(argv),
+                caught = signals.next() => match caught {
+                    SupervisorSignal::Interrupt => {}
+                    SupervisorSignal::Child => {
+                        self.off_runtime(|_| processes::reap_adopted(None)).await;
                     }
-                })
-                .await;
+                    SupervisorSignal::Terminate => {
+                        return Again::Ended(ended_while_paused(ending, "signal".to_owned()));
+                    }
+                    SupervisorSignal::Hangup => {
+                        self.hang_up();
+                        return Again::Ended(ended_while_paused(ending, "hangup".to_owned()));
+                    }
+                    SupervisorSignal::Stop => {
+                        let why = self.off_runtime(Self::stop_reason).await;
+                        return Again::Ended(ended_while_paused(ending, why));
+                    }
+                },
+            }
         }
-        self.conclude(ending, started.elapsed(), own).await
+    }
+
+    /// The member failed `in_a_row` restarts in a row: no more. Said in the pane, and appended
+    /// to the team's event stream, which alerts it as failed; its ending, recorded next, tells
+    /// the lead once.
+    async fn give_up(self: &Arc<Self>, in_a_row: u32) {
+        self.off_runtime(move |this| {
+            this.say(&format!(
+                "{} failed again after {in_a_row} restarts in a row; it is not restarted again",
+                this.name
+            ));
+            events::tell(
+                this.team.paths(),
+                Some(&this.name),
+                What::GaveUp { restarts: in_a_row },
+            );
+        })
+        .await;
+    }
+
+    /// Records the member as restarting, for restart `total`, with the command and session it
+    /// starts again with; `false`, and nothing written, when its ending was recorded meanwhile
+    /// (see [`Self::register`]).
+    fn record_restarting(
+        &self,
+        again: &resume::Restarted,
+        exit_code: Option<i32>,
+        total: u32,
+    ) -> Result<bool> {
+        self.team.update(|config| {
+            let member = config.remaining_member_mut(&self.name)?;
+            if member.state.is_some_and(State::is_final) {
+                return Ok(false);
+            }
+            member.state = Some(State::Restarting);
+            member.pid = None;
+            member.exit_code = exit_code;
+            member.restarts = Some(total);
+            member.argv = Some(again.argv.clone());
+            member.session_id.clone_from(&again.session_id);
+            Ok(true)
+        })
     }
 
     /// Shows the ending in the pane, records it (and so notifies the lead), tells whoever waits
@@ -583,6 +739,7 @@ impl Supervisor {
             member.ended_at = None;
             member.notice = None;
             member.stop_requested = None;
+            member.restarts = None;
             Ok(true)
         })
     }
@@ -695,6 +852,24 @@ impl Supervisor {
             })
         };
         let _ = watcher.wait_for(Some(deadline), &named(&file), shown).await;
+    }
+}
+
+/// What a pause before a restart ends in.
+enum Again {
+    /// Start the program again with this command.
+    Start(Vec<String>),
+    /// The member was ended while it waited: no restart.
+    Ended(Ending),
+}
+
+/// The ending of a member ended (`why`) while it waited to be restarted after `last`.
+fn ended_while_paused(last: &Ending, why: String) -> Ending {
+    Ending {
+        state: State::Killed,
+        exit_code: last.exit_code,
+        reason: Some(why),
+        worktree: None,
     }
 }
 

@@ -117,11 +117,12 @@ fn claim(supervisor: &Supervisor, limit: usize) -> Result<Claim> {
     })
 }
 
-/// Holds one of the team's slots: its supervisor is alive, or its processes outlived it.
+/// Holds one of the team's slots: its supervisor is alive, or its processes outlived it. One
+/// waiting to be restarted keeps its slot.
 fn occupies(team: &Team, member: &Member) -> bool {
     matches!(
         member.state,
-        Some(State::Starting | State::Running | State::Idle)
+        Some(State::Starting | State::Running | State::Idle | State::Restarting)
     ) && Run::of(team, member).is_some_and(|run| run.supervisor_proven() || processes::alive(&run))
 }
 
