@@ -23,8 +23,9 @@ use crate::launch::layout::{self, Layout};
 use crate::launch::panes;
 use crate::launch::prepare;
 use crate::launch::teamfile::{
-    Command, Defaults, MemberKeys, MemberSpec, Size, Source, Span, Watching, parse_size,
+    Command, Defaults, Fencing, MemberKeys, Network, MemberSpec, Size, Source, Span, Watching, parse_size,
 };
+use crate::launch::sandbox;
 use crate::launch::worktree;
 use crate::member::seal;
 use crate::member::stop;
@@ -127,6 +128,22 @@ pub(crate) struct Args {
     /// of the team file's env_remove
     #[arg(long, value_name = "NAME")]
     pub(crate) env_remove: Vec<String>,
+
+    /// Run it fenced, in a sandbox (sandbox = true; see "Fencing members" in swarm(1))
+    #[arg(long)]
+    pub(crate) sandbox: bool,
+
+    /// With --sandbox, another path it may write (repeatable)
+    #[arg(long, value_name = "PATH")]
+    pub(crate) sandbox_write: Vec<PathBuf>,
+
+    /// With --sandbox, another path it cannot see (repeatable)
+    #[arg(long, value_name = "PATH")]
+    pub(crate) sandbox_hide: Vec<PathBuf>,
+
+    /// With --sandbox, its network: full or none
+    #[arg(long, value_name = "NET")]
+    pub(crate) sandbox_network: Option<String>,
     /// Where the team's window opens when this spawn opens it (the team has none yet, or it is
     /// gone): a private tmux server, by name (tmux -L) or socket path (tmux -S)
     #[arg(
@@ -182,6 +199,10 @@ impl Args {
                 Ok(secs) => Span::Seconds(secs),
                 Err(_) => Span::Text(span.clone()),
             }),
+            sandbox: self.sandbox.then_some(true),
+            sandbox_write: self.sandbox_write.clone(),
+            sandbox_hide: self.sandbox_hide.clone(),
+            sandbox_network: self.sandbox_network.clone().map(Network::Named),
         }
     }
 }
@@ -211,9 +232,13 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             permissions: &Rules::default(),
             asks_through_swarm: false,
             watching: &Watching::default(),
+            fencing: &Fencing::default(),
         },
         Source::Flags,
     )?;
+    if let Some(fence) = &spec.fence {
+        sandbox::check_available(fence.network)?;
+    }
     let name = spec.name.clone();
     let lead = config.lead_name().to_owned();
     if config.member(name.as_str()).is_some() {

@@ -31,6 +31,7 @@ use crate::launch::prepare::{self, PanePlan, Prepared};
 use crate::launch::rerun;
 use crate::launch::tasks;
 use crate::launch::teamfile::{TaskSpec, TeamFile};
+use crate::launch::sandbox;
 use crate::launch::worktree;
 use crate::member::ending;
 use crate::member::liveness::{self, Awaited, Event, Observed};
@@ -177,6 +178,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     for member in &file.members {
         if member.isolation == Isolation::Worktree {
             worktree::require_repo(&member.cwd, member.name.as_str())?;
+        }
+        // Fenced, or not started at all: never silently unfenced ("Fencing members").
+        if let Some(fence) = &member.fence {
+            sandbox::check_available(fence.network)?;
         }
     }
     let destination = Destination::choose(args.socket.as_deref());

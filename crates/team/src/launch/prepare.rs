@@ -166,6 +166,7 @@ pub fn teammate(
         .needs_you_pattern
         .clone_from(&spec.watching.needs_you_pattern);
     member.stall_after_s = spec.watching.stall_after_s;
+    member.sandbox.clone_from(&spec.fence);
     member.activity_hooks = launch.activity_hooks.then_some(true);
     record_launch(&mut member, &launch);
     let pane = PanePlan {

@@ -18,7 +18,7 @@ use crate::format::notify::{Notify, NotifyKeys};
 pub use crate::format::paste::{PasteFormat, delivery_with};
 use crate::format::permission_rule::{RuleTexts, Rules};
 pub use crate::format::settings::{Color, EnvPolicy, Profile};
-pub use crate::format::settings::{Delivery, Isolation, Protocol};
+pub use crate::format::settings::{Delivery, Fence, Isolation, Protocol, SandboxNetwork};
 use crate::launch::argv::{default_inherit, detect_profile};
 use crate::launch::environment::check_policy;
 use crate::launch::layout::Layout;
@@ -116,6 +116,8 @@ pub struct MemberSpec {
     pub(crate) asks_through_swarm: bool,
     /// How its activity is told from its screen and when it is stalled.
     pub(crate) watching: Watching,
+    /// Its sandbox, when it is fenced (`sandbox = true`).
+    pub fence: Option<Fence>,
 }
 
 /// How a member's activity is told from its screen, and how long it may be quiet while it holds
@@ -225,6 +227,14 @@ struct RawTeam {
     idle_pattern: Option<String>,
     needs_you_pattern: Option<String>,
     stall_after: Option<Span>,
+
+    // Fencing members (docs/ARCHITECTURE.md, "Fencing members").
+    sandbox: Option<bool>,
+    #[serde(default)]
+    sandbox_write: Vec<PathBuf>,
+    #[serde(default)]
+    sandbox_hide: Vec<PathBuf>,
+    sandbox_network: Option<Network>,
 }
 
 #[derive(Deserialize)]
@@ -294,6 +304,101 @@ pub struct MemberKeys {
     pub idle_pattern: Option<String>,
     pub needs_you_pattern: Option<String>,
     pub stall_after: Option<Span>,
+
+    // Fencing members (docs/ARCHITECTURE.md, "Fencing members").
+    pub sandbox: Option<bool>,
+    #[serde(default)]
+    pub sandbox_write: Vec<PathBuf>,
+    #[serde(default)]
+    pub sandbox_hide: Vec<PathBuf>,
+    pub sandbox_network: Option<Network>,
+}
+
+/// `sandbox_network = "none"`, or an allow-list of `"host:port"`, which swarm refuses for now.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Network {
+    Named(String),
+    AllowList(Vec<String>),
+}
+
+/// The team's sandbox keys, checked: what each member's own go over (a member's paths are added
+/// to the team's, its `sandbox` and `sandbox_network` replace the team's).
+#[derive(Debug, Clone, Default)]
+pub struct Fencing {
+    pub sandbox: bool,
+    pub write: Vec<String>,
+    pub hide: Vec<String>,
+    pub network: SandboxNetwork,
+}
+
+impl Fencing {
+    /// The keys as written, `who` naming whose they are in a refusal, relative paths taken from
+    /// `base` and `~/` from the person's home.
+    fn check(
+        sandbox: Option<bool>,
+        write: Vec<PathBuf>,
+        hide: Vec<PathBuf>,
+        network: Option<Network>,
+        over: &Self,
+        base: &Path,
+        spell: impl Fn(&'static str) -> &'static str,
+        who: &str,
+    ) -> std::result::Result<Self, String> {
+        let paths = |paths: Vec<PathBuf>, key: &'static str| {
+            let mut out = Vec::with_capacity(paths.len());
+            for path in paths {
+                let text = path.to_string_lossy();
+                let resolved = match text.strip_prefix("~/") {
+                    Some(rest) => std::env::var_os("HOME")
+                        .filter(|home| !home.is_empty())
+                        .map(|home| PathBuf::from(home).join(rest))
+                        .ok_or_else(|| format!("{} of {who}: {text:?} needs HOME", spell(key)))?,
+                    None => resolve(base, Some(&path)),
+                };
+                out.push(resolved.display().to_string());
+            }
+            Ok::<_, String>(out)
+        };
+        let network = match network {
+            None => over.network,
+            Some(Network::Named(name)) => match name.as_str() {
+                "full" => SandboxNetwork::Full,
+                "none" => SandboxNetwork::None,
+                other => {
+                    return Err(format!(
+                        "{} of {who} is \"full\", \"none\" or a list, not {other:?}",
+                        spell("sandbox_network")
+                    ));
+                }
+            },
+            Some(Network::AllowList(_)) => {
+                return Err(format!(
+                    "{} of {who}: an allow-list of hosts is not supported yet; use \"full\" or \"none\"",
+                    spell("sandbox_network")
+                ));
+            }
+        };
+        let mut write_all = over.write.clone();
+        write_all.extend(paths(write, "sandbox_write")?);
+        let mut hide_all = over.hide.clone();
+        hide_all.extend(paths(hide, "sandbox_hide")?);
+        Ok(Self {
+            sandbox: sandbox.unwrap_or(over.sandbox),
+            write: write_all,
+            hide: hide_all,
+            network,
+        })
+    }
+
+    /// The member's fence, `None` unless it is fenced.
+    fn fence(self) -> Option<Fence> {
+        self.sandbox.then(|| Fence {
+            write: self.write,
+            hide: self.hide,
+            network: self.network,
+        })
+    }
 }
 
 /// `log_max = 1048576` or `log_max = "64MiB"`.
@@ -522,6 +627,34 @@ pub const KEYS: &[KeyDoc] = &[
         "integer (seconds) or a span: \"10m\", \"90s\"",
         "10m",
         "Every member's stall_after, unless it sets its own.",
+    ),
+    key(
+        Section::Team,
+        "sandbox",
+        "boolean",
+        "false",
+        "Every teammate runs fenced, in a sandbox (bubblewrap), unless it sets its own: see sandbox of [[member]]. The lead is never fenced.",
+    ),
+    key(
+        Section::Team,
+        "sandbox_write",
+        "array of strings (paths)",
+        "none",
+        "Paths every fenced teammate may write besides its own directory; a member's own are added.",
+    ),
+    key(
+        Section::Team,
+        "sandbox_hide",
+        "array of strings (paths)",
+        "none",
+        "Paths no fenced teammate may see, besides those every fence hides; a member's own are added.",
+    ),
+    key(
+        Section::Team,
+        "sandbox_network",
+        "string: \"full\" or \"none\"",
+        "\"full\"",
+        "Every fenced teammate's network, unless it sets its own.",
     ),
     key(
         Section::Lead,
@@ -761,6 +894,34 @@ pub const KEYS: &[KeyDoc] = &[
         "the team's, else 10m",
         "The member is stalled once it has printed nothing, read no message and changed no activity for this long while it holds a task in progress or has unread messages.",
     ),
+    member(
+        "sandbox",
+        "--sandbox",
+        "boolean",
+        "the team's, else false",
+        "The member's program runs fenced, in a sandbox (bubblewrap): its directory (or worktree) and sandbox_write read-write, the rest of the file system read-only, sandbox_hide, ~/.ssh, ~/.aws, ~/.config/gh, swarm's home, the team's tmux socket, swarm's sockets and the other members' worktrees hidden, a pid namespace of its own. swarm inside it acts through its supervisor as this member. up refuses it where bubblewrap or the kernel cannot make one.",
+    ),
+    member(
+        "sandbox_write",
+        "--sandbox-write",
+        "array of strings (paths)",
+        "the team's",
+        "More paths a fenced member may write; relative to the team file, ~/ for the home directory.",
+    ),
+    member(
+        "sandbox_hide",
+        "--sandbox-hide",
+        "array of strings (paths)",
+        "the team's",
+        "More paths a fenced member cannot see.",
+    ),
+    member(
+        "sandbox_network",
+        "--sandbox-network",
+        "string: \"full\" or \"none\"",
+        "the team's, else \"full\"",
+        "none: the fenced member has no network but loopback (a network namespace of its own). An allow-list of hosts is refused for now.",
+    ),
     key(
         Section::Task,
         "key",
@@ -904,6 +1065,8 @@ pub struct Defaults<'a> {
     pub asks_through_swarm: bool,
     /// The team's `idle_pattern`, `needs_you_pattern` and `stall_after`.
     pub watching: &'a Watching,
+    /// The team's `sandbox`, `sandbox_write`, `sandbox_hide` and `sandbox_network`.
+    pub fencing: &'a Fencing,
 }
 
 /// How large a member's log grows before it is rotated, unless the team file says.
@@ -1087,6 +1250,17 @@ impl TeamFile {
             |key| key,
         )
         .map_err(invalid)?;
+        let fencing = Fencing::check(
+            raw.sandbox,
+            raw.sandbox_write,
+            raw.sandbox_hide,
+            raw.sandbox_network,
+            &Fencing::default(),
+            &base,
+            |key| key,
+            "the team",
+        )
+        .map_err(invalid)?;
         let defaults = Defaults {
             profile: lead_profile,
             cwd: &team_cwd,
@@ -1096,6 +1270,7 @@ impl TeamFile {
             permissions: &permissions,
             asks_through_swarm,
             watching: &watching,
+            fencing: &fencing,
         };
         let mut seen = BTreeSet::from([lead.name.clone()]);
         let mut members = Vec::with_capacity(raw.member.len());
@@ -1340,6 +1515,18 @@ impl MemberSpec {
             |key| source.key(key),
         )
         .map_err(|why| source.invalid(why))?;
+        let fence = Fencing::check(
+            keys.sandbox,
+            keys.sandbox_write,
+            keys.sandbox_hide,
+            keys.sandbox_network,
+            defaults.fencing,
+            defaults.base,
+            |key| source.key(key),
+            name.as_str(),
+        )
+        .map_err(|why| source.invalid(why))?
+        .fence();
         let env = checked_env(keys.env, source.key("env"), name.as_str(), source)?;
         let env_policy = env_policy(
             EnvRules {
@@ -1379,6 +1566,7 @@ impl MemberSpec {
             permissions,
             asks_through_swarm: defaults.asks_through_swarm && profile == Profile::Claude,
             watching,
+            fence,
         })
     }
 }
@@ -1589,6 +1777,7 @@ mod tests {
             permissions: &Rules::default(),
             asks_through_swarm: false,
             watching: &Watching::default(),
+            fencing: &Fencing::default(),
         };
         let err = MemberSpec::check(keys(u64::MAX), &defaults, Source::Flags).unwrap_err();
         assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
@@ -1631,6 +1820,7 @@ mod tests {
             permissions: &Rules::default(),
             asks_through_swarm: false,
             watching: &Watching::default(),
+            fencing: &Fencing::default(),
         };
         let keys = |clear: Option<bool>, keep: &[&str], remove: &[&str]| MemberKeys {
             name: "a".into(),

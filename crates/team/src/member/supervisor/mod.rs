@@ -14,6 +14,7 @@
 
 mod activity;
 mod child;
+mod fenced;
 mod idle;
 mod inbox;
 mod queue;
@@ -61,6 +62,7 @@ use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::{AsyncWatcher, named};
 
+use self::fenced::Fenced;
 use self::inbox::InboxFeed;
 use self::seat::Supervisor;
 use self::signals::{Signals, SupervisorSignal};
@@ -201,15 +203,25 @@ impl Supervisor {
             }
             _ => (PathBuf::from(&self.member.cwd), None),
         };
-        let argv = self.member.argv.clone().unwrap_or_default();
-        let mut child = match child::spawn(
-            &argv,
-            &cwd,
-            &self.child_env(&own_env, worktree.as_ref(), socket.as_deref()),
-        ) {
+        let mut argv = self.member.argv.clone().unwrap_or_default();
+        let mut env = self.child_env(&own_env, worktree.as_ref(), socket.as_deref());
+        // A fenced member runs in its sandbox or not at all ("Fencing members").
+        let fenced = match self.member.sandbox.as_ref() {
+            None => None,
+            Some(fence) => match Fenced::prepare(&self, fence, &argv, &cwd, worktree.is_some()) {
+                Ok(fenced) => {
+                    argv.clone_from(&fenced.argv);
+                    env = fenced.env(env);
+                    Some(fenced)
+                }
+                Err(err) => return self.fail_to_start(err).await,
+            },
+        };
+        let mut child = match child::spawn(&argv, &cwd, &env) {
             Ok(child) => child,
             Err(err) => return self.fail_to_start(err).await,
         };
+        let fence_socket = fenced.map(|fenced| fenced.open(child.pid));
         let started = Instant::now();
         let pid = child.pid;
         // From here on the program runs: whatever fails, it is ended and its ending recorded by
@@ -296,6 +308,9 @@ impl Supervisor {
         };
         drop(feed);
         drop(watching);
+        if let Some(socket) = fence_socket {
+            let _ = std::fs::remove_file(socket);
+        }
         child::reclaim_terminal();
         // Whatever the program left running ends with it: in its group or not, adopted or marked.
         let run = Run::new(&self.team, &self.member, own_pid(), Some(pid));
