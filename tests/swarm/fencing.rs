@@ -301,21 +301,39 @@ env = {{ RESULTS = "bob-results" }}
     }
 }
 
-/// A process outside the sandbox that finds a fenced member's socket is not that member: the
-/// supervisor refuses it with one line, and nothing is done.
+/// `status` and `top` show which members are fenced; a process outside the sandbox that finds a
+/// fenced member's socket is not that member: the supervisor refuses it with one line, and
+/// nothing is done.
 #[test]
-fn the_socket_of_a_fenced_member_serves_only_its_sandbox() {
+fn status_and_top_show_the_fenced_and_its_socket_serves_only_its_sandbox() {
     if !bwrap_runs() {
         return;
     }
     let sandbox = Sandbox::new();
-    let _team = Team::up(
+    let team = Team::up(
         &sandbox,
-        "name = \"fs\"\n[[member]]\nname = \"bob\"\nsandbox = true\ncommand = [\"sleep\", \"1000\"]\n",
+        "name = \"fs\"\n[[member]]\nname = \"alice\"\ncommand = [\"sleep\", \"1000\"]\n\
+         [[member]]\nname = \"bob\"\nsandbox = true\nsandbox_network = \"none\"\ncommand = [\"sleep\", \"1000\"]\n",
     );
     eventually("bob to run", || {
         sandbox.member("fs", "bob")["state"] == "running"
     });
+    let bob = sandbox.status_row("fs", "bob");
+    assert_eq!(bob["sandbox"]["network"], "none", "{bob:#}");
+    assert_eq!(sandbox.status_row("fs", "alice").get("sandbox"), None);
+    let table = sandbox.swarm().args(["status", "fs"]).run().success().stdout;
+    let header = table.lines().nth(1).unwrap();
+    assert!(header.contains("FENCED"), "{table}");
+    let column = header.find("FENCED").unwrap();
+    let cell = |name: &str| {
+        let line = table.lines().find(|l| l.starts_with(name)).unwrap();
+        line[column..].split("  ").next().unwrap().trim().to_owned()
+    };
+    assert_eq!(cell("bob"), "yes, no network", "{table}");
+    assert_eq!(cell("alice"), "no", "{table}");
+    crate::top::open_top(team.server(), "dash", "fs", 120, 30);
+    crate::top::shows(team.server(), "dash", "top marks bob", "bob [fenced]");
+    assert!(!crate::top::screen(team.server(), "dash").contains("alice [fenced]"));
     let supervisor = sandbox.member("fs", "bob")["supervisorPid"].as_i64().unwrap();
     let socket = sandbox
         .root()

@@ -118,6 +118,17 @@ pub struct Fence {
     pub network: SandboxNetwork,
 }
 
+impl Fence {
+    /// How `status` and `top` show whether a member is fenced: `no`, `yes`, `yes, no network`.
+    pub fn shown(fence: Option<&Self>) -> &'static str {
+        match fence.map(|fence| fence.network) {
+            None => "no",
+            Some(SandboxNetwork::Full) => "yes",
+            Some(SandboxNetwork::None) => "yes, no network",
+        }
+    }
+}
+
 choice! {
     /// The permission modes Claude Code understands, which a plan approval may grant.
     PermissionMode {
