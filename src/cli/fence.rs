@@ -25,9 +25,9 @@ fn forward_to(cli: &Cli, args: &[OsString], socket: &std::path::Path) -> Result<
         .skip(1)
         .map(|arg| {
             arg.to_str().map(str::to_owned).ok_or_else(|| {
-                Error::usage(format!(
-                    "{arg:?} is not UTF-8: swarm inside a sandbox sends only text to its supervisor"
-                ))
+                Error::usage(
+                    "an argument is not UTF-8: swarm inside a sandbox sends only text to its supervisor",
+                )
             })
         })
         .collect::<Result<_>>()?;
@@ -37,8 +37,9 @@ fn forward_to(cli: &Cli, args: &[OsString], socket: &std::path::Path) -> Result<
     if let Command::Plan(plan::Command::Submit(submit)) = &cli.command
         && submit.file != "-"
     {
-        let file = std::fs::File::open(&submit.file)
-            .map_err(|err| Error::io_on_named("read plan", std::path::Path::new(&submit.file), err))?;
+        let file = std::fs::File::open(&submit.file).map_err(|err| {
+            Error::io_on_named("read plan", std::path::Path::new(&submit.file), err)
+        })?;
         stdin = Some(file.into());
         if let Some(at) = args.iter().rposition(|arg| *arg == submit.file) {
             "-".clone_into(&mut args[at]);
@@ -46,7 +47,11 @@ fn forward_to(cli: &Cli, args: &[OsString], socket: &std::path::Path) -> Result<
     }
     let env = FORWARDED_VARS
         .iter()
-        .filter_map(|name| std::env::var(name).ok().map(|value| ((*name).to_owned(), value)))
+        .filter_map(|name| {
+            std::env::var(name)
+                .ok()
+                .map(|value| ((*name).to_owned(), value))
+        })
         .collect();
     let stdin_fd = stdin.as_ref().map_or(0, AsRawFd::as_raw_fd);
     let (status, said) = fence::forward(socket, &Request { args, env }, stdin_fd)?;

@@ -5,8 +5,8 @@
 pub(crate) mod args;
 mod commands;
 mod complete;
-mod fence;
 pub(crate) mod context;
+mod fence;
 pub(crate) mod logging;
 mod manual;
 pub(crate) mod output;

@@ -16,9 +16,8 @@ use crate::harness::{Sandbox, Team, eventually, require};
 /// A member program that waits for `<work>/go` (a shell file of variables), runs `tries` one per
 /// line as `label command…`, records `label status` in `<root>/<results>`, then `done`.
 fn prober(sandbox: &Sandbox, name: &str, tries: &[(&str, &str)]) -> PathBuf {
-    let mut script = String::from(
-        "set -u\nwhile [ ! -f work/go ]; do sleep 0.05; done\n. work/go\n",
-    );
+    let mut script =
+        String::from("set -u\nwhile [ ! -f work/go ]; do sleep 0.05; done\n. work/go\n");
     for (label, command) in tries {
         let _ = writeln!(
             script,
@@ -187,7 +186,10 @@ env = {{ RESULTS = "bob-results" }}
     ] {
         assert_ne!(results[attempt], 0, "{attempt} got through: {results:?}");
     }
-    assert_eq!(fs::read_to_string(root.join("bob-wrote")).unwrap(), "mine\n");
+    assert_eq!(
+        fs::read_to_string(root.join("bob-wrote")).unwrap(),
+        "mine\n"
+    );
     assert!(!outside.exists());
     assert!(!root.join("pwned").exists());
     assert_eq!(
@@ -220,11 +222,17 @@ fn a_fenced_member_works_through_swarm_as_an_unfenced_one_does() {
     let tries: &[(&str, &str)] = &[
         ("send", "swarm send team-lead \"hello from $SWARM_AGENT\""),
         ("recv", "swarm recv | grep -q \"task for $SWARM_AGENT\""),
-        ("claim", "swarm task claim \"$(cat work/task-$SWARM_AGENT)\""),
+        (
+            "claim",
+            "swarm task claim \"$(cat work/task-$SWARM_AGENT)\"",
+        ),
         ("as-lead", "swarm --as team-lead send alice forged"),
         ("spawn", "swarm spawn mallory -- true"),
         ("status", "swarm status --json | grep -q '\"name\"'"),
-        ("plan", "echo 'the plan' > plan.md && swarm plan submit plan.md"),
+        (
+            "plan",
+            "echo 'the plan' > plan.md && swarm plan submit plan.md",
+        ),
     ];
     let alice = prober(&sandbox, "alice", tries);
     let bob = prober(&sandbox, "bob", tries);
@@ -254,7 +262,14 @@ env = {{ RESULTS = "bob-results" }}
             .success();
         let id = sandbox
             .swarm()
-            .args(["--team", "fw", "task", "add", &format!("work of {name}"), "--json"])
+            .args([
+                "--team",
+                "fw",
+                "task",
+                "add",
+                &format!("work of {name}"),
+                "--json",
+            ])
             .run()
             .success()
             .json()["id"]
@@ -321,7 +336,12 @@ fn status_and_top_show_the_fenced_and_its_socket_serves_only_its_sandbox() {
     let bob = sandbox.status_row("fs", "bob");
     assert_eq!(bob["sandbox"]["network"], "none", "{bob:#}");
     assert_eq!(sandbox.status_row("fs", "alice").get("sandbox"), None);
-    let table = sandbox.swarm().args(["status", "fs"]).run().success().stdout;
+    let table = sandbox
+        .swarm()
+        .args(["status", "fs"])
+        .run()
+        .success()
+        .stdout;
     let header = table.lines().nth(1).unwrap();
     assert!(header.contains("FENCED"), "{table}");
     let column = header.find("FENCED").unwrap();
@@ -334,7 +354,9 @@ fn status_and_top_show_the_fenced_and_its_socket_serves_only_its_sandbox() {
     crate::top::open_top(team.server(), "dash", "fs", 120, 30);
     crate::top::shows(team.server(), "dash", "top marks bob", "bob [fenced]");
     assert!(!crate::top::screen(team.server(), "dash").contains("alice [fenced]"));
-    let supervisor = sandbox.member("fs", "bob")["supervisorPid"].as_i64().unwrap();
+    let supervisor = sandbox.member("fs", "bob")["supervisorPid"]
+        .as_i64()
+        .unwrap();
     let socket = sandbox
         .root()
         .join(format!("run/swarm/fence-{supervisor}.sock"));
@@ -393,10 +415,8 @@ fn up_refuses_a_fence_it_cannot_build() {
         "fl.toml",
         "name = \"fl\"\n[[member]]\nname = \"bob\"\nsandbox = true\nsandbox_network = [\"example.com:443\"]\ncommand = [\"true\"]\n",
     );
-    sandbox
-        .swarm()
-        .arg("up")
-        .arg(&listed)
-        .run()
-        .refused(2, "sandbox_network of bob: an allow-list of hosts is not supported yet");
+    sandbox.swarm().arg("up").arg(&listed).run().refused(
+        2,
+        "sandbox_network of bob: an allow-list of hosts is not supported yet",
+    );
 }

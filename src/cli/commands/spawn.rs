@@ -22,10 +22,11 @@ use crate::launch::argv::TeamLaunch;
 use crate::launch::layout::{self, Layout};
 use crate::launch::panes;
 use crate::launch::prepare;
-use crate::launch::teamfile::{
-    Command, Defaults, Fencing, MemberKeys, Network, MemberSpec, Size, Source, Span, Watching, parse_size,
-};
 use crate::launch::sandbox;
+use crate::launch::teamfile::{
+    Command, Defaults, Fencing, MemberKeys, MemberSpec, Network, Size, Source, Span, Watching,
+    parse_size,
+};
 use crate::launch::worktree;
 use crate::member::seal;
 use crate::member::stop;

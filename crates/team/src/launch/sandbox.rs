@@ -77,12 +77,7 @@ pub struct Outside {
 }
 
 impl Walls {
-    pub fn new(
-        fence: &Fence,
-        workdir: &Path,
-        outside: &Outside,
-        supervisor_socket: &Path,
-    ) -> Self {
+    pub fn new(fence: &Fence, workdir: &Path, outside: &Outside, supervisor_socket: &Path) -> Self {
         let mut hide: Vec<PathBuf> = fence.hide.iter().map(PathBuf::from).collect();
         if let Some(user_home) = &outside.user_home {
             hide.extend(HIDDEN_IN_HOME.iter().map(|dir| user_home.join(dir)));
@@ -159,7 +154,9 @@ impl Walls {
                         argv.extend(["--tmpfs".to_owned(), shown(&path)]);
                         read_only.push(path);
                     }
-                    Ok(_) => argv.extend(["--ro-bind".to_owned(), "/dev/null".into(), shown(&path)]),
+                    Ok(_) => {
+                        argv.extend(["--ro-bind".to_owned(), "/dev/null".into(), shown(&path)]);
+                    }
                     // Nothing there to hide now.
                     Err(_) => {}
                 },
@@ -203,9 +200,9 @@ pub fn check_available(network: SandboxNetwork) -> Result<()> {
             .with_hint("install bubblewrap (Debian: apt-get install bubblewrap), or leave sandbox out to run the member unfenced")
     };
     match process::run_within(&mut command, None, CHECK_LIMIT) {
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Err(refused(format!(
-            "bubblewrap ({BWRAP}) is not on PATH"
-        ))),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            Err(refused(format!("bubblewrap ({BWRAP}) is not on PATH")))
+        }
         Err(err) => Err(refused(format!("{BWRAP} cannot be run: {err}"))),
         Ok(None) => Err(refused(format!(
             "{BWRAP} did not finish within {}s",
@@ -249,7 +246,9 @@ mod tests {
         let order: Vec<Mount> = walls.mounts();
         let at = |mount: Mount| order.iter().position(|m| *m == mount).unwrap();
         assert!(at(Mount::Private("/tmp".into())) < at(Mount::Write("/repo".into())));
-        assert!(at(Mount::Write("/repo".into())) < at(Mount::Hide("/repo/.swarm/worktrees".into())));
+        assert!(
+            at(Mount::Write("/repo".into())) < at(Mount::Hide("/repo/.swarm/worktrees".into()))
+        );
         assert!(at(Mount::Write("/repo/secret".into())) < at(Mount::Hide("/repo/secret".into())));
         assert!(
             at(Mount::Hide("/run/user/7".into()))
@@ -264,6 +263,9 @@ mod tests {
             network: SandboxNetwork::None,
             ..walls
         };
-        assert!(none.argv(&["x".into()]).contains(&"--unshare-net".to_owned()));
+        assert!(
+            none.argv(&["x".into()])
+                .contains(&"--unshare-net".to_owned())
+        );
     }
 }

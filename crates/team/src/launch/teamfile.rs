@@ -322,6 +322,14 @@ pub enum Network {
     AllowList(Vec<String>),
 }
 
+/// The sandbox keys of the team or a member, as written.
+struct FenceKeys {
+    sandbox: Option<bool>,
+    write: Vec<PathBuf>,
+    hide: Vec<PathBuf>,
+    network: Option<Network>,
+}
+
 /// The team's sandbox keys, checked: what each member's own go over (a member's paths are added
 /// to the team's, its `sandbox` and `sandbox_network` replace the team's).
 #[derive(Debug, Clone, Default)]
@@ -336,15 +344,18 @@ impl Fencing {
     /// The keys as written, `who` naming whose they are in a refusal, relative paths taken from
     /// `base` and `~/` from the person's home.
     fn check(
-        sandbox: Option<bool>,
-        write: Vec<PathBuf>,
-        hide: Vec<PathBuf>,
-        network: Option<Network>,
+        keys: FenceKeys,
         over: &Self,
         base: &Path,
         spell: impl Fn(&'static str) -> &'static str,
         who: &str,
     ) -> std::result::Result<Self, String> {
+        let FenceKeys {
+            sandbox,
+            write,
+            hide,
+            network,
+        } = keys;
         let paths = |paths: Vec<PathBuf>, key: &'static str| {
             let mut out = Vec::with_capacity(paths.len());
             for path in paths {
@@ -393,7 +404,7 @@ impl Fencing {
 
     /// The member's fence, `None` unless it is fenced.
     fn fence(self) -> Option<Fence> {
-        self.sandbox.then(|| Fence {
+        self.sandbox.then_some(Fence {
             write: self.write,
             hide: self.hide,
             network: self.network,
@@ -1251,10 +1262,12 @@ impl TeamFile {
         )
         .map_err(invalid)?;
         let fencing = Fencing::check(
-            raw.sandbox,
-            raw.sandbox_write,
-            raw.sandbox_hide,
-            raw.sandbox_network,
+            FenceKeys {
+                sandbox: raw.sandbox,
+                write: raw.sandbox_write,
+                hide: raw.sandbox_hide,
+                network: raw.sandbox_network,
+            },
             &Fencing::default(),
             &base,
             |key| key,
@@ -1516,10 +1529,12 @@ impl MemberSpec {
         )
         .map_err(|why| source.invalid(why))?;
         let fence = Fencing::check(
-            keys.sandbox,
-            keys.sandbox_write,
-            keys.sandbox_hide,
-            keys.sandbox_network,
+            FenceKeys {
+                sandbox: keys.sandbox,
+                write: keys.sandbox_write,
+                hide: keys.sandbox_hide,
+                network: keys.sandbox_network,
+            },
             defaults.fencing,
             defaults.base,
             |key| source.key(key),

@@ -64,8 +64,7 @@ pub(crate) fn listen(path: &Path) -> Result<UnixListener> {
     }
     // A previous supervisor of this pid left it: pids are not reused while one runs.
     let _ = std::fs::remove_file(path);
-    let listener =
-        UnixListener::bind(path).map_err(|err| Error::io_on_named("bind", path, err))?;
+    let listener = UnixListener::bind(path).map_err(|err| Error::io_on_named("bind", path, err))?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
         .map_err(|err| Error::io_on_named("protect", path, err))?;
     Ok(listener)
@@ -88,7 +87,10 @@ impl Gate {
         let peer = Pinned::peer(&stream);
         let received = receive(&stream);
         let (status, said) = match (peer, received) {
-            (Err(why), _) => (1, format!("the supervisor cannot tell who connected: {why}")),
+            (Err(why), _) => (
+                1,
+                format!("the supervisor cannot tell who connected: {why}"),
+            ),
             (Ok(_), Err(why)) => (2, why),
             (Ok(peer), Ok((request, fds))) => match self.inside(&peer) {
                 Err(why) => (2, why),
@@ -206,7 +208,10 @@ fn receive(stream: &UnixStream) -> std::result::Result<(Request, [OwnedFd; 3]), 
             if let ControlMessageOwned::ScmRights(raw) = cmsg {
                 // SAFETY: the kernel has just given this process these descriptors; each is owned
                 // here once.
-                fds.extend(raw.into_iter().map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }));
+                fds.extend(
+                    raw.into_iter()
+                        .map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }),
+                );
             }
         }
         (message.bytes, fds)
@@ -243,8 +248,9 @@ fn receive(stream: &UnixStream) -> std::result::Result<(Request, [OwnedFd; 3]), 
 /// supervisor's line when it refused.
 pub fn forward(socket: &Path, request: &Request, stdin: RawFd) -> Result<(i32, String)> {
     let unreachable = |err: std::io::Error| {
-        Error::io_on_named("reach the supervisor at", socket, err)
-            .with_hint("swarm inside a sandbox acts through its member's supervisor, which may have ended")
+        Error::io_on_named("reach the supervisor at", socket, err).with_hint(
+            "swarm inside a sandbox acts through its member's supervisor, which may have ended",
+        )
     };
     let mut stream = UnixStream::connect(socket).map_err(unreachable)?;
     let body =

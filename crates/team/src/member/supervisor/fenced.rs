@@ -42,8 +42,8 @@ impl Fenced {
         let runtime = RuntimePaths::current();
         let socket = runtime.fence_socket(std::process::id());
         let listener = fence::listen(&socket)?;
-        let program_path = std::env::current_exe()
-            .map_err(|err| Error::os("find the swarm program", err))?;
+        let program_path =
+            std::env::current_exe().map_err(|err| Error::os("find the swarm program", err))?;
         let outside = Outside {
             home: supervisor.team.home().root().to_path_buf(),
             runtime: std::env::var_os("XDG_RUNTIME_DIR")
@@ -72,7 +72,10 @@ impl Fenced {
     }
 
     /// The program's environment, told where its supervisor is.
-    pub(super) fn env(&self, mut env: BTreeMap<OsString, OsString>) -> BTreeMap<OsString, OsString> {
+    pub(super) fn env(
+        &self,
+        mut env: BTreeMap<OsString, OsString>,
+    ) -> BTreeMap<OsString, OsString> {
         env.insert(SUPERVISOR_SOCKET_VAR.into(), self.socket.clone().into());
         env
     }
