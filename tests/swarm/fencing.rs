@@ -420,3 +420,63 @@ fn up_refuses_a_fence_it_cannot_build() {
         "sandbox_network of bob: an allow-list of hosts is not supported yet",
     );
 }
+
+/// The processes whose parent is `parent` and whose command line holds `word`.
+fn children_running(parent: i64, word: &str) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let stat = fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // The parent is the second field after the command's closing parenthesis.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|field| field.parse::<i64>().ok());
+        let cmdline = fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if ppid == Some(parent) && String::from_utf8_lossy(&cmdline).contains(word) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// A command a fenced member runs through its supervisor ends when the member's `swarm` does:
+/// `swarm recv --wait`, killed inside the sandbox, leaves nothing waiting outside it.
+#[test]
+fn a_forwarded_command_ends_with_the_fenced_swarm_that_asked() {
+    if !bwrap_runs() {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let root = sandbox.root().to_path_buf();
+    let script = sandbox.write(
+        "waiter.sh",
+        "swarm recv --wait & echo $! > waiter.pid\n\
+         while [ ! -f work/stop ]; do sleep 0.05; done\n\
+         kill \"$(cat waiter.pid)\"\nexec sleep 1000\n",
+    );
+    let _team = Team::up(
+        &sandbox,
+        &format!(
+            "name = \"fk\"\ncwd = \"{root}\"\n[[member]]\nname = \"bob\"\nsandbox = true\ncommand = [\"sh\", \"{script}\"]\n",
+            root = root.display(),
+            script = script.display(),
+        ),
+    );
+    eventually("bob to run", || {
+        sandbox.member("fk", "bob")["state"] == "running"
+    });
+    let supervisor = sandbox.member("fk", "bob")["supervisorPid"]
+        .as_i64()
+        .unwrap();
+    eventually("the supervisor to run bob's recv", || {
+        !children_running(supervisor, "recv").is_empty()
+    });
+    fs::write(sandbox.work().join("stop"), "").unwrap();
+    eventually("bob's recv to end with the swarm that asked", || {
+        children_running(supervisor, "recv").is_empty()
+    });
+    assert_eq!(sandbox.member("fk", "bob")["state"], "running");
+}
