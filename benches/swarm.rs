@@ -1120,15 +1120,7 @@ fn relay_latency(fenced: bool, samples: usize) -> Vec<Duration> {
     )
     .unwrap();
     let home = dir.path().join("home");
-    let status = swarm_at(&home)
-        .arg("up")
-        .arg(&team_file)
-        .arg("--socket")
-        .arg(&server.socket)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "swarm up failed");
+    up(&home, &team_file, &server);
     // Opening blocks until the relay has opened its end.
     let lines = std::cell::RefCell::new(fs::OpenOptions::new().write(true).open(&fifo).unwrap());
     let mut watch = swarm_at(&home);

@@ -4,54 +4,13 @@
 //! sandbox, so every path it must not reach is kept from it by the fence's own walls (hidden or
 //! read-only), never by being elsewhere.
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::fs;
 use std::path::PathBuf;
 
 use serde_json::Value;
 
 use crate::harness::{Sandbox, Team, eventually, require};
-
-/// A member program that waits for `<work>/go` (a shell file of variables), runs `tries` one per
-/// line as `label command…`, records `label status` in `<root>/<results>`, then `done`.
-fn prober(sandbox: &Sandbox, name: &str, tries: &[(&str, &str)]) -> PathBuf {
-    let mut script =
-        String::from("set -u\nwhile [ ! -f work/go ]; do sleep 0.05; done\n. work/go\n");
-    for (label, command) in tries {
-        let _ = writeln!(
-            script,
-            "{command} >>\"$RESULTS.out\" 2>&1; echo \"{label} $?\" >>\"$RESULTS\""
-        );
-    }
-    script.push_str("echo done >>\"$RESULTS\"\nexec sleep 1000\n");
-    sandbox.write(&format!("{name}.sh"), script)
-}
-
-fn results(sandbox: &Sandbox, file: &str) -> BTreeMap<String, i32> {
-    let path = sandbox.root().join(file);
-    eventually("the tries to finish", || {
-        fs::read_to_string(&path).is_ok_and(|text| text.lines().any(|l| l == "done"))
-    });
-    let out = fs::read_to_string(sandbox.root().join(format!("{file}.out"))).unwrap_or_default();
-    eprintln!("what {file} printed:\n{out}");
-    fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .filter_map(|line| line.split_once(' '))
-        .map(|(label, code)| (label.to_owned(), code.parse().unwrap()))
-        .collect()
-}
-
-fn go(sandbox: &Sandbox, vars: &[(&str, String)]) {
-    let mut text = String::new();
-    for (key, value) in vars {
-        let _ = writeln!(text, "{key}='{value}'");
-    }
-    let staged = sandbox.work().join("go.tmp");
-    fs::write(&staged, text).unwrap();
-    fs::rename(staged, sandbox.work().join("go")).unwrap();
-}
+use crate::identity::{attack_results, attacker, go};
 
 fn bwrap_runs() -> bool {
     require("bwrap")
@@ -103,9 +62,8 @@ fn a_fenced_member_reaches_nothing_outside_its_fence() {
     let _ = fs::remove_file(&outside);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let script = prober(
+    let script = attacker(
         &sandbox,
-        "bob",
         &[
             ("own-write", "sh -c 'echo mine > bob-wrote'"),
             ("write-outside", "echo x > \"$OUTSIDE\""),
@@ -141,10 +99,10 @@ sandbox = true
 sandbox_hide = ["{root}/secret"]
 sandbox_network = "none"
 command = ["sh", "{script}"]
-env = {{ RESULTS = "bob-results" }}
+env = {{ GO = "{work}/go", RESULTS = "{work}/bob-results" }}
 "#,
         root = root.display(),
-        script = script.display(),
+        work = sandbox.work().display(),
     );
     let team = Team::up(&sandbox, &toml);
     eventually("every member to run", || {
@@ -161,15 +119,15 @@ env = {{ RESULTS = "bob-results" }}
     go(
         &sandbox,
         &[
-            ("OUTSIDE", outside.display().to_string()),
-            ("TMUX_SOCKET", team.server().socket().display().to_string()),
-            ("SIGNER", signer_socket(&sandbox).display().to_string()),
-            ("ALICE_SOCKET", alice["socket"].as_str().unwrap().to_owned()),
-            ("LEAD_PID", pid(&lead).to_string()),
-            ("PORT", port.to_string()),
+            ("OUTSIDE", &outside.display().to_string()),
+            ("TMUX_SOCKET", &team.server().socket().display().to_string()),
+            ("SIGNER", &signer_socket(&sandbox).display().to_string()),
+            ("ALICE_SOCKET", alice["socket"].as_str().unwrap()),
+            ("LEAD_PID", &pid(&lead).to_string()),
+            ("PORT", &port.to_string()),
         ],
     );
-    let results = results(&sandbox, "bob-results");
+    let results = attack_results(&sandbox, "bob-results");
     assert_eq!(results["own-write"], 0, "{results:?}");
     for attempt in [
         "write-outside",
@@ -234,24 +192,22 @@ fn a_fenced_member_works_through_swarm_as_an_unfenced_one_does() {
             "echo 'the plan' > plan.md && swarm plan submit plan.md",
         ),
     ];
-    let alice = prober(&sandbox, "alice", tries);
-    let bob = prober(&sandbox, "bob", tries);
+    let script = attacker(&sandbox, tries);
     let toml = format!(
         r#"name = "fw"
 cwd = "{root}"
 [[member]]
 name = "alice"
-command = ["sh", "{alice}"]
-env = {{ RESULTS = "alice-results" }}
+command = ["sh", "{script}"]
+env = {{ GO = "{work}/go", RESULTS = "{work}/alice-results" }}
 [[member]]
 name = "bob"
 sandbox = true
-command = ["sh", "{bob}"]
-env = {{ RESULTS = "bob-results" }}
+command = ["sh", "{script}"]
+env = {{ GO = "{work}/go", RESULTS = "{work}/bob-results" }}
 "#,
         root = root.display(),
-        alice = alice.display(),
-        bob = bob.display(),
+        work = sandbox.work().display(),
     );
     let _team = Team::up(&sandbox, &toml);
     for name in ["alice", "bob"] {
@@ -279,8 +235,8 @@ env = {{ RESULTS = "bob-results" }}
         sandbox.write(&format!("task-{name}"), id);
     }
     go(&sandbox, &[]);
-    let alice_results = results(&sandbox, "alice-results");
-    let bob_results = results(&sandbox, "bob-results");
+    let alice_results = attack_results(&sandbox, "alice-results");
+    let bob_results = attack_results(&sandbox, "bob-results");
     assert_eq!(bob_results, alice_results);
     for allowed in ["send", "recv", "claim", "status"] {
         assert_eq!(bob_results[allowed], 0, "{allowed}: {bob_results:?}");

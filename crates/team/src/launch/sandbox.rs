@@ -117,30 +117,8 @@ impl Walls {
 
     /// `bwrap … -- PROGRAM ARGS…`: the argv that runs `program` in this sandbox.
     pub fn argv(&self, program: &[String]) -> Vec<String> {
-        let mut argv: Vec<String> = [
-            BWRAP,
-            "--die-with-parent",
-            // Run by root, bubblewrap keeps its capabilities, with which the program could unmount
-            // its walls: none, whoever runs it.
-            "--cap-drop",
-            "ALL",
-            "--unshare-pid",
-            "--unshare-ipc",
-            "--unshare-cgroup-try",
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-        ]
-        .iter()
-        .map(|arg| (*arg).to_owned())
-        .collect();
-        if self.network == SandboxNetwork::None {
-            argv.push("--unshare-net".to_owned());
-        }
+        let mut argv = vec![BWRAP.to_owned()];
+        argv.extend(namespaces(self.network).iter().map(|arg| (*arg).to_owned()));
         let shown = |path: &Path| path.display().to_string();
         let mut read_only = Vec::new();
         for mount in self.mounts() {
@@ -172,17 +150,18 @@ impl Walls {
     }
 }
 
-/// Whether a sandbox can be built here: bubblewrap on PATH, and the kernel lets it make the
-/// namespaces a fence needs. The refusal is one line that says what is missing; a member is
-/// never started unfenced in its place.
-pub fn check_available(network: SandboxNetwork) -> Result<()> {
-    let mut command = std::process::Command::new(BWRAP);
-    command.args([
+/// What every sandbox is made in: its namespaces, no capabilities, the file system read-only
+/// and a fresh `/dev` and `/proc`; the walls go on top.
+fn namespaces(network: SandboxNetwork) -> &'static [&'static str] {
+    const ALL: &[&str] = &[
         "--die-with-parent",
+        // Run by root, bubblewrap keeps its capabilities, with which the program could unmount
+        // its walls: none, whoever runs it.
         "--cap-drop",
         "ALL",
         "--unshare-pid",
         "--unshare-ipc",
+        "--unshare-cgroup-try",
         "--ro-bind",
         "/",
         "/",
@@ -190,11 +169,20 @@ pub fn check_available(network: SandboxNetwork) -> Result<()> {
         "/dev",
         "--proc",
         "/proc",
-    ]);
-    if network == SandboxNetwork::None {
-        command.arg("--unshare-net");
+        "--unshare-net",
+    ];
+    match network {
+        SandboxNetwork::None => ALL,
+        SandboxNetwork::Full => &ALL[..ALL.len() - 1],
     }
-    command.args(["--", "true"]);
+}
+
+/// Whether a sandbox can be built here: bubblewrap on PATH, and the kernel lets it make the
+/// namespaces a fence needs. The refusal is one line that says what is missing; a member is
+/// never started unfenced in its place.
+pub fn check_available(network: SandboxNetwork) -> Result<()> {
+    let mut command = std::process::Command::new(BWRAP);
+    command.args(namespaces(network)).args(["--", "true"]);
     let refused = |what: String| {
         Error::usage(format!("sandbox = true cannot be honoured: {what}"))
             .with_hint("install bubblewrap (Debian: apt-get install bubblewrap), or leave sandbox out to run the member unfenced")
