@@ -116,6 +116,11 @@ env = {{ GO = "{work}/go", RESULTS = "{work}/bob-results" }}
     let lead = sandbox.member("fz", "team-lead");
     let alice = sandbox.member("fz", "alice");
     let config_before = fs::read(sandbox.team_dir("fz").join("config.json")).unwrap();
+    let windows = || {
+        team.server()
+            .run(&["list-windows", "-a", "-F", "#{window_id}"])
+    };
+    let windows_before = windows();
     go(
         &sandbox,
         &[
@@ -157,14 +162,7 @@ env = {{ GO = "{work}/go", RESULTS = "{work}/bob-results" }}
     );
     assert_eq!(sandbox.member("fz", "team-lead")["state"], "running");
     assert!(nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid(&lead)), None).is_ok());
-    assert_eq!(
-        team.server()
-            .run(&["list-windows", "-a", "-F", "#{window_id}"])
-            .lines()
-            .count(),
-        2,
-        "a window was added: the fixture's and the team's only"
-    );
+    assert_eq!(windows(), windows_before, "a window was added");
 }
 
 /// What a teammate does through swarm, a fenced one does with the same results: it sends and
