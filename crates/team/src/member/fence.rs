@@ -149,7 +149,16 @@ impl Gate {
             }
         }
         // In the supervisor's own process group: the supervisor reaps only orphans of other
-        // groups, so this child's status stays its waiter's.
+        // groups, so this child's status stays its waiter's. It ends if this thread, and so the
+        // supervisor, does.
+        // SAFETY: the closure runs in the forked child before exec and makes one
+        // async-signal-safe system call (prctl); it allocates nothing.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+                nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGTERM)?;
+                Ok(())
+            });
+        }
         let mut child = command
             .spawn()
             .map_err(|err| Error::io_on_named("run", &self.program, err))?;
@@ -220,16 +229,26 @@ fn receive(stream: &UnixStream) -> std::result::Result<(Request, [OwnedFd; 3]), 
         .try_into()
         .map_err(|_| "the request did not bring stdin, stdout and stderr".to_owned())?;
     let mut bytes = first[..read].to_vec();
-    if bytes.len() < 4 {
-        return Err("the request is cut short".to_owned());
-    }
+    let mut reader = stream;
+    read_to(&mut reader, &mut bytes, 4)?;
     let length = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
     if length > MAX_REQUEST {
         return Err(format!("the request is over {MAX_REQUEST} bytes"));
     }
-    let mut reader = stream;
-    while bytes.len() < 4 + length {
-        let mut chunk = vec![0u8; 4 + length - bytes.len()];
+    read_to(&mut reader, &mut bytes, 4 + length)?;
+    let request = serde_json::from_slice(&bytes[4..4 + length])
+        .map_err(|err| format!("the request is not one swarm sends: {err}"))?;
+    Ok((request, fds))
+}
+
+/// Reads from `reader` onto `bytes` until it holds `length` bytes.
+fn read_to(
+    mut reader: impl Read,
+    bytes: &mut Vec<u8>,
+    length: usize,
+) -> std::result::Result<(), String> {
+    while bytes.len() < length {
+        let mut chunk = vec![0u8; length - bytes.len()];
         let got = reader
             .read(&mut chunk)
             .map_err(|err| format!("the request could not be read: {err}"))?;
@@ -238,9 +257,7 @@ fn receive(stream: &UnixStream) -> std::result::Result<(Request, [OwnedFd; 3]), 
         }
         bytes.extend(&chunk[..got]);
     }
-    let request = serde_json::from_slice(&bytes[4..4 + length])
-        .map_err(|err| format!("the request is not one swarm sends: {err}"))?;
-    Ok((request, fds))
+    Ok(())
 }
 
 /// `swarm` inside a sandbox: sends `request` with `stdin` and this process's stdout and stderr
