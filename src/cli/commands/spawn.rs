@@ -130,7 +130,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "NAME")]
     pub(crate) env_remove: Vec<String>,
 
-    /// Run it fenced, in a sandbox (sandbox = true; see "Fencing members" in swarm(1))
+    /// Run it fenced, in a sandbox: its directory writable, the team and your secrets out of reach
+    /// (sandbox = true in swarm-team(5))
     #[arg(long)]
     pub(crate) sandbox: bool,
 
