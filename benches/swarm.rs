@@ -81,6 +81,21 @@ fn main() {
             bench.cli_latency(scale(1000, 200)),
         );
     }
+    // The same send through a fenced member's supervisor, against the member unfenced: both from
+    // a member's shell loop, so the difference is what the fence's socket costs.
+    if options.runs("a") && bwrap_runs() {
+        for fenced in [false, true] {
+            report.latency(
+                "a",
+                if fenced {
+                    "CLI delivery, fenced: member's swarm send → watch prints"
+                } else {
+                    "CLI delivery, unfenced: member's swarm send → watch prints"
+                },
+                relay_latency(fenced, scale(200, 40)),
+            );
+        }
+    }
     if options.runs("b") {
         report.latency(
             "b",
@@ -138,7 +153,17 @@ fn main() {
         report.latency(
             "e",
             &format!("team start: up → {members} members running"),
-            team_start(members, scale(20, 3)),
+            team_start(members, false, scale(20, 3)),
+        );
+    }
+    for members in [1, 4]
+        .into_iter()
+        .filter(|_| options.runs("e") && bwrap_runs())
+    {
+        report.latency(
+            "e",
+            &format!("team start, fenced: up → {members} members running"),
+            team_start(members, true, scale(20, 3)),
         );
     }
     if options.runs("e") {
@@ -1094,8 +1119,8 @@ fn team_resume(members: usize, samples: usize) -> Vec<Duration> {
 }
 
 /// (e) From `swarm up` of `members` generic members to every supervisor reporting `running`, on a
-/// private tmux server.
-fn team_start(members: usize, samples: usize) -> Vec<Duration> {
+/// private tmux server; `fenced`, each in its sandbox (`up` builds a trial one first).
+fn team_start(members: usize, fenced: bool, samples: usize) -> Vec<Duration> {
     let mut times = Vec::with_capacity(samples);
     for _ in 0..samples {
         let dir = tempfile::Builder::new()
@@ -1107,7 +1132,7 @@ fn team_start(members: usize, samples: usize) -> Vec<Duration> {
         for n in 0..members {
             let _ = writeln!(
                 file,
-                "[[member]]\nname = \"m{n}\"\ncommand = [\"sleep\", \"1000\"]"
+                "[[member]]\nname = \"m{n}\"\ncommand = [\"sleep\", \"1000\"]\nsandbox = {fenced}"
             );
         }
         let team_file = dir.path().join("start.toml");
@@ -1153,6 +1178,69 @@ fn team_start(members: usize, samples: usize) -> Vec<Duration> {
             .status();
     }
     times
+}
+
+/// Whether bubblewrap runs here, for the fenced rows.
+fn bwrap_runs() -> bool {
+    Command::new("bwrap")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+/// (a, fenced rows) A member `relay` sends each line written to a FIFO in its directory to
+/// `sink` with `swarm send`; time from the line written to `swarm watch sink` printing it.
+/// `fenced`: `relay` runs in its sandbox, so each send goes through its supervisor.
+fn relay_latency(fenced: bool, samples: usize) -> Vec<Duration> {
+    let dir = tempfile::Builder::new()
+        .prefix("swrelay")
+        .tempdir_in(bench_dir())
+        .unwrap();
+    let server = PrivateTmux::start(dir.path(), "fixture", (200, 50), &[]);
+    let fifo = dir.path().join("lines");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let team_file = dir.path().join("relay.toml");
+    fs::write(
+        &team_file,
+        format!(
+            "name = \"relay\"\ncwd = \"{dir}\"\n[[member]]\nname = \"sink\"\ncommand = [\"sleep\", \"1000\"]\n\
+             [[member]]\nname = \"relay\"\nsandbox = {fenced}\n\
+             command = [\"sh\", \"-c\", \"while read -r line; do swarm send sink \\\"$line\\\" >/dev/null; done < lines\"]\n",
+            dir = dir.path().display()
+        ),
+    )
+    .unwrap();
+    let home = dir.path().join("home");
+    up(&home, &team_file, &server);
+    // Opening blocks until the relay has opened its end.
+    let lines = std::cell::RefCell::new(fs::OpenOptions::new().write(true).open(&fifo).unwrap());
+    let mut watch = swarm_at(&home);
+    watch.args(["--team", "relay", "watch", "sink", "--json"]);
+    let drain = || {
+        let _ = swarm_at(&home)
+            .args(["--team", "relay", "--as", "sink", "recv"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    };
+    let latencies = watch_latency(
+        watch,
+        samples,
+        if fenced { "a-fenced" } else { "a-direct" },
+        |text| {
+            let mut lines = lines.borrow_mut();
+            std::io::Write::write_all(&mut *lines, format!("{text}\n").as_bytes()).unwrap();
+        },
+        drain,
+    );
+    let _ = swarm_at(&home)
+        .args(["down", "relay", "--force"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    latencies
 }
 
 /// A private tmux server (`tmux -S <dir>/tmux.sock -f /dev/null`) with a first session `session`

@@ -86,6 +86,14 @@ const ENVIRONMENT: &[(&str, &str)] = &[
         "The member's own peer socket, set by the supervisor; send signs uds: messages with it so they can be answered.",
     ),
     (
+        "SWARM_SUPERVISOR_SOCKET",
+        "Set by the supervisor in a fenced member's sandbox (sandbox = true): swarm there runs every command through this socket, and the supervisor runs it as that member.",
+    ),
+    (
+        "SWARM_FENCED",
+        "Set by a fenced member's supervisor for the command it runs for the member: the command takes only what a fenced member may ask.",
+    ),
+    (
         "SWARM_PLAN_MODE",
         "required for a plan_mode_required member of the generic profile.",
     ),
@@ -208,6 +216,10 @@ const FILES: &[(&str, &str)] = &[
     (
         "<runtime>/<pid>.sock",
         "A peer socket (mode 0600) in a private directory (mode 0700).",
+    ),
+    (
+        "<runtime>/fence-<pid>.sock",
+        "The socket of a fenced member's supervisor (mode 0600), bound into its sandbox: the only processes it serves are the sandbox's.",
     ),
     (
         "<runtime>/env-<random>.json",

@@ -6,6 +6,7 @@ pub(crate) mod args;
 mod commands;
 mod complete;
 pub(crate) mod context;
+mod fence;
 pub(crate) mod logging;
 mod manual;
 pub(crate) mod output;
@@ -247,9 +248,11 @@ pub fn run() -> ExitCode {
     // Known before parsing, so that even a usage error clap finds is reported as JSON.
     let json = json_requested(std::env::args_os());
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let parsed =
-        parse(&args).and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, typed_as(&matches))));
-    let (cli, agent_typed) = match parsed {
+    let parsed = parse(&args).and_then(|matches| {
+        let name = matches.subcommand_name().unwrap_or_default().to_owned();
+        Ok((Cli::from_arg_matches(&matches)?, typed_as(&matches), name))
+    });
+    let (cli, agent_typed, name) = match parsed {
         Ok(parsed) => parsed,
         Err(err) => {
             // --help and --version are not errors: they print to stdout as ever.
@@ -263,7 +266,17 @@ pub fn run() -> ExitCode {
         }
     };
     logging::init(cli.global.verbose, cli.global.quiet, cli.global.color);
-    match dispatch(cli, agent_typed) {
+    // Inside a sandbox, the member's supervisor runs the command ("Fencing members").
+    if let Some(forwarded) = fence::forward(&cli, &args) {
+        return match forwarded {
+            Ok(status) => ExitCode::from(u8::try_from(status).unwrap_or(1)),
+            Err(err) => {
+                report(&err, json);
+                ExitCode::from(err.kind().exit_code())
+            }
+        };
+    }
+    match fence::admit(&cli, &name).and_then(|()| dispatch(cli, agent_typed)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {

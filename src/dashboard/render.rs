@@ -241,7 +241,8 @@ fn widest<'a>(texts: impl Iterator<Item = &'a str>, least: u16, most: u16) -> u1
 }
 
 fn draw_members(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: &View) {
-    let name_width = widest(snapshot.rows.iter().map(|row| row.name.as_str()), 4, 20);
+    let names: Vec<String> = snapshot.rows.iter().map(shown_name).collect();
+    let name_width = widest(names.iter().map(String::as_str), 4, 20);
     let host_width = snapshot.hosts.then(|| {
         widest(
             snapshot.rows.iter().filter_map(|row| row.host.as_deref()),
@@ -337,9 +338,18 @@ fn draw_members(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: &V
     }
 }
 
+/// A member's name, and `[fenced]` after a fenced member's ("Fencing members"; `status` has the
+/// column).
+fn shown_name(row: &Row) -> String {
+    match row.fenced {
+        Some(_) => format!("{} [fenced]", row.name),
+        None => row.name.clone(),
+    }
+}
+
 fn cell(column: usize, row: &Row, now_ms: u64) -> Cell<'static> {
     match column {
-        0 => Cell::from(Span::styled(row.name.clone(), name_style(row))),
+        0 => Cell::from(Span::styled(shown_name(row), name_style(row))),
         1 => Cell::from(row.host.clone().unwrap_or_else(|| "-".to_owned())),
         2 => Cell::from(row.program.clone()),
         3 => Cell::from(row.model.clone().unwrap_or_else(|| "-".to_owned())),
@@ -719,6 +729,7 @@ mod tests {
             remote: false,
             color,
             program: "claude".to_owned(),
+            fenced: None,
             model: None,
             state: state.to_owned(),
             live,

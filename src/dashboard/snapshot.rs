@@ -10,7 +10,7 @@ use crate::base::clock;
 use crate::cluster::fleet::Fleet;
 use crate::format::config::{Member, TeamConfig};
 use crate::format::event::Activity;
-use crate::format::settings::Color;
+use crate::format::settings::{Color, Fence};
 use crate::format::task::Status;
 use crate::member::liveness::Seen;
 use crate::policy;
@@ -57,6 +57,8 @@ pub(crate) struct Row {
     pub(crate) color: Option<Color>,
     /// Its program's name, `-` for a member that runs none.
     pub(crate) program: String,
+    /// Whether it is fenced, as `status` shows it (`Fence::shown`); `None` when it is not.
+    pub(crate) fenced: Option<&'static str>,
     /// The model it was given, when one was.
     pub(crate) model: Option<String>,
     /// `queued`, `starting`, `running`, `exited`, `failed`, `killed`, or what `status` shows for
@@ -316,6 +318,10 @@ fn row(
                 || "-".to_owned(),
                 |program| one_line(program.rsplit('/').next().unwrap_or(program)),
             ),
+        fenced: member
+            .sandbox
+            .as_ref()
+            .map(|fence| Fence::shown(Some(fence))),
         model: member
             .model
             .as_deref()

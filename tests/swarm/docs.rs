@@ -363,6 +363,7 @@ const KEPT_FILES: &[&str] = &[
     ".<file>.<pid>.<random>.tmp",
     ".<file>.lock.swarm-<pid>",
     "<runtime>/<pid>.sock",
+    "<runtime>/fence-<pid>.sock",
     "<repo>/.swarm/worktrees/<team>/<name>",
     "info/exclude",
     "swarm-worktrees.lock",

@@ -8,9 +8,10 @@ use std::fs;
 
 use crate::harness::{Sandbox, TmuxServer, down, eventually, require};
 
-/// A member program that waits for `go` (a shell file of variables), runs `attacks` one per line
-/// as `label command…`, and records `label status` for each in `results`, then `done`.
-fn attacker(sandbox: &Sandbox, attacks: &[(&str, &str)]) -> String {
+/// A member program that waits for `$GO` (a shell file of variables, written by [`go`]), runs
+/// `attacks` one per line as `label command…`, and records `label status` for each in `$RESULTS`,
+/// then `done`.
+pub(crate) fn attacker(sandbox: &Sandbox, attacks: &[(&str, &str)]) -> String {
     let mut script =
         String::from("set -u\nwhile [ ! -f \"$GO\" ]; do sleep 0.05; done\n. \"$GO\"\n");
     for (label, command) in attacks {
@@ -24,19 +25,7 @@ fn attacker(sandbox: &Sandbox, attacks: &[(&str, &str)]) -> String {
 }
 
 fn results(sandbox: &Sandbox) -> BTreeMap<String, i32> {
-    let path = sandbox.work().join("results");
-    eventually("the attacks to finish", || {
-        fs::read_to_string(&path).is_ok_and(|text| text.lines().any(|l| l == "done"))
-    });
-    let out = fs::read_to_string(sandbox.work().join("results.out")).unwrap_or_default();
-    let results = fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .filter_map(|line| line.split_once(' '))
-        .map(|(label, code)| (label.to_owned(), code.parse().unwrap()))
-        .collect();
-    eprintln!("what the attacks printed:\n{out}");
-    results
+    attack_results(sandbox, "results")
 }
 
 fn up(sandbox: &Sandbox, server: &TmuxServer, script: &str) {
@@ -67,7 +56,7 @@ env = {{ GO = "{go}", RESULTS = "{results}" }}
         .success();
 }
 
-fn go(sandbox: &Sandbox, vars: &[(&str, &str)]) {
+pub(crate) fn go(sandbox: &Sandbox, vars: &[(&str, &str)]) {
     let mut text = String::new();
     for (key, value) in vars {
         let _ = writeln!(text, "{key}='{value}'");
@@ -384,7 +373,8 @@ fn fake_supervisor(sandbox: &Sandbox, label: &str, attacks: &[(&str, &str)]) -> 
     dir.display().to_string()
 }
 
-fn fake_results(sandbox: &Sandbox, label: &str) -> BTreeMap<String, i32> {
+/// What the attacks recorded in `<work>/<label>` (their `$RESULTS`), once they are done.
+pub(crate) fn attack_results(sandbox: &Sandbox, label: &str) -> BTreeMap<String, i32> {
     let path = sandbox.work().join(label);
     eventually(&format!("{label}'s attacks to finish"), || {
         fs::read_to_string(&path).is_ok_and(|text| text.lines().any(|l| l == "done"))
@@ -468,8 +458,8 @@ fn a_process_that_passes_for_the_leads_supervisor_is_not_the_lead() {
         !std::path::Path::new(&format!("/proc/{supervisor}")).exists()
     });
     go(&sandbox, &[]);
-    let marked = fake_results(&sandbox, "marked");
-    let bare = fake_results(&sandbox, "bare");
+    let marked = attack_results(&sandbox, "marked");
+    let bare = attack_results(&sandbox, "bare");
     for attack in ["send", "type"] {
         assert_eq!(marked.get(attack), Some(&2), "marked {attack}: {marked:?}");
         assert_eq!(bare.get(attack), Some(&1), "bare {attack}: {bare:?}");

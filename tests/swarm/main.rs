@@ -12,6 +12,7 @@ mod decisions;
 mod docs;
 mod events;
 mod fail_closed;
+mod fencing;
 mod file_safety;
 mod first_use;
 mod harness;

@@ -22,8 +22,10 @@ use crate::launch::argv::TeamLaunch;
 use crate::launch::layout::{self, Layout};
 use crate::launch::panes;
 use crate::launch::prepare;
+use crate::launch::sandbox;
 use crate::launch::teamfile::{
-    Command, Defaults, MemberKeys, MemberSpec, Restarts, Size, Source, Span, parse_size,
+    Command, Defaults, Fencing, MemberKeys, MemberSpec, Network, Restarts, Size, Source, Span,
+    parse_size,
 };
 use crate::launch::worktree;
 use crate::member::seal;
@@ -142,6 +144,23 @@ pub(crate) struct Args {
     /// of the team file's env_remove
     #[arg(long, value_name = "NAME")]
     pub(crate) env_remove: Vec<String>,
+
+    /// Run it fenced, in a sandbox: its directory writable, the team and your secrets out of reach
+    /// (sandbox = true in swarm-team(5))
+    #[arg(long)]
+    pub(crate) sandbox: bool,
+
+    /// With --sandbox, another path it may write (repeatable)
+    #[arg(long, value_name = "PATH")]
+    pub(crate) sandbox_write: Vec<PathBuf>,
+
+    /// With --sandbox, another path it cannot see (repeatable)
+    #[arg(long, value_name = "PATH")]
+    pub(crate) sandbox_hide: Vec<PathBuf>,
+
+    /// With --sandbox, its network: full or none
+    #[arg(long, value_name = "NET")]
+    pub(crate) sandbox_network: Option<String>,
     /// Where the team's window opens when this spawn opens it (the team has none yet, or it is
     /// gone): a private tmux server, by name (tmux -L) or socket path (tmux -S)
     #[arg(
@@ -200,6 +219,10 @@ impl Args {
                 Err(_) => Span::Text(span.clone()),
             }),
             resume_command: self.resume_command.clone().map(Command::Line),
+            sandbox: self.sandbox.then_some(true),
+            sandbox_write: self.sandbox_write.clone(),
+            sandbox_hide: self.sandbox_hide.clone(),
+            sandbox_network: self.sandbox_network.clone().map(Network::Named),
         }
     }
 }
@@ -230,9 +253,13 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             asks_through_swarm: false,
             watching: &prepare::team_watching(&launch_settings),
             restart: Restarts::default(),
+            fencing: &Fencing::default(),
         },
         Source::Flags,
     )?;
+    if let Some(fence) = &spec.fence {
+        sandbox::check_available(fence.network)?;
+    }
     let name = spec.name.clone();
     let lead = config.lead_name().to_owned();
     if config.member(name.as_str()).is_some() {

@@ -18,6 +18,7 @@ use crate::cli::render;
 use crate::cluster::fleet::NodeSeen;
 use crate::error::Result;
 use crate::format::config::{Member, TeamConfig};
+use crate::format::settings::Fence;
 use crate::format::task::Status;
 use crate::member::ending;
 use crate::member::liveness::Seen;
@@ -33,7 +34,7 @@ const JSON: &str = r#"JSON output (--json), one document:
     "exitCode", "restarts", "unread", "lastActivity", "lastActivityMs", "verifies",
     "setAside": [{"path", "reason"}], "task": {"id", "subject"}, "pendingAsks": [{"requestId",
     "tool", "askedAt", "askedAtMs"}], "activity", "activitySince", "activitySinceMs",
-    "activityWhy"}],
+    "activityWhy", "sandbox"?: {"write", "hide", "network"}}],
    "tasks": {"pending", "inProgress", "completed"}, "interrupted"}
 "interrupted" is true when nothing of the team runs and a member's run was cut short (its tmux
 server or supervisor gone, or ended by a hangup or a signal): `swarm resume TEAM` resumes it.
@@ -50,6 +51,9 @@ not seen, or this host's node is disconnected, and its "unread" is null (its inb
 and for how long); null for a member whose program does not run, or on another host.
 "task" is the member's in_progress task (the lowest id if several), null when none; "tasks"
 counts the board's tasks (Claude Code's internal ones aside), all 0 when there is no list.
+"sandbox" is there for a fenced member only: the paths it may write besides its own directory,
+those hidden besides what every fence hides, and its network ("full" or "none"); the table then
+has a FENCED column.
 Times are RFC 3339 with their epoch milliseconds beside (swarm(1), JSON OUTPUT)."#;
 
 #[derive(Debug, clap::Args)]
@@ -93,6 +97,9 @@ pub(crate) struct MemberStatus {
     pub(crate) activity_since: Option<String>,
     pub(crate) activity_since_ms: Option<u64>,
     pub(crate) activity_why: Option<String>,
+    /// Its sandbox, for a fenced member ("Fencing members").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) sandbox: Option<Fence>,
 }
 
 /// A permission ask a member waits on (`swarm permission list` shows it whole).
@@ -297,6 +304,7 @@ fn member_status(
         activity_since: None,
         activity_since_ms: None,
         activity_why: None,
+        sandbox: member.sandbox.clone(),
     }
 }
 
@@ -364,6 +372,8 @@ fn print(
     let now = clock::now_ms();
     // The HOST column only for a team across hosts: one host's table stays as it was.
     let spread = rows.iter().any(|row| row.host.is_some());
+    // The FENCED column only when a member is fenced.
+    let fencing = rows.iter().any(|row| row.sandbox.is_some());
     let mut header = vec![
         "NAME",
         "PANE",
@@ -378,6 +388,9 @@ fn print(
     ];
     if spread {
         header.insert(1, "HOST");
+    }
+    if fencing {
+        header.insert(header.len() - 2, "FENCED");
     }
     let mut table = Table::new(&header);
     for row in rows {
@@ -399,6 +412,10 @@ fn print(
         ];
         if spread {
             cells.insert(1, row.host.clone().unwrap_or_else(|| "-".into()));
+        }
+        if fencing {
+            let at = cells.len() - 2;
+            cells.insert(at, Fence::shown(row.sandbox.as_ref()).to_owned());
         }
         table.row(cells);
     }

@@ -29,6 +29,7 @@ use crate::launch::lock::LaunchLock;
 use crate::launch::panes::{self, Destination, PaneEnvironment};
 use crate::launch::prepare::{self, PanePlan, Prepared};
 use crate::launch::rerun;
+use crate::launch::sandbox;
 use crate::launch::tasks;
 use crate::launch::teamfile::{TaskSpec, TeamFile};
 use crate::launch::worktree;
@@ -189,6 +190,10 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     for member in &file.members {
         if member.isolation == Isolation::Worktree {
             worktree::require_repo(&member.cwd, member.name.as_str())?;
+        }
+        // Fenced, or not started at all: never silently unfenced ("Fencing members").
+        if let Some(fence) = &member.fence {
+            sandbox::check_available(fence.network)?;
         }
     }
     let destination = Destination::choose(args.socket.as_deref());

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::base::names::{closest, path_component};
 use crate::error::{Error, Result};
 use crate::format::paste::PasteFormat;
-use crate::format::settings::{Delivery, EnvPolicy, Isolation, Profile, Protocol, Restart};
+use crate::format::settings::{Delivery, EnvPolicy, Fence, Isolation, Profile, Protocol, Restart};
 use crate::format::structured::TaskNotification;
 
 pub const DEFAULT_LEAD: &str = "team-lead";
@@ -179,6 +179,10 @@ pub struct Member {
     pub restarts: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<Isolation>,
+    /// Its program runs fenced, in this sandbox (`sandbox = true`, docs/ARCHITECTURE.md,
+    /// "Fencing members").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<Fence>,
     /// Position in the start queue when the team's `max_concurrent` is reached.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_seq: Option<u64>,

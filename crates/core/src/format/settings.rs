@@ -115,6 +115,45 @@ choice! {
 }
 
 choice! {
+    #[derive(Default)]
+    /// What network a fenced member's program has (docs/ARCHITECTURE.md, "Fencing members")
+    SandboxNetwork {
+        /// The host's network, as an unfenced member has
+        #[default]
+        Full = "full",
+        /// None at all: a network namespace of its own with only loopback
+        None = "none",
+    }
+}
+
+/// A fenced member's sandbox (`sandbox = true`, docs/ARCHITECTURE.md, "Fencing members"): the
+/// extra paths it may write, the paths it may not see, and its network. Its working directory or
+/// worktree is always writable; the rest of the file system read-only.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fence {
+    /// Absolute paths it may write besides its working directory.
+    #[serde(default)]
+    pub write: Vec<String>,
+    /// Absolute paths it cannot see, besides those every fence hides.
+    #[serde(default)]
+    pub hide: Vec<String>,
+    #[serde(default)]
+    pub network: SandboxNetwork,
+}
+
+impl Fence {
+    /// How `status` and `top` show whether a member is fenced: `no`, `yes`, `yes, no network`.
+    pub fn shown(fence: Option<&Self>) -> &'static str {
+        match fence.map(|fence| fence.network) {
+            None => "no",
+            Some(SandboxNetwork::Full) => "yes",
+            Some(SandboxNetwork::None) => "yes, no network",
+        }
+    }
+}
+
+choice! {
     /// The permission modes Claude Code understands, which a plan approval may grant.
     PermissionMode {
         Default = "default",

@@ -750,6 +750,12 @@ impl RuntimePaths {
         self.dir.join(format!("{pid}.sock"))
     }
 
+    /// `<runtime>/fence-<pid>.sock`: the socket a fenced member's `swarm` reaches the supervisor
+    /// with this pid at (docs/ARCHITECTURE.md, "Fencing members").
+    pub fn fence_socket(&self, pid: u32) -> PathBuf {
+        self.dir.join(format!("fence-{pid}.sock"))
+    }
+
     /// `<runtime>/signer-<id>.sock`: the socket of a team's signing agent.
     pub fn signer_socket(&self, id: &str) -> PathBuf {
         self.dir.join(format!("signer-{id}.sock"))

@@ -177,6 +177,7 @@ pub fn teammate(
         member.restart = Some(spec.restart.policy);
         member.restart_max = Some(spec.restart.max);
     }
+    member.sandbox.clone_from(&spec.fence);
     member.activity_hooks = launch.activity_hooks.then_some(true);
     member.resume_command.clone_from(&spec.resume_command);
     record_launch(&mut member, &launch);

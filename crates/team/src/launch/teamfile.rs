@@ -18,7 +18,7 @@ use crate::format::notify::{Notify, NotifyKeys};
 pub use crate::format::paste::{PasteFormat, delivery_with};
 use crate::format::permission_rule::{RuleTexts, Rules};
 pub use crate::format::settings::{Color, EnvPolicy, Profile};
-pub use crate::format::settings::{Delivery, Isolation, Protocol, Restart};
+pub use crate::format::settings::{Delivery, Fence, Isolation, Protocol, Restart, SandboxNetwork};
 use crate::launch::argv::{default_inherit, detect_profile};
 use crate::launch::environment::check_policy;
 use crate::launch::layout::Layout;
@@ -123,6 +123,8 @@ pub struct MemberSpec {
     pub(crate) resume_command: Option<Vec<String>>,
     /// When its supervisor starts its program again, and how many times in a row.
     pub restart: Restarts,
+    /// Its sandbox, when it is fenced (`sandbox = true`).
+    pub fence: Option<Fence>,
 }
 
 /// A restart policy and its bound (docs/ARCHITECTURE.md, "Restart policies"): `restart` and
@@ -290,6 +292,14 @@ struct RawTeam {
     stall_after: Option<Span>,
     restart: Option<Restart>,
     restart_max: Option<u32>,
+
+    // Fencing members (docs/ARCHITECTURE.md, "Fencing members").
+    sandbox: Option<bool>,
+    #[serde(default)]
+    sandbox_write: Vec<PathBuf>,
+    #[serde(default)]
+    sandbox_hide: Vec<PathBuf>,
+    sandbox_network: Option<Network>,
 }
 
 #[derive(Deserialize)]
@@ -362,6 +372,112 @@ pub struct MemberKeys {
     pub resume_command: Option<Command>,
     pub restart: Option<Restart>,
     pub restart_max: Option<u32>,
+
+    // Fencing members (docs/ARCHITECTURE.md, "Fencing members").
+    pub sandbox: Option<bool>,
+    #[serde(default)]
+    pub sandbox_write: Vec<PathBuf>,
+    #[serde(default)]
+    pub sandbox_hide: Vec<PathBuf>,
+    pub sandbox_network: Option<Network>,
+}
+
+/// `sandbox_network = "none"`, or an allow-list of `"host:port"`, which swarm refuses for now.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Network {
+    Named(String),
+    AllowList(Vec<String>),
+}
+
+/// The sandbox keys of the team or a member, as written.
+struct FenceKeys {
+    sandbox: Option<bool>,
+    write: Vec<PathBuf>,
+    hide: Vec<PathBuf>,
+    network: Option<Network>,
+}
+
+/// The team's sandbox keys, checked: what each member's own go over (a member's paths are added
+/// to the team's, its `sandbox` and `sandbox_network` replace the team's).
+#[derive(Debug, Clone, Default)]
+pub struct Fencing {
+    pub sandbox: bool,
+    pub write: Vec<String>,
+    pub hide: Vec<String>,
+    pub network: SandboxNetwork,
+}
+
+impl Fencing {
+    /// The keys as written, `who` naming whose they are in a refusal, relative paths taken from
+    /// `base` and `~/` from the person's home.
+    fn check(
+        keys: FenceKeys,
+        over: &Self,
+        base: &Path,
+        spell: impl Fn(&'static str) -> &'static str,
+        who: &str,
+    ) -> std::result::Result<Self, String> {
+        let FenceKeys {
+            sandbox,
+            write,
+            hide,
+            network,
+        } = keys;
+        let paths = |paths: Vec<PathBuf>, key: &'static str| {
+            let mut out = Vec::with_capacity(paths.len());
+            for path in paths {
+                let text = path.to_string_lossy();
+                let resolved = match text.strip_prefix("~/") {
+                    Some(rest) => std::env::var_os("HOME")
+                        .filter(|home| !home.is_empty())
+                        .map(|home| PathBuf::from(home).join(rest))
+                        .ok_or_else(|| format!("{} of {who}: {text:?} needs HOME", spell(key)))?,
+                    None => resolve(base, Some(&path)),
+                };
+                out.push(resolved.display().to_string());
+            }
+            Ok::<_, String>(out)
+        };
+        let network = match network {
+            None => over.network,
+            Some(Network::Named(name)) => match name.as_str() {
+                "full" => SandboxNetwork::Full,
+                "none" => SandboxNetwork::None,
+                other => {
+                    return Err(format!(
+                        "{} of {who} is \"full\", \"none\" or a list, not {other:?}",
+                        spell("sandbox_network")
+                    ));
+                }
+            },
+            Some(Network::AllowList(_)) => {
+                return Err(format!(
+                    "{} of {who}: an allow-list of hosts is not supported yet; use \"full\" or \"none\"",
+                    spell("sandbox_network")
+                ));
+            }
+        };
+        let mut write_all = over.write.clone();
+        write_all.extend(paths(write, "sandbox_write")?);
+        let mut hide_all = over.hide.clone();
+        hide_all.extend(paths(hide, "sandbox_hide")?);
+        Ok(Self {
+            sandbox: sandbox.unwrap_or(over.sandbox),
+            write: write_all,
+            hide: hide_all,
+            network,
+        })
+    }
+
+    /// The member's fence, `None` unless it is fenced.
+    fn fence(self) -> Option<Fence> {
+        self.sandbox.then_some(Fence {
+            write: self.write,
+            hide: self.hide,
+            network: self.network,
+        })
+    }
 }
 
 /// `log_max = 1048576` or `log_max = "64MiB"`.
@@ -605,6 +721,34 @@ pub const KEYS: &[KeyDoc] = &[
         "integer, at least 1",
         "5",
         "Every member's restart_max, unless it sets its own.",
+    ),
+    key(
+        Section::Team,
+        "sandbox",
+        "boolean",
+        "false",
+        "Every teammate runs fenced, in a sandbox (bubblewrap), unless it sets its own: see sandbox of [[member]]. The lead is never fenced.",
+    ),
+    key(
+        Section::Team,
+        "sandbox_write",
+        "array of strings (paths)",
+        "none",
+        "Paths every fenced teammate may write besides its own directory; a member's own are added.",
+    ),
+    key(
+        Section::Team,
+        "sandbox_hide",
+        "array of strings (paths)",
+        "none",
+        "Paths no fenced teammate may see, besides those every fence hides; a member's own are added.",
+    ),
+    key(
+        Section::Team,
+        "sandbox_network",
+        "string: \"full\" or \"none\"",
+        "\"full\"",
+        "Every fenced teammate's network, unless it sets its own.",
     ),
     key(
         Section::Lead,
@@ -865,6 +1009,34 @@ pub const KEYS: &[KeyDoc] = &[
         "the team's, else 5",
         "How many restarts in a row (each run shorter than 10 minutes) before it is left ended: its ending is then recorded, the lead told once, and a gave-up event alerts as failed.",
     ),
+    member(
+        "sandbox",
+        "--sandbox",
+        "boolean",
+        "the team's, else false",
+        "The member's program runs fenced, in a sandbox (bubblewrap): its directory (or worktree) and sandbox_write read-write, the rest of the file system read-only, sandbox_hide, ~/.ssh, ~/.aws, ~/.config/gh, swarm's home, the team's tmux socket, swarm's sockets and the other members' worktrees hidden, a pid namespace of its own. swarm inside it acts through its supervisor as this member. up refuses it where bubblewrap or the kernel cannot make one.",
+    ),
+    member(
+        "sandbox_write",
+        "--sandbox-write",
+        "array of strings (paths)",
+        "the team's",
+        "More paths a fenced member may write; relative to the team file, ~/ for the home directory.",
+    ),
+    member(
+        "sandbox_hide",
+        "--sandbox-hide",
+        "array of strings (paths)",
+        "the team's",
+        "More paths a fenced member cannot see.",
+    ),
+    member(
+        "sandbox_network",
+        "--sandbox-network",
+        "string: \"full\" or \"none\"",
+        "the team's, else \"full\"",
+        "none: the fenced member has no network but loopback (a network namespace of its own). An allow-list of hosts is refused for now.",
+    ),
     key(
         Section::Task,
         "key",
@@ -1010,6 +1182,8 @@ pub struct Defaults<'a> {
     pub watching: &'a Watching,
     /// The team's `restart` and `restart_max`.
     pub restart: Restarts,
+    /// The team's `sandbox`, `sandbox_write`, `sandbox_hide` and `sandbox_network`.
+    pub fencing: &'a Fencing,
 }
 
 /// How large a member's log grows before it is rotated, unless the team file says.
@@ -1201,6 +1375,19 @@ impl TeamFile {
             |key| key,
         )
         .map_err(invalid)?;
+        let fencing = Fencing::check(
+            FenceKeys {
+                sandbox: raw.sandbox,
+                write: raw.sandbox_write,
+                hide: raw.sandbox_hide,
+                network: raw.sandbox_network,
+            },
+            &Fencing::default(),
+            &base,
+            |key| key,
+            "the team",
+        )
+        .map_err(invalid)?;
         let defaults = Defaults {
             restart,
             profile: lead_profile,
@@ -1211,6 +1398,7 @@ impl TeamFile {
             permissions: &permissions,
             asks_through_swarm,
             watching: &watching,
+            fencing: &fencing,
         };
         let mut seen = BTreeSet::from([lead.name.clone()]);
         let mut members = Vec::with_capacity(raw.member.len());
@@ -1488,6 +1676,20 @@ impl MemberSpec {
             |key| source.key(key),
         )
         .map_err(|why| source.invalid(why))?;
+        let fence = Fencing::check(
+            FenceKeys {
+                sandbox: keys.sandbox,
+                write: keys.sandbox_write,
+                hide: keys.sandbox_hide,
+                network: keys.sandbox_network,
+            },
+            defaults.fencing,
+            defaults.base,
+            |key| source.key(key),
+            name.as_str(),
+        )
+        .map_err(|why| source.invalid(why))?
+        .fence();
         let env = checked_env(keys.env, source.key("env"), name.as_str(), source)?;
         let env_policy = env_policy(
             EnvRules {
@@ -1529,6 +1731,7 @@ impl MemberSpec {
             watching,
             resume_command,
             restart,
+            fence,
         })
     }
 }
@@ -1740,6 +1943,7 @@ mod tests {
             asks_through_swarm: false,
             watching: &Watching::default(),
             restart: Restarts::default(),
+            fencing: &Fencing::default(),
         };
         let err = MemberSpec::check(keys(u64::MAX), &defaults, Source::Flags).unwrap_err();
         assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
@@ -1783,6 +1987,7 @@ mod tests {
             asks_through_swarm: false,
             watching: &Watching::default(),
             restart: Restarts::default(),
+            fencing: &Fencing::default(),
         };
         let keys = |clear: Option<bool>, keep: &[&str], remove: &[&str]| MemberKeys {
             name: "a".into(),

@@ -9,6 +9,7 @@ pub mod activity;
 pub mod answer;
 pub mod down;
 pub mod ending;
+pub mod fence;
 pub mod identity;
 pub mod liveness;
 pub mod log_follow;

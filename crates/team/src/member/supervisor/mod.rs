@@ -14,6 +14,7 @@
 
 mod activity;
 mod child;
+mod fenced;
 mod idle;
 mod inbox;
 mod queue;
@@ -66,6 +67,7 @@ use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::{AsyncWatcher, named};
 
+use self::fenced::Fenced;
 use self::inbox::InboxFeed;
 use self::restart::{Next, Restarter};
 use self::seat::Supervisor;
@@ -270,7 +272,17 @@ impl Supervisor {
         worktree: Option<&Worktree>,
         signals: &mut Signals,
     ) -> Result<(Ending, Duration)> {
-        let mut child = child::spawn(argv, cwd, env)?;
+        // A fenced member runs in its sandbox or not at all ("Fencing members"), each run in a
+        // sandbox of its own, its gate opened to that run's first process.
+        let (argv, env, fenced) = match self.member.sandbox.as_ref() {
+            None => (argv.to_vec(), env.clone(), None),
+            Some(fence) => {
+                let fenced = Fenced::prepare(self, fence, argv, cwd, worktree.is_some())?;
+                (fenced.argv.clone(), fenced.env(env.clone()), Some(fenced))
+            }
+        };
+        let mut child = child::spawn(&argv, cwd, &env)?;
+        let fence_socket = fenced.map(|fenced| fenced.open(child.pid));
         let started = Instant::now();
         let pid = child.pid;
         // From here on the program runs: whatever fails, it is ended and its ending recorded by
@@ -357,6 +369,9 @@ impl Supervisor {
         };
         drop(feed);
         drop(watching);
+        if let Some(socket) = fence_socket {
+            let _ = std::fs::remove_file(socket);
+        }
         child::reclaim_terminal();
         // Whatever the program left running ends with it: in its group or not, adopted or marked.
         let run = Run::new(&self.team, &self.member, own_pid(), Some(pid));
