@@ -14,4 +14,5 @@ pub mod permissions;
 pub mod removal;
 pub mod tasks;
 pub mod team;
+pub mod usage;
 pub mod watcher;
