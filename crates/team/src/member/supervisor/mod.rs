@@ -19,6 +19,7 @@ mod inbox;
 mod queue;
 mod seat;
 mod signals;
+mod usage;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -202,11 +203,10 @@ impl Supervisor {
             _ => (PathBuf::from(&self.member.cwd), None),
         };
         let argv = self.member.argv.clone().unwrap_or_default();
-        let mut child = match child::spawn(
-            &argv,
-            &cwd,
-            &self.child_env(&own_env, worktree.as_ref(), socket.as_deref()),
-        ) {
+        let env = self.child_env(&own_env, worktree.as_ref(), socket.as_deref());
+        let transcript =
+            usage::Transcript::of(self.member.session_id.as_deref(), &cwd, &env).map(Arc::new);
+        let mut child = match child::spawn(&argv, &cwd, &env) {
             Ok(child) => child,
             Err(err) => return self.fail_to_start(err).await,
         };
@@ -233,6 +233,9 @@ impl Supervisor {
             }
         }
         let watching = AbortOnDrop(tokio::spawn(activity::watch(Arc::clone(&self))));
+        let counting = transcript.clone().map(|transcript| {
+            AbortOnDrop(tokio::spawn(usage::follow(Arc::clone(&self), transcript)))
+        });
         let mut feed = match InboxFeed::start(&self).await {
             Ok(feed) => feed,
             Err(err) => {
@@ -296,6 +299,11 @@ impl Supervisor {
         };
         drop(feed);
         drop(watching);
+        drop(counting);
+        if let Some(transcript) = transcript {
+            self.off_runtime(move |this| this.count_last_usage(&transcript))
+                .await;
+        }
         child::reclaim_terminal();
         // Whatever the program left running ends with it: in its group or not, adopted or marked.
         let run = Run::new(&self.team, &self.member, own_pid(), Some(pid));
