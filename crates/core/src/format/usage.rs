@@ -170,6 +170,144 @@ pub fn cost_of(model: Option<&str>, tokens: &Tokens, team: &Prices) -> Option<f6
     price_of(model?, team).map(|price| price.of(tokens))
 }
 
+/// What a member or the team may spend: dollars, tokens, or both (the first reached counts).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limit {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+}
+
+impl Limit {
+    /// How much of the limit `spend` has used, as a fraction (1.0: all of it); none without a
+    /// limit. Unpriced tokens count toward `tokens` only.
+    pub fn used(&self, spend: &Spend) -> Option<f64> {
+        let by_usd = self
+            .usd
+            .map(|usd| if usd > 0.0 { spend.usd / usd } else { f64::INFINITY });
+        let by_tokens = self.tokens.map(|tokens| {
+            if tokens > 0 {
+                spend.tokens.total() as f64 / tokens as f64
+            } else {
+                f64::INFINITY
+            }
+        });
+        match (by_usd, by_tokens) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// `$20.00`, `5.0M tokens`, or both.
+    pub fn describe(&self) -> String {
+        let parts: Vec<String> = self
+            .usd
+            .map(dollars)
+            .into_iter()
+            .chain(self.tokens.map(|t| format!("{} tokens", token_count(t))))
+            .collect();
+        parts.join(" or ")
+    }
+}
+
+/// What happens when a budget is spent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnExceed {
+    /// The member is asked to shut down, then stopped as `swarm stop` does.
+    #[default]
+    Stop,
+    /// Only an alert.
+    Notify,
+}
+
+/// A team's `[budget]`: the team's limit, each member's, and what happens when one is spent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    #[serde(flatten)]
+    pub team: Limit,
+    #[serde(default)]
+    pub on_exceed: OnExceed,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub members: BTreeMap<String, Limit>,
+}
+
+/// The share of a budget at which an alert is given, in percent.
+pub const ALERT_PERCENT: u32 = 80;
+
+/// Tokens by model (none: `usage add` without `--model`).
+pub type ByModel = BTreeMap<Option<String>, Tokens>;
+
+/// What some tokens cost: the dollars of those whose model has a price, and whether any had
+/// none (then the money shown is `?`, or a floor `$1.20+?`, never a guess).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Spend {
+    pub tokens: Tokens,
+    pub usd: f64,
+    pub unpriced: bool,
+}
+
+impl Spend {
+    /// What `by_model` cost at `prices` (the team's, over the shipped list).
+    pub fn of(by_model: &ByModel, prices: &Prices) -> Self {
+        by_model
+            .iter()
+            .map(|(model, tokens)| Self::of_model(model.as_deref(), *tokens, prices))
+            .fold(Self::default(), Self::add)
+    }
+
+    pub fn of_model(model: Option<&str>, tokens: Tokens, prices: &Prices) -> Self {
+        let cost = cost_of(model, &tokens, prices);
+        Self {
+            tokens,
+            usd: cost.unwrap_or(0.0),
+            unpriced: cost.is_none() && !tokens.is_zero(),
+        }
+    }
+
+    /// The money, for a person: `$0.0123`, `$1.20+?` (some tokens unpriced), `?` (none priced).
+    pub fn money(&self) -> String {
+        match (self.unpriced, self.usd > 0.0 || self.tokens.is_zero()) {
+            (false, _) => dollars(self.usd),
+            (true, true) => format!("{}+?", dollars(self.usd)),
+            (true, false) => "?".to_owned(),
+        }
+    }
+}
+
+impl Add for Spend {
+    type Output = Self;
+    fn add(self, other: Self) -> Self {
+        Self {
+            tokens: self.tokens + other.tokens,
+            usd: self.usd + other.usd,
+            unpriced: self.unpriced || other.unpriced,
+        }
+    }
+}
+
+/// Dollars for a person: cents once there are some, four places below a cent.
+pub fn dollars(usd: f64) -> String {
+    if usd >= 0.01 || usd == 0.0 {
+        format!("${usd:.2}")
+    } else {
+        format!("${usd:.4}")
+    }
+}
+
+/// A count of tokens for a person: `950`, `12.3k`, `4.5M`.
+pub fn token_count(tokens: u64) -> String {
+    match tokens {
+        0..1_000 => tokens.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", tokens as f64 / 1e3),
+        _ => format!("{:.1}M", tokens as f64 / 1e6),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +393,27 @@ mod tests {
             ..Tokens::default()
         };
         assert_eq!(cost_of(Some("no-such-model"), &tokens, &own), Some(1.0));
+    }
+
+    #[test]
+    fn money_is_shown_as_far_as_it_is_known() {
+        let known = Tokens {
+            input: 1_000_000,
+            ..Tokens::default()
+        };
+        let mut by_model = ByModel::new();
+        by_model.insert(Some("claude-opus-5-5".into()), known);
+        let spend = Spend::of(&by_model, &Prices::new());
+        assert_eq!(spend.money(), "$4.00");
+        by_model.insert(Some("no-such-model".into()), known);
+        let partial = Spend::of(&by_model, &Prices::new());
+        assert_eq!(partial.money(), "$4.00+?");
+        assert_eq!(partial.tokens.input, 2_000_000);
+        let unknown = Spend::of_model(None, known, &Prices::new());
+        assert_eq!(unknown.money(), "?");
+        assert_eq!(Spend::default().money(), "$0.00");
+        assert_eq!(dollars(0.00028), "$0.0003");
+        assert_eq!(token_count(12_345), "12.3k");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::base::clock;
 use crate::error::{Error, Result};
-use crate::format::usage::{Tokens, UsageLine};
+use crate::format::usage::{ByModel, Prices, Spend, Tokens, UsageLine};
 use crate::store::durable::{LineOffset, append_lines_durably, private_dir, whole_lines_from};
 use crate::store::paths::TeamPaths;
 
@@ -38,9 +38,6 @@ pub fn read_from(paths: &TeamPaths, from: LineOffset) -> Result<(Vec<UsageLine>,
         .collect();
     Ok((lines, offset))
 }
-
-/// Tokens by model (none: `usage add` without `--model`).
-pub type ByModel = BTreeMap<Option<String>, Tokens>;
 
 /// What a reader of the ledger has added up: each member's tokens by model since `since`, and
 /// the lines of the last [`RATE_WINDOW_MS`] for the rate.
@@ -111,6 +108,22 @@ impl Tally {
     /// `member`'s tokens by model.
     pub fn of(&self, member: &str) -> ByModel {
         self.members.get(member).cloned().unwrap_or_default()
+    }
+
+    /// What `member` spent, at `prices`.
+    pub fn spend(&self, member: &str, prices: &Prices) -> Spend {
+        self.members
+            .get(member)
+            .map(|by_model| Spend::of(by_model, prices))
+            .unwrap_or_default()
+    }
+
+    /// What the whole team spent, at `prices`.
+    pub fn total(&self, prices: &Prices) -> Spend {
+        self.members
+            .values()
+            .map(|by_model| Spend::of(by_model, prices))
+            .fold(Spend::default(), |a, b| a + b)
     }
 }
 
