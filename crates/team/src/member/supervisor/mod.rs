@@ -13,6 +13,7 @@
 //! and waits for files use the async watcher.
 
 mod activity;
+mod budget;
 mod child;
 mod idle;
 mod inbox;
@@ -233,6 +234,7 @@ impl Supervisor {
             }
         }
         let watching = AbortOnDrop(tokio::spawn(activity::watch(Arc::clone(&self))));
+        let weighing = AbortOnDrop(tokio::spawn(budget::watch(Arc::clone(&self))));
         let counting = transcript.clone().map(|transcript| {
             AbortOnDrop(tokio::spawn(usage::follow(Arc::clone(&self), transcript)))
         });
@@ -300,6 +302,7 @@ impl Supervisor {
         drop(feed);
         drop(watching);
         drop(counting);
+        drop(weighing);
         if let Some(transcript) = transcript {
             self.off_runtime(move |this| this.count_last_usage(&transcript))
                 .await;
