@@ -234,7 +234,7 @@ mod tests {
         );
         assert_eq!(
             Notify::default().summary(),
-            "bell; on needs-you, stalled, failed, done"
+            "bell; on needs-you, stalled, failed, done, cost"
         );
         let bad = NotifyKeys {
             webhook: Some("ftp://host/secret".into()),

@@ -521,7 +521,7 @@ pub const KEYS: &[KeyDoc] = &[
         Section::Team,
         "notify",
         "table",
-        "bell on, for needs-you, stalled, failed and done",
+        "bell on, for needs-you, stalled, failed, done and cost",
         "How a person who is not looking hears that a member needs them: the keys under [notify], over those of ~/.config/swarm/notify.toml.",
     ),
     key(
@@ -905,9 +905,9 @@ pub const KEYS: &[KeyDoc] = &[
     key(
         Section::Notify,
         "events",
-        "array of: needs-you, stalled, failed, idle, done",
-        "[\"needs-you\", \"stalled\", \"failed\", \"done\"]",
-        "Which changes alert: a member waits on a decision, has gone quiet holding work, ended badly, finished its turn (noisy), or the whole team ended. One alert per member per change; a member with more than 3 in a minute is told once more when the minute is over, with how many changes it made.",
+        "array of: needs-you, stalled, failed, idle, done, cost",
+        "[\"needs-you\", \"stalled\", \"failed\", \"done\", \"cost\"]",
+        "Which changes alert: a member waits on a decision, has gone quiet holding work, ended badly, finished its turn (noisy), the whole team ended, or a budget reached 80 % or 100 %. One alert per member per change; a member with more than 3 in a minute is told once more when the minute is over, with how many changes it made.",
     ),
 ];
 
