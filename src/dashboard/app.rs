@@ -23,8 +23,8 @@ use crate::member::verify::Judges;
 use crate::store::follow::{Follower, Scope};
 use crate::store::paths::TeamPaths;
 use crate::store::tasks::TaskList;
-use crate::store::usage::Tally;
 use crate::store::team::Team;
+use crate::store::usage::Tally;
 use crate::store::watcher::AsyncWatcher;
 
 use super::actions::{self, ActingAs, Action};

@@ -202,7 +202,12 @@ fn draw_header(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: &Vi
     } else {
         (None, None)
     };
-    spans.extend([rate, tasks, states, cost].into_iter().flatten().map(Span::raw));
+    spans.extend(
+        [rate, tasks, states, cost]
+            .into_iter()
+            .flatten()
+            .map(Span::raw),
+    );
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 

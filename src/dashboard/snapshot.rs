@@ -17,8 +17,8 @@ use crate::member::liveness::Seen;
 use crate::policy;
 use crate::store::activity;
 use crate::store::tasks::TaskList;
-use crate::store::usage::Tally;
 use crate::store::team::Team;
+use crate::store::usage::Tally;
 
 use super::decisions::{self, Decision};
 use super::feed::{Feed, one_line};

@@ -38,7 +38,9 @@ fn swarm_cost_shows_the_usage_the_model_reported() {
         .join("user/.claude/projects")
         .join(folder)
         .join(format!("{session}.jsonl"));
-    eventually("the transcript where the rule puts it", || transcript.is_file());
+    eventually("the transcript where the rule puts it", || {
+        transcript.is_file()
+    });
 
     let answered = || {
         team.model

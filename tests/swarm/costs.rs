@@ -65,8 +65,9 @@ fn cost_of(sandbox: &Sandbox, team: &str, name: &str) -> Value {
         .unwrap_or(Value::Null)
 }
 
-fn tokens(spend: &Value) -> [u64; 4] {
-    ["input", "output", "cacheWrite", "cacheRead"].map(|kind| spend["tokens"][kind].as_u64().unwrap())
+fn tokens(spend: &Value) -> [u32; 4] {
+    ["input", "output", "cacheWrite", "cacheRead"]
+        .map(|kind| u32::try_from(spend["tokens"][kind].as_u64().unwrap()).unwrap())
 }
 
 #[test]
@@ -86,7 +87,7 @@ profile = "claude"
 "#,
     );
     // The reply of two blocks once, and the subagent's: what the transcript holds so far.
-    let mut expected = [10 + 3, 5 + 2, 100, 1000];
+    let mut expected: [u32; 4] = [10 + 3, 5 + 2, 100, 1000];
     eventually("alice's first replies to be counted", || {
         tokens(&cost_of(&sandbox, "c", "alice")["total"]) == expected
     });
@@ -115,13 +116,16 @@ profile = "claude"
         tokens(&cost_of(&sandbox, "c", "alice")["total"]) == expected
     });
     // Priced at claude-opus-5-5's figures: $4, $20, $5 and $0.20 a million.
-    let usd = (expected[0] as f64 * 4.0
-        + expected[1] as f64 * 20.0
-        + expected[2] as f64 * 5.0
-        + expected[3] as f64 * 0.2)
+    let usd = (f64::from(expected[0]) * 4.0
+        + f64::from(expected[1]) * 20.0
+        + f64::from(expected[2]) * 5.0
+        + f64::from(expected[3]) * 0.2)
         / 1e6;
     let total = &cost_of(&sandbox, "c", "alice")["total"];
-    assert!((total["usd"].as_f64().unwrap() - usd).abs() < 1e-12, "{total}");
+    assert!(
+        (total["usd"].as_f64().unwrap() - usd).abs() < 1e-12,
+        "{total}"
+    );
     assert_eq!(total["unpriced"], false);
     let status = sandbox.status_row("c", "alice");
     assert_eq!(tokens(&status["cost"]), expected);
@@ -197,7 +201,11 @@ fn a_budget_of_a_few_cents_alerts_at_80_percent_and_stops_its_member_at_100() {
         sandbox
             .inbox("b", "team-lead")
             .iter()
-            .filter(|m| m["text"].as_str().is_some_and(|t| t.contains("budget spent")))
+            .filter(|m| {
+                m["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("budget spent"))
+            })
             .count()
     };
     eventually("the lead to be told", || told(&sandbox) == 1);

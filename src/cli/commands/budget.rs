@@ -37,7 +37,9 @@ pub(crate) struct Args {
 fn parse_usd(raw: &str) -> std::result::Result<f64, String> {
     match raw.trim_start_matches('$').parse::<f64>() {
         Ok(usd) if usd.is_finite() && usd >= 0.0 => Ok(usd),
-        _ => Err(format!("{raw} is not an amount of dollars (0 or more, e.g. 20 or 2.50)")),
+        _ => Err(format!(
+            "{raw} is not an amount of dollars (0 or more, e.g. 20 or 2.50)"
+        )),
     }
 }
 
@@ -68,7 +70,11 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         } else {
             budget.members.insert(args.name.clone(), limit);
         }
-        let scope = if whole_team { "team" } else { args.name.as_str() };
+        let scope = if whole_team {
+            "team"
+        } else {
+            args.name.as_str()
+        };
         config
             .budget_reached
             .retain(|told| told.split_once(':').is_none_or(|(whose, _)| whose != scope));

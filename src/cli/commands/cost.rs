@@ -3,6 +3,7 @@
 //! "Costs and budgets"). Money is at the team's `[prices]` over the list swarm ships; a model
 //! with no price shows its tokens and `?`.
 
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use clap_complete::engine::ArgValueCandidates;
@@ -142,9 +143,9 @@ fn team_cost(ctx: &Context, team: &Team, since_ms: Option<u64>) -> Result<TeamCo
     let total = members
         .iter()
         .fold(Spend::default(), |sum, member| sum + member.total);
-    let last_ten_minutes = members
-        .iter()
-        .fold(Spend::default(), |sum, member| sum + member.last_ten_minutes);
+    let last_ten_minutes = members.iter().fold(Spend::default(), |sum, member| {
+        sum + member.last_ten_minutes
+    });
     Ok(TeamCost {
         team: config.name.clone(),
         since: since_ms.map(clock::format_ms),
@@ -152,7 +153,9 @@ fn team_cost(ctx: &Context, team: &Team, since_ms: Option<u64>) -> Result<TeamCo
         members,
         total,
         last_ten_minutes,
-        budget: budget.map(|b| b.team).filter(|l| l.usd.is_some() || l.tokens.is_some()),
+        budget: budget
+            .map(|b| b.team)
+            .filter(|l| l.usd.is_some() || l.tokens.is_some()),
     })
 }
 
@@ -172,17 +175,18 @@ impl TeamCost {
             self.last_ten_minutes.money()
         );
         if let Some(since) = &self.since {
-            line.push_str(&format!(", since {since}"));
+            let _ = write!(line, ", since {since}");
         }
         if let Some(budget) = &self.budget {
-            line.push_str(&format!(", budget {}", budget.describe()));
+            let _ = write!(line, ", budget {}", budget.describe());
         }
         line
     }
 
     fn table(&self) -> Table {
         let mut table = Table::new(&[
-            "MEMBER", "MODEL", "INPUT", "OUTPUT", "CACHE-W", "CACHE-R", "COST", "LAST 10M", "BUDGET",
+            "MEMBER", "MODEL", "INPUT", "OUTPUT", "CACHE-W", "CACHE-R", "COST", "LAST 10M",
+            "BUDGET",
         ]);
         for member in &self.members {
             let budget = member.budget.map(|b| b.describe()).unwrap_or_default();
@@ -204,7 +208,11 @@ impl TeamCost {
                 let first = index == 0;
                 let t = &model.spend.tokens;
                 table.row(vec![
-                    if first { member.name.clone() } else { String::new() },
+                    if first {
+                        member.name.clone()
+                    } else {
+                        String::new()
+                    },
                     model.model.clone().unwrap_or_else(|| "?".into()),
                     token_count(t.input),
                     token_count(t.output),

@@ -68,9 +68,15 @@ pub(crate) fn run(ctx: &Context, command: Command) -> Result<()> {
         cache_read: args.cache_read,
     };
     if tokens.is_zero() {
-        return Err(Error::usage("nothing to add: give --input, --output, --cache-write or --cache-read"));
+        return Err(Error::usage(
+            "nothing to add: give --input, --output, --cache-write or --cache-read",
+        ));
     }
-    if args.model.as_deref().is_some_and(|model| model.trim().is_empty()) {
+    if args
+        .model
+        .as_deref()
+        .is_some_and(|model| model.trim().is_empty())
+    {
         return Err(Error::usage("--model needs a model name"));
     }
     let team = ctx.team()?;

@@ -114,6 +114,13 @@ pub fn claude_reply(line: &[u8]) -> Option<(String, String, Tokens)> {
     (!tokens.is_zero()).then_some((id, model, tokens))
 }
 
+/// A count of tokens as a float, for money and shares: exact below 2^53 tokens, far beyond any
+/// budget.
+#[allow(clippy::cast_precision_loss)]
+fn as_f64(tokens: u64) -> f64 {
+    tokens as f64
+}
+
 /// A model's prices, US dollars per million tokens of each kind.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -128,10 +135,10 @@ impl Price {
     /// What `tokens` cost at these prices, in US dollars.
     pub fn of(&self, tokens: &Tokens) -> f64 {
         let million = 1_000_000.0;
-        (tokens.input as f64 * self.input
-            + tokens.output as f64 * self.output
-            + tokens.cache_write as f64 * self.cache_write
-            + tokens.cache_read as f64 * self.cache_read)
+        (as_f64(tokens.input) * self.input
+            + as_f64(tokens.output) * self.output
+            + as_f64(tokens.cache_write) * self.cache_write
+            + as_f64(tokens.cache_read) * self.cache_read)
             / million
     }
 }
@@ -184,12 +191,16 @@ impl Limit {
     /// How much of the limit `spend` has used, as a fraction (1.0: all of it); none without a
     /// limit. Unpriced tokens count toward `tokens` only.
     pub fn used(&self, spend: &Spend) -> Option<f64> {
-        let by_usd = self
-            .usd
-            .map(|usd| if usd > 0.0 { spend.usd / usd } else { f64::INFINITY });
+        let by_usd = self.usd.map(|usd| {
+            if usd > 0.0 {
+                spend.usd / usd
+            } else {
+                f64::INFINITY
+            }
+        });
         let by_tokens = self.tokens.map(|tokens| {
             if tokens > 0 {
-                spend.tokens.total() as f64 / tokens as f64
+                as_f64(spend.tokens.total()) / as_f64(tokens)
             } else {
                 f64::INFINITY
             }
@@ -303,8 +314,8 @@ pub fn dollars(usd: f64) -> String {
 pub fn token_count(tokens: u64) -> String {
     match tokens {
         0..1_000 => tokens.to_string(),
-        1_000..1_000_000 => format!("{:.1}k", tokens as f64 / 1e3),
-        _ => format!("{:.1}M", tokens as f64 / 1e6),
+        1_000..1_000_000 => format!("{:.1}k", as_f64(tokens) / 1e3),
+        _ => format!("{:.1}M", as_f64(tokens) / 1e6),
     }
 }
 
@@ -340,7 +351,8 @@ mod tests {
     #[test]
     fn other_entries_and_made_up_replies_give_no_usage() {
         let user = r#"{"type":"user","message":{"role":"user","content":"hi"},"uuid":"u"}"#;
-        let cost = r#"{"type":"cost-state","sessionId":"s","totalCostUSD":0.00028,"modelUsage":{}}"#;
+        let cost =
+            r#"{"type":"cost-state","sessionId":"s","totalCostUSD":0.00028,"modelUsage":{}}"#;
         let synthetic = r#"{"type":"assistant","message":{"id":"x","model":"<synthetic>","usage":{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}}}"#;
         for line in [user, cost, synthetic, "not json", ""] {
             assert_eq!(claude_reply(line.as_bytes()), None, "{line}");
@@ -376,7 +388,10 @@ mod tests {
         assert!(!list.models.is_empty());
         assert!(!list.source.is_empty());
         let team = Prices::new();
-        assert_eq!(cost_of(Some("no-such-model"), &Tokens::default(), &team), None);
+        assert_eq!(
+            cost_of(Some("no-such-model"), &Tokens::default(), &team),
+            None
+        );
         assert_eq!(cost_of(None, &Tokens::default(), &team), None);
         let mut own = Prices::new();
         own.insert(

@@ -914,11 +914,9 @@ fn claude_project_name(cwd: &str) -> String {
     if sanitized.len() <= CLAUDE_PROJECT_NAME_MAX {
         return sanitized;
     }
-    let hash = units
-        .iter()
-        .fold(0i32, |hash, unit| {
-            hash.wrapping_mul(31).wrapping_add(i32::from(*unit))
-        });
+    let hash = units.iter().fold(0i32, |hash, unit| {
+        hash.wrapping_mul(31).wrapping_add(i32::from(*unit))
+    });
     let mut magnitude = i64::from(hash).unsigned_abs();
     let mut base36 = Vec::new();
     loop {
@@ -1009,7 +1007,9 @@ mod tests {
         let id = "cccccccc-cccc-4ccc-8ccc-cccccccccccc";
         assert_eq!(
             home.transcript(Path::new("/tmp/research-26/A"), None, id),
-            Path::new("/home/u/.claude/projects/-tmp-research-26-A/cccccccc-cccc-4ccc-8ccc-cccccccccccc.jsonl")
+            Path::new(
+                "/home/u/.claude/projects/-tmp-research-26-A/cccccccc-cccc-4ccc-8ccc-cccccccccccc.jsonl"
+            )
         );
         // Every UTF-16 unit outside a-zA-Z0-9 is a '-': one for é, two for an emoji.
         assert_eq!(claude_project_name("/tmp/a b/é😀x"), "-tmp-a-b----x");

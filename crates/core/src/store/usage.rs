@@ -179,7 +179,11 @@ mod tests {
 
         // Begun again: added up from its start, not on top of what was.
         std::fs::remove_file(paths.usage()).unwrap();
-        append(&paths, &[line("2026-11-26T09:00:00.000Z", "bob", Some("m"), 1)]).unwrap();
+        append(
+            &paths,
+            &[line("2026-11-26T09:00:00.000Z", "bob", Some("m"), 1)],
+        )
+        .unwrap();
         tally.read_on(&paths).unwrap();
         assert_eq!(tally.of("bob")[&Some("m".to_owned())].input, 1);
         assert!(tally.of("ann").is_empty());

@@ -18,8 +18,8 @@ use crate::format::notify::{Notify, NotifyKeys};
 pub use crate::format::paste::{PasteFormat, delivery_with};
 use crate::format::permission_rule::{RuleTexts, Rules};
 pub use crate::format::settings::{Color, EnvPolicy, Profile};
-use crate::format::usage::{Budget, Prices};
 pub use crate::format::settings::{Delivery, Isolation, Protocol};
+use crate::format::usage::{Budget, Prices};
 use crate::launch::argv::{default_inherit, detect_profile};
 use crate::launch::environment::check_policy;
 use crate::launch::layout::Layout;
@@ -199,15 +199,20 @@ impl Watching {
 }
 
 /// A `[budget]` whose limits are amounts and whose members are on the team.
-fn check_budget(budget: Option<&Budget>, names: &BTreeSet<Name>) -> std::result::Result<(), String> {
+fn check_budget(
+    budget: Option<&Budget>,
+    names: &BTreeSet<Name>,
+) -> std::result::Result<(), String> {
     let Some(budget) = budget else {
         return Ok(());
     };
-    for (whose, limit) in
-        std::iter::once(("the team", &budget.team)).chain(budget.members.iter().map(|(n, l)| (n.as_str(), l)))
+    for (whose, limit) in std::iter::once(("the team", &budget.team))
+        .chain(budget.members.iter().map(|(n, l)| (n.as_str(), l)))
     {
         if limit.usd.is_some_and(|usd| !usd.is_finite() || usd < 0.0) {
-            return Err(format!("[budget] usd of {whose} must be a number of dollars, 0 or more"));
+            return Err(format!(
+                "[budget] usd of {whose} must be a number of dollars, 0 or more"
+            ));
         }
     }
     if let Some(stranger) = budget
@@ -215,7 +220,9 @@ fn check_budget(budget: Option<&Budget>, names: &BTreeSet<Name>) -> std::result:
         .keys()
         .find(|name| !names.iter().any(|known| known.as_str() == name.as_str()))
     {
-        return Err(format!("[budget.members] names {stranger}, who is not on the team"));
+        return Err(format!(
+            "[budget.members] names {stranger}, who is not on the team"
+        ));
     }
     Ok(())
 }
@@ -223,7 +230,12 @@ fn check_budget(budget: Option<&Budget>, names: &BTreeSet<Name>) -> std::result:
 /// A `[prices]` table of amounts.
 fn check_prices(prices: &Prices) -> std::result::Result<(), String> {
     for (model, price) in prices {
-        let figures = [price.input, price.output, price.cache_write, price.cache_read];
+        let figures = [
+            price.input,
+            price.output,
+            price.cache_write,
+            price.cache_read,
+        ];
         if figures.iter().any(|usd| !usd.is_finite() || *usd < 0.0) {
             return Err(format!(
                 "[prices.\"{model}\"]: each price is dollars per million tokens, 0 or more"

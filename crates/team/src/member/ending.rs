@@ -45,7 +45,8 @@ pub const BUDGET: &str = "budget";
 
 /// Whether `member` ended because swarm was asked to end it (`stop`, `down`), not on its own.
 pub fn was_stopped(member: &Member) -> bool {
-    member.state == Some(State::Killed) && matches!(member.reason.as_deref(), Some(STOP | SHUTDOWN | BUDGET))
+    member.state == Some(State::Killed)
+        && matches!(member.reason.as_deref(), Some(STOP | SHUTDOWN | BUDGET))
 }
 
 /// Whether `member`'s recorded ending was an interruption (`Member::was_interrupted`: a hangup,

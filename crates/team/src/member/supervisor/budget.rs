@@ -32,7 +32,10 @@ const BUDGET_GRACE_VAR: &str = "SWARM_BUDGET_GRACE";
 /// Weighs the budgets each time the ledger grows, while the member's program runs.
 pub(super) async fn watch(supervisor: Arc<Supervisor>) {
     let Ok(mut watcher) = AsyncWatcher::arm(supervisor.team.paths().dir()) else {
-        tracing::warn!("{}'s budget is not watched: its team folder cannot be", supervisor.name);
+        tracing::warn!(
+            "{}'s budget is not watched: its team folder cannot be",
+            supervisor.name
+        );
         return;
     };
     let mut tally = Some(Tally::default());
@@ -150,7 +153,11 @@ impl Supervisor {
             format!("asking {} to shut down, then stopping", names.join(", "))
         };
         let text = format!("[swarm] budget spent: {line}; {then}");
-        let from = if self.name == lead { "user" } else { self.name.as_str() };
+        let from = if self.name == lead {
+            "user"
+        } else {
+            self.name.as_str()
+        };
         if let Err(err) = seal::tell(&self.team, self.reach.as_ref(), &config, from, &lead, &text) {
             tracing::warn!("cannot tell {lead} that a budget is spent: {err}");
         }
@@ -167,9 +174,14 @@ impl Supervisor {
                 reason: Some(format!("budget spent: {line}")),
                 timestamp: clock::timestamp_now(),
             });
-            if let Err(err) =
-                seal::request(&self.team, self.reach.as_ref(), &config, &lead_caller, name, &request)
-            {
+            if let Err(err) = seal::request(
+                &self.team,
+                self.reach.as_ref(),
+                &config,
+                &lead_caller,
+                name,
+                &request,
+            ) {
                 tracing::warn!("cannot ask {name} to shut down for its budget: {err}");
             }
         }

@@ -66,27 +66,27 @@ impl Transcript {
             .find_transcript(&self.id)
             .unwrap_or_else(|| self.expected.clone())
     }
+}
 
-    /// The folders to watch: the main file's, and its subagents' once they exist; else the
-    /// nearest folder above that exists, to see them made.
-    fn folders(&self, main: &Path) -> Vec<PathBuf> {
-        let project = crate::store::durable::parent(main).to_path_buf();
-        let subagents = subagents_dir(main);
-        let mut folders: Vec<PathBuf> = [project.clone(), subagents]
-            .into_iter()
-            .filter(|dir| dir.is_dir())
-            .collect();
-        if folders.is_empty() {
-            folders.extend(
-                project
-                    .ancestors()
-                    .skip(1)
-                    .find(|dir| dir.is_dir())
-                    .map(Path::to_path_buf),
-            );
-        }
-        folders
+/// The folders to watch for session file `main`: its own, and its subagents' once they exist;
+/// else the nearest folder above that exists, to see them made.
+fn folders(main: &Path) -> Vec<PathBuf> {
+    let project = crate::store::durable::parent(main).to_path_buf();
+    let subagents = subagents_dir(main);
+    let mut folders: Vec<PathBuf> = [project.clone(), subagents]
+        .into_iter()
+        .filter(|dir| dir.is_dir())
+        .collect();
+    if folders.is_empty() {
+        folders.extend(
+            project
+                .ancestors()
+                .skip(1)
+                .find(|dir| dir.is_dir())
+                .map(Path::to_path_buf),
+        );
     }
+    folders
 }
 
 impl Transcript {
@@ -125,7 +125,8 @@ fn session_files(main: &Path) -> Vec<PathBuf> {
             .filter(|path| {
                 path.file_name()
                     .and_then(OsStr::to_str)
-                    .is_some_and(|name| name.starts_with("agent-") && name.ends_with(".jsonl"))
+                    .is_some_and(|name| name.starts_with("agent-"))
+                    && path.extension().is_some_and(|ext| ext == "jsonl")
             })
             .collect();
         agents.sort();
@@ -251,7 +252,7 @@ impl Supervisor {
         if let Err(err) = usage::append(self.team.paths(), &counted) {
             tracing::warn!("cannot add {}'s usage to the ledger: {err}", self.name);
         }
-        transcript.folders(&main)
+        folders(&main)
     }
 
     /// The last look, once the program has ended: what it wrote as it ended is counted too.
@@ -279,7 +280,10 @@ pub(super) async fn follow(supervisor: Arc<Supervisor>, transcript: Arc<Transcri
         };
         follow = looked.0;
         let folders = looked.1;
-        if armed.as_ref().is_none_or(|(watched, _)| *watched != folders) {
+        if armed
+            .as_ref()
+            .is_none_or(|(watched, _)| *watched != folders)
+        {
             let refs: Vec<&Path> = folders.iter().map(PathBuf::as_path).collect();
             armed = match AsyncWatcher::arm_all(&refs) {
                 Ok(watcher) => Some((folders, watcher)),
