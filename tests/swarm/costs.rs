@@ -246,3 +246,53 @@ fn usage_add_refuses_nothing_and_a_stranger() {
     let text = sandbox.swarm().args(["cost", "u"]).run().success().stdout;
     assert!(text.contains(" ? "), "{text}");
 }
+
+#[test]
+fn a_team_whose_budget_is_spent_is_refused_at_resume_until_it_is_raised() {
+    let sandbox = Sandbox::new();
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "r"
+[budget]
+tokens = 1000
+[[member]]
+name = "bob"
+command = ["sleep", "1000"]
+"#,
+    );
+    eventually("bob to run", || {
+        sandbox.member("r", "bob")["state"] == "running"
+    });
+    sandbox
+        .swarm()
+        .args(["usage", "add", "--input", "1200"])
+        .as_("bob")
+        .team("r")
+        .run()
+        .success();
+    team.server().run(&["kill-server"]);
+    eventually("the team to be interrupted", || {
+        sandbox
+            .swarm()
+            .args(["status", "r", "--json"])
+            .run()
+            .success()
+            .json()["interrupted"]
+            == true
+    });
+    team.up_command()
+        .arg("--resume")
+        .run()
+        .refused_exactly(
+            2,
+            "swarm: team r has spent its budget: ? (1.2k tokens) of 1.0k tokens\nhint: raise it with `swarm budget r USD`, then resume\n",
+        );
+    sandbox
+        .swarm()
+        .args(["budget", "r", "1", "--tokens", "5000"])
+        .team("r")
+        .run()
+        .success();
+    team.up_command().arg("--resume").run().success();
+}
