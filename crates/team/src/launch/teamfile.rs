@@ -1567,6 +1567,37 @@ mod tests {
         TeamFile::parse(Path::new("/repo/teams/t.toml"), text, Path::new("/work"))
     }
 
+    #[test]
+    fn a_budget_names_members_of_the_team_and_prices_are_amounts() {
+        let file = parse(
+            "name = \"t\"\n[budget]\nusd = 20\non_exceed = \"notify\"\n\
+             [budget.members.bob]\ntokens = 1000\n\
+             [prices.\"m\"]\ninput = 1.0\noutput = 2.0\ncache_write = 0.5\ncache_read = 0.1\n\
+             [[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"9\"]\n",
+        )
+        .unwrap();
+        let budget = file.budget.unwrap();
+        assert_eq!(budget.team.usd, Some(20.0));
+        assert_eq!(budget.on_exceed, crate::format::usage::OnExceed::Notify);
+        assert_eq!(budget.members["bob"].tokens, Some(1000));
+        assert_eq!(file.prices["m"].output, 2.0);
+        for (text, refusal) in [
+            (
+                "[budget.members.carol]\nusd = 1\n",
+                "[budget.members] names carol, who is not on the team",
+            ),
+            ("[budget]\nusd = -1\n", "[budget] usd of the team must be"),
+            (
+                "[prices.\"m\"]\ninput = -1.0\noutput = 0.0\ncache_write = 0.0\ncache_read = 0.0\n",
+                "each price is dollars per million tokens",
+            ),
+            ("[budget]\ndollars = 1\n", "unknown field"),
+        ] {
+            let err = parse(&format!("name = \"t\"\n{text}")).unwrap_err();
+            assert!(err.message().contains(refusal), "{text}: {}", err.message());
+        }
+    }
+
     /// The fields a derived `Deserialize` asks for: what the parser accepts, and refuses beside.
     fn fields_of<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
         use serde::de::{Error as _, Visitor, value::Error as DeError};

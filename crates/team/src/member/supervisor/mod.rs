@@ -5,8 +5,9 @@
 //! `max_concurrent`, prepares a worktree, and runs the member's program as a child in its own
 //! process group on the pane's terminal. While the program runs it forwards signals, enforces
 //! `run_timeout_s`, honours stop requests, answers shutdown requests for `protocol = "wrapper"`
-//! members and pastes messages for `delivery = "paste"` members. When the program ends it records
-//! the ending and notifies the lead, exactly once.
+//! members and pastes messages for `delivery = "paste"` members, follows a Claude Code member's
+//! transcript into the team's usage ledger and weighs the budgets as the ledger grows. When the
+//! program ends it records the ending and notifies the lead, exactly once.
 //!
 //! The runtime is current-thread and also serves the member's peer socket, so nothing may block it:
 //! file locks, fsync, tmux and git run on tokio's blocking pool ([`OffRuntime::off_runtime`]),
