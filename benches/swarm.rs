@@ -1202,7 +1202,11 @@ impl Transcripts {
             fake.display(),
             dir.path().join("claude-config").display(),
             path_file.display(),
-            if mb > 0 { prefill.display().to_string() } else { String::new() },
+            if mb > 0 {
+                prefill.display().to_string()
+            } else {
+                String::new()
+            },
         );
         let team_file = dir.path().join("team.toml");
         fs::write(&team_file, toml).unwrap();
@@ -1242,12 +1246,17 @@ impl Transcripts {
     }
 
     fn ledger(&self) -> PathBuf {
-        self.home.join("teams").join(self.team()).join("usage.jsonl")
+        self.home
+            .join("teams")
+            .join(self.team())
+            .join("usage.jsonl")
     }
 
     fn team(&self) -> String {
         let toml = fs::read_to_string(self.dir.path().join("team.toml")).unwrap();
-        toml.lines().next().unwrap()[8..].trim_matches('"').to_owned()
+        toml.lines().next().unwrap()[8..]
+            .trim_matches('"')
+            .to_owned()
     }
 
     /// Appends one reply; returns when it was appended and when the ledger had it.

@@ -1577,10 +1577,15 @@ mod tests {
         )
         .unwrap();
         let budget = file.budget.unwrap();
-        assert_eq!(budget.team.usd, Some(20.0));
+        assert!(
+            budget
+                .team
+                .usd
+                .is_some_and(|usd| (usd - 20.0).abs() < f64::EPSILON)
+        );
         assert_eq!(budget.on_exceed, crate::format::usage::OnExceed::Notify);
         assert_eq!(budget.members["bob"].tokens, Some(1000));
-        assert_eq!(file.prices["m"].output, 2.0);
+        assert!((file.prices["m"].output - 2.0).abs() < f64::EPSILON);
         for (text, refusal) in [
             (
                 "[budget.members.carol]\nusd = 1\n",
