@@ -39,16 +39,23 @@ pub(super) async fn watch(supervisor: Arc<Supervisor>) {
         return;
     };
     let mut tally = Some(Tally::default());
+    // The ledger's length at the last weighing: a safety re-scan with nothing new weighs nothing.
+    let mut weighed: Option<Option<u64>> = None;
     loop {
-        let mut held = tally.take().unwrap_or_default();
-        tally = Some(
-            supervisor
-                .off_runtime(move |this| {
-                    this.weigh_budget(&mut held);
-                    held
-                })
-                .await,
-        );
+        let ledger = supervisor.team.paths().usage();
+        let length = std::fs::metadata(&ledger).map(|meta| meta.len()).ok();
+        if weighed != Some(length) {
+            weighed = Some(length);
+            let mut held = tally.take().unwrap_or_default();
+            tally = Some(
+                supervisor
+                    .off_runtime(move |this| {
+                        this.weigh_budget(&mut held);
+                        held
+                    })
+                    .await,
+            );
+        }
         if watcher.wait(None, &TeamPaths::is_usage).await.is_err() {
             return;
         }
