@@ -13,7 +13,7 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::fs;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -239,6 +239,15 @@ fn main() {
             acts.idle_cpu(Duration::from_secs(10));
         report.cpu("l", TOP_IDLE_TEN, top_own, top_all);
         report.cpu("l", SCREEN_CHECKS, screens_own, screens_all);
+    }
+
+    if options.runs("m") {
+        let lines = scale(200, 40);
+        let mut small = Transcripts::start("small", 0);
+        report.latency("m", TRANSCRIPT_LATENCY, small.latency(lines));
+        report.cpu_each("m", TRANSCRIPT_CPU_SMALL, small.cpu_per_line(lines));
+        let big = Transcripts::start("big", 100);
+        report.cpu_each("m", TRANSCRIPT_CPU_BIG, big.cpu_per_line(lines));
     }
 
     if options.runs("i") || options.runs("j") {
@@ -1318,6 +1327,176 @@ fn swarm_at(home: &Path) -> Command {
         .env_remove("TMUX")
         .env_remove("TMUX_PANE");
     command
+}
+
+const TRANSCRIPT_LATENCY: &str = "transcript line appended → its usage in the ledger";
+const TRANSCRIPT_CPU_SMALL: &str = "supervisor CPU per line, following a new transcript";
+const TRANSCRIPT_CPU_BIG: &str = "supervisor CPU per line, following a 100 MB transcript";
+
+/// A `claude` that writes its session's transcript where Claude Code does, under
+/// `$CLAUDE_CONFIG_DIR`, first copying `$BENCH_PREFILL` into it when given, says where in
+/// `$BENCH_PATH_FILE`, and waits.
+const FAKE_CLAUDE: &str = r#"#!/bin/sh
+while [ $# -gt 0 ]; do [ "$1" = --session-id ] && sid="$2"; shift; done
+d="$CLAUDE_CONFIG_DIR/projects/$(pwd -P | sed 's/[^a-zA-Z0-9]/-/g')"
+mkdir -p "$d"
+f="$d/$sid.jsonl"
+if [ -n "$BENCH_PREFILL" ]; then cat "$BENCH_PREFILL" > "$f"; else : > "$f"; fi
+echo "$f" > "$BENCH_PATH_FILE.partial" && mv "$BENCH_PATH_FILE.partial" "$BENCH_PATH_FILE"
+exec sleep 100000
+"#;
+
+/// (m) One claude member (a fake that writes where Claude Code writes) on a private tmux server,
+/// its transcript `mb` MB of user entries before it starts; the bench appends replies to it.
+struct Transcripts {
+    dir: tempfile::TempDir,
+    home: PathBuf,
+    transcript: PathBuf,
+    supervisor: u32,
+    next: usize,
+    _server: PrivateTmux,
+}
+
+impl Transcripts {
+    fn start(name: &str, mb: usize) -> Self {
+        let dir = scratch("swcost");
+        let home = dir.path().join("home");
+        let fake = dir.path().join("claude");
+        fs::write(&fake, FAKE_CLAUDE).unwrap();
+        fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let prefill = dir.path().join("prefill.jsonl");
+        if mb > 0 {
+            let line = format!(
+                "{}\n",
+                json!({"type": "user", "message": {"role": "user", "content": "x".repeat(1000)}})
+            );
+            let mut file = std::io::BufWriter::new(fs::File::create(&prefill).unwrap());
+            for _ in 0..(mb * 1_000_000 / line.len()) {
+                file.write_all(line.as_bytes()).unwrap();
+            }
+            file.flush().unwrap();
+        }
+        let path_file = dir.path().join("transcript-path");
+        let toml = format!(
+            "name = \"{name}\"\n[[member]]\nname = \"m\"\nprofile = \"claude\"\ncommand = [\"{}\"]\n\
+             env = {{ CLAUDE_CONFIG_DIR = \"{}\", BENCH_PATH_FILE = \"{}\", BENCH_PREFILL = \"{}\" }}\n",
+            fake.display(),
+            dir.path().join("claude-config").display(),
+            path_file.display(),
+            if mb > 0 {
+                prefill.display().to_string()
+            } else {
+                String::new()
+            },
+        );
+        let team_file = dir.path().join("team.toml");
+        fs::write(&team_file, toml).unwrap();
+        let server = PrivateTmux::start(dir.path(), "fixture", (120, 40), &[]);
+        up(&home, &team_file, &server);
+        let deadline = Instant::now() + WAIT;
+        let transcript = loop {
+            if let Ok(path) = fs::read_to_string(&path_file) {
+                break PathBuf::from(path.trim());
+            }
+            assert!(Instant::now() < deadline, "the fake claude never started");
+            thread::sleep(Duration::from_millis(20));
+        };
+        let config: Value = serde_json::from_slice(
+            &fs::read(home.join("teams").join(name).join("config.json")).unwrap(),
+        )
+        .unwrap();
+        let supervisor = config["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "m")
+            .and_then(|m| m["supervisorPid"].as_u64())
+            .and_then(|pid| u32::try_from(pid).ok())
+            .expect("the member's supervisor");
+        let mut transcripts = Self {
+            dir,
+            home,
+            transcript,
+            supervisor,
+            next: 0,
+            _server: server,
+        };
+        // The prefill is read once at the start; the figures are of what follows.
+        transcripts.append_and_wait();
+        transcripts
+    }
+
+    fn ledger(&self) -> PathBuf {
+        self.home
+            .join("teams")
+            .join(self.team())
+            .join("usage.jsonl")
+    }
+
+    fn team(&self) -> String {
+        let toml = fs::read_to_string(self.dir.path().join("team.toml")).unwrap();
+        toml.lines().next().unwrap()[8..]
+            .trim_matches('"')
+            .to_owned()
+    }
+
+    /// Appends one reply; returns when it was appended and when the ledger had it.
+    fn append_and_wait(&mut self) -> (Instant, Instant) {
+        self.next += 1;
+        let id = format!("msg_bench_{}", self.next);
+        let line = format!(
+            "{}\n",
+            json!({"type": "assistant", "message": {"id": id, "model": "claude-opus-5-5",
+                "usage": {"input_tokens": 10, "output_tokens": 5,
+                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}})
+        );
+        let ledger = self.ledger();
+        let folder = ledger.parent().unwrap().to_path_buf();
+        let watcher = Watcher::arm(&folder).unwrap();
+        let start = Instant::now();
+        let mut file = fs::OpenOptions::new()
+            .append(true)
+            .open(&self.transcript)
+            .unwrap();
+        file.write_all(line.as_bytes()).unwrap();
+        drop(file);
+        let name = ledger.file_name().unwrap().to_owned();
+        watcher
+            .wait_for(Some(start + WAIT), &|f| f == name, || {
+                Ok(fs::read_to_string(&ledger)
+                    .unwrap_or_default()
+                    .contains(&format!("\"{id}\""))
+                    .then(Instant::now))
+            })
+            .unwrap()
+            .map(|seen| (start, seen))
+            .expect("the reply never reached the ledger")
+    }
+
+    fn latency(&mut self, lines: usize) -> Vec<Duration> {
+        (0..lines)
+            .map(|_| {
+                let (start, seen) = self.append_and_wait();
+                seen - start
+            })
+            .collect()
+    }
+
+    /// The supervisor's CPU time per line followed, over `lines` appended one after another.
+    fn cpu_per_line(mut self, lines: usize) -> Duration {
+        let before = cpu_ticks(self.supervisor);
+        for _ in 0..lines {
+            self.append_and_wait();
+        }
+        let after = cpu_ticks(self.supervisor);
+        let ticks = (after.0 - before.0) as f64;
+        let _ = swarm_at(&self.home)
+            .args(["down", &self.team(), "--force"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        Duration::from_secs_f64(ticks / clock_ticks() / lines as f64)
+    }
 }
 
 /// How many members the dashboard's team has (h); messages go to each in turn.

@@ -188,6 +188,16 @@ pub(crate) enum Command {
     /// Show the team's events: process states, activities, decisions asked and answered; -f follows
     Events(commands::events::Args),
 
+    /// What each member spent, per model, with the team's total and its rate; --all every team
+    Cost(commands::cost::Args),
+
+    /// Add tokens to your own usage, for a program whose files swarm does not read
+    #[command(subcommand)]
+    Usage(commands::usage::Command),
+
+    /// Set or raise a member's budget, or the team's, while the team runs (lead or person)
+    Budget(commands::budget::Args),
+
     /// A live dashboard of the team: members, their panes, messages, decisions; act from it
     Top(commands::top::Args),
 
@@ -479,6 +489,9 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
         Command::Recv(args) => commands::recv::run(&ctx, args),
         Command::Watch(args) => commands::watch::run(&ctx, args),
         Command::Events(args) => commands::events::run(&ctx, args),
+        Command::Cost(args) => commands::cost::run(&ctx, args),
+        Command::Usage(command) => commands::usage::run(&ctx, command),
+        Command::Budget(args) => commands::budget::run(&ctx, args),
         Command::Shutdown(command) => commands::shutdown::run(&ctx, command),
         Command::Plan(command) => commands::plan::run(&ctx, command),
         Command::Permission(command) => commands::permission::run(&ctx, command),

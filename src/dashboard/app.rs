@@ -24,6 +24,7 @@ use crate::store::follow::{Follower, Scope};
 use crate::store::paths::TeamPaths;
 use crate::store::tasks::TaskList;
 use crate::store::team::Team;
+use crate::store::usage::Tally;
 use crate::store::watcher::AsyncWatcher;
 
 use super::actions::{self, ActingAs, Action};
@@ -104,7 +105,10 @@ async fn run_async(team: &Team, fleet: &Fleet, who: ActingAs) -> Result<Exit> {
     let mut watcher = Some(AsyncWatcher::arm_all(&dirs)?);
     let scope = follower.scope().clone();
     let relevant = |file: &OsStr| {
-        scope.covers(file) || TeamPaths::is_config(file) || TaskList::is_task_file(file)
+        scope.covers(file)
+            || TeamPaths::is_config(file)
+            || TeamPaths::is_usage(file)
+            || TaskList::is_task_file(file)
     };
     let mut judges = Judges::new(team, &config);
 
@@ -132,8 +136,9 @@ async fn run_async(team: &Team, fleet: &Fleet, who: ActingAs) -> Result<Exit> {
         trace: std::env::var_os(FRAME_TRACE_VAR).map(PathBuf::from),
     };
     let mut worktrees = snapshot::worktrees(team);
+    let mut usage = Tally::default();
     app.arrivals(&mut follower, &mut judges, true);
-    app.snapshot = Snapshot::take(team, fleet, &app.feed, &worktrees);
+    app.snapshot = Snapshot::take(team, fleet, &app.feed, &worktrees, &mut usage);
     app.capture();
 
     let mut tick = tokio::time::interval(TICK);
@@ -178,14 +183,14 @@ async fn run_async(team: &Team, fleet: &Fleet, who: ActingAs) -> Result<Exit> {
             }
             () = retake => {
                 retake_at = None;
-                app.snapshot = Snapshot::take(team, fleet, &app.feed, &worktrees);
+                app.snapshot = Snapshot::take(team, fleet, &app.feed, &worktrees, &mut usage);
             }
             Some(result) = outcome.recv() => {
                 match result {
                     Ok(note) => app.view.noted(note, false),
                     Err(err) => app.view.noted(error_line(&err), true),
                 }
-                app.snapshot = Snapshot::take(team, fleet, &app.feed, &worktrees);
+                app.snapshot = Snapshot::take(team, fleet, &app.feed, &worktrees, &mut usage);
             }
             _ = tick.tick() => {
                 ticks = ticks.wrapping_add(1);
@@ -193,7 +198,7 @@ async fn run_async(team: &Team, fleet: &Fleet, who: ActingAs) -> Result<Exit> {
                     worktrees = snapshot::worktrees(team);
                 }
                 if ticks.is_multiple_of(FULL_LOOK_TICKS) {
-                    app.snapshot = Snapshot::take(team, fleet, &app.feed, &worktrees);
+                    app.snapshot = Snapshot::take(team, fleet, &app.feed, &worktrees, &mut usage);
                 } else {
                     app.snapshot.now_ms = clock::now_ms();
                 }

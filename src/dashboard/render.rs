@@ -60,7 +60,9 @@ struct Column {
 
 /// In the order they are shown; `rank` is the order they are kept. HOST, only in a team across
 /// hosts, goes right after the state: where a member runs decides what can be done with it.
-const COLUMNS: [Column; 11] = [
+/// TOKENS and COST go first when the width shrinks: they are there to be glanced at, and the
+/// header has the team's total.
+const COLUMNS: [Column; 13] = [
     column("NAME", 0, 0, false),
     column(HOST, 0, 2, false),
     column("PROGRAM", 10, 8, false),
@@ -70,6 +72,8 @@ const COLUMNS: [Column; 11] = [
     column("ELAPSED", 12, 6, false),
     column("UNREAD", 6, 4, false),
     column("LAST IN/OUT", 11, 7, false),
+    column("TOKENS", 7, 12, false),
+    column("COST", 9, 11, false),
     column("TASK", 14, 5, true),
     column("WORKTREE", 24, 10, false),
 ];
@@ -187,15 +191,23 @@ fn draw_header(frame: &mut Frame<'_>, area: Rect, snapshot: &Snapshot, view: &Vi
                 .map(|part| part.chars().count())
                 .sum::<usize>()
     };
+    // The team's total last: what it is doing comes first; the rate and the task counts go
+    // before it does.
+    let cost = snapshot.cost.as_ref().map(|cost| format!(" · {cost}"));
     let fits = |parts: &[Option<&String>]| width(parts) <= usize::from(area.width);
-    let (rate, tasks) = if fits(&[Some(&rate), tasks.as_ref(), states.as_ref()]) {
+    let (rate, tasks) = if fits(&[Some(&rate), tasks.as_ref(), states.as_ref(), cost.as_ref()]) {
         (Some(rate), tasks)
-    } else if fits(&[tasks.as_ref(), states.as_ref()]) {
+    } else if fits(&[tasks.as_ref(), states.as_ref(), cost.as_ref()]) {
         (None, tasks)
     } else {
         (None, None)
     };
-    spans.extend([rate, tasks, states].into_iter().flatten().map(Span::raw));
+    spans.extend(
+        [rate, tasks, states, cost]
+            .into_iter()
+            .flatten()
+            .map(Span::raw),
+    );
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
@@ -381,7 +393,9 @@ fn cell(column: usize, row: &Row, now_ms: u64) -> Cell<'static> {
             age(row.last_in_ms, now_ms),
             age(row.last_out_ms, now_ms)
         )),
-        9 => Cell::from(row.task.clone().unwrap_or_else(|| "-".to_owned())),
+        9 => Cell::from(row.tokens.clone()),
+        10 => Cell::from(row.cost.clone()),
+        11 => Cell::from(row.task.clone().unwrap_or_else(|| "-".to_owned())),
         _ => Cell::from(row.worktree.as_ref().map_or_else(
             || "-".to_owned(),
             |(branch, added, removed)| format!("{branch} +{added}/-{removed}"),
@@ -754,6 +768,8 @@ mod tests {
             worktree: None,
             pane: Some("%1".to_owned()),
             warning: None,
+            tokens: "0".to_owned(),
+            cost: "$0.00".to_owned(),
         }
     }
 
@@ -769,6 +785,8 @@ mod tests {
         });
         alice.model = Some("opus".to_owned());
         alice.unread = 2;
+        alice.tokens = "12.3k".to_owned();
+        alice.cost = "$0.42".to_owned();
         alice.timeout_s = Some(1800);
         alice.task = Some("1 Write the parser".to_owned());
         alice.worktree = Some(("swarm/demo/alice".to_owned(), 120, 8));
@@ -792,6 +810,7 @@ mod tests {
             team: "demo".to_owned(),
             lead: "team-lead".to_owned(),
             phase: Some(Phase::Running),
+            cost: Some("$0.42 · 12.3k tokens".to_owned()),
             rows: vec![lead, alice, bob, carol, dave, erin],
             decisions: vec![
                 Decision {
@@ -927,6 +946,12 @@ mod tests {
     fn a_team_at_120_by_40() {
         let (snapshot, feed, view) = team();
         insta::assert_snapshot!(drawn(120, 40, &snapshot, &feed, &view));
+    }
+
+    #[test]
+    fn a_team_at_160_by_20_shows_each_members_tokens_and_cost() {
+        let (snapshot, feed, view) = team();
+        insta::assert_snapshot!(drawn(160, 20, &snapshot, &feed, &view));
     }
 
     #[test]

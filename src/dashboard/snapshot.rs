@@ -12,11 +12,13 @@ use crate::format::config::{Member, TeamConfig};
 use crate::format::event::Activity;
 use crate::format::settings::{Color, Fence};
 use crate::format::task::Status;
+use crate::format::usage::token_count;
 use crate::member::liveness::Seen;
 use crate::policy;
 use crate::store::activity;
 use crate::store::tasks::TaskList;
 use crate::store::team::Team;
+use crate::store::usage::Tally;
 
 use super::decisions::{self, Decision};
 use super::feed::{Feed, one_line};
@@ -83,6 +85,9 @@ pub(crate) struct Row {
     pub(crate) pane: Option<String>,
     /// What went wrong reading it, or what was moved aside from its inbox.
     pub(crate) warning: Option<String>,
+    /// Its tokens, `12.3k`, and what they cost, `$0.42` (`?` unpriced), from the usage ledger.
+    pub(crate) tokens: String,
+    pub(crate) cost: String,
 }
 
 /// A member's recorded activity, since when and why.
@@ -121,6 +126,8 @@ pub(crate) struct Snapshot {
     pub(crate) disconnected: Option<String>,
     /// The tmux server the panes are on.
     pub(crate) socket: Option<PathBuf>,
+    /// What the team spent, `$1.20 · 45.0k tokens`, once it has spent anything.
+    pub(crate) cost: Option<String>,
     /// When it was taken, by swarm's clock.
     pub(crate) now_ms: u64,
 }
@@ -137,6 +144,7 @@ impl Snapshot {
         fleet: &Fleet,
         feed: &Feed,
         worktrees: &HashMap<String, (String, u64, u64)>,
+        usage: &mut Tally,
     ) -> Self {
         let now_ms = clock::now_ms();
         let mut snapshot = Self {
@@ -183,9 +191,24 @@ impl Snapshot {
             snapshot.warnings.push(one_line(err.message()));
             BTreeMap::new()
         });
+        // Read on from where the last look got to: the ledger is never read again whole.
+        if let Err(err) = usage.read_on(team.paths()) {
+            snapshot.warnings.push(one_line(err.message()));
+        }
+        let total = usage.total(&config.prices);
+        snapshot.cost = (!total.tokens.is_zero()).then(|| {
+            format!(
+                "{} · {} tokens",
+                total.money(),
+                token_count(total.tokens.total())
+            )
+        });
         for (member, seen) in observed.members() {
             let remote = !observed.is_here(member);
             let mut row = row(team, member, (seen, remote), feed, now_ms);
+            let spend = usage.spend(&member.name, &config.prices);
+            row.tokens = token_count(spend.tokens.total());
+            row.cost = spend.money();
             let runs = matches!(seen, Seen::Recorded(state) if !state.is_final()) && !remote;
             row.activity = activities
                 .get(&member.name)
@@ -340,6 +363,8 @@ fn row(
         worktree: None,
         pane: Some(member.tmux_pane_id.clone()).filter(|pane| !pane.is_empty() && !remote),
         warning: None,
+        tokens: String::new(),
+        cost: String::new(),
     }
 }
 

@@ -9,6 +9,7 @@ mod harness;
 mod activity;
 mod board;
 mod claude;
+mod costs;
 mod model;
 mod permissions;
 mod resume;

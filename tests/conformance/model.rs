@@ -361,6 +361,11 @@ impl Model {
         self.lock().chains[id.0].calls.clone()
     }
 
+    /// Every request answered so far, in order.
+    pub(crate) fn requests(&self) -> Vec<Request> {
+        self.lock().requests.clone()
+    }
+
     /// Waits for a request `matches` accepts, and returns the first such.
     #[track_caller]
     pub(crate) fn request(&self, what: &str, matches: impl Fn(&Request) -> bool) -> Request {
@@ -623,8 +628,12 @@ fn stop_reason(content: &[Value]) -> &'static str {
     }
 }
 
+/// The input tokens every answer reports; its output tokens are [`OUTPUT_TOKENS`] once it ends.
+pub(crate) const INPUT_TOKENS: u64 = 10;
+pub(crate) const OUTPUT_TOKENS: u64 = 5;
+
 fn usage(output_tokens: u64) -> Value {
-    json!({ "input_tokens": 10, "output_tokens": output_tokens,
+    json!({ "input_tokens": INPUT_TOKENS, "output_tokens": output_tokens,
             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0 })
 }
 
@@ -634,7 +643,7 @@ fn message(model: &str, content: &[Value], finished: bool) -> Value {
         "content": if finished { Value::Array(content.to_vec()) } else { json!([]) },
         "stop_reason": if finished { Value::from(stop_reason(content)) } else { Value::Null },
         "stop_sequence": null,
-        "usage": usage(if finished { 5 } else { 1 }),
+        "usage": usage(if finished { OUTPUT_TOKENS } else { 1 }),
     })
 }
 
@@ -698,7 +707,7 @@ fn sse(model: &str, content: &[Value]) -> Response<std::io::Cursor<Vec<u8>>> {
         "message_delta",
         json!({ "type": "message_delta",
                 "delta": { "stop_reason": stop_reason(content), "stop_sequence": null },
-                "usage": { "output_tokens": 5 } }),
+                "usage": { "output_tokens": OUTPUT_TOKENS } }),
     );
     event("message_stop", json!({ "type": "message_stop" }));
     Response::from_data(out.into_bytes())

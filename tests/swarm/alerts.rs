@@ -219,7 +219,7 @@ fn bad_notify_keys_are_refused_at_up_and_a_webhooks_secret_is_never_shown() {
         .success()
         .stdout;
     assert!(
-        shown.contains("alerts: bell, webhook https://hooks.example/<masked> (slack); on needs-you, stalled, failed, done\n"),
+        shown.contains("alerts: bell, webhook https://hooks.example/<masked> (slack); on needs-you, stalled, failed, done, cost\n"),
         "{shown}"
     );
     assert!(!shown.contains("secret-token"), "{shown}");
@@ -232,7 +232,7 @@ fn bad_notify_keys_are_refused_at_up_and_a_webhooks_secret_is_never_shown() {
         .json();
     assert_eq!(
         json["notify"],
-        "bell, webhook https://hooks.example/<masked> (slack); on needs-you, stalled, failed, done"
+        "bell, webhook https://hooks.example/<masked> (slack); on needs-you, stalled, failed, done, cost"
     );
 
     let refused = |notify: &str| {

@@ -6,6 +6,7 @@ mod claude_format;
 mod cleanup;
 mod cluster;
 mod concurrency;
+mod costs;
 mod cross_host;
 mod cross_host_tasks;
 mod decisions;

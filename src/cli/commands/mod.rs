@@ -3,7 +3,9 @@
 //! lower layer.
 
 pub(super) mod attach;
+pub(super) mod budget;
 pub(super) mod completions;
+pub(super) mod cost;
 pub(super) mod down;
 pub(super) mod events;
 pub(super) mod hook;
@@ -34,5 +36,6 @@ pub(super) mod task;
 pub(super) mod top;
 pub(super) mod type_keys;
 pub(super) mod up;
+pub(super) mod usage;
 pub(super) mod wait;
 pub(super) mod watch;

@@ -20,6 +20,7 @@ use crate::error::Result;
 use crate::format::config::{Member, TeamConfig};
 use crate::format::settings::Fence;
 use crate::format::task::Status;
+use crate::format::usage::{Spend, token_count};
 use crate::member::ending;
 use crate::member::liveness::Seen;
 use crate::member::permission::{self, Ask};
@@ -27,6 +28,7 @@ use crate::store::activity;
 use crate::store::mailbox::SetAside;
 use crate::store::tasks::{Board, TaskList};
 use crate::store::team::Team;
+use crate::store::usage::Tally;
 
 /// What `--json` prints (docs/ARCHITECTURE.md, "JSON output").
 const JSON: &str = r#"JSON output (--json), one document:
@@ -34,8 +36,10 @@ const JSON: &str = r#"JSON output (--json), one document:
     "exitCode", "restarts", "unread", "lastActivity", "lastActivityMs", "verifies",
     "setAside": [{"path", "reason"}], "task": {"id", "subject"}, "pendingAsks": [{"requestId",
     "tool", "askedAt", "askedAtMs"}], "activity", "activitySince", "activitySinceMs",
-    "activityWhy", "sandbox"?: {"write", "hide", "network"}}],
-   "tasks": {"pending", "inProgress", "completed"}, "interrupted"}
+    "activityWhy", "sandbox"?: {"write", "hide", "network"}, "cost"}],
+   "tasks": {"pending", "inProgress", "completed"}, "interrupted", "cost"}
+"cost" is {"tokens": {"input", "output", "cacheWrite", "cacheRead"}, "usd", "unpriced"}, as
+`swarm cost --json` gives it: the member's, and the whole team's.
 "interrupted" is true when nothing of the team runs and a member's run was cut short (its tmux
 server or supervisor gone, or ended by a hangup or a signal): `swarm resume TEAM` resumes it.
 "restarts" counts the times its restart policy started its program again in this run ("state"
@@ -100,6 +104,8 @@ pub(crate) struct MemberStatus {
     /// Its sandbox, for a fenced member ("Fencing members").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) sandbox: Option<Fence>,
+    /// Its tokens and what they cost, from the team's usage ledger.
+    pub(crate) cost: Spend,
 }
 
 /// A permission ask a member waits on (`swarm permission list` shows it whole).
@@ -187,11 +193,14 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
     };
     let asks = permission::pending_as_seen(&team, observed)?;
     let activities = activity::read(team.paths())?;
+    let mut tally = Tally::default();
+    tally.read_on(team.paths())?;
     let rows = observed
         .members()
         .map(|(member, seen)| {
             let unread = observation.unread(&team, member)?;
             let mut row = member_status(&team, &board, member, seen, unread);
+            row.cost = tally.spend(&member.name, &config.prices);
             let runs = matches!(seen, Seen::Recorded(state) if !state.is_final());
             if let Some(current) = activities.get(&member.name).filter(|_| runs) {
                 row.activity = Some(current.state.as_str());
@@ -220,6 +229,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         tasks: counts,
         node: observation.node.as_ref(),
         interrupted: observed.interrupted(),
+        cost: tally.total(&config.prices),
         config,
         launched,
     })
@@ -236,6 +246,8 @@ struct TeamStatus<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     node: Option<&'a NodeSeen>,
     interrupted: bool,
+    /// The whole team's tokens and what they cost.
+    cost: Spend,
     #[serde(skip)]
     config: &'a TeamConfig,
     #[serde(skip)]
@@ -244,7 +256,13 @@ struct TeamStatus<'a> {
 
 impl Report for TeamStatus<'_> {
     fn text(&self) -> Result<()> {
-        print(self.config, self.launched, &self.members, &self.tasks)?;
+        print(
+            self.config,
+            self.launched,
+            &self.members,
+            &self.tasks,
+            &self.cost,
+        )?;
         if self.interrupted {
             output::line(interrupted_line(self.team))?;
         }
@@ -305,6 +323,7 @@ fn member_status(
         activity_since_ms: None,
         activity_why: None,
         sandbox: member.sandbox.clone(),
+        cost: Spend::default(),
     }
 }
 
@@ -350,12 +369,20 @@ fn print(
     launched: usize,
     rows: &[MemberStatus],
     counts: &TaskCounts,
+    cost: &Spend,
 ) -> Result<()> {
     let mut heading = format!(
         "team {} · {}",
         config.name,
         count(rows.len(), "member", "members")
     );
+    if !cost.tokens.is_zero() {
+        heading = format!(
+            "{heading} · {} ({} tokens)",
+            cost.money(),
+            token_count(cost.tokens.total())
+        );
+    }
     if launched > 0 {
         heading = format!("{heading} · {launched} launched");
     }
@@ -384,6 +411,8 @@ fn print(
         "UNREAD",
         "VERIFIES",
         "LAST ACTIVITY",
+        "TOKENS",
+        "COST",
         "TASK",
     ];
     if spread {
@@ -406,6 +435,8 @@ fn print(
             if row.verifies { "yes" } else { "no" }.to_owned(),
             row.last_activity_ms
                 .map_or_else(|| "-".into(), |ms| clock::ago(ms, now)),
+            token_count(row.cost.tokens.total()),
+            row.cost.money(),
             row.task
                 .as_ref()
                 .map_or_else(|| "-".into(), |t| format!("{} {}", t.id, t.subject)),

@@ -2,6 +2,7 @@
 //! names, plus swarm's own fields. Fields swarm does not know survive every rewrite. Reading and
 //! writing the file under its locks is `store::team`.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -12,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::format::paste::PasteFormat;
 use crate::format::settings::{Delivery, EnvPolicy, Fence, Isolation, Profile, Protocol, Restart};
 use crate::format::structured::TaskNotification;
+use crate::format::usage::{Budget, Prices};
 
 pub const DEFAULT_LEAD: &str = "team-lead";
 
@@ -47,6 +49,15 @@ pub struct TeamConfig {
     /// then, so the team's window cannot vanish under the launcher.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub launching: bool,
+    /// The team file's `[budget]`, as `swarm budget` changed it since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+    /// The budget thresholds already told, so each is told once: `team:80`, `bob:100`.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub budget_reached: BTreeSet<String>,
+    /// The team file's `[prices]`, over the list swarm ships.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub prices: Prices,
 
     #[serde(flatten)]
     pub extra: Map<String, Value>,

@@ -34,6 +34,9 @@ impl Activity {
     }
 }
 
+/// The `budget` of a [`What::Cost`] that is the whole team's.
+pub const COST_TEAM: &str = "team";
+
 /// One event: when, whose (none for the whole team), and what.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -81,6 +84,15 @@ pub enum What {
     /// been restarted `restarts` times in a row, so its ending stands (docs/ARCHITECTURE.md,
     /// "Restart policies").
     GaveUp { restarts: u32 },
+    /// A budget reached a threshold: `percent` (80, then 100) of `budget` (a member's name, or
+    /// `team`), `spent` of `limit` as a person reads them (docs/ARCHITECTURE.md, "Costs and
+    /// budgets").
+    Cost {
+        percent: u32,
+        budget: String,
+        spent: String,
+        limit: String,
+    },
     /// Every member of the team has ended.
     TeamDone,
 }
@@ -113,6 +125,19 @@ impl Event {
             }
             What::GaveUp { restarts } => {
                 format!("gave up: failed again after {restarts} restarts in a row")
+            }
+            What::Cost {
+                percent,
+                budget,
+                spent,
+                limit,
+            } => {
+                let whose = if budget == COST_TEAM {
+                    "the team's".to_owned()
+                } else {
+                    format!("{budget}'s")
+                };
+                format!("cost {percent}% of {whose} budget ({spent} of {limit})")
             }
             What::TeamDone => "team done".to_owned(),
         }
@@ -159,5 +184,12 @@ mod tests {
         assert_eq!(parsed.what, What::TeamDone);
         assert_eq!(serde_json::to_string(&parsed).unwrap(), done);
         assert_eq!(parsed.line(), "08:00:00 team done");
+        let cost = r#"{"at":"2026-11-26T08:00:00.000Z","member":"bob","kind":"cost","percent":80,"budget":"bob","spent":"$0.40","limit":"$0.50"}"#;
+        let parsed: Event = serde_json::from_str(cost).unwrap();
+        assert_eq!(serde_json::to_string(&parsed).unwrap(), cost);
+        assert_eq!(
+            parsed.line(),
+            "08:00:00 bob cost 80% of bob's budget ($0.40 of $0.50)"
+        );
     }
 }

@@ -13,3 +13,4 @@ pub mod settings;
 pub mod signature;
 pub mod structured;
 pub mod task;
+pub mod usage;

@@ -22,11 +22,19 @@ pub enum AlertOn {
     Idle,
     /// Every member of the team has ended.
     Done,
+    /// A budget reached 80 % or 100 % (docs/ARCHITECTURE.md, "Costs and budgets").
+    Cost,
 }
 
 impl AlertOn {
     /// What is alerted when `events` is not given: all but `idle`, which comes at every turn.
-    pub const DEFAULT: [Self; 4] = [Self::NeedsYou, Self::Stalled, Self::Failed, Self::Done];
+    pub const DEFAULT: [Self; 5] = [
+        Self::NeedsYou,
+        Self::Stalled,
+        Self::Failed,
+        Self::Done,
+        Self::Cost,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -35,6 +43,7 @@ impl AlertOn {
             Self::Failed => "failed",
             Self::Idle => "idle",
             Self::Done => "done",
+            Self::Cost => "cost",
         }
     }
 
@@ -61,6 +70,7 @@ impl AlertOn {
             }
             | What::GaveUp { .. } => Some(Self::Failed),
             What::TeamDone => Some(Self::Done),
+            What::Cost { .. } => Some(Self::Cost),
             _ => None,
         }
     }
@@ -225,7 +235,7 @@ mod tests {
         );
         assert_eq!(
             Notify::default().summary(),
-            "bell; on needs-you, stalled, failed, done"
+            "bell; on needs-you, stalled, failed, done, cost"
         );
         let bad = NotifyKeys {
             webhook: Some("ftp://host/secret".into()),

@@ -267,6 +267,10 @@ pub enum Action {
     EditTasks,
     /// Type keys into a member's pane, as if at its keyboard.
     Type,
+    /// Add tokens to one's own usage (`swarm usage add`).
+    AddUsage,
+    /// Set or raise a budget while the team runs (`swarm budget`).
+    SetBudget,
     /// Use the team's signing agent: have a message from the lead's side signed, or a
     /// teammate's key pair made (docs/ARCHITECTURE.md, "Signed lead messages").
     Sign,
@@ -326,7 +330,7 @@ impl Rule {
 }
 
 /// The whole policy.
-pub(crate) const RULES: [Rule; 19] = [
+pub(crate) const RULES: [Rule; 21] = [
     rule(
         Action::Send,
         "send a message, or broadcast one",
@@ -335,8 +339,8 @@ pub(crate) const RULES: [Rule; 19] = [
     ),
     rule(
         Action::Read,
-        "look at any member's inbox or history, or the team's events",
-        "inbox, watch, status, events, permission list, permission log",
+        "look at any member's inbox or history, or the team's events or costs",
+        "inbox, watch, status, events, cost, permission list, permission log",
         [Grant::Yes, Grant::Yes, Grant::Yes, Grant::Yes],
     ),
     rule(
@@ -438,6 +442,19 @@ pub(crate) const RULES: [Rule; 19] = [
         Action::Type,
         "type keys into a member's pane",
         "type",
+        [Grant::Yes, Grant::Yes, Grant::No, Grant::No],
+    ),
+    rule(
+        Action::AddUsage,
+        "add tokens to one's own usage",
+        "usage add",
+        [Grant::Own, Grant::Own, Grant::Own, Grant::No],
+    )
+    .own("add to {owner}'s usage"),
+    rule(
+        Action::SetBudget,
+        "set or raise a budget",
+        "budget",
         [Grant::Yes, Grant::Yes, Grant::No, Grant::No],
     ),
     rule(

@@ -15,4 +15,5 @@ pub mod relaunch;
 pub mod removal;
 pub mod tasks;
 pub mod team;
+pub mod usage;
 pub mod watcher;

@@ -277,6 +277,17 @@ impl TeamPaths {
         self.dir.join(EVENTS_FILE)
     }
 
+    /// `usage.jsonl`: the tokens each member's model replies used, one reply a line
+    /// (docs/ARCHITECTURE.md, "Costs and budgets").
+    pub fn usage(&self) -> PathBuf {
+        self.dir.join(USAGE_FILE)
+    }
+
+    /// Whether a file the watcher reports in the team's directory is the usage ledger.
+    pub fn is_usage(file: &OsStr) -> bool {
+        file == USAGE_FILE
+    }
+
     pub(crate) fn history(&self) -> PathBuf {
         self.dir.join("history")
     }
@@ -344,6 +355,7 @@ const PERMISSION_ANSWERS_LOCK_FILE: &str = ".permissions.flock";
 const EVENTS_FILE: &str = "events.jsonl";
 const RELAUNCH_FILE: &str = "relaunch.json";
 const RELAUNCH_LOCK_FILE: &str = ".relaunch.flock";
+const USAGE_FILE: &str = "usage.jsonl";
 const NOTIFY_FILE: &str = "notify.toml";
 const ACTIVITY_FILE: &str = "activity.json";
 const ACTIVITY_LOCK_FILE: &str = ".activity.flock";
@@ -801,16 +813,22 @@ impl UserConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaudePaths {
     dir: PathBuf,
+    /// Given by `$CLAUDE_CONFIG_DIR`: only then may `$CLAUDE_CODE_PROJECT_DIR_NAME` name a
+    /// project's folder.
+    configured: bool,
 }
 
 impl ClaudePaths {
     /// From `$CLAUDE_CONFIG_DIR` and `$HOME` (unset or empty: none); `None` with neither.
     pub fn new(config_dir: Option<&OsStr>, home: Option<&OsStr>) -> Option<Self> {
-        let dir = match config_dir.filter(|dir| !dir.is_empty()) {
-            Some(dir) => PathBuf::from(dir),
-            None => PathBuf::from(home.filter(|home| !home.is_empty())?).join(".claude"),
+        let (dir, configured) = match config_dir.filter(|dir| !dir.is_empty()) {
+            Some(dir) => (PathBuf::from(dir), true),
+            None => (
+                PathBuf::from(home.filter(|home| !home.is_empty())?).join(".claude"),
+                false,
+            ),
         };
-        Some(Self { dir })
+        Some(Self { dir, configured })
     }
 
     /// This process's view of it.
@@ -821,14 +839,53 @@ impl ClaudePaths {
         )
     }
 
+    /// `projects/`: a folder of transcripts for each working directory.
+    pub fn projects(&self) -> PathBuf {
+        self.dir.join("projects")
+    }
+
+    /// `projects/<project>/<id>.jsonl`: the transcript Claude Code 2.1.332 writes for session `id`
+    /// started in `cwd` (its real path). The folder is `dir_name` (`$CLAUDE_CODE_PROJECT_DIR_NAME`)
+    /// when the config folder was given and the name is one Claude Code takes; otherwise the cwd
+    /// with every UTF-16 unit but `a-zA-Z0-9` turned into `-`, cut at 200 with `-` and the base-36
+    /// of the absolute Java string hash of the cwd as it was (docs/ARCHITECTURE.md, "Costs and
+    /// budgets").
+    pub fn transcript(&self, cwd: &Path, dir_name: Option<&OsStr>, id: &str) -> PathBuf {
+        let chosen = dir_name
+            .filter(|_| self.configured)
+            .and_then(OsStr::to_str)
+            .filter(|name| claude_takes_dir_name(name));
+        let project = match chosen {
+            Some(name) => name.to_owned(),
+            None => claude_project_name(&cwd.to_string_lossy()),
+        };
+        self.projects()
+            .join(project)
+            .join(format!("{id}{TRANSCRIPT_SUFFIX}"))
+    }
+
+    /// The transcript of session `id` in any project folder, `projects/*/<id>.jsonl`, when
+    /// exactly one holds it: a session resumed from another folder writes to its first folder's
+    /// file, and Claude Code itself finds none when several hold one.
+    pub fn find_transcript(&self, id: &str) -> Option<PathBuf> {
+        let projects = std::fs::read_dir(self.projects()).ok()?;
+        let file = format!("{id}{TRANSCRIPT_SUFFIX}");
+        let mut found = projects
+            .flatten()
+            .map(|project| project.path().join(&file))
+            .filter(|path| path.is_file());
+        let first = found.next()?;
+        found.next().is_none().then_some(first)
+    }
+
     /// Whether a transcript of session `id` is in one of Claude Code's project folders,
     /// `projects/*/<id>.jsonl`: only then can `claude --resume <id>` find it (docs/ARCHITECTURE.md,
     /// "Resuming a team"). A session killed before its first prompt wrote none.
     pub fn has_transcript(&self, id: &str) -> bool {
-        let Ok(projects) = std::fs::read_dir(self.dir.join("projects")) else {
+        let Ok(projects) = std::fs::read_dir(self.projects()) else {
             return false;
         };
-        let file = format!("{id}.jsonl");
+        let file = format!("{id}{TRANSCRIPT_SUFFIX}");
         projects
             .flatten()
             .any(|project| project.path().join(&file).is_file())
@@ -970,6 +1027,63 @@ impl GeminiPaths {
     }
 }
 
+const TRANSCRIPT_SUFFIX: &str = ".jsonl";
+
+/// How long a project folder's name may be before Claude Code cuts it and adds a hash.
+const CLAUDE_PROJECT_NAME_MAX: usize = 200;
+
+/// Whether Claude Code takes `name` from `$CLAUDE_CODE_PROJECT_DIR_NAME`: `[A-Za-z0-9_-]{1,64}`,
+/// not a DOS device name.
+fn claude_takes_dir_name(name: &str) -> bool {
+    let device = |name: &str| {
+        let lower = name.to_ascii_lowercase();
+        ["con", "prn", "aux", "nul"].contains(&lower.as_str())
+            || ["com", "lpt"].iter().any(|prefix| {
+                lower.len() == 4
+                    && lower.starts_with(prefix)
+                    && lower.as_bytes()[3].is_ascii_digit()
+            })
+    };
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && !device(name)
+}
+
+/// The project folder name Claude Code derives from `cwd` (see [`ClaudePaths::transcript`]).
+fn claude_project_name(cwd: &str) -> String {
+    let units: Vec<u16> = cwd.encode_utf16().collect();
+    let sanitized: String = units
+        .iter()
+        .map(|unit| match u8::try_from(*unit) {
+            Ok(b) if b.is_ascii_alphanumeric() => char::from(b),
+            _ => '-',
+        })
+        .collect();
+    if sanitized.len() <= CLAUDE_PROJECT_NAME_MAX {
+        return sanitized;
+    }
+    let hash = units.iter().fold(0i32, |hash, unit| {
+        hash.wrapping_mul(31).wrapping_add(i32::from(*unit))
+    });
+    let mut magnitude = i64::from(hash).unsigned_abs();
+    let mut base36 = Vec::new();
+    loop {
+        base36.push(b"0123456789abcdefghijklmnopqrstuvwxyz"[(magnitude % 36) as usize]);
+        magnitude /= 36;
+        if magnitude == 0 {
+            break;
+        }
+    }
+    base36.reverse();
+    format!(
+        "{}-{}",
+        &sanitized[..CLAUDE_PROJECT_NAME_MAX],
+        String::from_utf8_lossy(&base36)
+    )
+}
+
 /// A pid written in decimal digits only, as Claude Code names its files.
 fn digits(text: &str) -> Option<i32> {
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
@@ -1036,6 +1150,46 @@ pub fn absolute(path: &Path) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_claude_transcript_is_where_claude_code_puts_it() {
+        let home = ClaudePaths::new(None, Some(OsStr::new("/home/u"))).unwrap();
+        let id = "cccccccc-cccc-4ccc-8ccc-cccccccccccc";
+        assert_eq!(
+            home.transcript(Path::new("/tmp/research-26/A"), None, id),
+            Path::new(
+                "/home/u/.claude/projects/-tmp-research-26-A/cccccccc-cccc-4ccc-8ccc-cccccccccccc.jsonl"
+            )
+        );
+        // Every UTF-16 unit outside a-zA-Z0-9 is a '-': one for é, two for an emoji.
+        assert_eq!(claude_project_name("/tmp/a b/é😀x"), "-tmp-a-b----x");
+        // Over 200: cut, and the base-36 of the Java string hash of the whole path (the figures
+        // computed apart, by a reimplementation checked against Claude Code 2.1.332).
+        let long = format!("/tmp/research-26/{}", "d".repeat(233));
+        let name = claude_project_name(&long);
+        assert_eq!(name.len(), 200 + 1 + 6);
+        assert!(name.ends_with("ddd-g62s58"), "{name}");
+        // The name chosen by the environment counts only with a config folder given.
+        let name = Some(OsStr::new("my_proj-1"));
+        assert_eq!(
+            home.transcript(Path::new("/w"), name, id).parent().unwrap(),
+            Path::new("/home/u/.claude/projects/-w")
+        );
+        let own = ClaudePaths::new(Some(OsStr::new("/cfg")), None).unwrap();
+        assert_eq!(
+            own.transcript(Path::new("/w"), name, id).parent().unwrap(),
+            Path::new("/cfg/projects/my_proj-1")
+        );
+        for refused in ["nul", "COM1", "a b", ""] {
+            assert_eq!(
+                own.transcript(Path::new("/w"), Some(OsStr::new(refused)), id)
+                    .parent()
+                    .unwrap(),
+                Path::new("/cfg/projects/-w"),
+                "{refused}"
+            );
+        }
+    }
 
     #[test]
     fn names_follow_the_layout() {

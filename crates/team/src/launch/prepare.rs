@@ -119,6 +119,9 @@ pub fn prepare(
         }),
         tmux: None,
         launching: false,
+        budget: file.budget.clone(),
+        budget_reached: std::collections::BTreeSet::new(),
+        prices: file.prices.clone(),
         extra: serde_json::Map::new(),
     };
     Prepared { config, panes }

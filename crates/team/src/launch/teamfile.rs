@@ -19,6 +19,7 @@ pub use crate::format::paste::{PasteFormat, delivery_with};
 use crate::format::permission_rule::{RuleTexts, Rules};
 pub use crate::format::settings::{Color, EnvPolicy, Profile};
 pub use crate::format::settings::{Delivery, Fence, Isolation, Protocol, Restart, SandboxNetwork};
+use crate::format::usage::{Budget, Prices};
 use crate::launch::argv::{default_inherit, detect_profile};
 use crate::launch::environment::check_policy;
 use crate::launch::layout::Layout;
@@ -49,6 +50,10 @@ pub struct TeamFile {
     pub cluster: ClusterSpec,
     /// The `[notify]` table as written: [`TeamFile::notify`] puts it over the person's own.
     pub(crate) notify_keys: NotifyKeys,
+    /// The `[budget]` table, its members checked.
+    pub(crate) budget: Option<Budget>,
+    /// The `[prices]` table: per model, over the list swarm ships.
+    pub(crate) prices: Prices,
 }
 
 /// The `[cluster]` table, a relative `creds` made absolute. A password or token is never in a
@@ -258,6 +263,53 @@ impl Watching {
     }
 }
 
+/// A `[budget]` whose limits are amounts and whose members are on the team.
+fn check_budget(
+    budget: Option<&Budget>,
+    names: &BTreeSet<Name>,
+) -> std::result::Result<(), String> {
+    let Some(budget) = budget else {
+        return Ok(());
+    };
+    for (whose, limit) in std::iter::once(("the team", &budget.team))
+        .chain(budget.members.iter().map(|(n, l)| (n.as_str(), l)))
+    {
+        if limit.usd.is_some_and(|usd| !usd.is_finite() || usd < 0.0) {
+            return Err(format!(
+                "[budget] usd of {whose} must be a number of dollars, 0 or more"
+            ));
+        }
+    }
+    if let Some(stranger) = budget
+        .members
+        .keys()
+        .find(|name| !names.iter().any(|known| known.as_str() == name.as_str()))
+    {
+        return Err(format!(
+            "[budget.members] names {stranger}, who is not on the team"
+        ));
+    }
+    Ok(())
+}
+
+/// A `[prices]` table of amounts.
+fn check_prices(prices: &Prices) -> std::result::Result<(), String> {
+    for (model, price) in prices {
+        let figures = [
+            price.input,
+            price.output,
+            price.cache_write,
+            price.cache_read,
+        ];
+        if figures.iter().any(|usd| !usd.is_finite() || *usd < 0.0) {
+            return Err(format!(
+                "[prices.\"{model}\"]: each price is dollars per million tokens, 0 or more"
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawTeam {
@@ -284,6 +336,9 @@ struct RawTeam {
     cluster: ClusterSpec,
     #[serde(default)]
     notify: NotifyKeys,
+    budget: Option<Budget>,
+    #[serde(default)]
+    prices: Prices,
     #[serde(default)]
     permissions: RuleTexts,
     permissions_via: Option<String>,
@@ -663,8 +718,22 @@ pub const KEYS: &[KeyDoc] = &[
         Section::Team,
         "notify",
         "table",
-        "bell on, for needs-you, stalled, failed and done",
+        "bell on, for needs-you, stalled, failed, done and cost",
         "How a person who is not looking hears that a member needs them: the keys under [notify], over those of ~/.config/swarm/notify.toml.",
+    ),
+    key(
+        Section::Team,
+        "budget",
+        "table: usd, tokens, on_exceed, members.NAME.usd, members.NAME.tokens",
+        "none: no limit",
+        "What the team and each member may spend: [budget] usd = 20 (and/or tokens = ...) for the whole team, [budget.members.bob] usd = 5 for one member. At 80 % a cost event and an alert; at 100 % the member (for the team's budget, every teammate) is asked to shut down and then stopped, and the lead is told once; on_exceed = \"notify\" only alerts. swarm budget NAME USD raises one while the team runs (swarm-cost(1)).",
+    ),
+    key(
+        Section::Team,
+        "prices",
+        "table of tables: input, output, cache_write, cache_read",
+        "the list swarm ships",
+        "US dollars per million tokens for a model, over the list swarm ships: [prices.\"my-model\"] input = 1.0, output = 5.0, cache_write = 1.25, cache_read = 0.1. A model with no price shows its tokens and ? for money.",
     ),
     key(
         Section::Team,
@@ -1124,9 +1193,9 @@ pub const KEYS: &[KeyDoc] = &[
     key(
         Section::Notify,
         "events",
-        "array of: needs-you, stalled, failed, idle, done",
-        "[\"needs-you\", \"stalled\", \"failed\", \"done\"]",
-        "Which changes alert: a member waits on a decision, has gone quiet holding work, ended badly, finished its turn (noisy), or the whole team ended. One alert per member per change; a member with more than 3 in a minute is told once more when the minute is over, with how many changes it made.",
+        "array of: needs-you, stalled, failed, idle, done, cost",
+        "[\"needs-you\", \"stalled\", \"failed\", \"done\", \"cost\"]",
+        "Which changes alert: a member waits on a decision, has gone quiet holding work, ended badly, finished its turn (noisy), the whole team ended, or a budget reached 80 % or 100 %. One alert per member per change; a member with more than 3 in a minute is told once more when the minute is over, with how many changes it made.",
     ),
 ];
 
@@ -1459,6 +1528,8 @@ impl TeamFile {
 
         let tasks = check_tasks(raw.task, &seen, source)?;
         raw.notify.clone().settle().map_err(invalid)?;
+        check_budget(raw.budget.as_ref(), &seen).map_err(invalid)?;
+        check_prices(&raw.prices).map_err(invalid)?;
         let cluster = ClusterSpec {
             nats: raw.cluster.nats,
             creds: raw.cluster.creds.map(|creds| resolve(&base, Some(&creds))),
@@ -1479,6 +1550,8 @@ impl TeamFile {
             tasks,
             cluster,
             notify_keys: raw.notify,
+            budget: raw.budget,
+            prices: raw.prices,
         })
     }
 
@@ -1845,6 +1918,42 @@ mod tests {
 
     fn parse(text: &str) -> Result<TeamFile> {
         TeamFile::parse(Path::new("/repo/teams/t.toml"), text, Path::new("/work"))
+    }
+
+    #[test]
+    fn a_budget_names_members_of_the_team_and_prices_are_amounts() {
+        let file = parse(
+            "name = \"t\"\n[budget]\nusd = 20\non_exceed = \"notify\"\n\
+             [budget.members.bob]\ntokens = 1000\n\
+             [prices.\"m\"]\ninput = 1.0\noutput = 2.0\ncache_write = 0.5\ncache_read = 0.1\n\
+             [[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"9\"]\n",
+        )
+        .unwrap();
+        let budget = file.budget.unwrap();
+        assert!(
+            budget
+                .team
+                .usd
+                .is_some_and(|usd| (usd - 20.0).abs() < f64::EPSILON)
+        );
+        assert_eq!(budget.on_exceed, crate::format::usage::OnExceed::Notify);
+        assert_eq!(budget.members["bob"].tokens, Some(1000));
+        assert!((file.prices["m"].output - 2.0).abs() < f64::EPSILON);
+        for (text, refusal) in [
+            (
+                "[budget.members.carol]\nusd = 1\n",
+                "[budget.members] names carol, who is not on the team",
+            ),
+            ("[budget]\nusd = -1\n", "[budget] usd of the team must be"),
+            (
+                "[prices.\"m\"]\ninput = -1.0\noutput = 0.0\ncache_write = 0.0\ncache_read = 0.0\n",
+                "each price is dollars per million tokens",
+            ),
+            ("[budget]\ndollars = 1\n", "unknown field"),
+        ] {
+            let err = parse(&format!("name = \"t\"\n{text}")).unwrap_err();
+            assert!(err.message().contains(refusal), "{text}: {}", err.message());
+        }
     }
 
     /// The fields a derived `Deserialize` asks for: what the parser accepts, and refuses beside.

@@ -40,9 +40,13 @@ pub(crate) const SHUTDOWN: &str = "shutdown";
 /// The reason recorded for a member `stop` ended.
 pub const STOP: &str = "stop";
 
+/// The reason recorded for a member stopped because its budget, or the team's, was spent.
+pub const BUDGET: &str = "budget";
+
 /// Whether `member` ended because swarm was asked to end it (`stop`, `down`), not on its own.
 pub fn was_stopped(member: &Member) -> bool {
-    member.state == Some(State::Killed) && matches!(member.reason.as_deref(), Some(STOP | SHUTDOWN))
+    member.state == Some(State::Killed)
+        && matches!(member.reason.as_deref(), Some(STOP | SHUTDOWN | BUDGET))
 }
 
 /// Whether `member`'s recorded ending was an interruption (`Member::was_interrupted`: a hangup,

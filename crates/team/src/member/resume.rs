@@ -14,6 +14,7 @@ use crate::format::message::InboxMessage;
 use crate::format::permission_rule::Rules;
 use crate::format::settings::{Color, Isolation};
 use crate::format::signature::{Judge, VerifyKey};
+use crate::format::usage::token_count;
 use crate::launch::argv::{self, Role, TeamLaunch};
 use crate::launch::keys;
 use crate::launch::prepare::PanePlan;
@@ -23,6 +24,7 @@ use crate::member::reach::Reach;
 use crate::member::seal;
 use crate::store::relaunch;
 use crate::store::team::Team;
+use crate::store::usage::Tally;
 
 /// A team ready to be placed again: its panes, and what could not be brought back as it was.
 #[derive(Debug)]
@@ -39,6 +41,31 @@ struct Relaunch {
     plan: PanePlan,
     /// The key it verified the lead's messages with until now.
     old_key: Option<String>,
+}
+
+/// Refuses to resume a team whose own budget is spent (docs/ARCHITECTURE.md, "Costs and
+/// budgets"): it would be stopped again at its first reply.
+fn refuse_if_spent(team: &Team, config: &TeamConfig) -> Result<()> {
+    let Some(limit) = config.budget.as_ref().map(|budget| budget.team) else {
+        return Ok(());
+    };
+    let mut tally = Tally::default();
+    tally.read_on(team.paths())?;
+    let spend = tally.total(&config.prices);
+    if limit.used(&spend).is_some_and(|used| used >= 1.0) {
+        return Err(Error::usage(format!(
+            "team {} has spent its budget: {} ({} tokens) of {}",
+            config.name,
+            spend.money(),
+            token_count(spend.tokens.total()),
+            limit.describe()
+        ))
+        .with_hint(format!(
+            "raise it with `swarm budget {} USD`, then resume",
+            config.name
+        )));
+    }
+    Ok(())
 }
 
 /// Makes `team`, which `observed` shows interrupted, ready to be placed again: every member whose
@@ -66,6 +93,7 @@ pub fn prepare(
             config.name
         )));
     }
+    refuse_if_spent(team, config)?;
     let names: Vec<String> = observed
         .interrupted_members()
         .filter(|member| member.argv.as_ref().is_some_and(|argv| !argv.is_empty()))

@@ -240,6 +240,7 @@ impl Alert {
             }
             (_, AlertOn::Failed) => format!("{who} failed"),
             (_, AlertOn::Done) => "every member has ended".to_owned(),
+            (_, AlertOn::Cost) => format!("{who}: {}", event.summary()),
         };
         Self {
             kind,

@@ -5,14 +5,16 @@
 //! `max_concurrent`, prepares a worktree, and runs the member's program as a child in its own
 //! process group on the pane's terminal. While the program runs it forwards signals, enforces
 //! `run_timeout_s`, honours stop requests, answers shutdown requests for `protocol = "wrapper"`
-//! members and pastes messages for `delivery = "paste"` members. When the program ends it records
-//! the ending and notifies the lead, exactly once.
+//! members and pastes messages for `delivery = "paste"` members, follows a Claude Code member's
+//! transcript into the team's usage ledger and weighs the budgets as the ledger grows. When the
+//! program ends it records the ending and notifies the lead, exactly once.
 //!
 //! The runtime is current-thread and also serves the member's peer socket, so nothing may block it:
 //! file locks, fsync, tmux and git run on tokio's blocking pool ([`OffRuntime::off_runtime`]),
 //! and waits for files use the async watcher.
 
 mod activity;
+mod budget;
 mod child;
 mod fenced;
 mod idle;
@@ -21,6 +23,7 @@ mod queue;
 mod restart;
 mod seat;
 mod signals;
+mod usage;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -221,6 +224,14 @@ impl Supervisor {
             return self.fail_to_start(err).await;
         }
         let env = self.child_env(&own_env, worktree.as_ref(), socket.as_deref());
+        // Followed and weighed across restarts: a restarted Claude Code resumes its session,
+        // whose transcript goes on.
+        let transcript =
+            usage::Transcript::of(self.member.session_id.as_deref(), &cwd, &env).map(Arc::new);
+        let weighing = AbortOnDrop(tokio::spawn(budget::watch(Arc::clone(&self))));
+        let counting = transcript.clone().map(|transcript| {
+            AbortOnDrop(tokio::spawn(usage::follow(Arc::clone(&self), transcript)))
+        });
         let mut argv = self.member.argv.clone().unwrap_or_default();
         let mut restarter = Restarter::of(&self.member);
         let (mut ending, ran) = loop {
@@ -248,6 +259,12 @@ impl Supervisor {
                 }
             }
         };
+        drop(counting);
+        drop(weighing);
+        if let Some(transcript) = transcript {
+            self.off_runtime(move |this| this.count_last_usage(&transcript))
+                .await;
+        }
         if let Some(worktree) = worktree {
             ending.worktree = self
                 .off_runtime(move |_| match worktree.finish() {
