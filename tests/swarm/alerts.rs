@@ -259,3 +259,79 @@ fn bad_notify_keys_are_refused_at_up_and_a_webhooks_secret_is_never_shown() {
     assert!(!refusal.contains("secret-token"), "{refusal}");
     assert!(!sandbox.team_dir("nk").exists(), "nothing was made");
 }
+
+/// Without a runnable `notify-send`, a desktop alert is OSC 9, written to the terminal of each
+/// client attached to the team's session: a real tmux client, attached on a pseudo-terminal the
+/// test reads.
+#[test]
+fn without_notify_send_a_desktop_alert_reaches_the_attached_terminal_as_osc_9() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut sandbox = Sandbox::new();
+    sandbox.set_env("XDG_CONFIG_HOME", sandbox.root().join("home-config"));
+    // Found first on PATH, but not runnable: the terminal's turn.
+    let shim = sandbox.shim("notify-send", "#!/bin/sh\nexit 0\n");
+    fs::set_permissions(&shim, fs::Permissions::from_mode(0o644)).unwrap();
+    let go = sandbox.work().join("go");
+    let team = Team::up(
+        &sandbox,
+        r#"name = "os"
+[notify]
+desktop = true
+[[member]]
+name = "carol"
+command = ["sh", "-c", "while [ ! -e go ]; do sleep 0.1; done; swarm permission ask Bash --input '{\"command\": \"make\"}'"]
+"#,
+    );
+    let session = sandbox.config("os")["tmux"]["session"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // A client attached on a terminal of the test's: what is written to its tty, the test reads.
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let slave = || std::process::Stdio::from(pty.slave.try_clone().unwrap());
+    let mut client = std::process::Command::new("tmux")
+        .arg("-S")
+        .arg(team.server().socket())
+        .args(["attach-session", "-t", &session])
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .env("TERM", "xterm-256color")
+        .stdin(slave())
+        .stdout(slave())
+        .stderr(slave())
+        .spawn()
+        .unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+    {
+        let seen = std::sync::Arc::clone(&seen);
+        let mut master = fs::File::from(pty.master);
+        std::thread::spawn(move || {
+            let mut buffer = [0; 4096];
+            while let Ok(read) = master.read(&mut buffer) {
+                if read == 0 {
+                    break;
+                }
+                seen.lock().unwrap().extend_from_slice(&buffer[..read]);
+            }
+        });
+    }
+    eventually("the client to be attached", || {
+        team.server()
+            .run(&["list-clients", "-F", "#{client_tty}"])
+            .contains("/dev/pts/")
+    });
+    let agent = agent(&sandbox);
+    eventually("the alerts to follow the team's stream", || {
+        watches(agent, &sandbox.team_dir("os"))
+    });
+    fs::write(&go, "").unwrap();
+    let expected = b"\x1b]9;swarm os: carol asks to use Bash - swarm permission list\x07";
+    eventually("the OSC 9 alert on the client's terminal", || {
+        seen.lock()
+            .unwrap()
+            .windows(expected.len())
+            .any(|window| window == expected)
+    });
+    let _ = client.kill();
+    let _ = client.wait();
+}
