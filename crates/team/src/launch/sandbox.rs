@@ -37,12 +37,15 @@ enum Mount {
     Hide(PathBuf),
     /// A private, writable, empty directory (`/tmp`).
     Private(PathBuf),
+    /// Read-only, as outside, wherever the walls above it put it: the swarm program, which
+    /// the fenced member runs to reach its supervisor.
+    Read(PathBuf),
 }
 
 impl Mount {
     fn path(&self) -> &Path {
         match self {
-            Self::Write(path) | Self::Hide(path) | Self::Private(path) => path,
+            Self::Write(path) | Self::Hide(path) | Self::Private(path) | Self::Read(path) => path,
         }
     }
 }
@@ -59,6 +62,9 @@ pub struct Walls {
     pub network: SandboxNetwork,
     /// The supervisor's socket for this sandbox, the one way out (`member/fence.rs`).
     pub supervisor_socket: PathBuf,
+    /// The swarm program, seen read-only where it is even under `/tmp` or a hidden folder:
+    /// without it the member could not reach its supervisor.
+    pub swarm: PathBuf,
 }
 
 /// What a member's fence must hide besides its own `sandbox_hide`, as the supervisor finds it.
@@ -77,7 +83,13 @@ pub struct Outside {
 }
 
 impl Walls {
-    pub fn new(fence: &Fence, workdir: &Path, outside: &Outside, supervisor_socket: &Path) -> Self {
+    pub fn new(
+        fence: &Fence,
+        workdir: &Path,
+        outside: &Outside,
+        supervisor_socket: &Path,
+        swarm: &Path,
+    ) -> Self {
         let mut hide: Vec<PathBuf> = fence.hide.iter().map(PathBuf::from).collect();
         if let Some(user_home) = &outside.user_home {
             hide.extend(HIDDEN_IN_HOME.iter().map(|dir| user_home.join(dir)));
@@ -92,6 +104,7 @@ impl Walls {
             hide,
             network: fence.network,
             supervisor_socket: supervisor_socket.to_path_buf(),
+            swarm: swarm.to_path_buf(),
         }
     }
 
@@ -105,9 +118,10 @@ impl Walls {
         mounts.push(Mount::Write(self.workdir.clone()));
         // Its own way out, inside the hidden runtime directory.
         mounts.push(Mount::Write(self.supervisor_socket.clone()));
+        mounts.push(Mount::Read(self.swarm.clone()));
         let rank = |mount: &Mount| match mount {
             Mount::Private(_) => 0,
-            Mount::Write(_) => 1,
+            Mount::Write(_) | Mount::Read(_) => 1,
             Mount::Hide(_) => 2,
         };
         mounts.sort_by_key(|mount| (mount.path().components().count(), rank(mount)));
@@ -126,6 +140,9 @@ impl Walls {
                 Mount::Private(path) => argv.extend(["--tmpfs".to_owned(), shown(&path)]),
                 Mount::Write(path) => {
                     argv.extend(["--bind-try".to_owned(), shown(&path), shown(&path)]);
+                }
+                Mount::Read(path) => {
+                    argv.extend(["--ro-bind-try".to_owned(), shown(&path), shown(&path)]);
                 }
                 Mount::Hide(path) => match std::fs::metadata(&path) {
                     Ok(meta) if meta.is_dir() => {
@@ -230,6 +247,7 @@ mod tests {
             Path::new("/repo"),
             &outside,
             Path::new("/run/user/7/swarm/fence-9.sock"),
+            Path::new("/tmp/build/swarm"),
         );
         let order: Vec<Mount> = walls.mounts();
         let at = |mount: Mount| order.iter().position(|m| *m == mount).unwrap();
@@ -242,6 +260,8 @@ mod tests {
             at(Mount::Hide("/run/user/7".into()))
                 < at(Mount::Write("/run/user/7/swarm/fence-9.sock".into()))
         );
+        // The swarm program under the private /tmp is seen there all the same.
+        assert!(at(Mount::Private("/tmp".into())) < at(Mount::Read("/tmp/build/swarm".into())));
         assert!(order.contains(&Mount::Hide("/h/.ssh".into())));
         assert!(order.contains(&Mount::Hide("/h/.config/gh".into())));
         let argv = walls.argv(&["claude".into()]);

@@ -55,7 +55,7 @@ impl Fenced {
                 .map(PathBuf::from),
             worktrees: others_worktrees(supervisor, workdir),
         };
-        let walls = Walls::new(&fence, workdir, &outside, &socket);
+        let walls = Walls::new(&fence, workdir, &outside, &socket, &program_path);
         Ok(Self {
             argv: walls.argv(program),
             gate: Arc::new(Gate {
