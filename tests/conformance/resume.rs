@@ -32,7 +32,7 @@ fn a_resumed_teammate_is_back_in_its_own_conversation() {
     assert_eq!(first.session.as_deref(), Some(session.as_str()));
 
     // The reboot: the tmux server goes, every pane with it.
-    team.tmux.run(&["kill-server"]);
+    team.tmux.kill();
     eventually("the team to be interrupted", || {
         team.swarm()
             .args(["status", TEAM, "--json"])

@@ -932,6 +932,17 @@ impl TmuxServer {
         &self.socket
     }
 
+    /// Kills the server, as a reboot ends it, and waits until its process is gone: a server still
+    /// exiting takes a session a new `up` or `resume` opens on the same socket down with it.
+    pub(crate) fn kill(&self) {
+        let pid = self.run(&["display-message", "-p", "#{pid}"]);
+        self.run(&["kill-server"]);
+        let proc = format!("/proc/{}", pid.trim());
+        eventually("the tmux server's process to be gone", || {
+            !Path::new(&proc).exists()
+        });
+    }
+
     /// Runs a tmux command on this server and returns its stdout.
     pub(crate) fn run(&self, args: &[&str]) -> String {
         let output = Command::new("tmux")

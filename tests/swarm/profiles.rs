@@ -532,7 +532,7 @@ command = ["mytool", "plain"]
         strings(&["--session", &generic_session])
     );
 
-    team.server().run(&["kill-server"]);
+    team.server().kill();
     eventually("the team to be interrupted", || {
         sandbox
             .swarm()

@@ -51,7 +51,7 @@ fn unread(sandbox: &Sandbox, name: &str) -> Vec<Value> {
 
 #[test]
 fn a_team_whose_tmux_server_died_is_interrupted_and_resumes_whole() {
-    resumes_whole_after(|_, team| drop(team.server().run(&["kill-server"])));
+    resumes_whole_after(|_, team| team.server().kill());
 }
 
 /// A reboot as it is: every process of the team, its tmux server, supervisors, programs and
@@ -292,7 +292,7 @@ isolation = "worktree"
 
 #[test]
 fn an_interrupted_team_started_afresh_gives_its_tasks_back() {
-    started_afresh_after(|_, team| drop(team.server().run(&["kill-server"])));
+    started_afresh_after(|_, team| team.server().kill());
 }
 
 /// Its supervisor SIGKILLed before the server goes, alice's run ends with no record at all: it
@@ -308,7 +308,7 @@ fn a_team_that_vanished_unrecorded_started_afresh_gives_its_tasks_back() {
         eventually("the supervisor to be gone", || {
             !std::path::Path::new(&format!("/proc/{supervisor}")).exists()
         });
-        team.server().run(&["kill-server"]);
+        team.server().kill();
     });
 }
 
@@ -383,8 +383,8 @@ fn resume_all_resumes_every_interrupted_team_and_only_those() {
         });
     }
     let pid_of_three = sandbox.member("three", "bob")["pid"].clone();
-    first.server().run(&["kill-server"]);
-    second.server().run(&["kill-server"]);
+    first.server().kill();
+    second.server().kill();
     for team in ["one", "two"] {
         eventually(&format!("{team} to be interrupted"), || {
             sandbox
@@ -480,7 +480,7 @@ allow = ["Bash(git status:*)"]
         !records.contains("tok-from-file") && !records.contains("SERVICE_TOKEN"),
         "a secret's value is never recorded: {records}"
     );
-    team.server().run(&["kill-server"]);
+    team.server().kill();
     eventually("the team to be interrupted", || {
         sandbox
             .swarm()
@@ -557,7 +557,7 @@ command = ["sleep", "1000"]
             .count()
     };
     eventually("bob to run", || runs() == 1);
-    team.server().run(&["kill-server"]);
+    team.server().kill();
     eventually("the team to be interrupted", || {
         sandbox
             .swarm()
