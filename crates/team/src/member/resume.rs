@@ -100,18 +100,7 @@ pub fn prepare(
         .map(|member| member.name.clone())
         .collect();
     let lead = config.lead_name().to_owned();
-    let session = config.lead_session_id.clone().unwrap_or_default();
-    let settings = config.launch.clone().unwrap_or_default();
-    let launch_team = TeamLaunch {
-        home: team.home().root(),
-        team: team.name(),
-        lead: &lead,
-        lead_session_id: &session,
-        lead_profile: settings.profile,
-        lead_argv: None,
-        inherit: &[],
-        gemini_hooks: crate::launch::profiles::gemini_reads_settings_of(team.home()),
-    };
+    let launch_team = team_launch(team, config);
     // The new signing agent alerts as the team file says; without one, as the agent's defaults.
     let notify = file.map(TeamFile::notify).transpose()?;
     // Without a team file, what the launch recorded beside config.json.
@@ -193,19 +182,7 @@ pub fn restarted(
     own: &BTreeMap<String, String>,
     launcher_env: &dyn Fn(&str) -> Option<String>,
 ) -> Restarted {
-    let lead = config.lead_name().to_owned();
-    let session = config.lead_session_id.clone().unwrap_or_default();
-    let settings = config.launch.clone().unwrap_or_default();
-    let launch_team = TeamLaunch {
-        home: team.home().root(),
-        team: team.name(),
-        lead: &lead,
-        lead_session_id: &session,
-        lead_profile: settings.profile,
-        lead_argv: None,
-        inherit: &[],
-        gemini_hooks: crate::launch::profiles::gemini_reads_settings_of(team.home()),
-    };
+    let launch_team = team_launch(team, config);
     let mut notes = Vec::new();
     let mut again = relaunch(&launch_team, member, own, launcher_env, &mut notes);
     if let Some(key) = again.old_key.as_deref() {
@@ -215,6 +192,25 @@ pub fn restarted(
         argv: again.member.argv.unwrap_or_default(),
         session_id: again.member.session_id,
         notes,
+    }
+}
+
+/// What every relaunch of a member of `config`'s team is built on: the lead as config.json
+/// records it, with no argv of its own to pass on (each member's recorded argv is its own).
+fn team_launch<'a>(team: &'a Team, config: &'a TeamConfig) -> TeamLaunch<'a> {
+    TeamLaunch {
+        home: team.home().root(),
+        team: team.name(),
+        lead: config.lead_name(),
+        lead_session_id: config.lead_session_id.as_deref().unwrap_or_default(),
+        lead_profile: config
+            .launch
+            .as_ref()
+            .map(|launch| launch.profile)
+            .unwrap_or_default(),
+        lead_argv: None,
+        inherit: &[],
+        gemini_hooks: crate::launch::profiles::gemini_reads_settings_of(team.home()),
     }
 }
 
