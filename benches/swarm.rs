@@ -1062,15 +1062,7 @@ fn team_resume(members: usize, samples: usize) -> Vec<Duration> {
             .tempdir_in(bench_dir())
             .unwrap();
         let server = PrivateTmux::start(dir.path(), "fixture", (250, 80), &[]);
-        let mut file = String::from("name = \"start\"\nlayout = \"tiled\"\n");
-        for n in 0..members {
-            let _ = writeln!(
-                file,
-                "[[member]]\nname = \"m{n}\"\ncommand = [\"sleep\", \"1000\"]"
-            );
-        }
-        let team_file = dir.path().join("start.toml");
-        fs::write(&team_file, file).unwrap();
+        let team_file = sleeping_team(dir.path(), members, false);
         let home = dir.path().join("home");
         let swarm = || {
             let mut command = swarm_at(&home);
@@ -1127,6 +1119,21 @@ fn team_resume(members: usize, samples: usize) -> Vec<Duration> {
     times
 }
 
+/// Writes `dir/start.toml`, team `start` of `members` members `m0`… that sleep, tiled, each in
+/// its sandbox when `fenced`; returns its path.
+fn sleeping_team(dir: &Path, members: usize, fenced: bool) -> PathBuf {
+    let mut file = String::from("name = \"start\"\nlayout = \"tiled\"\n");
+    for n in 0..members {
+        let _ = writeln!(
+            file,
+            "[[member]]\nname = \"m{n}\"\ncommand = [\"sleep\", \"1000\"]\nsandbox = {fenced}"
+        );
+    }
+    let team_file = dir.join("start.toml");
+    fs::write(&team_file, file).unwrap();
+    team_file
+}
+
 /// (e) From `swarm up` of `members` generic members to every supervisor reporting `running`, on a
 /// private tmux server; `fenced`, each in its sandbox (`up` builds a trial one first).
 fn team_start(members: usize, fenced: bool, samples: usize) -> Vec<Duration> {
@@ -1137,15 +1144,7 @@ fn team_start(members: usize, fenced: bool, samples: usize) -> Vec<Duration> {
             .tempdir_in(bench_dir())
             .unwrap();
         let server = PrivateTmux::start(dir.path(), "fixture", (250, 80), &[]);
-        let mut file = String::from("name = \"start\"\nlayout = \"tiled\"\n");
-        for n in 0..members {
-            let _ = writeln!(
-                file,
-                "[[member]]\nname = \"m{n}\"\ncommand = [\"sleep\", \"1000\"]\nsandbox = {fenced}"
-            );
-        }
-        let team_file = dir.path().join("start.toml");
-        fs::write(&team_file, file).unwrap();
+        let team_file = sleeping_team(dir.path(), members, fenced);
         let home = dir.path().join("home");
         let swarm = || {
             let mut command = swarm_at(&home);
