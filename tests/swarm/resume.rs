@@ -589,3 +589,69 @@ command = ["sleep", "1000"]
     assert_eq!(runs(), 2, "bob started once by the resume that won");
     assert_eq!(team.server().panes().len(), 2, "one pane each");
 }
+
+/// `tmux kill-server` returns before the server is gone: it waits for each client to say it is
+/// leaving, and meanwhile drops every client that connects, so a new session fails with "server
+/// exited unexpectedly". A resume at that moment waits for the old server to go and starts the
+/// team on a fresh one. A stopped control client holds the old server in that state here.
+#[test]
+fn a_resume_while_the_old_server_is_still_exiting_waits_for_it() {
+    let sandbox = Sandbox::new();
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "t"
+[lead]
+[[member]]
+name = "bob"
+command = ["sleep", "1000"]
+"#,
+    );
+    let server = team.server();
+    let pid = server.run(&["display-message", "-p", "#{pid}"]);
+    let exiting = || {
+        fs::read_to_string(format!("/proc/{}/stat", pid.trim())).is_ok_and(|stat| {
+            stat.rsplit_once(") ")
+                .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+        })
+    };
+    let mut client = std::process::Command::new("tmux")
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .arg("-S")
+        .arg(server.socket())
+        .args(["-C", "attach"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let client_pid = nix::unistd::Pid::from_raw(i32::try_from(client.id()).unwrap());
+    eventually("the control client to attach", || {
+        server.run(&["list-clients"]).lines().count() == 1
+    });
+    nix::sys::signal::kill(client_pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    server.run(&["kill-server"]);
+    eventually("the team to be interrupted", || {
+        sandbox
+            .swarm()
+            .args(["status", "t", "--json"])
+            .run()
+            .success()
+            .json()["interrupted"]
+            == true
+    });
+    assert!(
+        exiting(),
+        "the old server must still be exiting for this test to mean anything"
+    );
+    let resume = sandbox.swarm().args(["resume", "t"]).spawn();
+    // Long enough for the resume to meet the exiting server; it then has to wait for it.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    client.kill().unwrap();
+    client.wait().unwrap();
+    let (status, stderr) = resume.finish();
+    assert!(status.success(), "{stderr}");
+    eventually("bob to run again", || {
+        sandbox.status_row("t", "bob")["state"] == "running"
+    });
+}

@@ -10,12 +10,18 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::base::text::refuse_controls;
 use crate::base::{clock, process};
 use crate::error::{Error, Result};
 use crate::launch::layout::Layout;
+
+/// What a tmux client prints when the server it reached was on its way out.
+const SERVER_EXITING: &str = "server exited unexpectedly";
+
+/// How long a new session waits for an exiting server on its socket to be gone.
+const SERVER_EXIT_PATIENCE: Duration = Duration::from_secs(10);
 
 /// Which tmux server to talk to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,13 +92,13 @@ const PANE_FORMAT: &str = "#{pane_id}\t#{window_id}\t#{session_name}\t#{socket_p
 /// How long a tmux command may take before its server counts as not answering, unless
 /// [`ANSWER_BOUND_VAR`] says otherwise. tmux answers in milliseconds; this is for a server that
 /// was stopped or is stuck, never for a busy one.
-const ANSWER_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
+const ANSWER_BOUND: Duration = Duration::from_secs(10);
 
 /// The environment variable that sets [`ANSWER_BOUND`], in seconds.
 pub(crate) const ANSWER_BOUND_VAR: &str = "SWARM_TMUX_TIMEOUT";
 
 /// How long a tmux command may take.
-fn answer_bound() -> std::time::Duration {
+fn answer_bound() -> Duration {
     clock::seconds_from_env(ANSWER_BOUND_VAR, ANSWER_BOUND)
 }
 
@@ -100,7 +106,7 @@ fn answer_bound() -> std::time::Duration {
 /// command asks it again only after this (a long-lived supervisor or dashboard, which should see
 /// a server that was resumed), and its other looks meanwhile fail at once with the same line
 /// instead of each waiting out its own bound (`down` looked six times).
-const UNANSWERED_FOR: std::time::Duration = std::time::Duration::from_secs(60);
+const UNANSWERED_FOR: Duration = Duration::from_secs(60);
 
 /// The servers that did not answer in this process, each with when it was found so.
 static UNANSWERED: Mutex<Vec<(Server, Instant)>> = Mutex::new(Vec::new());
@@ -228,7 +234,7 @@ impl Tmux {
     }
 
     /// The error of a command the server did not answer within `bound`.
-    fn no_answer(&self, verb: &str, bound: std::time::Duration) -> Error {
+    fn no_answer(&self, verb: &str, bound: Duration) -> Error {
         Error::runtime(format!(
             "tmux {verb} got no answer within {}s from {}: it is stopped or stuck",
             bound.as_secs_f64(),
@@ -314,7 +320,28 @@ impl Tmux {
             ]),
         };
         push_spec(&mut argv, spec);
-        parse_pane(&self.run(&argv)?)
+        let new_session = matches!(placement, Placement::NewSession { .. });
+        let deadline = Instant::now() + SERVER_EXIT_PATIENCE;
+        loop {
+            match self.run(&argv) {
+                // A server told to exit (`kill-server`, a reboot's shutdown) still holds its
+                // socket until its last job ends, and drops every client that connects meanwhile.
+                // The new session wants a fresh server, which it gets once that one is gone.
+                Err(err)
+                    if new_session
+                        && err.to_string().contains(SERVER_EXITING)
+                        && Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(err) if new_session && err.to_string().contains(SERVER_EXITING) => {
+                    return Err(err.with_hint(
+                        "the tmux server on this socket is still shutting down; try again once it has exited",
+                    ));
+                }
+                ran => return parse_pane(&ran?),
+            }
+        }
     }
 
     /// Splits another pane into `window`, leaving the current pane selected.
