@@ -1472,3 +1472,26 @@ command = ["sleep", "1000"]
     up.refused(2, "control character");
     assert_eq!(team.server().panes().len(), 1, "no pane was placed");
 }
+
+/// Without a UTF-8 locale (a systemd unit's, cron's) tmux prints the tab between the fields of
+/// a `-F` format as `_`: `up` then failed with "tmux printed no pane id: \"%0_@0_…\"".
+#[test]
+fn a_team_starts_and_stops_without_a_utf8_locale() {
+    let mut sandbox = Sandbox::new();
+    sandbox.set_env("LANG", "C");
+    sandbox.set_env("LC_ALL", "C");
+    let team = Team::up(
+        &sandbox,
+        r#"
+name = "t"
+[[member]]
+name = "bob"
+command = ["sleep", "1000"]
+"#,
+    );
+    eventually("bob to run", || {
+        sandbox.status_row("t", "bob")["state"] == "running"
+    });
+    // Team's drop runs `down` and wants it to succeed, without the locale too.
+    drop(team);
+}

@@ -151,6 +151,16 @@ impl Tmux {
                 command.arg("-S").arg(path);
             }
         }
+        let args: Vec<S> = args.into_iter().collect();
+        // Without a UTF-8 locale (a systemd unit, cron, `env -i`) tmux prints the tab between the
+        // fields of `-F` formats as `_` and mangles names beyond ASCII: `-u` keeps its output
+        // exact. Not for attach, whose output is the person's terminal.
+        if !args
+            .first()
+            .is_some_and(|verb| verb.as_ref() == "attach" || verb.as_ref() == "attach-session")
+        {
+            command.arg("-u");
+        }
         let mut own = true;
         for arg in args {
             let arg = arg.as_ref();
@@ -948,7 +958,7 @@ mod tests {
             .command(["new-window", "-c", "/w;"])
             .unwrap();
         let argv: Vec<&OsStr> = command.get_args().collect();
-        assert_eq!(argv, ["-L", "s", "new-window", "-c", "/w\\;"]);
+        assert_eq!(argv, ["-L", "s", "-u", "new-window", "-c", "/w\\;"]);
     }
 
     /// A tmux that exits without reading its input (its server is gone) is waited for, not left
