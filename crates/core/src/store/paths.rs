@@ -935,6 +935,12 @@ impl CodexPaths {
     /// Whether session `id` wrote a rollout: only then can `codex resume <id>` find it, and only
     /// a session of the person's conversation does (Codex's title thread writes none).
     pub fn has_rollout(&self, id: &str) -> bool {
+        self.rollout(id).is_some()
+    }
+
+    /// The rollout of session `id`, `sessions/*/*/*/rollout-*-<id>.jsonl`: a resumed session
+    /// appends to the file of the day it began.
+    pub fn rollout(&self, id: &str) -> Option<PathBuf> {
         let suffix = format!("-{id}.jsonl");
         let days = |dir: PathBuf| {
             std::fs::read_dir(dir)
@@ -947,7 +953,7 @@ impl CodexPaths {
             .flat_map(days)
             .flat_map(days)
             .flat_map(|day| days(day).collect::<Vec<_>>())
-            .any(|file| {
+            .find(|file| {
                 file.file_name()
                     .and_then(OsStr::to_str)
                     .is_some_and(|name| name.starts_with("rollout-") && name.ends_with(&suffix))
@@ -974,18 +980,32 @@ impl GeminiPaths {
         })
     }
 
+    /// `tmp/`: a folder for each project (working directory).
+    pub fn projects(&self) -> PathBuf {
+        self.dir.join("tmp")
+    }
+
+    /// Each project's `tmp/<project>/chats/` that exists: its sessions' files.
+    pub fn chats_folders(&self) -> Vec<PathBuf> {
+        let Ok(projects) = std::fs::read_dir(self.projects()) else {
+            return Vec::new();
+        };
+        projects
+            .flatten()
+            .map(|project| project.path().join("chats"))
+            .filter(|chats| chats.is_dir())
+            .collect()
+    }
+
     /// The files that may hold session `id`: Gemini CLI names a session's file by the first 8
     /// characters of its id only, so each must be read to know whose it is.
     pub fn session_files(&self, id: &str) -> Vec<PathBuf> {
         let Some(short) = id.get(..8) else {
             return Vec::new();
         };
-        let Ok(projects) = std::fs::read_dir(self.dir.join("tmp")) else {
-            return Vec::new();
-        };
-        projects
-            .flatten()
-            .filter_map(|project| std::fs::read_dir(project.path().join("chats")).ok())
+        self.chats_folders()
+            .into_iter()
+            .filter_map(|chats| std::fs::read_dir(chats).ok())
             .flatten()
             .flatten()
             .map(|entry| entry.path())
