@@ -296,10 +296,11 @@ impl TeamPaths {
         self.dir.join("logs")
     }
 
-    /// `gemini-settings.json`: the system settings file swarm gives the team's Gemini CLI members
-    /// (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`): the one they would read, with swarm's hooks added.
-    pub fn gemini_settings(&self) -> PathBuf {
-        self.dir.join(GEMINI_SETTINGS_FILE)
+    /// `gemini-home/`: the Gemini CLI home swarm gives the team's Gemini CLI teammates
+    /// (`GEMINI_CLI_HOME`): its `.gemini/settings.json` is the person's with swarm's hooks added,
+    /// every other entry of its `.gemini` a symlink to the person's.
+    pub fn gemini_home(&self) -> PathBuf {
+        self.dir.join(GEMINI_HOME_DIR)
     }
 
     /// `aider/<member>.chat.md` and `aider/<member>.input`: an aider member's own chat and input
@@ -359,7 +360,7 @@ const USAGE_FILE: &str = "usage.jsonl";
 const NOTIFY_FILE: &str = "notify.toml";
 const ACTIVITY_FILE: &str = "activity.json";
 const ACTIVITY_LOCK_FILE: &str = ".activity.flock";
-const GEMINI_SETTINGS_FILE: &str = "gemini-settings.json";
+const GEMINI_HOME_DIR: &str = "gemini-home";
 const INBOX_SUFFIX: &str = ".json";
 const HISTORY_SUFFIX: &str = ".jsonl";
 const LOG_SUFFIX: &str = ".log";
@@ -980,6 +981,17 @@ impl GeminiPaths {
         })
     }
 
+    /// The folder itself.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `settings.json`: the user's settings, read whoever owns them (a system settings file is
+    /// read only when root owns it and every folder above it).
+    pub fn settings(&self) -> PathBuf {
+        self.dir.join(GEMINI_SETTINGS_FILE)
+    }
+
     /// `tmp/`: a folder for each project (working directory).
     pub fn projects(&self) -> PathBuf {
         self.dir.join("tmp")
@@ -1048,6 +1060,8 @@ impl GeminiPaths {
 }
 
 const TRANSCRIPT_SUFFIX: &str = ".jsonl";
+
+const GEMINI_SETTINGS_FILE: &str = "settings.json";
 
 /// How long a project folder's name may be before Claude Code cuts it and adds a hash.
 const CLAUDE_PROJECT_NAME_MAX: usize = 200;
