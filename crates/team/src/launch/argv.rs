@@ -1035,14 +1035,6 @@ mod tests {
         assert_eq!(launch.env["CLAUDE_CODE_ENABLE_TODO_TOOLS"], "1");
     }
 
-    fn request_of(profile: Profile, env: &BTreeMap<String, String>) -> TeammateRequest<'_> {
-        TeammateRequest {
-            command: None,
-            profile,
-            ..request(env)
-        }
-    }
-
     fn teammate_of(profile: Profile, command: Option<&[String]>) -> Launch {
         let lead = strings(&["claude"]);
         let env = BTreeMap::new();
