@@ -296,3 +296,270 @@ command = ["sleep", "1000"]
         .success();
     team.up_command().arg("--resume").run().success();
 }
+
+/// A stand-in for Codex 0.169.0 that writes its rollout as Codex does: at its first turn,
+/// `$CODEX_HOME/sessions/Y/M/D/rollout-<time>-<thread id>.jsonl`, with the `session_meta`, the
+/// turn's `turn_context` (which names the model), and for each model response a
+/// `token_usage_record` and an `event_msg` `token_count` telling the same usage (the lines in the
+/// shape of a real rollout, trimmed); then it tells its `notify` program of the turn as Codex
+/// does, which records the thread as the member's session. Then it appends whatever the test
+/// leaves in `$FAKE_RECORD/<member>.more`, and replaces the rollout by another file with what
+/// it leaves in `<member>.replace`.
+const FAKE_CODEX: &str = r#"#!/usr/bin/env python3
+import json, os, subprocess, sys, time, uuid
+args = sys.argv[1:]
+out = os.path.join(os.environ["FAKE_RECORD"], os.environ["SWARM_AGENT"])
+overrides = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-c", "--config")]
+notify = [json.loads(v.split("=", 1)[1]) for v in overrides if v.split("=", 1)[0] == "notify"][0]
+thread = str(uuid.uuid4())
+day = os.path.join(os.environ["CODEX_HOME"], "sessions", "2026", "11", "26")
+os.makedirs(day, exist_ok=True)
+rollout = os.path.join(day, f"rollout-2026-11-26T10-00-00-{thread}.jsonl")
+with open(out + ".path", "w") as f:
+    f.write(rollout)
+with open(out + ".first") as f:
+    first = f.read()
+with open(rollout, "a") as f:
+    f.write(json.dumps({"timestamp": "2026-11-26T10:00:00.000Z", "ordinal": 0, "type": "session_meta",
+                        "payload": {"session_id": thread, "id": thread, "cwd": os.getcwd(),
+                                    "originator": "codex_tui", "cli_version": "0.169.0",
+                                    "model_provider": "fake"}}) + "\n")
+    f.write(first)
+turn = {"type": "agent-turn-complete", "thread-id": thread, "turn-id": "t1", "cwd": os.getcwd(),
+        "client": "codex-tui", "input-messages": ["go"], "last-assistant-message": "done"}
+subprocess.run(notify + [json.dumps(turn)], stdin=subprocess.DEVNULL)
+print("fake codex ready", flush=True)
+while True:
+    if os.path.exists(out + ".more"):
+        os.rename(out + ".more", out + ".taking")
+        with open(out + ".taking") as src, open(rollout, "a") as f:
+            f.write(src.read())
+        os.remove(out + ".taking")
+    if os.path.exists(out + ".replace"):
+        os.rename(out + ".replace", out + ".taking")
+        os.remove(rollout)
+        os.rename(out + ".taking", rollout)
+    time.sleep(0.2)
+"#;
+
+/// A turn's `turn_context` in a Codex rollout, which names its model (trimmed).
+fn codex_turn(turn: &str, model: &str) -> String {
+    format!(
+        r#"{{"timestamp":"2026-11-26T10:00:01.000Z","ordinal":5,"type":"turn_context","payload":{{"turn_id":"{turn}","root_turn_id":"{turn}","cwd":"/w","approval_policy":"never","model":"{model}","effort":"medium"}}}}"#
+    ) + "\n"
+}
+
+/// A model response's two usage records in a Codex rollout, as Codex 0.169.0 writes them:
+/// `input` includes `cached`; the thread's running total is made up, as swarm never reads it.
+fn codex_response(turn: &str, id: &str, input: u64, cached: u64, output: u64) -> String {
+    let usage = format!(
+        r#"{{"input_tokens":{input},"cached_input_tokens":{cached},"cache_write_input_tokens":0,"output_tokens":{output},"reasoning_output_tokens":1,"total_tokens":{}}}"#,
+        input + output
+    );
+    let total = r#"{"input_tokens":99999,"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":99999,"reasoning_output_tokens":0,"total_tokens":199998}"#;
+    format!(
+        r#"{{"timestamp":"2026-11-26T10:00:02.000Z","ordinal":11,"type":"token_usage_record","payload":{{"thread_id":"t","turn_id":"{turn}","session_id":"t","root_turn_id":"{turn}","response_id":"{id}","usage":{usage},"turn_token_usage":{usage},"thread_token_usage":{total}}}}}"#
+    ) + "\n"
+        + &format!(
+            r#"{{"timestamp":"2026-11-26T10:00:02.001Z","ordinal":12,"type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{total},"last_token_usage":{usage},"last_usage_includes_reasoning":false,"model_context_window":258400}},"rate_limits":{{"limit_id":"codex","limit_name":null,"primary":null,"secondary":null,"credits":null}}}}}}"#
+        )
+        + "\n"
+}
+
+/// Member `name`'s tokens and whether any are unpriced, by model, in `swarm cost --json`.
+fn by_model(sandbox: &Sandbox, team: &str, name: &str) -> Vec<(String, [u32; 4])> {
+    cost_of(sandbox, team, name)["models"]
+        .as_array()
+        .map(|models| {
+            models
+                .iter()
+                .map(|model| {
+                    (
+                        model["model"].as_str().unwrap_or("").to_owned(),
+                        tokens(model),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_codex_rollout_is_followed_as_it_grows_each_response_counted_once_and_a_new_file_noticed() {
+    let mut sandbox = Sandbox::new();
+    sandbox.shim("codex", FAKE_CODEX);
+    let record = sandbox.root().join("record");
+    let codex_home = sandbox.root().join("codex-home");
+    fs::create_dir_all(&record).unwrap();
+    fs::create_dir_all(&codex_home).unwrap();
+    sandbox.set_env("FAKE_RECORD", &record);
+    sandbox.set_env("CODEX_HOME", &codex_home);
+    // The first turn: two responses of one model.
+    fs::write(
+        record.join("cx.first"),
+        codex_turn("t1", "gpt-5.1-codex")
+            + &codex_response("t1", "resp_1", 1200, 200, 34)
+            + &codex_response("t1", "resp_2", 1300, 1200, 40),
+    )
+    .unwrap();
+    let _team = Team::up(
+        &sandbox,
+        "name = \"x\"\n[[member]]\nname = \"cx\"\nprofile = \"codex\"\n",
+    );
+    // input (not cached), output, cache write, cache read.
+    let mut expected: [u32; 4] = [1000 + 100, 34 + 40, 0, 200 + 1200];
+    eventually("the first turn's responses to be counted", || {
+        tokens(&cost_of(&sandbox, "x", "cx")["total"]) == expected
+    });
+    let rollout = PathBuf::from(fs::read_to_string(record.join("cx.path")).unwrap());
+
+    // A second turn on another model, its last response half written at first.
+    let second = codex_response("t2", "resp_3", 500, 0, 7);
+    let (head, tail) = second.split_at(60);
+    fs::write(
+        record.join("cx.more"),
+        codex_turn("t2", "gpt-5.1-codex-mini") + head,
+    )
+    .unwrap();
+    eventually("the half line to be taken", || {
+        !record.join("cx.more").exists()
+    });
+    fs::write(record.join("cx.more"), tail).unwrap();
+    expected[0] += 500;
+    expected[1] += 7;
+    eventually("the second turn to be counted", || {
+        tokens(&cost_of(&sandbox, "x", "cx")["total"]) == expected
+    });
+    let mut models = by_model(&sandbox, "x", "cx");
+    models.sort();
+    assert_eq!(
+        models,
+        [
+            ("gpt-5.1-codex".to_owned(), [1100, 74, 0, 1400]),
+            ("gpt-5.1-codex-mini".to_owned(), [500, 7, 0, 0]),
+        ]
+    );
+    // No price is known for these models: tokens, and `?` for money.
+    assert_eq!(cost_of(&sandbox, "x", "cx")["total"]["unpriced"], true);
+
+    // The rollout replaced by another file holding what it held and a response more: only the
+    // new one is counted.
+    let held = fs::read_to_string(&rollout).unwrap();
+    fs::write(
+        record.join("cx.replace"),
+        held + &codex_response("t2", "resp_4", 10, 0, 1),
+    )
+    .unwrap();
+    expected[0] += 10;
+    expected[1] += 1;
+    eventually("the replaced rollout's new response to be counted", || {
+        tokens(&cost_of(&sandbox, "x", "cx")["total"]) == expected
+    });
+    let status = sandbox.status_row("x", "cx");
+    assert_eq!(tokens(&status["cost"]), expected);
+}
+
+/// A stand-in for Gemini CLI 0.61.0 that writes its session file as Gemini CLI does:
+/// `$GEMINI_CLI_HOME/.gemini/tmp/<project>/chats/session-<time>-<first 8 of the id>.jsonl`, a
+/// meta line, a `$set` of the history, the person's message, and each model message written
+/// once and again with its tool call (the lines in the shape of a real session file, trimmed).
+/// Then it appends whatever the test leaves in `$FAKE_RECORD/<member>.more`.
+const FAKE_GEMINI: &str = r#"#!/usr/bin/env python3
+import json, os, sys, time
+args = sys.argv[1:]
+out = os.path.join(os.environ["FAKE_RECORD"], os.environ["SWARM_AGENT"])
+session = args[args.index("--session-id") + 1]
+chats = os.path.join(os.environ["GEMINI_CLI_HOME"], ".gemini", "tmp", "proj", "chats")
+os.makedirs(chats, exist_ok=True)
+chat = os.path.join(chats, f"session-2026-11-26T10-00-{session[:8]}.jsonl")
+with open(out + ".path", "w") as f:
+    f.write(chat)
+with open(out + ".first") as f:
+    first = f.read()
+with open(chat, "a") as f:
+    f.write(json.dumps({"sessionId": session, "projectHash": "6ce1", "startTime": "2026-11-26T10:00:00.000Z",
+                        "lastUpdated": "2026-11-26T10:00:00.000Z", "kind": "main"}) + "\n")
+    f.write(json.dumps({"$set": {"messages": [{"id": "c0", "type": "user",
+                                               "content": [{"text": "<session_context>"}]}]}}) + "\n")
+    f.write(json.dumps({"id": "u1", "timestamp": "2026-11-26T10:00:01.000Z", "type": "user",
+                        "content": [{"text": "do things"}]}) + "\n")
+    f.write(first)
+print("fake gemini ready", flush=True)
+while True:
+    if os.path.exists(out + ".more"):
+        os.rename(out + ".more", out + ".taking")
+        with open(out + ".taking") as src, open(chat, "a") as f:
+            f.write(src.read())
+        os.remove(out + ".taking")
+    time.sleep(0.2)
+"#;
+
+/// A model message of a Gemini CLI session file, written twice as Gemini CLI does when it calls
+/// a tool, and the `lastUpdated` record after each: `input` includes `cached`.
+fn gemini_message(id: &str, input: u64, cached: u64, output: u64, thoughts: u64) -> String {
+    let tokens = format!(
+        r#"{{"input":{input},"output":{output},"cached":{cached},"thoughts":{thoughts},"tool":0,"total":{}}}"#,
+        input + output + thoughts
+    );
+    let message = format!(
+        r#"{{"id":"{id}","timestamp":"2026-11-26T10:00:02.000Z","type":"gemini","content":"","thoughts":[],"tokens":{tokens},"model":"gemini-3.8-flash""#
+    );
+    let updated = r#"{"$set":{"lastUpdated":"2026-11-26T10:00:02.001Z"}}"#;
+    format!(
+        "{message}}}\n{updated}\n{message},\"toolCalls\":[{{\"id\":\"run_1\",\"name\":\"run_shell_command\",\"args\":{{\"command\":\"true\"}}}}]}}\n"
+    )
+}
+
+#[test]
+fn a_gemini_session_file_is_followed_as_it_grows_each_message_counted_once() {
+    let mut sandbox = Sandbox::new();
+    sandbox.shim("gemini", FAKE_GEMINI);
+    let record = sandbox.root().join("record");
+    let gemini_home = sandbox.root().join("gemini-home");
+    fs::create_dir_all(&record).unwrap();
+    fs::create_dir_all(&gemini_home).unwrap();
+    sandbox.set_env("FAKE_RECORD", &record);
+    sandbox.set_env("GEMINI_CLI_HOME", &gemini_home);
+    fs::write(
+        record.join("gm.first"),
+        gemini_message("m1", 1500, 300, 40, 12) + &gemini_message("m2", 1600, 1500, 20, 0),
+    )
+    .unwrap();
+    let _team = Team::up(
+        &sandbox,
+        "name = \"g\"\n[[member]]\nname = \"gm\"\nprofile = \"gemini\"\n",
+    );
+    // input (not cached), output with thoughts, cache write, cache read.
+    let mut expected: [u32; 4] = [1200 + 100, 52 + 20, 0, 300 + 1500];
+    eventually("the first messages to be counted", || {
+        tokens(&cost_of(&sandbox, "g", "gm")["total"]) == expected
+    });
+    // A resume writes the whole history again in a `$set`, the newest message with its tokens:
+    // not counted again; then a new message, half written at first.
+    let rewrite = format!(
+        r#"{{"$set":{{"messages":[{{"id":"m1","type":"gemini","content":""}},{}]}}}}"#,
+        gemini_message("m2", 1600, 1500, 20, 0)
+            .lines()
+            .next()
+            .unwrap()
+    ) + "\n";
+    let third = gemini_message("m3", 70, 0, 9, 1);
+    let (head, tail) = third.split_at(50);
+    fs::write(record.join("gm.more"), rewrite + head).unwrap();
+    eventually("the half line to be taken", || {
+        !record.join("gm.more").exists()
+    });
+    fs::write(record.join("gm.more"), tail).unwrap();
+    expected[0] += 70;
+    expected[1] += 10;
+    eventually("the new message to be counted", || {
+        tokens(&cost_of(&sandbox, "g", "gm")["total"]) == expected
+    });
+    assert_eq!(
+        by_model(&sandbox, "g", "gm"),
+        [("gemini-3.8-flash".to_owned(), expected)]
+    );
+    assert_eq!(cost_of(&sandbox, "g", "gm")["total"]["unpriced"], true);
+    let status = sandbox.status_row("g", "gm");
+    assert_eq!(tokens(&status["cost"]), expected);
+}

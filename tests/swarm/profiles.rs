@@ -58,8 +58,9 @@ for line in sys.stdin:
 "#;
 
 /// A stand-in for Gemini CLI 0.61.0. It records its argv, reads the system settings file
-/// `GEMINI_CLI_SYSTEM_SETTINGS_PATH` names (as Gemini CLI does, whose every layer's hooks run;
-/// and as it does, only when the file and its folders are root's and closed to others),
+/// `GEMINI_CLI_SYSTEM_SETTINGS_PATH` names (as Gemini CLI does, only when the file and its
+/// folders are root's and closed to others) and the user's, `$GEMINI_CLI_HOME/.gemini/settings.json`
+/// (whoever owns it), and runs every layer's hooks, as Gemini CLI does;
 /// runs `SessionStart` at its start, and for each line typed into its pane runs the hooks of a
 /// turn with their JSON on stdin: `BeforeAgent`, then `AfterAgent`; for the line `ask`,
 /// `BeforeAgent`, `BeforeTool` and the `Notification` of an approval dialog, and it waits there.
@@ -80,14 +81,23 @@ def secure(path):
         if path == "/":
             return True
         path = os.path.dirname(path)
-settings = {}
+layers = []
 system = os.environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
 if system and os.path.exists(system):
     if secure(system):
         with open(system) as f:
-            settings = json.load(f)
+            layers.append(json.load(f))
     else:
         print(f"Security Warning: Skipping system settings file '{system}'", flush=True)
+# The user's settings, read whoever owns them: `$GEMINI_CLI_HOME/.gemini/settings.json`.
+user = os.path.join(os.environ["GEMINI_CLI_HOME"], ".gemini", "settings.json")
+if os.path.exists(user):
+    with open(user) as f:
+        layers.append(json.load(f))
+settings = {"hooks": {}}
+for layer in layers:
+    for event, entries in layer.get("hooks", {}).items():
+        settings["hooks"].setdefault(event, []).extend(entries)
 resumed = "--resume" in args
 session = args[args.index("--resume" if resumed else "--session-id") + 1]
 chats = os.path.join(os.environ["GEMINI_CLI_HOME"], ".gemini", "tmp", "proj", "chats")
@@ -130,30 +140,9 @@ with open(os.path.join(os.environ["FAKE_RECORD"], os.environ["SWARM_AGENT"] + ".
 time.sleep(1000)
 "#;
 
-/// A swarm home Gemini CLI would read a settings file in when this runs as root: not under
-/// `/tmp`, which others may write to, but in the build's own folder.
-fn home_outside_tmp(sandbox: &mut Sandbox) -> tempfile::TempDir {
-    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    sandbox.set_env("SWARM_HOME", home.path());
-    home
-}
-
-/// Whether Gemini CLI would read a settings file in `dir`: this process is root, and `dir` and
-/// every folder above it are root's and closed to group and others.
-fn gemini_would_read(dir: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let root = fs::metadata(dir).unwrap().uid() == 0;
-    root && dir.ancestors().all(|d| {
-        let meta = fs::metadata(d).unwrap();
-        meta.uid() == 0 && meta.mode() & 0o022 == 0
-    })
-}
-
-/// A sandbox with the stand-ins on PATH, each program's own folder in it, and where they record;
-/// its swarm home outside `/tmp`.
-fn sandbox_with_fakes() -> (Sandbox, tempfile::TempDir) {
+/// A sandbox with the stand-ins on PATH, each program's own folder in it, and where they record.
+fn sandbox_with_fakes() -> Sandbox {
     let mut sandbox = Sandbox::new();
-    let home = home_outside_tmp(&mut sandbox);
     sandbox.shim("codex", FAKE_CODEX);
     sandbox.shim("gemini", FAKE_GEMINI);
     sandbox.shim("aider", RECORDER);
@@ -167,7 +156,10 @@ fn sandbox_with_fakes() -> (Sandbox, tempfile::TempDir) {
         fs::create_dir_all(&dir).unwrap();
         sandbox.set_env(var, &dir);
     }
-    (sandbox, home)
+    // A person who has used Gemini CLI: its sessions go to their folder, through the teammate's
+    // own Gemini CLI home.
+    fs::create_dir_all(sandbox.root().join("gemini-home/.gemini/tmp")).unwrap();
+    sandbox
 }
 
 /// Each argv `name`'s program was started with, in order.
@@ -241,7 +233,7 @@ fn states(sandbox: &Sandbox, team: &str, name: &str) -> Vec<String> {
 
 #[test]
 fn codex_tells_its_turns_end_and_session_through_notify_and_gemini_its_activity_through_hooks() {
-    let (sandbox, home) = sandbox_with_fakes();
+    let sandbox = sandbox_with_fakes();
     let team = Team::up(
         &sandbox,
         &format!(
@@ -295,16 +287,14 @@ fn codex_tells_its_turns_end_and_session_through_notify_and_gemini_its_activity_
         launches(&sandbox, "gm")[0],
         strings(&["--approval-mode", "default", "--session-id", &session])
     );
-    if !gemini_would_read(home.path()) {
-        // Not root (or a folder open to others): Gemini CLI would skip the file, so swarm names
-        // none, and the member is judged by its screen.
-        assert_eq!(sandbox.member("p", "gm")["activityHooks"], Value::Null);
-        assert!(!sandbox.team_dir("p").join("gemini-settings.json").exists());
-        return;
-    }
     assert_eq!(sandbox.member("p", "gm")["activityHooks"], true);
     let settings: Value = serde_json::from_slice(
-        &fs::read(sandbox.team_dir("p").join("gemini-settings.json")).unwrap(),
+        &fs::read(
+            sandbox
+                .team_dir("p")
+                .join("gemini-home/.gemini/settings.json"),
+        )
+        .unwrap(),
     )
     .unwrap();
     assert_eq!(
@@ -379,8 +369,7 @@ fn swarm_hook_codex_and_gemini_refuse_with_exit_1_outside_a_pane_or_without_thei
 
 #[test]
 fn up_dry_run_shows_what_each_profile_adds() {
-    let mut sandbox = Sandbox::new();
-    let home = home_outside_tmp(&mut sandbox);
+    let sandbox = Sandbox::new();
     let file = sandbox.write(
         "d.toml",
         "name = \"d\"\n[[member]]\nname = \"cx\"\nprofile = \"codex\"\n\
@@ -412,15 +401,11 @@ fn up_dry_run_shows_what_each_profile_adds() {
         strings(&["codex", "-c", r#"notify=["swarm","hook","codex"]"#])
     );
     assert_eq!(argv("gm")[..2], strings(&["gemini", "--session-id"]));
-    let settings = pane("gm")["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"].clone();
-    if gemini_would_read(home.path()) {
-        assert!(
-            Path::new(settings.as_str().unwrap()).ends_with("teams/d/gemini-settings.json"),
-            "{settings}"
-        );
-    } else {
-        assert_eq!(settings, Value::Null);
-    }
+    let gemini_home = pane("gm")["env"]["GEMINI_CLI_HOME"].clone();
+    assert!(
+        Path::new(gemini_home.as_str().unwrap()).ends_with("teams/d/gemini-home"),
+        "{gemini_home}"
+    );
     let aider = argv("ad");
     assert_eq!(aider[1], "--chat-history-file");
     assert!(aider[2].ends_with("teams/d/aider/ad.chat.md"), "{aider:?}");
@@ -440,10 +425,12 @@ fn up_dry_run_shows_what_each_profile_adds() {
         .stdout_has("--chat-history-file");
 }
 
-/// A swarm home under `/tmp`, where Gemini CLI reads no settings file (others may write there):
-/// a gemini teammate is given none, and is judged by its screen like any program.
+/// A swarm home under `/tmp`, where Gemini CLI reads no system settings file (others may write
+/// there), as when swarm does not run as root: a gemini teammate gets swarm's hooks through a
+/// Gemini CLI home of its own (`GEMINI_CLI_HOME`), whose settings are the person's with the hooks
+/// added and whose other files are the person's own, untouched.
 #[test]
-fn a_gemini_teammate_in_a_home_gemini_would_not_trust_gets_no_settings_file() {
+fn a_gemini_teammate_gets_its_hooks_through_a_gemini_home_of_its_own_wherever_swarm_runs() {
     let mut sandbox = Sandbox::new();
     sandbox.shim("gemini", FAKE_GEMINI);
     for (var, dir) in [
@@ -454,32 +441,64 @@ fn a_gemini_teammate_in_a_home_gemini_would_not_trust_gets_no_settings_file() {
         fs::create_dir_all(&dir).unwrap();
         sandbox.set_env(var, &dir);
     }
+    // The person's own Gemini CLI folder: settings with a hook of theirs, and credentials.
+    let theirs = sandbox.root().join("gemini-home/.gemini");
+    fs::create_dir_all(&theirs).unwrap();
+    let mine = sandbox.root().join("record/mine");
+    let settings = serde_json::json!({
+        "ui": {"theme": "Default"},
+        "hooks": {"AfterAgent": [{"matcher": "*", "hooks": [
+            {"type": "command", "command": format!("echo ran >> {}", mine.display())}
+        ]}]}
+    })
+    .to_string();
+    fs::write(theirs.join("settings.json"), &settings).unwrap();
+    fs::write(theirs.join("oauth_creds.json"), "{}").unwrap();
     let team = Team::up(
         &sandbox,
         &format!("name = \"g\"\n{LEAD}[[member]]\nname = \"gm\"\nprofile = \"gemini\"\n"),
     );
     eventually("gemini to start", || launches(&sandbox, "gm").len() == 1);
     let member = sandbox.member("g", "gm");
-    assert_eq!(member["activityHooks"], Value::Null, "{member}");
-    assert!(
-        !member["envKeys"]
-            .to_string()
-            .contains("GEMINI_CLI_SYSTEM_SETTINGS_PATH"),
-        "{member}"
+    assert_eq!(member["activityHooks"], true, "{member}");
+    becomes(&sandbox, "g", "gm", "idle", "session started");
+    type_line(&sandbox, "g", "gm", "go on");
+    becomes(&sandbox, "g", "gm", "idle", "turn ended");
+    assert_eq!(
+        states(&sandbox, "g", "gm"),
+        ["starting", "idle", "working", "idle"]
     );
-    log_shows(&sandbox, "g", "gm", "fake gemini ready");
+    // The person's own hook ran too, and their files are as they were, reached from the
+    // teammate's Gemini CLI home.
+    assert_eq!(fs::read_to_string(&mine).unwrap(), "ran\n");
+    assert_eq!(
+        fs::read_to_string(theirs.join("settings.json")).unwrap(),
+        settings
+    );
+    let own = sandbox.team_dir("g").join("gemini-home/.gemini");
+    assert_eq!(
+        fs::read_link(own.join("oauth_creds.json")).unwrap(),
+        theirs.join("oauth_creds.json")
+    );
+    let ours: Value =
+        serde_json::from_slice(&fs::read(own.join("settings.json")).unwrap()).unwrap();
+    assert_eq!(ours["ui"]["theme"], "Default");
+    assert_eq!(
+        ours["hooks"]["AfterAgent"][1]["hooks"][0]["command"],
+        "swarm hook gemini"
+    );
     let log = sandbox
         .swarm()
         .args(["log", "gm", "--team", "g"])
         .run()
         .stdout;
-    assert!(!log.contains("Skipping system settings"), "{log}");
+    assert!(!log.contains("blocked by"), "a hook blocked gemini: {log}");
     drop(team);
 }
 
 #[test]
 fn codex_gemini_aider_and_a_resume_command_resume_each_in_its_own_conversation() {
-    let (sandbox, home) = sandbox_with_fakes();
+    let sandbox = sandbox_with_fakes();
     let team = Team::up(
         &sandbox,
         r#"
@@ -592,8 +611,6 @@ command = ["mytool", "plain"]
     // Without a resume_command a generic program starts afresh, as it was.
     assert_eq!(launches(&sandbox, "plain")[1], strings(&["plain"]));
     // The resumed gemini tells its activity again, through the same settings.
-    if gemini_would_read(home.path()) {
-        becomes(&sandbox, "r", "gm", "idle", "session started");
-    }
+    becomes(&sandbox, "r", "gm", "idle", "session started");
     drop(team);
 }

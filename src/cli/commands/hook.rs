@@ -1,6 +1,6 @@
 //! `swarm hook claude|gemini|codex`: what an agent CLI runs at each event its profile wires in
 //! (docs/ARCHITECTURE.md, "Activity and events"): Claude Code's hooks (through `--settings`) and
-//! Gemini CLI's (through the system settings file swarm writes) give their JSON on stdin; Codex's
+//! Gemini CLI's (through the settings of the Gemini CLI home swarm gives it) give their JSON on stdin; Codex's
 //! `notify` program gets the turn's JSON as its last argument. It records the member's activity
 //! (and Codex's session id, for a resume) through the one recorder; it prints nothing, so the
 //! program goes on as it would. It runs at every tool call: one read of the activity file when

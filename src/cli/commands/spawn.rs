@@ -302,7 +302,6 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         lead_profile: launch_settings.profile,
         lead_argv: lead_argv.as_deref(),
         inherit: &launch_settings.inherit,
-        gemini_hooks: crate::launch::profiles::gemini_reads_settings_of(team.home()),
     };
     let (mut member, mut plan) =
         prepare::teammate(&launch_team, &spec, color, clock::now_ms(), &|key| {

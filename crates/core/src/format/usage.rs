@@ -1,6 +1,7 @@
 //! What members spend (docs/ARCHITECTURE.md, "Costs and budgets"): the tokens of one model reply
 //! as a line of the team's usage ledger, where they are read from in Claude Code's transcripts,
-//! and what they cost at a model's prices. Data and its rules only; no file is read here.
+//! Codex's rollouts and Gemini CLI's session files, and what they cost at a model's prices. Data
+//! and its rules only; no file is read here.
 
 use std::collections::BTreeMap;
 use std::ops::{Add, AddAssign};
@@ -59,6 +60,10 @@ impl AddAssign for Tokens {
 pub enum Source {
     /// A Claude Code transcript, followed by the member's supervisor.
     Claude,
+    /// A Codex rollout, followed by the member's supervisor.
+    Codex,
+    /// A Gemini CLI session file, followed by the member's supervisor.
+    Gemini,
     /// `swarm usage add`.
     Added,
 }
@@ -84,7 +89,8 @@ pub struct UsageLine {
     #[serde(flatten)]
     pub tokens: Tokens,
     pub source: Source,
-    /// The reply's id (Claude's `message.id`): a reply is counted once.
+    /// The reply's id (Claude's `message.id`, Codex's `response_id`, Gemini CLI's message `id`):
+    /// a reply is counted once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -110,6 +116,80 @@ pub fn claude_reply(line: &[u8]) -> Option<(String, String, Tokens)> {
         output: count("output_tokens"),
         cache_write: count("cache_creation_input_tokens"),
         cache_read: count("cache_read_input_tokens"),
+    };
+    (!tokens.is_zero()).then_some((id, model, tokens))
+}
+
+/// What one line of a Codex 0.169.0 rollout tells of usage. Codex writes two records per model
+/// response: a `token_usage_record` with the response's id and usage, and an `event_msg`
+/// `token_count` with the thread's running total and the same usage again but no id; only the
+/// first is taken, once per `response_id`. Neither names the model: the `turn_context` of the
+/// response's turn does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CodexLine {
+    /// A turn began with `model`.
+    Turn { turn: String, model: String },
+    /// A model response used `tokens`.
+    Reply {
+        id: String,
+        turn: Option<String>,
+        tokens: Tokens,
+    },
+}
+
+/// The usage a line of a Codex rollout tells, if any. Codex's `input_tokens` includes the cached
+/// input and what was written to the cache; its `output_tokens` includes the reasoning.
+pub fn codex_line(line: &[u8]) -> Option<CodexLine> {
+    let entry: Value = serde_json::from_slice(line).ok()?;
+    let payload = entry.get("payload")?;
+    let text = |value: &Value, field: &str| value.get(field)?.as_str().map(str::to_owned);
+    match entry.get("type")?.as_str()? {
+        "turn_context" => Some(CodexLine::Turn {
+            turn: text(payload, "turn_id")?,
+            model: text(payload, "model")?,
+        }),
+        "token_usage_record" => {
+            let usage = payload.get("usage")?;
+            let count = |field: &str| usage.get(field).and_then(Value::as_u64).unwrap_or(0);
+            let cache_read = count("cached_input_tokens");
+            let cache_write = count("cache_write_input_tokens");
+            let tokens = Tokens {
+                input: count("input_tokens").saturating_sub(cache_read + cache_write),
+                output: count("output_tokens"),
+                cache_write,
+                cache_read,
+            };
+            (!tokens.is_zero()).then_some(CodexLine::Reply {
+                id: text(payload, "response_id")?,
+                turn: text(payload, "turn_id"),
+                tokens,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The usage one line of a Gemini CLI 0.61.0 session file (`chats/session-*.jsonl`) reports: a
+/// model message of its own (`type` `gemini`, with `id`, `model` and `tokens`). Gemini CLI writes
+/// a message again as it gains tool calls, so the caller counts an id once; the `$set` records
+/// that rewrite the whole history on a resume are not counted (their older messages have lost
+/// their tokens). Its `input` includes the cached input; `thoughts` are billed as output and
+/// `tool` (tool-use prompt) as input.
+pub fn gemini_reply(line: &[u8]) -> Option<(String, String, Tokens)> {
+    let entry: Value = serde_json::from_slice(line).ok()?;
+    if entry.get("type")?.as_str()? != "gemini" {
+        return None;
+    }
+    let id = entry.get("id")?.as_str()?.to_owned();
+    let model = entry.get("model")?.as_str()?.to_owned();
+    let usage = entry.get("tokens")?;
+    let count = |field: &str| usage.get(field).and_then(Value::as_u64).unwrap_or(0);
+    let cache_read = count("cached");
+    let tokens = Tokens {
+        input: (count("input") + count("tool")).saturating_sub(cache_read),
+        output: count("output") + count("thoughts"),
+        cache_write: 0,
+        cache_read,
     };
     (!tokens.is_zero()).then_some((id, model, tokens))
 }
@@ -357,6 +437,73 @@ mod tests {
         for line in [user, cost, synthetic, "not json", ""] {
             assert_eq!(claude_reply(line.as_bytes()), None, "{line}");
         }
+    }
+
+    /// A model response in a real Codex 0.169.0 rollout: its turn's `turn_context` (trimmed to
+    /// the fields read), then its two usage records, copied whole.
+    const CODEX_TURN: &str = r#"{"timestamp":"2026-11-26T08:17:21.279Z","ordinal":5,"type":"turn_context","payload":{"turn_id":"01a216ee-3b1d-78e2-8bc9-3ccf425d93cb","root_turn_id":"01a216ee-3b1d-78e2-8bc9-3ccf425d93cb","cwd":"/tmp/research-26/cxA","approval_policy":"never","model":"gpt-5.1-codex"}}"#;
+    const CODEX_USAGE: &str = r#"{"timestamp":"2026-11-26T08:17:21.406Z","ordinal":11,"type":"token_usage_record","payload":{"thread_id":"01a216ee-3a62-7de2-ac13-c2e50d8c3cd8","turn_id":"01a216ee-3b1d-78e2-8bc9-3ccf425d93cb","session_id":"01a216ee-3a62-7de2-ac13-c2e50d8c3cd8","root_turn_id":"01a216ee-3b1d-78e2-8bc9-3ccf425d93cb","response_id":"resp_8f66599c1017407b8480d81e","usage":{"input_tokens":1200,"cached_input_tokens":200,"cache_write_input_tokens":0,"output_tokens":34,"reasoning_output_tokens":5,"total_tokens":1234},"turn_token_usage":{"input_tokens":1200,"cached_input_tokens":200,"cache_write_input_tokens":0,"output_tokens":34,"reasoning_output_tokens":5,"total_tokens":1234},"thread_token_usage":{"input_tokens":1200,"cached_input_tokens":200,"cache_write_input_tokens":0,"output_tokens":34,"reasoning_output_tokens":5,"total_tokens":1234}}}"#;
+    const CODEX_COUNT: &str = r#"{"timestamp":"2026-11-26T08:17:21.407Z","ordinal":12,"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1200,"cached_input_tokens":200,"cache_write_input_tokens":0,"output_tokens":34,"reasoning_output_tokens":5,"total_tokens":1234},"last_token_usage":{"input_tokens":1200,"cached_input_tokens":200,"cache_write_input_tokens":0,"output_tokens":34,"reasoning_output_tokens":5,"total_tokens":1234},"last_usage_includes_reasoning":false,"model_context_window":258400},"rate_limits":{"limit_id":"codex","limit_name":null,"primary":null,"secondary":null,"credits":null,"individual_limit":null,"spend_control_reached":null,"plan_type":null,"rate_limit_reached_type":null}}}"#;
+
+    #[test]
+    fn a_codex_response_is_its_token_usage_record_and_its_model_its_turns() {
+        assert_eq!(
+            codex_line(CODEX_TURN.as_bytes()),
+            Some(CodexLine::Turn {
+                turn: "01a216ee-3b1d-78e2-8bc9-3ccf425d93cb".into(),
+                model: "gpt-5.1-codex".into()
+            })
+        );
+        // 1200 input of which 200 cached; 34 output with the reasoning: 1234 in all.
+        let tokens = Tokens {
+            input: 1000,
+            output: 34,
+            cache_write: 0,
+            cache_read: 200,
+        };
+        assert_eq!(tokens.total(), 1234);
+        assert_eq!(
+            codex_line(CODEX_USAGE.as_bytes()),
+            Some(CodexLine::Reply {
+                id: "resp_8f66599c1017407b8480d81e".into(),
+                turn: Some("01a216ee-3b1d-78e2-8bc9-3ccf425d93cb".into()),
+                tokens
+            })
+        );
+        // The running total that follows tells the same response again, without its id.
+        assert_eq!(codex_line(CODEX_COUNT.as_bytes()), None);
+        assert_eq!(
+            codex_line(b"{\"type\":\"session_meta\",\"payload\":{}}"),
+            None
+        );
+    }
+
+    /// Lines of a real Gemini CLI 0.61.0 session file, copied whole: a model message, the same
+    /// message written again with its tool call, and a `$set` of the history.
+    const GEMINI_REPLY: &str = r#"{"id":"6727b466-02f2-498a-9ab1-50b9a483a008","timestamp":"2026-11-25T22:11:23.279Z","type":"gemini","content":"","thoughts":[],"tokens":{"input":1500,"output":40,"cached":300,"thoughts":12,"tool":0,"total":1552},"model":"gemini-3.8-flash"}"#;
+    const GEMINI_AGAIN: &str = r#"{"id":"6727b466-02f2-498a-9ab1-50b9a483a008","timestamp":"2026-11-25T22:11:23.279Z","type":"gemini","content":"","thoughts":[],"tokens":{"input":1500,"output":40,"cached":300,"thoughts":12,"tool":0,"total":1552},"model":"gemini-3.8-flash","toolCalls":[{"id":"run_shell_command__run_shell_command_1795644683150_0","name":"run_shell_command","args":{"command":"echo from-gemini > made_by_gemini.txt","description":"make file"},"result":[{"functionResponse":{"id":"run_shell_command__run_shell_command_1795644683150_0","name":"run_shell_command","response":{"output":"<untrusted_context>\nOutput: (empty)\nProcess Group PGID: 12943\n</untrusted_context>"}}}],"status":"success","timestamp":"2026-11-25T22:11:24.282Z","resultDisplay":"","description":"echo from-gemini > made_by_gemini.txt","displayName":"Shell","renderOutputAsMarkdown":false}]}"#;
+    const GEMINI_SET: &str = r#"{"$set":{"messages":[{"id":"d04923d38bb0f6017037e74183378ef4","timestamp":"2026-11-25T22:11:21.231Z","type":"user","content":[{"text":"<session_context>\nThis is the Gemini CLI. We are setting up the context for our chat.\nToday's date is Wednesday, November 25, 2026 (formatted according to the user's locale).\nMy operating system is: linux\nThe project's temporary directory is: /tmp/cg-research/g1/home/.gemini/tmp/proj\n- **Workspace Directories:**\n  - /tmp/cg-research/g1/proj\n- **Directory Structure:**\n\nShowing up to 200 items (files + folders). Folders or files indicated with ... contain more items not shown, were ignored, or the display limit (200 items) was reached.\n\n/tmp/cg-research/g1/proj/\n└───.git/...\n\n\n</session_context>"}]}],"lastUpdated":"2026-11-25T22:11:21.231Z"}}"#;
+
+    #[test]
+    fn a_gemini_message_gives_its_id_model_and_tokens_and_a_history_rewrite_none() {
+        let (id, model, tokens) = gemini_reply(GEMINI_REPLY.as_bytes()).unwrap();
+        assert_eq!(id, "6727b466-02f2-498a-9ab1-50b9a483a008");
+        assert_eq!(model, "gemini-3.8-flash");
+        // input 1500 of which 300 cached; output 40 and 12 of thought: 1552 in all.
+        assert_eq!(
+            tokens,
+            Tokens {
+                input: 1200,
+                output: 52,
+                cache_write: 0,
+                cache_read: 300
+            }
+        );
+        assert_eq!(tokens.total(), 1552);
+        assert_eq!(gemini_reply(GEMINI_AGAIN.as_bytes()).unwrap().0, id);
+        assert_eq!(gemini_reply(GEMINI_SET.as_bytes()), None);
+        let user = r#"{"id":"u","type":"user","content":[{"text":"hi"}]}"#;
+        assert_eq!(gemini_reply(user.as_bytes()), None);
     }
 
     #[test]

@@ -296,10 +296,11 @@ impl TeamPaths {
         self.dir.join("logs")
     }
 
-    /// `gemini-settings.json`: the system settings file swarm gives the team's Gemini CLI members
-    /// (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`): the one they would read, with swarm's hooks added.
-    pub fn gemini_settings(&self) -> PathBuf {
-        self.dir.join(GEMINI_SETTINGS_FILE)
+    /// `gemini-home/`: the Gemini CLI home swarm gives the team's Gemini CLI teammates
+    /// (`GEMINI_CLI_HOME`): its `.gemini/settings.json` is the person's with swarm's hooks added,
+    /// every other entry of its `.gemini` a symlink to the person's.
+    pub fn gemini_home(&self) -> PathBuf {
+        self.dir.join(GEMINI_HOME_DIR)
     }
 
     /// `aider/<member>.chat.md` and `aider/<member>.input`: an aider member's own chat and input
@@ -359,7 +360,7 @@ const USAGE_FILE: &str = "usage.jsonl";
 const NOTIFY_FILE: &str = "notify.toml";
 const ACTIVITY_FILE: &str = "activity.json";
 const ACTIVITY_LOCK_FILE: &str = ".activity.flock";
-const GEMINI_SETTINGS_FILE: &str = "gemini-settings.json";
+const GEMINI_HOME_DIR: &str = "gemini-home";
 const INBOX_SUFFIX: &str = ".json";
 const HISTORY_SUFFIX: &str = ".jsonl";
 const LOG_SUFFIX: &str = ".log";
@@ -935,6 +936,12 @@ impl CodexPaths {
     /// Whether session `id` wrote a rollout: only then can `codex resume <id>` find it, and only
     /// a session of the person's conversation does (Codex's title thread writes none).
     pub fn has_rollout(&self, id: &str) -> bool {
+        self.rollout(id).is_some()
+    }
+
+    /// The rollout of session `id`, `sessions/*/*/*/rollout-*-<id>.jsonl`: a resumed session
+    /// appends to the file of the day it began.
+    pub fn rollout(&self, id: &str) -> Option<PathBuf> {
         let suffix = format!("-{id}.jsonl");
         let days = |dir: PathBuf| {
             std::fs::read_dir(dir)
@@ -947,7 +954,7 @@ impl CodexPaths {
             .flat_map(days)
             .flat_map(days)
             .flat_map(|day| days(day).collect::<Vec<_>>())
-            .any(|file| {
+            .find(|file| {
                 file.file_name()
                     .and_then(OsStr::to_str)
                     .is_some_and(|name| name.starts_with("rollout-") && name.ends_with(&suffix))
@@ -974,18 +981,43 @@ impl GeminiPaths {
         })
     }
 
+    /// The folder itself.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `settings.json`: the user's settings, read whoever owns them (a system settings file is
+    /// read only when root owns it and every folder above it).
+    pub fn settings(&self) -> PathBuf {
+        self.dir.join(GEMINI_SETTINGS_FILE)
+    }
+
+    /// `tmp/`: a folder for each project (working directory).
+    pub fn projects(&self) -> PathBuf {
+        self.dir.join("tmp")
+    }
+
+    /// Each project's `tmp/<project>/chats/` that exists: its sessions' files.
+    pub fn chats_folders(&self) -> Vec<PathBuf> {
+        let Ok(projects) = std::fs::read_dir(self.projects()) else {
+            return Vec::new();
+        };
+        projects
+            .flatten()
+            .map(|project| project.path().join("chats"))
+            .filter(|chats| chats.is_dir())
+            .collect()
+    }
+
     /// The files that may hold session `id`: Gemini CLI names a session's file by the first 8
     /// characters of its id only, so each must be read to know whose it is.
     pub fn session_files(&self, id: &str) -> Vec<PathBuf> {
         let Some(short) = id.get(..8) else {
             return Vec::new();
         };
-        let Ok(projects) = std::fs::read_dir(self.dir.join("tmp")) else {
-            return Vec::new();
-        };
-        projects
-            .flatten()
-            .filter_map(|project| std::fs::read_dir(project.path().join("chats")).ok())
+        self.chats_folders()
+            .into_iter()
+            .filter_map(|chats| std::fs::read_dir(chats).ok())
             .flatten()
             .flatten()
             .map(|entry| entry.path())
@@ -1028,6 +1060,8 @@ impl GeminiPaths {
 }
 
 const TRANSCRIPT_SUFFIX: &str = ".jsonl";
+
+const GEMINI_SETTINGS_FILE: &str = "settings.json";
 
 /// How long a project folder's name may be before Claude Code cuts it and adds a hash.
 const CLAUDE_PROJECT_NAME_MAX: usize = 200;

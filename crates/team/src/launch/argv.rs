@@ -88,12 +88,10 @@ pub const CODEX_NOTIFY: &str = r#"notify=["swarm","hook","codex"]"#;
 /// directory than the one it resumes in waits on a "choose working directory" screen.
 const CODEX_RESUME_CWD: &str = r#"tui.resume_cwd="session""#;
 
-/// The variable Gemini CLI reads its system settings file's path from, in place of
-/// `/etc/gemini-cli/settings.json`: its highest layer, whose hooks run without a trust prompt.
-pub const GEMINI_SETTINGS_VAR: &str = "GEMINI_CLI_SYSTEM_SETTINGS_PATH";
-
-/// Where Gemini CLI reads its system settings when `GEMINI_SETTINGS_VAR` is unset (Linux).
-pub const GEMINI_SYSTEM_SETTINGS: &str = "/etc/gemini-cli/settings.json";
+/// The variable Gemini CLI takes its home from, in place of `~`: its user settings are
+/// `<home>/.gemini/settings.json`, read whoever owns them, where Gemini CLI 0.61.0 reads a system
+/// settings file only when root owns it and every folder above it.
+pub const GEMINI_HOME_VAR: &str = "GEMINI_CLI_HOME";
 
 /// The Gemini CLI hook events that tell a member's activity to `swarm hook gemini`
 /// (docs/ARCHITECTURE.md, "Activity and events").
@@ -171,9 +169,6 @@ pub struct TeamLaunch<'a> {
     pub lead_profile: Profile,
     pub lead_argv: Option<&'a [String]>,
     pub inherit: &'a [String],
-    /// Gemini CLI would read a settings file in the team's folder
-    /// (`profiles::gemini_reads_settings_of`): only then does a gemini teammate get swarm's.
-    pub gemini_hooks: bool,
 }
 
 /// What a teammate asks for, from the team file or `swarm spawn`.
@@ -420,9 +415,9 @@ impl TeamLaunch<'_> {
             color: member.color,
         };
         let env = self.environment(&role, member.env, member.env_policy, launcher_env);
-        // Its own env may name another settings file: then swarm's hooks are not in the one read.
+        // Its own env may name another home: then swarm's hooks are not in the settings read.
         if member.profile == Profile::Gemini {
-            activity_hooks = env.get(GEMINI_SETTINGS_VAR) == Some(&self.gemini_settings());
+            activity_hooks = env.get(GEMINI_HOME_VAR) == Some(&self.gemini_home());
         }
         Launch {
             argv,
@@ -432,11 +427,11 @@ impl TeamLaunch<'_> {
         }
     }
 
-    /// The system settings file swarm gives the team's Gemini CLI teammates.
-    fn gemini_settings(&self) -> String {
+    /// The Gemini CLI home swarm gives the team's Gemini CLI teammates.
+    fn gemini_home(&self) -> String {
         crate::store::paths::Home::new(self.home.to_path_buf())
             .team(self.team)
-            .gemini_settings()
+            .gemini_home()
             .display()
             .to_string()
     }
@@ -474,8 +469,8 @@ impl TeamLaunch<'_> {
                 if plan_mode_required {
                     env.insert("SWARM_PLAN_MODE".into(), "required".into());
                 }
-                if profile == Profile::Gemini && self.gemini_hooks {
-                    env.insert(GEMINI_SETTINGS_VAR.into(), self.gemini_settings());
+                if profile == Profile::Gemini {
+                    env.insert(GEMINI_HOME_VAR.into(), self.gemini_home());
                 }
             }
         }
@@ -796,7 +791,6 @@ mod tests {
             lead_profile: Profile::Claude,
             lead_argv: Some(lead_argv),
             inherit,
-            gemini_hooks: true,
         }
     }
 
@@ -1041,14 +1035,6 @@ mod tests {
         assert_eq!(launch.env["CLAUDE_CODE_ENABLE_TODO_TOOLS"], "1");
     }
 
-    fn request_of(profile: Profile, env: &BTreeMap<String, String>) -> TeammateRequest<'_> {
-        TeammateRequest {
-            command: None,
-            profile,
-            ..request(env)
-        }
-    }
-
     fn teammate_of(profile: Profile, command: Option<&[String]>) -> Launch {
         let lead = strings(&["claude"]);
         let env = BTreeMap::new();
@@ -1100,34 +1086,25 @@ mod tests {
     }
 
     #[test]
-    fn a_gemini_teammate_starts_its_own_session_and_reads_swarms_settings_file() {
+    fn a_gemini_teammate_starts_its_own_session_in_swarms_gemini_home() {
         let launch = teammate_of(Profile::Gemini, None);
         assert_eq!(
             launch.argv,
             strings(&["gemini", "--model", "m1", "--session-id", "bob-session"])
         );
         assert_eq!(launch.session_id.as_deref(), Some("bob-session"));
-        assert_eq!(
-            launch.env[GEMINI_SETTINGS_VAR],
-            "/h/teams/t/gemini-settings.json"
-        );
+        assert_eq!(launch.env[GEMINI_HOME_VAR], "/h/teams/t/gemini-home");
         assert!(launch.activity_hooks);
-        // A settings file of its own: swarm's hooks are not in the one it reads.
+        // A home of its own: swarm's hooks are not in the settings it reads.
         let lead = strings(&["claude"]);
-        let env = BTreeMap::from([(GEMINI_SETTINGS_VAR.to_owned(), "/etc/mine.json".to_owned())]);
+        let env = BTreeMap::from([(GEMINI_HOME_VAR.to_owned(), "/home/me".to_owned())]);
         let member = TeammateRequest {
             command: None,
             profile: Profile::Gemini,
             ..request(&env)
         };
         let launch = team(&lead, &[]).teammate(&member, &no_env);
-        assert_eq!(launch.env[GEMINI_SETTINGS_VAR], "/etc/mine.json");
-        assert!(!launch.activity_hooks);
-        // A team's folder Gemini CLI would not read a settings file in: none is named.
-        let mut no_hooks = team(&lead, &[]);
-        no_hooks.gemini_hooks = false;
-        let launch = no_hooks.teammate(&request_of(Profile::Gemini, &BTreeMap::new()), &no_env);
-        assert!(!launch.env.contains_key(GEMINI_SETTINGS_VAR));
+        assert_eq!(launch.env[GEMINI_HOME_VAR], "/home/me");
         assert!(!launch.activity_hooks);
         assert_eq!(launch.argv[1], SESSION_FLAG, "its session is still chosen");
     }

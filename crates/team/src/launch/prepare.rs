@@ -56,7 +56,6 @@ pub fn prepare(
         lead_profile: file.lead.profile,
         lead_argv: file.lead.command.as_deref(),
         inherit: &file.lead.inherit,
-        gemini_hooks: crate::launch::profiles::gemini_reads_settings_of(home),
     };
 
     let mut panes = Vec::new();

@@ -1,8 +1,9 @@
 //! The files a profile's program reads that swarm writes just before the program starts, for
-//! every launch alike (`up`, `spawn`, a resume): Gemini CLI's system settings with swarm's hooks
-//! added, and the folder of aider's history files (docs/ARCHITECTURE.md, "Launching").
+//! every launch alike (`up`, `spawn`, a resume): a Gemini CLI home whose settings are the
+//! person's with swarm's hooks added, and the folder of aider's history files (docs/ARCHITECTURE.md, "Launching").
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
@@ -10,9 +11,9 @@ use serde_json::{Map, Value, json};
 use crate::error::{Error, Result};
 use crate::format::config::Member;
 use crate::format::settings::Profile;
-use crate::launch::argv::{GEMINI_ACTIVITY_EVENTS, GEMINI_SETTINGS_VAR, GEMINI_SYSTEM_SETTINGS};
+use crate::launch::argv::{GEMINI_ACTIVITY_EVENTS, GEMINI_HOME_VAR};
 use crate::store::durable;
-use crate::store::paths::Home;
+use crate::store::paths::{GeminiPaths, TeamPaths};
 use crate::store::team::Team;
 
 /// Writes what `member`'s program reads before it starts. `env` is what its launch set;
@@ -26,31 +27,18 @@ pub fn prepare(
     let paths = team.paths();
     match member.profile {
         Some(Profile::Gemini) => {
-            let ours = paths.gemini_settings();
-            if env.get(GEMINI_SETTINGS_VAR).map(Path::new) != Some(ours.as_path()) {
+            let ours = paths.gemini_home();
+            if env.get(GEMINI_HOME_VAR).map(Path::new) != Some(ours.as_path()) {
                 return Ok(());
             }
-            // The file Gemini CLI would have read without swarm's: kept whole, hooks added.
-            let theirs = launcher_var(GEMINI_SETTINGS_VAR)
-                .filter(|path| Path::new(path) != ours)
-                .unwrap_or_else(|| GEMINI_SYSTEM_SETTINGS.to_owned());
-            let base = match std::fs::read(&theirs) {
-                Ok(bytes) => Some(serde_json::from_slice::<Value>(&bytes).map_err(|err| {
-                    Error::runtime(format!(
-                        "Gemini CLI's system settings {theirs} are not JSON swarm can add its hooks to: {err}"
-                    ))
-                    .with_hint(format!(
-                        "set {GEMINI_SETTINGS_VAR} in the member's env to run it without swarm's hooks"
-                    ))
-                })?),
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
-                Err(err) => return Err(Error::io("read", Path::new(&theirs), err)),
-            };
-            let settings = gemini_settings(base)?;
-            durable::private_dir(paths.private_root(), paths.dir())?;
-            durable::atomic_write(&ours, |out| {
-                serde_json::to_writer_pretty(&mut *out, &settings).map_err(std::io::Error::other)
-            })
+            // The person's own: the pane's GEMINI_CLI_HOME, else HOME.
+            let own_home = launcher_var(GEMINI_HOME_VAR).filter(|home| Path::new(home) != ours);
+            let home = launcher_var("HOME");
+            let theirs = GeminiPaths::new(
+                own_home.as_deref().map(OsStr::new),
+                home.as_deref().map(OsStr::new),
+            );
+            gemini_home(team.paths(), &ours, theirs.as_ref())
         }
         Some(Profile::Aider) => {
             let (chat, _) = paths.aider_history(&member.name);
@@ -60,28 +48,54 @@ pub fn prepare(
     }
 }
 
-/// Whether Gemini CLI would read a system settings file swarm writes in `home`'s teams folder.
-/// Gemini CLI 0.61.0 skips one ("Security Warning: Skipping system settings file") unless the
-/// file and every folder above it are owned by root and writable by neither group nor others
-/// (`isFileAndDirectorySecureSync`): so only when swarm runs as root, in a home whose every
-/// folder is root's and closed to others (never under `/tmp`).
-pub fn gemini_reads_settings_of(home: &Home) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    if !nix::unistd::geteuid().is_root() {
-        return false;
+/// Makes `ours` the Gemini CLI home a teammate runs in (`GEMINI_CLI_HOME`): its
+/// `.gemini/settings.json` is the person's own settings (`theirs`) with swarm's hooks added, and
+/// every other entry of the person's `.gemini` (credentials, trusted folders, sessions) a symlink
+/// to it. Gemini CLI 0.61.0 reads the user's settings whoever owns them, where it skips a system
+/// settings file unless root owns it and every folder above it. The person's files are never
+/// written: an entry Gemini CLI made in `ours` before the person had one is left as it is.
+fn gemini_home(paths: &TeamPaths, ours: &Path, theirs: Option<&GeminiPaths>) -> Result<()> {
+    let own = GeminiPaths::new(Some(ours.as_os_str()), None)
+        .ok_or_else(|| Error::runtime("the team's Gemini CLI home has no path"))?;
+    let base = match theirs.map(GeminiPaths::settings) {
+        Some(file) => match std::fs::read(&file) {
+            Ok(bytes) => Some(serde_json::from_slice::<Value>(&bytes).map_err(|err| {
+                Error::runtime(format!(
+                    "Gemini CLI's settings {} are not JSON swarm can add its hooks to: {err}",
+                    file.display()
+                ))
+                .with_hint(format!(
+                    "set {GEMINI_HOME_VAR} in the member's env to run it without swarm's hooks"
+                ))
+            })?),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+            Err(err) => return Err(Error::io("read", &file, err)),
+        },
+        None => None,
+    };
+    let settings = gemini_settings(base)?;
+    durable::private_dir(paths.private_root(), own.dir())?;
+    if let Some(theirs) = theirs
+        && let Ok(entries) = std::fs::read_dir(theirs.dir())
+    {
+        let settings_name = own.settings();
+        for entry in entries.flatten() {
+            let link = own.dir().join(entry.file_name());
+            if link == settings_name || std::fs::symlink_metadata(&link).is_ok() {
+                continue;
+            }
+            std::os::unix::fs::symlink(entry.path(), &link)
+                .map_err(|err| Error::io("link", &link, err))?;
+        }
     }
-    home.teams_dir()
-        .ancestors()
-        .all(|dir| match std::fs::metadata(dir) {
-            Ok(meta) => meta.uid() == 0 && meta.mode() & 0o022 == 0,
-            // Made by swarm, as root, closed to others.
-            Err(err) => err.kind() == std::io::ErrorKind::NotFound,
-        })
+    durable::atomic_write(&own.settings(), |out| {
+        serde_json::to_writer_pretty(&mut *out, &settings).map_err(std::io::Error::other)
+    })
 }
 
-/// `base` (the system settings Gemini CLI would read, if any) with `swarm hook gemini` added to
-/// each of [`GEMINI_ACTIVITY_EVENTS`]: Gemini CLI runs every layer's hooks, and this layer's with
-/// no trust prompt. Its timeout is in milliseconds.
+/// The settings document a gemini teammate reads: `base` (the person's own settings, if any) with
+/// `swarm hook gemini` added to each of [`GEMINI_ACTIVITY_EVENTS`]. Gemini CLI runs every layer's
+/// hooks, and the user layer's with no trust prompt. Its timeout is in milliseconds.
 pub fn gemini_settings(base: Option<Value>) -> Result<Value> {
     let Value::Object(mut settings) = base.unwrap_or_else(|| json!({})) else {
         return Err(Error::runtime(

@@ -908,7 +908,7 @@ pub const KEYS: &[KeyDoc] = &[
         "--profile",
         PROFILES,
         "the program's name when it is claude, codex, gemini or aider, else the lead's",
-        "How the member is launched, besides its SWARM_* variables. claude: Claude Code's teammate flags and environment, --session-id, and hooks that tell its activity. codex: -c notify=[\"swarm\",\"hook\",\"codex\"] (its turns' ends, and its session id); resumed with codex resume <id>. gemini: --session-id, and where Gemini CLI accepts a system settings file (swarm running as root, its home in folders only root can write) GEMINI_CLI_SYSTEM_SETTINGS_PATH naming swarm's copy of it with hooks that tell its activity; resumed with --resume <id>. aider: --chat-history-file and --input-history-file of the member's own under the team's folder; resumed with --restore-chat-history. generic: nothing; it starts afresh at a resume unless resume_command says how.",
+        "How the member is launched, besides its SWARM_* variables. claude: Claude Code's teammate flags and environment, --session-id, and hooks that tell its activity. codex: -c notify=[\"swarm\",\"hook\",\"codex\"] (its turns' ends, and its session id); resumed with codex resume <id>. gemini: --session-id, and GEMINI_CLI_HOME naming a Gemini CLI home of the team's whose settings are yours with hooks that tell its activity; resumed with --resume <id>. aider: --chat-history-file and --input-history-file of the member's own under the team's folder; resumed with --restore-chat-history. generic: nothing; it starts afresh at a resume unless resume_command says how.",
     ),
     member(
         "agent_type",

@@ -210,7 +210,6 @@ fn team_launch<'a>(team: &'a Team, config: &'a TeamConfig) -> TeamLaunch<'a> {
             .unwrap_or_default(),
         lead_argv: None,
         inherit: &[],
-        gemini_hooks: crate::launch::profiles::gemini_reads_settings_of(team.home()),
     }
 }
 

@@ -5,8 +5,8 @@
 //! `max_concurrent`, prepares a worktree, and runs the member's program as a child in its own
 //! process group on the pane's terminal. While the program runs it forwards signals, enforces
 //! `run_timeout_s`, honours stop requests, answers shutdown requests for `protocol = "wrapper"`
-//! members and pastes messages for `delivery = "paste"` members, follows a Claude Code member's
-//! transcript into the team's usage ledger and weighs the budgets as the ledger grows. When the
+//! members and pastes messages for `delivery = "paste"` members, follows a Claude Code, Codex or
+//! Gemini CLI member's session files into the team's usage ledger and weighs the budgets as the ledger grows. When the
 //! program ends it records the ending and notifies the lead, exactly once.
 //!
 //! The runtime is current-thread and also serves the member's peer socket, so nothing may block it:
@@ -224,14 +224,13 @@ impl Supervisor {
             return self.fail_to_start(err).await;
         }
         let env = self.child_env(&own_env, worktree.as_ref(), socket.as_deref());
-        // Followed and weighed across restarts: a restarted Claude Code resumes its session,
-        // whose transcript goes on.
-        let transcript =
-            usage::Transcript::of(self.member.session_id.as_deref(), &cwd, &env).map(Arc::new);
+        // Followed and weighed across restarts: a restarted program resumes its session, whose
+        // files go on.
+        let sessions = usage::Sessions::of(&self.member, &cwd, &env).map(Arc::new);
         let weighing = AbortOnDrop(tokio::spawn(budget::watch(Arc::clone(&self))));
-        let counting = transcript.clone().map(|transcript| {
-            AbortOnDrop(tokio::spawn(usage::follow(Arc::clone(&self), transcript)))
-        });
+        let counting = sessions
+            .clone()
+            .map(|sessions| AbortOnDrop(tokio::spawn(usage::follow(Arc::clone(&self), sessions))));
         let mut argv = self.member.argv.clone().unwrap_or_default();
         let mut restarter = Restarter::of(&self.member);
         let (mut ending, ran) = loop {
@@ -261,8 +260,8 @@ impl Supervisor {
         };
         drop(counting);
         drop(weighing);
-        if let Some(transcript) = transcript {
-            self.off_runtime(move |this| this.count_last_usage(&transcript))
+        if let Some(sessions) = sessions {
+            self.off_runtime(move |this| this.count_last_usage(&sessions))
                 .await;
         }
         if let Some(worktree) = worktree {
