@@ -585,7 +585,8 @@ fn a_bad_allow_list_entry_is_refused_at_up_and_spawn() {
 }
 
 /// `up --dry-run` shows a fenced member's command as it will run: bubblewrap's argv around its
-/// program, and with an allow-list the bridge that starts it behind the proxy.
+/// program, and with an allow-list the bridge that starts it behind the proxy; an unfenced
+/// member's as it is.
 #[test]
 fn up_dry_run_shows_the_sandbox_a_fenced_member_runs_in() {
     if !bwrap_runs() {
@@ -595,36 +596,32 @@ fn up_dry_run_shows_the_sandbox_a_fenced_member_runs_in() {
     let file = sandbox.write(
         "fd.toml",
         "name = \"fd\"\n[[member]]\nname = \"bob\"\nsandbox = true\nsandbox_network = [\"example.com:443\"]\ncommand = [\"sleep\", \"1000\"]\n\
+         [[member]]\nname = \"carol\"\nsandbox = true\nsandbox_network = \"none\"\ncommand = [\"sleep\", \"1000\"]\n\
          [[member]]\nname = \"alice\"\ncommand = [\"sleep\", \"1000\"]\n",
     );
-    let plan = sandbox
-        .swarm()
-        .args(["up", "--dry-run", "--json"])
-        .arg(&file)
-        .run()
-        .success()
-        .json();
-    let pane = |name: &str| {
-        plan["panes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["name"] == name)
-            .cloned()
-            .unwrap()
+    let panes = sandbox.planned_panes(&file);
+    let argv = |name: &str| -> Vec<String> {
+        serde_json::from_value(panes[name]["argv"].clone()).unwrap()
     };
-    let argv: Vec<String> = serde_json::from_value(pane("bob")["argv"].clone()).unwrap();
-    assert_eq!(argv[0], "bwrap", "{argv:?}");
+    let bob = argv("bob");
+    assert_eq!(bob[0], "bwrap", "{bob:?}");
     for flag in [
         "--unshare-pid",
         "--unshare-net",
         "--cap-drop",
         "fence-bridge",
     ] {
-        assert!(argv.iter().any(|a| a == flag), "{flag} missing: {argv:?}");
+        assert!(bob.iter().any(|a| a == flag), "{flag} missing: {bob:?}");
     }
-    assert_eq!(argv[argv.len() - 2..], ["sleep", "1000"], "{argv:?}");
-    assert_eq!(pane("alice")["argv"], serde_json::json!(["sleep", "1000"]));
+    assert_eq!(bob[bob.len() - 2..], ["sleep", "1000"], "{bob:?}");
+    // Fenced without network: bubblewrap's argv, and the program straight after it.
+    let carol = argv("carol");
+    assert_eq!(carol[0], "bwrap", "{carol:?}");
+    assert!(carol.iter().any(|a| a == "--unshare-net"), "{carol:?}");
+    assert!(!carol.iter().any(|a| a == "fence-bridge"), "{carol:?}");
+    let program = carol.iter().position(|a| a == "--").unwrap();
+    assert_eq!(carol[program + 1..], ["sleep", "1000"], "{carol:?}");
+    assert_eq!(argv("alice"), ["sleep", "1000"]);
     let text = sandbox
         .swarm()
         .args(["up", "--dry-run"])
