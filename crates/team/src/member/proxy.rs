@@ -107,8 +107,8 @@ async fn answer(
     allowed: &[AllowedHost],
     refusal: &Arc<Refusal>,
 ) -> std::io::Result<()> {
-    let first = client.read_u8().await?;
     let opened = tokio::time::timeout(HANDSHAKE_LIMIT, async {
+        let first = client.read_u8().await?;
         if first == 5 {
             socks5(&mut client, allowed, refusal).await
         } else {
@@ -173,8 +173,13 @@ async fn http(
         head.extend_from_slice(&chunk[..read]);
     };
     let rest = head.split_off(end);
-    let text = String::from_utf8_lossy(&head).into_owned();
-    let (request_line, fields) = text.split_once("\r\n").unwrap_or((&text, ""));
+    // The request line is text; the fields after it are sent on as they came.
+    let line_end = head
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .unwrap_or(head.len());
+    let fields = head.split_off(line_end);
+    let request_line = String::from_utf8_lossy(&head);
     let mut words = request_line.split(' ');
     let (Some(method), Some(uri), Some(version), None) =
         (words.next(), words.next(), words.next(), words.next())
@@ -200,8 +205,9 @@ async fn http(
             .await?;
     } else {
         upstream
-            .write_all(format!("{method} {path} {version}\r\n{fields}").as_bytes())
+            .write_all(format!("{method} {path} {version}").as_bytes())
             .await?;
+        upstream.write_all(&fields).await?;
     }
     upstream.write_all(&rest).await?;
     Ok(Some(upstream))
