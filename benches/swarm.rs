@@ -1232,13 +1232,9 @@ for _ in range(samples):
     if proxy:
         host, proxy_port = proxy.rsplit("/", 1)[1].rsplit(":", 1)
         s = socket.create_connection((host, int(proxy_port)))
-        s.sendall(b"CONNECT 127.0.0.1:%d HTTP/1.1
-
-" % port)
+        s.sendall(b"CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n" % port)
         head = b""
-        while not head.endswith(b"
-
-"):
+        while not head.endswith(b"\r\n\r\n"):
             head += s.recv(1)
         assert b" 200 " in head, head
     else:
