@@ -267,6 +267,22 @@ fn main() {
         }
     }
 
+    // One TCP connection from a member's program to a loopback server and one byte each way:
+    // unfenced and direct, against fenced with an allow-list, through its bridge and proxy.
+    if options.runs("p") && bwrap_runs() && runs_here("python3") {
+        for fenced in [false, true] {
+            report.latency(
+                "p",
+                if fenced {
+                    "connection through a fenced member's allow-list proxy"
+                } else {
+                    "connection, unfenced and direct"
+                },
+                proxied_connection(fenced, scale(1000, 200)),
+            );
+        }
+    }
+
     if options.runs("o") {
         let samples = scale(500, 200);
         let (base, version, inbox) = bench.startup(samples);
@@ -1190,12 +1206,109 @@ fn team_start(members: usize, fenced: bool, samples: usize) -> Vec<Duration> {
 
 /// Whether bubblewrap runs here, for the fenced rows.
 fn bwrap_runs() -> bool {
-    Command::new("bwrap")
+    runs_here("bwrap")
+}
+
+/// Whether `program --version` runs here.
+fn runs_here(program: &str) -> bool {
+    Command::new(program)
         .arg("--version")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|status| status.success())
+}
+
+/// Figure p's member program: `samples` times, a connection to the server at `port` (through
+/// the proxy `HTTPS_PROXY` names, by CONNECT, when there is one) and one byte each way, each
+/// timed; the times in nanoseconds, one a line, written to `out`.
+const CONNECTION_LOOP: &str = r#"
+import os, socket, sys, time
+port, samples, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+proxy = os.environ.get("HTTPS_PROXY")
+times = []
+for _ in range(samples):
+    start = time.perf_counter_ns()
+    if proxy:
+        host, proxy_port = proxy.rsplit("/", 1)[1].rsplit(":", 1)
+        s = socket.create_connection((host, int(proxy_port)))
+        s.sendall(b"CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n" % port)
+        head = b""
+        while not head.endswith(b"\r\n\r\n"):
+            head += s.recv(1)
+        assert b" 200 " in head, head
+    else:
+        s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"x")
+    assert s.recv(1) == b"x"
+    s.close()
+    times.append(time.perf_counter_ns() - start)
+with open(out + ".tmp", "w") as f:
+    f.write("\n".join(map(str, times)))
+os.rename(out + ".tmp", out)
+"#;
+
+/// (p) A member's program connects to a loopback server outside any sandbox `samples` times and
+/// exchanges a byte: unfenced, directly; `fenced`, in its sandbox with the server's `host:port`
+/// on its allow-list, through the bridge on its loopback and its supervisor's proxy.
+fn proxied_connection(fenced: bool, samples: usize) -> Vec<Duration> {
+    use std::io::Read as _;
+    let dir = tempfile::Builder::new()
+        .prefix("swproxy")
+        .tempdir_in(bench_dir())
+        .unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut byte = [0u8; 1];
+            if stream.read_exact(&mut byte).is_ok() {
+                let _ = stream.write_all(&byte);
+            }
+        }
+    });
+    let script = dir.path().join("connect.py");
+    fs::write(&script, CONNECTION_LOOP).unwrap();
+    let out = dir.path().join("times");
+    let network = if fenced {
+        format!("sandbox = true\nsandbox_network = [\"127.0.0.1:{port}\"]\n")
+    } else {
+        String::new()
+    };
+    let team_file = dir.path().join("proxy.toml");
+    fs::write(
+        &team_file,
+        format!(
+            "name = \"proxy\"\ncwd = \"{dir}\"\n[[member]]\nname = \"client\"\n{network}\
+             command = [\"python3\", \"{script}\", \"{port}\", \"{samples}\", \"{out}\"]\n",
+            dir = dir.path().display(),
+            script = script.display(),
+            out = out.display(),
+        ),
+    )
+    .unwrap();
+    let server = PrivateTmux::start(dir.path(), "fixture", (200, 50), &[]);
+    let home = dir.path().join("home");
+    up(&home, &team_file, &server);
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while !out.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "figure p's member wrote no times"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    let _ = swarm_at(&home)
+        .args(["down", "proxy", "--force"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|line| Duration::from_nanos(line.parse().unwrap()))
+        .collect()
 }
 
 /// (a, fenced rows) A member `relay` sends each line written to a FIFO in its directory to

@@ -15,6 +15,10 @@ use crate::member::fence::{self, FENCED_VAR, FORWARDED_VARS, Request};
 /// Inside a sandbox (its supervisor's socket in the environment): the command, run by the
 /// supervisor, and its exit status; `None` outside one.
 pub(crate) fn forward(cli: &Cli, args: &[OsString]) -> Option<Result<i32>> {
+    // Run by the sandbox itself, before the member's program: nothing to ask the supervisor.
+    if matches!(cli.command, Command::FenceBridge(_)) {
+        return None;
+    }
     let socket = std::env::var_os(SUPERVISOR_SOCKET_VAR).filter(|s| !s.is_empty())?;
     Some(forward_to(cli, args, std::path::Path::new(&socket)))
 }

@@ -222,6 +222,10 @@ const FILES: &[(&str, &str)] = &[
         "The socket of a fenced member's supervisor (mode 0600), bound into its sandbox: the only processes it serves are the sandbox's.",
     ),
     (
+        "<runtime>/fence-<pid>-net.sock",
+        "The proxy of a fenced member whose sandbox_network is an allow-list (mode 0600), bound into its sandbox: its only way to the hosts the list names.",
+    ),
+    (
         "<runtime>/env-<random>.json",
         "A member's own variables (mode 0600) on their way to its supervisor, which removes it when it reads it.",
     ),

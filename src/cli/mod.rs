@@ -248,6 +248,10 @@ pub(crate) enum Command {
     /// The signing agent that holds the teammates' keys; started on demand, not run by hand
     #[command(hide = true)]
     KeyAgent(commands::key_agent::Args),
+
+    /// Starts a fenced member's program behind its proxy bridge, inside its sandbox; not run by hand
+    #[command(hide = true, name = crate::launch::sandbox::BRIDGE_COMMAND)]
+    FenceBridge(commands::fence_bridge::Args),
 }
 
 /// Parses the command line, runs the command, and maps the outcome to an exit status.
@@ -450,6 +454,11 @@ fn typed_as(matches: &clap::ArgMatches) -> bool {
 
 fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
     let global = cli.global;
+    // Inside a sandbox, with no home to resolve: the program it becomes takes its place.
+    let command = match cli.command {
+        Command::FenceBridge(args) => return commands::fence_bridge::run(args),
+        command => command,
+    };
     let ctx = Context::new(
         global.home,
         global.team,
@@ -457,7 +466,8 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
         agent_typed,
         output::Printer::new(global.json, global.color),
     )?;
-    match cli.command {
+    match command {
+        Command::FenceBridge(_) => Ok(()),
         Command::Up(args) => commands::up::run(&ctx, args),
         Command::Resume(args) => commands::up::resume(&ctx, args),
         Command::Spawn(args) => commands::spawn::run(&ctx, *args),

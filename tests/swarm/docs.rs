@@ -364,6 +364,7 @@ const KEPT_FILES: &[&str] = &[
     ".<file>.lock.swarm-<pid>",
     "<runtime>/<pid>.sock",
     "<runtime>/fence-<pid>.sock",
+    "<runtime>/fence-<pid>-net.sock",
     "<repo>/.swarm/worktrees/<team>/<name>",
     "info/exclude",
     "swarm-worktrees.lock",

@@ -364,14 +364,274 @@ fn up_refuses_a_fence_it_cannot_build() {
             "sandbox = true cannot be honoured: bwrap cannot make a sandbox here (user namespaces off in the kernel?): bwrap: No permissions to creating new namespace",
         );
     assert!(!sandbox.team_dir("fr").exists());
-    // An allow-list is refused as not supported yet, with the key.
+}
+
+/// A loopback TCP server the test runs outside every sandbox: it answers each connection with
+/// one HTTP response naming `name`, and counts the connections it took.
+fn web_server(name: &'static str) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let taken = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&taken);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            let body = format!("hello from {name}");
+            let _ = write!(
+                stream,
+                "HTTP/1.0 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (port, taken)
+}
+
+/// `sandbox_network = ["host:port", …]`: the fenced member's program reaches a listed server
+/// (outside its sandbox, on the host's loopback) through its supervisor's proxy, by HTTP CONNECT,
+/// a plain proxied request and SOCKS5; a server the list does not name is refused (403, told in
+/// the event stream) and never sees a connection; and nothing connects without the proxy.
+#[test]
+fn an_allow_listed_member_reaches_only_the_listed_hosts_through_the_proxy() {
+    if !bwrap_runs() || !require("curl") {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let root = sandbox.root().to_path_buf();
+    let (listed, listed_taken) = web_server("listed");
+    let (unlisted, unlisted_taken) = web_server("unlisted");
+    let through = "env NO_PROXY= no_proxy= curl -sS --max-time 20";
+    let script = attacker(
+        &sandbox,
+        &[
+            (
+                "proxy-vars",
+                "case \"$HTTPS_PROXY $http_proxy $ALL_PROXY $NO_PROXY\" in \
+                 'http://127.0.0.1:'*' http://127.0.0.1:'*' socks5h://127.0.0.1:'*' localhost,127.0.0.1,::1') ;; *) exit 1 ;; esac",
+            ),
+            (
+                "connect",
+                &format!("{through} -p -o connect.txt http://127.0.0.1:$LISTED/"),
+            ),
+            (
+                "plain",
+                &format!("{through} -o plain.txt http://127.0.0.1:$LISTED/"),
+            ),
+            (
+                "socks",
+                &format!("{through} -o socks.txt --proxy \"$ALL_PROXY\" http://127.0.0.1:$LISTED/"),
+            ),
+            (
+                "unlisted",
+                &format!("{through} -p http://127.0.0.1:$UNLISTED/"),
+            ),
+            (
+                "unlisted-plain",
+                &format!("{through} --fail-with-body -o unlisted.txt http://127.0.0.1:$UNLISTED/"),
+            ),
+            (
+                "unlisted-socks",
+                &format!("{through} --proxy \"$ALL_PROXY\" http://127.0.0.1:$UNLISTED/"),
+            ),
+            (
+                "by-another-name",
+                &format!("{through} -p http://localhost:$LISTED/"),
+            ),
+            (
+                "direct",
+                "curl -sS --max-time 20 --noproxy '*' http://127.0.0.1:$LISTED/",
+            ),
+            (
+                "direct-socket",
+                "python3 -c 'import socket,sys; socket.create_connection((\"127.0.0.1\", int(sys.argv[1])), 5)' \"$LISTED\"",
+            ),
+        ],
+    );
+    let toml = format!(
+        r#"name = "fn"
+cwd = "{root}"
+[[member]]
+name = "bob"
+sandbox = true
+sandbox_network = ["127.0.0.1:{listed}"]
+command = ["sh", "{script}"]
+env = {{ GO = "{work}/go", RESULTS = "{work}/bob-results" }}
+"#,
+        root = root.display(),
+        work = sandbox.work().display(),
+    );
+    let _team = Team::up(&sandbox, &toml);
+    eventually("bob to run", || {
+        sandbox.member("fn", "bob")["state"] == "running"
+    });
+    go(
+        &sandbox,
+        &[
+            ("LISTED", &listed.to_string()),
+            ("UNLISTED", &unlisted.to_string()),
+        ],
+    );
+    let results = attack_results(&sandbox, "bob-results");
+    for allowed in ["proxy-vars", "connect", "plain", "socks"] {
+        assert_eq!(results[allowed], 0, "{allowed}: {results:?}");
+    }
+    for (file, what) in [
+        ("connect.txt", "CONNECT"),
+        ("plain.txt", "GET"),
+        ("socks.txt", "SOCKS5"),
+    ] {
+        assert_eq!(
+            fs::read_to_string(root.join(file)).unwrap(),
+            "hello from listed",
+            "through the proxy by {what}"
+        );
+    }
+    for refused in [
+        "unlisted",
+        "unlisted-plain",
+        "unlisted-socks",
+        "by-another-name",
+        "direct",
+        "direct-socket",
+    ] {
+        assert_ne!(results[refused], 0, "{refused} got through: {results:?}");
+    }
+    // The plain request was answered 403 by the proxy, not by the server.
+    assert!(
+        fs::read_to_string(root.join("unlisted.txt"))
+            .unwrap()
+            .contains("is not on this member's allow-list"),
+    );
+    assert_eq!(
+        unlisted_taken.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the unlisted server was reached"
+    );
+    assert_eq!(listed_taken.load(std::sync::atomic::Ordering::SeqCst), 3);
+    let refused_target = format!("127.0.0.1:{unlisted}");
+    eventually("the refusal to reach the event stream", || {
+        let events = sandbox
+            .swarm()
+            .args(["events", "fn", "--json"])
+            .run()
+            .success()
+            .stdout;
+        events.lines().any(|line| {
+            let event: Value = serde_json::from_str(line).unwrap();
+            event["kind"] == "net-refused"
+                && event["member"] == "bob"
+                && event["target"] == refused_target.as_str()
+        })
+    });
+    assert_eq!(
+        sandbox.status_row("fn", "bob")["sandbox"]["network"],
+        serde_json::json!([format!("127.0.0.1:{listed}")])
+    );
+}
+
+/// An allow-list entry that is not `host:port` is refused at `up`, and by `spawn`, with one
+/// line naming the key and the entry, before anything is made.
+#[test]
+fn a_bad_allow_list_entry_is_refused_at_up_and_spawn() {
+    let sandbox = Sandbox::new();
     let listed = sandbox.write(
         "fl.toml",
-        "name = \"fl\"\n[[member]]\nname = \"bob\"\nsandbox = true\nsandbox_network = [\"example.com:443\"]\ncommand = [\"true\"]\n",
+        "name = \"fl\"\n[[member]]\nname = \"bob\"\nsandbox = true\nsandbox_network = [\"example.com:443\", \"example.com\"]\ncommand = [\"true\"]\n",
     );
-    sandbox.swarm().arg("up").arg(&listed).run().refused(
+    let refusal = sandbox.swarm().arg("up").arg(&listed).run().refused(
         2,
-        "sandbox_network of bob: an allow-list of hosts is not supported yet",
+        "sandbox_network of bob: \"example.com\" is not host:port (no port)",
+    );
+    assert_eq!(refusal.stderr.lines().count(), 1, "{}", refusal.stderr);
+    assert!(!sandbox.team_dir("fl").exists());
+    sandbox
+        .swarm()
+        .args(["init"])
+        .arg(sandbox.write("fs.toml", "name = \"fs\"\n"))
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args([
+            "--team",
+            "fs",
+            "spawn",
+            "bob",
+            "--sandbox",
+            "--sandbox-network",
+            "pypi.org:443,files.pythonhosted.org:0",
+            "--",
+            "true",
+        ])
+        .run()
+        .refused(
+            2,
+            "\"files.pythonhosted.org:0\" is not host:port (the port is a number from 1 to 65535)",
+        );
+    assert!(
+        !sandbox.config("fs")["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["name"] == "bob")
+    );
+}
+
+/// `up --dry-run` shows a fenced member's command as it will run: bubblewrap's argv around its
+/// program, and with an allow-list the bridge that starts it behind the proxy; an unfenced
+/// member's as it is.
+#[test]
+fn up_dry_run_shows_the_sandbox_a_fenced_member_runs_in() {
+    if !bwrap_runs() {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let file = sandbox.write(
+        "fd.toml",
+        "name = \"fd\"\n[[member]]\nname = \"bob\"\nsandbox = true\nsandbox_network = [\"example.com:443\"]\ncommand = [\"sleep\", \"1000\"]\n\
+         [[member]]\nname = \"carol\"\nsandbox = true\nsandbox_network = \"none\"\ncommand = [\"sleep\", \"1000\"]\n\
+         [[member]]\nname = \"alice\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    let panes = sandbox.planned_panes(&file);
+    let argv = |name: &str| -> Vec<String> {
+        serde_json::from_value(panes[name]["argv"].clone()).unwrap()
+    };
+    let bob = argv("bob");
+    assert_eq!(bob[0], "bwrap", "{bob:?}");
+    for flag in [
+        "--unshare-pid",
+        "--unshare-net",
+        "--cap-drop",
+        "fence-bridge",
+    ] {
+        assert!(bob.iter().any(|a| a == flag), "{flag} missing: {bob:?}");
+    }
+    assert_eq!(bob[bob.len() - 2..], ["sleep", "1000"], "{bob:?}");
+    // Fenced without network: bubblewrap's argv, and the program straight after it.
+    let carol = argv("carol");
+    assert_eq!(carol[0], "bwrap", "{carol:?}");
+    assert!(carol.iter().any(|a| a == "--unshare-net"), "{carol:?}");
+    assert!(!carol.iter().any(|a| a == "fence-bridge"), "{carol:?}");
+    let program = carol.iter().position(|a| a == "--").unwrap();
+    assert_eq!(carol[program + 1..], ["sleep", "1000"], "{carol:?}");
+    assert_eq!(argv("alice"), ["sleep", "1000"]);
+    let text = sandbox
+        .swarm()
+        .args(["up", "--dry-run"])
+        .arg(&file)
+        .run()
+        .success()
+        .stdout;
+    assert!(
+        text.contains("argv          bwrap --die-with-parent"),
+        "{text}"
     );
 }
 

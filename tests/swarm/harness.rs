@@ -175,6 +175,23 @@ impl Sandbox {
             .unwrap_or_else(|| panic!("{name} is not in {config:#}"))
     }
 
+    /// The panes `swarm up --dry-run --json FILE` shows here, by name.
+    pub(crate) fn planned_panes(&self, file: &Path) -> BTreeMap<String, Value> {
+        let plan = self
+            .swarm()
+            .args(["up", "--dry-run", "--json"])
+            .arg(file)
+            .run()
+            .success()
+            .json();
+        plan["panes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|pane| (pane["name"].as_str().unwrap().to_owned(), pane.clone()))
+            .collect()
+    }
+
     /// Member `name`'s row in `swarm status TEAM --json` here; `null` when it has none.
     pub(crate) fn status_row(&self, team: &str, name: &str) -> Value {
         let status = self

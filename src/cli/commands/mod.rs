@@ -8,6 +8,7 @@ pub(super) mod completions;
 pub(super) mod cost;
 pub(super) mod down;
 pub(super) mod events;
+pub(super) mod fence_bridge;
 pub(super) mod hook;
 pub(super) mod inbox;
 pub(super) mod info;

@@ -158,9 +158,10 @@ pub(crate) struct Args {
     #[arg(long, value_name = "PATH")]
     pub(crate) sandbox_hide: Vec<PathBuf>,
 
-    /// With --sandbox, its network: full or none
-    #[arg(long, value_name = "NET")]
-    pub(crate) sandbox_network: Option<String>,
+    /// With --sandbox, its network: full, none, or HOST:PORT it may reach through swarm's proxy
+    /// (repeatable, or comma-separated: an allow-list)
+    #[arg(long, value_name = "NET", value_delimiter = ',')]
+    pub(crate) sandbox_network: Vec<String>,
     /// Where the team's window opens when this spawn opens it (the team has none yet, or it is
     /// gone): a private tmux server, by name (tmux -L) or socket path (tmux -S)
     #[arg(
@@ -222,7 +223,11 @@ impl Args {
             sandbox: self.sandbox.then_some(true),
             sandbox_write: self.sandbox_write.clone(),
             sandbox_hide: self.sandbox_hide.clone(),
-            sandbox_network: self.sandbox_network.clone().map(Network::Named),
+            sandbox_network: match self.sandbox_network.as_slice() {
+                [] => None,
+                [named] if !named.contains(':') => Some(Network::Named(named.clone())),
+                hosts => Some(Network::AllowList(hosts.to_vec())),
+            },
         }
     }
 }
@@ -258,7 +263,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         Source::Flags,
     )?;
     if let Some(fence) = &spec.fence {
-        sandbox::check_available(fence.network)?;
+        sandbox::check_available(&fence.network)?;
     }
     let name = spec.name.clone();
     let lead = config.lead_name().to_owned();

@@ -193,7 +193,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
         }
         // Fenced, or not started at all: never silently unfenced ("Fencing members").
         if let Some(fence) = &member.fence {
-            sandbox::check_available(fence.network)?;
+            sandbox::check_available(&fence.network)?;
         }
     }
     let destination = Destination::choose(args.socket.as_deref());
@@ -716,12 +716,23 @@ fn print_plans(
             .member(&plan.name)
             .map(render::settings)
             .unwrap_or_default();
-        DryRunPane::of(plan, &pane_env, settings)
+        let argv = match prepared.config.member(&plan.name) {
+            Some(member) => supervisor::foreseen_argv(
+                plan,
+                member,
+                &prepared.config,
+                &ctx.home,
+                &pane_env,
+                Some(destination.tmux.socket_path()),
+            )?,
+            None => plan.argv.clone(),
+        };
+        Ok(DryRunPane::of(plan, argv, &pane_env, settings))
     });
     ctx.report(&DryRun {
         team,
         environment_from: &pane_env.source,
-        panes: panes.collect(),
+        panes: panes.collect::<Result<_>>()?,
         tasks: (!file.tasks.is_empty()).then(|| file.tasks.iter().map(DryRunTask::of).collect()),
         notify: notify.summary(),
     })
@@ -773,7 +784,7 @@ impl Report for DryRun<'_> {
             output::line(format!(
                 "  {:<12}  {}",
                 "argv",
-                render::shell_words(&pane.plan.argv)
+                render::shell_words(&pane.argv)
             ))?;
             for (name, value) in &pane.vars {
                 output::line(format!("  {:<12}  {name}={value}", "env"))?;
@@ -806,6 +817,8 @@ impl Report for DryRun<'_> {
 /// One pane as `--dry-run` shows it.
 struct DryRunPane<'a> {
     plan: &'a PanePlan,
+    /// The argv its supervisor will run: a fenced member's inside bubblewrap's.
+    argv: Vec<String>,
     /// Every variable its program will get, each value as [`secrets::shown`] shows it.
     vars: Vec<(String, String)>,
     /// Inherited names its rules withhold.
@@ -827,7 +840,7 @@ impl Serialize for DryRunPane<'_> {
             .collect();
         let mut map = serializer.serialize_map(Some(6))?;
         map.serialize_entry("name", &self.plan.name)?;
-        map.serialize_entry("argv", &self.plan.argv)?;
+        map.serialize_entry("argv", &self.argv)?;
         map.serialize_entry("env", &env)?;
         map.serialize_entry("withheld", &self.withheld)?;
         map.serialize_entry("cwd", &self.plan.cwd)?;
@@ -837,7 +850,12 @@ impl Serialize for DryRunPane<'_> {
 }
 
 impl<'a> DryRunPane<'a> {
-    fn of(plan: &'a PanePlan, pane_env: &PaneEnvironment, settings: Vec<Setting>) -> Self {
+    fn of(
+        plan: &'a PanePlan,
+        argv: Vec<String>,
+        pane_env: &PaneEnvironment,
+        settings: Vec<Setting>,
+    ) -> Self {
         let env = supervisor::foreseen_env(plan, pane_env);
         let vars = env
             .vars
@@ -855,6 +873,7 @@ impl<'a> DryRunPane<'a> {
             .collect();
         Self {
             plan,
+            argv,
             vars,
             withheld,
             settings,

@@ -93,6 +93,10 @@ pub enum What {
         spent: String,
         limit: String,
     },
+    /// A fenced member's program asked its proxy for `target` (`host:port`), which its
+    /// allow-list does not name: refused (docs/ARCHITECTURE.md, "Fencing members"). Told once a
+    /// run for each target.
+    NetRefused { target: String },
     /// Every member of the team has ended.
     TeamDone,
 }
@@ -138,6 +142,9 @@ impl Event {
                     format!("{budget}'s")
                 };
                 format!("cost {percent}% of {whose} budget ({spent} of {limit})")
+            }
+            What::NetRefused { target } => {
+                format!("network refused: {target} is not on its allow-list")
             }
             What::TeamDone => "team done".to_owned(),
         }

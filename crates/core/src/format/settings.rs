@@ -114,15 +114,180 @@ choice! {
     }
 }
 
-choice! {
-    #[derive(Default)]
-    /// What network a fenced member's program has (docs/ARCHITECTURE.md, "Fencing members")
-    SandboxNetwork {
-        /// The host's network, as an unfenced member has
-        #[default]
-        Full = "full",
-        /// None at all: a network namespace of its own with only loopback
-        None = "none",
+/// What network a fenced member's program has (docs/ARCHITECTURE.md, "Fencing members"):
+/// `"full"`, `"none"`, or a list of `"host:port"` it may reach through swarm's proxy.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum SandboxNetwork {
+    /// The host's network, as an unfenced member has
+    #[default]
+    Full,
+    /// None at all: a network namespace of its own with only loopback
+    None,
+    /// Only loopback, and through its supervisor's proxy these hosts and no other
+    Only(Vec<AllowedHost>),
+}
+
+impl SandboxNetwork {
+    /// Whether the sandbox has a network namespace of its own (no host network).
+    pub fn own_namespace(&self) -> bool {
+        !matches!(self, Self::Full)
+    }
+
+    /// The hosts its proxy lets it reach, none unless it has an allow-list.
+    pub fn allowed(&self) -> &[AllowedHost] {
+        match self {
+            Self::Only(hosts) => hosts,
+            Self::Full | Self::None => &[],
+        }
+    }
+}
+
+/// As a team file and config.json write it: `"full"`, `"none"`, or the list.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum NetworkAsWritten {
+    Named(String),
+    Only(Vec<String>),
+}
+
+impl Serialize for SandboxNetwork {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Full => serializer.serialize_str("full"),
+            Self::None => serializer.serialize_str("none"),
+            Self::Only(hosts) => serializer.collect_seq(hosts.iter().map(ToString::to_string)),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SandboxNetwork {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        match NetworkAsWritten::deserialize(deserializer)? {
+            NetworkAsWritten::Named(name) => match name.as_str() {
+                "full" => Ok(Self::Full),
+                "none" => Ok(Self::None),
+                other => Err(D::Error::custom(format!(
+                    "a sandbox's network is \"full\", \"none\" or a list, not {other:?}"
+                ))),
+            },
+            NetworkAsWritten::Only(hosts) => hosts
+                .iter()
+                .map(|host| host.parse())
+                .collect::<Result<_, String>>()
+                .map(Self::Only)
+                .map_err(D::Error::custom),
+        }
+    }
+}
+
+/// One entry of a fenced member's allow-list: a host, by name (`example.com`), by every name
+/// under a domain (`*.example.com`) or by IP address (`10.0.0.7`, `[::1]`), and one port. A
+/// proxy's target matches it by the name the client asked for, never by what that resolves to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowedHost {
+    host: HostPattern,
+    port: u16,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum HostPattern {
+    /// A name, lower case, without a final dot.
+    Name(String),
+    /// `*.example.com`: any name ending in `.example.com` (kept with its leading dot), not
+    /// `example.com` itself.
+    Under(String),
+    Address(std::net::IpAddr),
+}
+
+impl AllowedHost {
+    /// Whether the proxy may connect to `host` (as the client sent it, an IPv6 address with or
+    /// without brackets) on `port`.
+    pub fn allows(&self, host: &str, port: u16) -> bool {
+        if port != self.port {
+            return false;
+        }
+        let host = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
+        match (&self.host, host.parse::<std::net::IpAddr>()) {
+            (HostPattern::Address(allowed), Ok(address)) => *allowed == address,
+            (HostPattern::Address(_), Err(_)) | (_, Ok(_)) => false,
+            (HostPattern::Name(name), Err(_)) => *name == normal_name(host),
+            (HostPattern::Under(suffix), Err(_)) => {
+                let host = normal_name(host);
+                host.len() > suffix.len() && host.ends_with(suffix.as_str())
+            }
+        }
+    }
+}
+
+/// A host name as compared: lower case, without the final dot of a fully qualified name.
+fn normal_name(host: &str) -> String {
+    host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase()
+}
+
+impl std::str::FromStr for AllowedHost {
+    type Err = String;
+
+    /// `host:port`, `*.domain:port`, `1.2.3.4:port` or `[v6]:port`; a port from 1 to 65535.
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad = |why: &str| format!("{text:?} is not host:port ({why})");
+        let (host, port) = text.rsplit_once(':').ok_or_else(|| bad("no port"))?;
+        let port: u16 = port
+            .parse()
+            .ok()
+            .filter(|port| *port != 0)
+            .ok_or_else(|| bad("the port is a number from 1 to 65535"))?;
+        let host = if let Some(inner) = host.strip_prefix('[') {
+            let inner = inner
+                .strip_suffix(']')
+                .ok_or_else(|| bad("an unclosed ["))?;
+            let address = inner
+                .parse::<std::net::Ipv6Addr>()
+                .map_err(|_| bad("not an IPv6 address in [ ]"))?;
+            HostPattern::Address(address.into())
+        } else if let Ok(address) = host.parse::<std::net::Ipv4Addr>() {
+            HostPattern::Address(address.into())
+        } else {
+            let (under, name) = match host.strip_prefix("*.") {
+                Some(rest) => (true, rest),
+                None => (false, host),
+            };
+            let name = normal_name(name);
+            let label_ok = |label: &str| {
+                !label.is_empty()
+                    && label.len() <= 63
+                    && label
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            };
+            if name.is_empty() || name.len() > 253 || !name.split('.').all(label_ok) {
+                return Err(bad(
+                    "a host is a name, *.domain, an IPv4 address or an IPv6 address in [ ]",
+                ));
+            }
+            if under {
+                HostPattern::Under(format!(".{name}"))
+            } else {
+                HostPattern::Name(name)
+            }
+        };
+        Ok(Self { host, port })
+    }
+}
+
+impl std::fmt::Display for AllowedHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.host {
+            HostPattern::Name(name) => write!(f, "{name}:{}", self.port),
+            HostPattern::Under(suffix) => write!(f, "*{suffix}:{}", self.port),
+            HostPattern::Address(std::net::IpAddr::V6(address)) => {
+                write!(f, "[{address}]:{}", self.port)
+            }
+            HostPattern::Address(address) => write!(f, "{address}:{}", self.port),
+        }
     }
 }
 
@@ -143,12 +308,14 @@ pub struct Fence {
 }
 
 impl Fence {
-    /// How `status` and `top` show whether a member is fenced: `no`, `yes`, `yes, no network`.
+    /// How `status` and `top` show whether a member is fenced: `no`, `yes`, `yes, no network`,
+    /// `yes, listed hosts`.
     pub fn shown(fence: Option<&Self>) -> &'static str {
-        match fence.map(|fence| fence.network) {
+        match fence.map(|fence| &fence.network) {
             None => "no",
             Some(SandboxNetwork::Full) => "yes",
             Some(SandboxNetwork::None) => "yes, no network",
+            Some(SandboxNetwork::Only(_)) => "yes, listed hosts",
         }
     }
 }
@@ -295,5 +462,57 @@ mod tests {
         assert_eq!(shown(Color::Red), "\x1b[31m");
         assert_eq!(shown(Color::Purple), "\x1b[35m");
         assert_eq!(shown(Color::Orange), "\x1b[38;5;208m");
+    }
+
+    #[test]
+    fn an_allow_list_entry_matches_the_name_or_address_it_names_and_its_port_only() {
+        let entry = |text: &str| text.parse::<AllowedHost>().unwrap();
+        let exact = entry("Example.COM.:443");
+        assert_eq!(exact.to_string(), "example.com:443");
+        assert!(exact.allows("example.com", 443));
+        assert!(exact.allows("EXAMPLE.com.", 443));
+        assert!(!exact.allows("example.com", 80));
+        assert!(!exact.allows("www.example.com", 443));
+        assert!(!exact.allows("example.com.evil.net", 443));
+        let under = entry("*.example.com:443");
+        assert!(under.allows("api.example.com", 443));
+        assert!(under.allows("a.b.example.com", 443));
+        assert!(!under.allows("example.com", 443));
+        assert!(!under.allows("badexample.com", 443));
+        let v4 = entry("127.0.0.1:8080");
+        assert!(v4.allows("127.0.0.1", 8080));
+        assert!(!v4.allows("localhost", 8080));
+        let v6 = entry("[::1]:22");
+        assert_eq!(v6.to_string(), "[::1]:22");
+        assert!(v6.allows("[::1]", 22));
+        assert!(v6.allows("0:0:0:0:0:0:0:1", 22));
+        // A name is never matched as an address, nor an address as a name.
+        assert!(!entry("localhost:22").allows("127.0.0.1", 22));
+        for bad in [
+            "example.com",
+            "example.com:",
+            "example.com:0",
+            "example.com:65536",
+            ":443",
+            "exa mple.com:443",
+            "*.:443",
+            "[::1:22",
+            "[example.com]:22",
+            "http://example.com:443",
+        ] {
+            assert!(bad.parse::<AllowedHost>().is_err(), "{bad} was taken");
+        }
+        let network: SandboxNetwork =
+            serde_json::from_str(r#"["example.com:443", "*.pypi.org:443"]"#).unwrap();
+        assert_eq!(network.allowed().len(), 2);
+        assert_eq!(
+            serde_json::to_string(&network).unwrap(),
+            r#"["example.com:443","*.pypi.org:443"]"#
+        );
+        assert_eq!(
+            serde_json::to_string(&SandboxNetwork::None).unwrap(),
+            r#""none""#
+        );
+        assert!(serde_json::from_str::<SandboxNetwork>(r#""some""#).is_err());
     }
 }

@@ -765,8 +765,14 @@ impl RuntimePaths {
 
     /// `<runtime>/fence-<pid>.sock`: the socket a fenced member's `swarm` reaches the supervisor
     /// with this pid at (docs/ARCHITECTURE.md, "Fencing members").
-    pub fn fence_socket(&self, pid: u32) -> PathBuf {
+    pub fn fence_socket(&self, pid: impl std::fmt::Display) -> PathBuf {
         self.dir.join(format!("fence-{pid}.sock"))
+    }
+
+    /// `<runtime>/fence-<pid>-net.sock`: the proxy through which the fenced member of the
+    /// supervisor with this pid reaches the hosts its allow-list names.
+    pub fn fence_proxy_socket(&self, pid: impl std::fmt::Display) -> PathBuf {
+        self.dir.join(format!("fence-{pid}-net.sock"))
     }
 
     /// `<runtime>/signer-<id>.sock`: the socket of a team's signing agent.

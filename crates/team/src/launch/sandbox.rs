@@ -6,7 +6,9 @@
 //! a directory, `/dev/null` over a file or socket): `sandbox_hide`, `~/.ssh`, `~/.aws`,
 //! `~/.config/gh`, swarm's home, the runtime directory (every peer socket and the signing agent),
 //! the team's tmux socket and the other members' worktrees. Its own pid namespace, so it sees and
-//! signals nothing outside; with `sandbox_network = "none"` a network namespace of its own.
+//! signals nothing outside; with `sandbox_network = "none"` a network namespace of its own, and
+//! with an allow-list the same, its program started by [`BRIDGE_COMMAND`] with a way to the
+//! supervisor's proxy (`member/proxy.rs`).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -17,6 +19,10 @@ use crate::format::settings::{Fence, SandboxNetwork};
 
 /// The program that builds the sandbox.
 pub const BWRAP: &str = "bwrap";
+
+/// The hidden swarm command that starts an allow-listed member's program inside its sandbox:
+/// `swarm fence-bridge PROXY_SOCKET -- PROGRAM ARGS…` (`member/proxy.rs`).
+pub const BRIDGE_COMMAND: &str = "fence-bridge";
 
 /// Set in a fenced program's environment: the socket its `swarm` reaches its supervisor at.
 pub const SUPERVISOR_SOCKET_VAR: &str = "SWARM_SUPERVISOR_SOCKET";
@@ -62,6 +68,8 @@ pub struct Walls {
     pub network: SandboxNetwork,
     /// The supervisor's socket for this sandbox, the one way out (`member/fence.rs`).
     pub supervisor_socket: PathBuf,
+    /// With an allow-list, the socket of the supervisor's proxy (`member/proxy.rs`).
+    pub proxy_socket: Option<PathBuf>,
     /// The swarm program, seen read-only where it is even under `/tmp` or a hidden folder:
     /// without it the member could not reach its supervisor.
     pub swarm: PathBuf,
@@ -88,6 +96,7 @@ impl Walls {
         workdir: &Path,
         outside: &Outside,
         supervisor_socket: &Path,
+        proxy_socket: Option<&Path>,
         swarm: &Path,
     ) -> Self {
         let mut hide: Vec<PathBuf> = fence.hide.iter().map(PathBuf::from).collect();
@@ -102,8 +111,9 @@ impl Walls {
             workdir: workdir.to_path_buf(),
             write: fence.write.iter().map(PathBuf::from).collect(),
             hide,
-            network: fence.network,
+            network: fence.network.clone(),
             supervisor_socket: supervisor_socket.to_path_buf(),
+            proxy_socket: proxy_socket.map(Path::to_path_buf),
             swarm: swarm.to_path_buf(),
         }
     }
@@ -118,6 +128,7 @@ impl Walls {
         mounts.push(Mount::Write(self.workdir.clone()));
         // Its own way out, inside the hidden runtime directory.
         mounts.push(Mount::Write(self.supervisor_socket.clone()));
+        mounts.extend(self.proxy_socket.clone().map(Mount::Write));
         mounts.push(Mount::Read(self.swarm.clone()));
         let rank = |mount: &Mount| match mount {
             Mount::Private(_) => 0,
@@ -129,10 +140,15 @@ impl Walls {
         mounts
     }
 
-    /// `bwrap … -- PROGRAM ARGS…`: the argv that runs `program` in this sandbox.
+    /// `bwrap … -- PROGRAM ARGS…`: the argv that runs `program` in this sandbox; with an
+    /// allow-list, `bwrap … -- swarm fence-bridge PROXY_SOCKET -- PROGRAM ARGS…`.
     pub fn argv(&self, program: &[String]) -> Vec<String> {
         let mut argv = vec![BWRAP.to_owned()];
-        argv.extend(namespaces(self.network).iter().map(|arg| (*arg).to_owned()));
+        argv.extend(
+            namespaces(&self.network)
+                .iter()
+                .map(|arg| (*arg).to_owned()),
+        );
         let shown = |path: &Path| path.display().to_string();
         let mut read_only = Vec::new();
         for mount in self.mounts() {
@@ -162,6 +178,14 @@ impl Walls {
             argv.extend(["--remount-ro".to_owned(), shown(&path)]);
         }
         argv.extend(["--chdir".to_owned(), shown(&self.workdir), "--".to_owned()]);
+        if let Some(proxy) = &self.proxy_socket {
+            argv.extend([
+                shown(&self.swarm),
+                BRIDGE_COMMAND.to_owned(),
+                shown(proxy),
+                "--".to_owned(),
+            ]);
+        }
         argv.extend(program.iter().cloned());
         argv
     }
@@ -169,7 +193,7 @@ impl Walls {
 
 /// What every sandbox is made in: its namespaces, no capabilities, the file system read-only
 /// and a fresh `/dev` and `/proc`; the walls go on top.
-fn namespaces(network: SandboxNetwork) -> &'static [&'static str] {
+fn namespaces(network: &SandboxNetwork) -> &'static [&'static str] {
     const ALL: &[&str] = &[
         "--die-with-parent",
         // Run by root, bubblewrap keeps its capabilities, with which the program could unmount
@@ -188,16 +212,17 @@ fn namespaces(network: SandboxNetwork) -> &'static [&'static str] {
         "/proc",
         "--unshare-net",
     ];
-    match network {
-        SandboxNetwork::None => ALL,
-        SandboxNetwork::Full => &ALL[..ALL.len() - 1],
+    if network.own_namespace() {
+        ALL
+    } else {
+        &ALL[..ALL.len() - 1]
     }
 }
 
 /// Whether a sandbox can be built here: bubblewrap on PATH, and the kernel lets it make the
 /// namespaces a fence needs. The refusal is one line that says what is missing; a member is
 /// never started unfenced in its place.
-pub fn check_available(network: SandboxNetwork) -> Result<()> {
+pub fn check_available(network: &SandboxNetwork) -> Result<()> {
     let mut command = std::process::Command::new(BWRAP);
     command.args(namespaces(network)).args(["--", "true"]);
     let refused = |what: String| {
@@ -247,6 +272,7 @@ mod tests {
             Path::new("/repo"),
             &outside,
             Path::new("/run/user/7/swarm/fence-9.sock"),
+            None,
             Path::new("/tmp/build/swarm"),
         );
         let order: Vec<Mount> = walls.mounts();
@@ -274,6 +300,31 @@ mod tests {
         assert!(
             none.argv(&["x".into()])
                 .contains(&"--unshare-net".to_owned())
+        );
+        // An allow-list: no host network, the proxy's socket seen, and the program started by
+        // the bridge.
+        let listed = Walls {
+            network: SandboxNetwork::Only(vec!["example.com:443".parse().unwrap()]),
+            proxy_socket: Some("/run/user/7/swarm/fence-9-net.sock".into()),
+            ..none
+        };
+        let argv = listed.argv(&["x".into()]);
+        assert!(argv.contains(&"--unshare-net".to_owned()));
+        let tail = &argv[argv.len() - 5..];
+        assert_eq!(
+            tail,
+            [
+                "/tmp/build/swarm",
+                BRIDGE_COMMAND,
+                "/run/user/7/swarm/fence-9-net.sock",
+                "--",
+                "x"
+            ]
+        );
+        assert!(
+            listed
+                .mounts()
+                .contains(&Mount::Write("/run/user/7/swarm/fence-9-net.sock".into()))
         );
     }
 }

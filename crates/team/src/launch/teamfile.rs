@@ -437,7 +437,7 @@ pub struct MemberKeys {
     pub sandbox_network: Option<Network>,
 }
 
-/// `sandbox_network = "none"`, or an allow-list of `"host:port"`, which swarm refuses for now.
+/// `sandbox_network = "none"`, or an allow-list of `"host:port"`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum Network {
@@ -495,23 +495,24 @@ impl Fencing {
             Ok::<_, String>(out)
         };
         let network = match network {
-            None => over.network,
+            None => over.network.clone(),
             Some(Network::Named(name)) => match name.as_str() {
                 "full" => SandboxNetwork::Full,
                 "none" => SandboxNetwork::None,
                 other => {
                     return Err(format!(
-                        "{} of {who} is \"full\", \"none\" or a list, not {other:?}",
+                        "{} of {who} is \"full\", \"none\" or a list of \"host:port\", not {other:?}",
                         spell("sandbox_network")
                     ));
                 }
             },
-            Some(Network::AllowList(_)) => {
-                return Err(format!(
-                    "{} of {who}: an allow-list of hosts is not supported yet; use \"full\" or \"none\"",
-                    spell("sandbox_network")
-                ));
-            }
+            Some(Network::AllowList(hosts)) => SandboxNetwork::Only(
+                hosts
+                    .iter()
+                    .map(|host| host.parse())
+                    .collect::<std::result::Result<_, String>>()
+                    .map_err(|why| format!("{} of {who}: {why}", spell("sandbox_network")))?,
+            ),
         };
         let mut write_all = over.write.clone();
         write_all.extend(paths(write, "sandbox_write")?);
@@ -815,7 +816,7 @@ pub const KEYS: &[KeyDoc] = &[
     key(
         Section::Team,
         "sandbox_network",
-        "string: \"full\" or \"none\"",
+        "string: \"full\" or \"none\"; or array of strings (host:port)",
         "\"full\"",
         "Every fenced teammate's network, unless it sets its own.",
     ),
@@ -1102,9 +1103,9 @@ pub const KEYS: &[KeyDoc] = &[
     member(
         "sandbox_network",
         "--sandbox-network",
-        "string: \"full\" or \"none\"",
+        "string: \"full\" or \"none\"; or array of strings (host:port)",
         "the team's, else \"full\"",
-        "none: the fenced member has no network but loopback (a network namespace of its own). An allow-list of hosts is refused for now.",
+        "none: the fenced member has no network but loopback (a network namespace of its own). A list of \"host:port\", each a name, *.domain (names under it), an IPv4 address or [IPv6], the port required: the same namespace, and those hosts only, through an HTTP CONNECT and SOCKS5 proxy its supervisor runs outside the sandbox; its program gets HTTP_PROXY, HTTPS_PROXY and ALL_PROXY (and lower case) naming a bridge on its loopback, and NO_PROXY=localhost,127.0.0.1,::1. A target is checked by the name the client sent, not the address it resolves to; one not listed is answered 403 and told in the event stream (net-refused). Fails closed: a program that ignores the proxy variables, DNS lookups from inside, and UDP reach nothing. An entry that is not host:port is refused at up and spawn.",
     ),
     key(
         Section::Task,

@@ -124,6 +124,24 @@ impl Tmux {
         Self::new(Server::Path(path.to_path_buf()))
     }
 
+    /// The path of the server's socket, as tmux makes it: `-S PATH`'s path; inside tmux, the
+    /// default server is the current one; else `${TMUX_TMPDIR:-/tmp}/tmux-<uid>/<name or
+    /// default>`.
+    pub fn socket_path(&self) -> PathBuf {
+        let in_tmux_dir = |name: &str| {
+            let dir = std::env::var_os("TMUX_TMPDIR")
+                .filter(|dir| !dir.is_empty())
+                .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+            dir.join(format!("tmux-{}", nix::unistd::getuid()))
+                .join(name)
+        };
+        match &self.server {
+            Server::Path(path) => path.clone(),
+            Server::Named(name) => in_tmux_dir(name),
+            Server::Default => current_socket().unwrap_or_else(|| in_tmux_dir("default")),
+        }
+    }
+
     /// The server this process runs under: `$TMUX` names its socket.
     pub(crate) fn current() -> Option<Self> {
         current_socket().map(|socket| Self::at(&socket))

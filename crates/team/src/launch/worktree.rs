@@ -40,6 +40,12 @@ pub fn require_repo(dir: &Path, member: &str) -> Result<PathBuf> {
         })
 }
 
+/// Where [`create`] makes the member's worktree (a worktree an earlier run kept may be elsewhere).
+pub(crate) fn foreseen_path(dir: &Path, team: &str, member: &str) -> Result<PathBuf> {
+    let repo = require_repo(dir, member)?;
+    Ok(RepoPaths::new(repo.clone(), common_dir(&repo)?).worktree(team, member))
+}
+
 /// Creates (or reuses, after an earlier run kept it) the member's worktree.
 pub(crate) fn create(dir: &Path, team: &str, member: &str) -> Result<Worktree> {
     let repo = require_repo(dir, member)?;

@@ -19,6 +19,7 @@ pub mod pane;
 pub mod permission;
 pub mod permission_ask;
 pub(crate) mod processes;
+pub mod proxy;
 pub mod reach;
 pub mod remove;
 pub mod resume;

@@ -42,6 +42,7 @@ pub use crate::base::runtime::OffRuntime;
 use crate::base::text::derive_summary;
 use crate::error::{Error, Result};
 pub use crate::format::config::State;
+use crate::format::config::{Member, TeamConfig};
 use crate::format::event::What;
 use crate::format::message::{InboxMessage, check_text_size};
 pub use crate::format::settings::Isolation;
@@ -103,6 +104,43 @@ pub fn foreseen_env(plan: &PanePlan, pane: &PaneEnvironment) -> ProgramEnv {
         plan.worktree.then(|| SET_AT_START.to_owned()),
     );
     environment::program_env(pane.vars.clone(), &plan.env, &plan.env_policy, &started)
+}
+
+/// What is shown, before a fenced member starts, for its supervisor's pid in the names of its
+/// sockets.
+pub const SUPERVISOR_PID: &str = "<supervisor pid>";
+
+/// The argv `plan`'s program (of `member`, in team `team`) will run with, for `up --dry-run`: as
+/// it is, or for a fenced member inside bubblewrap's, built by the function its supervisor builds
+/// it with, from what the pane will find: [`SUPERVISOR_PID`] for what only the start knows.
+pub fn foreseen_argv(
+    plan: &PanePlan,
+    member: &Member,
+    team: &TeamConfig,
+    home: &crate::store::paths::Home,
+    pane: &PaneEnvironment,
+    tmux_socket: Option<PathBuf>,
+) -> Result<Vec<String>> {
+    let Some(fence) = &member.sandbox else {
+        return Ok(plan.argv.clone());
+    };
+    let workdir = if plan.worktree {
+        worktree::foreseen_path(&plan.cwd, &team.name, &plan.name)?
+    } else {
+        plan.cwd.clone()
+    };
+    let swarm = std::env::current_exe().map_err(|err| Error::os("find the swarm program", err))?;
+    let walls = fenced::Surroundings {
+        home: home.root(),
+        name: &plan.name,
+        members: &team.members,
+        env: &|name| pane.vars.get(std::ffi::OsStr::new(name)).cloned(),
+        tmux_socket,
+        pid: &SUPERVISOR_PID,
+        swarm: &swarm,
+    }
+    .walls(fence, &workdir, plan.worktree);
+    Ok(walls.argv(&plan.argv))
 }
 
 /// Runs member `name`'s program in this pane until it ends; `reach` signs what it sends for the
@@ -385,9 +423,7 @@ impl Supervisor {
         };
         drop(feed);
         drop(watching);
-        if let Some(socket) = fence_socket {
-            let _ = std::fs::remove_file(socket);
-        }
+        drop(fence_socket);
         child::reclaim_terminal();
         // Whatever the program left running ends with it: in its group or not, adopted or marked.
         let run = Run::new(&self.team, &self.member, own_pid(), Some(pid));
