@@ -220,7 +220,7 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Task(commands::task::Command),
 
-    /// Serve swarm to an agent as MCP tools over stdio, acting as the member whose pane runs it
+    /// Serve swarm as MCP tools over stdio, to the agent in a member's pane (acts as that member)
     Mcp(commands::mcp::Args),
 
     /// Open a peer socket in this terminal and print what arrives (uds: messages)

@@ -19,7 +19,22 @@ use tokio::io::AsyncWriteExt;
 use crate::cli::context::Context;
 use crate::error::{Error, Result};
 
+/// What the tools are, for the help and the man page.
+const TOOLS_HELP: &str = "\
+Tools: send (to, text, summary), inbox, receive (wait seconds, max), team, task_list (status,
+owner, available), task_add (subject, description, owner, blocked_by), task_claim (id),
+task_update (id, status, subject, description, owner), task_done (id, note), plan_submit (plan,
+timeout; waits for the lead), permission_ask (tool, input, description, timeout; waits),
+shutdown_answer (request_id, approve, reason).
+
+Each call runs the swarm command it stands for, with --json: its answer is that command's JSON
+output on one line, its error the line the command prints (\"swarm: ...\", and a hint). The
+server acts as the member whose pane runs it, as every command does; no argument names who
+calls. The team file's `mcp = true` registers it with Claude Code, Codex and Gemini CLI
+(swarm-team(5)).";
+
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = TOOLS_HELP)]
 pub(crate) struct Args {}
 
 /// The tools, as `tools/list` gives them: names and descriptions kept short, for every prompt
