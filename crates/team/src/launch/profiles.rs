@@ -10,7 +10,9 @@ use serde_json::{Map, Value, json};
 use crate::error::{Error, Result};
 use crate::format::config::Member;
 use crate::format::settings::Profile;
-use crate::launch::argv::{GEMINI_ACTIVITY_EVENTS, GEMINI_SETTINGS_VAR, GEMINI_SYSTEM_SETTINGS};
+use crate::launch::argv::{
+    GEMINI_ACTIVITY_EVENTS, GEMINI_SETTINGS_VAR, GEMINI_SYSTEM_SETTINGS, MCP_SERVER, mcp_servers,
+};
 use crate::store::durable;
 use crate::store::paths::Home;
 use crate::store::team::Team;
@@ -46,10 +48,25 @@ pub fn prepare(
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
                 Err(err) => return Err(Error::io("read", Path::new(&theirs), err)),
             };
-            let settings = gemini_settings(base)?;
+            let mut settings = gemini_settings(base)?;
+            if member.mcp() {
+                add_mcp_server(
+                    &mut settings,
+                    mcp_servers(team.home().root(), team.name(), true),
+                )?;
+            }
             durable::private_dir(paths.private_root(), paths.dir())?;
             durable::atomic_write(&ours, |out| {
                 serde_json::to_writer_pretty(&mut *out, &settings).map_err(std::io::Error::other)
+            })
+        }
+        Some(Profile::Claude) if member.mcp() => {
+            // The file `--mcp-config` names (`argv.rs`): the same for every member, as `swarm mcp`
+            // tells who calls by where it runs.
+            let config = json!({"mcpServers": mcp_servers(team.home().root(), team.name(), false)});
+            durable::private_dir(paths.private_root(), paths.dir())?;
+            durable::atomic_write(&paths.mcp_config(), |out| {
+                serde_json::to_writer_pretty(&mut *out, &config).map_err(std::io::Error::other)
             })
         }
         Some(Profile::Aider) => {
@@ -77,6 +94,28 @@ pub fn gemini_reads_settings_of(home: &Home) -> bool {
             // Made by swarm, as root, closed to others.
             Err(err) => err.kind() == std::io::ErrorKind::NotFound,
         })
+}
+
+/// `swarm mcp` added to the `mcpServers` of Gemini CLI's `settings` (which shallow-merges them
+/// over the other layers'), in place of one of the same name.
+fn add_mcp_server(settings: &mut Value, server: Value) -> Result<()> {
+    let Value::Object(settings) = settings else {
+        return Err(Error::runtime(
+            "Gemini CLI's system settings are not a JSON object",
+        ));
+    };
+    match settings
+        .entry("mcpServers")
+        .or_insert_with(|| Value::Object(Map::new()))
+    {
+        Value::Object(servers) => {
+            servers.insert(MCP_SERVER.to_owned(), server[MCP_SERVER].clone());
+            Ok(())
+        }
+        _ => Err(Error::runtime(
+            "the mcpServers of Gemini CLI's system settings are not a JSON object",
+        )),
+    }
 }
 
 /// `base` (the system settings Gemini CLI would read, if any) with `swarm hook gemini` added to
@@ -141,6 +180,14 @@ mod tests {
             assert_eq!(entries.last().unwrap()["hooks"][0]["timeout"], 10_000);
         }
         assert!(gemini_settings(Some(json!([]))).is_err());
+
+        let mut with_theirs = json!({"mcpServers": {"theirs": {"command": "x"}}});
+        add_mcp_server(&mut with_theirs, mcp_servers(Path::new("/h"), "t", true)).unwrap();
+        assert_eq!(with_theirs["mcpServers"]["theirs"]["command"], "x");
+        assert_eq!(
+            with_theirs["mcpServers"]["swarm"],
+            json!({"command": "swarm", "args": ["mcp", "--home", "/h", "--team", "t"], "trust": true})
+        );
         assert!(gemini_settings(Some(json!({"hooks": {"AfterAgent": {}}}))).is_err());
     }
 }
