@@ -556,3 +556,70 @@ fn a_members_server_acts_as_that_member_and_no_argument_changes_it() {
         ))
     );
 }
+
+/// What member `name`'s pane showed, as `swarm log` renders it.
+fn screen(sandbox: &Sandbox, team: &str, name: &str) -> String {
+    sandbox
+        .swarm()
+        .args(["log", name, "-n", "1000", "--team", team])
+        .run()
+        .success()
+        .stdout
+}
+
+/// With `mcp = true` and paste delivery, the pane is typed a nudge for each arrival, never the
+/// text, and the messages stay unread until the receive tool takes them.
+#[test]
+fn an_mcp_members_pane_is_nudged_and_the_text_waits_for_receive() {
+    let sandbox = Sandbox::new();
+    // The pane shows what is typed once: the terminal's echo (the program reads it away).
+    let _team = Team::up(
+        &sandbox,
+        "name = \"n\"\n[lead]\nname = \"lead\"\ncommand = [\"sleep\", \"1000\"]\n\
+         [[member]]\nname = \"agent\"\ncommand = [\"sh\", \"-c\", \"cat >/dev/null\"]\nmcp = true\ndelivery = \"paste\"\n",
+    );
+    assert_eq!(sandbox.member("n", "agent")["mcp"], true);
+    let send = |text: &str| {
+        sandbox
+            .swarm()
+            .args(["--team", "n", "send", "agent", text])
+            .run()
+            .success();
+    };
+    send("the first secret");
+    send("the second secret");
+    let nudges = || {
+        screen(&sandbox, "n", "agent")
+            .lines()
+            .filter(|l| l.ends_with("new message(s) from user: use the receive tool"))
+            .count()
+    };
+    eventually("the pane is nudged about both", || {
+        let counted: usize = screen(&sandbox, "n", "agent")
+            .lines()
+            .filter_map(|l| l.strip_suffix(" new message(s) from user: use the receive tool"))
+            .filter_map(|n| n.parse::<usize>().ok())
+            .sum();
+        counted == 2
+    });
+    let told = nudges();
+    assert!(
+        !screen(&sandbox, "n", "agent").contains("secret"),
+        "the text is never pasted"
+    );
+    assert_eq!(sandbox.inbox("n", "agent").len(), 2, "both wait unread");
+
+    let mut agent = Client::start(&sandbox, &[("SWARM_AGENT", "agent"), ("SWARM_TEAM", "n")]);
+    let taken = agent.ok("receive", json!({}));
+    let texts: Vec<&str> = taken
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["the first secret", "the second secret"]);
+    // Another arrival is one more nudge; what was taken is not told again.
+    send("a third");
+    eventually("one more nudge", || nudges() == told + 1);
+    assert_eq!(sandbox.inbox("n", "agent").len(), 1);
+}
