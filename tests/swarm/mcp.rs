@@ -462,7 +462,12 @@ fn a_members_server_acts_as_that_member_and_no_argument_changes_it() {
         json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "task_add", "arguments": {"subject": "yours", "owner": "carol"}}}),
         json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "permission_ask", "arguments": {"tool": "Bash", "input": {"command": "make"}, "description": "build"}}}),
     ];
-    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    let text: String = lines
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
     let script = sandbox.write(
         "bob.sh",
         format!(

@@ -124,7 +124,7 @@ impl ServerHandler for Server {
         let arguments = request.arguments.unwrap_or_default();
         let result = match command(&request.name, &arguments) {
             Ok(call) => self.run(call).await,
-            Err(err) => failure(&err.message().to_owned(), err.hint()),
+            Err(err) => failure(err.message(), err.hint()),
         };
         Ok(result.into())
     }
@@ -220,7 +220,7 @@ fn failure(message: &str, hint: Option<&str>) -> CallToolResult {
 fn command(tool: &str, arguments: &JsonObject) -> Result<Call> {
     let mut call = Arguments {
         tool,
-        arguments,
+        given: arguments,
         taken: Vec::new(),
         words: Vec::new(),
         stdin: String::new(),
@@ -334,7 +334,7 @@ fn command(tool: &str, arguments: &JsonObject) -> Result<Call> {
 /// A tool call's arguments as they are turned into a command's words.
 struct Arguments<'a> {
     tool: &'a str,
-    arguments: &'a JsonObject,
+    given: &'a JsonObject,
     taken: Vec<&'static str>,
     words: Vec<String>,
     stdin: String,
@@ -343,7 +343,7 @@ struct Arguments<'a> {
 impl Arguments<'_> {
     fn take(&mut self, key: &'static str) -> Option<&Value> {
         self.taken.push(key);
-        self.arguments.get(key).filter(|value| !value.is_null())
+        self.given.get(key).filter(|value| !value.is_null())
     }
 
     fn missing(&self, key: &str, what: &str) -> Error {
@@ -415,7 +415,7 @@ impl Arguments<'_> {
     /// The command, once every argument given was one the tool takes.
     fn finish(self) -> Result<Call> {
         if let Some(unknown) = self
-            .arguments
+            .given
             .keys()
             .find(|key| !self.taken.contains(&key.as_str()))
         {
