@@ -357,19 +357,7 @@ fn the_decision_tools_wait_for_their_answers() {
     });
     assert_eq!(answer["approved"], true, "{answer}");
     // The same line but for the request's id, which is new each time.
-    let without_id = |line: String| {
-        let words: Vec<String> = line
-            .split(' ')
-            .map(|w| {
-                if w.starts_with("plan_approval-") {
-                    "ID".to_owned()
-                } else {
-                    w.to_owned()
-                }
-            })
-            .collect();
-        words.join(" ")
-    };
+    let without_id = |line: String| without_ids(&line, "plan_approval-");
     assert_eq!(
         without_id(bob.err("plan_submit", json!({"plan": "3. ship", "timeout": 0.2}))),
         without_id(cli_refusal_with_stdin(
@@ -382,19 +370,7 @@ fn the_decision_tools_wait_for_their_answers() {
 
     // permission_ask files its ask in the queue; its answer must be signed for a member swarm
     // launched (in a pane: see below), so here it runs out of time as the command does.
-    let without_perm_id = |line: String| {
-        let words: Vec<String> = line
-            .split(' ')
-            .map(|w| {
-                if w.starts_with("perm-") {
-                    "ID".to_owned()
-                } else {
-                    w.to_owned()
-                }
-            })
-            .collect();
-        words.join(" ")
-    };
+    let without_perm_id = |line: String| without_ids(&line, "perm-");
     assert_eq!(
         without_perm_id(bob.err("permission_ask", json!({"tool": "Bash", "timeout": 0.2}))),
         without_perm_id(cli_refusal(
@@ -431,6 +407,14 @@ fn the_decision_tools_wait_for_their_answers() {
             &["shutdown", "approve", "shutdown-1@bob"]
         )
     );
+}
+
+/// `line` with each word that starts with `prefix` (a request's id, new each time) as `ID`.
+fn without_ids(line: &str, prefix: &str) -> String {
+    line.split(' ')
+        .map(|word| if word.starts_with(prefix) { "ID" } else { word })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[track_caller]
