@@ -73,6 +73,11 @@ impl Context {
         Fleet::of(&self.home)
     }
 
+    /// The team `--team`/`SWARM_TEAM` names, if any.
+    pub(crate) fn team_given(&self) -> Option<&str> {
+        self.team.as_deref()
+    }
+
     /// The team named by `--team`/`SWARM_TEAM`, else the only team under home, else the only one
     /// running.
     pub(crate) fn team(&self) -> Result<Team> {

@@ -220,6 +220,9 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Task(commands::task::Command),
 
+    /// Serve swarm as MCP tools over stdio, to the agent in a member's pane (acts as that member)
+    Mcp(commands::mcp::Args),
+
     /// Open a peer socket in this terminal and print what arrives (uds: messages)
     Listen(commands::listen::Args),
 
@@ -481,6 +484,7 @@ fn dispatch(cli: Cli, agent_typed: bool) -> Result<()> {
         Command::Stop(args) => commands::stop::run(&ctx, args),
         Command::Top(args) => commands::top::run(&ctx, args),
         Command::Listen(args) => commands::listen::run(&ctx, args),
+        Command::Mcp(args) => commands::mcp::run(&ctx, args),
         Command::Peers(args) => commands::peers::run(&ctx, args),
         Command::Completions(args) => commands::completions::run(&ctx, args, Cli::command()),
         Command::Man(args) => commands::man::run(&ctx, args, Cli::command()),

@@ -9,6 +9,7 @@ mod harness;
 mod activity;
 mod board;
 mod claude;
+mod codex;
 mod costs;
 mod model;
 mod permissions;

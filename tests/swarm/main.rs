@@ -26,6 +26,7 @@ mod lifecycle;
 mod limits;
 mod log_hosts;
 mod logs;
+mod mcp;
 mod messaging;
 mod nats_harness;
 mod navigation;

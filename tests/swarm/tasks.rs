@@ -1236,3 +1236,26 @@ fn claiming_with_nothing_available_is_not_found() {
         help.stdout
     );
 }
+
+/// Every edit of a task that does not exist is refused as `task_not_found`, exit 3: `done` once
+/// panicked ("task 9 changed without its lock"), exit 101, found through `swarm mcp`'s task_done.
+#[test]
+fn an_edit_of_a_task_that_does_not_exist_is_task_not_found() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    add(&sandbox, "first");
+    for edit in [
+        &["task", "done", "9"][..],
+        &["task", "start", "9"],
+        &["task", "update", "9", "--subject", "x"],
+        &["task", "release", "9"],
+    ] {
+        sandbox
+            .swarm()
+            .args(edit)
+            .team("t")
+            .as_("bob")
+            .run()
+            .refused(3, "task_not_found");
+    }
+}

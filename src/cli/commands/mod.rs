@@ -19,6 +19,7 @@ pub(super) mod listen;
 pub(super) mod log;
 pub(super) mod ls;
 pub(super) mod man;
+pub(super) mod mcp;
 pub(super) mod node;
 pub(super) mod peers;
 pub(super) mod permission;

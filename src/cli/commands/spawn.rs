@@ -87,8 +87,8 @@ pub(crate) struct Args {
     pub(crate) delivery: Option<Delivery>,
 
     /// Deliver messages by pasting them into its pane, typed this way: framed ([from NAME] TEXT),
-    /// raw (the text exactly), or a template with {from}, {text} and {summary}, where {{ and }}
-    /// are literal braces; Enter follows each
+    /// raw (the text exactly), or a template with {from}, {text}, {summary} and {n}, where {{ and
+    /// }} are literal braces; Enter follows each
     #[arg(long, value_name = "FORMAT", value_parser = PasteFormat::parse)]
     pub(crate) paste_format: Option<PasteFormat>,
 
@@ -145,6 +145,12 @@ pub(crate) struct Args {
     #[arg(long, value_name = "NAME")]
     pub(crate) env_remove: Vec<String>,
 
+    /// Give its program `swarm mcp` as an MCP server (claude, codex, gemini); with paste
+    /// delivery, the pane gets a nudge and the text waits for the receive tool (mcp = true in
+    /// swarm-team(5))
+    #[arg(long)]
+    pub(crate) mcp: bool,
+
     /// Run it fenced, in a sandbox: its directory writable, the team and your secrets out of reach
     /// (sandbox = true in swarm-team(5))
     #[arg(long)]
@@ -200,6 +206,7 @@ impl Args {
                 .paste_format
                 .as_ref()
                 .map(|format| format.as_str().to_owned()),
+            mcp: self.mcp.then_some(true),
             run_timeout_s: self.run_timeout.unwrap_or(0),
             env: self.env.iter().cloned().collect(),
             env_clear: self.env_clear.then_some(true),
@@ -256,6 +263,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             env_policy: &launch_settings.env_policy,
             permissions: &Rules::default(),
             asks_through_swarm: false,
+            mcp: false,
             watching: &prepare::team_watching(&launch_settings),
             restart: Restarts::default(),
             fencing: &Fencing::default(),

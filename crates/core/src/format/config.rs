@@ -177,6 +177,10 @@ pub struct Member {
     /// written; read with [`Member::paste_format`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paste_format: Option<String>,
+    /// Its program has `swarm mcp` among its MCP servers (the team file's `mcp`): paste delivery
+    /// types a nudge, and the text is read through the `receive` tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_timeout_s: Option<u64>,
     /// When its supervisor starts its program again (`restart`); absent: never.
@@ -459,12 +463,21 @@ impl Member {
         self.delivery.unwrap_or_default()
     }
 
-    /// How paste delivery types a message for this member: `framed` unless config.json says
-    /// otherwise; what it says is checked again, as the file may have been edited.
+    /// Whether its program has `swarm mcp` among its MCP servers.
+    pub fn mcp(&self) -> bool {
+        self.mcp == Some(true)
+    }
+
+    /// How paste delivery types a message for this member: `framed` (an MCP member: the nudge,
+    /// [`crate::format::paste::NUDGE`]) unless config.json says otherwise; what it says is
+    /// checked again, as the file may have been edited.
     pub fn paste_format(&self) -> Result<PasteFormat> {
-        self.paste_format
-            .as_deref()
-            .map_or(Ok(PasteFormat::Framed), PasteFormat::parse)
+        let default = if self.mcp() {
+            crate::format::paste::NUDGE
+        } else {
+            "framed"
+        };
+        PasteFormat::parse(self.paste_format.as_deref().unwrap_or(default))
             .map_err(|why| Error::usage(format!("pasteFormat of {}: {why}", self.name)))
     }
 }

@@ -28,18 +28,25 @@ pub enum Piece {
     From,
     Text,
     Summary,
+    /// How many messages one paste tells of: 1, but for an MCP member's nudge.
+    Count,
 }
 
+/// What an MCP member's pane is typed when mail comes, unless its `paste_format` says otherwise:
+/// the text waits to be read once, through the `receive` tool (docs/ARCHITECTURE.md, "MCP").
+pub const NUDGE: &str = "{n} new message(s) from {from}: use the receive tool";
+
 /// Every placeholder, as a template spells it.
-const PLACEHOLDERS: [(&str, Piece); 3] = [
+const PLACEHOLDERS: [(&str, Piece); 4] = [
     ("from", Piece::From),
     ("text", Piece::Text),
     ("summary", Piece::Summary),
+    ("n", Piece::Count),
 ];
 
 /// Says what a template may hold, after a refusal.
-const GRAMMAR: &str = "a paste format is framed, raw, or a template with {from}, {text} or \
-                       {summary}, with {{ and }} for a literal brace";
+const GRAMMAR: &str = "a paste format is framed, raw, or a template with {from}, {text}, \
+                       {summary} or {n}, with {{ and }} for a literal brace";
 
 impl PasteFormat {
     /// `framed`, `raw`, or a template with at least one placeholder. A brace that opens or closes
@@ -119,6 +126,13 @@ impl PasteFormat {
     /// What is typed into the pane for a message from `from` (already marked when forged), before
     /// the Enter that follows it. A placeholder is replaced once: braces in the message are text.
     pub fn render(&self, from: &str, text: &str, summary: &str) -> String {
+        self.render_count(1, from, text, summary)
+    }
+
+    /// [`PasteFormat::render`] for `count` messages at once (an MCP member's nudge), `from`
+    /// naming their senders.
+    pub fn render_count(&self, count: usize, from: &str, text: &str, summary: &str) -> String {
+        let count = count.to_string();
         match self {
             Self::Framed => framed(from, text),
             Self::Raw => text.to_owned(),
@@ -129,6 +143,7 @@ impl PasteFormat {
                     Piece::From => from,
                     Piece::Text => text,
                     Piece::Summary => summary,
+                    Piece::Count => count.as_str(),
                 })
                 .collect(),
         }
@@ -203,6 +218,16 @@ mod tests {
     }
 
     #[test]
+    fn the_nudge_tells_how_many_came_and_from_whom_never_the_text() {
+        let nudge = PasteFormat::parse(NUDGE).unwrap();
+        assert_eq!(
+            nudge.render_count(3, "lead, bob", "secret text", "s"),
+            "3 new message(s) from lead, bob: use the receive tool"
+        );
+        assert_eq!(render("{n}: {text}", "bob", "hi", "s"), "1: hi");
+    }
+
+    #[test]
     fn a_brace_that_is_no_placeholder_is_refused() {
         for (bad, why) in [
             ("{frm}: {text}", "unknown placeholder {frm}"),
@@ -219,7 +244,7 @@ mod tests {
         ] {
             let err = PasteFormat::parse(bad).unwrap_err();
             assert!(err.contains(why), "{bad}: {err}");
-            assert!(err.contains("{from}, {text} or {summary}"), "{err}");
+            assert!(err.contains("{from}, {text}, {summary} or {n}"), "{err}");
         }
     }
 

@@ -303,6 +303,12 @@ impl TeamPaths {
         self.dir.join(GEMINI_HOME_DIR)
     }
 
+    /// `mcp.json`: the MCP configuration swarm gives the team's Claude Code members with
+    /// `mcp = true` (`--mcp-config`): `swarm mcp` as the server named `swarm`.
+    pub fn mcp_config(&self) -> PathBuf {
+        self.dir.join(MCP_CONFIG_FILE)
+    }
+
     /// `aider/<member>.chat.md` and `aider/<member>.input`: an aider member's own chat and input
     /// histories, so members in one checkout never restore each other's chat.
     pub fn aider_history(&self, member: &str) -> (PathBuf, PathBuf) {
@@ -361,6 +367,7 @@ const NOTIFY_FILE: &str = "notify.toml";
 const ACTIVITY_FILE: &str = "activity.json";
 const ACTIVITY_LOCK_FILE: &str = ".activity.flock";
 const GEMINI_HOME_DIR: &str = "gemini-home";
+const MCP_CONFIG_FILE: &str = "mcp.json";
 const INBOX_SUFFIX: &str = ".json";
 const HISTORY_SUFFIX: &str = ".jsonl";
 const LOG_SUFFIX: &str = ".log";

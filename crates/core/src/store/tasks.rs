@@ -783,11 +783,15 @@ impl Edit {
         self.board.tasks.get(&id)
     }
 
-    /// A task this edit holds the lock of; `None` when it does not exist.
+    /// A task this edit holds the lock of; `None` when it does not exist (a task that does not
+    /// exist has no lock to take, so asking for one is not a change without it).
     ///
     /// # Panics
     /// When the edit did not lock it: a change must name every task it writes.
     pub fn task_mut(&mut self, id: u64) -> Option<&mut Task> {
+        if !self.board.tasks.contains_key(&id) {
+            return None;
+        }
         assert!(
             self.locked.contains(&id),
             "task {id} changed without its lock"

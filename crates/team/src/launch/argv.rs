@@ -189,6 +189,48 @@ pub(crate) struct TeammateRequest<'a> {
     /// The Claude Code session it starts (`--session-id`), recorded so it can be resumed
     /// (docs/ARCHITECTURE.md, "Resuming a team").
     pub(crate) session_id: &'a str,
+    /// The team file's `mcp = true`: its program gets `swarm mcp` as an MCP server.
+    pub(crate) mcp: bool,
+}
+
+/// The name every profile registers `swarm mcp` under.
+pub const MCP_SERVER: &str = "swarm";
+
+/// `swarm mcp`'s arguments for a member of `team` under `home`: given on its command line, since
+/// a client may hand its servers a scrubbed environment (Codex 0.169.0 does).
+pub fn mcp_args(home: &Path, team: &str) -> Vec<String> {
+    vec![
+        "mcp".to_owned(),
+        "--home".to_owned(),
+        home.display().to_string(),
+        "--team".to_owned(),
+        team.to_owned(),
+    ]
+}
+
+/// The `mcpServers` entry of Claude Code's `--mcp-config` file and Gemini CLI's settings.
+pub fn mcp_servers(home: &Path, team: &str, trust: bool) -> serde_json::Value {
+    let mut server = serde_json::json!({"command": "swarm", "args": mcp_args(home, team)});
+    if trust {
+        // Gemini CLI offers an untrusted server's tools only after a prompt, never headless.
+        server["trust"] = true.into();
+    }
+    serde_json::json!({ MCP_SERVER: server })
+}
+
+/// Codex's `-c` overrides that add `swarm mcp` (Codex 0.169.0, `mcp_servers.<name>.*`): its tools
+/// approved, as swarm's own policy decides what each may do.
+fn codex_mcp(home: &Path, team: &str) -> Vec<String> {
+    let quoted = |text: &str| toml::Value::String(text.to_owned()).to_string();
+    let args: Vec<String> = mcp_args(home, team).iter().map(|a| quoted(a)).collect();
+    [
+        format!("mcp_servers.{MCP_SERVER}.command={}", quoted("swarm")),
+        format!("mcp_servers.{MCP_SERVER}.args=[{}]", args.join(",")),
+        format!("mcp_servers.{MCP_SERVER}.default_tools_approval_mode=\"approve\""),
+    ]
+    .into_iter()
+    .flat_map(|value| ["-c".to_owned(), value])
+    .collect()
 }
 
 /// The hook that asks swarm before a tool runs, for a Claude Code teammate whose asks go through
@@ -368,8 +410,16 @@ impl TeamLaunch<'_> {
 
         // Only Claude Code takes identity flags; every other profile learns it from `SWARM_*`.
         let mut activity_hooks = false;
+        let paths = crate::store::paths::Home::new(self.home.to_path_buf()).team(self.team);
         match member.profile {
             Profile::Claude => {
+                if member.mcp {
+                    // Variadic in Claude Code: a flag must follow it, as one does here.
+                    argv.extend([
+                        "--mcp-config".to_owned(),
+                        paths.mcp_config().display().to_string(),
+                    ]);
+                }
                 argv.extend([
                     "--agent-id".to_owned(),
                     format!("{}@{}", member.name, self.team),
@@ -405,7 +455,18 @@ impl TeamLaunch<'_> {
                     ]);
                 }
             }
-            profile => self.resumable(&mut argv, profile, member.name, member.session_id),
+            profile => {
+                self.resumable(&mut argv, profile, member.name, member.session_id);
+                let prefix = format!("mcp_servers.{MCP_SERVER}.");
+                if member.mcp
+                    && profile == Profile::Codex
+                    && !codex_overrides(&argv)
+                        .iter()
+                        .any(|key| key.starts_with(&prefix))
+                {
+                    argv.extend(codex_mcp(self.home, self.team));
+                }
+            }
         }
         let session_id = started_session(member.profile, &argv, member.session_id, named);
         let role = Role::Teammate {
@@ -813,6 +874,7 @@ mod tests {
             env_policy: NO_RULES,
             asks_through_swarm: false,
             session_id: "bob-session",
+            mcp: false,
         }
     }
 
@@ -1045,6 +1107,58 @@ mod tests {
             ..request(&env)
         };
         team(&lead, &[]).teammate(&member, &no_env)
+    }
+
+    /// `mcp = true` registers `swarm mcp` as each program takes a server on its command line, and
+    /// a codex member's own `mcp_servers.swarm` is left as it is.
+    #[test]
+    fn an_mcp_member_gets_swarm_mcp_as_its_program_takes_it() {
+        let lead = strings(&["claude"]);
+        let env = BTreeMap::new();
+        let launch = |profile: Profile, command: &[String]| {
+            let member = TeammateRequest {
+                command: Some(command),
+                profile,
+                mcp: true,
+                ..request(&env)
+            };
+            team(&lead, &[]).teammate(&member, &no_env).argv
+        };
+        let codex = launch(Profile::Codex, &strings(&["codex"]));
+        let home = team(&lead, &[]).home.display().to_string();
+        let overrides: Vec<&str> = codex
+            .windows(2)
+            .filter(|pair| pair[0] == "-c" && pair[1].starts_with("mcp_servers."))
+            .map(|pair| pair[1].as_str())
+            .collect();
+        assert_eq!(
+            overrides,
+            [
+                r#"mcp_servers.swarm.command="swarm""#.to_owned(),
+                format!(r#"mcp_servers.swarm.args=["mcp","--home","{home}","--team","t"]"#),
+                r#"mcp_servers.swarm.default_tools_approval_mode="approve""#.to_owned(),
+            ]
+        );
+        let own = launch(
+            Profile::Codex,
+            &strings(&["codex", "-c", "mcp_servers.swarm.command=\"mine\""]),
+        );
+        assert_eq!(
+            own.iter().filter(|a| a.starts_with("mcp_servers.")).count(),
+            1
+        );
+
+        let claude = launch(Profile::Claude, &strings(&["claude"]));
+        let at = claude.iter().position(|a| a == "--mcp-config").unwrap();
+        assert!(claude[at + 1].ends_with("/teams/t/mcp.json"), "{claude:?}");
+        assert!(
+            claude[at + 2].starts_with("--"),
+            "a flag ends the variadic list"
+        );
+        for profile in [Profile::Gemini, Profile::Aider, Profile::Generic] {
+            let argv = launch(profile, &strings(&["x"]));
+            assert!(!argv.iter().any(|a| a.contains("mcp")), "{argv:?}");
+        }
     }
 
     #[test]

@@ -147,6 +147,7 @@ pub fn teammate(
             env: &spec.env,
             env_policy: &spec.env_policy,
             asks_through_swarm: spec.asks_through_swarm,
+            mcp: spec.mcp,
             session_id: &ids::fresh().to_string(),
         },
         launcher_env,
@@ -166,6 +167,7 @@ pub fn teammate(
         .paste_format
         .as_ref()
         .map(|format| format.as_str().to_owned());
+    member.mcp = spec.mcp.then_some(true);
     member.run_timeout_s = (spec.run_timeout_s > 0).then_some(spec.run_timeout_s);
     member.isolation = (spec.isolation == Isolation::Worktree).then_some(Isolation::Worktree);
     member.log_max = Some(spec.log_max);

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::error::{Error, Result};
 use crate::format::config::Member;
 use crate::format::settings::Profile;
-use crate::launch::argv::{GEMINI_ACTIVITY_EVENTS, GEMINI_HOME_VAR};
+use crate::launch::argv::{GEMINI_ACTIVITY_EVENTS, GEMINI_HOME_VAR, MCP_SERVER, mcp_servers};
 use crate::store::durable;
 use crate::store::paths::{GeminiPaths, TeamPaths};
 use crate::store::team::Team;
@@ -38,7 +38,19 @@ pub fn prepare(
                 own_home.as_deref().map(OsStr::new),
                 home.as_deref().map(OsStr::new),
             );
-            gemini_home(team.paths(), &ours, theirs.as_ref())
+            let mcp = member
+                .mcp()
+                .then(|| mcp_servers(team.home().root(), team.name(), true));
+            gemini_home(team.paths(), &ours, theirs.as_ref(), mcp)
+        }
+        Some(Profile::Claude) if member.mcp() => {
+            // The file `--mcp-config` names (`argv.rs`): the same for every member, as `swarm mcp`
+            // tells who calls by where it runs.
+            let config = json!({"mcpServers": mcp_servers(team.home().root(), team.name(), false)});
+            durable::private_dir(paths.private_root(), paths.dir())?;
+            durable::atomic_write(&paths.mcp_config(), |out| {
+                serde_json::to_writer_pretty(&mut *out, &config).map_err(std::io::Error::other)
+            })
         }
         Some(Profile::Aider) => {
             let (chat, _) = paths.aider_history(&member.name);
@@ -54,7 +66,12 @@ pub fn prepare(
 /// to it. Gemini CLI 0.61.0 reads the user's settings whoever owns them, where it skips a system
 /// settings file unless root owns it and every folder above it. The person's files are never
 /// written: an entry Gemini CLI made in `ours` before the person had one is left as it is.
-fn gemini_home(paths: &TeamPaths, ours: &Path, theirs: Option<&GeminiPaths>) -> Result<()> {
+fn gemini_home(
+    paths: &TeamPaths,
+    ours: &Path,
+    theirs: Option<&GeminiPaths>,
+    mcp: Option<Value>,
+) -> Result<()> {
     let own = GeminiPaths::new(Some(ours.as_os_str()), None)
         .ok_or_else(|| Error::runtime("the team's Gemini CLI home has no path"))?;
     let base = match theirs.map(GeminiPaths::settings) {
@@ -73,7 +90,10 @@ fn gemini_home(paths: &TeamPaths, ours: &Path, theirs: Option<&GeminiPaths>) -> 
         },
         None => None,
     };
-    let settings = gemini_settings(base)?;
+    let mut settings = gemini_settings(base)?;
+    if let Some(server) = mcp {
+        add_mcp_server(&mut settings, server)?;
+    }
     durable::private_dir(paths.private_root(), own.dir())?;
     if let Some(theirs) = theirs
         && let Ok(entries) = std::fs::read_dir(theirs.dir())
@@ -91,6 +111,28 @@ fn gemini_home(paths: &TeamPaths, ours: &Path, theirs: Option<&GeminiPaths>) -> 
     durable::atomic_write(&own.settings(), |out| {
         serde_json::to_writer_pretty(&mut *out, &settings).map_err(std::io::Error::other)
     })
+}
+
+/// `swarm mcp` added to the `mcpServers` of a gemini teammate's `settings` (Gemini CLI
+/// shallow-merges them over the other layers'), in place of one of the same name.
+fn add_mcp_server(settings: &mut Value, server: Value) -> Result<()> {
+    let Value::Object(settings) = settings else {
+        return Err(Error::runtime(
+            "Gemini CLI's settings are not a JSON object",
+        ));
+    };
+    match settings
+        .entry("mcpServers")
+        .or_insert_with(|| Value::Object(Map::new()))
+    {
+        Value::Object(servers) => {
+            servers.insert(MCP_SERVER.to_owned(), server[MCP_SERVER].clone());
+            Ok(())
+        }
+        _ => Err(Error::runtime(
+            "the mcpServers of Gemini CLI's settings are not a JSON object",
+        )),
+    }
 }
 
 /// The settings document a gemini teammate reads: `base` (the person's own settings, if any) with
@@ -155,6 +197,14 @@ mod tests {
             assert_eq!(entries.last().unwrap()["hooks"][0]["timeout"], 10_000);
         }
         assert!(gemini_settings(Some(json!([]))).is_err());
+
+        let mut with_theirs = json!({"mcpServers": {"theirs": {"command": "x"}}});
+        add_mcp_server(&mut with_theirs, mcp_servers(Path::new("/h"), "t", true)).unwrap();
+        assert_eq!(with_theirs["mcpServers"]["theirs"]["command"], "x");
+        assert_eq!(
+            with_theirs["mcpServers"]["swarm"],
+            json!({"command": "swarm", "args": ["mcp", "--home", "/h", "--team", "t"], "trust": true})
+        );
         assert!(gemini_settings(Some(json!({"hooks": {"AfterAgent": {}}}))).is_err());
     }
 }

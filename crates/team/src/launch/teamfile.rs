@@ -107,8 +107,11 @@ pub struct MemberSpec {
     pub prompt: Option<String>,
     pub(crate) protocol: Protocol,
     pub(crate) delivery: Delivery,
-    /// How paste delivery types a message; `None` for the default, framed.
+    /// How paste delivery types a message; `None` for the default, framed (an MCP member's: the
+    /// nudge).
     pub(crate) paste_format: Option<PasteFormat>,
+    /// Its program gets `swarm mcp` as an MCP server (`mcp = true`, its own or the team's).
+    pub(crate) mcp: bool,
     pub(crate) run_timeout_s: u64,
     pub(crate) env: BTreeMap<String, String>,
     /// The team's rules for what its program inherits, with its own over them.
@@ -342,6 +345,7 @@ struct RawTeam {
     #[serde(default)]
     permissions: RuleTexts,
     permissions_via: Option<String>,
+    mcp: Option<bool>,
     idle_pattern: Option<String>,
     needs_you_pattern: Option<String>,
     stall_after: Option<Span>,
@@ -407,6 +411,7 @@ pub struct MemberKeys {
     pub protocol: Protocol,
     pub delivery: Option<Delivery>,
     pub paste_format: Option<String>,
+    pub mcp: Option<bool>,
     #[serde(default)]
     pub run_timeout_s: u64,
     #[serde(default)]
@@ -759,6 +764,13 @@ pub const KEYS: &[KeyDoc] = &[
     ),
     key(
         Section::Team,
+        "mcp",
+        "boolean",
+        "false",
+        "Every teammate gets swarm mcp among its program's MCP servers, unless it sets its own: see mcp of [[member]].",
+    ),
+    key(
+        Section::Team,
         "idle_pattern",
         "string, a regex",
         "none",
@@ -971,8 +983,15 @@ pub const KEYS: &[KeyDoc] = &[
         "paste_format",
         "--paste-format",
         "\"framed\", \"raw\", or a template",
-        "framed",
-        "How paste delivery types a message: framed, [from <sender>] <text>; raw, the text exactly; or a template with {from}, {text} and {summary}, {{ and }} for a literal brace. Means delivery = \"paste\"; refused beside delivery = \"pull\".",
+        "framed (with mcp: the nudge)",
+        "How paste delivery types a message: framed, [from <sender>] <text>; raw, the text exactly; or a template with {from}, {text}, {summary} and {n} (how many messages one paste tells of), {{ and }} for a literal brace. Means delivery = \"paste\"; refused beside delivery = \"pull\". An mcp member's default is the nudge {n} new message(s) from {from}: use the receive tool.",
+    ),
+    member(
+        "mcp",
+        "--mcp",
+        "boolean",
+        "the team's, else false",
+        "Its program gets swarm mcp as an MCP server named swarm (messages, tasks, plans, permission asks and shutdown answers as tools, acting as this member), registered without touching the user's files: claude --mcp-config with a file in the team's folder, codex -c mcp_servers.swarm.* overrides (its tools approved), gemini the mcpServers of swarm's system settings file. With delivery = \"paste\", the pane is typed a nudge, paste_format's default {n} new message(s) from {from}: use the receive tool, and the messages stay unread for the receive tool.",
     ),
     member(
         "run_timeout_s",
@@ -1248,6 +1267,8 @@ pub struct Defaults<'a> {
     pub permissions: &'a Rules,
     /// The team's `permissions_via = "swarm"`.
     pub asks_through_swarm: bool,
+    /// The team's `mcp`.
+    pub mcp: bool,
     /// The team's `idle_pattern`, `needs_you_pattern` and `stall_after`.
     pub watching: &'a Watching,
     /// The team's `restart` and `restart_max`.
@@ -1467,6 +1488,7 @@ impl TeamFile {
             env_policy: &team_policy,
             permissions: &permissions,
             asks_through_swarm,
+            mcp: raw.mcp.unwrap_or(false),
             watching: &watching,
             fencing: &fencing,
         };
@@ -1798,6 +1820,7 @@ impl MemberSpec {
             protocol: keys.protocol,
             delivery,
             paste_format,
+            mcp: keys.mcp.unwrap_or(defaults.mcp),
             run_timeout_s: keys.run_timeout_s,
             host,
             permissions,
@@ -2051,6 +2074,7 @@ mod tests {
             env_policy: &EnvPolicy::default(),
             permissions: &Rules::default(),
             asks_through_swarm: false,
+            mcp: false,
             watching: &Watching::default(),
             restart: Restarts::default(),
             fencing: &Fencing::default(),
@@ -2095,6 +2119,7 @@ mod tests {
             env_policy: &team,
             permissions: &Rules::default(),
             asks_through_swarm: false,
+            mcp: false,
             watching: &Watching::default(),
             restart: Restarts::default(),
             fencing: &Fencing::default(),

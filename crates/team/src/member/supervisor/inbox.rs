@@ -2,7 +2,8 @@
 //! lead's shutdown request on the program's behalf; for `delivery = "paste"` it pastes each plain
 //! message into the pane in the member's paste format (`[from <sender>] <text>`, the text alone,
 //! or a template), made safe for a terminal (docs/ARCHITECTURE.md, "Terminal output"), and moves
-//! it to history (docs/ARCHITECTURE.md, "Paste delivery").
+//! it to history (docs/ARCHITECTURE.md, "Paste delivery"); for a member that reads through
+//! `swarm mcp`, it pastes one nudge for what came and leaves the messages unread ("MCP").
 
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -45,6 +46,9 @@ pub(crate) struct InboxFeed {
 struct Verifier {
     judge: Judge,
     reported: HashSet<String>,
+    /// The messages an MCP member's pane was nudged about: each is told of once, and stays
+    /// unread for its `receive` tool.
+    nudged: HashSet<String>,
 }
 
 /// What the supervisor does with the member's inbox.
@@ -54,6 +58,9 @@ struct Handling {
     paste: bool,
     /// How a message is pasted.
     format: PasteFormat,
+    /// Its program reads messages through `swarm mcp`: one nudge is pasted for what came, and
+    /// the messages stay in the inbox.
+    nudge: bool,
 }
 
 /// How changes to the inbox are noticed.
@@ -75,10 +82,12 @@ impl InboxFeed {
                 wrapper: false,
                 paste: false,
                 format: PasteFormat::Framed,
+                nudge: false,
             },
             judge: Arc::new(Mutex::new(Verifier {
                 judge: Judge::new(None, ""),
                 reported: HashSet::new(),
+                nudged: HashSet::new(),
             })),
         }
     }
@@ -120,10 +129,12 @@ impl InboxFeed {
                 wrapper,
                 paste,
                 format,
+                nudge: supervisor.member.mcp(),
             },
             judge: Arc::new(Mutex::new(Verifier {
                 judge,
                 reported: HashSet::new(),
+                nudged: HashSet::new(),
             })),
         };
         if !wrapper && !paste {
@@ -269,6 +280,48 @@ impl Handling {
         {
             let plain: Vec<_> = unread.iter().filter(|m| m.structured().is_none()).collect();
             let buffer = format!("swarm-{}-{}", supervisor.team.name(), supervisor.name);
+            if self.nudge {
+                // Told once each; what `receive` took is forgotten.
+                verifier
+                    .nudged
+                    .retain(|id| plain.iter().any(|m| m.id().as_ref() == id.as_str()));
+                let fresh: Vec<&InboxMessage> = plain
+                    .iter()
+                    .copied()
+                    .filter(|m| !verifier.nudged.contains(m.id().as_ref()))
+                    .collect();
+                let Some(last) = fresh.last() else {
+                    return Ok(None);
+                };
+                let mut senders: Vec<String> = Vec::new();
+                for message in &fresh {
+                    let from = match judge.verdict(message) {
+                        Verdict::Forged(_) => format!("{}(forged)", message.from()),
+                        Verdict::Verified | Verdict::NotClaimed => message.from().to_owned(),
+                    };
+                    if !senders.contains(&from) {
+                        senders.push(from);
+                    }
+                }
+                let summary = last
+                    .summary()
+                    .map_or_else(|| derive_summary(last.text()), str::to_owned);
+                let typed = self.format.render_count(
+                    fresh.len(),
+                    &senders.join(", "),
+                    last.text(),
+                    &summary,
+                );
+                let typed = match self.format {
+                    PasteFormat::Framed => for_terminal(&typed),
+                    _ => keystrokes(&typed),
+                };
+                tmux.paste(pane, &buffer, typed.as_bytes())?;
+                verifier
+                    .nudged
+                    .extend(fresh.iter().map(|m| m.id().into_owned()));
+                return Ok(None);
+            }
             let mut pasted = HashSet::new();
             let mut failure = None;
             for message in plain {
