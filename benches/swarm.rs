@@ -1461,12 +1461,14 @@ exec sleep 100000
 /// (m) One claude member (a fake that writes where Claude Code writes) on a private tmux server,
 /// its transcript `mb` MB of user entries before it starts; the bench appends replies to it.
 struct Transcripts {
-    dir: tempfile::TempDir,
+    // Dropped first: its socket is in `dir`, which goes last. In the other order the server
+    // outlived the run, its socket gone with `dir`.
+    _server: PrivateTmux,
     home: PathBuf,
     transcript: PathBuf,
     supervisor: u32,
     next: usize,
-    _server: PrivateTmux,
+    dir: tempfile::TempDir,
 }
 
 impl Transcripts {
