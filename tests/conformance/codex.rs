@@ -20,10 +20,9 @@ impl Drop for Killed {
 /// The real Codex CLI (0.169.0) as a member with `mcp = true`, its model the loopback stand-in
 /// `tests/fixtures/fake_openai.py`, which scripts its tool calls: its call of swarm's `send` lands
 /// in the lead's inbox from it, and a message to it is nudged into its pane, where Codex takes it
-/// as a prompt and calls `receive`, which hands it the text. `scripts/conformance` does not install
-/// Codex: the test runs when `SWARM_CODEX` names the program (`npm i @openai/codex@0.169.0`;
-/// `SWARM_CODEX=$PWD/node_modules/.bin/codex scripts/conformance -- codex`), and is skipped,
-/// saying so, when it names none.
+/// as a prompt and calls `receive`, which hands it the text. `scripts/conformance` installs the
+/// Codex that tests/conformance/codex.version pins and names it in `SWARM_CODEX` (one given
+/// there wins); run alone, without one, the test is skipped, saying so.
 #[test]
 #[ignore = "conformance tier: run scripts/conformance"]
 fn codex_sends_and_receives_through_swarm_mcp() {
