@@ -256,7 +256,10 @@ command = ["node", "{client}", "{go}", "{out}"]
     );
 
     // From bob's pane: bob, not the lead.
-    fs::write(work.join("go"), &socket).unwrap();
+    // Renamed into place: the client polls for the file, and one it saw created but not yet
+    // written named no socket (an empty path), so it never connected (a CI failure).
+    fs::write(work.join("go.partial"), &socket).unwrap();
+    fs::rename(work.join("go.partial"), work.join("go")).unwrap();
     eventually("bob's client to be answered", || {
         fs::read_to_string(work.join("answer")).is_ok_and(|a| a.ends_with('\n'))
     });

@@ -761,7 +761,9 @@ command = ["node", "{client}", "{go}", "{out}"]
         .unwrap()
         .to_owned();
     let go = json!({"socket": socket, "agent": agent, "key": key});
-    fs::write(work.join("go"), go.to_string()).unwrap();
+    // Renamed into place: the client polls for the file and must never read it half written.
+    fs::write(work.join("go.partial"), go.to_string()).unwrap();
+    fs::rename(work.join("go.partial"), work.join("go")).unwrap();
     // The attacker writes its file in place: read it once it is whole.
     let read =
         || serde_json::from_str::<Vec<String>>(&fs::read_to_string(work.join("out")).ok()?).ok();
