@@ -49,6 +49,19 @@ fn unread(sandbox: &Sandbox, name: &str) -> Vec<Value> {
         .clone()
 }
 
+/// Until `status` says team `t` was interrupted.
+fn wait_interrupted(sandbox: &Sandbox) {
+    eventually("the team to be interrupted", || {
+        sandbox
+            .swarm()
+            .args(["status", "t", "--json"])
+            .run()
+            .success()
+            .json()["interrupted"]
+            == true
+    });
+}
+
 #[test]
 fn a_team_whose_tmux_server_died_is_interrupted_and_resumes_whole() {
     resumes_whole_after(|_, team| team.server().kill());
@@ -172,15 +185,7 @@ isolation = "worktree"
 
     // A reboot, as far as the team can tell: its tmux server is gone, every pane with it.
     interrupt(&sandbox, &team);
-    eventually("the team to be interrupted", || {
-        let status = sandbox
-            .swarm()
-            .args(["status", "t", "--json"])
-            .run()
-            .success()
-            .json();
-        status["interrupted"] == true
-    });
+    wait_interrupted(&sandbox);
     sandbox
         .swarm()
         .args(["status", "t"])
@@ -343,15 +348,7 @@ command = ["sleep", "1000"]
         .run()
         .success();
     interrupt(&sandbox, &team);
-    eventually("the team to be interrupted", || {
-        sandbox
-            .swarm()
-            .args(["status", "t", "--json"])
-            .run()
-            .success()
-            .json()["interrupted"]
-            == true
-    });
+    wait_interrupted(&sandbox);
     team.up_command().arg("--fresh").run().success();
     let task = sandbox
         .swarm()
@@ -481,15 +478,7 @@ allow = ["Bash(git status:*)"]
         "a secret's value is never recorded: {records}"
     );
     team.server().kill();
-    eventually("the team to be interrupted", || {
-        sandbox
-            .swarm()
-            .args(["status", "t", "--json"])
-            .run()
-            .success()
-            .json()["interrupted"]
-            == true
-    });
+    wait_interrupted(&sandbox);
     sandbox
         .swarm()
         .args(["resume", "t"])
@@ -558,15 +547,7 @@ command = ["sleep", "1000"]
     };
     eventually("bob to run", || runs() == 1);
     team.server().kill();
-    eventually("the team to be interrupted", || {
-        sandbox
-            .swarm()
-            .args(["status", "t", "--json"])
-            .run()
-            .success()
-            .json()["interrupted"]
-            == true
-    });
+    wait_interrupted(&sandbox);
     let first = sandbox.swarm().args(["resume", "t"]).spawn();
     let second = sandbox.swarm().args(["resume", "t"]).spawn();
     let outcomes = [first.finish(), second.finish()];
@@ -631,15 +612,7 @@ command = ["sleep", "1000"]
     });
     nix::sys::signal::kill(client_pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
     server.run(&["kill-server"]);
-    eventually("the team to be interrupted", || {
-        sandbox
-            .swarm()
-            .args(["status", "t", "--json"])
-            .run()
-            .success()
-            .json()["interrupted"]
-            == true
-    });
+    wait_interrupted(&sandbox);
     assert!(
         exiting(),
         "the old server must still be exiting for this test to mean anything"
