@@ -353,19 +353,16 @@ impl Tmux {
         loop {
             match self.run(&argv) {
                 // A server told to exit (`kill-server`, a reboot's shutdown) still holds its
-                // socket until its last job ends, and drops every client that connects meanwhile.
-                // The new session wants a fresh server, which it gets once that one is gone.
-                Err(err)
-                    if new_session
-                        && err.to_string().contains(SERVER_EXITING)
-                        && Instant::now() < deadline =>
-                {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
+                // socket until its last client has said it is leaving, and drops every client
+                // that connects meanwhile. The new session wants a fresh server, which it gets
+                // once that one is gone.
                 Err(err) if new_session && err.to_string().contains(SERVER_EXITING) => {
-                    return Err(err.with_hint(
-                        "the tmux server on this socket is still shutting down; try again once it has exited",
-                    ));
+                    if Instant::now() >= deadline {
+                        return Err(err.with_hint(
+                            "the tmux server on this socket is still shutting down; try again once it has exited",
+                        ));
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
                 }
                 ran => return parse_pane(&ran?),
             }
