@@ -93,20 +93,33 @@ pub(crate) async fn entry(store: &kv::Store, url: &str, id: u64) -> Result<Optio
 
 /// Reads every task and the mark. Each key is read at its own revision; a change is then decided
 /// on this board and accepted only if the keys it writes are still at those revisions.
-pub(crate) async fn snapshot(store: &kv::Store, url: &str) -> Result<Snapshot> {
+///
+/// The server's key listing can miss a key written while it runs (its consumer skips a message
+/// superseded before delivery), so the tasks the change names (`named`), and every task a task
+/// read refers to as a blocker or a blocked one, are read by key whether listed or not: a claim
+/// racing another host's never finds its task missing, nor a blocker gone that is not.
+pub(crate) async fn snapshot(
+    store: &kv::Store,
+    url: &str,
+    named: &BTreeSet<u64>,
+) -> Result<Snapshot> {
     let mark = mark(store, url).await?;
     let mut keys = store
         .keys()
         .await
         .map_err(|err| failed(url, "list the tasks", err))?;
-    let mut ids = Vec::new();
+    let mut ids: BTreeSet<u64> = named.clone();
     while let Some(key) = keys.next().await {
         let key = key.map_err(|err| failed(url, "list the tasks", err))?;
         ids.extend(subjects::task_id(&key));
     }
     let mut tasks = BTreeMap::new();
-    for id in ids {
+    let mut read = BTreeSet::new();
+    while let Some(id) = ids.pop_first() {
+        read.insert(id);
         if let Some(found) = entry(store, url, id).await? {
+            let referred = found.1.blocked_by().into_iter().chain(found.1.blocks());
+            ids.extend(referred.filter(|other| !read.contains(other)));
             tasks.insert(id, found);
         }
     }
@@ -308,7 +321,7 @@ pub(crate) async fn edit<R>(
             Some(owner) => Some((owner, settle_claimer(store, url, owner).await?)),
             None => None,
         };
-        let snapshot = snapshot(store, url).await?;
+        let snapshot = snapshot(store, url, &locked).await?;
         let present: BTreeSet<u64> = locked
             .iter()
             .copied()
