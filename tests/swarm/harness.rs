@@ -876,6 +876,44 @@ pub(crate) fn watches(pid: u32, dir: &Path) -> bool {
     })
 }
 
+/// The events process `pid`'s inotify watch on `dir` asks the kernel for (its `mask:` in
+/// /proc/PID/fdinfo), if it has one.
+pub(crate) fn watch_mask(pid: u32, dir: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let needle = format!(" ino:{:x} ", fs::metadata(dir).ok()?.ino());
+    fs::read_dir(format!("/proc/{pid}/fdinfo"))
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|fd| fs::read_to_string(fd.path()).ok())
+        .flat_map(|info| info.lines().map(str::to_owned).collect::<Vec<_>>())
+        .filter(|line| line.starts_with("inotify wd:") && line.contains(&needle))
+        .find_map(|line| {
+            let mask = line
+                .split(' ')
+                .find_map(|field| field.strip_prefix("mask:"))?;
+            u32::from_str_radix(mask, 16).ok()
+        })
+}
+
+/// How many times every thread of process `pid` has given up the CPU to wait: each wake-up of
+/// a thread that sleeps on something counts one.
+pub(crate) fn voluntary_switches(pid: u32) -> u64 {
+    fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks
+                .filter_map(Result::ok)
+                .filter_map(|task| fs::read_to_string(task.path().join("status")).ok())
+                .filter_map(|status| {
+                    status.lines().find_map(|line| {
+                        line.strip_prefix("voluntary_ctxt_switches:")
+                            .and_then(|n| n.trim().parse::<u64>().ok())
+                    })
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
 /// A private tmux server for one test (`tmux -S <sandbox>/tmux.sock -f /dev/null`), started from
 /// the sandbox's scrubbed environment and killed when dropped.
 pub(crate) struct TmuxServer {

@@ -1,10 +1,11 @@
 //! send, inbox, recv and watch, as a user runs them.
 
 use std::time::Duration;
+use std::{fs, thread};
 
 use serde_json::Value;
 
-use crate::harness::{PATIENCE, Sandbox, eventually, watches};
+use crate::harness::{PATIENCE, Sandbox, eventually, voluntary_switches, watch_mask, watches};
 
 #[test]
 fn send_then_recv_delivers_once_with_id_and_sender() {
@@ -406,6 +407,44 @@ fn recv_wait_blocks_until_a_message_lands() {
         waiting.finish()
     };
     assert!(status.success(), "{stderr}");
+}
+
+/// inotify's events for an open or a read-only close.
+const IN_OPEN: u32 = 0x20;
+const IN_CLOSE_NOWRITE: u32 = 0x10;
+const IN_ACCESS: u32 = 0x01;
+
+/// Every command reads config.json and inboxes: a watcher that asked for opens too was woken by
+/// each read in its folder (every supervisor, the signing agent, each waiting `ask` or `recv`).
+#[test]
+fn a_waiting_reader_is_not_woken_by_reads_in_the_folder_it_watches() {
+    let sandbox = Sandbox::new();
+    sandbox.team("t", &["bob"]);
+    let waiting = sandbox
+        .swarm()
+        .args(["recv", "--wait", "--timeout", "600"])
+        .team("t")
+        .as_("bob")
+        .spawn();
+    let inboxes = sandbox.team_dir("t").join("inboxes");
+    eventually("the receiver to watch the inboxes", || {
+        watches(waiting.pid(), &inboxes)
+    });
+    let mask = watch_mask(waiting.pid(), &inboxes).unwrap();
+    assert_eq!(
+        mask & (IN_OPEN | IN_CLOSE_NOWRITE | IN_ACCESS),
+        0,
+        "the watch asks for reads: mask {mask:#x}"
+    );
+    let before = voluntary_switches(waiting.pid());
+    let inbox = inboxes.join("bob.json");
+    for _ in 0..50 {
+        fs::read(&inbox).unwrap();
+        thread::sleep(Duration::from_millis(2));
+    }
+    let woken = voluntary_switches(waiting.pid()) - before;
+    // The safety rescan wakes it every 2 s: far fewer than one wake-up for each read.
+    assert!(woken < 25, "50 reads woke the receiver {woken} times");
 }
 
 #[test]

@@ -21,7 +21,9 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use notify::event::{AccessKind, AccessMode};
-use notify::{Event, EventKind, PollWatcher, RecommendedWatcher, RecursiveMode, Watcher as _};
+use notify::{
+    Event, EventKind, EventKindMask, PollWatcher, RecommendedWatcher, RecursiveMode, Watcher as _,
+};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use crate::error::{Error, Result};
@@ -236,7 +238,9 @@ impl Armed {
 
     fn poll(dirs: &[&Path], relay: Relay) -> Result<PollWatcher> {
         let shown = dirs.first().copied().unwrap_or(Path::new("."));
-        let config = notify::Config::default().with_poll_interval(POLL_INTERVAL);
+        let config = notify::Config::default()
+            .with_poll_interval(POLL_INTERVAL)
+            .with_event_kinds(watched_kinds());
         let mut inner = PollWatcher::new(relay, config).map_err(|err| translate(err, shown))?;
         for dir in dirs {
             if !dir.is_dir() {
@@ -332,7 +336,10 @@ fn open_inotify(relay: Relay) -> notify::Result<RecommendedWatcher> {
     if let Some(errno) = tests::INJECTED_ERRNO.with(std::cell::Cell::get) {
         return Err(notify::Error::io(std::io::Error::from_raw_os_error(errno)));
     }
-    RecommendedWatcher::new(relay, notify::Config::default())
+    RecommendedWatcher::new(
+        relay,
+        notify::Config::default().with_event_kinds(watched_kinds()),
+    )
 }
 
 /// One of inotify's limits, reached (docs/ARCHITECTURE.md, "Watching").
@@ -401,6 +408,13 @@ fn timed_out(deadline: Option<Instant>) -> Wake {
     } else {
         Wake::LookAgain
     }
+}
+
+/// The events asked of the kernel: those [`is_write`] counts. Left to its default, notify 9 asks
+/// for every open too, and each command's read of config.json or an inbox then woke every watcher
+/// of that folder (each supervisor, the signing agent, each waiting `ask` and `recv`) for nothing.
+fn watched_kinds() -> EventKindMask {
+    EventKindMask::CORE | EventKindMask::ACCESS_CLOSE
 }
 
 /// Events that can mean new content. Opening or reading a file (which swarm itself does on every
