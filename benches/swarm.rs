@@ -244,7 +244,9 @@ fn main() {
     if options.runs("m") {
         let lines = scale(200, 40);
         let mut small = Transcripts::start("small", 0);
-        report.latency("m", TRANSCRIPT_LATENCY, small.latency(lines));
+        let (ledgered, shown) = small.latency(lines);
+        report.latency("m", TRANSCRIPT_LATENCY, ledgered);
+        report.latency("m", TRANSCRIPT_SHOWN, shown);
         report.cpu_each("m", TRANSCRIPT_CPU_SMALL, small.cpu_per_line(lines));
         let big = Transcripts::start("big", 100);
         report.cpu_each("m", TRANSCRIPT_CPU_BIG, big.cpu_per_line(lines));
@@ -1442,8 +1444,11 @@ fn swarm_at(home: &Path) -> Command {
 }
 
 const TRANSCRIPT_LATENCY: &str = "transcript line appended → its usage in the ledger";
-const TRANSCRIPT_CPU_SMALL: &str = "supervisor CPU per line, following a new transcript";
-const TRANSCRIPT_CPU_BIG: &str = "supervisor CPU per line, following a 100 MB transcript";
+const TRANSCRIPT_SHOWN: &str = "transcript line appended → swarm status shows the new total";
+const TRANSCRIPT_CPU_SMALL: &str = "supervisors' CPU per line, following ten new transcripts";
+const TRANSCRIPT_CPU_BIG: &str = "supervisors' CPU per line, following ten 100 MB transcripts";
+/// How many claude members (m) follow a transcript each.
+const FOLLOWED: usize = 10;
 
 /// A `claude` that writes its session's transcript where Claude Code does, under
 /// `$CLAUDE_CONFIG_DIR`, first copying `$BENCH_PREFILL` into it when given, says where in
@@ -1458,21 +1463,31 @@ echo "$f" > "$BENCH_PATH_FILE.partial" && mv "$BENCH_PATH_FILE.partial" "$BENCH_
 exec sleep 100000
 "#;
 
-/// (m) One claude member (a fake that writes where Claude Code writes) on a private tmux server,
-/// its transcript `mb` MB of user entries before it starts; the bench appends replies to it.
+/// One claude member of (m): its transcript and its supervisor, and how many replies the bench
+/// appended to it.
+struct Followed {
+    name: String,
+    transcript: PathBuf,
+    supervisor: u32,
+    replies: u64,
+}
+
+/// (m) `FOLLOWED` claude members (a fake that writes where Claude Code writes) on a private tmux
+/// server, each transcript `mb` MB of user entries before it starts; the bench appends replies to
+/// them in turn.
 struct Transcripts {
-    // Dropped first: its socket is in `dir`, which goes last. In the other order the server
+    // Dropped first: its socket is in `_dir`, which goes last. In the other order the server
     // outlived the run, its socket gone with `dir`.
     _server: PrivateTmux,
     home: PathBuf,
-    transcript: PathBuf,
-    supervisor: u32,
+    team: String,
+    members: Vec<Followed>,
     next: usize,
-    dir: tempfile::TempDir,
+    _dir: tempfile::TempDir,
 }
 
 impl Transcripts {
-    fn start(name: &str, mb: usize) -> Self {
+    fn start(team: &str, mb: usize) -> Self {
         let dir = scratch("swcost");
         let home = dir.path().join("home");
         let fake = dir.path().join("claude");
@@ -1490,72 +1505,85 @@ impl Transcripts {
             }
             file.flush().unwrap();
         }
-        let path_file = dir.path().join("transcript-path");
-        let toml = format!(
-            "name = \"{name}\"\n[[member]]\nname = \"m\"\nprofile = \"claude\"\ncommand = [\"{}\"]\n\
-             env = {{ CLAUDE_CONFIG_DIR = \"{}\", BENCH_PATH_FILE = \"{}\", BENCH_PREFILL = \"{}\" }}\n",
-            fake.display(),
-            dir.path().join("claude-config").display(),
-            path_file.display(),
-            if mb > 0 {
-                prefill.display().to_string()
-            } else {
-                String::new()
-            },
-        );
+        let path_file = |n: usize| dir.path().join(format!("transcript-path-{n}"));
+        let mut toml = format!("name = \"{team}\"\n");
+        for n in 0..FOLLOWED {
+            let _ = write!(
+                toml,
+                "[[member]]\nname = \"m{n}\"\nprofile = \"claude\"\ncommand = [\"{}\"]\n\
+                 env = {{ CLAUDE_CONFIG_DIR = \"{}\", BENCH_PATH_FILE = \"{}\", BENCH_PREFILL = \"{}\" }}\n",
+                fake.display(),
+                dir.path().join("claude-config").display(),
+                path_file(n).display(),
+                if mb > 0 {
+                    prefill.display().to_string()
+                } else {
+                    String::new()
+                },
+            );
+        }
         let team_file = dir.path().join("team.toml");
         fs::write(&team_file, toml).unwrap();
-        let server = PrivateTmux::start(dir.path(), "fixture", (120, 40), &[]);
+        let server = PrivateTmux::start(dir.path(), "fixture", (200, 60), &[]);
         up(&home, &team_file, &server);
-        let deadline = Instant::now() + WAIT;
-        let transcript = loop {
-            if let Ok(path) = fs::read_to_string(&path_file) {
-                break PathBuf::from(path.trim());
-            }
-            assert!(Instant::now() < deadline, "the fake claude never started");
-            thread::sleep(Duration::from_millis(20));
-        };
         let config: Value = serde_json::from_slice(
-            &fs::read(home.join("teams").join(name).join("config.json")).unwrap(),
+            &fs::read(home.join("teams").join(team).join("config.json")).unwrap(),
         )
         .unwrap();
-        let supervisor = config["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["name"] == "m")
-            .and_then(|m| m["supervisorPid"].as_u64())
-            .and_then(|pid| u32::try_from(pid).ok())
-            .expect("the member's supervisor");
+        // Up to ten 100 MB copies to make before the fakes say where.
+        let deadline = Instant::now() + WAIT * 4;
+        let members = (0..FOLLOWED)
+            .map(|n| {
+                let name = format!("m{n}");
+                let transcript = loop {
+                    if let Ok(path) = fs::read_to_string(path_file(n)) {
+                        break PathBuf::from(path.trim());
+                    }
+                    assert!(Instant::now() < deadline, "the fake claude {name} never started");
+                    thread::sleep(Duration::from_millis(20));
+                };
+                let supervisor = config["members"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|m| m["name"] == name.as_str())
+                    .and_then(|m| m["supervisorPid"].as_u64())
+                    .and_then(|pid| u32::try_from(pid).ok())
+                    .expect("the member's supervisor");
+                Followed {
+                    name,
+                    transcript,
+                    supervisor,
+                    replies: 0,
+                }
+            })
+            .collect();
         let mut transcripts = Self {
-            dir,
+            _dir: dir,
             home,
-            transcript,
-            supervisor,
+            team: team.to_owned(),
+            members,
             next: 0,
             _server: server,
         };
-        // The prefill is read once at the start; the figures are of what follows.
-        transcripts.append_and_wait();
+        // Each prefill is read once at the start; the figures are of what follows.
+        for _ in 0..FOLLOWED {
+            transcripts.append_and_wait();
+        }
         transcripts
     }
 
     fn ledger(&self) -> PathBuf {
         self.home
             .join("teams")
-            .join(self.team())
+            .join(&self.team)
             .join("usage.jsonl")
     }
 
-    fn team(&self) -> String {
-        let toml = fs::read_to_string(self.dir.path().join("team.toml")).unwrap();
-        toml.lines().next().unwrap()[8..]
-            .trim_matches('"')
-            .to_owned()
-    }
-
-    /// Appends one reply; returns when it was appended and when the ledger had it.
-    fn append_and_wait(&mut self) -> (Instant, Instant) {
+    /// Appends one reply to the next member's transcript, in turn; returns that member's index,
+    /// when the reply was appended and when the ledger had it.
+    fn append_and_wait(&mut self) -> (usize, Instant, Instant) {
+        let at = self.next % FOLLOWED;
         self.next += 1;
         let id = format!("msg_bench_{}", self.next);
         let line = format!(
@@ -1567,13 +1595,15 @@ impl Transcripts {
         let ledger = self.ledger();
         let folder = ledger.parent().unwrap().to_path_buf();
         let watcher = Watcher::arm(&folder).unwrap();
+        let member = &mut self.members[at];
         let start = Instant::now();
         let mut file = fs::OpenOptions::new()
             .append(true)
-            .open(&self.transcript)
+            .open(&member.transcript)
             .unwrap();
         file.write_all(line.as_bytes()).unwrap();
         drop(file);
+        member.replies += 1;
         let name = ledger.file_name().unwrap().to_owned();
         watcher
             .wait_for(Some(start + WAIT), &|f| f == name, || {
@@ -1583,33 +1613,61 @@ impl Transcripts {
                     .then(Instant::now))
             })
             .unwrap()
-            .map(|seen| (start, seen))
+            .map(|seen| (at, start, seen))
             .expect("the reply never reached the ledger")
     }
 
-    fn latency(&mut self, lines: usize) -> Vec<Duration> {
-        (0..lines)
-            .map(|_| {
-                let (start, seen) = self.append_and_wait();
-                seen - start
-            })
-            .collect()
+    /// From each reply appended to the moment it reached the ledger, and to the end of the first
+    /// `swarm status --json` (each run from exec, one after another) that shows the member's new
+    /// total.
+    fn latency(&mut self, lines: usize) -> (Vec<Duration>, Vec<Duration>) {
+        let (mut ledgered, mut shown) = (Vec::new(), Vec::new());
+        for _ in 0..lines {
+            let (at, start, seen) = self.append_and_wait();
+            ledgered.push(seen - start);
+            let member = &self.members[at];
+            loop {
+                let out = swarm_in(&self.home, &self.team)
+                    .args(["status", "--json"])
+                    .output()
+                    .unwrap();
+                let end = Instant::now();
+                assert!(out.status.success(), "swarm status failed");
+                let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+                let output = status["members"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|m| m["name"] == member.name.as_str())
+                    .and_then(|m| m["cost"]["tokens"]["output"].as_u64())
+                    .unwrap_or(0);
+                if output == member.replies * 5 {
+                    shown.push(end - start);
+                    break;
+                }
+                assert!(end < start + WAIT, "status never showed the new total");
+            }
+        }
+        (ledgered, shown)
     }
 
-    /// The supervisor's CPU time per line followed, over `lines` appended one after another.
+    /// Every supervisor's CPU time, together, per line followed, over `lines` appended one after
+    /// another to the transcripts in turn.
     fn cpu_per_line(mut self, lines: usize) -> Duration {
-        let before = cpu_ticks(self.supervisor);
+        let ticks = |members: &[Followed]| -> u64 {
+            members.iter().map(|m| cpu_ticks(m.supervisor).0).sum()
+        };
+        let before = ticks(&self.members);
         for _ in 0..lines {
             self.append_and_wait();
         }
-        let after = cpu_ticks(self.supervisor);
-        let ticks = (after.0 - before.0) as f64;
+        let spent = ticks(&self.members) - before;
         let _ = swarm_at(&self.home)
-            .args(["down", &self.team(), "--force"])
+            .args(["down", &self.team, "--force"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
-        Duration::from_secs_f64(ticks / clock_ticks() / lines as f64)
+        Duration::from_secs_f64(spent as f64 / clock_ticks() / lines as f64)
     }
 }
 
