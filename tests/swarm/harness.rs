@@ -898,20 +898,19 @@ pub(crate) fn watch_mask(pid: u32, dir: &Path) -> Option<u32> {
 /// How many times every thread of process `pid` has given up the CPU to wait: each wake-up of
 /// a thread that sleeps on something counts one.
 pub(crate) fn voluntary_switches(pid: u32) -> u64 {
-    fs::read_dir(format!("/proc/{pid}/task"))
-        .map(|tasks| {
-            tasks
-                .filter_map(Result::ok)
-                .filter_map(|task| fs::read_to_string(task.path().join("status")).ok())
-                .filter_map(|status| {
-                    status.lines().find_map(|line| {
-                        line.strip_prefix("voluntary_ctxt_switches:")
-                            .and_then(|n| n.trim().parse::<u64>().ok())
-                    })
-                })
-                .sum()
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| fs::read_to_string(task.path().join("status")).ok())
+        .filter_map(|status| {
+            status.lines().find_map(|line| {
+                line.strip_prefix("voluntary_ctxt_switches:")
+                    .and_then(|n| n.trim().parse::<u64>().ok())
+            })
         })
-        .unwrap_or(0)
+        .sum()
 }
 
 /// A private tmux server for one test (`tmux -S <sandbox>/tmux.sock -f /dev/null`), started from

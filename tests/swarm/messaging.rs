@@ -44,7 +44,7 @@ fn send_then_recv_delivers_once_with_id_and_sender() {
         .run()
         .success();
     assert!(again.stdout.is_empty(), "delivered twice: {}", again.stdout);
-    let history = std::fs::read_to_string(sandbox.team_dir("t").join("history/bob.jsonl")).unwrap();
+    let history = fs::read_to_string(sandbox.team_dir("t").join("history/bob.jsonl")).unwrap();
     assert!(history.contains(&id));
 }
 
@@ -191,8 +191,8 @@ fn a_broadcast_that_fails_part_way_is_withdrawn() {
     // after the lead's and a's copies. (What is no file where the inbox itself belongs keeps b
     // out of the broadcast instead: file_safety.rs.)
     let b = sandbox.team_dir("t").join("inboxes").join(".b.flock");
-    let _ = std::fs::remove_file(&b);
-    std::fs::create_dir(&b).unwrap();
+    let _ = fs::remove_file(&b);
+    fs::create_dir(&b).unwrap();
     sandbox
         .swarm()
         .args(["send", "*", "standup"])
@@ -208,7 +208,7 @@ fn a_broadcast_that_fails_part_way_is_withdrawn() {
         );
     }
 
-    std::fs::remove_dir(&b).unwrap();
+    fs::remove_dir(&b).unwrap();
     let id = sandbox
         .swarm()
         .args(["send", "*", "standup"])
@@ -826,7 +826,7 @@ fn timeouts_too_long_to_represent_mean_no_deadline() {
             member["exitCode"] = 0.into();
         }
     }
-    std::fs::write(&config_path, serde_json::to_vec(&config).unwrap()).unwrap();
+    fs::write(&config_path, serde_json::to_vec(&config).unwrap()).unwrap();
     sandbox
         .swarm()
         .args(["wait", "bob", "--timeout", "1e19"])
