@@ -1539,7 +1539,10 @@ impl Transcripts {
                     if let Ok(path) = fs::read_to_string(path_file(n)) {
                         break PathBuf::from(path.trim());
                     }
-                    assert!(Instant::now() < deadline, "the fake claude {name} never started");
+                    assert!(
+                        Instant::now() < deadline,
+                        "the fake claude {name} never started"
+                    );
                     thread::sleep(Duration::from_millis(20));
                 };
                 let supervisor = config["members"]
@@ -1574,10 +1577,7 @@ impl Transcripts {
     }
 
     fn ledger(&self) -> PathBuf {
-        self.home
-            .join("teams")
-            .join(&self.team)
-            .join("usage.jsonl")
+        self.home.join("teams").join(&self.team).join("usage.jsonl")
     }
 
     /// Appends one reply to the next member's transcript, in turn; returns that member's index,

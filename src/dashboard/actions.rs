@@ -97,7 +97,7 @@ pub(crate) fn perform(
                     } else {
                         Verdict::Deny { reason: why }
                     };
-                    let answer = permission::answer(team, fleet, &caller, id, verdict)?;
+                    let answer = permission::answer(team, fleet, &config, &caller, id, verdict)?;
                     let word = match (answer.allowed, answer.always) {
                         (true, true) => "allowed always",
                         (true, false) => "allowed",

@@ -283,7 +283,7 @@ fn answer(ctx: &Context, request_id: &str, verdict: Verdict) -> Result<()> {
     let team = ctx.team()?;
     let config = team.load()?;
     let caller = ctx.caller(&config)?;
-    let answer = permission::answer(&team, &ctx.fleet(), &caller, request_id, verdict)?;
+    let answer = permission::answer(&team, &ctx.fleet(), &config, &caller, request_id, verdict)?;
     ctx.report(&AnswerShown::of(&answer))
 }
 
@@ -292,7 +292,8 @@ pub(crate) fn mode(ctx: &Context, args: ModeArgs) -> Result<()> {
     let team = ctx.team()?;
     let config = team.load()?;
     let caller = ctx.caller(&config)?;
-    let answer = permission::set_mode(&team, &ctx.fleet(), &caller, &args.name, args.mode)?;
+    let answer =
+        permission::set_mode(&team, &ctx.fleet(), &config, &caller, &args.name, args.mode)?;
     ctx.report(&AnswerShown::of(&answer))
 }
 

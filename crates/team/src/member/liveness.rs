@@ -156,7 +156,11 @@ pub struct Observed {
 impl Observed {
     /// Looks once, asking `reach` where the members run.
     pub fn take(team: &Team, reach: &dyn Reach) -> Result<Self> {
-        let mut config = team.load()?;
+        Self::of(team, team.load()?, reach)
+    }
+
+    /// [`Observed::take`] of `config`, the team's as a command has just read it.
+    pub fn of(team: &Team, mut config: TeamConfig, reach: &dyn Reach) -> Result<Self> {
         // Each looked at only when a member's judgement needs it: a member whose supervisor is
         // proven running needs neither, so a team that runs costs no tmux call and no /proc scan.
         let panes = LazyCell::new(|| live_panes(&config));

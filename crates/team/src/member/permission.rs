@@ -204,14 +204,14 @@ impl Verdict {
 pub fn answer(
     team: &Team,
     reach: &dyn Reach,
+    config: &TeamConfig,
     caller: &Caller,
     request_id: &str,
     verdict: Verdict,
 ) -> Result<PermissionAnswer> {
-    let config = team.load()?;
-    policy::allow(&config, caller, Action::AnswerPermission)?;
+    policy::allow(config, caller, Action::AnswerPermission)?;
     let lead = config.lead_name().to_owned();
-    let ask = every_ask(team, &config)?
+    let ask = every_ask(team, config)?
         .into_iter()
         .find(|ask| ask.request_id() == request_id)
         .ok_or_else(|| {
@@ -242,7 +242,7 @@ pub fn answer(
         ));
     }
     let member = ask.member().to_owned();
-    let observed = Observed::take(team, reach)?;
+    let observed = Observed::of(team, config.clone(), reach)?;
     if has_ended(&observed, &member) {
         return Err(Error::usage(format!(
             "{member} has ended: its permission request {request_id} is withdrawn"
@@ -266,19 +266,20 @@ pub fn answer(
 pub fn set_mode(
     team: &Team,
     reach: &dyn Reach,
+    config: &TeamConfig,
     caller: &Caller,
     member: &str,
     mode: PermissionMode,
 ) -> Result<PermissionAnswer> {
-    let config = team.load()?;
-    policy::allow(&config, caller, Action::AnswerPermission)?;
+    policy::allow(config, caller, Action::AnswerPermission)?;
     if config.member(member).is_none() {
         return Err(Error::not_found(format!(
             "{member} is not a member of team {}",
             config.name
         )));
     }
-    let oldest = pending(team, reach)?
+    let observed = Observed::of(team, config.clone(), reach)?;
+    let oldest = pending_as_seen(team, &observed)?
         .into_iter()
         .find(|ask| ask.member() == member && matches!(ask.request, Request::Tool(_)))
         .ok_or_else(|| {
@@ -293,6 +294,7 @@ pub fn set_mode(
     answer(
         team,
         reach,
+        config,
         caller,
         oldest.request_id(),
         Verdict::AllowInMode {
