@@ -371,7 +371,9 @@ impl LockDir {
 /// staging directory it was about to move into place. Safe because we hold the flock, so the
 /// writer named in the record is dead, and the identity check spares any directory created since.
 /// A record is only a hint: a staging directory it names is removed only if it is where a swarm
-/// writer makes one ([`LockPaths::is_staging`]).
+/// writer makes one ([`LockPaths::is_staging`]). It stays, as [`FileLock`]'s release leaves it:
+/// the next holder writes its own over it, and emptying it freed the file's block at every take,
+/// a discard the disk had to finish before the writer went on.
 fn recover_abandoned(path: &Path, flock: &mut Flock) {
     let Some(record) = flock.recorded() else {
         return;
@@ -387,7 +389,6 @@ fn recover_abandoned(path: &Path, flock: &mut Flock) {
             }
         }
     }
-    flock.forget();
 }
 
 /// Takes the lock directory if it is free. The directory is made under a private name, recorded in
@@ -484,6 +485,21 @@ mod tests {
         }
         assert!(!paths.dir.exists());
         assert!(paths.flock.exists(), "the flock file stays");
+    }
+
+    /// Taking the lock directory leaves the file's record in place until it writes its own: a
+    /// lock file emptied at each take lost its block each time, and the disk discarded it.
+    #[test]
+    fn taking_a_lock_directory_writes_its_record_over_the_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LockPaths::beside(&dir.path().join("bob.json"));
+        drop(FileLock::acquire(&paths).unwrap());
+        let size = |path: &Path| fs::metadata(path).unwrap().len();
+        assert_eq!(size(&paths.flock), RECORD_SIZE as u64);
+        let mut flock = Queue::open(&paths).unwrap().lock().unwrap();
+        recover_abandoned(&paths.dir, &mut flock);
+        assert_eq!(size(&paths.flock), RECORD_SIZE as u64, "the record was emptied");
+        assert!(flock.recorded().is_some());
     }
 
     /// A record is written over the last in place: the file keeps its size, whatever the length
