@@ -1,21 +1,10 @@
 //! swarm's MCP server in the hands of a real client: the Codex CLI, as a member with `mcp = true`
 //! (docs/ARCHITECTURE.md, "MCP").
 
-use std::process::{Child, Stdio};
-
 use serde_json::{Value, json};
 
-use crate::harness::{Sandbox, Team, eventually, require, skip};
-
-/// A child process killed and reaped when dropped.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::harness::{Team, eventually};
+use crate::stand_in::{StandIn, agent_and_sandbox};
 
 /// The real Codex CLI (0.169.0) as a member with `mcp = true`, its model the loopback stand-in
 /// `tests/fixtures/fake_openai.py`, which scripts its tool calls: its call of swarm's `send` lands
@@ -26,49 +15,20 @@ impl Drop for Killed {
 #[test]
 #[ignore = "conformance tier: run scripts/conformance"]
 fn codex_sends_and_receives_through_swarm_mcp() {
-    let Some(codex) = std::env::var_os("SWARM_CODEX").filter(|c| !c.is_empty()) else {
-        skip("codex", "SWARM_CODEX names no Codex CLI");
+    let Some((codex, sandbox)) = agent_and_sandbox("codex", "SWARM_CODEX") else {
         return;
     };
-    if !require("python3") {
-        return;
-    }
-    let mut sandbox = Sandbox::new();
-    let path = sandbox.path_with_swarm();
-    sandbox.set_env("PATH", path);
     let work = sandbox.work();
-    let script = sandbox.write(
-        "script.json",
-        json!([
+    let model = StandIn::start(
+        &sandbox,
+        "fake_openai",
+        &json!([
             {"match": "send the lead a hello", "call": "send", "namespace": "mcp__swarm",
              "args": {"to": "lead", "text": "hello from codex"}},
             {"match": "use the receive tool", "call": "receive", "namespace": "mcp__swarm",
              "args": {}},
-        ])
-        .to_string(),
+        ]),
     );
-    let port_file = work.join("port");
-    let requests = work.join("requests.jsonl");
-    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fake_openai.py");
-    let _model = Killed(
-        sandbox
-            .command("python3")
-            .arg(fixture)
-            .args(["--port", "0", "--port-file"])
-            .arg(&port_file)
-            .arg("--log")
-            .arg(&requests)
-            .arg("--script")
-            .arg(&script)
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("start the model stand-in"),
-    );
-    let mut port = String::new();
-    eventually("the stand-in to listen", || {
-        port = std::fs::read_to_string(&port_file).unwrap_or_default();
-        !port.trim().is_empty()
-    });
     let project = work.join("project");
     std::fs::create_dir_all(&project).unwrap();
     let quoted = |text: &str| serde_json::to_string(text).unwrap();
@@ -79,7 +39,7 @@ fn codex_sends_and_receives_through_swarm_mcp() {
         "-c".to_owned(),
         format!(
             "model_providers.fake={{name=\"fake\",base_url=\"http://127.0.0.1:{}/v1\",env_key=\"FAKE_KEY\",wire_api=\"responses\",request_max_retries=0,stream_max_retries=0}}",
-            port.trim()
+            model.port
         ),
         "-c".to_owned(),
         format!(
@@ -117,7 +77,7 @@ fn codex_sends_and_receives_through_swarm_mcp() {
         .run()
         .success();
     let outputs = || -> Vec<String> {
-        std::fs::read_to_string(&requests)
+        std::fs::read_to_string(&model.requests)
             .unwrap_or_default()
             .lines()
             .filter_map(|line| serde_json::from_str::<Value>(line).ok())
@@ -134,7 +94,7 @@ fn codex_sends_and_receives_through_swarm_mcp() {
     eventually("receive to hand codex the text", || {
         outputs().iter().any(|o| o.contains("please run the tests"))
     });
-    let seen = std::fs::read_to_string(&requests).unwrap();
+    let seen = std::fs::read_to_string(&model.requests).unwrap();
     assert!(
         seen.contains("1 new message(s) from lead: use the receive tool"),
         "the nudge was its prompt"

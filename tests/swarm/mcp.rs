@@ -612,3 +612,237 @@ fn an_mcp_members_pane_is_nudged_and_the_text_waits_for_receive() {
     eventually("one more nudge", || nudges() == told + 1);
     assert_eq!(sandbox.inbox("n", "agent").len(), 1);
 }
+
+/// A stand-in for an agent CLI that speaks MCP, installed as `claude`, `codex`, `gemini` or
+/// `opencode`. It records its argv and `SWARM_*` variables, finds the `swarm` server where its
+/// program takes its MCP servers from (claude: the `--mcp-config` file; codex: its
+/// `-c mcp_servers.swarm.*` overrides, TOML; gemini: the `mcpServers` of
+/// `$GEMINI_CLI_HOME/.gemini/settings.json`; opencode: the `mcp` of `OPENCODE_CONFIG_CONTENT`),
+/// and, when `FAKE_SEND_TO` names someone, starts that server as its program would and calls its
+/// `send` tool. What it saw is written to `$FAKE_RECORD/<SWARM_AGENT>.json`, then it waits.
+const FAKE_AGENT: &str = r#"#!/usr/bin/env python3
+import json, os, subprocess, sys, time, tomllib
+program = os.path.basename(sys.argv[0])
+args = sys.argv[1:]
+seen = {"argv": args, "env": {k: v for k, v in os.environ.items()
+                              if k.startswith(("SWARM_", "OPENCODE_", "GEMINI_CLI_HOME"))}}
+server = None
+if program == "claude" and "--mcp-config" in args:
+    with open(args[args.index("--mcp-config") + 1]) as f:
+        server = json.load(f)["mcpServers"].get("swarm")
+elif program == "codex":
+    overrides = dict(args[i + 1].split("=", 1) for i, a in enumerate(args[:-1]) if a == "-c")
+    keys = {k[len("mcp_servers.swarm."):]: tomllib.loads("v = " + v)["v"]
+            for k, v in overrides.items() if k.startswith("mcp_servers.swarm.")}
+    if keys:
+        server = keys
+elif program == "gemini" and "GEMINI_CLI_HOME" in os.environ:
+    settings = os.path.join(os.environ["GEMINI_CLI_HOME"], ".gemini", "settings.json")
+    if os.path.exists(settings):
+        with open(settings) as f:
+            server = json.load(f).get("mcpServers", {}).get("swarm")
+elif program == "opencode" and "OPENCODE_CONFIG_CONTENT" in os.environ:
+    entry = json.loads(os.environ["OPENCODE_CONFIG_CONTENT"]).get("mcp", {}).get("swarm")
+    if entry:
+        server = dict(entry, args=entry["command"][1:], command=entry["command"][0])
+seen["server"] = server
+to = os.environ.get("FAKE_SEND_TO")
+if server and to:
+    child = subprocess.Popen([server["command"]] + server["args"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    def say(message):
+        child.stdin.write(json.dumps(message) + "\n")
+        child.stdin.flush()
+    say({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": program, "version": "1"}}})
+    say({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    say({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "send", "arguments": {"to": to, "text": "hello from " + program}}})
+    for line in child.stdout:
+        answer = json.loads(line)
+        if answer.get("id") == 2:
+            seen["sent"] = answer["result"]
+            break
+    child.stdin.close()
+    child.wait()
+record = os.path.join(os.environ["FAKE_RECORD"], os.environ["SWARM_AGENT"] + ".json")
+with open(record + ".new", "w") as f:
+    json.dump(seen, f)
+os.rename(record + ".new", record)
+time.sleep(1000)
+"#;
+
+/// A sandbox with [`FAKE_AGENT`] as each MCP-speaking program, and the folder it records in.
+fn sandbox_with_agents() -> Sandbox {
+    let mut sandbox = Sandbox::new();
+    for program in ["claude", "codex", "gemini", "opencode"] {
+        sandbox.shim(program, FAKE_AGENT);
+    }
+    let record = sandbox.root().join("record");
+    std::fs::create_dir_all(&record).unwrap();
+    sandbox.set_env("FAKE_RECORD", &record);
+    sandbox
+}
+
+/// What `name`'s stand-in recorded, once it has.
+fn recorded(sandbox: &Sandbox, name: &str) -> Value {
+    let file = sandbox.root().join(format!("record/{name}.json"));
+    let mut seen = Value::Null;
+    eventually(&format!("{name}'s program to record what it got"), || {
+        seen = std::fs::read(&file)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or(Value::Null);
+        !seen.is_null()
+    });
+    seen
+}
+
+/// `swarm mcp`'s arguments for team `team` of the sandbox, as every profile registers them.
+fn server_args(sandbox: &Sandbox, team: &str) -> Value {
+    json!([
+        "mcp",
+        "--home",
+        sandbox.home().display().to_string(),
+        "--team",
+        team
+    ])
+}
+
+/// The team file's `mcp = true` holds for a member `spawn` adds later, as for one of its
+/// `[[member]]`s; `--mcp=false` leaves one out.
+#[test]
+fn a_member_spawned_into_an_mcp_team_gets_swarm_mcp_unless_it_says_not() {
+    let sandbox = sandbox_with_agents();
+    let _team = Team::up(
+        &sandbox,
+        "name = \"s\"\nmcp = true\n[lead]\nname = \"lead\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    let spawn = |args: &[&str]| {
+        sandbox
+            .swarm()
+            .args(["--json", "--team", "s", "spawn"])
+            .args(args)
+            .run()
+            .success()
+            .json()
+    };
+    let spawned = spawn(&["cx", "--env", "FAKE_SEND_TO=lead", "--", "codex"]);
+    assert!(
+        spawned["argv"].as_array().unwrap().iter().any(|a| a
+            .as_str()
+            .unwrap()
+            .starts_with("mcp_servers.swarm.command=")),
+        "{spawned}"
+    );
+    assert_eq!(sandbox.member("s", "cx")["mcp"], true);
+    let seen = recorded(&sandbox, "cx");
+    assert_eq!(seen["server"]["args"], server_args(&sandbox, "s"), "{seen}");
+    assert_eq!(seen["sent"]["isError"], false, "{seen}");
+    let inbox = sandbox.inbox("s", "lead");
+    assert_eq!(inbox.len(), 1, "{inbox:?}");
+    assert_eq!(inbox[0]["from"], "cx");
+    assert_eq!(inbox[0]["text"], "hello from codex");
+
+    let own = spawn(&["plain", "--mcp=false", "--", "codex"]);
+    assert!(!own["argv"].to_string().contains("mcp_servers"), "{own}");
+    assert_eq!(sandbox.member("s", "plain")["mcp"], Value::Null);
+    assert_eq!(recorded(&sandbox, "plain")["server"], Value::Null);
+}
+
+/// With `mcp = true`, a lead that runs an agent CLI gets `swarm mcp` as its profile's teammates
+/// do, and its server acts as the lead: what it sends is from the lead. `[lead] mcp = false`
+/// leaves it out.
+#[test]
+fn the_lead_of_an_mcp_team_gets_swarm_mcp_and_its_server_acts_as_the_lead() {
+    let sandbox = sandbox_with_agents();
+    for program in ["claude", "codex", "gemini"] {
+        let name = format!("l{program}");
+        let team = Team::up(
+            &sandbox,
+            &format!(
+                "name = \"{name}\"\nmcp = true\n[lead]\nname = \"boss\"\ncommand = [\"{program}\"]\n\
+                 env = {{ FAKE_SEND_TO = \"bob\" }}\n\
+                 [[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"1000\"]\n"
+            ),
+        );
+        assert_eq!(sandbox.member(&name, "boss")["mcp"], true, "{program}");
+        let seen = recorded(&sandbox, "boss");
+        assert_eq!(
+            seen["server"]["args"],
+            server_args(&sandbox, &name),
+            "{program}: {seen}"
+        );
+        assert_eq!(seen["sent"]["isError"], false, "{program}: {seen}");
+        let inbox = sandbox.inbox(&name, "bob");
+        assert_eq!(inbox.len(), 1, "{program}: {inbox:?}");
+        assert_eq!(inbox[0]["from"], "boss", "{program}");
+        assert_eq!(inbox[0]["text"], format!("hello from {program}"));
+        drop(team);
+        std::fs::remove_file(sandbox.root().join("record/boss.json")).unwrap();
+    }
+    let file = sandbox.write(
+        "off.toml",
+        "name = \"off\"\nmcp = true\n[lead]\ncommand = [\"codex\"]\nmcp = false\n\
+         [[member]]\nname = \"cx\"\ncommand = [\"codex\"]\n",
+    );
+    let panes = sandbox.planned_panes(&file);
+    assert!(
+        !panes["team-lead"]["argv"]
+            .to_string()
+            .contains("mcp_servers"),
+        "{panes:?}"
+    );
+    assert!(
+        panes["cx"]["argv"]
+            .to_string()
+            .contains("mcp_servers.swarm.args")
+    );
+}
+
+/// opencode takes its MCP servers from its configuration, which `OPENCODE_CONFIG_CONTENT` adds
+/// to the person's files: an opencode member gets `swarm mcp` there, over what the variable held
+/// in its pane, and its server acts as that member.
+#[test]
+fn an_opencode_member_gets_swarm_mcp_in_its_inline_configuration_over_the_persons() {
+    let mut sandbox = sandbox_with_agents();
+    let theirs = json!({"theme": "mine", "mcp": {"theirs": {"type": "local", "command": ["x"]}}});
+    sandbox.set_env("OPENCODE_CONFIG_CONTENT", theirs.to_string());
+    let _team = Team::up(
+        &sandbox,
+        "name = \"o\"\n[lead]\nname = \"lead\"\ncommand = [\"sleep\", \"1000\"]\n\
+         [[member]]\nname = \"oc\"\ncommand = [\"opencode\"]\nmcp = true\n\
+         env = { FAKE_SEND_TO = \"lead\" }\n\
+         [[member]]\nname = \"plain\"\ncommand = [\"opencode\"]\n",
+    );
+    assert_eq!(sandbox.member("o", "oc")["profile"], "opencode");
+    let seen = recorded(&sandbox, "oc");
+    let config: Value =
+        serde_json::from_str(seen["env"]["OPENCODE_CONFIG_CONTENT"].as_str().unwrap()).unwrap();
+    assert_eq!(config["theme"], "mine", "{config}");
+    assert_eq!(config["mcp"]["theirs"], theirs["mcp"]["theirs"]);
+    let mut command = vec![json!("swarm")];
+    command.extend(
+        server_args(&sandbox, "o")
+            .as_array()
+            .unwrap()
+            .iter()
+            .cloned(),
+    );
+    assert_eq!(config["mcp"]["swarm"]["command"], Value::Array(command));
+    assert_eq!(config["mcp"]["swarm"]["type"], "local");
+    assert_eq!(config["mcp"]["swarm"]["enabled"], true);
+    assert_eq!(seen["sent"]["isError"], false, "{seen}");
+    let inbox = sandbox.inbox("o", "lead");
+    assert_eq!(inbox.len(), 1, "{inbox:?}");
+    assert_eq!(inbox[0]["from"], "oc");
+    assert_eq!(inbox[0]["text"], "hello from opencode");
+    // Without mcp, the person's own reaches it as it was.
+    let plain = recorded(&sandbox, "plain");
+    assert_eq!(
+        plain["env"]["OPENCODE_CONFIG_CONTENT"],
+        theirs.to_string(),
+        "{plain}"
+    );
+}

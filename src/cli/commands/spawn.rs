@@ -145,11 +145,18 @@ pub(crate) struct Args {
     #[arg(long, value_name = "NAME")]
     pub(crate) env_remove: Vec<String>,
 
-    /// Give its program `swarm mcp` as an MCP server (claude, codex, gemini); with paste
-    /// delivery, the pane gets a nudge and the text waits for the receive tool (mcp = true in
-    /// swarm-team(5))
-    #[arg(long)]
-    pub(crate) mcp: bool,
+    /// Give its program `swarm mcp` as an MCP server (claude, codex, gemini, opencode); with
+    /// paste delivery, the pane gets a nudge and the text waits for the receive tool (mcp = true
+    /// in swarm-team(5)); --mcp=false for none in a team whose file says mcp = true
+    /// [default: the team file's mcp]
+    #[arg(
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    pub(crate) mcp: Option<bool>,
 
     /// Run it fenced, in a sandbox: its directory writable, the team and your secrets out of reach
     /// (sandbox = true in swarm-team(5))
@@ -206,7 +213,7 @@ impl Args {
                 .paste_format
                 .as_ref()
                 .map(|format| format.as_str().to_owned()),
-            mcp: self.mcp.then_some(true),
+            mcp: self.mcp,
             run_timeout_s: self.run_timeout.unwrap_or(0),
             env: self.env.iter().cloned().collect(),
             env_clear: self.env_clear.then_some(true),
@@ -263,7 +270,7 @@ pub(crate) fn run(ctx: &Context, args: Args) -> Result<()> {
             env_policy: &launch_settings.env_policy,
             permissions: &Rules::default(),
             asks_through_swarm: false,
-            mcp: false,
+            mcp: prepare::team_mcp(&launch_settings),
             watching: &prepare::team_watching(&launch_settings),
             restart: Restarts::default(),
             fencing: &Fencing::default(),

@@ -44,6 +44,9 @@ choice! {
         Gemini = "gemini",
         /// aider: a chat history file of the member's own; resumed with `--restore-chat-history`
         Aider = "aider",
+        /// opencode: with mcp, `swarm mcp` among its MCP servers (`OPENCODE_CONFIG_CONTENT`);
+        /// otherwise as generic
+        Opencode = "opencode",
         /// Any other program: identity in SWARM_* variables only
         #[default]
         Generic = "generic",

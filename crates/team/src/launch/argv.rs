@@ -11,7 +11,8 @@ use crate::format::config::Member;
 pub use crate::format::settings::{Color, EnvPolicy, Profile};
 use crate::store::paths::{ClaudePaths, CodexPaths, GeminiPaths};
 
-/// The profile of the program's base name: `claude`, `codex`, `gemini`, `aider`, else generic.
+/// The profile of the program's base name: `claude`, `codex`, `gemini`, `aider`, `opencode`,
+/// else generic.
 pub(crate) fn detect_profile(command: Option<&[String]>) -> Option<Profile> {
     let program = command?.first()?;
     let base = Path::new(program).file_name()?.to_str()?;
@@ -20,6 +21,7 @@ pub(crate) fn detect_profile(command: Option<&[String]>) -> Option<Profile> {
         "codex" => Profile::Codex,
         "gemini" => Profile::Gemini,
         "aider" => Profile::Aider,
+        "opencode" => Profile::Opencode,
         _ => Profile::Generic,
     })
 }
@@ -49,6 +51,7 @@ pub(crate) fn default_inherit(profile: Profile) -> &'static [&'static str] {
         ],
         Profile::Gemini => &["--model", "-m", "--approval-mode", "--yolo", "-y"],
         Profile::Aider => &["--model", "--weak-model", "--edit-format", "--yes-always"],
+        Profile::Opencode => &["--model", "-m"],
         Profile::Generic => &[],
     }
 }
@@ -60,6 +63,7 @@ pub(crate) fn default_program(profile: Profile) -> Option<&'static str> {
         Profile::Codex => Some("codex"),
         Profile::Gemini => Some("gemini"),
         Profile::Aider => Some("aider"),
+        Profile::Opencode => Some("opencode"),
         Profile::Generic => None,
     }
 }
@@ -303,16 +307,21 @@ pub(crate) struct Launch {
 impl TeamLaunch<'_> {
     /// The lead runs its own command; a Claude Code lead gets the team's session id.
     /// A Codex, Gemini CLI or aider lead gets what lets its conversation be resumed
-    /// ([`resumable`]), and no activity hooks.
+    /// ([`resumable`]), and no activity hooks. With `mcp`, it gets `swarm mcp` as a teammate of
+    /// its profile does ([`TeamLaunch::mcp_flags`], `launch/profiles.rs`).
     pub(crate) fn lead(
         &self,
         command: &[String],
         env: &BTreeMap<String, String>,
         env_policy: &EnvPolicy,
+        mcp: bool,
         launcher_env: &dyn Fn(&str) -> Option<String>,
     ) -> Launch {
         let mut argv = command.to_vec();
         let named = name_session(&mut argv, self.lead_session_id);
+        if mcp {
+            argv.extend(self.mcp_flags(&argv, self.lead_profile));
+        }
         if self.lead_profile == Profile::Claude {
             let flags = flags_in(&argv);
             if !flags.contains(SESSION_FLAG) && !flags.contains(RESUME_FLAG) {
@@ -366,7 +375,7 @@ impl TeamLaunch<'_> {
                     }
                 }
             }
-            Profile::Claude | Profile::Generic => {}
+            Profile::Claude | Profile::Opencode | Profile::Generic => {}
         }
     }
 
@@ -402,7 +411,8 @@ impl TeamLaunch<'_> {
 
         if let Some(model) = member.model
             && !own_flags.contains("--model")
-            && !(member.profile == Profile::Codex && own_flags.contains("-m"))
+            && !(matches!(member.profile, Profile::Codex | Profile::Opencode)
+                && own_flags.contains("-m"))
             && (member.profile != Profile::Generic || self.inherit.iter().any(|f| f == "--model"))
         {
             argv.extend(["--model".to_owned(), model.to_owned()]);
@@ -410,15 +420,10 @@ impl TeamLaunch<'_> {
 
         // Only Claude Code takes identity flags; every other profile learns it from `SWARM_*`.
         let mut activity_hooks = false;
-        let paths = crate::store::paths::Home::new(self.home.to_path_buf()).team(self.team);
         match member.profile {
             Profile::Claude => {
                 if member.mcp {
-                    // Variadic in Claude Code: a flag must follow it, as one does here.
-                    argv.extend([
-                        "--mcp-config".to_owned(),
-                        paths.mcp_config().display().to_string(),
-                    ]);
+                    argv.extend(self.mcp_flags(&argv, Profile::Claude));
                 }
                 argv.extend([
                     "--agent-id".to_owned(),
@@ -457,14 +462,8 @@ impl TeamLaunch<'_> {
             }
             profile => {
                 self.resumable(&mut argv, profile, member.name, member.session_id);
-                let prefix = format!("mcp_servers.{MCP_SERVER}.");
-                if member.mcp
-                    && profile == Profile::Codex
-                    && !codex_overrides(&argv)
-                        .iter()
-                        .any(|key| key.starts_with(&prefix))
-                {
-                    argv.extend(codex_mcp(self.home, self.team));
+                if member.mcp {
+                    argv.extend(self.mcp_flags(&argv, profile));
                 }
             }
         }
@@ -485,6 +484,32 @@ impl TeamLaunch<'_> {
             env,
             activity_hooks,
             session_id,
+        }
+    }
+
+    /// What a program of `profile` whose command is `argv` takes on its command line to get
+    /// `swarm mcp`: Claude Code, `--mcp-config` naming the file `launch/profiles.rs` writes
+    /// (variadic: a flag must follow it, as one does in every launch); Codex, its `-c` overrides,
+    /// unless the command sets `mcp_servers.swarm.*` itself. Gemini CLI and opencode take it
+    /// from their settings, as their program starts (`launch/profiles.rs`).
+    fn mcp_flags(&self, argv: &[String], profile: Profile) -> Vec<String> {
+        let prefix = format!("mcp_servers.{MCP_SERVER}.");
+        match profile {
+            Profile::Claude => {
+                let paths = crate::store::paths::Home::new(self.home.to_path_buf()).team(self.team);
+                vec![
+                    "--mcp-config".to_owned(),
+                    paths.mcp_config().display().to_string(),
+                ]
+            }
+            Profile::Codex
+                if !codex_overrides(argv)
+                    .iter()
+                    .any(|key| key.starts_with(&prefix)) =>
+            {
+                codex_mcp(self.home, self.team)
+            }
+            _ => Vec::new(),
         }
     }
 
@@ -721,7 +746,7 @@ pub(crate) fn resume(
                 argv.push(AIDER_RESTORE_FLAG.to_owned());
             }
         }
-        Profile::Generic => {}
+        Profile::Opencode | Profile::Generic => {}
     }
     Resumption {
         argv,
@@ -751,7 +776,7 @@ fn started_session(profile: Profile, argv: &[String], id: &str, named: bool) -> 
     }
     match profile {
         Profile::Claude | Profile::Gemini => session_in(argv),
-        Profile::Codex | Profile::Aider | Profile::Generic => None,
+        Profile::Codex | Profile::Aider | Profile::Opencode | Profile::Generic => None,
     }
 }
 
@@ -955,7 +980,7 @@ mod tests {
         let team = team(&lead, &[]);
         let launch = team.teammate(&request(&env), &no_env);
         assert_eq!(launch.env["CLAUDE_CODE_ENABLE_TODO_TOOLS"], "0");
-        let launch = team.lead(&lead, &env, NO_RULES, &no_env);
+        let launch = team.lead(&lead, &env, NO_RULES, false, &no_env);
         assert_eq!(launch.env["CLAUDE_CODE_ENABLE_TODO_TOOLS"], "0");
     }
 
@@ -1084,7 +1109,7 @@ mod tests {
     #[test]
     fn claude_lead_gets_the_team_session() {
         let lead = strings(&["claude", "--model", "opus"]);
-        let launch = team(&lead, &[]).lead(&lead, &BTreeMap::new(), NO_RULES, &no_env);
+        let launch = team(&lead, &[]).lead(&lead, &BTreeMap::new(), NO_RULES, false, &no_env);
         assert_eq!(
             launch.argv,
             strings(&["claude", "--model", "opus", "--session-id", "sess"])
@@ -1155,7 +1180,12 @@ mod tests {
             claude[at + 2].starts_with("--"),
             "a flag ends the variadic list"
         );
-        for profile in [Profile::Gemini, Profile::Aider, Profile::Generic] {
+        for profile in [
+            Profile::Gemini,
+            Profile::Aider,
+            Profile::Opencode,
+            Profile::Generic,
+        ] {
             let argv = launch(profile, &strings(&["x"]));
             assert!(!argv.iter().any(|a| a.contains("mcp")), "{argv:?}");
         }
@@ -1294,7 +1324,7 @@ mod tests {
             ])
         );
         // The lead gets what lets it be resumed too, and no activity hooks.
-        let launch = launch_team.lead(&lead, &BTreeMap::new(), NO_RULES, &no_env);
+        let launch = launch_team.lead(&lead, &BTreeMap::new(), NO_RULES, false, &no_env);
         assert!(launch.argv.ends_with(&strings(&["-c", CODEX_NOTIFY])));
     }
 

@@ -65,8 +65,15 @@ pub fn prepare(
     lead.profile = Some(file.lead.profile);
     lead.env_policy = file.lead.env_policy.clone();
     if let Some(command) = &file.lead.command {
-        let launch = launch_team.lead(command, &file.lead.env, &file.lead.env_policy, launcher_env);
+        let launch = launch_team.lead(
+            command,
+            &file.lead.env,
+            &file.lead.env_policy,
+            file.lead.mcp,
+            launcher_env,
+        );
         record_launch(&mut lead, &launch);
+        lead.mcp = file.lead.mcp.then_some(true);
         lead.log_max = Some(file.lead.log_max);
         panes.push(PanePlan {
             name: lead_name.to_owned(),
@@ -114,6 +121,7 @@ pub fn prepare(
                         .flatten()
                         .map(|watching| (WATCHING_KEY.to_owned(), watching)),
                 )
+                .chain(file.mcp.then(|| (MCP_KEY.to_owned(), true.into())))
                 .collect(),
         }),
         tmux: None,
@@ -208,6 +216,18 @@ pub(crate) fn record_launch(member: &mut Member, launch: &Launch) {
 const LOG_MAX_KEY: &str = "logMax";
 
 const WATCHING_KEY: &str = "watching";
+
+/// Where config.json keeps the team file's team-wide `mcp = true`, for members `spawn` adds.
+const MCP_KEY: &str = "mcp";
+
+/// Whether a member `spawn` adds gets `swarm mcp` unless it says: the team file's `mcp`.
+pub fn team_mcp(settings: &LaunchSettings) -> bool {
+    settings
+        .extra
+        .get(MCP_KEY)
+        .and_then(serde_json::Value::as_bool)
+        == Some(true)
+}
 
 /// How a member `spawn` adds is watched, unless it says: the team file's `idle_pattern`,
 /// `needs_you_pattern` and `stall_after`.

@@ -1,6 +1,8 @@
 //! The files a profile's program reads that swarm writes just before the program starts, for
-//! every launch alike (`up`, `spawn`, a resume): a Gemini CLI home whose settings are the
-//! person's with swarm's hooks added, and the folder of aider's history files (docs/ARCHITECTURE.md, "Launching").
+//! every launch alike (`up`, `spawn`, a resume, a restart): a Gemini CLI home whose settings are
+//! the person's with swarm's hooks added, Claude Code's `--mcp-config` file, and the folder of
+//! aider's history files; and the variables that tell an MCP member's program where `swarm mcp`
+//! is when its command line cannot (docs/ARCHITECTURE.md, "Launching", "MCP").
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -11,23 +13,38 @@ use serde_json::{Map, Value, json};
 use crate::error::{Error, Result};
 use crate::format::config::Member;
 use crate::format::settings::Profile;
-use crate::launch::argv::{GEMINI_ACTIVITY_EVENTS, GEMINI_HOME_VAR, MCP_SERVER, mcp_servers};
+use crate::launch::argv::{
+    GEMINI_ACTIVITY_EVENTS, GEMINI_HOME_VAR, MCP_SERVER, mcp_args, mcp_servers,
+};
 use crate::store::durable;
 use crate::store::paths::{GeminiPaths, TeamPaths};
 use crate::store::team::Team;
 
-/// Writes what `member`'s program reads before it starts. `env` is what its launch set;
+/// The variable opencode reads a configuration from, merged over the person's own files
+/// (opencode 1.18.33).
+pub const OPENCODE_CONFIG_VAR: &str = "OPENCODE_CONFIG_CONTENT";
+
+/// How long opencode waits for a call of `swarm mcp`'s tools, in ms: a day, as for a person's
+/// answer (`plan_submit` and `permission_ask` wait for one), where its default is 5 s.
+const OPENCODE_TOOL_TIMEOUT_MS: u64 = 86_400_000;
+
+/// Writes what `member`'s program reads before it starts. `env` is what its launch set, to which
+/// an MCP member's program gets what its command line cannot say: a Gemini CLI lead, the team's
+/// Gemini CLI home (a teammate's launch gives it one); opencode, `OPENCODE_CONFIG_CONTENT`.
 /// `launcher_var` reads the pane's own environment.
 pub fn prepare(
     team: &Team,
     member: &Member,
-    env: &BTreeMap<String, String>,
+    env: &mut BTreeMap<String, String>,
     launcher_var: &dyn Fn(&str) -> Option<String>,
 ) -> Result<()> {
     let paths = team.paths();
     match member.profile {
         Some(Profile::Gemini) => {
             let ours = paths.gemini_home();
+            if member.mcp() && !env.contains_key(GEMINI_HOME_VAR) {
+                env.insert(GEMINI_HOME_VAR.to_owned(), ours.display().to_string());
+            }
             if env.get(GEMINI_HOME_VAR).map(Path::new) != Some(ours.as_path()) {
                 return Ok(());
             }
@@ -52,12 +69,66 @@ pub fn prepare(
                 serde_json::to_writer_pretty(&mut *out, &config).map_err(std::io::Error::other)
             })
         }
+        Some(Profile::Opencode) if member.mcp() => {
+            // The person's own, when its program would have it, is kept under swarm's.
+            let theirs = env.get(OPENCODE_CONFIG_VAR).cloned().or_else(|| {
+                member
+                    .env_policy
+                    .keeps(OPENCODE_CONFIG_VAR)
+                    .then(|| launcher_var(OPENCODE_CONFIG_VAR))
+                    .flatten()
+            });
+            let config = opencode_config(theirs.as_deref(), team.home().root(), team.name())?;
+            env.insert(OPENCODE_CONFIG_VAR.to_owned(), config);
+            Ok(())
+        }
         Some(Profile::Aider) => {
             let (chat, _) = paths.aider_history(&member.name);
             durable::private_dir(paths.private_root(), durable::parent(&chat))
         }
         _ => Ok(()),
     }
+}
+
+/// opencode's inline configuration with `swarm mcp` as its local MCP server `swarm`, over
+/// `theirs` (a configuration of the person's, JSON): opencode merges it over their files.
+fn opencode_config(theirs: Option<&str>, home: &Path, team: &str) -> Result<String> {
+    let mut config = match theirs {
+        Some(text) => serde_json::from_str::<Value>(text).map_err(|err| {
+            Error::runtime(format!(
+                "{OPENCODE_CONFIG_VAR} is not JSON swarm can add its MCP server to: {err}"
+            ))
+            .with_hint(format!(
+                "set mcp = false for the member, or {OPENCODE_CONFIG_VAR} to a JSON object"
+            ))
+        })?,
+        None => json!({}),
+    };
+    let mut command = vec!["swarm".to_owned()];
+    command.extend(mcp_args(home, team));
+    let server = json!({
+        "type": "local",
+        "command": command,
+        "enabled": true,
+        "timeout": OPENCODE_TOOL_TIMEOUT_MS,
+    });
+    let servers = match &mut config {
+        Value::Object(config) => config
+            .entry("mcp")
+            .or_insert_with(|| Value::Object(Map::new())),
+        _ => {
+            return Err(Error::runtime(format!(
+                "{OPENCODE_CONFIG_VAR} is not a JSON object"
+            )));
+        }
+    };
+    let Value::Object(servers) = servers else {
+        return Err(Error::runtime(format!(
+            "the mcp of {OPENCODE_CONFIG_VAR} is not a JSON object"
+        )));
+    };
+    servers.insert(MCP_SERVER.to_owned(), server);
+    Ok(config.to_string())
 }
 
 /// Makes `ours` the Gemini CLI home a teammate runs in (`GEMINI_CLI_HOME`): its
@@ -206,5 +277,35 @@ mod tests {
             json!({"command": "swarm", "args": ["mcp", "--home", "/h", "--team", "t"], "trust": true})
         );
         assert!(gemini_settings(Some(json!({"hooks": {"AfterAgent": {}}}))).is_err());
+    }
+
+    /// opencode's inline configuration keeps what the person's held, and a value that is not a
+    /// JSON object, or whose `mcp` is not one, is refused, never replaced.
+    #[test]
+    fn opencodes_inline_configuration_is_theirs_with_swarm_mcp_added() {
+        let theirs = r#"{"theme":"mine","mcp":{"theirs":{"type":"local","command":["x"]}}}"#;
+        let config: Value =
+            serde_json::from_str(&opencode_config(Some(theirs), Path::new("/h"), "t").unwrap())
+                .unwrap();
+        assert_eq!(config["theme"], "mine");
+        assert_eq!(config["mcp"]["theirs"]["command"], json!(["x"]));
+        assert_eq!(
+            config["mcp"]["swarm"],
+            json!({
+                "type": "local",
+                "command": ["swarm", "mcp", "--home", "/h", "--team", "t"],
+                "enabled": true,
+                "timeout": OPENCODE_TOOL_TIMEOUT_MS,
+            })
+        );
+        let fresh: Value =
+            serde_json::from_str(&opencode_config(None, Path::new("/h"), "t").unwrap()).unwrap();
+        assert_eq!(fresh["mcp"]["swarm"]["type"], "local");
+        for bad in ["{not json", "[]", r#"{"mcp": []}"#] {
+            assert!(
+                opencode_config(Some(bad), Path::new("/h"), "t").is_err(),
+                "{bad}"
+            );
+        }
     }
 }

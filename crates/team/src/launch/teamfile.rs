@@ -42,6 +42,8 @@ pub struct TeamFile {
     pub(crate) env_policy: EnvPolicy,
     /// The team-wide `idle_pattern`, `needs_you_pattern` and `stall_after`, kept for `spawn`.
     pub(crate) watching: Watching,
+    /// The team-wide `mcp`, kept for `spawn`.
+    pub(crate) mcp: bool,
     pub lead: LeadSpec,
     pub members: Vec<MemberSpec>,
     /// The `[[task]]` entries, checked, each after every task it is blocked by.
@@ -90,6 +92,9 @@ pub struct LeadSpec {
     pub cwd: PathBuf,
     /// The bound of its log, in bytes.
     pub(crate) log_max: u64,
+    /// Its program gets `swarm mcp` as an MCP server, acting as the lead (`mcp = true`, its own
+    /// or the team's).
+    pub(crate) mcp: bool,
 }
 
 /// A member's settings, every one checked and every default applied: what the team file's
@@ -389,6 +394,7 @@ struct RawLead {
     env_remove: BTreeSet<String>,
     cwd: Option<PathBuf>,
     log_max: Option<Size>,
+    mcp: Option<bool>,
 }
 
 /// A member's keys as written: a `[[member]]` table, or `swarm spawn`'s flags. Nothing is checked
@@ -623,7 +629,7 @@ const fn member(
 
 const SIZE: &str = "integer (bytes) or string (\"64MiB\")";
 const COMMAND: &str = "array of strings, or a string split as a shell splits it";
-const PROFILES: &str = "\"claude\", \"codex\", \"gemini\", \"aider\" or \"generic\"";
+const PROFILES: &str = "\"claude\", \"codex\", \"gemini\", \"aider\", \"opencode\" or \"generic\"";
 const PATH: &str = "string (a path)";
 
 /// Every key of a team file, in the order swarm-team(5) lists them. The parser's fields are held
@@ -767,7 +773,7 @@ pub const KEYS: &[KeyDoc] = &[
         "mcp",
         "boolean",
         "false",
-        "Every teammate gets swarm mcp among its program's MCP servers, unless it sets its own: see mcp of [[member]].",
+        "The lead and every teammate get swarm mcp among their programs' MCP servers, unless each sets its own: see mcp of [[member]] and of [lead]. Members swarm spawn adds get it too, unless spawned with --mcp=false.",
     ),
     key(
         Section::Team,
@@ -850,14 +856,14 @@ pub const KEYS: &[KeyDoc] = &[
         Section::Lead,
         "profile",
         PROFILES,
-        "the program's name when it is claude, codex, gemini or aider, else generic",
+        "the program's name when it is claude, codex, gemini, aider or opencode, else generic",
         "How the lead and, by default, its teammates are launched: claude gives Claude Code's teammate identity flags and environment; codex, gemini and aider what lets swarm resume their conversation and hear their activity (see the member's profile); generic, identity in SWARM_* variables only.",
     ),
     key(
         Section::Lead,
         "inherit",
         "array of flag names",
-        "claude: --model, --permission-mode, --settings, --plugin-dir, --dangerously-skip-permissions; codex: --model, -m, --config, -c, --profile, -p, --sandbox, -s, --ask-for-approval, -a, --dangerously-bypass-approvals-and-sandbox; gemini: --model, -m, --approval-mode, --yolo, -y; aider: --model, --weak-model, --edit-format, --yes-always; generic: none",
+        "claude: --model, --permission-mode, --settings, --plugin-dir, --dangerously-skip-permissions; codex: --model, -m, --config, -c, --profile, -p, --sandbox, -s, --ask-for-approval, -a, --dangerously-bypass-approvals-and-sandbox; gemini: --model, -m, --approval-mode, --yolo, -y; aider: --model, --weak-model, --edit-format, --yes-always; opencode: --model, -m; generic: none",
         "Flags of the lead's command that teammates of the same profile get too, with their values, unless they set their own.",
     ),
     key(
@@ -902,6 +908,13 @@ pub const KEYS: &[KeyDoc] = &[
         "the team's log_max",
         "The bound of the lead's log.",
     ),
+    key(
+        Section::Lead,
+        "mcp",
+        "boolean",
+        "the team's, else false",
+        "The lead's program gets swarm mcp as an MCP server named swarm, acting as the lead, wired in as a member's is (see mcp of [[member]]): claude, codex, gemini and opencode. A lead with no command runs swarm itself and gets nothing.",
+    ),
     member(
         "name",
         "NAME",
@@ -913,15 +926,15 @@ pub const KEYS: &[KeyDoc] = &[
         "command",
         "-- CMD",
         COMMAND,
-        "the profile's program: claude, codex, gemini or aider; generic has none, so it is required",
+        "the profile's program: claude, codex, gemini, aider or opencode; generic has none, so it is required",
         "The member's program, started by its supervisor in its own pane.",
     ),
     member(
         "profile",
         "--profile",
         PROFILES,
-        "the program's name when it is claude, codex, gemini or aider, else the lead's",
-        "How the member is launched, besides its SWARM_* variables. claude: Claude Code's teammate flags and environment, --session-id, and hooks that tell its activity. codex: -c notify=[\"swarm\",\"hook\",\"codex\"] (its turns' ends, and its session id); resumed with codex resume <id>. gemini: --session-id, and GEMINI_CLI_HOME naming a Gemini CLI home of the team's whose settings are yours with hooks that tell its activity; resumed with --resume <id>. aider: --chat-history-file and --input-history-file of the member's own under the team's folder; resumed with --restore-chat-history. generic: nothing; it starts afresh at a resume unless resume_command says how.",
+        "the program's name when it is claude, codex, gemini, aider or opencode, else the lead's",
+        "How the member is launched, besides its SWARM_* variables. claude: Claude Code's teammate flags and environment, --session-id, and hooks that tell its activity. codex: -c notify=[\"swarm\",\"hook\",\"codex\"] (its turns' ends, and its session id); resumed with codex resume <id>. gemini: --session-id, and GEMINI_CLI_HOME naming a Gemini CLI home of the team's whose settings are yours with hooks that tell its activity; resumed with --resume <id>. aider: --chat-history-file and --input-history-file of the member's own under the team's folder; resumed with --restore-chat-history. opencode: nothing but what mcp adds; it starts afresh at a resume unless resume_command says how. generic: nothing; it starts afresh at a resume unless resume_command says how.",
     ),
     member(
         "agent_type",
@@ -991,7 +1004,7 @@ pub const KEYS: &[KeyDoc] = &[
         "--mcp",
         "boolean",
         "the team's, else false",
-        "Its program gets swarm mcp as an MCP server named swarm (messages, tasks, plans, permission asks and shutdown answers as tools, acting as this member), registered without touching the user's files: claude --mcp-config with a file in the team's folder, codex -c mcp_servers.swarm.* overrides (its tools approved), gemini the mcpServers of swarm's system settings file. With delivery = \"paste\", the pane is typed a nudge, paste_format's default {n} new message(s) from {from}: use the receive tool, and the messages stay unread for the receive tool.",
+        "Its program gets swarm mcp as an MCP server named swarm (messages, tasks, plans, permission asks and shutdown answers as tools, acting as this member), registered without touching the user's files: claude --mcp-config with a file in the team's folder, codex -c mcp_servers.swarm.* overrides (its tools approved), gemini the mcpServers of the settings of the Gemini CLI home swarm gives it (trusted), opencode an mcp entry in OPENCODE_CONFIG_CONTENT, over that variable's own JSON if its pane had one (opencode merges it over your files; its tools may wait a day). With delivery = \"paste\", the pane is typed a nudge, paste_format's default {n} new message(s) from {from}: use the receive tool, and the messages stay unread for the receive tool. swarm spawn takes --mcp, and --mcp=false for a member without it in a team whose file says mcp = true.",
     ),
     member(
         "run_timeout_s",
@@ -1424,6 +1437,7 @@ impl TeamFile {
             log_max: log_max(raw.lead.log_max, "log_max", "the lead", source)?
                 .or(team_log_max)
                 .unwrap_or(DEFAULT_LOG_MAX),
+            mcp: raw.lead.mcp.or(raw.mcp).unwrap_or(false),
         };
         for flag in &lead.inherit {
             if !flag.starts_with('-') || flag.contains('=') {
@@ -1568,6 +1582,7 @@ impl TeamFile {
             log_max: team_log_max,
             env_policy: team_policy,
             watching,
+            mcp: raw.mcp.unwrap_or(false),
             lead,
             members,
             tasks,

@@ -250,17 +250,19 @@ impl Supervisor {
             }
             _ => (PathBuf::from(&self.member.cwd), None),
         };
-        let prepared = own_env.clone();
+        let mut prepared = own_env;
         let files = self
             .off_runtime(move |this| {
-                profiles::prepare(&this.team, &this.member, &prepared, &|key| {
+                profiles::prepare(&this.team, &this.member, &mut prepared, &|key| {
                     std::env::var(key).ok()
                 })
+                .map(|()| prepared)
             })
             .await;
-        if let Err(err) = files {
-            return self.fail_to_start(err).await;
-        }
+        let own_env = match files {
+            Ok(own_env) => own_env,
+            Err(err) => return self.fail_to_start(err).await,
+        };
         let env = self.child_env(&own_env, worktree.as_ref(), socket.as_deref());
         // Followed and weighed across restarts: a restarted program resumes its session, whose
         // files go on.
