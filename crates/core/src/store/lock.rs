@@ -498,7 +498,11 @@ mod tests {
         assert_eq!(size(&paths.flock), RECORD_SIZE as u64);
         let mut flock = Queue::open(&paths).unwrap().lock().unwrap();
         recover_abandoned(&paths.dir, &mut flock);
-        assert_eq!(size(&paths.flock), RECORD_SIZE as u64, "the record was emptied");
+        assert_eq!(
+            size(&paths.flock),
+            RECORD_SIZE as u64,
+            "the record was emptied"
+        );
         assert!(flock.recorded().is_some());
     }
 
