@@ -5,6 +5,8 @@ use std::fs;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::Command;
+use std::thread;
+use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
@@ -190,6 +192,22 @@ command = ["sleep", "1000"]
         .run()
         .success();
     assert_eq!(follow.next_line(), "gamma     | gamma here");
+    // A log whose member the roster does not name yet (its supervisor logged before `spawn` had
+    // recorded it): followed once config.json names it, though the log never grows again.
+    fs::write(logs.join("delta.log"), "delta here\r\n").unwrap();
+    // Time for the follower to see the log and find no delta in the roster (were it slower,
+    // the test would only be weaker).
+    thread::sleep(Duration::from_millis(300));
+    let plain = Sandbox::new();
+    plain.team("x", &["delta"]);
+    let mut delta = plain.config("x")["members"][1].clone();
+    delta["agentId"] = "delta@duo".into();
+    let mut config = sandbox.config("duo");
+    config["members"].as_array_mut().unwrap().push(delta);
+    let staged = sandbox.team_dir("duo").join("config.json.staged");
+    fs::write(&staged, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+    fs::rename(&staged, sandbox.team_dir("duo").join("config.json")).unwrap();
+    assert_eq!(follow.next_line(), "delta     | delta here");
     // Ctrl-C ends it at once, saying nothing.
     follow.signal(Signal::SIGINT);
     let (status, stderr) = follow.finish();
@@ -206,7 +224,7 @@ command = ["sleep", "1000"]
         .stdout;
     assert_eq!(
         shown,
-        "alpha     | alpha one\nbe        | beta three\ngamma     | gamma here\n"
+        "alpha     | alpha one\nbe        | beta three\ngamma     | gamma here\ndelta     | delta here\n"
     );
     sandbox
         .swarm()

@@ -5,7 +5,7 @@
 //! ending was seen holds everything the member printed. And following every log on this machine
 //! at once, for `swarm log --all -f`.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -232,26 +232,29 @@ impl LocalLogs {
                 .to_owned()
         };
         // A member spawned while following has a log no follower reads yet: seeing one, the
-        // roster is read again.
+        // roster is read again, and again at each change of config.json until it names the log's
+        // member. Its supervisor may log before `spawn` has recorded it, and print nothing after.
         let known: RefCell<HashSet<OsString>> = RefCell::new(
             self.followers
                 .iter()
                 .map(|(name, _)| file_of(name))
                 .collect(),
         );
-        let unknown = Cell::new(false);
+        let unknown: RefCell<HashSet<OsString>> = RefCell::new(HashSet::new());
+        let roster = self.team.paths().config();
+        let roster = roster.file_name().unwrap_or_default().to_owned();
         let relevant = |file: &OsStr| {
             if known.borrow().contains(file) {
                 return true;
             }
-            let new_log = TeamPaths::log_owner(file).is_some();
-            if new_log {
-                unknown.set(true);
+            if TeamPaths::log_owner(file).is_some() {
+                unknown.borrow_mut().insert(file.to_owned());
+                return true;
             }
-            new_log
+            file == roster && !unknown.borrow().is_empty()
         };
         watcher.wait_for(None, &relevant, || {
-            if unknown.take() {
+            if !unknown.borrow().is_empty() {
                 for member in self.team.load()?.members {
                     if known.borrow_mut().insert(file_of(&member.name)) {
                         let path = self.team.paths().log(&member.name);
@@ -260,6 +263,8 @@ impl LocalLogs {
                         on(LogEvent::Joined(Box::new(member)))?;
                     }
                 }
+                let known = known.borrow();
+                unknown.borrow_mut().retain(|file| !known.contains(file));
             }
             for (name, follower) in &mut self.followers {
                 let bytes = follower.fresh()?;
