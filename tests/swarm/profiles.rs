@@ -231,6 +231,23 @@ fn states(sandbox: &Sandbox, team: &str, name: &str) -> Vec<String> {
         .collect()
 }
 
+/// Waits until the events tell exactly `expected` of `name`'s activity: a change is written to
+/// the activity file first and to the events a moment later, so a state seen may not be told yet.
+#[track_caller]
+fn states_become(sandbox: &Sandbox, team: &str, name: &str, expected: &[&str]) {
+    let mut last = Vec::new();
+    let told = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        eventually(&format!("the events to tell {name}'s {expected:?}"), || {
+            last = states(sandbox, team, name);
+            last == expected
+        });
+    }));
+    assert!(
+        told.is_ok(),
+        "{name}'s events told {last:?}, not {expected:?}"
+    );
+}
+
 #[test]
 fn codex_tells_its_turns_end_and_session_through_notify_and_gemini_its_activity_through_hooks() {
     let sandbox = sandbox_with_fakes();
@@ -312,15 +329,17 @@ fn codex_tells_its_turns_end_and_session_through_notify_and_gemini_its_activity_
     );
     type_line(&sandbox, "p", "gm", "go on");
     becomes(&sandbox, "p", "gm", "idle", "turn ended");
-    assert_eq!(
-        states(&sandbox, "p", "gm"),
-        [
+    states_become(
+        &sandbox,
+        "p",
+        "gm",
+        &[
             "starting",
             "idle",
             "working",
             "needs-you",
             "working",
-            "idle"
+            "idle",
         ],
     );
     let log = sandbox
@@ -464,9 +483,11 @@ fn a_gemini_teammate_gets_its_hooks_through_a_gemini_home_of_its_own_wherever_sw
     becomes(&sandbox, "g", "gm", "idle", "session started");
     type_line(&sandbox, "g", "gm", "go on");
     becomes(&sandbox, "g", "gm", "idle", "turn ended");
-    assert_eq!(
-        states(&sandbox, "g", "gm"),
-        ["starting", "idle", "working", "idle"]
+    states_become(
+        &sandbox,
+        "g",
+        "gm",
+        &["starting", "idle", "working", "idle"],
     );
     // The person's own hook ran too, and their files are as they were, reached from the
     // teammate's Gemini CLI home.
