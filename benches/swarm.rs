@@ -1655,9 +1655,8 @@ impl Transcripts {
     /// another to the transcripts in turn. Counted in nanoseconds (schedstat): ten processes
     /// counted in 10 ms ticks would each round away more than a line costs.
     fn cpu_per_line(mut self, lines: usize) -> Duration {
-        let spent_ns = |members: &[Followed]| -> u64 {
-            members.iter().map(|m| cpu_ns(m.supervisor)).sum()
-        };
+        let spent_ns =
+            |members: &[Followed]| -> u64 { members.iter().map(|m| cpu_ns(m.supervisor)).sum() };
         let before = spent_ns(&self.members);
         for _ in 0..lines {
             self.append_and_wait();
