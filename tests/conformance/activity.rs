@@ -116,10 +116,13 @@ fn a_teammate_goes_working_idle_needs_you_and_working_again() {
         states.windows(2).all(|pair| pair[0] != pair[1]),
         "a repeat: {seen:#?}"
     );
-    let wanted = ["working", "idle", "working", "needs-you", "working", "idle"];
+    // The first turn ("say hi", no tool) may end before anything shows it working: Claude Code
+    // runs no prompt hook for a message from its inbox, and the screen check may miss a turn that
+    // short. The turn with the tool is the one that must show every state.
+    let wanted = ["idle", "working", "needs-you", "working", "idle"];
     let mut rest = states.iter();
     assert!(
         wanted.iter().all(|w| rest.any(|s| s == w)),
-        "not working → idle → needs-you → working → idle: {seen:#?}"
+        "not idle → working → needs-you → working → idle: {seen:#?}"
     );
 }
