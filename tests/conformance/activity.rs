@@ -116,9 +116,9 @@ fn a_teammate_goes_working_idle_needs_you_and_working_again() {
         states.windows(2).all(|pair| pair[0] != pair[1]),
         "a repeat: {seen:#?}"
     );
-    // The first turn ("say hi", no tool) may end before anything shows it working: Claude Code
-    // runs no prompt hook for a message from its inbox, and the screen check may miss a turn that
-    // short. The turn with the tool is the one that must show every state.
+    // The first turn ("say hi", no tool) may end before anything records it working (seen once
+    // in a full run; its idle was recorded, its working not). The turn with the tool is the one
+    // that must show every state.
     let wanted = ["idle", "working", "needs-you", "working", "idle"];
     let mut rest = states.iter();
     assert!(
