@@ -860,20 +860,7 @@ pub(crate) fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
 /// Whether process `pid` has an inotify watch on `dir`: how a test sees that a waiting command is
 /// armed, so what it writes next cannot be missed. Reads `/proc/<pid>/fdinfo`.
 pub(crate) fn watches(pid: u32, dir: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(inode) = fs::metadata(dir).map(|meta| meta.ino()) else {
-        return false;
-    };
-    let needle = format!(" ino:{inode:x} ");
-    let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fdinfo")) else {
-        return false;
-    };
-    fds.filter_map(Result::ok).any(|fd| {
-        fs::read_to_string(fd.path()).is_ok_and(|info| {
-            info.lines()
-                .any(|line| line.starts_with("inotify wd:") && line.contains(&needle))
-        })
-    })
+    watch_mask(pid, dir).is_some()
 }
 
 /// The events process `pid`'s inotify watch on `dir` asks the kernel for (its `mask:` in
