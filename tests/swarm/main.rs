@@ -44,6 +44,7 @@ mod protocol_rules;
 mod reports;
 mod restart;
 mod resume;
+mod resume_hosts;
 mod scripted;
 mod secrets;
 mod signatures;

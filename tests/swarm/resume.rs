@@ -12,7 +12,7 @@ use crate::lifecycle::git;
 
 /// A `claude` that records each launch's argv as one line, makes the transcript of the session it
 /// starts (as a session that got a prompt has one), and waits.
-const FAKE_CLAUDE: &str = r#"#!/bin/sh
+pub(crate) const FAKE_CLAUDE: &str = r#"#!/bin/sh
 out="$FAKE_CLAUDE_DIR/$SWARM_AGENT"
 printf '%s ' "$@" >> "$out.argv" && echo >> "$out.argv"
 while [ $# -gt 0 ]; do
@@ -24,7 +24,7 @@ done
 exec sleep 1000
 "#;
 
-fn launches(sandbox: &Sandbox, name: &str) -> Vec<Vec<String>> {
+pub(crate) fn launches(sandbox: &Sandbox, name: &str) -> Vec<Vec<String>> {
     fs::read_to_string(sandbox.root().join(format!("record/{name}.argv")))
         .unwrap_or_default()
         .lines()
@@ -32,7 +32,7 @@ fn launches(sandbox: &Sandbox, name: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn value_of(argv: &[String], flag: &str) -> Option<String> {
+pub(crate) fn value_of(argv: &[String], flag: &str) -> Option<String> {
     let at = argv.iter().position(|a| a == flag)?;
     argv.get(at + 1).cloned()
 }

@@ -471,7 +471,7 @@ fn stop_placed(team: &Team, fleet: &Fleet, err: Error) -> Error {
     if placed.is_empty() {
         return err;
     }
-    match stop::stop(team, fleet, &placed, "launch failed") {
+    match stop::stop(team, fleet, &placed, ending::LAUNCH_FAILED) {
         Ok(_) => err.with_note(format!("stopped {}, already placed", placed.join(", "))),
         Err(stuck) => err.with_note(format!(
             "cannot stop {}, already placed: {stuck}",
@@ -537,20 +537,28 @@ fn resume_team(ctx: &Context, args: &Args) -> Result<()> {
         args.socket.as_deref(),
         !args.detach,
     )?;
-    let mut lines = vec![resumed.line()];
-    if !resumed.inside {
-        lines.push(format!("attach with: {}", resumed.placed.attach.join(" ")));
+    let mut lines = resumed.lines();
+    if let Some(attach) = &resumed.placed.attach
+        && !resumed.inside
+    {
+        lines.push(format!("attach with: {}", attach.join(" ")));
     }
     ctx.report(&WithLines {
         json: &resumed.placed,
         lines,
     })?;
-    if args.attach {
-        let tmux = crate::launch::tmux::Tmux::at(&resumed.placed.socket);
+    if args.attach
+        && let (Some(socket), Some(window), Some(session)) = (
+            &resumed.placed.socket,
+            &resumed.placed.window,
+            &resumed.placed.session,
+        )
+    {
+        let tmux = crate::launch::tmux::Tmux::at(socket);
         return if resumed.inside {
-            tmux.switch_to(&resumed.placed.window)
+            tmux.switch_to(window)
         } else {
-            tmux.attach(&resumed.placed.session)
+            tmux.attach(session)
         };
     }
     Ok(())
@@ -569,8 +577,18 @@ fn resume_all(ctx: &Context, args: &ResumeArgs) -> Result<()> {
     };
     let mut resumed = Vec::new();
     let mut failed = Vec::new();
+    let mut led_elsewhere = Vec::new();
     for name in list_teams(&ctx.home)? {
         if !interrupted(&name) {
+            continue;
+        }
+        if let Some(host) = Team::open(&ctx.home, &name)
+            .ok()
+            .and_then(|team| fleet.led_from_elsewhere(&team))
+        {
+            led_elsewhere.push(format!(
+                "team {name} is led from host {host}: it is resumed from there"
+            ));
             continue;
         }
         let placed = Team::open(&ctx.home, &name)
@@ -586,10 +604,11 @@ fn resume_all(ctx: &Context, args: &ResumeArgs) -> Result<()> {
             }
         }
     }
-    let mut lines: Vec<String> = resumed.iter().map(ResumedTeam::line).collect();
-    if resumed.is_empty() && failed.is_empty() {
+    let mut lines: Vec<String> = resumed.iter().flat_map(ResumedTeam::lines).collect();
+    if resumed.is_empty() && failed.is_empty() && led_elsewhere.is_empty() {
         lines.push("no team was interrupted: there is nothing to resume".to_owned());
     }
+    lines.extend(led_elsewhere);
     ctx.report(&WithLines {
         json: resumed.iter().map(|r| &r.placed).collect::<Vec<_>>(),
         lines,
@@ -611,34 +630,58 @@ struct ResumedTeam {
     placed: TeamResumed,
     /// The caller runs inside tmux: attaching is switching windows.
     inside: bool,
+    /// The members other hosts' nodes resumed, by host.
+    elsewhere: Vec<(String, Vec<String>)>,
 }
 
-/// What `swarm resume --json` prints of a team: as `swarm up` does.
+/// What `swarm resume --json` prints of a team: as `swarm up` does. No panes here (its members
+/// all on other hosts) has "session", "window", "socket" and "attach" null.
 #[derive(Serialize)]
 struct TeamResumed {
     team: String,
-    session: String,
-    window: String,
-    socket: PathBuf,
+    session: Option<String>,
+    window: Option<String>,
+    socket: Option<PathBuf>,
     members: Vec<String>,
-    attach: Vec<String>,
+    attach: Option<Vec<String>>,
 }
 
 impl ResumedTeam {
-    /// `team t resumed: alice, bob in window @1 of session swarm-t`.
-    fn line(&self) -> String {
-        format!(
-            "team {} resumed: {} in window {} of session {}",
-            self.placed.team,
-            self.placed.members.join(", "),
-            self.placed.window,
-            self.placed.session
-        )
+    /// `team t resumed: alice, bob in window @1 of session swarm-t`, and a line for each other
+    /// host's members.
+    fn lines(&self) -> Vec<String> {
+        let here: Vec<&String> = self
+            .placed
+            .members
+            .iter()
+            .filter(|name| !self.elsewhere.iter().any(|(_, names)| names.contains(name)))
+            .collect();
+        let mut lines = vec![match (&self.placed.window, &self.placed.session) {
+            (Some(window), Some(session)) => format!(
+                "team {} resumed: {} in window {window} of session {session}",
+                self.placed.team,
+                here.iter()
+                    .map(|name| name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+            _ => format!(
+                "team {} resumed, its members on other hosts",
+                self.placed.team
+            ),
+        }];
+        lines.extend(
+            self.elsewhere
+                .iter()
+                .map(|(host, names)| format!("on host {host}: {}", names.join(", "))),
+        );
+        lines
     }
 }
 
-/// Places `team`'s interrupted members again, under the launch lock; refused (exit 2) when the
-/// team runs or was not interrupted. `file`, when given, gives its members' variables' values.
+/// Places `team`'s interrupted members again, under the launch lock, those of other hosts through
+/// their nodes; refused (exit 2) when the team runs or was not interrupted, or another host
+/// cannot answer for its members. `file`, when given, gives its members' variables' values.
 fn place_again(
     ctx: &Context,
     team: &Team,
@@ -648,6 +691,7 @@ fn place_again(
 ) -> Result<ResumedTeam> {
     let fleet = ctx.fleet();
     let launch_lock = LaunchLock::take(&ctx.home, team.name())?;
+    let elsewhere = fleet.resume_spread(team)?;
     refuse_if_running(ctx, team.name())?;
     let observed = Observed::take(team, &fleet)?;
     if !observed.interrupted() {
@@ -657,12 +701,12 @@ fn place_again(
         ))
         .with_hint("`swarm up TEAMFILE` starts it again"));
     }
-    let layout = match observed
+    let layout_text = observed
         .config
         .launch
         .as_ref()
-        .and_then(|l| l.layout.as_deref())
-    {
+        .and_then(|l| l.layout.clone());
+    let layout = match layout_text.as_deref() {
         Some(text) => layout::Layout::parse(text).map_err(|why| {
             Error::usage(format!("team {}: {why}", team.name()))
                 .with_hint("fix launch.layout in the team's config.json")
@@ -679,21 +723,40 @@ fn place_again(
     }
     let placed = {
         let _launching = Launching(team);
-        panes::start_team(&destination, team, &resumed.panes, &layout, switch)
+        if resumed.panes.is_empty() {
+            Ok(None)
+        } else {
+            panes::start_team(&destination, team, &resumed.panes, &layout, switch).map(Some)
+        }
     };
     let placement = placed.map_err(|err| stop_placed(team, &fleet, err))?;
+    let started = elsewhere
+        .start(team, &resumed.away, layout_text.as_deref())
+        .map_err(|err| stop_placed(team, &fleet, err))?;
     drop(launch_lock);
-    let attach = destination.tmux.attach_command(&placement.session);
+    for note in &started.notes {
+        tracing::warn!("{note}");
+    }
+    let attach = placement
+        .as_ref()
+        .map(|placement| destination.tmux.attach_command(&placement.session));
+    let members = resumed
+        .panes
+        .into_iter()
+        .map(|p| p.name)
+        .chain(started.hosts.iter().flat_map(|(_, names)| names.clone()))
+        .collect();
     Ok(ResumedTeam {
         placed: TeamResumed {
             team: team.name().to_owned(),
-            session: placement.session,
-            window: placement.window,
-            socket: placement.socket,
-            members: resumed.panes.into_iter().map(|p| p.name).collect(),
+            session: placement.as_ref().map(|p| p.session.clone()),
+            window: placement.as_ref().map(|p| p.window.clone()),
+            socket: placement.map(|p| p.socket),
+            members,
             attach,
         },
         inside: destination.inside,
+        elsewhere: started.hosts,
     })
 }
 

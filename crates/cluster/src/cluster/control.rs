@@ -28,6 +28,8 @@ use crate::store::team::Team;
 
 /// Starts a team's members on the node's host.
 pub(crate) const START: &str = "start";
+/// Resumes a team's interrupted members on the node's host (`cluster/resume.rs`).
+pub(crate) const RESUME: &str = "resume";
 /// Stops some of a team's members there.
 pub(crate) const STOP: &str = "stop";
 /// Reads the end of a member's log there.
@@ -37,7 +39,7 @@ pub(crate) const DOWN: &str = "down";
 /// Signs a lead-side message for a member keyed there (`cluster/sign.rs`).
 pub(crate) const SIGN: &str = "sign";
 
-/// How long `up` waits for a node to start its members and answer.
+/// How long `up` (and a resume) waits for a node to start its members and answer.
 pub(crate) const START_WAIT: Duration = Duration::from_secs(60);
 
 /// How long a read of a log's end may take, and a follow's request too.
@@ -63,6 +65,23 @@ pub(crate) struct StartRequest {
 pub(crate) struct StartReply {
     /// The records of the members started, as the node's config.json has them now.
     pub(crate) members: Vec<Member>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ResumeRequest {
+    pub(crate) team: String,
+    /// The plans of the interrupted members on the node's host, made on the lead's host with
+    /// their new keys; the node makes each one's command there.
+    pub(crate) panes: Vec<PanePlan>,
+    pub(crate) layout: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ResumeReply {
+    /// The records of the members resumed, as the node's config.json has them now.
+    pub(crate) members: Vec<Member>,
+    /// What the node said of them: a member that starts a new conversation there.
+    pub(crate) notes: Vec<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

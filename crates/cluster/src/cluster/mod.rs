@@ -10,6 +10,7 @@ pub mod fleet;
 pub(crate) mod logs;
 pub mod node;
 pub(crate) mod removal;
+pub mod resume;
 pub(crate) mod roster;
 pub mod settings;
 pub(crate) mod sign;

@@ -18,9 +18,11 @@ use crate::format::usage::{Budget, Prices};
 pub const DEFAULT_LEAD: &str = "team-lead";
 
 /// The reasons of an ending that interrupted a run rather than ended it: its terminal went away
-/// (`hangup`: the tmux server is gone) or a signal from outside swarm ended it (`signal`: a
-/// shutdown of the machine). Such a run can be resumed (docs/ARCHITECTURE.md, "Resuming a team").
-pub const INTERRUPTIONS: [&str; 2] = ["hangup", "signal"];
+/// (`hangup`: the tmux server is gone), a signal from outside swarm ended it (`signal`: a
+/// shutdown of the machine), or its supervisor was gone with nothing recorded when its host's node
+/// started (`lost`: a reboot, a crash, in a team across hosts). Such a run can be resumed
+/// (docs/ARCHITECTURE.md, "Resuming a team").
+pub const INTERRUPTIONS: [&str; 3] = ["hangup", "signal", "lost"];
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -40,6 +40,9 @@ pub(crate) const SHUTDOWN: &str = "shutdown";
 /// The reason recorded for a member `stop` ended.
 pub const STOP: &str = "stop";
 
+/// The reason recorded for a member stopped because the launch (or resume) it was part of failed.
+pub const LAUNCH_FAILED: &str = "launch failed";
+
 /// The reason recorded for a member stopped because its budget, or the team's, was spent.
 pub const BUDGET: &str = "budget";
 
@@ -149,12 +152,30 @@ struct EndingNoticeFacts {
 /// A failure between the two leaves the member unrecorded, and recording it again (the supervisor
 /// retries) delivers the same notice, recognised by its id, once.
 pub(crate) fn record(team: &Team, name: &str, ending: &Ending) -> Result<Option<TaskNotification>> {
+    record_as_judged(team, name, ending, None)
+}
+
+/// [`record`], only while the member's record is still `judged` (when given), every field: one
+/// written since is another run's, or a run someone else has ended.
+fn record_as_judged(
+    team: &Team,
+    name: &str,
+    ending: &Ending,
+    judged: Option<&Member>,
+) -> Result<Option<TaskNotification>> {
+    let judged = judged.map(|member| serde_json::to_value(member).unwrap_or_default());
     let (notice, told) = team.update_then(
         |config| {
             let lead = config.lead_name().to_owned();
             let team_name = config.name.clone();
             let member = config.remaining_member_mut(name)?;
             let told = EndingNoticeFacts::of(member, &team_name, &lead);
+            if judged
+                .as_ref()
+                .is_some_and(|judged| *judged != serde_json::to_value(&*member).unwrap_or_default())
+            {
+                return Ok((None, told));
+            }
             let to = told.lead.clone();
             if member.state.is_some_and(State::is_final) {
                 // Recorded already. A notice lost to a crash, or to another tool's deleting it
@@ -227,20 +248,45 @@ pub const VANISHED: &str = "vanished";
 /// ending recorded gets one (killed, [`VANISHED`]), and every interrupted member's open tasks go
 /// back to pending, the lead told as for any ending. Returns the tasks released.
 pub fn give_up_interrupted(team: &Team, reach: &dyn Reach) -> Result<Vec<Task>> {
+    record_vanished(team, reach, VANISHED)?;
+    finish_releases(team, reach, &team.load()?, true)
+}
+
+/// The reason a node records for a member of its host whose run vanished with no ending recorded,
+/// found so when the node starts ([`record_lost`]): an interruption, as a hangup is.
+pub const LOST: &str = "lost";
+
+/// Records what a node found when it started (docs/ARCHITECTURE.md, "Resuming a team"): each
+/// member of this machine whose run vanished with no ending recorded (its supervisor gone: a
+/// reboot, a crash) ends killed, reason [`LOST`], an interruption that keeps its tasks and can be
+/// resumed, so the other hosts, which only see records, see it interrupted too. Judged as every
+/// command judges it ([`Observed`](crate::member::liveness::Observed)), and recorded only while
+/// its record is the one judged, so a run started meanwhile is never ended. Returns their names.
+pub fn record_lost(team: &Team, reach: &dyn Reach) -> Result<Vec<String>> {
+    record_vanished(team, reach, LOST)
+}
+
+/// Records an ending, killed with `reason`, for each member of this machine whose interrupted run
+/// has none recorded. Returns their names.
+fn record_vanished(team: &Team, reach: &dyn Reach, reason: &str) -> Result<Vec<String>> {
     let observed = crate::member::liveness::Observed::take(team, reach)?;
     let unrecorded = observed
         .interrupted_members()
         .filter(|m| !m.state.is_some_and(State::is_final) && observed.is_here(m));
+    let mut recorded = Vec::new();
     for member in unrecorded {
         let ending = Ending {
             state: State::Killed,
             exit_code: None,
-            reason: Some(VANISHED.to_owned()),
+            reason: Some(reason.to_owned()),
             worktree: member.worktree_path.clone(),
         };
-        record(team, &member.name, &ending)?;
+        // A run started meanwhile (a resume) rewrote the record: it is not this one's to end.
+        if record_as_judged(team, &member.name, &ending, Some(member))?.is_some() {
+            recorded.push(member.name.clone());
+        }
     }
-    finish_releases(team, reach, &team.load()?, true)
+    Ok(recorded)
 }
 
 /// Finishes every release of tasks an ending left undone (docs/ARCHITECTURE.md, "Task list"): a
@@ -702,6 +748,62 @@ mod tests {
             let released = finish_releases(&team, &Alone, &config, reason == "hangup").unwrap();
             assert_eq!(released.iter().map(Task::id).collect::<Vec<_>>(), [1]);
         }
+    }
+
+    /// A node starting after a reboot finds bob recorded as running, his supervisor gone: he is
+    /// recorded interrupted (`lost`) once, keeping his task for the run that resumes him.
+    #[test]
+    fn a_run_whose_supervisor_vanished_is_recorded_lost_and_keeps_its_tasks() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        running(&team, 1_000);
+        let gone = {
+            let mut child = std::process::Command::new("true").spawn().unwrap();
+            let pid = i32::try_from(child.id()).unwrap();
+            child.wait().unwrap();
+            pid
+        };
+        team.update(|config| {
+            config.remaining_member_mut("bob")?.supervisor_pid = Some(gone);
+            Ok(())
+        })
+        .unwrap();
+        let list = holding_parse(&team);
+        assert_eq!(record_lost(&team, &Alone).unwrap(), ["bob"]);
+        let config = team.load().unwrap();
+        let bob = config.member("bob").unwrap();
+        assert_eq!(
+            (bob.state, bob.reason.as_deref()),
+            (Some(State::Killed), Some(LOST))
+        );
+        assert!(was_interrupted(bob));
+        let owner = list.read().unwrap().tasks[&1].owner().map(str::to_owned);
+        assert_eq!(owner.as_deref(), Some("bob"));
+        assert!(record_lost(&team, &Alone).unwrap().is_empty(), "once");
+        assert_eq!(notices(&team).len(), 1);
+    }
+
+    /// A record rewritten after it was judged (a run started meanwhile) is not ended.
+    #[test]
+    fn an_ending_as_judged_is_not_recorded_over_a_record_changed_since() {
+        let (_dir, team) = fixture::team(&["bob"]);
+        running(&team, 1_000);
+        let judged = team.load().unwrap().member("bob").unwrap().clone();
+        running(&team, 2_000);
+        let ending = Ending {
+            state: State::Killed,
+            exit_code: None,
+            reason: Some(LOST.to_owned()),
+            worktree: None,
+        };
+        assert!(
+            record_as_judged(&team, "bob", &ending, Some(&judged))
+                .unwrap()
+                .is_none()
+        );
+        assert_eq!(
+            team.load().unwrap().member("bob").unwrap().state,
+            Some(State::Running)
+        );
     }
 
     #[test]

@@ -29,7 +29,12 @@ use crate::store::usage::Tally;
 /// A team ready to be placed again: its panes, and what could not be brought back as it was.
 #[derive(Debug)]
 pub struct Resumed {
+    /// The panes of this host's members.
     pub panes: Vec<PanePlan>,
+    /// The plans of the members other hosts run, keyed here (a new key each, in its variables):
+    /// each host's node resumes its own ([`resume_handed`]), making its command there, where its
+    /// session's files are.
+    pub away: Vec<PanePlan>,
     /// One line for each thing said on stderr: a member that starts a new conversation, a
     /// variable whose value config.json does not keep.
     pub notes: Vec<String>,
@@ -75,6 +80,10 @@ fn refuse_if_spent(team: &Team, config: &TeamConfig) -> Result<()> {
 /// teammate, and its record cleared of the old run. Unread messages from the lead's side that
 /// verified with the old key are stamped now, given a new `msg_id` and signed with the new one,
 /// as a new launch verifies nothing older. Nothing is started; the caller places the panes.
+///
+/// A member on another host gets its environment and new key here, in [`Resumed::away`], and its
+/// record here only the new key (its host's node answers for the rest); the messages that wait
+/// here to cross to it are signed again too. A team led from another host is resumed there.
 pub fn prepare(
     team: &Team,
     reach: &dyn Reach,
@@ -83,15 +92,15 @@ pub fn prepare(
     launcher_env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Resumed> {
     let config = &observed.config;
-    if config.spans_hosts() {
+    if let Some(lead) = config.member(config.lead_name())
+        && !observed.is_here(lead)
+    {
         return Err(Error::usage(format!(
-            "team {} runs across hosts, and resuming such a team is not built yet",
-            config.name
+            "team {} is led from host {}: resume it there",
+            config.name,
+            lead.host.as_deref().unwrap_or("?")
         ))
-        .with_hint(format!(
-            "start it afresh with `swarm up --fresh TEAMFILE`, or `swarm down {}`",
-            config.name
-        )));
+        .with_hint("its node there asks this host's node to resume the members here"));
     }
     refuse_if_spent(team, config)?;
     let names: Vec<String> = observed
@@ -110,13 +119,25 @@ pub fn prepare(
     };
     let mut notes = Vec::new();
     let mut relaunches = Vec::new();
+    let mut away = Vec::new();
     for name in &names {
         let member = config.require_member(name)?;
         let own = match file {
             Some(file) => own_env(Some(file), name, &lead),
             None => recorded_env(recorded.get(name.as_str()), member, launcher_env),
         };
-        let mut relaunch = relaunch(&launch_team, member, &own, launcher_env, &mut notes);
+        let env = environment(&launch_team, member, &own, launcher_env, &mut notes);
+        let mut relaunch = if observed.is_here(member) {
+            again(&launch_team, member, env, launcher_env, &mut notes)
+        } else {
+            // Its command is made on its own host; only its key changes in its record here.
+            let argv = member.argv.clone().unwrap_or_default();
+            Relaunch {
+                member: member.clone(),
+                plan: plan_of(member, argv, env),
+                old_key: member.lead_verify_key.clone(),
+            }
+        };
         if *name != lead {
             let rules = match file {
                 Some(file) => file
@@ -140,10 +161,72 @@ pub fn prepare(
             keys::apply(&mut relaunch.member, &mut relaunch.plan.env, &key);
             relaunch.plan.argv = relaunch.member.argv.clone().unwrap_or_default();
         }
+        if observed.is_here(member) {
+            relaunches.push(relaunch);
+        } else {
+            away.push(relaunch);
+        }
+    }
+    write_again(team, reach, relaunches.iter().chain(&away))?;
+    Ok(Resumed {
+        panes: relaunches.into_iter().map(|r| r.plan).collect(),
+        away: away.into_iter().map(|r| r.plan).collect(),
+        notes,
+    })
+}
+
+/// Makes the members of `handed`, this host's part of a team the lead's host resumes
+/// (docs/ARCHITECTURE.md, "Resuming a team"), ready to be placed again here: each plan, made
+/// there with the member's new key among its variables, gets its command made here as
+/// [`prepare`] makes it (a Claude Code member `--resume` while its transcript is on this host),
+/// and the lead's unread messages here are signed again with the new key, by the host that holds
+/// it. Refused (exit 2) for a member of this host whose run was not interrupted.
+pub fn resume_handed(
+    team: &Team,
+    reach: &dyn Reach,
+    observed: &Observed,
+    handed: Vec<PanePlan>,
+    launcher_env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Resumed> {
+    let config = &observed.config;
+    let launch_team = team_launch(team, config);
+    let mut notes = Vec::new();
+    let mut relaunches = Vec::new();
+    for plan in handed {
+        let member = observed
+            .interrupted_members()
+            .find(|m| m.name == plan.name && observed.is_here(m))
+            .ok_or_else(|| {
+                Error::usage(format!(
+                    "{} of team {} was not interrupted here: there is nothing to resume",
+                    plan.name, config.name
+                ))
+            })?;
+        let key = plan.env.get(keys::KEY_VAR).cloned();
+        let mut relaunch = again(&launch_team, member, plan.env, launcher_env, &mut notes);
+        if let Some(key) = key {
+            keys::apply(&mut relaunch.member, &mut relaunch.plan.env, &key);
+            relaunch.plan.argv = relaunch.member.argv.clone().unwrap_or_default();
+        }
         relaunches.push(relaunch);
     }
+    write_again(team, reach, relaunches.iter())?;
+    Ok(Resumed {
+        panes: relaunches.into_iter().map(|r| r.plan).collect(),
+        away: Vec::new(),
+        notes,
+    })
+}
+
+/// Writes each relaunch's record into config.json, the team marked as being placed, then signs
+/// each member's unread messages from the lead's side again with its new key.
+fn write_again<'a>(
+    team: &Team,
+    reach: &dyn Reach,
+    relaunches: impl Iterator<Item = &'a Relaunch> + Clone,
+) -> Result<()> {
     team.update(|config| {
-        for relaunch in &relaunches {
+        for relaunch in relaunches.clone() {
             *config.remaining_member_mut(&relaunch.member.name)? = relaunch.member.clone();
         }
         // The old window is gone with its server: the panes are placed as `up` places them.
@@ -153,13 +236,10 @@ pub fn prepare(
         Ok(())
     })?;
     let config = team.load()?;
-    for relaunch in &relaunches {
+    for relaunch in relaunches {
         sign_again(team, reach, &config, relaunch)?;
     }
-    Ok(Resumed {
-        panes: relaunches.into_iter().map(|r| r.plan).collect(),
-        notes,
-    })
+    Ok(())
 }
 
 /// How a member of a running team starts again when its restart policy brings it back: its
@@ -257,9 +337,21 @@ fn relaunch(
     launcher_env: &dyn Fn(&str) -> Option<String>,
     notes: &mut Vec<String>,
 ) -> Relaunch {
+    let env = environment(launch_team, member, own, launcher_env, notes);
+    again(launch_team, member, env, launcher_env, notes)
+}
+
+/// The variables `member` resumes with, its `own` values among them; a name it was launched with
+/// whose value is not known now is said in `notes`.
+fn environment(
+    launch_team: &TeamLaunch<'_>,
+    member: &Member,
+    own: &BTreeMap<String, String>,
+    launcher_env: &dyn Fn(&str) -> Option<String>,
+    notes: &mut Vec<String>,
+) -> BTreeMap<String, String> {
     let profile = member.profile.unwrap_or_default();
-    let is_lead = member.name == launch_team.lead;
-    let role = if is_lead {
+    let role = if member.name == launch_team.lead {
         Role::Lead
     } else {
         Role::Teammate {
@@ -285,8 +377,21 @@ fn relaunch(
             withheld.join(", ")
         ));
     }
+    env
+}
+
+/// `member`'s command once more, made on the host it runs on (`launch::argv::resume`: its
+/// session's files are there), with variables `env`, and its record cleared of the run that was
+/// interrupted.
+fn again(
+    launch_team: &TeamLaunch<'_>,
+    member: &Member,
+    env: BTreeMap<String, String>,
+    launcher_env: &dyn Fn(&str) -> Option<String>,
+    notes: &mut Vec<String>,
+) -> Relaunch {
     // The lead's id is the team's, which its teammates name as their parent.
-    let fresh_id = if is_lead {
+    let fresh_id = if member.name == launch_team.lead {
         launch_team.lead_session_id.to_owned()
     } else {
         ids::fresh().to_string()
@@ -314,7 +419,16 @@ fn relaunch(
     record.queue_seq = None;
     record.socket = None;
     record.tmux_pane_id = String::new();
-    let plan = PanePlan {
+    Relaunch {
+        member: record,
+        plan: plan_of(member, argv, env),
+        old_key: member.lead_verify_key.clone(),
+    }
+}
+
+/// `member`'s pane, running `argv` with variables `env`.
+fn plan_of(member: &Member, argv: Vec<String>, env: BTreeMap<String, String>) -> PanePlan {
+    PanePlan {
         name: member.name.clone(),
         argv,
         env,
@@ -322,11 +436,6 @@ fn relaunch(
         worktree: member.isolation == Some(Isolation::Worktree),
         cwd: PathBuf::from(&member.cwd),
         log_max: member.log_max.unwrap_or(DEFAULT_LOG_MAX),
-    };
-    Relaunch {
-        member: record,
-        plan,
-        old_key: member.lead_verify_key.clone(),
     }
 }
 

@@ -12,7 +12,8 @@ use futures_util::StreamExt;
 use crate::base::runtime::OffRuntime;
 use crate::cluster::control::{
     Answer, DOWN, DownReply, DownRequest, FOLLOW_HOLD, LOG, LOG_TAIL_MAX, LogReply, LogRequest,
-    SIGN, START, STOP, StartReply, StartRequest, StopReply, StopRequest,
+    RESUME, ResumeReply, ResumeRequest, SIGN, START, STOP, StartReply, StartRequest, StopReply,
+    StopRequest,
 };
 use crate::cluster::fleet::Fleet;
 use crate::cluster::node::shared::Node;
@@ -24,12 +25,15 @@ use crate::launch::environment;
 pub(super) use crate::launch::layout::{self, Layout};
 use crate::launch::lock::LaunchLock;
 use crate::launch::panes::{self, Destination};
+use crate::launch::prepare::PanePlan;
 use crate::launch::rerun;
 pub(super) use crate::launch::tmux::{Server, Tmux};
 pub(super) use crate::member::down::{self, Down, Report};
+use crate::member::ending;
 use crate::member::liveness::Observed;
 pub(super) use crate::member::log_follow::{LogFollow, Step};
 use crate::member::logfile::Follower;
+use crate::member::resume;
 use crate::member::stop;
 use crate::policy::PERSON;
 use crate::store::team::Team;
@@ -87,6 +91,7 @@ fn answer(node: &Node, verb: &str, payload: &[u8]) -> Vec<u8> {
     }
     match verb {
         START => run(payload, |request| start(node, request)),
+        RESUME => run(payload, |request| resume_members(node, request)),
         STOP => run(payload, |request| stop_members(node, request)),
         DOWN => run(payload, |request| take_down(node, request)),
         SIGN => run(payload, |request| sign::sign(node, request)),
@@ -105,32 +110,14 @@ fn start(node: &Node, request: StartRequest) -> Result<StartReply> {
         panes: mut plans,
         layout,
     } = request;
-    // The plans were made on the lead's host, with its home; a member here works in this one,
-    // where its inbox is.
-    for plan in &mut plans {
-        plan.env.insert(
-            environment::HOME_VAR.to_owned(),
-            node.home.root().display().to_string(),
-        );
-    }
+    at_home(node, &mut plans);
     let name = config.name.clone();
-    let layout = layout
-        .as_deref()
-        .map(Layout::parse)
-        .transpose()
-        .map_err(Error::usage)?;
+    let layout = parse_layout(layout.as_deref())?;
     let _launch = LaunchLock::take(&node.home, &name)?;
     if let Ok(team) = Team::open(&node.home, &name)
         && let Ok(observed) = Observed::take(&team, &Fleet::of(&node.home))
     {
-        let live: Vec<&str> = observed.live_here().collect();
-        if !live.is_empty() {
-            return Err(Error::usage(format!(
-                "team {name} is already running here ({})",
-                live.join(", ")
-            ))
-            .with_hint(format!("stop it first with `swarm down {name}`")));
-        }
+        refuse_if_running_here(&observed)?;
     }
     // What the previous run left this host's members goes to history; this run's first messages
     // (written on the lead's host from `createdAt` on) may be here already.
@@ -147,37 +134,107 @@ fn start(node: &Node, request: StartRequest) -> Result<StartReply> {
     // The prompts were queued on the lead's host, signed there; they cross hosts as messages.
     let team = Team::create(&node.home, &config, true)?;
     team.mailbox(PERSON).ensure()?;
-    if !plans.is_empty() {
-        let destination = Destination {
-            tmux: Tmux::new(Server::from_arg(node.socket.as_deref())),
-            inside: false,
-        };
-        let placed = destination.tmux.check_version().and_then(|_| {
-            panes::start_team(
-                &destination,
-                &team,
-                &plans,
-                layout.as_ref().unwrap_or(&layout::DEFAULT),
-                false,
-            )
-        });
-        team.update(|config| {
-            config.launching = false;
-            Ok(())
-        })?;
-        if let Err(err) = placed {
-            let names: Vec<String> = plans.iter().map(|plan| plan.name.clone()).collect();
-            return Err(
-                match stop::stop(&team, &Fleet::of(&node.home), &names, "launch failed") {
-                    Ok(_) => err,
-                    Err(stuck) => err.with_note(format!("cannot stop what was placed: {stuck}")),
-                },
-            );
-        }
-    }
+    place(node, &team, &plans, layout.as_ref())?;
     Ok(StartReply {
         members: records_here(node, &team)?,
     })
+}
+
+/// Resumes this host's interrupted members of a team the lead's host resumes (docs/
+/// ARCHITECTURE.md, "Resuming a team"), through the same `member::resume` as a resume of a team
+/// on one host: each one's command made here, where its session's files are, with the new key its
+/// plan carries; the lead's unread messages here signed again with it. Placed in the node's own
+/// tmux, as `start` places them.
+fn resume_members(node: &Node, request: ResumeRequest) -> Result<ResumeReply> {
+    let ResumeRequest {
+        team: name,
+        panes: mut plans,
+        layout,
+    } = request;
+    if plans.is_empty() {
+        return Err(Error::usage(format!(
+            "a resume of team {name} named no member here"
+        )));
+    }
+    at_home(node, &mut plans);
+    let layout = parse_layout(layout.as_deref())?;
+    let _launch = LaunchLock::take(&node.home, &name)?;
+    let team = Team::open(&node.home, &name)?;
+    let fleet = Fleet::of(&node.home);
+    let observed = Observed::take(&team, &fleet)?;
+    refuse_if_running_here(&observed)?;
+    let resumed = resume::resume_handed(&team, &fleet, &observed, plans, &|key| {
+        std::env::var(key).ok()
+    })?;
+    place(node, &team, &resumed.panes, layout.as_ref())?;
+    Ok(ResumeReply {
+        members: records_here(node, &team)?,
+        notes: resumed.notes,
+    })
+}
+
+/// The plans were made on the lead's host, with its home; a member here works in this one, where
+/// its inbox is.
+fn at_home(node: &Node, plans: &mut [PanePlan]) {
+    for plan in plans {
+        plan.env.insert(
+            environment::HOME_VAR.to_owned(),
+            node.home.root().display().to_string(),
+        );
+    }
+}
+
+fn parse_layout(layout: Option<&str>) -> Result<Option<Layout>> {
+    layout.map(Layout::parse).transpose().map_err(Error::usage)
+}
+
+/// A team with members running here is not started (or resumed) here again.
+fn refuse_if_running_here(observed: &Observed) -> Result<()> {
+    let live: Vec<&str> = observed.live_here().collect();
+    if live.is_empty() {
+        return Ok(());
+    }
+    let name = &observed.config.name;
+    Err(Error::usage(format!(
+        "team {name} is already running here ({})",
+        live.join(", ")
+    ))
+    .with_hint(format!("stop it first with `swarm down {name}`")))
+}
+
+/// Places `plans` in the node's own tmux, as `up` places a team's panes, then marks the team
+/// placed; a failure stops what was placed.
+fn place(node: &Node, team: &Team, plans: &[PanePlan], layout: Option<&Layout>) -> Result<()> {
+    if plans.is_empty() {
+        return Ok(());
+    }
+    let destination = Destination {
+        tmux: Tmux::new(Server::from_arg(node.socket.as_deref())),
+        inside: false,
+    };
+    let placed = destination.tmux.check_version().and_then(|_| {
+        panes::start_team(
+            &destination,
+            team,
+            plans,
+            layout.unwrap_or(&layout::DEFAULT),
+            false,
+        )
+    });
+    team.update(|config| {
+        config.launching = false;
+        Ok(())
+    })?;
+    if let Err(err) = placed {
+        let names: Vec<String> = plans.iter().map(|plan| plan.name.clone()).collect();
+        return Err(
+            match stop::stop(team, &Fleet::of(&node.home), &names, ending::LAUNCH_FAILED) {
+                Ok(_) => err,
+                Err(stuck) => err.with_note(format!("cannot stop what was placed: {stuck}")),
+            },
+        );
+    }
+    Ok(())
 }
 
 /// The records of the team's members this host runs, as its config.json has them now.

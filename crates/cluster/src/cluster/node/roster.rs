@@ -11,12 +11,14 @@ use async_nats::jetstream::kv;
 use futures_util::StreamExt;
 
 use crate::base::runtime::OffRuntime;
+use crate::cluster::fleet::Fleet;
 use crate::cluster::node::shared::Node;
 use crate::cluster::node::teams::{self, Clustered};
 use crate::cluster::roster;
 use crate::cluster::subjects;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::config::{Member, TeamConfig};
+use crate::member::ending;
 use crate::store::paths::TeamPaths;
 use crate::store::team::Team;
 use crate::store::watcher::AsyncWatcher;
@@ -57,6 +59,8 @@ async fn follow(node: &Arc<Node>, name: &str) -> Result<()> {
     }
     // What this node last put of each of its members, as JSON.
     let mut put: BTreeMap<String, serde_json::Value> = BTreeMap::new();
+    // Whether this host's members were judged, once the node takes part in the run.
+    let mut judged = false;
     loop {
         let team_name = name.to_owned();
         let here = node
@@ -67,6 +71,14 @@ async fn follow(node: &Arc<Node>, name: &str) -> Result<()> {
             Err(err) if err.kind() == ErrorKind::NotFound => return Ok(()),
             Err(err) => return Err(err),
         };
+        if run == Some(created_at) && !judged {
+            judged = true;
+            let team_name = name.to_owned();
+            node.off_runtime(move |node| judge_own(node, &team_name))
+                .await?;
+            // Its records as judged are the ones put.
+            continue;
+        }
         if run == Some(created_at) {
             for entry in std::mem::take(&mut held).into_values() {
                 take(node, name, &mut applied, entry).await?;
@@ -144,6 +156,29 @@ async fn take(
     let team_name = name.to_owned();
     node.off_runtime(move |node| mirror(node, &team_name, member))
         .await
+}
+
+/// Judges this host's members of team `name` as every command here judges them, once, when the
+/// node starts taking part in the run (docs/ARCHITECTURE.md, "Resuming a team"): a member recorded
+/// as live whose supervisor is gone (a reboot, a crash) is recorded interrupted here
+/// (`ending::record_lost`), so the other hosts, which only see its record, no longer take it for
+/// running. A start or resume under way here rewrites its members' records, and those are left
+/// alone; the launch lock is not taken, so a command never finds it held by the node.
+fn judge_own(node: &Node, name: &str) -> Result<()> {
+    let Ok(team) = Team::open(&node.home, name) else {
+        return Ok(());
+    };
+    let lost = ending::record_lost(&team, &Fleet::of(&node.home))?;
+    if !lost.is_empty() {
+        tracing::info!(target: "swarm::node",
+            "swarm node {}: team {name}: {} had no supervisor any more: recorded as interrupted \
+             ({}), to be resumed from the lead's host",
+            node.name,
+            lost.join(", "),
+            ending::LOST
+        );
+    }
+    Ok(())
 }
 
 /// The run of the team config.json holds (its `createdAt`) and this host's members of it.

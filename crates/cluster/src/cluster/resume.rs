@@ -1,0 +1,165 @@
+//! Resuming a team wherever its members run (docs/ARCHITECTURE.md, "Resuming a team"): a resume
+//! on the lead's host places this host's members itself and hands the rest to `ResumeSpread`,
+//! which first refuses a team whose other hosts cannot answer for their members, then asks each
+//! other host's node to resume its interrupted members, their plans keyed on the lead's host.
+
+use std::collections::BTreeMap;
+
+use crate::cluster::control::{
+    self, Link, RESUME, ResumeReply, ResumeRequest, STOP, StopReply, StopRequest,
+};
+use crate::cluster::fleet::{Fleet, Seen, Sight};
+use crate::error::{Error, Result};
+use crate::launch::prepare::PanePlan;
+use crate::member::ending;
+use crate::store::team::Team;
+
+impl Fleet {
+    /// Before a resume of `team` makes anything: refuses (exit 2) a team across hosts whose
+    /// members on another host cannot be answered for now, their host's node not seen from here
+    /// (a member last heard running may be running still, or may have been interrupted), and
+    /// connects to the server when another host has members to resume. Nothing for a team on one
+    /// host.
+    pub fn resume_spread(&self, team: &Team) -> Result<ResumeSpread> {
+        if !team.load()?.spans_hosts() {
+            return Ok(ResumeSpread { link: None });
+        }
+        let observed = &self.observe(team)?.observed;
+        let sight = Sight::look(self.home());
+        let interrupted: Vec<&str> = observed
+            .interrupted_members()
+            .map(|member| member.name.as_str())
+            .collect();
+        let mut unheard: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        let mut elsewhere = false;
+        for (member, seen) in observed.members() {
+            let Some(host) = member.host.as_deref().filter(|_| !observed.is_here(member)) else {
+                continue;
+            };
+            let to_resume = interrupted.contains(&member.name.as_str());
+            if seen == Seen::Unreachable || (to_resume && !sight.reaches(host)) {
+                unheard.entry(host).or_default().push(&member.name);
+            }
+            elsewhere |= to_resume;
+        }
+        if let Some((host, names)) = unheard.iter().next() {
+            return Err(Error::usage(format!(
+                "team {} cannot be resumed now: the swarm node of host {host} is not seen from \
+                 here, so what became of {} there is not known",
+                team.name(),
+                names.join(", ")
+            ))
+            .with_hint(format!(
+                "start it there (`swarm node --name {host}`), which judges its members as it \
+                 starts; then resume again"
+            )));
+        }
+        if !elsewhere {
+            return Ok(ResumeSpread { link: None });
+        }
+        let link = Link::open(
+            &control::settings_here(self.home())?,
+            &format!("swarm resume {}", team.name()),
+        )?;
+        Ok(ResumeSpread { link: Some(link) })
+    }
+}
+
+impl Fleet {
+    /// The host `team` is led from, when that is another host than this one: the team is resumed
+    /// from there, and this host's node resumes its members here when asked.
+    pub fn led_from_elsewhere(&self, team: &Team) -> Option<String> {
+        let config = team.load().ok()?;
+        if !config.spans_hosts() {
+            return None;
+        }
+        let host = config.member(config.lead_name())?.host.clone();
+        Sight::look(self.home())
+            .is_remote(host.as_deref())
+            .then_some(host)
+            .flatten()
+    }
+}
+
+/// The connection a resume asks other hosts' nodes over: none for a team whose members to resume
+/// all run on this host.
+pub struct ResumeSpread {
+    link: Option<Link>,
+}
+
+/// What other hosts' nodes resumed.
+#[derive(Debug, Default)]
+pub struct ResumedElsewhere {
+    /// The members each host resumed, by host, in roster order.
+    pub hosts: Vec<(String, Vec<String>)>,
+    /// What those nodes said of them (a member that starts a new conversation there).
+    pub notes: Vec<String>,
+}
+
+impl ResumeSpread {
+    /// Asks each other host's node to resume its members of `away` (plans made by
+    /// `member::resume::prepare`, with their new keys), in the team's `layout`, and writes the
+    /// records each answers with into config.json at once, as `up` does. A host that does not
+    /// answer, or refuses, is one line naming it; what the hosts before it resumed is then
+    /// stopped, as a failed launch's members are, and the caller stops what it placed here.
+    pub fn start(
+        &self,
+        team: &Team,
+        away: &[PanePlan],
+        layout: Option<&str>,
+    ) -> Result<ResumedElsewhere> {
+        let mut resumed = ResumedElsewhere::default();
+        let Some(link) = &self.link else {
+            return Ok(resumed);
+        };
+        let config = team.load()?;
+        let mut by_host: Vec<(String, Vec<PanePlan>)> = Vec::new();
+        for member in &config.members {
+            let Some(plan) = away.iter().find(|plan| plan.name == member.name) else {
+                continue;
+            };
+            let host = member.host.clone().unwrap_or_default();
+            match by_host.iter_mut().find(|(h, _)| *h == host) {
+                Some((_, plans)) => plans.push(plan.clone()),
+                None => by_host.push((host, vec![plan.clone()])),
+            }
+        }
+        for (host, plans) in by_host {
+            let names: Vec<String> = plans.iter().map(|plan| plan.name.clone()).collect();
+            let request = ResumeRequest {
+                team: team.name().to_owned(),
+                panes: plans,
+                layout: layout.map(str::to_owned),
+            };
+            let reply: ResumeReply = match link.ask(&host, RESUME, &request, control::START_WAIT) {
+                Ok(reply) => reply,
+                Err(err) => return Err(undo(link, team, &resumed.hosts, err)),
+            };
+            control::take_records(team, reply.members)?;
+            resumed.notes.extend(reply.notes);
+            resumed.hosts.push((host, names));
+        }
+        Ok(resumed)
+    }
+}
+
+/// Stops what the hosts in `resumed` resumed, after `err`; says what it could not.
+fn undo(link: &Link, team: &Team, resumed: &[(String, Vec<String>)], err: Error) -> Error {
+    resumed.iter().fold(err, |err, (host, names)| {
+        let request = StopRequest {
+            team: team.name().to_owned(),
+            members: names.clone(),
+            reason: ending::LAUNCH_FAILED.to_owned(),
+        };
+        match link.ask::<_, StopReply>(host, STOP, &request, control::stop_wait()) {
+            Ok(_) => err.with_note(format!(
+                "stopped {}, already resumed on host {host}",
+                names.join(", ")
+            )),
+            Err(stuck) => err.with_note(format!(
+                "cannot stop {}, already resumed on host {host}: {stuck}",
+                names.join(", ")
+            )),
+        }
+    })
+}
