@@ -4,6 +4,7 @@
 //! other host's node to resume its interrupted members, their plans keyed on the lead's host.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use crate::cluster::control::{
     self, Link, RESUME, ResumeReply, ResumeRequest, STOP, StopReply, StopRequest,
@@ -13,6 +14,17 @@ use crate::error::{Error, Result};
 use crate::launch::prepare::PanePlan;
 use crate::member::ending;
 use crate::store::team::Team;
+
+/// How long a resume waits for another host's node to be seen: a node just started is seen
+/// once it has beaten twice, a beat a second.
+const SEEN_WAIT: Duration = Duration::from_secs(10);
+
+/// How long, once every host is seen, a member elsewhere still recorded running is given to be
+/// judged by its host's node before the team is taken as running.
+const SETTLE: Duration = Duration::from_secs(3);
+
+/// How often it looks again meanwhile.
+const LOOK_AGAIN: Duration = Duration::from_millis(250);
 
 impl Fleet {
     /// Before a resume of `team` makes anything: refuses (exit 2) a team across hosts whose
@@ -24,36 +36,45 @@ impl Fleet {
         if !team.load()?.spans_hosts() {
             return Ok(ResumeSpread { link: None });
         }
-        let observed = &self.observe(team)?.observed;
-        let sight = Sight::look(self.home());
-        let interrupted: Vec<&str> = observed
-            .interrupted_members()
-            .map(|member| member.name.as_str())
-            .collect();
-        let mut unheard: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        let mut elsewhere = false;
-        for (member, seen) in observed.members() {
-            let Some(host) = member.host.as_deref().filter(|_| !observed.is_here(member)) else {
-                continue;
-            };
-            let to_resume = interrupted.contains(&member.name.as_str());
-            if seen == Seen::Unreachable || (to_resume && !sight.reaches(host)) {
-                unheard.entry(host).or_default().push(&member.name);
+        // Nodes that start together (a reboot: the resume at login may run before this host's
+        // node has seen the others beat) are given a moment to see each other, and each a moment
+        // more to judge its members once seen.
+        let deadline = Instant::now() + SEEN_WAIT;
+        let mut said = false;
+        let mut all_seen: Option<Instant> = None;
+        let elsewhere = loop {
+            let look = self.look_away(team)?;
+            let now = Instant::now();
+            if let Some((host, names)) = look.unheard.into_iter().next() {
+                if now >= deadline {
+                    return Err(Error::usage(format!(
+                        "team {} cannot be resumed now: the swarm node of host {host} is not \
+                         seen from here, so what became of {} there is not known",
+                        team.name(),
+                        names.join(", ")
+                    ))
+                    .with_hint(format!(
+                        "start it there (`swarm node --name {host}`), which judges its members \
+                         as it starts; then resume again"
+                    )));
+                }
+                if !said {
+                    said = true;
+                    tracing::warn!(
+                        "team {}: waiting up to {} s for the swarm node of host {host} to be seen",
+                        team.name(),
+                        SEEN_WAIT.as_secs()
+                    );
+                }
+            } else if !look.unjudged
+                || now >= deadline
+                || all_seen.get_or_insert(now).elapsed() >= SETTLE
+            {
+                // Still recorded running once judged: the caller refuses a running team.
+                break look.elsewhere;
             }
-            elsewhere |= to_resume;
-        }
-        if let Some((host, names)) = unheard.iter().next() {
-            return Err(Error::usage(format!(
-                "team {} cannot be resumed now: the swarm node of host {host} is not seen from \
-                 here, so what became of {} there is not known",
-                team.name(),
-                names.join(", ")
-            ))
-            .with_hint(format!(
-                "start it there (`swarm node --name {host}`), which judges its members as it \
-                 starts; then resume again"
-            )));
-        }
+            std::thread::sleep(LOOK_AGAIN);
+        };
         if !elsewhere {
             return Ok(ResumeSpread { link: None });
         }
@@ -63,6 +84,52 @@ impl Fleet {
         )?;
         Ok(ResumeSpread { link: Some(link) })
     }
+
+    /// What this host can tell now of `team`'s members on other hosts. Nothing while a member
+    /// runs here: the caller refuses a running team, with nothing to wait for.
+    fn look_away(&self, team: &Team) -> Result<AwayLook> {
+        let mut look = AwayLook::default();
+        let observed = &self.observe(team)?.observed;
+        if observed.live_here().next().is_some() {
+            return Ok(look);
+        }
+        let sight = Sight::look(self.home());
+        let interrupted: Vec<&str> = observed
+            .interrupted_members()
+            .map(|member| member.name.as_str())
+            .collect();
+        let interrupted_here = observed
+            .interrupted_members()
+            .any(|member| observed.is_here(member));
+        for (member, seen) in observed.members() {
+            let Some(host) = member.host.as_deref().filter(|_| !observed.is_here(member)) else {
+                continue;
+            };
+            let to_resume = interrupted.contains(&member.name.as_str());
+            if seen == Seen::Unreachable || (to_resume && !sight.reaches(host)) {
+                look.unheard
+                    .entry(host.to_owned())
+                    .or_default()
+                    .push(member.name.clone());
+            }
+            look.unjudged |= interrupted_here && seen.is_live();
+            look.elsewhere |= to_resume;
+        }
+        Ok(look)
+    }
+}
+
+/// What a resume sees of a team's members on other hosts.
+#[derive(Default)]
+struct AwayLook {
+    /// The hosts whose node is not seen from here, with their members this host cannot answer
+    /// for.
+    unheard: BTreeMap<String, Vec<String>>,
+    /// A member elsewhere still recorded running while this host's were interrupted: its host,
+    /// rebooted too, may not have judged it yet.
+    unjudged: bool,
+    /// Another host has members to resume.
+    elsewhere: bool,
 }
 
 impl Fleet {

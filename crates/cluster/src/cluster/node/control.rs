@@ -122,6 +122,12 @@ fn start(node: &Node, request: StartRequest) -> Result<StartReply> {
     // What the previous run left this host's members goes to history; this run's first messages
     // (written on the lead's host from `createdAt` on) may be here already.
     if let Ok(previous) = Team::open(&node.home, &name) {
+        // A run interrupted here (`up --fresh` of a team its members here were lost from) is
+        // given up as `up` gives it up on its own host: what they held goes back to pending.
+        if let Err(err) = ending::give_up_interrupted(&previous, &Fleet::of(&node.home)) {
+            tracing::warn!(target: "swarm::node",
+                "team {name}: tasks of members that ended here are not all returned yet: {err}");
+        }
         let here = node.name.as_str();
         rerun::archive_previous_run(
             &previous,

@@ -124,6 +124,9 @@ pub fn resume_text(exe: &Path, home: &Path, socket: Option<&str>, path: &OsStr) 
         unit,
         "Description=swarm: resume every team a reboot interrupted"
     );
+    // Ordering only: on a host in a team across hosts, its node (README's swarm-node.service)
+    // starts first, and a resume waits a moment for the other hosts' nodes to be seen.
+    let _ = writeln!(unit, "After=swarm-node.service");
     let _ = writeln!(unit);
     let _ = writeln!(unit, "[Service]");
     let _ = writeln!(unit, "Type=oneshot");
