@@ -119,7 +119,8 @@ pub(crate) struct Args {
 /// What `swarm resume --json` prints (docs/ARCHITECTURE.md, "JSON output").
 const RESUME_JSON: &str = r#"JSON output (--json), one document, as `swarm up` prints it:
   {"team", "session", "window", "socket", "members", "attach"}
-"members" are those resumed. With --all, an array of those documents, one per team resumed
+"members" are those resumed, on every host. A team whose members here were none (all on other
+hosts, resumed there by their nodes) has "session", "window", "socket" and "attach" null. With --all, an array of those documents, one per team resumed
 (empty when no team was interrupted); a team that could not be resumed is a line on stderr,
 and the exit status is then 1.
 At login, `swarm node --print-unit` prints a systemd user unit that runs `swarm resume --all`."#;
