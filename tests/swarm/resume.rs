@@ -628,3 +628,92 @@ command = ["sleep", "1000"]
         sandbox.status_row("t", "bob")["state"] == "running"
     });
 }
+
+/// After `swarm down`, `swarm resume` brings back every member `down` ended, a Claude Code member
+/// in its own conversation with its unread mail; one whose program had ended on its own stays
+/// ended. `up` of the team still starts it afresh, unrefused, and `resume --all` leaves it alone.
+#[test]
+fn a_team_brought_down_resumes_the_members_down_ended() {
+    let mut sandbox = Sandbox::new();
+    sandbox.shim("claude", FAKE_CLAUDE);
+    let record = sandbox.root().join("record");
+    fs::create_dir_all(&record).unwrap();
+    sandbox.set_env("FAKE_CLAUDE_DIR", &record);
+    sandbox.set_env("CLAUDE_CONFIG_DIR", sandbox.root().join("claude-config"));
+    let _team = Team::up(
+        &sandbox,
+        r#"
+name = "t"
+[lead]
+[[member]]
+name = "alice"
+profile = "claude"
+[[member]]
+name = "dora"
+command = ["true"]
+"#,
+    );
+    eventually("alice's fake claude to start", || {
+        launches(&sandbox, "alice").len() == 1
+    });
+    eventually("dora to end on her own", || {
+        sandbox.status_row("t", "dora")["state"] == "exited"
+    });
+    let session = sandbox.member("t", "alice")["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    sandbox
+        .swarm()
+        .args(["send", "alice", "carry on", "--team", "t"])
+        .run()
+        .success();
+    sandbox.swarm().args(["down", "t"]).run().success();
+    assert_eq!(sandbox.member("t", "alice")["reason"], "shutdown");
+    // Brought down is not interrupted: nothing asks for --resume.
+    assert_eq!(
+        sandbox
+            .swarm()
+            .args(["status", "t", "--json"])
+            .run()
+            .success()
+            .json()["interrupted"],
+        false
+    );
+    sandbox
+        .swarm()
+        .args(["resume", "--all"])
+        .run()
+        .success()
+        .stdout_is("no team was interrupted: there is nothing to resume\n");
+
+    let resumed = sandbox
+        .swarm()
+        .args(["resume", "t", "--json"])
+        .run()
+        .success()
+        .json();
+    // The lead is the person here (no program): alice alone is started again.
+    assert_eq!(resumed["members"], serde_json::json!(["alice"]), "{resumed}");
+    eventually("alice's fake claude to start again", || {
+        launches(&sandbox, "alice").len() == 2
+    });
+    assert_eq!(
+        value_of(&launches(&sandbox, "alice")[1], "--resume").as_deref(),
+        Some(session.as_str())
+    );
+    let mail = unread(&sandbox, "alice");
+    assert_eq!(mail.len(), 1, "{mail:?}");
+    assert_eq!(mail[0]["verified"], true, "{mail:?}");
+    assert_eq!(sandbox.status_row("t", "dora")["state"], "exited");
+    sandbox
+        .swarm()
+        .args(["resume", "t"])
+        .run()
+        .refused(2, "already running");
+    sandbox
+        .swarm()
+        .args(["down", "t", "--force"])
+        .run()
+        .success();
+}

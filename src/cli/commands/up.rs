@@ -695,9 +695,9 @@ fn place_again(
     let elsewhere = fleet.resume_spread(team)?;
     refuse_if_running(ctx, team.name())?;
     let observed = Observed::take(team, &fleet)?;
-    if !observed.interrupted() {
+    if !observed.resumable() {
         return Err(Error::usage(format!(
-            "team {} was not interrupted: there is nothing to resume",
+            "team {} was neither interrupted nor brought down: there is nothing to resume",
             team.name()
         ))
         .with_hint("`swarm up TEAMFILE` starts it again"));

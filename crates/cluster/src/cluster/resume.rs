@@ -94,13 +94,9 @@ impl Fleet {
             return Ok(look);
         }
         let sight = Sight::look(self.home());
-        let interrupted: Vec<&str> = observed
-            .interrupted_members()
-            .map(|member| member.name.as_str())
-            .collect();
-        let interrupted_here = observed
-            .interrupted_members()
-            .any(|member| observed.is_here(member));
+        let to_resume = observed.to_resume();
+        let interrupted: Vec<&str> = to_resume.iter().map(|member| member.name.as_str()).collect();
+        let interrupted_here = to_resume.iter().any(|member| observed.is_here(member));
         for (member, seen) in observed.members() {
             let Some(host) = member.host.as_deref().filter(|_| !observed.is_here(member)) else {
                 continue;

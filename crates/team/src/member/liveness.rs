@@ -235,6 +235,29 @@ impl Observed {
             .map(|(member, _)| member)
     }
 
+    /// The members a resume starts again (docs/ARCHITECTURE.md, "Resuming a team"): those whose
+    /// runs were cut short; or, of a team `down` brought down (nothing runs, nothing was cut
+    /// short), those whose runs ended in a shutdown.
+    pub fn to_resume(&self) -> Vec<&Member> {
+        let interrupted: Vec<&Member> = self.interrupted_members().collect();
+        if !interrupted.is_empty() || self.running() {
+            return interrupted;
+        }
+        self.members()
+            .filter(|(member, seen)| {
+                matches!(seen, Seen::Recorded(state) if state.is_final())
+                    && member.reason.as_deref() == Some(crate::member::ending::SHUTDOWN)
+            })
+            .map(|(member, _)| member)
+            .collect()
+    }
+
+    /// Whether a resume has members to start again: nothing of the team runs, and it was
+    /// interrupted or brought down.
+    pub fn resumable(&self) -> bool {
+        !self.running() && !self.to_resume().is_empty()
+    }
+
     /// Whether `member` runs on this machine (every member of a team on one machine does).
     pub fn is_here(&self, member: &Member) -> bool {
         self.sites.is_here(member)

@@ -11,6 +11,7 @@ use crate::base::{clock, ids};
 use crate::error::{Error, Result};
 use crate::format::config::{Member, TeamConfig};
 use crate::format::message::InboxMessage;
+use crate::format::structured::Structured;
 use crate::format::permission_rule::Rules;
 use crate::format::settings::{Color, Isolation};
 use crate::format::signature::{Judge, VerifyKey};
@@ -19,6 +20,7 @@ use crate::launch::argv::{self, Role, TeamLaunch};
 use crate::launch::keys;
 use crate::launch::prepare::PanePlan;
 use crate::launch::teamfile::{DEFAULT_LOG_MAX, TeamFile};
+use crate::member::ending;
 use crate::member::liveness::Observed;
 use crate::member::reach::Reach;
 use crate::member::seal;
@@ -46,6 +48,8 @@ struct Relaunch {
     plan: PanePlan,
     /// The key it verified the lead's messages with until now.
     old_key: Option<String>,
+    /// Its run was ended by `down`, whose shutdown request it may not have read.
+    brought_down: bool,
 }
 
 /// Refuses to resume a team whose own budget is spent (docs/ARCHITECTURE.md, "Costs and
@@ -104,7 +108,8 @@ pub fn prepare(
     }
     refuse_if_spent(team, config)?;
     let names: Vec<String> = observed
-        .interrupted_members()
+        .to_resume()
+        .into_iter()
         .filter(|member| member.argv.as_ref().is_some_and(|argv| !argv.is_empty()))
         .map(|member| member.name.clone())
         .collect();
@@ -136,6 +141,8 @@ pub fn prepare(
                 member: member.clone(),
                 plan: plan_of(member, argv, env),
                 old_key: member.lead_verify_key.clone(),
+                // Its inbox is on its host, whose node settles it there.
+                brought_down: false,
             }
         };
         if *name != lead {
@@ -192,13 +199,15 @@ pub fn resume_handed(
     let launch_team = team_launch(team, config);
     let mut notes = Vec::new();
     let mut relaunches = Vec::new();
+    let to_resume = observed.to_resume();
     for plan in handed {
-        let member = observed
-            .interrupted_members()
+        let member = to_resume
+            .iter()
+            .copied()
             .find(|m| m.name == plan.name && observed.is_here(m))
             .ok_or_else(|| {
                 Error::usage(format!(
-                    "{} of team {} was not interrupted here: there is nothing to resume",
+                    "{} of team {} was neither interrupted nor brought down here: there is nothing to resume",
                     plan.name, config.name
                 ))
             })?;
@@ -423,6 +432,7 @@ fn again(
         member: record,
         plan: plan_of(member, argv, env),
         old_key: member.lead_verify_key.clone(),
+        brought_down: member.reason.as_deref() == Some(ending::SHUTDOWN),
     }
 }
 
@@ -449,6 +459,15 @@ fn sign_again(
     relaunch: &Relaunch,
 ) -> Result<()> {
     let name = relaunch.member.name.as_str();
+    if relaunch.brought_down {
+        // `down` ended the run its shutdown request asked to end: the member resumed must not
+        // read it and end again. Taken into history, as a message read.
+        let lead = config.lead_name();
+        team.mailbox(name).consume(None, |message| {
+            message.from() == lead
+                && matches!(message.structured(), Some(Structured::ShutdownRequest(_)))
+        })?;
+    }
     let Some(old_key) = relaunch.old_key.as_deref() else {
         return Ok(());
     };
