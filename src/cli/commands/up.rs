@@ -571,10 +571,12 @@ fn resume_team(ctx: &Context, args: &Args) -> Result<()> {
 /// it meanwhile) is left as it is.
 fn resume_all(ctx: &Context, args: &ResumeArgs) -> Result<()> {
     let fleet = ctx.fleet();
+    // Judged by this host's part: at login, a team across hosts may still show members elsewhere
+    // as running or unreachable, until their nodes are seen (`place_again` waits for them).
     let interrupted = |name: &str| {
         Team::open(&ctx.home, name)
             .and_then(|team| Observed::take(&team, &fleet))
-            .is_ok_and(|observed| observed.interrupted())
+            .is_ok_and(|observed| observed.interrupted_here())
     };
     let mut resumed = Vec::new();
     let mut failed = Vec::new();
@@ -692,6 +694,14 @@ fn place_again(
 ) -> Result<ResumedTeam> {
     let fleet = ctx.fleet();
     let launch_lock = LaunchLock::take(&ctx.home, team.name())?;
+    // Refused before any wait for other hosts: the resume belongs to the lead's host.
+    if let Some(host) = fleet.led_from_elsewhere(team) {
+        return Err(Error::usage(format!(
+            "team {} is led from host {host}: resume it there",
+            team.name()
+        ))
+        .with_hint("its node there asks this host's node to resume the members here"));
+    }
     let elsewhere = fleet.resume_spread(team)?;
     refuse_if_running(ctx, team.name())?;
     let observed = Observed::take(team, &fleet)?;

@@ -66,10 +66,7 @@ impl Fleet {
                         SEEN_WAIT.as_secs()
                     );
                 }
-            } else if !look.unjudged
-                || now >= deadline
-                || all_seen.get_or_insert(now).elapsed() >= SETTLE
-            {
+            } else if !look.unjudged || all_seen.get_or_insert(now).elapsed() >= SETTLE {
                 // Still recorded running once judged: the caller refuses a running team.
                 break look.elsewhere;
             }

@@ -235,6 +235,15 @@ impl Observed {
             .map(|(member, _)| member)
     }
 
+    /// Whether this machine's part of the team was interrupted: nothing runs here, and a member
+    /// here was cut short. The same as [`Observed::interrupted`] for a team on one machine; for a
+    /// team across hosts right after a reboot, true before the other hosts' nodes have judged
+    /// their members (a resume waits for them).
+    pub fn interrupted_here(&self) -> bool {
+        self.live_here().next().is_none()
+            && self.interrupted_members().any(|member| self.is_here(member))
+    }
+
     /// The members a resume starts again (docs/ARCHITECTURE.md, "Resuming a team"): those whose
     /// runs were cut short; or, of a team `down` brought down (nothing runs, nothing was cut
     /// short), those whose runs ended in a shutdown.
