@@ -694,7 +694,11 @@ command = ["true"]
         .success()
         .json();
     // The lead is the person here (no program): alice alone is started again.
-    assert_eq!(resumed["members"], serde_json::json!(["alice"]), "{resumed}");
+    assert_eq!(
+        resumed["members"],
+        serde_json::json!(["alice"]),
+        "{resumed}"
+    );
     eventually("alice's fake claude to start again", || {
         launches(&sandbox, "alice").len() == 2
     });
@@ -716,4 +720,52 @@ command = ["true"]
         .args(["down", "t", "--force"])
         .run()
         .success();
+}
+
+/// A resume that fails (here tmux cannot start: its socket's path is a folder) leaves the team as
+/// interrupted as it found it, bob still holding his task: once the cause is gone, a resume
+/// again brings him back.
+#[test]
+fn a_resume_that_fails_leaves_the_team_interrupted_to_be_resumed_again() {
+    let sandbox = Sandbox::new();
+    let team = Team::up(
+        &sandbox,
+        "name = \"t\"\n[lead]\n[[member]]\nname = \"bob\"\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    eventually("bob to run", || {
+        sandbox.status_row("t", "bob")["state"] == "running"
+    });
+    sandbox
+        .swarm()
+        .args(["task", "add", "write the parser", "--team", "t"])
+        .run()
+        .success();
+    sandbox
+        .swarm()
+        .args(["task", "claim", "1"])
+        .team("t")
+        .as_("bob")
+        .run()
+        .success();
+    team.server().kill();
+    wait_interrupted(&sandbox);
+    let socket = team.server().socket().to_owned();
+    let _ = fs::remove_file(&socket);
+    fs::create_dir(&socket).unwrap();
+    sandbox.swarm().args(["resume", "t"]).run().code(1);
+    wait_interrupted(&sandbox);
+    assert_eq!(sandbox.member("t", "bob")["reason"], "resume failed");
+    let board = sandbox
+        .swarm()
+        .args(["task", "list", "--json", "--team", "t"])
+        .run()
+        .success()
+        .json();
+    assert_eq!(board[0]["owner"], "bob", "{board}");
+
+    fs::remove_dir(&socket).unwrap();
+    sandbox.swarm().args(["resume", "t"]).run().success();
+    eventually("bob to run again", || {
+        sandbox.status_row("t", "bob")["state"] == "running"
+    });
 }

@@ -458,6 +458,11 @@ impl Drop for Launching<'_> {
 /// A launch that failed part-way stops the members whose panes it already placed, as `stop`
 /// does, so its exit 1 leaves nothing running. Returns `err`, saying what was stopped.
 fn stop_placed(team: &Team, fleet: &Fleet, err: Error) -> Error {
+    stop_placed_as(team, fleet, err, ending::LAUNCH_FAILED)
+}
+
+/// [`stop_placed`] with the ending's `reason`.
+fn stop_placed_as(team: &Team, fleet: &Fleet, err: Error, reason: &str) -> Error {
     let placed: Vec<String> = match team.load() {
         Ok(config) => config
             .members
@@ -472,7 +477,7 @@ fn stop_placed(team: &Team, fleet: &Fleet, err: Error) -> Error {
     if placed.is_empty() {
         return err;
     }
-    match stop::stop(team, fleet, &placed, ending::LAUNCH_FAILED) {
+    match stop::stop(team, fleet, &placed, reason) {
         Ok(_) => err.with_note(format!("stopped {}, already placed", placed.join(", "))),
         Err(stuck) => err.with_note(format!(
             "cannot stop {}, already placed: {stuck}",
@@ -740,10 +745,24 @@ fn place_again(
             panes::start_team(&destination, team, &resumed.panes, &layout, switch).map(Some)
         }
     };
-    let placement = placed.map_err(|err| stop_placed(team, &fleet, err))?;
+    // A resume that fails leaves the team as interrupted as it found it, to be resumed again.
+    let failed = |err: Error| {
+        let err = stop_placed_as(team, &fleet, err, ending::RESUME_FAILED);
+        let names: Vec<String> = resumed
+            .panes
+            .iter()
+            .chain(&resumed.away)
+            .map(|plan| plan.name.clone())
+            .collect();
+        match ending::record_resume_failed(team, &names) {
+            Ok(()) => err,
+            Err(stuck) => err.with_note(format!("cannot record the resume failed: {stuck}")),
+        }
+    };
+    let placement = placed.map_err(failed)?;
     let started = elsewhere
         .start(team, &resumed.away, layout_text.as_deref())
-        .map_err(|err| stop_placed(team, &fleet, err))?;
+        .map_err(failed)?;
     drop(launch_lock);
     for note in &started.notes {
         tracing::warn!("{note}");

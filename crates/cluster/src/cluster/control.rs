@@ -74,6 +74,11 @@ pub(crate) struct ResumeRequest {
     /// their new keys; the node makes each one's command there.
     pub(crate) panes: Vec<PanePlan>,
     pub(crate) layout: Option<String>,
+    /// When the lead's host stops waiting for the answer (ms since the epoch, its clock): a
+    /// request read later (a node paused, a server slow to pass it on) was given up there, and
+    /// is refused rather than carried out behind the lead's back.
+    #[serde(default)]
+    pub(crate) answer_by_ms: Option<u64>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use crate::base::clock;
 use crate::cluster::control::{
     self, Link, RESUME, ResumeReply, ResumeRequest, STOP, StopReply, StopRequest,
 };
@@ -92,7 +93,10 @@ impl Fleet {
         }
         let sight = Sight::look(self.home());
         let to_resume = observed.to_resume();
-        let interrupted: Vec<&str> = to_resume.iter().map(|member| member.name.as_str()).collect();
+        let interrupted: Vec<&str> = to_resume
+            .iter()
+            .map(|member| member.name.as_str())
+            .collect();
         let interrupted_here = to_resume.iter().any(|member| observed.is_here(member));
         for (member, seen) in observed.members() {
             let Some(host) = member.host.as_deref().filter(|_| !observed.is_here(member)) else {
@@ -190,6 +194,10 @@ impl ResumeSpread {
                 team: team.name().to_owned(),
                 panes: plans,
                 layout: layout.map(str::to_owned),
+                answer_by_ms: Some(
+                    clock::now_ms()
+                        + u64::try_from(control::START_WAIT.as_millis()).unwrap_or(u64::MAX),
+                ),
             };
             let reply: ResumeReply = match link.ask(&host, RESUME, &request, control::START_WAIT) {
                 Ok(reply) => reply,
@@ -209,7 +217,7 @@ fn undo(link: &Link, team: &Team, resumed: &[(String, Vec<String>)], err: Error)
         let request = StopRequest {
             team: team.name().to_owned(),
             members: names.clone(),
-            reason: ending::LAUNCH_FAILED.to_owned(),
+            reason: ending::RESUME_FAILED.to_owned(),
         };
         match link.ask::<_, StopReply>(host, STOP, &request, control::stop_wait()) {
             Ok(_) => err.with_note(format!(

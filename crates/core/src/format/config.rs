@@ -20,9 +20,10 @@ pub const DEFAULT_LEAD: &str = "team-lead";
 /// The reasons of an ending that interrupted a run rather than ended it: its terminal went away
 /// (`hangup`: the tmux server is gone), a signal from outside swarm ended it (`signal`: a
 /// shutdown of the machine), or its supervisor was gone with nothing recorded when its host's node
-/// started (`lost`: a reboot, a crash, in a team across hosts). Such a run can be resumed
-/// (docs/ARCHITECTURE.md, "Resuming a team").
-pub const INTERRUPTIONS: [&str; 3] = ["hangup", "signal", "lost"];
+/// started (`lost`: a reboot, a crash, in a team across hosts), or a resume of it failed (`resume
+/// failed`: it stays as interrupted as it was). Such a run can be resumed (docs/ARCHITECTURE.md,
+/// "Resuming a team").
+pub const INTERRUPTIONS: [&str; 4] = ["hangup", "signal", "lost", "resume failed"];
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -43,6 +43,29 @@ pub const STOP: &str = "stop";
 /// The reason recorded for a member stopped because the launch (or resume) it was part of failed.
 pub const LAUNCH_FAILED: &str = "launch failed";
 
+/// The reason recorded for a member of a resume that failed: stopped if it was placed, recorded
+/// so if it was not. An interruption: the run stays as resumable as it was.
+pub const RESUME_FAILED: &str = "resume failed";
+
+/// Records each of `names` whose record a failed resume cleared and that never started (state
+/// none) as ended killed, reason [`RESUME_FAILED`], so the team stays interrupted and a resume
+/// again brings it back, with its conversation, mail and tasks.
+pub fn record_resume_failed(team: &Team, names: &[String]) -> Result<()> {
+    let config = team.load()?;
+    for name in names {
+        if config.member(name).is_some_and(|m| m.state.is_none()) {
+            let ending = Ending {
+                state: State::Killed,
+                exit_code: None,
+                reason: Some(RESUME_FAILED.to_owned()),
+                worktree: None,
+            };
+            record(team, name, &ending)?;
+        }
+    }
+    Ok(())
+}
+
 /// The reason recorded for a member stopped because its budget, or the team's, was spent.
 pub const BUDGET: &str = "budget";
 

@@ -241,7 +241,9 @@ impl Observed {
     /// their members (a resume waits for them).
     pub fn interrupted_here(&self) -> bool {
         self.live_here().next().is_none()
-            && self.interrupted_members().any(|member| self.is_here(member))
+            && self
+                .interrupted_members()
+                .any(|member| self.is_here(member))
     }
 
     /// The members a resume starts again (docs/ARCHITECTURE.md, "Resuming a team"): those whose

@@ -11,10 +11,10 @@ use crate::base::{clock, ids};
 use crate::error::{Error, Result};
 use crate::format::config::{Member, TeamConfig};
 use crate::format::message::InboxMessage;
-use crate::format::structured::Structured;
 use crate::format::permission_rule::Rules;
 use crate::format::settings::{Color, Isolation};
 use crate::format::signature::{Judge, VerifyKey};
+use crate::format::structured::Structured;
 use crate::format::usage::token_count;
 use crate::launch::argv::{self, Role, TeamLaunch};
 use crate::launch::keys;
@@ -245,8 +245,14 @@ fn write_again<'a>(
         Ok(())
     })?;
     let config = team.load()?;
-    for relaunch in relaunches {
-        sign_again(team, reach, &config, relaunch)?;
+    for relaunch in relaunches.clone() {
+        if let Err(err) = sign_again(team, reach, &config, relaunch) {
+            let names: Vec<String> = relaunches.map(|r| r.member.name.clone()).collect();
+            return Err(match ending::record_resume_failed(team, &names) {
+                Ok(()) => err,
+                Err(stuck) => err.with_note(format!("cannot record the resume failed: {stuck}")),
+            });
+        }
     }
     Ok(())
 }

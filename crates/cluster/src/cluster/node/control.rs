@@ -140,7 +140,7 @@ fn start(node: &Node, request: StartRequest) -> Result<StartReply> {
     // The prompts were queued on the lead's host, signed there; they cross hosts as messages.
     let team = Team::create(&node.home, &config, true)?;
     team.mailbox(PERSON).ensure()?;
-    place(node, &team, &plans, layout.as_ref())?;
+    place(node, &team, &plans, layout.as_ref(), ending::LAUNCH_FAILED)?;
     Ok(StartReply {
         members: records_here(node, &team)?,
     })
@@ -156,7 +156,13 @@ fn resume_members(node: &Node, request: ResumeRequest) -> Result<ResumeReply> {
         team: name,
         panes: mut plans,
         layout,
+        answer_by_ms,
     } = request;
+    if answer_by_ms.is_some_and(|by| crate::base::clock::now_ms() > by) {
+        return Err(Error::usage(format!(
+            "a resume of team {name} came after its sender stopped waiting for it: not carried out"
+        )));
+    }
     if plans.is_empty() {
         return Err(Error::usage(format!(
             "a resume of team {name} named no member here"
@@ -172,7 +178,19 @@ fn resume_members(node: &Node, request: ResumeRequest) -> Result<ResumeReply> {
     let resumed = resume::resume_handed(&team, &fleet, &observed, plans, &|key| {
         std::env::var(key).ok()
     })?;
-    place(node, &team, &resumed.panes, layout.as_ref())?;
+    let names: Vec<String> = resumed.panes.iter().map(|plan| plan.name.clone()).collect();
+    // A resume that fails leaves them as interrupted as it found them.
+    place(
+        node,
+        &team,
+        &resumed.panes,
+        layout.as_ref(),
+        ending::RESUME_FAILED,
+    )
+    .map_err(|err| match ending::record_resume_failed(&team, &names) {
+        Ok(()) => err,
+        Err(stuck) => err.with_note(format!("cannot record the resume failed: {stuck}")),
+    })?;
     Ok(ResumeReply {
         members: records_here(node, &team)?,
         notes: resumed.notes,
@@ -209,8 +227,14 @@ fn refuse_if_running_here(observed: &Observed) -> Result<()> {
 }
 
 /// Places `plans` in the node's own tmux, as `up` places a team's panes, then marks the team
-/// placed; a failure stops what was placed.
-fn place(node: &Node, team: &Team, plans: &[PanePlan], layout: Option<&Layout>) -> Result<()> {
+/// placed; a failure stops what was placed, its ending's reason `failed`.
+fn place(
+    node: &Node,
+    team: &Team,
+    plans: &[PanePlan],
+    layout: Option<&Layout>,
+    failed: &str,
+) -> Result<()> {
     if plans.is_empty() {
         return Ok(());
     }
@@ -234,7 +258,7 @@ fn place(node: &Node, team: &Team, plans: &[PanePlan], layout: Option<&Layout>) 
     if let Err(err) = placed {
         let names: Vec<String> = plans.iter().map(|plan| plan.name.clone()).collect();
         return Err(
-            match stop::stop(team, &Fleet::of(&node.home), &names, ending::LAUNCH_FAILED) {
+            match stop::stop(team, &Fleet::of(&node.home), &names, failed) {
                 Ok(_) => err,
                 Err(stuck) => err.with_note(format!("cannot stop what was placed: {stuck}")),
             },
