@@ -25,6 +25,9 @@ pub const DEFAULT_LEAD: &str = "team-lead";
 /// "Resuming a team").
 pub const INTERRUPTIONS: [&str; 4] = ["hangup", "signal", "lost", "resume failed"];
 
+/// The reason recorded for a member a shutdown ended: `down`'s, or a shutdown request it approved.
+pub const SHUTDOWN: &str = "shutdown";
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TeamConfig {
@@ -440,6 +443,11 @@ impl Member {
     }
 
     /// Whether its recorded ending interrupted its run ([`INTERRUPTIONS`]).
+    /// Whether its run ended in a shutdown ([`SHUTDOWN`]): a team `down` took down resumes it.
+    pub fn ended_in_shutdown(&self) -> bool {
+        self.state.is_some_and(State::is_final) && self.reason.as_deref() == Some(SHUTDOWN)
+    }
+
     pub fn was_interrupted(&self) -> bool {
         self.state == Some(State::Killed)
             && self

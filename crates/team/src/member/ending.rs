@@ -35,7 +35,7 @@ pub(crate) struct Ending {
 
 /// The reason recorded for a member that shut down because the lead asked: an approved shutdown
 /// request (exited, completed), or one `down` stopped when it had not ended in time (killed).
-pub(crate) const SHUTDOWN: &str = "shutdown";
+pub(crate) use crate::format::config::SHUTDOWN;
 
 /// The reason recorded for a member `stop` ended.
 pub const STOP: &str = "stop";

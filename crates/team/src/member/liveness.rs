@@ -257,7 +257,7 @@ impl Observed {
         self.members()
             .filter(|(member, seen)| {
                 matches!(seen, Seen::Recorded(state) if state.is_final())
-                    && member.reason.as_deref() == Some(crate::member::ending::SHUTDOWN)
+                    && member.ended_in_shutdown()
             })
             .map(|(member, _)| member)
             .collect()
