@@ -406,3 +406,76 @@ fn a_resume_waits_a_moment_for_another_hosts_node_starting_meanwhile() {
         .run()
         .success();
 }
+
+/// A member `spawn` added on B was keyed there; a resume on A keys it anew on A, and its record
+/// says so on both hosts (`keyHost`): its unread message is signed again, and the lead's next
+/// message to it is signed, verifying with its new key.
+#[test]
+fn a_member_spawned_on_another_host_is_keyed_on_the_leads_host_when_resumed() {
+    let server = NatsServer::start();
+    let mut a = Host::start("hosta", &server);
+    let mut b = Host::start("hostb", &server);
+    a.up("k", &team_file("k", "sleep 1000", ""));
+    Host::until(&[&a, &b], "A to show bob running", || {
+        a.shows("k", "bob", "running")
+    });
+    b.sandbox
+        .swarm()
+        .args(["spawn", "carol", "--team", "k", "--", "sleep", "1000"])
+        .run()
+        .success();
+    Host::until(&[&a, &b], "A to show carol running", || {
+        a.shows("k", "carol", "running")
+    });
+    assert_eq!(b.sandbox.member("k", "carol")["keyHost"], "hostb");
+    a.sandbox
+        .swarm()
+        .args(["send", "carol", "before", "--team", "k"])
+        .run()
+        .success();
+    let unread = |host: &Host| -> Vec<Value> {
+        host.sandbox
+            .swarm()
+            .args(["inbox", "carol", "--json", "--team", "k"])
+            .run()
+            .success()
+            .json()
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    Host::until(&[&a, &b], "the message to reach carol on B", || {
+        unread(&b).len() == 1
+    });
+    reboot(&mut [&mut a, &mut b]);
+    restart_nodes(&mut [&mut a, &mut b]);
+    Host::until(&[&a, &b], "A to show the team interrupted", || {
+        a.status("k")["interrupted"] == true
+    });
+    a.sandbox
+        .swarm()
+        .args(["resume", "k"])
+        .run()
+        .success()
+        .stdout_has("on host hostb: bob, carol");
+    assert_eq!(a.sandbox.member("k", "carol")["keyHost"], "hosta");
+    assert_eq!(b.sandbox.member("k", "carol")["keyHost"], "hosta");
+    a.sandbox
+        .swarm()
+        .args(["send", "carol", "after", "--team", "k"])
+        .run()
+        .success();
+    Host::until(&[&a, &b], "the second message to reach carol on B", || {
+        unread(&b).len() == 2
+    });
+    let mail = unread(&b);
+    assert!(
+        mail.iter().all(|message| message["verified"] == true),
+        "{mail:?}"
+    );
+    a.sandbox
+        .swarm()
+        .args(["down", "k", "--force"])
+        .run()
+        .success();
+}

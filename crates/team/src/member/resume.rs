@@ -167,6 +167,7 @@ pub fn prepare(
             )?;
             keys::apply(&mut relaunch.member, &mut relaunch.plan.env, &key);
             relaunch.plan.argv = relaunch.member.argv.clone().unwrap_or_default();
+            relaunch.member.key_host = keyed_on(config);
         }
         if observed.is_here(member) {
             relaunches.push(relaunch);
@@ -216,6 +217,7 @@ pub fn resume_handed(
         if let Some(key) = key {
             keys::apply(&mut relaunch.member, &mut relaunch.plan.env, &key);
             relaunch.plan.argv = relaunch.member.argv.clone().unwrap_or_default();
+            relaunch.member.key_host = keyed_on(config);
         }
         relaunches.push(relaunch);
     }
@@ -225,6 +227,17 @@ pub fn resume_handed(
         away: Vec::new(),
         notes,
     })
+}
+
+/// The host a resume's new keys are made and held on, the lead's (`keyHost`): a member spawned on
+/// another host was keyed there, and its new key is not. None for a team on one host.
+fn keyed_on(config: &TeamConfig) -> Option<String> {
+    if !config.spans_hosts() {
+        return None;
+    }
+    config
+        .member(config.lead_name())
+        .and_then(|lead| lead.host.clone())
 }
 
 /// Writes each relaunch's record into config.json, the team marked as being placed, then signs
