@@ -701,11 +701,7 @@ fn place_again(
     let launch_lock = LaunchLock::take(&ctx.home, team.name())?;
     // Refused before any wait for other hosts: the resume belongs to the lead's host.
     if let Some(host) = fleet.led_from_elsewhere(team) {
-        return Err(Error::usage(format!(
-            "team {} is led from host {host}: resume it there",
-            team.name()
-        ))
-        .with_hint("its node there asks this host's node to resume the members here"));
+        return Err(resume::led_elsewhere(team.name(), &host));
     }
     let elsewhere = fleet.resume_spread(team)?;
     refuse_if_running(ctx, team.name())?;
@@ -754,10 +750,7 @@ fn place_again(
             .chain(&resumed.away)
             .map(|plan| plan.name.clone())
             .collect();
-        match ending::record_resume_failed(team, &names) {
-            Ok(()) => err,
-            Err(stuck) => err.with_note(format!("cannot record the resume failed: {stuck}")),
-        }
+        ending::resume_failed(team, &names, err)
     };
     let placement = placed.map_err(failed)?;
     let started = elsewhere

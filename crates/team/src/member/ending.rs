@@ -12,7 +12,7 @@ use std::process::ExitStatus;
 use std::time::Duration;
 
 use crate::base::{clock, ids};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::config::INTERRUPTIONS;
 pub use crate::format::config::{Member, State, TeamConfig};
 use crate::format::message::InboxMessage;
@@ -47,10 +47,18 @@ pub const LAUNCH_FAILED: &str = "launch failed";
 /// so if it was not. An interruption: the run stays as resumable as it was.
 pub const RESUME_FAILED: &str = "resume failed";
 
-/// Records each of `names` whose record a failed resume cleared and that never started (state
-/// none) as ended killed, reason [`RESUME_FAILED`], so the team stays interrupted and a resume
-/// again brings it back, with its conversation, mail and tasks.
-pub fn record_resume_failed(team: &Team, names: &[String]) -> Result<()> {
+/// After a resume of `names` failed with `err`: records each of them whose record the resume
+/// cleared and that never started (state none) as ended killed, reason [`RESUME_FAILED`], so the
+/// team stays interrupted and a resume again brings it back, with its conversation, mail and
+/// tasks. Returns `err`, with a note when that record could not be written.
+pub fn resume_failed(team: &Team, names: &[String], err: Error) -> Error {
+    match record_resume_failed(team, names) {
+        Ok(()) => err,
+        Err(stuck) => err.with_note(format!("cannot record the resume failed: {stuck}")),
+    }
+}
+
+fn record_resume_failed(team: &Team, names: &[String]) -> Result<()> {
     let config = team.load()?;
     for name in names {
         if config.member(name).is_some_and(|m| m.state.is_none()) {

@@ -77,6 +77,14 @@ fn refuse_if_spent(team: &Team, config: &TeamConfig) -> Result<()> {
     Ok(())
 }
 
+/// The refusal of a resume of team `name` on a host other than its lead's, `host`.
+pub fn led_elsewhere(name: &str, host: &str) -> Error {
+    Error::usage(format!(
+        "team {name} is led from host {host}: resume it there"
+    ))
+    .with_hint("its node there asks this host's node to resume the members here")
+}
+
 /// Makes `team`, which `observed` shows interrupted, ready to be placed again: every member whose
 /// run was cut short gets its recorded command again (a Claude Code member `--resume` with its
 /// session when its transcript is there, else a new `--session-id`), its environment rebuilt
@@ -99,12 +107,10 @@ pub fn prepare(
     if let Some(lead) = config.member(config.lead_name())
         && !observed.is_here(lead)
     {
-        return Err(Error::usage(format!(
-            "team {} is led from host {}: resume it there",
-            config.name,
-            lead.host.as_deref().unwrap_or("?")
-        ))
-        .with_hint("its node there asks this host's node to resume the members here"));
+        return Err(led_elsewhere(
+            &config.name,
+            lead.host.as_deref().unwrap_or("?"),
+        ));
     }
     refuse_if_spent(team, config)?;
     let names: Vec<String> = observed
@@ -261,10 +267,7 @@ fn write_again<'a>(
     for relaunch in relaunches.clone() {
         if let Err(err) = sign_again(team, reach, &config, relaunch) {
             let names: Vec<String> = relaunches.map(|r| r.member.name.clone()).collect();
-            return Err(match ending::record_resume_failed(team, &names) {
-                Ok(()) => err,
-                Err(stuck) => err.with_note(format!("cannot record the resume failed: {stuck}")),
-            });
+            return Err(ending::resume_failed(team, &names, err));
         }
     }
     Ok(())

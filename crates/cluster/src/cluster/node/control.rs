@@ -187,10 +187,7 @@ fn resume_members(node: &Node, request: ResumeRequest) -> Result<ResumeReply> {
         layout.as_ref(),
         ending::RESUME_FAILED,
     )
-    .map_err(|err| match ending::record_resume_failed(&team, &names) {
-        Ok(()) => err,
-        Err(stuck) => err.with_note(format!("cannot record the resume failed: {stuck}")),
-    })?;
+    .map_err(|err| ending::resume_failed(&team, &names, err))?;
     Ok(ResumeReply {
         members: records_here(node, &team)?,
         notes: resumed.notes,
