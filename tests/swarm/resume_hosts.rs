@@ -52,6 +52,18 @@ fn up_with_claude_on_b() -> (NatsServer, Host, Host) {
     (server, a, b)
 }
 
+/// Two hosts with team `name` up from A: the lead on A, `bob` (a `sleep`) on B, running.
+fn up_with_bob_on_b(name: &str) -> (NatsServer, Host, Host) {
+    let server = NatsServer::start();
+    let a = Host::start("hosta", &server);
+    let b = Host::start("hostb", &server);
+    a.up(name, &team_file(name, "sleep 1000", ""));
+    Host::until(&[&a, &b], "A to show bob running", || {
+        a.shows(name, "bob", "running")
+    });
+    (server, a, b)
+}
+
 /// `member`'s unread messages as its own reader on `host` shows them, each judged with the key
 /// it runs with.
 fn unread_on(host: &Host, member: &str) -> Vec<Value> {
@@ -251,13 +263,7 @@ fn resume_on_the_leads_host_resumes_a_member_on_another_host() {
 /// to be seen is over, the resume is refused in one line naming the host, and nothing is started.
 #[test]
 fn a_resume_is_refused_while_another_hosts_node_is_not_running() {
-    let server = NatsServer::start();
-    let mut a = Host::start("hosta", &server);
-    let mut b = Host::start("hostb", &server);
-    a.up("r", &team_file("r", "sleep 1000", ""));
-    Host::until(&[&a, &b], "A to show bob running", || {
-        a.shows("r", "bob", "running")
-    });
+    let (_server, mut a, mut b) = up_with_bob_on_b("r");
     reboot(&mut [&mut a, &mut b]);
     a.node.restart();
     // A's node judges its own members as it starts: the lead's run was cut short.
@@ -295,14 +301,8 @@ fn task_on(host: &Host, id: u64) -> Option<Value> {
 /// on B when the hosts went down goes back to pending, on both hosts, and bob starts afresh.
 #[test]
 fn up_fresh_on_the_leads_host_gives_back_the_tasks_of_a_member_lost_on_another_host() {
-    let server = NatsServer::start();
-    let mut a = Host::start("hosta", &server);
-    let mut b = Host::start("hostb", &server);
+    let (_server, mut a, mut b) = up_with_bob_on_b("r");
     let toml = team_file("r", "sleep 1000", "");
-    a.up("r", &toml);
-    Host::until(&[&a, &b], "A to show bob running", || {
-        a.shows("r", "bob", "running")
-    });
     a.sandbox
         .swarm()
         .args(["task", "add", "write the parser", "--team", "r"])
@@ -361,13 +361,7 @@ fn up_fresh_on_the_leads_host_gives_back_the_tasks_of_a_member_lost_on_another_h
 /// it, says so on stderr, and resumes bob there once that node is seen.
 #[test]
 fn a_resume_waits_a_moment_for_another_hosts_node_starting_meanwhile() {
-    let server = NatsServer::start();
-    let mut a = Host::start("hosta", &server);
-    let mut b = Host::start("hostb", &server);
-    a.up("w", &team_file("w", "sleep 1000", ""));
-    Host::until(&[&a, &b], "A to show bob running", || {
-        a.shows("w", "bob", "running")
-    });
+    let (_server, mut a, mut b) = up_with_bob_on_b("w");
     let bob_before = b.sandbox.member("w", "bob")["startedAt"].clone();
     reboot(&mut [&mut a, &mut b]);
     a.node.restart();
@@ -412,13 +406,7 @@ fn a_resume_waits_a_moment_for_another_hosts_node_starting_meanwhile() {
 /// message to it is signed, verifying with its new key.
 #[test]
 fn a_member_spawned_on_another_host_is_keyed_on_the_leads_host_when_resumed() {
-    let server = NatsServer::start();
-    let mut a = Host::start("hosta", &server);
-    let mut b = Host::start("hostb", &server);
-    a.up("k", &team_file("k", "sleep 1000", ""));
-    Host::until(&[&a, &b], "A to show bob running", || {
-        a.shows("k", "bob", "running")
-    });
+    let (_server, mut a, mut b) = up_with_bob_on_b("k");
     b.sandbox
         .swarm()
         .args(["spawn", "carol", "--team", "k", "--", "sleep", "1000"])
